@@ -1,0 +1,37 @@
+//! Compiles `proto/` with protox (pure Rust), so building needs no system `protoc`.
+//!
+//! The one proto file is turned into two Rust modules:
+//! - `full`: every message decoded, for clients, `render` and tests;
+//! - `wire`: the same wire format, but every `Resource` kept as its encoded
+//!   bytes (`crate::raw_resource::RawResource`). The server decodes only the
+//!   resources it inspects and writes the rest back byte for byte.
+
+use std::{env, fs, path::PathBuf};
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let proto = "proto/fn/v1/run_function.proto";
+    println!("cargo:rerun-if-changed={proto}");
+    let fds = protox::compile([proto], ["proto"])?;
+    let out = PathBuf::from(env::var("OUT_DIR")?);
+
+    let full = out.join("full");
+    fs::create_dir_all(&full)?;
+    tonic_prost_build::configure()
+        .out_dir(&full)
+        .btree_map(".")
+        .build_server(false)
+        .compile_fds(fds.clone())?;
+
+    let wire = out.join("wire");
+    fs::create_dir_all(&wire)?;
+    tonic_prost_build::configure()
+        .out_dir(&wire)
+        .btree_map(".")
+        .build_client(false)
+        .extern_path(
+            ".apiextensions.fn.proto.v1.Resource",
+            "crate::raw_resource::RawResource",
+        )
+        .compile_fds(fds)?;
+    Ok(())
+}

@@ -1,0 +1,10 @@
+//! function-inference: a Crossplane composition function that sizes vLLM
+//! runtimes from the model and the GPU, and composes them with the agents and
+//! configuration around them.
+//!
+//! The core is pure: `sizing` decides, the composers turn a typed XR spec and a
+//! sizing plan into manifests, and `function` runs one `RunFunction` call.
+//! The gRPC server and the CLI commands are thin adapters over that core.
+
+pub mod proto;
+pub mod raw_resource;

@@ -1,0 +1,35 @@
+//! Crossplane's function protocol (`apiextensions.fn.proto.v1`), generated from `proto/`.
+
+/// Every message fully decoded: what clients, `render` and tests build and read.
+pub mod full {
+    #![allow(clippy::all, missing_docs)]
+    include!(concat!(
+        env!("OUT_DIR"),
+        "/full/apiextensions.r#fn.proto.v1.rs"
+    ));
+}
+
+/// The same wire format with each `Resource` left encoded (see `RawResource`),
+/// so resources the function does not inspect cost a copy, not a parse.
+pub mod wire {
+    #![allow(clippy::all, missing_docs)]
+    include!(concat!(
+        env!("OUT_DIR"),
+        "/wire/apiextensions.r#fn.proto.v1.rs"
+    ));
+}
+
+use prost::Message;
+
+/// Re-reads a full request as the server's wire view (tests, `render`, benchmarks).
+pub fn to_wire(req: &full::RunFunctionRequest) -> wire::RunFunctionRequest {
+    wire::RunFunctionRequest::decode(req.encode_to_vec().as_slice())
+        .expect("a full request always re-decodes as its wire view")
+}
+
+/// Decodes a wire response fully.
+pub fn from_wire(
+    rsp: &wire::RunFunctionResponse,
+) -> Result<full::RunFunctionResponse, prost::DecodeError> {
+    full::RunFunctionResponse::decode(rsp.encode_to_vec().as_slice())
+}
