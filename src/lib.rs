@@ -6,5 +6,13 @@
 //! sizing plan into manifests, and `function` runs one `RunFunction` call.
 //! The gRPC server and the CLI commands are thin adapters over that core.
 
+pub mod cli;
+pub mod compose;
+pub mod convert;
+pub mod function;
+pub mod input;
+pub mod outcome;
 pub mod proto;
 pub mod raw_resource;
+pub mod schema;
+pub mod server;

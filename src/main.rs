@@ -1,1 +1,69 @@
-fn main() {}
+//! The `function-inference` binary: serves Crossplane's FunctionRunnerService
+//! when run with no subcommand, and offers `render` and `size` for a laptop.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use function_inference::cli::render::{self, RenderArgs};
+use function_inference::server::{self, ServeArgs};
+
+/// A Crossplane composition function that sizes and composes vLLM inference runtimes.
+#[derive(Parser, Debug)]
+#[command(
+    name = "function-inference",
+    version,
+    args_conflicts_with_subcommands = true
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    serve: ServeArgs,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Render what the function composes for an XR, without a cluster.
+    Render(RenderArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Some(Command::Render(args)) => {
+            let mut out = std::io::stdout().lock();
+            let outcome = render::run(&args, &mut out);
+            let _ = out.flush();
+            match outcome {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("function-inference render: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        None => serve(cli.serve),
+    }
+}
+
+fn serve(args: ServeArgs) -> ExitCode {
+    server::init_logging(&args);
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("function-inference: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(server::serve(args)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("function-inference: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

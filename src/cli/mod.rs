@@ -1,0 +1,3 @@
+//! The command-line adapters over the core.
+
+pub mod render;

@@ -1,0 +1,188 @@
+//! Composers: one per XR kind, each a pure function from the observed XR (and
+//! the resources Crossplane fetched for it) to the resources it wants, the XR
+//! status it reports and the conditions and results that explain it.
+
+use std::collections::BTreeMap;
+
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+
+use crate::input::Settings;
+use crate::proto::wire::{self, Ready};
+use crate::raw_resource::RawResource;
+
+/// The observed composite resource, with the fields composers need at hand.
+#[derive(Debug)]
+pub struct Composite {
+    pub api_version: String,
+    pub kind: String,
+    pub name: String,
+    pub namespace: String,
+    /// The whole object as Crossplane sent it.
+    pub object: Map<String, Value>,
+}
+
+impl Composite {
+    /// Reads the XR's identity. Errors say what is missing.
+    pub fn from_object(object: Map<String, Value>) -> Result<Self, String> {
+        let kind = str_at(&object, &["kind"]).to_string();
+        if kind.is_empty() {
+            return Err("the observed composite resource has no kind".into());
+        }
+        Ok(Self {
+            api_version: str_at(&object, &["apiVersion"]).to_string(),
+            name: str_at(&object, &["metadata", "name"]).to_string(),
+            namespace: str_at(&object, &["metadata", "namespace"]).to_string(),
+            kind,
+            object,
+        })
+    }
+
+    /// The spec read as `T`; an error names the failing field path under `spec`.
+    pub fn spec<T: DeserializeOwned>(&self) -> Result<T, String> {
+        let spec = self
+            .object
+            .get("spec")
+            .cloned()
+            .unwrap_or_else(|| Value::Object(Map::new()));
+        serde_path_to_error::deserialize(spec).map_err(|e| {
+            let path = e.path().to_string();
+            let field = if path == "." {
+                "spec".to_string()
+            } else {
+                format!("spec.{path}")
+            };
+            format!("{field}: {}", e.inner())
+        })
+    }
+
+    /// A value from the observed status, for transition checks.
+    pub fn status(&self) -> Option<&Map<String, Value>> {
+        self.object.get("status").and_then(Value::as_object)
+    }
+
+    /// The observed status condition of `type_`, if any.
+    pub fn condition(&self, type_: &str) -> Option<&Map<String, Value>> {
+        self.status()?
+            .get("conditions")?
+            .as_array()?
+            .iter()
+            .filter_map(Value::as_object)
+            .find(|c| c.get("type").and_then(Value::as_str) == Some(type_))
+    }
+}
+
+/// The string at `path`, or "" when absent or not a string.
+pub fn str_at<'a>(object: &'a Map<String, Value>, path: &[&str]) -> &'a str {
+    let Some((first, rest)) = path.split_first() else {
+        return "";
+    };
+    let mut v = object.get(*first);
+    for p in rest {
+        v = v.and_then(|v| v.get(*p));
+    }
+    v.and_then(Value::as_str).unwrap_or_default()
+}
+
+/// Observed composed resources, decoded only when a composer asks for one.
+pub struct Observed<'a> {
+    resources: &'a BTreeMap<String, RawResource>,
+}
+
+impl<'a> Observed<'a> {
+    pub fn new(resources: &'a BTreeMap<String, RawResource>) -> Self {
+        Self { resources }
+    }
+
+    /// The observed object composed under `name`, if it exists and decodes.
+    pub fn get(&self, name: &str) -> Option<Map<String, Value>> {
+        let raw = self.resources.get(name)?;
+        let full = raw.decode_full().ok()?;
+        full.resource.as_ref().map(crate::convert::struct_to_json)
+    }
+}
+
+/// Everything a composer may read.
+pub struct ComposeRequest<'a> {
+    pub xr: &'a Composite,
+    pub observed: Observed<'a>,
+    pub required: &'a BTreeMap<String, wire::Resources>,
+    pub settings: &'a Settings,
+}
+
+/// One composed resource and whether it is ready.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Composed {
+    pub manifest: Value,
+    pub ready: Ready,
+}
+
+/// What a composer returns.
+#[derive(Debug, Default)]
+pub struct Composition {
+    /// Composed resources by composition-resource-name.
+    pub resources: BTreeMap<String, Composed>,
+    /// Fields merged into the XR's desired status.
+    pub status: Map<String, Value>,
+    pub conditions: Vec<wire::Condition>,
+    pub results: Vec<wire::Result>,
+    pub requirements: BTreeMap<String, wire::ResourceSelector>,
+    /// Names of resources composed on an earlier call that must be kept as
+    /// they were observed (for example while a referenced Model is missing):
+    /// leaving them out of the desired state would make Crossplane delete them.
+    pub keep_observed: Vec<String>,
+}
+
+/// A composer refused the XR: the message becomes a FATAL result.
+#[derive(Debug, PartialEq)]
+pub struct Refusal {
+    pub reason: &'static str,
+    pub message: String,
+}
+
+impl Refusal {
+    pub fn new(reason: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            reason,
+            message: message.into(),
+        }
+    }
+}
+
+/// A composer: one per XR kind.
+pub type Composer = fn(&ComposeRequest) -> Result<Composition, Refusal>;
+
+/// The composer for an XR kind. Dispatch is on the kind alone, not the API
+/// group, so XRs of other groups (dot-inference's) compose unchanged.
+pub fn composer_for(kind: &str) -> Option<Composer> {
+    let composers: &[(&str, Composer)] = &[];
+    composers.iter().find(|(k, _)| *k == kind).map(|(_, c)| *c)
+}
+
+/// The kinds this function composes, for error messages.
+pub const KINDS: &[&str] = &["LLMInference", "Model", "AgentPool"];
+
+/// An observed object turned back into a desired one: identity, labels,
+/// annotations and everything but status, without the fields the API server
+/// owns. Used to keep resources alive while the XR cannot be composed anew.
+pub fn desired_from_observed(mut observed: Map<String, Value>) -> Value {
+    observed.remove("status");
+    if let Some(Value::Object(md)) = observed.get_mut("metadata") {
+        for server_owned in [
+            "uid",
+            "resourceVersion",
+            "generation",
+            "creationTimestamp",
+            "managedFields",
+            "ownerReferences",
+            "finalizers",
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "generateName",
+            "selfLink",
+        ] {
+            md.remove(server_owned);
+        }
+    }
+    Value::Object(observed)
+}

@@ -1,0 +1,202 @@
+//! The function's step input: platform defaults a platform team sets once in
+//! its Composition, so users' XRs stay small.
+//!
+//! ```yaml
+//! input:
+//!   apiVersion: inference.fn.crossplane.io/v1beta1
+//!   kind: Input
+//!   ttl: 60s
+//!   defaults:
+//!     gpuType: L4
+//! ```
+//!
+//! Unknown fields are refused: a typo in a Composition should fail loudly,
+//! not quietly fall back to a default.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// API group of the step input.
+pub const GROUP: &str = "inference.fn.crossplane.io";
+/// API version of the step input.
+pub const API_VERSION: &str = "inference.fn.crossplane.io/v1beta1";
+/// Kind of the step input.
+pub const KIND: &str = "Input";
+
+/// Seconds Crossplane may cache a response before calling again (the SDKs' default).
+pub const DEFAULT_TTL_SECONDS: u64 = 60;
+
+/// The step input of function-inference.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schemars(description = "Input configures function-inference in a Composition's pipeline step.")]
+pub struct Input {
+    /// Must be inference.fn.crossplane.io/v1beta1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_version: Option<String>,
+    /// Must be Input.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// Ignored; allowed so that the input can be written like any Kubernetes object.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<std::collections::BTreeMap<String, String>>")]
+    pub metadata: Option<serde_json::Value>,
+    /// How long Crossplane may cache the response, as a duration ("60s", "5m").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttl: Option<kube_core::Duration>,
+    /// Platform defaults applied where an XR leaves a field unset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub defaults: Option<Defaults>,
+}
+
+/// Platform defaults.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Defaults {
+    /// GPU type used when an XR names none (for example L4, A100-80GB, H100-80GB).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_type: Option<String>,
+    /// GPU types the platform offers; a Model reports its serving plan on each.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offered_gpu_types: Option<Vec<String>>,
+    /// The vLLM image; the production-stack operator needs an lmcache/vllm-openai image.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image: Option<Image>,
+    /// Share of each GPU's memory vLLM may use (0.1 to 0.99).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_memory_utilization: Option<f64>,
+    /// Add a node selector on the GPU product label (nvidia.com/gpu.product).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_node_selector: Option<bool>,
+    /// Tolerate the nvidia.com/gpu NoSchedule taint GPU nodes commonly carry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_toleration: Option<bool>,
+    /// Kind of provider-kubernetes config that providerConfigName refers to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider_config_kind: Option<ProviderConfigKind>,
+}
+
+/// A container image as the VLLMRuntime takes it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Image {
+    /// Registry, for example docker.io.
+    pub registry: String,
+    /// Repository and tag, for example lmcache/vllm-openai:v0.3.13.
+    pub name: String,
+}
+
+/// The two kinds of provider-kubernetes config a namespaced Object can use.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum ProviderConfigKind {
+    #[default]
+    ProviderConfig,
+    ClusterProviderConfig,
+}
+
+impl ProviderConfigKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::ProviderConfig => "ProviderConfig",
+            Self::ClusterProviderConfig => "ClusterProviderConfig",
+        }
+    }
+}
+
+/// Defaults resolved against the built-in ones.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Settings {
+    pub ttl_seconds: u64,
+    pub gpu_type: String,
+    pub offered_gpu_types: Vec<String>,
+    pub image: Image,
+    pub gpu_memory_utilization: f64,
+    pub gpu_node_selector: bool,
+    pub gpu_toleration: bool,
+    pub provider_config_kind: ProviderConfigKind,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            ttl_seconds: DEFAULT_TTL_SECONDS,
+            gpu_type: "L4".into(),
+            offered_gpu_types: ["L4", "L40S", "A100-80GB", "H100-80GB"]
+                .map(String::from)
+                .to_vec(),
+            // dot-inference's image, so its XRs compose the same runtime.
+            image: Image {
+                registry: "docker.io".into(),
+                name: "lmcache/vllm-openai:v0.3.13".into(),
+            },
+            gpu_memory_utilization: 0.9,
+            gpu_node_selector: false,
+            gpu_toleration: false,
+            provider_config_kind: ProviderConfigKind::ProviderConfig,
+        }
+    }
+}
+
+impl Input {
+    /// Checks the input and resolves it over the built-in defaults. Errors
+    /// name the input field and what would be valid.
+    pub fn settings(&self) -> Result<Settings, String> {
+        if let Some(v) = &self.api_version
+            && v != API_VERSION
+        {
+            return Err(format!(
+                "input.apiVersion is {v:?}; expected {API_VERSION:?}"
+            ));
+        }
+        if let Some(k) = &self.kind
+            && k != KIND
+        {
+            return Err(format!("input.kind is {k:?}; expected {KIND:?}"));
+        }
+        let mut s = Settings::default();
+        if let Some(ttl) = self.ttl {
+            if ttl.is_negative() {
+                return Err(format!(
+                    "input.ttl is negative ({ttl}); use a positive duration such as 60s"
+                ));
+            }
+            let secs = std::time::Duration::from(ttl).as_secs();
+            if secs == 0 {
+                return Err("input.ttl must be at least 1s".into());
+            }
+            s.ttl_seconds = secs;
+        }
+        let Some(d) = &self.defaults else {
+            return Ok(s);
+        };
+        if let Some(g) = &d.gpu_type {
+            s.gpu_type = g.clone();
+        }
+        if let Some(g) = &d.offered_gpu_types {
+            if g.is_empty() {
+                return Err(
+                    "input.defaults.offeredGpuTypes is empty; list at least one GPU type".into(),
+                );
+            }
+            s.offered_gpu_types = g.clone();
+        }
+        if let Some(i) = &d.image {
+            if i.registry.trim().is_empty() || i.name.trim().is_empty() {
+                return Err("input.defaults.image needs a non-empty registry and name".into());
+            }
+            s.image = i.clone();
+        }
+        if let Some(u) = d.gpu_memory_utilization {
+            if !(0.1..=0.99).contains(&u) {
+                return Err(format!(
+                    "input.defaults.gpuMemoryUtilization is {u}; use a value from 0.1 to 0.99"
+                ));
+            }
+            s.gpu_memory_utilization = u;
+        }
+        s.gpu_node_selector = d.gpu_node_selector.unwrap_or(s.gpu_node_selector);
+        s.gpu_toleration = d.gpu_toleration.unwrap_or(s.gpu_toleration);
+        s.provider_config_kind = d.provider_config_kind.unwrap_or_default();
+        Ok(s)
+    }
+}

@@ -1,0 +1,190 @@
+//! The gRPC adapter: Crossplane's `FunctionRunnerService` over the pure core.
+//!
+//! Flags follow Crossplane's function specification (`--insecure`,
+//! `--tls-certs-dir`/`TLS_SERVER_CERTS_DIR`, `--debug`, port 9443). The server
+//! is stateless: scale it with more replicas and Crossplane balances calls.
+
+mod metrics;
+mod service;
+mod tls;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use clap::Args;
+use tokio::net::TcpListener;
+use tonic::transport::Server;
+use tonic::transport::server::TcpIncoming;
+
+use crate::proto::wire::function_runner_service_server::FunctionRunnerServiceServer;
+pub use metrics::Metrics;
+pub use service::{Handler, Runner};
+
+/// How the server is run.
+#[derive(Args, Clone, Debug)]
+pub struct ServeArgs {
+    /// Address to serve gRPC on.
+    #[arg(long, default_value = "0.0.0.0:9443")]
+    pub address: String,
+    /// Directory with tls.crt, tls.key and ca.crt; clients must present a certificate signed by ca.crt.
+    #[arg(long, env = "TLS_SERVER_CERTS_DIR")]
+    pub tls_certs_dir: Option<PathBuf>,
+    /// Serve plaintext gRPC (wins over --tls-certs-dir), as `crossplane render` and local development need.
+    #[arg(long)]
+    pub insecure: bool,
+    /// Log at debug level: one line per call with the XR's kind, name and the time taken.
+    #[arg(long, short = 'd')]
+    pub debug: bool,
+    /// Log format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub log_format: LogFormat,
+    /// Largest request accepted, in MiB (gRPC's default is 4; a reconcile carries every observed resource).
+    #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=2048))]
+    pub max_recv_message_size: u32,
+    /// Address for Prometheus metrics at /metrics; empty disables them.
+    #[arg(long, default_value = ":8080")]
+    pub metrics_address: String,
+    /// Answer every call with only the tag and TTL: the transport's cost floor, for load tests.
+    #[arg(long, hide = true)]
+    pub noop: bool,
+}
+
+/// Log output format.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+/// Sets up logging for the server. `RUST_LOG` overrides the level.
+pub fn init_logging(args: &ServeArgs) {
+    let level = if args.debug { "debug" } else { "info" };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
+        tracing_subscriber::EnvFilter::new(format!("function_inference={level},warn"))
+    });
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    let _ = match args.log_format {
+        LogFormat::Text => builder.try_init(),
+        LogFormat::Json => builder.json().flatten_event(true).try_init(),
+    };
+}
+
+/// Parses an address that may omit the host (":8080"), as Go flags allow.
+pub fn parse_address(address: &str) -> anyhow::Result<SocketAddr> {
+    let full = if address.starts_with(':') {
+        format!("0.0.0.0{address}")
+    } else {
+        address.to_string()
+    };
+    full.parse()
+        .with_context(|| format!("invalid address {address:?}; use HOST:PORT such as 0.0.0.0:9443"))
+}
+
+/// Serves until SIGTERM or SIGINT, then lets in-flight calls finish.
+pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    let tls = match (&args.tls_certs_dir, args.insecure) {
+        (_, true) => None,
+        (Some(dir), false) => Some(tls::server_config(dir)?),
+        (None, false) => bail!(
+            "refusing to serve without TLS: pass --tls-certs-dir DIR (or set TLS_SERVER_CERTS_DIR) with \
+             tls.crt, tls.key and ca.crt, or pass --insecure for local development"
+        ),
+    };
+    let address = parse_address(&args.address)?;
+    let listener = TcpListener::bind(address)
+        .await
+        .with_context(|| format!("cannot listen on {address}"))?;
+    let metrics = Metrics::new();
+    if !args.metrics_address.is_empty() {
+        let at = parse_address(&args.metrics_address)?;
+        let listener = TcpListener::bind(at)
+            .await
+            .with_context(|| format!("cannot serve metrics on {at}"))?;
+        tokio::spawn(metrics::serve(listener, metrics.clone()));
+        tracing::info!(address = %at, "serving metrics at /metrics");
+    }
+    let runner = if args.noop {
+        Runner::Noop
+    } else {
+        Runner::Function
+    };
+    let handler = Handler::new(runner, metrics);
+    tracing::info!(address = %listener.local_addr()?, tls = tls.is_some(), "serving FunctionRunnerService");
+    run(
+        listener,
+        handler,
+        tls,
+        args.max_recv_message_size,
+        shutdown_signal(),
+    )
+    .await
+}
+
+/// Serves `handler` on `listener` until `shutdown` completes. Exposed so tests
+/// can run the real server on an ephemeral port in-process.
+pub async fn run(
+    listener: TcpListener,
+    handler: Handler,
+    tls: Option<tonic::transport::ServerTlsConfig>,
+    max_recv_mib: u32,
+    shutdown: impl Future<Output = ()> + Send,
+) -> anyhow::Result<()> {
+    let max_bytes = usize::try_from(max_recv_mib)
+        .unwrap_or(usize::MAX)
+        .saturating_mul(1024 * 1024);
+    let (health_reporter, health) = tonic_health::server::health_reporter();
+    health_reporter
+        .set_serving::<FunctionRunnerServiceServer<Handler>>()
+        .await;
+    let service = FunctionRunnerServiceServer::new(handler)
+        .max_decoding_message_size(max_bytes)
+        .max_encoding_message_size(max_bytes);
+
+    let mut builder = Server::builder()
+        // Crossplane gives a whole reconcile two minutes; no call should outlive that.
+        .timeout(Duration::from_secs(120))
+        // Crossplane multiplexes calls over one connection; bound what one client can queue.
+        .concurrency_limit_per_connection(256)
+        .max_concurrent_streams(256)
+        // Find dead peers (a stalled client holds nothing for long).
+        .http2_keepalive_interval(Some(Duration::from_secs(30)))
+        .http2_keepalive_timeout(Some(Duration::from_secs(10)))
+        .tcp_nodelay(true);
+    if let Some(tls) = tls {
+        builder = builder
+            .tls_config(tls)
+            .context("invalid TLS configuration")?;
+    }
+    let incoming = TcpIncoming::from(listener)
+        .with_nodelay(Some(true))
+        .with_keepalive(Some(Duration::from_secs(60)));
+    builder
+        .add_service(health)
+        .add_service(service)
+        .serve_with_incoming_shutdown(incoming, shutdown)
+        .await
+        .context("gRPC server failed")?;
+    tracing::info!("stopped serving");
+    Ok(())
+}
+
+/// Completes on SIGTERM (how Kubernetes stops a pod) or SIGINT.
+pub async fn shutdown_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = match signal(SignalKind::terminate()) {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::error!(error = %e, "cannot watch SIGTERM; stopping only on SIGINT");
+            let _ = tokio::signal::ctrl_c().await;
+            return;
+        }
+    };
+    tokio::select! {
+        _ = term.recv() => tracing::info!("SIGTERM: finishing in-flight calls"),
+        _ = tokio::signal::ctrl_c() => tracing::info!("SIGINT: finishing in-flight calls"),
+    }
+}

@@ -1,0 +1,89 @@
+//! The `RunFunction` handler: runs the core, records metrics and a debug
+//! line per call, and turns a panic (a bug, never expected) into a FATAL
+//! result so one bad request cannot take the server down.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::time::Instant;
+
+use tonic::{Request, Response, Status};
+
+use super::Metrics;
+use crate::function::{self, Call, Subject};
+use crate::outcome;
+use crate::proto::wire::{self, function_runner_service_server::FunctionRunnerService};
+
+/// What the handler runs for each call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Runner {
+    /// The function itself.
+    Function,
+    /// Only the tag and TTL: measures the transport's cost (`--noop`).
+    Noop,
+}
+
+/// The gRPC service.
+#[derive(Clone)]
+pub struct Handler {
+    runner: Runner,
+    metrics: Metrics,
+}
+
+impl Handler {
+    pub fn new(runner: Runner, metrics: Metrics) -> Self {
+        Self { runner, metrics }
+    }
+}
+
+#[tonic::async_trait]
+impl FunctionRunnerService for Handler {
+    async fn run_function(
+        &self,
+        request: Request<wire::RunFunctionRequest>,
+    ) -> Result<Response<wire::RunFunctionResponse>, Status> {
+        let req = request.into_inner();
+        let started = Instant::now();
+        let call = match self.runner {
+            Runner::Noop => function::noop(&req),
+            Runner::Function => run_catching_panics(req),
+        };
+        let elapsed = started.elapsed();
+        self.metrics.record(&call, elapsed);
+        tracing::debug!(
+            kind = %call.subject.kind,
+            name = %call.subject.name,
+            namespace = %call.subject.namespace,
+            results = call.response.results.len(),
+            elapsed_us = elapsed.as_micros() as u64,
+            "RunFunction"
+        );
+        Ok(Response::new(call.response))
+    }
+}
+
+fn run_catching_panics(req: wire::RunFunctionRequest) -> Call {
+    let tag = req.meta.as_ref().map(|m| m.tag.clone()).unwrap_or_default();
+    let mut subject = Subject::default();
+    match catch_unwind(AssertUnwindSafe(|| function::respond(req, &mut subject))) {
+        Ok(response) => Call { subject, response },
+        Err(panic) => {
+            let Subject { kind, name, .. } = &subject;
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into());
+            tracing::error!(%kind, %name, panic = %what, "RunFunction panicked; answered with a FATAL result");
+            let response = wire::RunFunctionResponse {
+                meta: Some(wire::ResponseMeta { tag, ttl: None }),
+                results: vec![outcome::fatal(
+                    "InternalError",
+                    format!(
+                        "function-inference failed on {kind} {name:?}: {what}; this is a bug, please report it"
+                    ),
+                )],
+                ..Default::default()
+            };
+            Call { subject, response }
+        }
+    }
+}
