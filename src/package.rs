@@ -1,0 +1,150 @@
+//! The generated files of the packages: the step input's CRD
+//! (`package/input/`) and the XRDs of the Configuration package
+//! (`package/configuration/`). A test compares them with the files in the
+//! repo; `UPDATE_PACKAGE=1 cargo test --test package_files` rewrites them.
+
+use schemars::JsonSchema;
+use serde_json::{Value, json};
+
+use crate::input::{self, Input};
+use crate::schema::structural_schema;
+use crate::xr::{self, llm_inference};
+
+/// One generated file: its path in the repo and its YAML.
+pub struct GeneratedFile {
+    pub path: &'static str,
+    pub yaml: String,
+}
+
+/// Every generated file.
+pub fn files() -> Vec<GeneratedFile> {
+    vec![
+        file(
+            "package/input/inference.fn.crossplane.io_inputs.yaml",
+            input_crd(),
+        ),
+        file(
+            "package/configuration/llminference-definition.yaml",
+            llm_inference_xrd(),
+        ),
+    ]
+}
+
+fn file(path: &'static str, doc: Value) -> GeneratedFile {
+    let body = serde_yaml::to_string(&doc).unwrap_or_default();
+    GeneratedFile {
+        path,
+        yaml: format!(
+            "# Generated from the Rust types by src/package.rs: do not edit.\n---\n{body}"
+        ),
+    }
+}
+
+/// The CRD describing the step input (never installed; tools read it).
+pub fn input_crd() -> Value {
+    let mut schema = structural_schema::<Input>();
+    if let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) {
+        // Written as a Kubernetes object: metadata is the standard one.
+        props.insert("metadata".into(), json!({"type": "object"}));
+    }
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": format!("inputs.{}", input::GROUP)},
+        "spec": {
+            "group": input::GROUP,
+            "names": {"kind": input::KIND, "listKind": "InputList", "plural": "inputs", "singular": "input",
+                      "categories": ["crossplane"]},
+            "scope": "Namespaced",
+            "versions": [{
+                "name": "v1beta1",
+                "served": true,
+                "storage": true,
+                "schema": {"openAPIV3Schema": schema},
+            }],
+        },
+    })
+}
+
+/// A printer column of an XRD.
+struct Column {
+    name: &'static str,
+    type_: &'static str,
+    json_path: &'static str,
+}
+
+const READY_COLUMN: Column = Column {
+    name: "READY",
+    type_: "string",
+    json_path: ".status.conditions[?(@.type=='Ready')].status",
+};
+const SYNCED_COLUMN: Column = Column {
+    name: "SYNCED",
+    type_: "string",
+    json_path: ".status.conditions[?(@.type=='Synced')].status",
+};
+
+fn xrd<Spec: JsonSchema, Status: JsonSchema>(
+    kind: &str,
+    plural: &str,
+    columns: &[Column],
+) -> Value {
+    let mut spec = structural_schema::<Spec>();
+    // The API server prunes what a schema does not declare; the spec is
+    // checked by the function too, so keep the description on the root only.
+    if let Some(o) = spec.as_object_mut() {
+        o.remove("description");
+    }
+    let status = structural_schema::<Status>();
+    let columns: Vec<Value> = columns
+        .iter()
+        .chain([&SYNCED_COLUMN, &READY_COLUMN])
+        .map(|c| json!({"name": c.name, "type": c.type_, "jsonPath": c.json_path}))
+        .collect();
+    json!({
+        "apiVersion": "apiextensions.crossplane.io/v2",
+        "kind": "CompositeResourceDefinition",
+        "metadata": {"name": format!("{plural}.{}", xr::GROUP)},
+        "spec": {
+            "group": xr::GROUP,
+            "scope": "Namespaced",
+            "names": {"kind": kind, "plural": plural, "categories": ["crossplane", "inference"]},
+            "versions": [{
+                "name": xr::VERSION,
+                "served": true,
+                "referenceable": true,
+                "schema": {"openAPIV3Schema": {
+                    "type": "object",
+                    "properties": {"spec": spec, "status": status},
+                    "required": ["spec"],
+                }},
+                "additionalPrinterColumns": columns,
+            }],
+        },
+    })
+}
+
+/// The LLMInference XRD.
+pub fn llm_inference_xrd() -> Value {
+    xrd::<llm_inference::LlmInferenceSpec, llm_inference::LlmInferenceStatus>(
+        llm_inference::KIND,
+        "llminferences",
+        &[
+            Column {
+                name: "MODEL",
+                type_: "string",
+                json_path: ".status.model",
+            },
+            Column {
+                name: "GPU-TYPE",
+                type_: "string",
+                json_path: ".status.gpuType",
+            },
+            Column {
+                name: "GPUS",
+                type_: "integer",
+                json_path: ".status.gpuCount",
+            },
+        ],
+    )
+}

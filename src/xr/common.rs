@@ -1,0 +1,96 @@
+//! Field types several XRs share.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// A reference to an object by name in the XR's namespace.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NameRef {
+    /// Name of the object.
+    #[schemars(length(min = 1, max = 253))]
+    pub name: String,
+}
+
+/// A key in a Secret in the XR's namespace (or the target namespace).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SecretKeyRef {
+    /// Name of the Secret.
+    #[schemars(length(min = 1, max = 253))]
+    pub name: String,
+    /// Key in the Secret.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+}
+
+/// TLS for an Ingress.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Tls {
+    /// Secret holding the certificate (tls.crt, tls.key) for the ingress host.
+    #[schemars(length(min = 1, max = 253))]
+    pub secret_name: String,
+}
+
+/// An endpoint the XR reports in its status.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Endpoint {
+    /// In-cluster URL of the OpenAI-compatible API.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub internal: Option<String>,
+    /// External URL through the Ingress, when one is composed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub external: Option<String>,
+}
+
+/// The memory estimate behind a sizing decision, in GiB.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EstimateStatus {
+    /// Model weights, all GPUs of one replica together.
+    #[serde(rename = "weightsGiB")]
+    pub weights_gib: f64,
+    /// KV cache for the context length and concurrency target.
+    #[serde(rename = "kvCacheGiB")]
+    pub kv_cache_gib: f64,
+    /// Activations, CUDA graphs and runtime overhead.
+    #[serde(rename = "overheadGiB")]
+    pub overhead_gib: f64,
+    /// What each GPU must hold.
+    #[serde(rename = "perGpuGiB")]
+    pub per_gpu_gib: f64,
+    /// What each GPU (or MIG slice) offers vLLM.
+    #[serde(rename = "gpuCapacityGiB")]
+    pub gpu_capacity_gib: f64,
+}
+
+/// A serving plan as reported in an XR's status.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PlanStatus {
+    pub gpu_type: String,
+    /// GPUs per replica (tensorParallelSize x pipelineParallelSize).
+    pub gpu_count: u32,
+    pub tensor_parallel_size: u32,
+    pub pipeline_parallel_size: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mig_profile: Option<String>,
+    /// Extended resource requested per GPU (nvidia.com/gpu, nvidia.com/mig-..., amd.com/gpu).
+    pub gpu_resource_name: String,
+    pub dtype: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quantization: Option<String>,
+    pub max_model_len: u64,
+    pub cpu: String,
+    pub memory: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shm_size: Option<String>,
+    pub estimate: EstimateStatus,
+    /// Why the plan is what it is, in short sentences with the numbers.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reasons: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}

@@ -1,0 +1,117 @@
+//! `LLMInference`: a model served by a sized vLLM runtime.
+//!
+//! dot-inference's fields (`model`, `gpu`, `ingressHost`,
+//! `providerConfigName`, `targetNamespace`) keep their meaning, so its XRs
+//! compose the same essentials; everything else is optional.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::common::{Endpoint, NameRef, PlanStatus, SecretKeyRef, Tls};
+use crate::input::Image;
+
+/// Kind name.
+pub const KIND: &str = "LLMInference";
+
+/// The desired state of an LLMInference.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schemars(
+    extend("x-kubernetes-validations" = [
+        {"rule": "has(self.model) || has(self.modelRef)", "message": "set model (a Hugging Face id) or modelRef (a Model)"},
+        {"rule": "!has(self.targetNamespace) || has(self.providerConfigName)", "message": "targetNamespace needs providerConfigName: without it resources are composed into the XR's namespace"}
+    ])
+)]
+pub struct LlmInferenceSpec {
+    /// Hugging Face model id, for example Qwen/Qwen2.5-1.5B-Instruct. Required unless modelRef is set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 256))]
+    pub model: Option<String>,
+    /// A Model in this namespace whose weights to serve, instead of model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_ref: Option<NameRef>,
+    /// GPUs per replica. Derived from the model and the GPU type when omitted; checked when given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 64))]
+    pub gpu: Option<i64>,
+    /// GPU type, for example L4, A100-80GB or H100-80GB. Defaults to the platform's (step input).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 64))]
+    pub gpu_type: Option<String>,
+    /// Weight precision: auto (from the model) or fp32, bf16, fp16, fp8, int8, int4, fp4.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^(auto|fp32|bf16|fp16|fp8|int8|int4|fp4)$"))]
+    pub quantization: Option<String>,
+    /// Context length in tokens. Derived (and capped to what fits) when omitted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 256, max = 10485760))]
+    pub max_model_len: Option<i64>,
+    /// Parameter count for models the catalog does not know and whose id does not say, for example 70B or 8x7B.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^[0-9]+(\.[0-9]+)?([xX][0-9]+(\.[0-9]+)?)?[MmBbTt]$"))]
+    pub parameter_count: Option<String>,
+    /// MIG: auto (a slice when the model is small enough), none, or a profile such as 1g.10gb.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 32))]
+    pub mig_profile: Option<String>,
+    /// Runtime replicas.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0, max = 100))]
+    pub replicas: Option<i64>,
+    /// Secret holding a Hugging Face token, for gated models (key defaults to token).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hf_token_secret_ref: Option<SecretKeyRef>,
+    /// The vLLM image; defaults to the platform's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image: Option<Image>,
+    /// Host name for an Ingress to the model's OpenAI-compatible API. No Ingress when omitted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 253))]
+    pub ingress_host: Option<String>,
+    /// IngressClass of the Ingress.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ingress_class_name: Option<String>,
+    /// Serve the Ingress over TLS with this Secret.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls: Option<Tls>,
+    /// Extra vllm serve arguments, appended after the derived ones.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 64))]
+    pub extra_args: Vec<String>,
+    /// provider-kubernetes ProviderConfig of the cluster to deploy to. Without it, resources are composed natively.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 253))]
+    pub provider_config_name: Option<String>,
+    /// Namespace in the target cluster (with providerConfigName). Defaults to the XR's namespace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 63))]
+    pub target_namespace: Option<String>,
+    /// Crossplane's own fields (composition selection and the like); not read by the function.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(skip)]
+    pub crossplane: Option<serde_json::Value>,
+}
+
+/// What the function reports about an LLMInference.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LlmInferenceStatus {
+    /// The model served (from model or the referenced Model).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The sizing plan.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<PlanStatus>,
+    /// Copied from the plan for printer columns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_type: Option<String>,
+    /// Copied from the plan for printer columns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_count: Option<u32>,
+    /// Where to reach the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub endpoint: Option<Endpoint>,
+    /// "True" when the runtime serves, as dot-inference reported it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ready: Option<String>,
+}
