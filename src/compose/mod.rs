@@ -32,7 +32,12 @@ impl Composite {
         Ok(Self {
             api_version: str_at(&object, &["apiVersion"]).to_string(),
             name: str_at(&object, &["metadata", "name"]).to_string(),
-            namespace: str_at(&object, &["metadata", "namespace"]).to_string(),
+            // kubectl puts an XR applied without a namespace into "default";
+            // a file given to render may simply omit it.
+            namespace: Some(str_at(&object, &["metadata", "namespace"]))
+                .filter(|ns| !ns.is_empty())
+                .unwrap_or("default")
+                .to_string(),
             kind,
             object,
         })
