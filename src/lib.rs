@@ -6,5 +6,6 @@
 //! sizing plan into manifests, and `function` runs one `RunFunction` call.
 //! The gRPC server and the CLI commands are thin adapters over that core.
 
+pub mod manifests;
 pub mod proto;
 pub mod raw_resource;
