@@ -13,6 +13,7 @@ pub mod function;
 pub mod input;
 pub mod outcome;
 pub mod package;
+pub mod manifests;
 pub mod proto;
 pub mod raw_resource;
 pub mod schema;

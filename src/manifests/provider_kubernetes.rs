@@ -1,0 +1,389 @@
+//! `Object` (`kubernetes.m.crossplane.io/v1alpha1`), provider-kubernetes'
+//! namespaced managed resource that applies one manifest to a (usually
+//! remote) cluster.
+//!
+//! Written from `tests/data/crds/kubernetes.m.crossplane.io_objects.yaml`
+//! (provider-kubernetes v1.2). The legacy cluster-scoped
+//! `kubernetes.crossplane.io/v1alpha2` Object differs (`deletionPolicy`, no
+//! `kind` in `providerConfigRef`) and is not modelled.
+//!
+//! Readiness matters most here: by default an Object is Ready as soon as its
+//! manifest is applied, which says nothing about whether the wrapped
+//! VLLMRuntime serves. Choose a [`Readiness`] deliberately.
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use serde::{Deserialize, Serialize};
+
+/// A manifest applied by provider-kubernetes through a ProviderConfig.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Object {
+    pub api_version: String,
+    pub kind: String,
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    pub spec: ObjectSpec,
+    /// Written by the provider; a composer never sets it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<ObjectStatus>,
+}
+
+impl Object {
+    pub const API_VERSION: &str = "kubernetes.m.crossplane.io/v1alpha1";
+    pub const KIND: &str = "Object";
+
+    /// An Object named `name` with apiVersion and kind set.
+    pub fn new(name: impl Into<String>, spec: ObjectSpec) -> Self {
+        Self {
+            metadata: ObjectMeta {
+                name: Some(name.into()),
+                ..ObjectMeta::default()
+            },
+            spec,
+            ..Self::default()
+        }
+    }
+}
+
+/// Not derived: the default carries the right apiVersion and kind.
+impl Default for Object {
+    fn default() -> Self {
+        Self {
+            api_version: Self::API_VERSION.to_owned(),
+            kind: Self::KIND.to_owned(),
+            metadata: ObjectMeta::default(),
+            spec: ObjectSpec::default(),
+            status: None,
+        }
+    }
+}
+
+/// `spec`.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct ObjectSpec {
+    /// Values copied from the applied object into the connection secret.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub connection_details: Option<Vec<ConnectionDetail>>,
+    pub for_provider: ObjectParameters,
+    /// What Crossplane may do; the CRD defaults it to `["*"]`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub management_policies: Option<Vec<ManagementAction>>,
+    /// The CRD defaults it to the ClusterProviderConfig `default`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub provider_config_ref: Option<ProviderConfigReference>,
+    /// Unset means `SuccessfulCreate`: Ready once applied.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub readiness: Option<Readiness>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub references: Option<Vec<Reference>>,
+    /// Alpha: ignored unless the provider runs with the `watches` feature.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub watch: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub write_connection_secret_to_ref: Option<LocalSecretReference>,
+}
+
+impl ObjectSpec {
+    /// A spec that applies `manifest` and leaves everything else unset.
+    pub fn for_manifest(manifest: serde_json::Value) -> Self {
+        Self {
+            for_provider: ObjectParameters {
+                manifest,
+                ..ObjectParameters::default()
+            },
+            ..Self::default()
+        }
+    }
+}
+
+/// `spec.forProvider`.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct ObjectParameters {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deletion_propagation_policy: Option<DeletionPropagationPolicy>,
+    /// The whole Kubernetes object to apply (apiVersion, kind, metadata, ...).
+    /// Kept untyped: it is whatever the composer built, serialized once.
+    pub manifest: serde_json::Value,
+}
+
+/// `spec.forProvider.deletionPropagationPolicy`.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum DeletionPropagationPolicy {
+    Orphan,
+    /// The CRD's default.
+    #[default]
+    Background,
+    Foreground,
+}
+
+/// `spec.managementPolicies[]`.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ManagementAction {
+    Observe,
+    Create,
+    Update,
+    Delete,
+    LateInitialize,
+    /// `*`: every action.
+    #[serde(rename = "*")]
+    All,
+}
+
+/// `spec.providerConfigRef`: which cluster to apply to.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
+pub struct ProviderConfigReference {
+    /// `ProviderConfig` (namespaced, in the Object's namespace) or
+    /// `ClusterProviderConfig`. The CRD types it as a free string.
+    pub kind: String,
+    pub name: String,
+}
+
+impl ProviderConfigReference {
+    /// A namespaced `ProviderConfig` in the Object's own namespace.
+    pub fn provider_config(name: impl Into<String>) -> Self {
+        Self {
+            kind: "ProviderConfig".to_owned(),
+            name: name.into(),
+        }
+    }
+
+    /// A cluster-scoped `ClusterProviderConfig`.
+    pub fn cluster_provider_config(name: impl Into<String>) -> Self {
+        Self {
+            kind: "ClusterProviderConfig".to_owned(),
+            name: name.into(),
+        }
+    }
+}
+
+/// `spec.readiness`: how the Object's Ready condition is computed.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct Readiness {
+    /// Unset means `SuccessfulCreate`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub policy: Option<ReadinessPolicy>,
+    /// A CEL expression over `object` (the observed manifest). Required, and
+    /// non-empty, with `DeriveFromCelQuery` (a CEL rule of the CRD enforces
+    /// it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cel_query: Option<String>,
+}
+
+impl Readiness {
+    /// Ready when the applied object's own Ready condition is True.
+    pub fn derive_from_object() -> Self {
+        Self {
+            policy: Some(ReadinessPolicy::DeriveFromObject),
+            cel_query: None,
+        }
+    }
+
+    /// Ready when `query` evaluates to true on the observed object, e.g.
+    /// `object.status.availableReplicas >= 1` for a VLLMRuntime, which has no
+    /// conditions.
+    pub fn cel(query: impl Into<String>) -> Self {
+        Self {
+            policy: Some(ReadinessPolicy::DeriveFromCelQuery),
+            cel_query: Some(query.into()),
+        }
+    }
+}
+
+/// `spec.readiness.policy`.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ReadinessPolicy {
+    /// Ready once the manifest is applied. The CRD's default.
+    #[default]
+    SuccessfulCreate,
+    /// Follows the applied object's Ready condition.
+    DeriveFromObject,
+    /// Ready when every condition of the applied object is True.
+    AllTrue,
+    /// Ready when `celQuery` holds.
+    DeriveFromCelQuery,
+}
+
+/// `spec.references[]`: a dependency on another object, optionally copying
+/// one of its fields into this Object's manifest.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct Reference {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub depends_on: Option<DependsOn>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub patches_from: Option<PatchesFrom>,
+    /// Where the patched value goes; unset means the same path as
+    /// `patchesFrom.fieldPath`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub to_field_path: Option<String>,
+}
+
+/// `spec.references[].dependsOn`.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct DependsOn {
+    /// The CRD defaults it to `kubernetes.m.crossplane.io/v1alpha1`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub api_version: Option<String>,
+    /// The CRD defaults it to `Object`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+}
+
+/// `spec.references[].patchesFrom`.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct PatchesFrom {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub api_version: Option<String>,
+    pub field_path: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+}
+
+/// `spec.connectionDetails[]`: an object reference plus the secret key.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct ConnectionDetail {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub api_version: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub field_path: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resource_version: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub to_connection_secret_key: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub uid: Option<String>,
+}
+
+/// `spec.writeConnectionSecretToRef`: a Secret in the Object's namespace.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
+pub struct LocalSecretReference {
+    pub name: String,
+}
+
+/// `status`.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct ObjectStatus {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub at_provider: Option<ObjectObservation>,
+    /// `Synced` and `Ready`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub conditions: Option<Vec<Condition>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_handled_reconcile_at: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
+}
+
+impl ObjectStatus {
+    /// The condition of type `type_`, if reported.
+    pub fn condition(&self, type_: &str) -> Option<&Condition> {
+        self.conditions.as_ref()?.iter().find(|c| c.type_ == type_)
+    }
+}
+
+/// `status.atProvider`.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct ObjectObservation {
+    /// The applied object as last observed in the target cluster.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub manifest: Option<serde_json::Value>,
+}
+
+/// A Crossplane condition.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct Condition {
+    /// An RFC 3339 timestamp.
+    pub last_transition_time: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
+    pub reason: String,
+    /// `True`, `False` or `Unknown`.
+    pub status: String,
+    #[serde(rename = "type")]
+    pub type_: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn new_sets_api_version_kind_and_name() {
+        let o = Object::new("qwen", ObjectSpec::for_manifest(json!({"kind": "X"})));
+        assert_eq!(o.api_version, "kubernetes.m.crossplane.io/v1alpha1");
+        assert_eq!(o.kind, "Object");
+        assert_eq!(o.metadata.name.as_deref(), Some("qwen"));
+        assert_eq!(o.spec.for_provider.manifest, json!({"kind": "X"}));
+    }
+
+    #[test]
+    fn serializes_only_what_was_set() {
+        let o = Object::new(
+            "qwen",
+            ObjectSpec {
+                provider_config_ref: Some(ProviderConfigReference::provider_config("gpu")),
+                readiness: Some(Readiness::derive_from_object()),
+                management_policies: Some(vec![ManagementAction::All]),
+                ..ObjectSpec::for_manifest(json!({"apiVersion": "v1", "kind": "ConfigMap"}))
+            },
+        );
+        assert_eq!(
+            serde_json::to_value(&o).unwrap(),
+            json!({
+                "apiVersion": "kubernetes.m.crossplane.io/v1alpha1",
+                "kind": "Object",
+                "metadata": {"name": "qwen"},
+                "spec": {
+                    "forProvider": {"manifest": {"apiVersion": "v1", "kind": "ConfigMap"}},
+                    "managementPolicies": ["*"],
+                    "providerConfigRef": {"kind": "ProviderConfig", "name": "gpu"},
+                    "readiness": {"policy": "DeriveFromObject"}
+                }
+            })
+        );
+    }
+
+    #[test]
+    fn reads_conditions_from_an_observed_object() {
+        let o: Object = serde_json::from_value(json!({
+            "apiVersion": "kubernetes.m.crossplane.io/v1alpha1",
+            "kind": "Object",
+            "metadata": {"name": "qwen"},
+            "spec": {"forProvider": {"manifest": {}}},
+            "status": {"conditions": [
+                {"type": "Synced", "status": "True", "reason": "ReconcileSuccess",
+                 "lastTransitionTime": "2025-01-01T00:00:00Z"},
+                {"type": "Ready", "status": "False", "reason": "Creating",
+                 "lastTransitionTime": "2025-01-01T00:00:00Z"}
+            ]}
+        }))
+        .unwrap();
+        let status = o.status.unwrap();
+        assert_eq!(status.condition("Ready").unwrap().status, "False");
+        assert!(status.condition("Healthy").is_none());
+    }
+}
