@@ -1,0 +1,65 @@
+//! The Ingress in front of an OpenAI-compatible Service.
+
+use k8s_openapi::api::networking::v1::{
+    HTTPIngressPath, HTTPIngressRuleValue, Ingress, IngressBackend, IngressRule, IngressServiceBackend, IngressSpec,
+    IngressTLS, ServiceBackendPort,
+};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use serde_json::Value;
+
+/// What the Ingress routes.
+pub struct IngressParams<'a> {
+    pub name: &'a str,
+    pub namespace: &'a str,
+    pub host: &'a str,
+    pub service: &'a str,
+    pub port: i32,
+    pub class_name: Option<&'a str>,
+    pub tls_secret: Option<&'a str>,
+}
+
+/// An Ingress sending every path on `host` to `service:port`.
+pub fn ingress(p: &IngressParams) -> Value {
+    let ingress = Ingress {
+        metadata: ObjectMeta {
+            name: Some(p.name.to_string()),
+            namespace: Some(p.namespace.to_string()),
+            ..Default::default()
+        },
+        spec: Some(IngressSpec {
+            ingress_class_name: p.class_name.map(String::from),
+            rules: Some(vec![IngressRule {
+                host: Some(p.host.to_string()),
+                http: Some(HTTPIngressRuleValue {
+                    paths: vec![HTTPIngressPath {
+                        path: Some("/".into()),
+                        path_type: "Prefix".into(),
+                        backend: IngressBackend {
+                            service: Some(IngressServiceBackend {
+                                name: p.service.to_string(),
+                                port: Some(ServiceBackendPort { number: Some(p.port), name: None }),
+                            }),
+                            resource: None,
+                        },
+                    }],
+                }),
+            }]),
+            tls: p.tls_secret.map(|secret| {
+                vec![IngressTLS { hosts: Some(vec![p.host.to_string()]), secret_name: Some(secret.to_string()) }]
+            }),
+            default_backend: None,
+        }),
+        status: None,
+    };
+    let mut v = serde_json::to_value(&ingress).unwrap_or(Value::Null);
+    if let Some(o) = v.as_object_mut() {
+        o.insert("apiVersion".into(), "networking.k8s.io/v1".into());
+        o.insert("kind".into(), "Ingress".into());
+    }
+    v
+}
+
+/// The external base URL of the OpenAI-compatible API.
+pub fn external_url(host: &str, tls: bool) -> String {
+    format!("{}://{host}/v1", if tls { "https" } else { "http" })
+}

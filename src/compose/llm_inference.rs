@@ -1,0 +1,269 @@
+//! Composes an `LLMInference`: a sized VLLMRuntime and, with `ingressHost`,
+//! an Ingress to it; natively into the XR's namespace, or wrapped in
+//! provider-kubernetes Objects with `providerConfigName`.
+
+use serde_json::{Map, Value};
+
+use super::ingress::{IngressParams, external_url, ingress};
+use super::placement::Placement;
+use super::readiness::observed_readiness;
+use super::vllm_runtime::{RuntimeParams, SERVICE_PORT, internal_url, vllm_runtime};
+use super::{ComposeRequest, Composed, Composition, Refusal};
+use crate::outcome;
+use crate::proto::wire::Ready;
+use crate::sizing::{self, MigChoice, Plan, Precision, SizingRequest};
+use crate::xr::common::{Endpoint, EstimateStatus, PlanStatus};
+use crate::xr::llm_inference::{LlmInferenceSpec, LlmInferenceStatus};
+
+/// Composition resource names, the same as dot-inference's so that an XR
+/// moving to this function keeps its resources.
+pub const RUNTIME: &str = "vllm_runtime";
+pub const INGRESS: &str = "ingress";
+
+/// Condition types this composer sets.
+pub const SIZED: &str = "Sized";
+pub const SERVING: &str = "Serving";
+
+/// Composes an LLMInference.
+pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
+    let spec: LlmInferenceSpec = req.xr.spec().map_err(|e| Refusal::new("InvalidSpec", e))?;
+    let model = match (&spec.model, &spec.model_ref) {
+        (Some(m), _) if !m.trim().is_empty() => m.trim().to_string(),
+        (Some(_), _) => return Err(Refusal::new("InvalidSpec", "spec.model is empty; set a Hugging Face model id such as Qwen/Qwen2.5-7B-Instruct")),
+        (None, Some(_)) => {
+            return Err(Refusal::new(
+                "InvalidSpec",
+                "spec.modelRef is not supported by LLMInference yet; set spec.model to a Hugging Face model id",
+            ));
+        }
+        (None, None) => {
+            return Err(Refusal::new(
+                "InvalidSpec",
+                "spec.model is required: set a Hugging Face model id such as Qwen/Qwen2.5-7B-Instruct (or spec.modelRef to a Model)",
+            ));
+        }
+    };
+    let sizing_request = sizing_request(&spec, &model, req)?;
+    let plan = sizing::size(&sizing_request).map_err(|e| Refusal::new("CannotSize", sizing_error_message(&spec, &e)))?;
+    if plan.nodes > 1 {
+        return Err(Refusal::new(
+            "DoesNotFitOnePod",
+            format!(
+                "{model} needs {} {} GPUs on {} nodes (tensor parallel {} x pipeline parallel {}), but a VLLMRuntime runs \
+                 each replica as one pod on one node; use a GPU with more memory (spec.gpuType, for example H200-141GB or \
+                 B200), a lower precision (spec.quantization fp8 or int4), or a shorter context (spec.maxModelLen)",
+                plan.gpu_count, plan.gpu.name, plan.nodes, plan.tensor_parallel_size, plan.pipeline_parallel_size
+            ),
+        ));
+    }
+    let replicas = check_range("spec.replicas", spec.replicas, 0, 100, "replicas")?.unwrap_or(1);
+
+    let xr = req.xr;
+    let mut notes = Vec::new();
+    let placement = match &spec.provider_config_name {
+        Some(pc) => Placement::Remote {
+            provider_config: pc.clone(),
+            kind: req.settings.provider_config_kind,
+            namespace: spec.target_namespace.clone().unwrap_or_else(|| xr.namespace.clone()),
+        },
+        None => {
+            if let Some(t) = &spec.target_namespace {
+                notes.push(format!(
+                    "spec.targetNamespace {t:?} does not apply without spec.providerConfigName: Crossplane composes \
+                     into the XR's namespace {:?}",
+                    xr.namespace
+                ));
+            }
+            Placement::Native { namespace: xr.namespace.clone() }
+        }
+    };
+    // The operator names its Service after the runtime, and a Service named
+    // "vllm" makes Kubernetes inject VLLM_PORT=tcp://..., which breaks vLLM.
+    let runtime_name = if xr.name == "vllm" { "vllm-server".to_string() } else { xr.name.clone() };
+    if runtime_name != xr.name {
+        notes.push("the runtime is named vllm-server: a Service named vllm breaks vLLM's VLLM_PORT setting".into());
+    }
+    let namespace = placement.namespace().to_string();
+    let image = spec.image.as_ref().unwrap_or(&req.settings.image);
+    let hf_token = spec
+        .hf_token_secret_ref
+        .as_ref()
+        .map(|r| (r.name.as_str(), r.key.as_deref().filter(|k| !k.is_empty()).unwrap_or("token")));
+
+    let mut out = Composition::default();
+    let runtime = vllm_runtime(&RuntimeParams {
+        name: &runtime_name,
+        namespace: &namespace,
+        model_url: &model,
+        plan: &plan,
+        image,
+        replicas: i32::try_from(replicas).unwrap_or(1),
+        hf_token,
+        extra_args: &spec.extra_args,
+        settings: req.settings,
+        storage: None,
+        labels: None,
+    });
+    let runtime_ready = observed_readiness(req.observed.get(RUNTIME).as_ref());
+    out.resources.insert(RUNTIME.into(), Composed { manifest: placement.place(runtime), ready: runtime_ready });
+
+    let mut endpoint = Endpoint { internal: Some(internal_url(&runtime_name, &namespace)), external: None };
+    if let Some(host) = spec.ingress_host.as_deref().filter(|h| !h.is_empty()) {
+        let manifest = ingress(&IngressParams {
+            name: &xr.name,
+            namespace: &namespace,
+            host,
+            service: &runtime_name,
+            port: SERVICE_PORT,
+            class_name: spec.ingress_class_name.as_deref(),
+            tls_secret: spec.tls.as_ref().map(|t| t.secret_name.as_str()),
+        });
+        let ready = observed_readiness(req.observed.get(INGRESS).as_ref());
+        out.resources.insert(INGRESS.into(), Composed { manifest: placement.place(manifest), ready });
+        endpoint.external = Some(external_url(host, spec.tls.is_some()));
+    }
+
+    let serving = runtime_ready == Ready::True;
+    let mut warnings = plan.warnings.clone();
+    warnings.extend(notes);
+    let status = LlmInferenceStatus {
+        model: Some(model.clone()),
+        plan: Some(PlanStatus { warnings: warnings.clone(), ..plan_status(&plan) }),
+        gpu_type: Some(plan.gpu.name.to_string()),
+        gpu_count: Some(plan.gpu_count),
+        endpoint: Some(endpoint),
+        ready: Some(if serving { "True" } else { "False" }.into()),
+    };
+    warn_on_transition(req, &warnings, &mut out);
+    out.status = to_map(&status);
+    out.conditions.push(outcome::condition(
+        SIZED,
+        true,
+        if warnings.is_empty() { "Sized" } else { "SizedWithWarnings" },
+        format!(
+            "{} x {} ({}), tensor parallel {}, max model length {}",
+            plan.gpu_count,
+            plan.mig_profile.as_deref().map_or(plan.gpu.name.to_string(), |m| format!("{} {m}", plan.gpu.name)),
+            plan.dtype,
+            plan.tensor_parallel_size,
+            plan.max_model_len
+        ),
+    ));
+    out.conditions.push(if serving {
+        outcome::condition(SERVING, true, "Available", format!("{model} serves at {}", internal_url(&runtime_name, &namespace)))
+    } else {
+        outcome::condition(SERVING, false, "Starting", "the vLLM runtime has no available replica yet")
+    });
+    Ok(out)
+}
+
+fn sizing_request(spec: &LlmInferenceSpec, model: &str, req: &ComposeRequest) -> Result<SizingRequest, Refusal> {
+    let gpu = check_range("spec.gpu", spec.gpu, 1, 64, "a whole number of GPUs per replica; omit it to derive the count")?;
+    let max_model_len = check_range("spec.maxModelLen", spec.max_model_len, 256, 10_485_760, "a context length in tokens; omit it to derive one")?;
+    let quantization = match spec.quantization.as_deref() {
+        None | Some("auto") => None,
+        Some(q) => Some(q.parse::<Precision>().map_err(|_| {
+            Refusal::new("InvalidSpec", format!("spec.quantization is {q:?}; use auto, fp32, bf16, fp16, fp8, int8, int4 or fp4"))
+        })?),
+    };
+    let mig = match spec.mig_profile.as_deref() {
+        // Whole GPUs unless asked: a MIG slice only schedules where nodes are partitioned.
+        None => MigChoice::None,
+        Some(m) => m.parse::<MigChoice>().map_err(|e| Refusal::new("InvalidSpec", format!("spec.migProfile: {e}")))?,
+    };
+    Ok(SizingRequest {
+        model_id: model.to_string(),
+        gpu_type: spec.gpu_type.clone().unwrap_or_else(|| req.settings.gpu_type.clone()),
+        quantization,
+        max_model_len: max_model_len.map(|v| v as u64),
+        parameter_count: spec.parameter_count.clone(),
+        gpu_count: gpu.map(|g| g as u32),
+        mig,
+        gpu_memory_utilization: req.settings.gpu_memory_utilization,
+        ..Default::default()
+    })
+}
+
+/// `value` checked against `min..=max`; the error names the field and what is valid.
+fn check_range(field: &str, value: Option<i64>, min: i64, max: i64, what: &str) -> Result<Option<i64>, Refusal> {
+    match value {
+        Some(v) if v < min || v > max => {
+            Err(Refusal::new("InvalidSpec", format!("{field} is {v}; use {what} from {min} to {max}")))
+        }
+        other => Ok(other),
+    }
+}
+
+/// Prefixes a sizing error with the spec field it is about.
+fn sizing_error_message(spec: &LlmInferenceSpec, e: &sizing::SizingError) -> String {
+    use sizing::SizingError as E;
+    let field = match e {
+        E::UnknownGpu { .. } => {
+            if spec.gpu_type.is_some() { "spec.gpuType" } else { "input.defaults.gpuType" }
+        }
+        E::UnknownPrecision { .. } | E::UnsupportedPrecision { .. } => "spec.quantization",
+        E::InvalidMigChoice { .. } | E::MigUnsupported { .. } | E::UnknownMigProfile { .. } | E::MigProfileTooSmall { .. } | E::MigNeedsOneGpu { .. } => "spec.migProfile",
+        E::MissingParameterCount { .. } | E::InvalidParameterCount { .. } => "spec.parameterCount",
+        E::InvalidGpuCount { .. } | E::InvalidTensorParallel { .. } => "spec.gpu",
+        E::ContextLongerThanModel { .. } | E::ContextDoesNotFit { .. } => "spec.maxModelLen",
+        _ => "spec.model",
+    };
+    format!("{field}: {e}")
+}
+
+/// The plan as the XR's status reports it.
+pub fn plan_status(plan: &Plan) -> PlanStatus {
+    PlanStatus {
+        gpu_type: plan.gpu.name.to_string(),
+        gpu_count: plan.gpu_count,
+        tensor_parallel_size: plan.tensor_parallel_size,
+        pipeline_parallel_size: plan.pipeline_parallel_size,
+        mig_profile: plan.mig_profile.clone(),
+        gpu_resource_name: plan.gpu_resource_name.clone(),
+        dtype: plan.dtype.clone(),
+        quantization: plan.quantization.clone(),
+        max_model_len: plan.max_model_len,
+        cpu: plan.cpu.clone(),
+        memory: plan.memory.clone(),
+        shm_size: plan.shm_size.clone(),
+        estimate: EstimateStatus {
+            weights_gib: round2(plan.estimate.weights_gib),
+            kv_cache_gib: round2(plan.estimate.kv_cache_gib),
+            overhead_gib: round2(plan.estimate.overhead_gib),
+            per_gpu_gib: round2(plan.estimate.per_gpu_gib),
+            gpu_capacity_gib: round2(plan.estimate.gpu_capacity_gib),
+        },
+        reasons: plan.reasons.clone(),
+        warnings: plan.warnings.clone(),
+    }
+}
+
+fn round2(v: f64) -> f64 {
+    (v * 100.0).round() / 100.0
+}
+
+/// Emits a WARNING result for each warning the XR's observed status does not
+/// show yet: results become events, so steady state stays in the status.
+fn warn_on_transition(req: &ComposeRequest, warnings: &[String], out: &mut Composition) {
+    let seen: Vec<&str> = req
+        .xr
+        .status()
+        .and_then(|s| s.get("plan"))
+        .and_then(|p| p.get("warnings"))
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    for w in warnings {
+        if !seen.contains(&w.as_str()) {
+            out.results.push(outcome::warning("SizingWarning", w.clone()));
+        }
+    }
+}
+
+/// A serializable value as a JSON object (empty if it is not one).
+pub fn to_map<T: serde::Serialize>(v: &T) -> Map<String, Value> {
+    match serde_json::to_value(v) {
+        Ok(Value::Object(m)) => m,
+        _ => Map::new(),
+    }
+}

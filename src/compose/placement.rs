@@ -1,0 +1,72 @@
+//! Where composed manifests go: straight into the XR's namespace, or wrapped
+//! in a provider-kubernetes `Object` for a cluster reached through a
+//! ProviderConfig. Each wrapped kind gets a readiness policy under which the
+//! Object's Ready means the workload really serves.
+
+use serde_json::{Value, json};
+
+use crate::input::ProviderConfigKind;
+use crate::manifests::provider_kubernetes::{Object, ObjectSpec, ProviderConfigReference, Readiness};
+
+/// Where to put composed manifests.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Placement {
+    /// Composed directly; Crossplane forces the XR's namespace on them.
+    Native { namespace: String },
+    /// Wrapped in provider-kubernetes Objects applied to another (or this) cluster.
+    Remote { provider_config: String, kind: ProviderConfigKind, namespace: String },
+}
+
+impl Placement {
+    /// The namespace the workload lives in.
+    pub fn namespace(&self) -> &str {
+        match self {
+            Self::Native { namespace } | Self::Remote { namespace, .. } => namespace,
+        }
+    }
+
+    /// The manifest as it should be composed.
+    pub fn place(&self, manifest: Value) -> Value {
+        let Self::Remote { provider_config, kind, .. } = self else { return manifest };
+        let readiness = readiness_for(manifest.get("kind").and_then(Value::as_str).unwrap_or_default());
+        let reference = match kind {
+            ProviderConfigKind::ProviderConfig => ProviderConfigReference::provider_config(provider_config.clone()),
+            ProviderConfigKind::ClusterProviderConfig => {
+                ProviderConfigReference::cluster_provider_config(provider_config.clone())
+            }
+        };
+        let object = Object {
+            spec: ObjectSpec {
+                provider_config_ref: Some(reference),
+                readiness,
+                ..ObjectSpec::for_manifest(manifest)
+            },
+            ..Object::default()
+        };
+        serde_json::to_value(object).unwrap_or(Value::Null)
+    }
+}
+
+/// The readiness policy that makes an Object Ready when its manifest serves.
+/// `None` keeps provider-kubernetes' default, SuccessfulCreate: right for
+/// objects whose existence is all there is (ConfigMap, Service, Ingress).
+fn readiness_for(kind: &str) -> Option<Readiness> {
+    match kind {
+        // A VLLMRuntime reports replica counts and no conditions, so
+        // DeriveFromObject would never turn Ready.
+        "VLLMRuntime" => Some(Readiness::cel(
+            "has(object.status) && has(object.status.availableReplicas) && object.status.availableReplicas >= 1",
+        )),
+        // A Deployment's conditions are Available/Progressing, not Ready.
+        "Deployment" => Some(Readiness::cel(
+            "has(object.status) && has(object.status.conditions) && \
+             object.status.conditions.exists(c, c.type == 'Available' && c.status == 'True')",
+        )),
+        _ => None,
+    }
+}
+
+/// Empty metadata with name and namespace, as composed manifests start.
+pub fn metadata(name: &str, namespace: &str) -> Value {
+    json!({"name": name, "namespace": namespace})
+}
