@@ -6,5 +6,7 @@
 //! sizing plan into manifests, and `function` runs one `RunFunction` call.
 //! The gRPC server and the CLI commands are thin adapters over that core.
 
+pub mod cli;
 pub mod proto;
 pub mod raw_resource;
+pub mod sizing;

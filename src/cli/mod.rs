@@ -1,0 +1,3 @@
+//! Command-line commands, thin adapters over the library.
+
+pub mod size;
