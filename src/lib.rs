@@ -19,4 +19,5 @@ pub mod raw_resource;
 pub mod schema;
 pub mod server;
 pub mod sizing;
+pub mod units;
 pub mod xr;
