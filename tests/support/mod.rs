@@ -376,9 +376,15 @@ impl ServerProcess {
     /// Starts `function-inference --address 127.0.0.1:0 --log-format json ARGS`
     /// and waits until it logs that it serves.
     pub fn start(args: &[&str]) -> Self {
+        Self::start_with_env(args, &[])
+    }
+
+    /// Like [`ServerProcess::start`], with extra environment variables.
+    pub fn start_with_env(args: &[&str], env: &[(&str, &std::ffi::OsStr)]) -> Self {
         let mut child = binary()
             .args(["--address", "127.0.0.1:0", "--log-format", "json"])
             .args(args)
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -488,4 +494,30 @@ pub fn data(path: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/data")
         .join(path)
+}
+
+/// Runs `cmd` to completion, killing it if it outlives [`PATIENCE`].
+pub fn output_within(cmd: &mut Command) -> std::process::Output {
+    let child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the binary");
+    let pid = child.id();
+    let (tx, rx) = mpsc::channel();
+    let waiter = std::thread::spawn(move || {
+        let out = child.wait_with_output();
+        let _ = tx.send(());
+        out
+    });
+    if rx.recv_timeout(PATIENCE).is_err() {
+        // Our own child, by pid: it hung, so end it and fail.
+        let _ = Command::new("kill")
+            .args(["-KILL", &pid.to_string()])
+            .status();
+        let _ = waiter.join();
+        panic!("the binary did not exit within {PATIENCE:?}");
+    }
+    waiter.join().unwrap().expect("collect the binary's output")
 }
