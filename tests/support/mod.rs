@@ -5,6 +5,7 @@
 //! Each test file compiles this module on its own and uses part of it.
 #![allow(dead_code)]
 
+pub mod manifests;
 pub mod schema;
 
 use std::io::{BufRead, BufReader};
