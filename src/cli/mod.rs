@@ -1,3 +1,4 @@
 //! The command-line adapters over the core.
 
 pub mod render;
+pub mod size;

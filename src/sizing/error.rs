@@ -1,0 +1,145 @@
+//! The one error type of the sizing engine.
+//!
+//! Every message says what was wrong and what would work instead, because the
+//! reader is a platform engineer looking at a failed composition or a CLI run,
+//! not at this code.
+
+use super::Precision;
+
+/// Why a request cannot be sized.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SizingError {
+    #[error("unknown GPU type `{name}`: known GPU types are {known}")]
+    UnknownGpu { name: String, known: String },
+
+    #[error("unknown precision `{value}`: use one of fp32, bf16, fp16, fp8, int8, int4, fp4")]
+    UnknownPrecision { value: String },
+
+    #[error("invalid MIG choice `{value}`: use auto, none or a profile such as 1g.10gb")]
+    InvalidMigChoice { value: String },
+
+    #[error(
+        "cannot tell how many parameters `{model}` has: it is not in the model catalog and its id carries no size; set parameterCount (for example 8B, 70B or 8x7B)"
+    )]
+    MissingParameterCount { model: String },
+
+    #[error(
+        "invalid parameter count `{value}`: {reason}; write it like 500M, 8B, 70B, 8x7B or 1.5T"
+    )]
+    InvalidParameterCount { value: String, reason: String },
+
+    #[error("invalid {field} `{value}`: {reason}")]
+    InvalidValue {
+        field: &'static str,
+        value: String,
+        reason: String,
+    },
+
+    #[error(
+        "{precision} weights need a GPU with {precision} support, which {gpu} lacks: {alternatives}"
+    )]
+    UnsupportedPrecision {
+        precision: Precision,
+        gpu: String,
+        alternatives: String,
+    },
+
+    #[error("{gpu} has no MIG: use mig none, or a GPU with MIG ({mig_gpus})")]
+    MigUnsupported { gpu: String, mig_gpus: String },
+
+    #[error("{gpu} has no MIG profile `{profile}`: its profiles are {profiles}")]
+    UnknownMigProfile {
+        gpu: String,
+        profile: String,
+        profiles: String,
+    },
+
+    #[error(
+        "MIG profile {profile} of {gpu} ({usable_gib:.1} GiB usable) cannot hold {model}, which needs {need_gib:.1} GiB: {suggestion}"
+    )]
+    MigProfileTooSmall {
+        gpu: String,
+        profile: String,
+        model: String,
+        usable_gib: f64,
+        need_gib: f64,
+        suggestion: String,
+    },
+
+    #[error(
+        "a MIG profile gives one slice per replica, but {requested} GPUs were requested: drop the GPU count or use mig none"
+    )]
+    MigNeedsOneGpu { requested: u32 },
+
+    #[error(
+        "{count} GPUs is not a valid tensor-parallel layout for {model} ({heads} attention heads, {kv_heads} KV heads, {per_node} {gpu} per node): use {valid}"
+    )]
+    InvalidGpuCount {
+        count: u32,
+        model: String,
+        heads: u32,
+        kv_heads: u32,
+        gpu: String,
+        per_node: u32,
+        valid: String,
+    },
+
+    #[error(
+        "tensor parallel size {tp} is not valid for {model} ({heads} attention heads, {kv_heads} KV heads, {per_node} {gpu} per node): use {valid}"
+    )]
+    InvalidTensorParallel {
+        tp: u32,
+        model: String,
+        heads: u32,
+        kv_heads: u32,
+        gpu: String,
+        per_node: u32,
+        valid: String,
+    },
+
+    #[error(
+        "pipeline parallel size {pp} is not valid for {model} ({layers} layers): use 1 to {layers}"
+    )]
+    InvalidPipelineParallel { pp: u32, model: String, layers: u32 },
+
+    #[error(
+        "{gpu_count} GPUs do not match tensor parallel {tp} x pipeline parallel {pp}: set gpu count to {product} or drop it"
+    )]
+    ParallelismMismatch {
+        gpu_count: u32,
+        tp: u32,
+        pp: u32,
+        product: u64,
+    },
+
+    #[error(
+        "maxModelLen {requested} exceeds the {context}-token context of {model}: use at most {context}"
+    )]
+    ContextLongerThanModel {
+        requested: u64,
+        context: u64,
+        model: String,
+    },
+
+    #[error(
+        "{model} with {precision} weights ({weights_gib:.1} GiB) does not fit on {gpu}: {suggestion}"
+    )]
+    DoesNotFit {
+        model: String,
+        gpu: String,
+        precision: Precision,
+        weights_gib: f64,
+        suggestion: String,
+    },
+
+    #[error(
+        "maxModelLen {requested} does not fit next to {model} on {layout}: at most {fits} tokens fit; {suggestion}"
+    )]
+    ContextDoesNotFit {
+        requested: u64,
+        fits: u64,
+        model: String,
+        layout: String,
+        suggestion: String,
+    },
+}

@@ -1,0 +1,282 @@
+//! The GPU catalog: what the engine knows about each accelerator.
+//!
+//! The data lives in `data/gpus.csv`, embedded at compile time so the binary
+//! needs no files at run time, and is parsed once on first use. A malformed
+//! line is a bug in the repository, caught by the tests, so parsing panics
+//! with the line instead of returning an error to users.
+
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
+use super::SizingError;
+
+const GPUS_CSV: &str = include_str!("data/gpus.csv");
+
+/// Usable share of a MIG slice's nominal size, in GiB per GB: an H100 NVL
+/// `1g.12gb` slice reports 10.75 GiB to CUDA.
+const MIG_USABLE_GIB_PER_GB: f64 = 0.9;
+
+/// One GPU model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Gpu {
+    /// Canonical name, e.g. `H100-80GB`.
+    pub name: &'static str,
+    /// Other spellings that resolve to this GPU (normalised, see [`gpu`]).
+    pub aliases: Vec<&'static str>,
+    /// `nvidia` or `amd`.
+    pub vendor: &'static str,
+    /// Memory the driver reports, in GiB.
+    pub memory_gib: f64,
+    /// Marketed memory in GB, the unit of the vLLM recipes' sizing rule.
+    pub nominal_gb: f64,
+    /// Memory bandwidth in GB/s.
+    pub bandwidth_gbps: f64,
+    pub bf16: bool,
+    pub fp8: bool,
+    pub fp4: bool,
+    /// MIG profiles, smallest first; empty when the GPU has no MIG.
+    pub mig_profiles: Vec<MigProfile>,
+    /// Kubernetes extended resource of a whole GPU.
+    pub resource_name: &'static str,
+    /// `nvidia.com/gpu.product` node label set by GPU feature discovery.
+    pub product_label: Option<&'static str>,
+    /// `cloud.google.com/gke-accelerator` node label value.
+    pub gke_accelerator: Option<&'static str>,
+    /// GPUs in one node of the usual server.
+    pub per_node: u32,
+}
+
+/// One MIG profile of a GPU, e.g. `3g.40gb`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MigProfile {
+    pub name: &'static str,
+    /// Compute slices (the `3` of `3g.40gb`).
+    pub compute_slices: u32,
+    /// Nominal memory in GB (the `40` of `3g.40gb`).
+    pub memory_gb: u32,
+}
+
+impl MigProfile {
+    /// Memory CUDA sees on the slice, in GiB.
+    pub fn usable_gib(&self) -> f64 {
+        f64::from(self.memory_gb) * MIG_USABLE_GIB_PER_GB
+    }
+
+    /// The extended resource under the device plugin's `mixed` strategy.
+    pub fn resource_name(&self) -> String {
+        format!("nvidia.com/mig-{}", self.name)
+    }
+}
+
+impl Gpu {
+    /// True when the GPU can be partitioned with MIG.
+    pub fn has_mig(&self) -> bool {
+        !self.mig_profiles.is_empty()
+    }
+
+    /// The profile called `name` (case-insensitive), if this GPU has it.
+    pub fn mig_profile(&self, name: &str) -> Option<&MigProfile> {
+        self.mig_profiles
+            .iter()
+            .find(|p| p.name.eq_ignore_ascii_case(name))
+    }
+
+    /// Profile names, comma-separated, for messages.
+    pub fn mig_profile_list(&self) -> String {
+        let names: Vec<&str> = self.mig_profiles.iter().map(|p| p.name).collect();
+        names.join(", ")
+    }
+}
+
+struct Catalog {
+    gpus: Vec<Gpu>,
+    by_key: HashMap<String, usize>,
+}
+
+static CATALOG: LazyLock<Catalog> = LazyLock::new(|| {
+    let gpus: Vec<Gpu> = GPUS_CSV
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#') && !l.starts_with("name|"))
+        .map(parse_line)
+        .collect();
+    let mut by_key = HashMap::new();
+    for (i, g) in gpus.iter().enumerate() {
+        let names = [g.name]
+            .into_iter()
+            .chain(g.aliases.iter().copied())
+            .chain(g.product_label)
+            .chain(g.gke_accelerator);
+        for n in names {
+            by_key.insert(normalize(n), i);
+        }
+    }
+    Catalog { gpus, by_key }
+});
+
+fn parse_line(line: &'static str) -> Gpu {
+    let f: Vec<&'static str> = line.split('|').map(str::trim).collect();
+    assert_eq!(f.len(), 14, "gpus.csv: expected 14 fields in `{line}`");
+    let num = |s: &str| -> f64 {
+        s.parse()
+            .unwrap_or_else(|_| panic!("gpus.csv: bad number `{s}` in `{line}`"))
+    };
+    let yes = |s: &str| s == "yes";
+    let opt = |s: &'static str| (s != "-").then_some(s);
+    let mig_profiles = if f[13] == "-" {
+        Vec::new()
+    } else {
+        f[13].split(';').map(|p| parse_profile(p, line)).collect()
+    };
+    Gpu {
+        name: f[0],
+        aliases: f[1].split(';').filter(|a| !a.is_empty()).collect(),
+        vendor: f[2],
+        memory_gib: num(f[3]),
+        nominal_gb: num(f[4]),
+        bandwidth_gbps: num(f[5]),
+        bf16: yes(f[6]),
+        fp8: yes(f[7]),
+        fp4: yes(f[8]),
+        per_node: num(f[9]) as u32,
+        resource_name: f[10],
+        product_label: opt(f[11]),
+        gke_accelerator: opt(f[12]),
+        mig_profiles,
+    }
+}
+
+fn parse_profile(p: &'static str, line: &str) -> MigProfile {
+    let parsed = p.split_once("g.").and_then(|(g, mem)| {
+        let gb = mem.strip_suffix("gb")?;
+        Some((g.parse().ok()?, gb.parse().ok()?))
+    });
+    let Some((compute_slices, memory_gb)) = parsed else {
+        panic!("gpus.csv: bad MIG profile `{p}` in `{line}`");
+    };
+    MigProfile {
+        name: p,
+        compute_slices,
+        memory_gb,
+    }
+}
+
+/// Lowercase, `-` for spaces and underscores, vendor prefixes dropped:
+/// `NVIDIA H100_80GB` and `nvidia-h100-80gb` both become `h100-80gb`.
+fn normalize(name: &str) -> String {
+    let mut s: String = name
+        .trim()
+        .chars()
+        .map(|c| match c {
+            ' ' | '_' => '-',
+            c => c.to_ascii_lowercase(),
+        })
+        .collect();
+    for prefix in ["nvidia-", "tesla-", "amd-", "instinct-"] {
+        if let Some(rest) = s.strip_prefix(prefix) {
+            s = rest.to_string();
+        }
+    }
+    s
+}
+
+/// Every GPU in the catalog.
+pub fn gpus() -> &'static [Gpu] {
+    &CATALOG.gpus
+}
+
+/// Canonical names, comma-separated, for messages.
+pub fn gpu_names() -> String {
+    let names: Vec<&str> = gpus().iter().map(|g| g.name).collect();
+    names.join(", ")
+}
+
+/// Looks a GPU up by any of its spellings: the canonical name, an alias, the
+/// `nvidia.com/gpu.product` label or the GKE accelerator, ignoring case and
+/// the vendor prefix.
+pub fn gpu(name: &str) -> Result<&'static Gpu, SizingError> {
+    CATALOG
+        .by_key
+        .get(&normalize(name))
+        .map(|&i| &CATALOG.gpus[i])
+        .ok_or_else(|| SizingError::UnknownGpu {
+            name: name.to_string(),
+            known: gpu_names(),
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn catalog_parses_and_names_are_unique() {
+        assert!(gpus().len() >= 20);
+        let mut keys = HashMap::new();
+        for g in gpus() {
+            for n in [g.name].iter().chain(&g.aliases) {
+                let prev = keys.insert(normalize(n), g.name);
+                assert!(prev.is_none() || prev == Some(g.name), "{n} is ambiguous");
+            }
+            assert!(g.memory_gib > 0.0 && g.bandwidth_gbps > 0.0 && g.per_node > 0);
+        }
+    }
+
+    #[test]
+    fn names_match_forgivingly() {
+        let cases = [
+            ("h100", "H100-80GB"),
+            ("H100-80GB", "H100-80GB"),
+            ("nvidia-h100-80gb", "H100-80GB"),
+            ("NVIDIA-H100-80GB-HBM3", "H100-80GB"),
+            ("H100-80GB-HBM3", "H100-80GB"),
+            ("NVIDIA H100 80GB HBM3", "H100-80GB"),
+            ("V100-16GB", "V100"),
+            ("Tesla-V100-SXM2-16GB", "V100"),
+            ("L4-24GB", "L4"),
+            ("nvidia-l4", "L4"),
+            ("A10G-24GB", "A10G"),
+            ("L40S-48GB", "L40S"),
+            ("H200-141GB", "H200"),
+            ("nvidia-h200-141gb", "H200"),
+            ("MI300X-192GB", "MI300X"),
+            ("H20-96GB", "H20"),
+            ("A100-40GB", "A100-40GB"),
+            ("nvidia-tesla-a100", "A100-40GB"),
+            ("NVIDIA-A100-SXM4-80GB", "A100-80GB"),
+            ("Tesla-T4", "T4"),
+            ("nvidia-tesla-t4", "T4"),
+            ("H100-NVL", "H100-NVL"),
+            ("NVIDIA-B200", "B200"),
+            ("gb200", "GB200"),
+            ("RTX PRO 6000 Blackwell", "RTX-PRO-6000"),
+            ("mi325x", "MI325X"),
+        ];
+        for (input, want) in cases {
+            assert_eq!(gpu(input).unwrap().name, want, "{input}");
+        }
+    }
+
+    #[test]
+    fn unknown_gpu_lists_known_ones() {
+        assert_eq!(
+            gpu("P100").unwrap_err().to_string(),
+            format!(
+                "unknown GPU type `P100`: known GPU types are {}",
+                gpu_names()
+            )
+        );
+        assert!(gpu_names().starts_with("T4, V100, V100-32GB, L4, A10G, L40S, A30"));
+    }
+
+    #[test]
+    fn mig_profiles_and_resources() {
+        let h100 = gpu("h100").unwrap();
+        assert_eq!(h100.mig_profiles.len(), 6);
+        let p = h100.mig_profile("1G.10GB").unwrap();
+        assert_eq!(p.resource_name(), "nvidia.com/mig-1g.10gb");
+        assert!((p.usable_gib() - 9.0).abs() < 1e-9);
+        assert!(!gpu("L4").unwrap().has_mig());
+        assert_eq!(gpu("mi300x").unwrap().resource_name, "amd.com/gpu");
+        assert_eq!(gpu("t4").unwrap().product_label, Some("Tesla-T4"));
+    }
+}

@@ -1,0 +1,305 @@
+//! The model catalog: architecture figures for models people serve.
+//!
+//! Embedded from `data/models.csv` like the GPU catalog. Lookup forgives the
+//! spellings other tools use for the same weights (NIM's `meta/...` ids,
+//! quantized re-uploads such as `neuralmagic/...-FP8`), but it never guesses
+//! silently: [`lookup`] says which entry it used and why, and the plan repeats
+//! that in its reasons.
+
+use std::sync::LazyLock;
+
+use super::Precision;
+
+const MODELS_CSV: &str = include_str!("data/models.csv");
+
+/// Architecture and size of one model, as its `config.json` and card say.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelSpec {
+    /// Hugging Face id, e.g. `meta-llama/Llama-3.1-8B-Instruct`.
+    pub id: &'static str,
+    /// Other ids of the same weights' architecture.
+    pub aliases: Vec<&'static str>,
+    /// Total parameters in billions (all experts for MoE models).
+    pub params_b: f64,
+    /// Parameters used per token in billions (equal to `params_b` when dense).
+    pub active_params_b: f64,
+    pub layers: u32,
+    pub attention_heads: u32,
+    pub kv_heads: u32,
+    pub head_dim: u32,
+    pub hidden_size: u32,
+    /// `max_position_embeddings`: the longest context the config advertises.
+    pub context: u64,
+    /// Checkpoint dtype: `bfloat16`, `float32`, `fp8` or `mxfp4`.
+    pub native_dtype: &'static str,
+    /// Routed experts (0 for dense models).
+    pub experts: u32,
+    /// MLA latent KV elements per token and layer (kv_lora_rank + rope dim);
+    /// 0 for ordinary attention.
+    pub mla_kv_dim: u32,
+    /// Parameters a quantized checkpoint keeps in bf16 (embeddings, router).
+    pub unquantized_params_b: f64,
+}
+
+impl ModelSpec {
+    /// The precision the published checkpoint stores its weights in.
+    pub fn native_precision(&self) -> Precision {
+        match self.native_dtype {
+            "float32" => Precision::Fp32,
+            "fp8" => Precision::Fp8,
+            "mxfp4" => Precision::Fp4,
+            _ => Precision::Bf16,
+        }
+    }
+
+    /// True for multi-head latent attention (DeepSeek-V3 family).
+    pub fn is_mla(&self) -> bool {
+        self.mla_kv_dim > 0
+    }
+}
+
+static MODELS: LazyLock<Vec<ModelSpec>> = LazyLock::new(|| {
+    MODELS_CSV
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#') && !l.starts_with("id|"))
+        .map(parse_line)
+        .collect()
+});
+
+fn parse_line(line: &'static str) -> ModelSpec {
+    let f: Vec<&'static str> = line.split('|').map(str::trim).collect();
+    assert_eq!(f.len(), 14, "models.csv: expected 14 fields in `{line}`");
+    let num = |s: &str| -> f64 {
+        s.parse()
+            .unwrap_or_else(|_| panic!("models.csv: bad number `{s}` in `{line}`"))
+    };
+    let int = |s: &str| -> u32 {
+        s.parse()
+            .unwrap_or_else(|_| panic!("models.csv: bad integer `{s}` in `{line}`"))
+    };
+    ModelSpec {
+        id: f[0],
+        aliases: f[1].split(';').filter(|a| !a.is_empty()).collect(),
+        params_b: num(f[2]),
+        active_params_b: num(f[3]),
+        layers: int(f[4]),
+        attention_heads: int(f[5]),
+        kv_heads: int(f[6]),
+        head_dim: int(f[7]),
+        hidden_size: int(f[8]),
+        context: u64::from(int(f[9])),
+        native_dtype: f[10],
+        experts: int(f[11]),
+        mla_kv_dim: int(f[12]),
+        unquantized_params_b: num(f[13]),
+    }
+}
+
+/// Every model in the catalog.
+pub fn models() -> &'static [ModelSpec] {
+    &MODELS
+}
+
+/// A catalog hit and, when the id was not matched literally, how it was
+/// matched (a sentence for the plan's reasons).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelMatch {
+    pub spec: &'static ModelSpec,
+    pub note: Option<String>,
+}
+
+/// Suffixes of quantized or renamed uploads that do not change the
+/// architecture. Longest first, so `-fp8-dynamic` goes before `-fp8`.
+const STRIP_SUFFIXES: &[&str] = &[
+    "-quantized.w4a16",
+    "-quantized.w8a8",
+    "-quantized.w8a16",
+    "-fp8-dynamic",
+    "-fp8-static",
+    "-gptq-int4",
+    "-gptq-int8",
+    "-awq-int4",
+    "-bnb-4bit",
+    "-w4a16",
+    "-w8a8",
+    "-w8a16",
+    "-nvfp4",
+    "-mxfp4",
+    "-4bit",
+    "-8bit",
+    "-int4",
+    "-int8",
+    "-gptq",
+    "-awq",
+    "-fp8",
+    "-fp4",
+    "-base",
+];
+
+/// Finds the catalog entry for `id`. Tries, in order: the id or an alias
+/// (case-insensitive); the same name under another organisation (NIM's
+/// `meta/llama-3.1-8b-instruct`); the name without quantization suffixes and
+/// without a `Meta-` prefix (`neuralmagic/Meta-Llama-3.1-70B-Instruct-FP8`).
+pub fn lookup(id: &str) -> Option<ModelMatch> {
+    let wanted = id.trim().to_ascii_lowercase();
+    if wanted.is_empty() {
+        return None;
+    }
+    let ids = |m: &'static ModelSpec| std::iter::once(m.id).chain(m.aliases.iter().copied());
+    if let Some(spec) = models()
+        .iter()
+        .find(|m| ids(m).any(|i| i.eq_ignore_ascii_case(&wanted)))
+    {
+        return Some(ModelMatch { spec, note: None });
+    }
+    let name = wanted.rsplit('/').next().unwrap_or(&wanted);
+    let by_name = |n: &str| {
+        models().iter().find(|m| {
+            ids(m).any(|i| {
+                i.rsplit('/')
+                    .next()
+                    .is_some_and(|base| base.eq_ignore_ascii_case(n))
+            })
+        })
+    };
+    if let Some(spec) = by_name(name) {
+        return Some(ModelMatch {
+            spec,
+            note: Some(format!(
+                "`{id}` is not a catalog id; it matched {} by its model name",
+                spec.id
+            )),
+        });
+    }
+    let mut base = name.to_string();
+    loop {
+        let before = base.len();
+        for suffix in STRIP_SUFFIXES {
+            if let Some(rest) = base.strip_suffix(suffix) {
+                base = rest.to_string();
+            }
+        }
+        if base.len() == before {
+            break;
+        }
+    }
+    if let Some(rest) = base.strip_prefix("meta-") {
+        base = rest.to_string();
+    }
+    if base != name
+        && let Some(spec) = by_name(&base)
+    {
+        return Some(ModelMatch {
+            spec,
+            note: Some(format!(
+                "`{id}` is not a catalog id; its architecture was taken from {} (same name without the quantization suffix or `Meta-` prefix)",
+                spec.id
+            )),
+        });
+    }
+    None
+}
+
+/// The catalog entry for `id`, matched as [`lookup`] does.
+pub fn model(id: &str) -> Option<&'static ModelSpec> {
+    lookup(id).map(|m| m.spec)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn catalog_is_consistent() {
+        assert!(models().len() >= 60);
+        for m in models() {
+            assert!(
+                m.layers > 0 && m.attention_heads > 0 && m.kv_heads > 0,
+                "{}",
+                m.id
+            );
+            assert!(m.active_params_b <= m.params_b, "{}", m.id);
+            assert!(m.context >= 2048, "{}", m.id);
+        }
+    }
+
+    #[test]
+    fn lookup_table() {
+        let cases: &[(&str, Option<&str>, bool)] = &[
+            (
+                "meta-llama/Llama-3.1-8B-Instruct",
+                Some("meta-llama/Llama-3.1-8B-Instruct"),
+                false,
+            ),
+            (
+                "META-LLAMA/llama-3.1-8b-instruct",
+                Some("meta-llama/Llama-3.1-8B-Instruct"),
+                false,
+            ),
+            (
+                "meta/llama-3.1-8b-instruct",
+                Some("meta-llama/Llama-3.1-8B-Instruct"),
+                true,
+            ),
+            (
+                "meta/llama-3.1-8b-base",
+                Some("meta-llama/Llama-3.1-8B"),
+                true,
+            ),
+            (
+                "neuralmagic/Meta-Llama-3.1-70B-Instruct-FP8",
+                Some("meta-llama/Llama-3.1-70B-Instruct"),
+                true,
+            ),
+            (
+                "Qwen/Qwen3-235B-A22B-FP8",
+                Some("Qwen/Qwen3-235B-A22B"),
+                true,
+            ),
+            (
+                "Qwen/Qwen2.5-7B-Instruct-AWQ",
+                Some("Qwen/Qwen2.5-7B-Instruct"),
+                true,
+            ),
+            (
+                "deepseek-ai/DeepSeek-R1-0528",
+                Some("deepseek-ai/DeepSeek-R1"),
+                false,
+            ),
+            (
+                "mistralai/mixtral-8x7b-instruct-v0.1",
+                Some("mistralai/Mixtral-8x7B-Instruct-v0.1"),
+                false,
+            ),
+            // Llama 3 is not Llama 3.1: no silent guess.
+            ("meta-llama/Meta-Llama-3-70B-Instruct", None, false),
+            ("moonshotai/Kimi-K2.5", None, false),
+            ("Qwen/Qwen3-Next-80B-A3B-Instruct", None, false),
+            ("", None, false),
+        ];
+        for (id, want, noted) in cases {
+            let got = lookup(id);
+            assert_eq!(got.as_ref().map(|m| m.spec.id), *want, "{id}");
+            if let Some(m) = got {
+                assert_eq!(m.note.is_some(), *noted, "{id}: {:?}", m.note);
+            }
+        }
+    }
+
+    #[test]
+    fn native_precisions() {
+        assert_eq!(
+            model("deepseek-ai/DeepSeek-V3").unwrap().native_precision(),
+            Precision::Fp8
+        );
+        assert_eq!(
+            model("openai/gpt-oss-20b").unwrap().native_precision(),
+            Precision::Fp4
+        );
+        assert_eq!(
+            model("allenai/OLMo-2-1124-7B").unwrap().native_precision(),
+            Precision::Fp32
+        );
+        assert!(model("moonshotai/Kimi-K2-Instruct").unwrap().is_mla());
+    }
+}

@@ -1,0 +1,184 @@
+//! Weight precisions and the MIG choice: the two small vocabularies a sizing
+//! request is written in.
+
+use std::fmt;
+use std::str::FromStr;
+
+use super::SizingError;
+
+/// The precision the weights are stored in on the GPU.
+///
+/// It decides the bytes per parameter, and so most of the memory a model
+/// needs. KV cache and activations stay in the compute dtype (see
+/// [`super::Plan::dtype`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Precision {
+    Fp32,
+    Bf16,
+    Fp16,
+    Fp8,
+    Int8,
+    Int4,
+    Fp4,
+}
+
+impl Precision {
+    /// Every precision, widest first.
+    pub const ALL: [Precision; 7] = [
+        Precision::Fp32,
+        Precision::Bf16,
+        Precision::Fp16,
+        Precision::Fp8,
+        Precision::Int8,
+        Precision::Int4,
+        Precision::Fp4,
+    ];
+
+    /// Bytes one parameter takes: fp32 4, bf16/fp16 2, fp8/int8 1, int4/fp4 0.5.
+    pub fn bytes_per_param(self) -> f64 {
+        match self {
+            Precision::Fp32 => 4.0,
+            Precision::Bf16 | Precision::Fp16 => 2.0,
+            Precision::Fp8 | Precision::Int8 => 1.0,
+            Precision::Int4 | Precision::Fp4 => 0.5,
+        }
+    }
+
+    /// The lowercase name used on the command line and in the JSON output.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Precision::Fp32 => "fp32",
+            Precision::Bf16 => "bf16",
+            Precision::Fp16 => "fp16",
+            Precision::Fp8 => "fp8",
+            Precision::Int8 => "int8",
+            Precision::Int4 => "int4",
+            Precision::Fp4 => "fp4",
+        }
+    }
+
+    /// True for the precisions below 16 bits, which need a quantized
+    /// checkpoint or a vLLM `--quantization` method.
+    pub fn is_quantized(self) -> bool {
+        self.bytes_per_param() < 2.0
+    }
+}
+
+impl fmt::Display for Precision {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Precision {
+    type Err = SizingError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "fp32" | "float32" | "float" => Ok(Precision::Fp32),
+            "bf16" | "bfloat16" => Ok(Precision::Bf16),
+            "fp16" | "float16" | "half" => Ok(Precision::Fp16),
+            "fp8" | "float8" => Ok(Precision::Fp8),
+            "int8" => Ok(Precision::Int8),
+            "int4" => Ok(Precision::Int4),
+            "fp4" | "nvfp4" | "mxfp4" => Ok(Precision::Fp4),
+            _ => Err(SizingError::UnknownPrecision {
+                value: s.to_string(),
+            }),
+        }
+    }
+}
+
+/// Whether to run on a MIG slice of the GPU.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum MigChoice {
+    /// A slice for small models when one holds the weights and a useful KV
+    /// cache; whole GPUs otherwise.
+    #[default]
+    Auto,
+    /// Whole GPUs only.
+    None,
+    /// This profile, e.g. `1g.10gb`; an error when it cannot hold the model.
+    Profile(String),
+}
+
+impl FromStr for MigChoice {
+    type Err = SizingError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let v = s.trim().to_ascii_lowercase();
+        match v.as_str() {
+            "auto" | "" => return Ok(MigChoice::Auto),
+            "none" | "off" | "false" => return Ok(MigChoice::None),
+            _ => {}
+        }
+        let profile = v.strip_prefix("mig-").unwrap_or(&v);
+        if is_profile_name(profile) {
+            Ok(MigChoice::Profile(profile.to_string()))
+        } else {
+            Err(SizingError::InvalidMigChoice {
+                value: s.to_string(),
+            })
+        }
+    }
+}
+
+/// `<n>g.<m>gb`, the shape of every MIG profile name.
+fn is_profile_name(s: &str) -> bool {
+    let Some((g, mem)) = s.split_once("g.") else {
+        return false;
+    };
+    let Some(gb) = mem.strip_suffix("gb") else {
+        return false;
+    };
+    !g.is_empty()
+        && g.bytes().all(|b| b.is_ascii_digit())
+        && !gb.is_empty()
+        && gb.bytes().all(|b| b.is_ascii_digit())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn precision_names() {
+        for (s, p) in [
+            ("fp32", Precision::Fp32),
+            ("bfloat16", Precision::Bf16),
+            ("BF16", Precision::Bf16),
+            ("float16", Precision::Fp16),
+            ("fp8", Precision::Fp8),
+            ("int8", Precision::Int8),
+            ("int4", Precision::Int4),
+            ("fp4", Precision::Fp4),
+        ] {
+            assert_eq!(s.parse::<Precision>().unwrap(), p, "{s}");
+        }
+        for p in Precision::ALL {
+            assert_eq!(p.to_string().parse::<Precision>().unwrap(), p);
+        }
+        assert_eq!(
+            "int3".parse::<Precision>().unwrap_err().to_string(),
+            "unknown precision `int3`: use one of fp32, bf16, fp16, fp8, int8, int4, fp4"
+        );
+    }
+
+    #[test]
+    fn mig_choices() {
+        assert_eq!("auto".parse::<MigChoice>().unwrap(), MigChoice::Auto);
+        assert_eq!("none".parse::<MigChoice>().unwrap(), MigChoice::None);
+        assert_eq!(
+            "1g.10gb".parse::<MigChoice>().unwrap(),
+            MigChoice::Profile("1g.10gb".into())
+        );
+        assert_eq!(
+            "mig-3g.40gb".parse::<MigChoice>().unwrap(),
+            MigChoice::Profile("3g.40gb".into())
+        );
+        assert_eq!(
+            "half".parse::<MigChoice>().unwrap_err().to_string(),
+            "invalid MIG choice `half`: use auto, none or a profile such as 1g.10gb"
+        );
+    }
+}

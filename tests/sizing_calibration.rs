@@ -1,0 +1,145 @@
+//! Calibration: the engine against published deployments.
+//!
+//! `tests/data/calibration.csv` lists real configurations (vLLM recipes and
+//! tutorials, KubeAI, NIM profiles, GKE samples) with the GPU count their
+//! authors chose. The engine must agree on the large majority, never plan
+//! fewer GPUs than the weights need, and only ever pick valid TP sizes.
+
+use function_inference::sizing::{self, Precision, SizingRequest, lookup_model};
+
+/// Share of rows whose GPU count must match the published one.
+const MIN_MATCH_RATE: f64 = 0.80;
+
+pub struct Row {
+    pub model: String,
+    pub params_b: f64,
+    pub dtype: String,
+    pub gpu: String,
+    pub gpu_count: u32,
+    pub tp: u32,
+    pub max_model_len: Option<u64>,
+    pub source: String,
+}
+
+/// Splits one CSV line, honouring double quotes.
+fn fields(line: &str) -> Vec<String> {
+    let mut out = vec![String::new()];
+    let mut quoted = false;
+    for c in line.chars() {
+        match c {
+            '"' => quoted = !quoted,
+            ',' if !quoted => out.push(String::new()),
+            c => out.last_mut().unwrap().push(c),
+        }
+    }
+    out
+}
+
+pub fn rows() -> Vec<Row> {
+    let text = include_str!("data/calibration.csv");
+    text.lines()
+        .skip(1)
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let f = fields(l);
+            assert_eq!(f.len(), 8, "{l}");
+            Row {
+                model: f[0].clone(),
+                params_b: f[1].parse().unwrap(),
+                dtype: f[2].clone(),
+                gpu: f[3].clone(),
+                gpu_count: f[4].parse().unwrap(),
+                tp: f[5].parse().unwrap(),
+                max_model_len: (!f[6].is_empty()).then(|| f[6].parse().unwrap()),
+                source: f[7].clone(),
+            }
+        })
+        .collect()
+}
+
+/// "bf16 (kv fp8)" → bf16, "int4 (bitsandbytes-nf4, TGI)" → int4: the weights'
+/// precision is the first word.
+pub fn precision(dtype: &str) -> Precision {
+    let word = dtype.split([' ', '(']).next().unwrap();
+    word.parse()
+        .unwrap_or_else(|_| panic!("unmapped dtype {dtype}"))
+}
+
+pub fn request(row: &Row) -> SizingRequest {
+    SizingRequest {
+        model_id: row.model.clone(),
+        gpu_type: row.gpu.clone(),
+        quantization: Some(precision(&row.dtype)),
+        max_model_len: row.max_model_len,
+        parameter_count: lookup_model(&row.model)
+            .is_none()
+            .then(|| format!("{}B", row.params_b)),
+        ..SizingRequest::default()
+    }
+}
+
+#[test]
+fn calibration_rows() {
+    let rows = rows();
+    assert!(rows.len() >= 20);
+    let mut matches = 0;
+    for row in &rows {
+        let plan = sizing::size(&request(row))
+            .unwrap_or_else(|e| panic!("{} on {}: {e}", row.model, row.gpu));
+        // Valid TP for the model (vLLM rule) and a consistent layout.
+        assert_eq!(
+            plan.attention_heads % plan.tensor_parallel_size,
+            0,
+            "{}",
+            row.model
+        );
+        let (kv, tp) = (plan.kv_heads, plan.tensor_parallel_size);
+        assert!(kv % tp == 0 || tp % kv == 0, "{}", row.model);
+        assert!(plan.mig_profile.is_some() || plan.gpu_count == tp * plan.pipeline_parallel_size);
+        // Never fewer GPUs than the weights alone need.
+        let floor = (plan.estimate.weights_gib / plan.estimate.gpu_capacity_gib).ceil() as u32;
+        assert!(
+            plan.gpu_count >= floor,
+            "{}: {} < {floor}",
+            row.model,
+            plan.gpu_count
+        );
+        assert!(
+            plan.warnings.iter().all(|w| !w.contains("out-of-memory")),
+            "{:?}",
+            plan.warnings
+        );
+        if plan.gpu_count == row.gpu_count {
+            matches += 1;
+        } else {
+            println!(
+                "MISMATCH {} {} on {}: engine {} (TP {} x PP {}), published {} (TP {}) [{}]\n  per GPU {:.1} of {:.1} GiB; {}",
+                row.model,
+                row.dtype,
+                row.gpu,
+                plan.gpu_count,
+                plan.tensor_parallel_size,
+                plan.pipeline_parallel_size,
+                row.gpu_count,
+                row.tp,
+                row.source,
+                plan.estimate.per_gpu_gib,
+                plan.estimate.gpu_capacity_gib,
+                plan.reasons
+                    .iter()
+                    .find(|r| r.contains("smallest layout"))
+                    .map_or("", |s| s.as_str()),
+            );
+        }
+    }
+    let rate = f64::from(matches) / rows.len() as f64;
+    println!(
+        "calibration: {matches}/{} rows match ({:.1}%)",
+        rows.len(),
+        rate * 100.0
+    );
+    assert!(
+        rate >= MIN_MATCH_RATE,
+        "match rate {rate:.3} below {MIN_MATCH_RATE}"
+    );
+}
