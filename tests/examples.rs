@@ -19,14 +19,21 @@ fn root() -> &'static Path {
 fn examples() -> Vec<RenderArgs> {
     let mut out = Vec::new();
     for dir in ["examples/llm-inference", "examples/agents"] {
-        let Ok(entries) = std::fs::read_dir(root().join(dir)) else { continue };
+        let Ok(entries) = std::fs::read_dir(root().join(dir)) else {
+            continue;
+        };
         let mut files: Vec<PathBuf> = entries.map(|e| e.unwrap().path()).collect();
         files.sort();
         for xr in files {
             let text = std::fs::read_to_string(&xr).unwrap();
             // Only XRs render; Models given to AgentPools are required resources.
-            let kind = serde_yaml::from_str::<serde_yaml::Value>(&text).unwrap()["kind"].as_str().unwrap_or_default().to_string();
-            if xr.extension().is_none_or(|e| e != "yaml") || !matches!(kind.as_str(), "LLMInference" | "AgentPool") {
+            let kind = serde_yaml::from_str::<serde_yaml::Value>(&text).unwrap()["kind"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            if xr.extension().is_none_or(|e| e != "yaml")
+                || !matches!(kind.as_str(), "LLMInference" | "AgentPool")
+            {
                 continue;
             }
             let required = xr.with_file_name("model.yaml");
@@ -58,7 +65,11 @@ fn render_example(args: &RenderArgs) -> String {
 fn every_example_matches_its_golden_file() {
     let update = std::env::var_os("UPDATE_GOLDEN").is_some();
     let examples = examples();
-    assert!(examples.len() >= 5, "expected the LLMInference examples, found {}", examples.len());
+    assert!(
+        examples.len() >= 5,
+        "expected the LLMInference examples, found {}",
+        examples.len()
+    );
     let mut stale = Vec::new();
     for args in &examples {
         let rendered = render_example(args);
@@ -70,23 +81,42 @@ fn every_example_matches_its_golden_file() {
             stale.push(golden.display().to_string());
         }
     }
-    assert!(stale.is_empty(), "rendered output differs from {stale:#?}: review, then UPDATE_GOLDEN=1 cargo test --test examples");
+    assert!(
+        stale.is_empty(),
+        "rendered output differs from {stale:#?}: review, then UPDATE_GOLDEN=1 cargo test --test examples"
+    );
 }
 
 #[test]
 fn every_composed_manifest_is_schema_valid() {
     for args in examples() {
         let rendered = render_example(&args);
-        let docs: Vec<Value> =
-            serde_yaml::Deserializer::from_str(&rendered).map(|d| Value::deserialize(d).unwrap()).collect();
+        let docs: Vec<Value> = serde_yaml::Deserializer::from_str(&rendered)
+            .map(|d| Value::deserialize(d).unwrap())
+            .collect();
         let composed: Vec<&Value> = docs
             .iter()
-            .filter(|d| d["kind"] != "Result" && d["apiVersion"].as_str().is_some_and(|a| !a.starts_with("infer.dev/") && !a.starts_with("inference.devopstoolkit.ai/")))
+            .filter(|d| {
+                d["kind"] != "Result"
+                    && d["apiVersion"].as_str().is_some_and(|a| {
+                        !a.starts_with("infer.dev/")
+                            && !a.starts_with("inference.devopstoolkit.ai/")
+                    })
+            })
             .collect();
-        assert!(!composed.is_empty(), "{}: nothing composed", args.xr.display());
+        assert!(
+            !composed.is_empty(),
+            "{}: nothing composed",
+            args.xr.display()
+        );
         for doc in composed {
             let problems = support::manifests::validate_composed(doc);
-            assert!(problems.is_empty(), "{} {}: {problems:#?}", args.xr.display(), doc["kind"]);
+            assert!(
+                problems.is_empty(),
+                "{} {}: {problems:#?}",
+                args.xr.display(),
+                doc["kind"]
+            );
         }
     }
 }

@@ -20,6 +20,9 @@ use crate::xr::llm_inference::{LlmInferenceSpec, LlmInferenceStatus};
 pub const RUNTIME: &str = "vllm_runtime";
 pub const INGRESS: &str = "ingress";
 
+/// The operator's fixed startup probe: 120 s delay + 100 failures x 20 s.
+const OPERATOR_STARTUP_SECONDS: u32 = 2120;
+
 /// Condition types this composer sets.
 pub const SIZED: &str = "Sized";
 pub const SERVING: &str = "Serving";
@@ -29,7 +32,12 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
     let spec: LlmInferenceSpec = req.xr.spec().map_err(|e| Refusal::new("InvalidSpec", e))?;
     let model = match (&spec.model, &spec.model_ref) {
         (Some(m), _) if !m.trim().is_empty() => m.trim().to_string(),
-        (Some(_), _) => return Err(Refusal::new("InvalidSpec", "spec.model is empty; set a Hugging Face model id such as Qwen/Qwen2.5-7B-Instruct")),
+        (Some(_), _) => {
+            return Err(Refusal::new(
+                "InvalidSpec",
+                "spec.model is empty; set a Hugging Face model id such as Qwen/Qwen2.5-7B-Instruct",
+            ));
+        }
         (None, Some(_)) => {
             return Err(Refusal::new(
                 "InvalidSpec",
@@ -44,7 +52,8 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
         }
     };
     let sizing_request = sizing_request(&spec, &model, req)?;
-    let plan = sizing::size(&sizing_request).map_err(|e| Refusal::new("CannotSize", sizing_error_message(&spec, &e)))?;
+    let plan = sizing::size(&sizing_request)
+        .map_err(|e| Refusal::new("CannotSize", sizing_error_message(&spec, &e)))?;
     if plan.nodes > 1 {
         return Err(Refusal::new(
             "DoesNotFitOnePod",
@@ -52,7 +61,11 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
                 "{model} needs {} {} GPUs on {} nodes (tensor parallel {} x pipeline parallel {}), but a VLLMRuntime runs \
                  each replica as one pod on one node; use a GPU with more memory (spec.gpuType, for example H200-141GB or \
                  B200), a lower precision (spec.quantization fp8 or int4), or a shorter context (spec.maxModelLen)",
-                plan.gpu_count, plan.gpu.name, plan.nodes, plan.tensor_parallel_size, plan.pipeline_parallel_size
+                plan.gpu_count,
+                plan.gpu.name,
+                plan.nodes,
+                plan.tensor_parallel_size,
+                plan.pipeline_parallel_size
             ),
         ));
     }
@@ -64,7 +77,10 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
         Some(pc) => Placement::Remote {
             provider_config: pc.clone(),
             kind: req.settings.provider_config_kind,
-            namespace: spec.target_namespace.clone().unwrap_or_else(|| xr.namespace.clone()),
+            namespace: spec
+                .target_namespace
+                .clone()
+                .unwrap_or_else(|| xr.namespace.clone()),
         },
         None => {
             if let Some(t) = &spec.target_namespace {
@@ -74,21 +90,32 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
                     xr.namespace
                 ));
             }
-            Placement::Native { namespace: xr.namespace.clone() }
+            Placement::Native {
+                namespace: xr.namespace.clone(),
+            }
         }
     };
     // The operator names its Service after the runtime, and a Service named
     // "vllm" makes Kubernetes inject VLLM_PORT=tcp://..., which breaks vLLM.
-    let runtime_name = if xr.name == "vllm" { "vllm-server".to_string() } else { xr.name.clone() };
+    let runtime_name = if xr.name == "vllm" {
+        "vllm-server".to_string()
+    } else {
+        xr.name.clone()
+    };
     if runtime_name != xr.name {
         notes.push("the runtime is named vllm-server: a Service named vllm breaks vLLM's VLLM_PORT setting".into());
     }
     let namespace = placement.namespace().to_string();
     let image = spec.image.as_ref().unwrap_or(&req.settings.image);
-    let hf_token = spec
-        .hf_token_secret_ref
-        .as_ref()
-        .map(|r| (r.name.as_str(), r.key.as_deref().filter(|k| !k.is_empty()).unwrap_or("token")));
+    let hf_token = spec.hf_token_secret_ref.as_ref().map(|r| {
+        (
+            r.name.as_str(),
+            r.key
+                .as_deref()
+                .filter(|k| !k.is_empty())
+                .unwrap_or("token"),
+        )
+    });
 
     let mut out = Composition::default();
     let runtime = vllm_runtime(&RuntimeParams {
@@ -105,9 +132,18 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
         labels: None,
     });
     let runtime_ready = observed_readiness(req.observed.get(RUNTIME).as_ref());
-    out.resources.insert(RUNTIME.into(), Composed { manifest: placement.place(runtime), ready: runtime_ready });
+    out.resources.insert(
+        RUNTIME.into(),
+        Composed {
+            manifest: placement.place(runtime),
+            ready: runtime_ready,
+        },
+    );
 
-    let mut endpoint = Endpoint { internal: Some(internal_url(&runtime_name, &namespace)), external: None };
+    let mut endpoint = Endpoint {
+        internal: Some(internal_url(&runtime_name, &namespace)),
+        external: None,
+    };
     if let Some(host) = spec.ingress_host.as_deref().filter(|h| !h.is_empty()) {
         let manifest = ingress(&IngressParams {
             name: &xr.name,
@@ -119,16 +155,32 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
             tls_secret: spec.tls.as_ref().map(|t| t.secret_name.as_str()),
         });
         let ready = observed_readiness(req.observed.get(INGRESS).as_ref());
-        out.resources.insert(INGRESS.into(), Composed { manifest: placement.place(manifest), ready });
+        out.resources.insert(
+            INGRESS.into(),
+            Composed {
+                manifest: placement.place(manifest),
+                ready,
+            },
+        );
         endpoint.external = Some(external_url(host, spec.tls.is_some()));
     }
 
+    if plan.startup_probe_seconds > OPERATOR_STARTUP_SECONDS {
+        notes.push(format!(
+            "loading the weights may take up to {} s, but the operator's startup probe gives up after {OPERATOR_STARTUP_SECONDS} s \
+             and cannot be changed; pre-load the weights on a volume or use a faster storage path",
+            plan.startup_probe_seconds
+        ));
+    }
     let serving = runtime_ready == Ready::True;
     let mut warnings = plan.warnings.clone();
     warnings.extend(notes);
     let status = LlmInferenceStatus {
         model: Some(model.clone()),
-        plan: Some(PlanStatus { warnings: warnings.clone(), ..plan_status(&plan) }),
+        plan: Some(PlanStatus {
+            warnings: warnings.clone(),
+            ..plan_status(&plan)
+        }),
         gpu_type: Some(plan.gpu.name.to_string()),
         gpu_count: Some(plan.gpu_count),
         endpoint: Some(endpoint),
@@ -139,41 +191,89 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
     out.conditions.push(outcome::condition(
         SIZED,
         true,
-        if warnings.is_empty() { "Sized" } else { "SizedWithWarnings" },
+        if warnings.is_empty() {
+            "Sized"
+        } else {
+            "SizedWithWarnings"
+        },
         format!(
             "{} x {} ({}), tensor parallel {}, max model length {}",
             plan.gpu_count,
-            plan.mig_profile.as_deref().map_or(plan.gpu.name.to_string(), |m| format!("{} {m}", plan.gpu.name)),
+            plan.mig_profile
+                .as_deref()
+                .map_or(plan.gpu.name.to_string(), |m| format!(
+                    "{} {m}",
+                    plan.gpu.name
+                )),
             plan.dtype,
             plan.tensor_parallel_size,
             plan.max_model_len
         ),
     ));
     out.conditions.push(if serving {
-        outcome::condition(SERVING, true, "Available", format!("{model} serves at {}", internal_url(&runtime_name, &namespace)))
+        outcome::condition(
+            SERVING,
+            true,
+            "Available",
+            format!(
+                "{model} serves at {}",
+                internal_url(&runtime_name, &namespace)
+            ),
+        )
     } else {
-        outcome::condition(SERVING, false, "Starting", "the vLLM runtime has no available replica yet")
+        outcome::condition(
+            SERVING,
+            false,
+            "Starting",
+            "the vLLM runtime has no available replica yet",
+        )
     });
     Ok(out)
 }
 
-fn sizing_request(spec: &LlmInferenceSpec, model: &str, req: &ComposeRequest) -> Result<SizingRequest, Refusal> {
-    let gpu = check_range("spec.gpu", spec.gpu, 1, 64, "a whole number of GPUs per replica; omit it to derive the count")?;
-    let max_model_len = check_range("spec.maxModelLen", spec.max_model_len, 256, 10_485_760, "a context length in tokens; omit it to derive one")?;
+fn sizing_request(
+    spec: &LlmInferenceSpec,
+    model: &str,
+    req: &ComposeRequest,
+) -> Result<SizingRequest, Refusal> {
+    let gpu = check_range(
+        "spec.gpu",
+        spec.gpu,
+        1,
+        64,
+        "a whole number of GPUs per replica; omit it to derive the count",
+    )?;
+    let max_model_len = check_range(
+        "spec.maxModelLen",
+        spec.max_model_len,
+        256,
+        10_485_760,
+        "a context length in tokens; omit it to derive one",
+    )?;
     let quantization = match spec.quantization.as_deref() {
         None | Some("auto") => None,
         Some(q) => Some(q.parse::<Precision>().map_err(|_| {
-            Refusal::new("InvalidSpec", format!("spec.quantization is {q:?}; use auto, fp32, bf16, fp16, fp8, int8, int4 or fp4"))
+            Refusal::new(
+                "InvalidSpec",
+                format!(
+                    "spec.quantization is {q:?}; use auto, fp32, bf16, fp16, fp8, int8, int4 or fp4"
+                ),
+            )
         })?),
     };
     let mig = match spec.mig_profile.as_deref() {
         // Whole GPUs unless asked: a MIG slice only schedules where nodes are partitioned.
         None => MigChoice::None,
-        Some(m) => m.parse::<MigChoice>().map_err(|e| Refusal::new("InvalidSpec", format!("spec.migProfile: {e}")))?,
+        Some(m) => m
+            .parse::<MigChoice>()
+            .map_err(|e| Refusal::new("InvalidSpec", format!("spec.migProfile: {e}")))?,
     };
     Ok(SizingRequest {
         model_id: model.to_string(),
-        gpu_type: spec.gpu_type.clone().unwrap_or_else(|| req.settings.gpu_type.clone()),
+        gpu_type: spec
+            .gpu_type
+            .clone()
+            .unwrap_or_else(|| req.settings.gpu_type.clone()),
         quantization,
         max_model_len: max_model_len.map(|v| v as u64),
         parameter_count: spec.parameter_count.clone(),
@@ -185,11 +285,18 @@ fn sizing_request(spec: &LlmInferenceSpec, model: &str, req: &ComposeRequest) ->
 }
 
 /// `value` checked against `min..=max`; the error names the field and what is valid.
-fn check_range(field: &str, value: Option<i64>, min: i64, max: i64, what: &str) -> Result<Option<i64>, Refusal> {
+fn check_range(
+    field: &str,
+    value: Option<i64>,
+    min: i64,
+    max: i64,
+    what: &str,
+) -> Result<Option<i64>, Refusal> {
     match value {
-        Some(v) if v < min || v > max => {
-            Err(Refusal::new("InvalidSpec", format!("{field} is {v}; use {what} from {min} to {max}")))
-        }
+        Some(v) if v < min || v > max => Err(Refusal::new(
+            "InvalidSpec",
+            format!("{field} is {v}; use {what} from {min} to {max}"),
+        )),
         other => Ok(other),
     }
 }
@@ -199,10 +306,18 @@ fn sizing_error_message(spec: &LlmInferenceSpec, e: &sizing::SizingError) -> Str
     use sizing::SizingError as E;
     let field = match e {
         E::UnknownGpu { .. } => {
-            if spec.gpu_type.is_some() { "spec.gpuType" } else { "input.defaults.gpuType" }
+            if spec.gpu_type.is_some() {
+                "spec.gpuType"
+            } else {
+                "input.defaults.gpuType"
+            }
         }
         E::UnknownPrecision { .. } | E::UnsupportedPrecision { .. } => "spec.quantization",
-        E::InvalidMigChoice { .. } | E::MigUnsupported { .. } | E::UnknownMigProfile { .. } | E::MigProfileTooSmall { .. } | E::MigNeedsOneGpu { .. } => "spec.migProfile",
+        E::InvalidMigChoice { .. }
+        | E::MigUnsupported { .. }
+        | E::UnknownMigProfile { .. }
+        | E::MigProfileTooSmall { .. }
+        | E::MigNeedsOneGpu { .. } => "spec.migProfile",
         E::MissingParameterCount { .. } | E::InvalidParameterCount { .. } => "spec.parameterCount",
         E::InvalidGpuCount { .. } | E::InvalidTensorParallel { .. } => "spec.gpu",
         E::ContextLongerThanModel { .. } | E::ContextDoesNotFit { .. } => "spec.maxModelLen",
@@ -255,7 +370,8 @@ fn warn_on_transition(req: &ComposeRequest, warnings: &[String], out: &mut Compo
         .unwrap_or_default();
     for w in warnings {
         if !seen.contains(&w.as_str()) {
-            out.results.push(outcome::warning("SizingWarning", w.clone()));
+            out.results
+                .push(outcome::warning("SizingWarning", w.clone()));
         }
     }
 }

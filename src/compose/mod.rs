@@ -160,7 +160,8 @@ pub type Composer = fn(&ComposeRequest) -> Result<Composition, Refusal>;
 /// The composer for an XR kind. Dispatch is on the kind alone, not the API
 /// group, so XRs of other groups (dot-inference's) compose unchanged.
 pub fn composer_for(kind: &str) -> Option<Composer> {
-    let composers: &[(&str, Composer)] = &[(crate::xr::llm_inference::KIND, llm_inference::compose)];
+    let composers: &[(&str, Composer)] =
+        &[(crate::xr::llm_inference::KIND, llm_inference::compose)];
     composers.iter().find(|(k, _)| *k == kind).map(|(_, c)| *c)
 }
 

@@ -13,7 +13,11 @@ use super::schema;
 pub fn validate_composed(resource: &Value) -> Vec<String> {
     let mut problems = validate_one(resource);
     if resource["kind"] == "Object" {
-        problems.extend(validate_one(&resource["spec"]["forProvider"]["manifest"]).into_iter().map(|p| format!("manifest: {p}")));
+        problems.extend(
+            validate_one(&resource["spec"]["forProvider"]["manifest"])
+                .into_iter()
+                .map(|p| format!("manifest: {p}")),
+        );
     }
     problems
 }
@@ -28,7 +32,9 @@ fn validate_one(m: &Value) -> Vec<String> {
         ("v1", "Secret") => round_trip::<core::v1::Secret>(m),
         ("apps/v1", "Deployment") => round_trip::<apps::v1::Deployment>(m),
         ("networking.k8s.io/v1", "Ingress") => round_trip::<networking::v1::Ingress>(m),
-        ("autoscaling/v2", "HorizontalPodAutoscaler") => round_trip::<autoscaling::v2::HorizontalPodAutoscaler>(m),
+        ("autoscaling/v2", "HorizontalPodAutoscaler") => {
+            round_trip::<autoscaling::v2::HorizontalPodAutoscaler>(m)
+        }
         ("policy/v1", "PodDisruptionBudget") => round_trip::<policy::v1::PodDisruptionBudget>(m),
         _ => schema::validate(m),
     }
@@ -51,11 +57,17 @@ fn diff(original: &Value, back: &Value, path: &str, problems: &mut Vec<String>) 
     match (original, back) {
         (Value::Object(a), Value::Object(b)) => {
             for (k, v) in a {
-                let p = if path.is_empty() { k.clone() } else { format!("{path}.{k}") };
+                let p = if path.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{path}.{k}")
+                };
                 match b.get(k) {
                     Some(w) => diff(v, w, &p, problems),
                     None if v.is_null() => {}
-                    None => problems.push(format!("{p}: unknown field (would be pruned or rejected)")),
+                    None => {
+                        problems.push(format!("{p}: unknown field (would be pruned or rejected)"))
+                    }
                 }
             }
         }
