@@ -634,13 +634,8 @@ pub fn size(req: &SizingRequest) -> Result<Plan, SizingError> {
     let tps = valid_tps(heads, kv, gpu.per_node);
     let tp_list = join_counts(&tps);
 
-    let (fit, device_gib, device_gb, searched) = if let Some(p) = chosen_slice {
-        (
-            slice_fit(p, tokens),
-            p.usable_gib(),
-            f64::from(p.memory_gb),
-            false,
-        )
+    let (fit, device_gib, device_gb) = if let Some(p) = chosen_slice {
+        (slice_fit(p, tokens), p.usable_gib(), f64::from(p.memory_gb))
     } else {
         let check_tp = |t: u32| -> Result<(), SizingError> {
             if valid_tp(heads, kv, t) {
@@ -721,7 +716,7 @@ pub fn size(req: &SizingRequest) -> Result<Plan, SizingError> {
             Some((t, p)) => {
                 let fit = sizer.evaluate(gpu.memory_gib, gpu.nominal_gb, t, p, tokens);
                 reasons.push(format!("{} as requested.", layout_name(gpu, t, p)));
-                (fit, gpu.memory_gib, gpu.nominal_gb, false)
+                (fit, gpu.memory_gib, gpu.nominal_gb)
             }
             None => {
                 let cands = candidates(&m, gpu, req.tensor_parallel, req.pipeline_parallel);
@@ -774,7 +769,7 @@ pub fn size(req: &SizingRequest) -> Result<Plan, SizingError> {
                     layout_name(gpu, fit.tp, fit.pp),
                     gpu.per_node
                 ));
-                (fit, gpu.memory_gib, gpu.nominal_gb, true)
+                (fit, gpu.memory_gib, gpu.nominal_gb)
             }
         }
     };
@@ -861,7 +856,6 @@ pub fn size(req: &SizingRequest) -> Result<Plan, SizingError> {
             thousands(fit.capacity_tokens)
         ));
     }
-    let _ = searched;
 
     let devices = fit.devices();
     let nodes = devices.div_ceil(gpu.per_node).max(1);
