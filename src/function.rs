@@ -114,9 +114,20 @@ pub fn respond(
         required: &req.required_resources,
         settings: &settings,
     };
-    match compose(&request) {
-        Ok(composition) => apply(rsp, &composite, &request.observed, composition),
-        Err(refusal) => refuse(rsp, refusal.reason, refusal.message),
+    // A panic in a composer is a bug; answering FATAL here keeps the desired
+    // state of earlier steps in the response instead of losing it.
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| compose(&request))) {
+        Ok(Ok(composition)) => apply(rsp, &composite, &request.observed, composition),
+        Ok(Err(refusal)) => refuse(rsp, refusal.reason, refusal.message),
+        Err(panic) => {
+            let what = panic_message(panic.as_ref());
+            tracing::error!(kind = %composite.kind, name = %composite.name, panic = %what, "composer panicked");
+            let message = format!(
+                "function-inference failed on {} {:?}: {what}; this is a bug, please report it",
+                composite.kind, composite.name
+            );
+            refuse(rsp, "InternalError", message)
+        }
     }
 }
 
@@ -255,4 +266,13 @@ fn encode_resource(manifest: &Value, ready: wire::Ready) -> RawResource {
         ready: ready as i32,
         ..Default::default()
     })
+}
+
+/// The text a panic carried, if any.
+pub fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into())
 }

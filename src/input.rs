@@ -42,11 +42,34 @@ pub struct Input {
     #[schemars(with = "Option<std::collections::BTreeMap<String, String>>")]
     pub metadata: Option<serde_json::Value>,
     /// How long Crossplane may cache the response, as a duration ("60s", "5m").
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "deserialize_ttl"
+    )]
     pub ttl: Option<kube_core::Duration>,
     /// Platform defaults applied where an XR leaves a field unset.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub defaults: Option<Defaults>,
+}
+
+/// Reads `ttl` with an error that shows the value and valid examples:
+/// kube_core's own parse errors ("cannot parse float from empty string" for
+/// "soon") do not say what a duration looks like.
+fn deserialize_ttl<'de, D>(d: D) -> Result<Option<kube_core::Duration>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    let invalid = |shown: String| {
+        serde::de::Error::custom(format!(
+            "{shown} is not a duration; use one such as 60s, 5m or 1h30m"
+        ))
+    };
+    match serde_json::Value::deserialize(d)? {
+        serde_json::Value::Null => Ok(None),
+        serde_json::Value::String(s) => s.parse().map(Some).map_err(|_| invalid(format!("{s:?}"))),
+        other => Err(invalid(other.to_string())),
+    }
 }
 
 /// Platform defaults.

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use function_inference::cli::render::{self, RenderArgs};
+use function_inference::cli::size::{self, SizeArgs};
 use function_inference::server::{self, ServeArgs};
 
 /// A Crossplane composition function that sizes and composes vLLM inference runtimes.
@@ -26,6 +27,8 @@ struct Cli {
 enum Command {
     /// Render what the function composes for an XR, without a cluster.
     Render(RenderArgs),
+    /// Size a model on a GPU type: GPUs, parallelism, MIG, dtype, context, CPU and memory, with the reasons.
+    Size(SizeArgs),
 }
 
 fn main() -> ExitCode {
@@ -40,6 +43,19 @@ fn main() -> ExitCode {
                 Err(e) => {
                     eprintln!("function-inference render: {e}");
                     ExitCode::FAILURE
+                }
+            }
+        }
+        Some(Command::Size(args)) => {
+            let mut out = std::io::stdout().lock();
+            let outcome = size::run(&args, &mut out);
+            let _ = out.flush();
+            match outcome {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("function-inference size: {e}");
+                    // 2: the request cannot be sized, as distinct from a crash.
+                    ExitCode::from(2)
                 }
             }
         }

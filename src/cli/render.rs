@@ -282,7 +282,12 @@ fn write_stream(
         .and_then(|m| m.get("name"))
         .cloned()
         .unwrap_or(Value::Null);
-    let xr_namespace = xr.get("metadata").and_then(|m| m.get("namespace")).cloned();
+    // As the core does: an XR file without a namespace stands for "default".
+    let xr_namespace = xr
+        .get("metadata")
+        .and_then(|m| m.get("namespace"))
+        .cloned()
+        .or_else(|| Some(json!("default")));
     let desired = rsp.desired.clone().unwrap_or_default();
 
     let mut composite = Map::new();

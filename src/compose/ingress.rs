@@ -1,8 +1,8 @@
 //! The Ingress in front of an OpenAI-compatible Service.
 
 use k8s_openapi::api::networking::v1::{
-    HTTPIngressPath, HTTPIngressRuleValue, Ingress, IngressBackend, IngressRule, IngressServiceBackend, IngressSpec,
-    IngressTLS, ServiceBackendPort,
+    HTTPIngressPath, HTTPIngressRuleValue, Ingress, IngressBackend, IngressRule,
+    IngressServiceBackend, IngressSpec, IngressTLS, ServiceBackendPort,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde_json::Value;
@@ -37,7 +37,10 @@ pub fn ingress(p: &IngressParams) -> Value {
                         backend: IngressBackend {
                             service: Some(IngressServiceBackend {
                                 name: p.service.to_string(),
-                                port: Some(ServiceBackendPort { number: Some(p.port), name: None }),
+                                port: Some(ServiceBackendPort {
+                                    number: Some(p.port),
+                                    name: None,
+                                }),
                             }),
                             resource: None,
                         },
@@ -45,7 +48,10 @@ pub fn ingress(p: &IngressParams) -> Value {
                 }),
             }]),
             tls: p.tls_secret.map(|secret| {
-                vec![IngressTLS { hosts: Some(vec![p.host.to_string()]), secret_name: Some(secret.to_string()) }]
+                vec![IngressTLS {
+                    hosts: Some(vec![p.host.to_string()]),
+                    secret_name: Some(secret.to_string()),
+                }]
             }),
             default_backend: None,
         }),

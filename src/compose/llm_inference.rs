@@ -22,6 +22,9 @@ use crate::xr::llm_inference::{LlmInferenceSpec, LlmInferenceStatus};
 pub const RUNTIME: &str = "vllm_runtime";
 pub const INGRESS: &str = "ingress";
 
+/// The operator's fixed startup probe: 120 s delay + 100 failures x 20 s.
+const OPERATOR_STARTUP_SECONDS: u32 = 2120;
+
 /// Condition types this composer sets.
 pub const SIZED: &str = "Sized";
 pub const SERVING: &str = "Serving";
@@ -34,19 +37,31 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
     let mut referenced: Option<Box<ResolvedModel>> = None;
     let model = match (&spec.model, &spec.model_ref) {
         (Some(m), _) if !m.trim().is_empty() => m.trim().to_string(),
-        (Some(_), _) => return Err(Refusal::new("InvalidSpec", "spec.model is empty; set a Hugging Face model id such as Qwen/Qwen2.5-7B-Instruct")),
+        (Some(_), _) => {
+            return Err(Refusal::new(
+                "InvalidSpec",
+                "spec.model is empty; set a Hugging Face model id such as Qwen/Qwen2.5-7B-Instruct",
+            ));
+        }
         (None, Some(r)) => {
-            out.requirements.insert(REQUIREMENT_KEY.into(), model_ref::requirement(&r.name, &req.xr.namespace));
+            out.requirements.insert(
+                REQUIREMENT_KEY.into(),
+                model_ref::requirement(&r.name, &req.xr.namespace),
+            );
             match model_ref::lookup(req, "spec.modelRef", &r.name)? {
                 Lookup::Waiting { message, not_found } => {
                     let status = Map::from_iter([("ready".to_string(), Value::from("False"))]);
-                    let mut waiting = model_ref::waiting(req, &message, not_found, status, &[RUNTIME, INGRESS]);
+                    let mut waiting =
+                        model_ref::waiting(req, &message, not_found, status, &[RUNTIME, INGRESS]);
                     waiting.requirements = out.requirements;
                     return Ok(waiting);
                 }
                 Lookup::Found(m) => {
                     if let Some(why) = &m.facts.unservable {
-                        return Err(Refusal::new("UnservableModel", format!("spec.modelRef: Model {}: {why}", m.display)));
+                        return Err(Refusal::new(
+                            "UnservableModel",
+                            format!("spec.modelRef: Model {}: {why}", m.display),
+                        ));
                     }
                     let url = m.facts.model_url.clone();
                     referenced = Some(m);
@@ -66,14 +81,17 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
     if let Some(f) = facts {
         sizing_request.model_id = f.model_id.clone();
         sizing_request.quantization = sizing_request.quantization.or(f.precision);
-        sizing_request.parameter_count = sizing_request.parameter_count.or_else(|| f.parameter_count.clone());
+        sizing_request.parameter_count = sizing_request
+            .parameter_count
+            .or_else(|| f.parameter_count.clone());
         // The Model's shardSpec fixes the parallelism unless spec.gpu does.
         if sizing_request.gpu_count.is_none() {
             sizing_request.tensor_parallel = f.tensor_parallel;
             sizing_request.pipeline_parallel = f.pipeline_parallel;
         }
     }
-    let plan = sizing::size(&sizing_request).map_err(|e| Refusal::new("CannotSize", sizing_error_message(&spec, &e)))?;
+    let plan = sizing::size(&sizing_request)
+        .map_err(|e| Refusal::new("CannotSize", sizing_error_message(&spec, &e)))?;
     if plan.nodes > 1 {
         return Err(Refusal::new(
             "DoesNotFitOnePod",
@@ -81,7 +99,11 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
                 "{model} needs {} {} GPUs on {} nodes (tensor parallel {} x pipeline parallel {}), but a VLLMRuntime runs \
                  each replica as one pod on one node; use a GPU with more memory (spec.gpuType, for example H200-141GB or \
                  B200), a lower precision (spec.quantization fp8 or int4), or a shorter context (spec.maxModelLen)",
-                plan.gpu_count, plan.gpu.name, plan.nodes, plan.tensor_parallel_size, plan.pipeline_parallel_size
+                plan.gpu_count,
+                plan.gpu.name,
+                plan.nodes,
+                plan.tensor_parallel_size,
+                plan.pipeline_parallel_size
             ),
         ));
     }
@@ -95,7 +117,10 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
         Some(pc) => Placement::Remote {
             provider_config: pc.clone(),
             kind: req.settings.provider_config_kind,
-            namespace: spec.target_namespace.clone().unwrap_or_else(|| xr.namespace.clone()),
+            namespace: spec
+                .target_namespace
+                .clone()
+                .unwrap_or_else(|| xr.namespace.clone()),
         },
         None => {
             if let Some(t) = &spec.target_namespace {
@@ -105,12 +130,18 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
                     xr.namespace
                 ));
             }
-            Placement::Native { namespace: xr.namespace.clone() }
+            Placement::Native {
+                namespace: xr.namespace.clone(),
+            }
         }
     };
     // The operator names its Service after the runtime, and a Service named
     // "vllm" makes Kubernetes inject VLLM_PORT=tcp://..., which breaks vLLM.
-    let runtime_name = if xr.name == "vllm" { "vllm-server".to_string() } else { xr.name.clone() };
+    let runtime_name = if xr.name == "vllm" {
+        "vllm-server".to_string()
+    } else {
+        xr.name.clone()
+    };
     if runtime_name != xr.name {
         notes.push("the runtime is named vllm-server: a Service named vllm breaks vLLM's VLLM_PORT setting".into());
     }
@@ -119,8 +150,20 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
     let hf_token = spec
         .hf_token_secret_ref
         .as_ref()
-        .map(|r| (r.name.as_str(), r.key.as_deref().filter(|k| !k.is_empty()).unwrap_or("token")))
-        .or_else(|| facts.and_then(|f| f.hf_token.as_ref()).map(|(n, k)| (n.as_str(), k.as_str())));
+        .map(|r| {
+            (
+                r.name.as_str(),
+                r.key
+                    .as_deref()
+                    .filter(|k| !k.is_empty())
+                    .unwrap_or("token"),
+            )
+        })
+        .or_else(|| {
+            facts
+                .and_then(|f| f.hf_token.as_ref())
+                .map(|(n, k)| (n.as_str(), k.as_str()))
+        });
     let mut extra_args = facts.map(|f| f.serve_args(&plan)).unwrap_or_default();
     extra_args.extend(spec.extra_args.iter().cloned());
     let cache = facts.and_then(|f| f.weights_cache(&plan, i32::try_from(replicas).unwrap_or(1)));
@@ -148,9 +191,18 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
         runtime = with_weights_cache(runtime, c);
     }
     let runtime_ready = observed_readiness(req.observed.get(RUNTIME).as_ref());
-    out.resources.insert(RUNTIME.into(), Composed { manifest: placement.place(runtime), ready: runtime_ready });
+    out.resources.insert(
+        RUNTIME.into(),
+        Composed {
+            manifest: placement.place(runtime),
+            ready: runtime_ready,
+        },
+    );
 
-    let mut endpoint = Endpoint { internal: Some(internal_url(&runtime_name, &namespace)), external: None };
+    let mut endpoint = Endpoint {
+        internal: Some(internal_url(&runtime_name, &namespace)),
+        external: None,
+    };
     if let Some(host) = spec.ingress_host.as_deref().filter(|h| !h.is_empty()) {
         let manifest = ingress(&IngressParams {
             name: &xr.name,
@@ -162,16 +214,33 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
             tls_secret: spec.tls.as_ref().map(|t| t.secret_name.as_str()),
         });
         let ready = observed_readiness(req.observed.get(INGRESS).as_ref());
-        out.resources.insert(INGRESS.into(), Composed { manifest: placement.place(manifest), ready });
+        out.resources.insert(
+            INGRESS.into(),
+            Composed {
+                manifest: placement.place(manifest),
+                ready,
+            },
+        );
         endpoint.external = Some(external_url(host, spec.tls.is_some()));
     }
 
+    notes.extend(overridden_by_extra_args(&spec.extra_args));
+    if plan.startup_probe_seconds > OPERATOR_STARTUP_SECONDS {
+        notes.push(format!(
+            "loading the weights may take up to {} s, but the operator's startup probe gives up after {OPERATOR_STARTUP_SECONDS} s \
+             and cannot be changed; pre-load the weights on a volume or use a faster storage path",
+            plan.startup_probe_seconds
+        ));
+    }
     let serving = runtime_ready == Ready::True;
     let mut warnings = plan.warnings.clone();
     warnings.extend(notes);
     let status = LlmInferenceStatus {
         model: Some(model.clone()),
-        plan: Some(PlanStatus { warnings: warnings.clone(), ..plan_status(&plan) }),
+        plan: Some(PlanStatus {
+            warnings: warnings.clone(),
+            ..plan_status(&plan)
+        }),
         gpu_type: Some(plan.gpu.name.to_string()),
         gpu_count: Some(plan.gpu_count),
         endpoint: Some(endpoint),
@@ -182,41 +251,89 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
     out.conditions.push(outcome::condition(
         SIZED,
         true,
-        if warnings.is_empty() { "Sized" } else { "SizedWithWarnings" },
+        if warnings.is_empty() {
+            "Sized"
+        } else {
+            "SizedWithWarnings"
+        },
         format!(
             "{} x {} ({}), tensor parallel {}, max model length {}",
             plan.gpu_count,
-            plan.mig_profile.as_deref().map_or(plan.gpu.name.to_string(), |m| format!("{} {m}", plan.gpu.name)),
+            plan.mig_profile
+                .as_deref()
+                .map_or(plan.gpu.name.to_string(), |m| format!(
+                    "{} {m}",
+                    plan.gpu.name
+                )),
             plan.dtype,
             plan.tensor_parallel_size,
             plan.max_model_len
         ),
     ));
     out.conditions.push(if serving {
-        outcome::condition(SERVING, true, "Available", format!("{model} serves at {}", internal_url(&runtime_name, &namespace)))
+        outcome::condition(
+            SERVING,
+            true,
+            "Available",
+            format!(
+                "{model} serves at {}",
+                internal_url(&runtime_name, &namespace)
+            ),
+        )
     } else {
-        outcome::condition(SERVING, false, "Starting", "the vLLM runtime has no available replica yet")
+        outcome::condition(
+            SERVING,
+            false,
+            "Starting",
+            "the vLLM runtime has no available replica yet",
+        )
     });
     Ok(out)
 }
 
-fn sizing_request(spec: &LlmInferenceSpec, model: &str, req: &ComposeRequest) -> Result<SizingRequest, Refusal> {
-    let gpu = check_range("spec.gpu", spec.gpu, 1, 64, "a whole number of GPUs per replica; omit it to derive the count")?;
-    let max_model_len = check_range("spec.maxModelLen", spec.max_model_len, 256, 10_485_760, "a context length in tokens; omit it to derive one")?;
+fn sizing_request(
+    spec: &LlmInferenceSpec,
+    model: &str,
+    req: &ComposeRequest,
+) -> Result<SizingRequest, Refusal> {
+    let gpu = check_range(
+        "spec.gpu",
+        spec.gpu,
+        1,
+        64,
+        "a whole number of GPUs per replica; omit it to derive the count",
+    )?;
+    let max_model_len = check_range(
+        "spec.maxModelLen",
+        spec.max_model_len,
+        256,
+        10_485_760,
+        "a context length in tokens; omit it to derive one",
+    )?;
     let quantization = match spec.quantization.as_deref() {
         None | Some("auto") => None,
         Some(q) => Some(q.parse::<Precision>().map_err(|_| {
-            Refusal::new("InvalidSpec", format!("spec.quantization is {q:?}; use auto, fp32, bf16, fp16, fp8, int8, int4 or fp4"))
+            Refusal::new(
+                "InvalidSpec",
+                format!(
+                    "spec.quantization is {q:?}; use auto, fp32, bf16, fp16, fp8, int8, int4 or fp4"
+                ),
+            )
         })?),
     };
     let mig = match spec.mig_profile.as_deref() {
         // Whole GPUs unless asked: a MIG slice only schedules where nodes are partitioned.
         None => MigChoice::None,
-        Some(m) => m.parse::<MigChoice>().map_err(|e| Refusal::new("InvalidSpec", format!("spec.migProfile: {e}")))?,
+        Some(m) => m
+            .parse::<MigChoice>()
+            .map_err(|e| Refusal::new("InvalidSpec", format!("spec.migProfile: {e}")))?,
     };
     Ok(SizingRequest {
         model_id: model.to_string(),
-        gpu_type: spec.gpu_type.clone().unwrap_or_else(|| req.settings.gpu_type.clone()),
+        gpu_type: spec
+            .gpu_type
+            .clone()
+            .unwrap_or_else(|| req.settings.gpu_type.clone()),
         quantization,
         max_model_len: max_model_len.map(|v| v as u64),
         parameter_count: spec.parameter_count.clone(),
@@ -227,12 +344,38 @@ fn sizing_request(spec: &LlmInferenceSpec, model: &str, req: &ComposeRequest) ->
     })
 }
 
+/// vllm serve flags the plan derives. Extra arguments come last and win, so
+/// setting one of these makes the reported plan differ from what runs.
+const DERIVED_FLAGS: &[&str] = &[
+    "--tensor-parallel-size",
+    "--pipeline-parallel-size",
+    "--max-model-len",
+    "--dtype",
+    "--quantization",
+    "--gpu-memory-utilization",
+];
+
+fn overridden_by_extra_args(extra_args: &[String]) -> Vec<String> {
+    DERIVED_FLAGS
+        .iter()
+        .filter(|flag| extra_args.iter().any(|a| a == *flag || a.starts_with(&format!("{flag}="))))
+        .map(|flag| format!("spec.extraArgs sets {flag}, which overrides the sizing plan: the reported plan no longer describes the runtime"))
+        .collect()
+}
+
 /// `value` checked against `min..=max`; the error names the field and what is valid.
-fn check_range(field: &str, value: Option<i64>, min: i64, max: i64, what: &str) -> Result<Option<i64>, Refusal> {
+fn check_range(
+    field: &str,
+    value: Option<i64>,
+    min: i64,
+    max: i64,
+    what: &str,
+) -> Result<Option<i64>, Refusal> {
     match value {
-        Some(v) if v < min || v > max => {
-            Err(Refusal::new("InvalidSpec", format!("{field} is {v}; use {what} from {min} to {max}")))
-        }
+        Some(v) if v < min || v > max => Err(Refusal::new(
+            "InvalidSpec",
+            format!("{field} is {v}; use {what} from {min} to {max}"),
+        )),
         other => Ok(other),
     }
 }
@@ -242,10 +385,18 @@ fn sizing_error_message(spec: &LlmInferenceSpec, e: &sizing::SizingError) -> Str
     use sizing::SizingError as E;
     let field = match e {
         E::UnknownGpu { .. } => {
-            if spec.gpu_type.is_some() { "spec.gpuType" } else { "input.defaults.gpuType" }
+            if spec.gpu_type.is_some() {
+                "spec.gpuType"
+            } else {
+                "input.defaults.gpuType"
+            }
         }
         E::UnknownPrecision { .. } | E::UnsupportedPrecision { .. } => "spec.quantization",
-        E::InvalidMigChoice { .. } | E::MigUnsupported { .. } | E::UnknownMigProfile { .. } | E::MigProfileTooSmall { .. } | E::MigNeedsOneGpu { .. } => "spec.migProfile",
+        E::InvalidMigChoice { .. }
+        | E::MigUnsupported { .. }
+        | E::UnknownMigProfile { .. }
+        | E::MigProfileTooSmall { .. }
+        | E::MigNeedsOneGpu { .. } => "spec.migProfile",
         E::MissingParameterCount { .. } | E::InvalidParameterCount { .. } => "spec.parameterCount",
         E::InvalidGpuCount { .. } | E::InvalidTensorParallel { .. } => "spec.gpu",
         E::ContextLongerThanModel { .. } | E::ContextDoesNotFit { .. } => "spec.maxModelLen",
@@ -298,7 +449,8 @@ fn warn_on_transition(req: &ComposeRequest, warnings: &[String], out: &mut Compo
         .unwrap_or_default();
     for w in warnings {
         if !seen.contains(&w.as_str()) {
-            out.results.push(outcome::warning("SizingWarning", w.clone()));
+            out.results
+                .push(outcome::warning("SizingWarning", w.clone()));
         }
     }
 }

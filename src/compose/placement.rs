@@ -6,7 +6,9 @@
 use serde_json::{Value, json};
 
 use crate::input::ProviderConfigKind;
-use crate::manifests::provider_kubernetes::{Object, ObjectSpec, ProviderConfigReference, Readiness};
+use crate::manifests::provider_kubernetes::{
+    Object, ObjectSpec, ProviderConfigReference, Readiness,
+};
 
 /// Where to put composed manifests.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -14,7 +16,11 @@ pub enum Placement {
     /// Composed directly; Crossplane forces the XR's namespace on them.
     Native { namespace: String },
     /// Wrapped in provider-kubernetes Objects applied to another (or this) cluster.
-    Remote { provider_config: String, kind: ProviderConfigKind, namespace: String },
+    Remote {
+        provider_config: String,
+        kind: ProviderConfigKind,
+        namespace: String,
+    },
 }
 
 impl Placement {
@@ -27,10 +33,24 @@ impl Placement {
 
     /// The manifest as it should be composed.
     pub fn place(&self, manifest: Value) -> Value {
-        let Self::Remote { provider_config, kind, .. } = self else { return manifest };
-        let readiness = readiness_for(manifest.get("kind").and_then(Value::as_str).unwrap_or_default());
+        let Self::Remote {
+            provider_config,
+            kind,
+            ..
+        } = self
+        else {
+            return manifest;
+        };
+        let readiness = readiness_for(
+            manifest
+                .get("kind")
+                .and_then(Value::as_str)
+                .unwrap_or_default(),
+        );
         let reference = match kind {
-            ProviderConfigKind::ProviderConfig => ProviderConfigReference::provider_config(provider_config.clone()),
+            ProviderConfigKind::ProviderConfig => {
+                ProviderConfigReference::provider_config(provider_config.clone())
+            }
             ProviderConfigKind::ClusterProviderConfig => {
                 ProviderConfigReference::cluster_provider_config(provider_config.clone())
             }

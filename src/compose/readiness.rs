@@ -9,7 +9,9 @@ use crate::proto::wire::Ready;
 /// READY_TRUE only when the observed object says it serves; READY_FALSE
 /// while it exists but does not yet; READY_FALSE when not observed yet.
 pub fn observed_readiness(observed: Option<&Map<String, Value>>) -> Ready {
-    let Some(o) = observed else { return Ready::False };
+    let Some(o) = observed else {
+        return Ready::False;
+    };
     let ready = match o.get("kind").and_then(Value::as_str).unwrap_or_default() {
         // provider-kubernetes turns its readiness policy into a Ready condition.
         "Object" => condition_is_true(o, "Ready"),
@@ -29,7 +31,10 @@ fn condition_is_true(o: &Map<String, Value>, type_: &str) -> bool {
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
-        .any(|c| c.get("type").and_then(Value::as_str) == Some(type_) && c.get("status").and_then(Value::as_str) == Some("True"))
+        .any(|c| {
+            c.get("type").and_then(Value::as_str) == Some(type_)
+                && c.get("status").and_then(Value::as_str) == Some("True")
+        })
 }
 
 fn int_at(o: &Map<String, Value>, path: &[&str]) -> i64 {
@@ -53,14 +58,54 @@ mod tests {
     fn readiness_follows_what_each_kind_reports() {
         let cases = [
             ("not observed yet", None, Ready::False),
-            ("Object, Ready False", Some(json!({"kind": "Object", "status": {"conditions": [{"type": "Ready", "status": "False"}]}})), Ready::False),
-            ("Object, Ready True", Some(json!({"kind": "Object", "status": {"conditions": [{"type": "Synced", "status": "True"}, {"type": "Ready", "status": "True"}]}})), Ready::True),
-            ("Object, no status", Some(json!({"kind": "Object"})), Ready::False),
-            ("VLLMRuntime, none available", Some(json!({"kind": "VLLMRuntime", "status": {"availableReplicas": 0}})), Ready::False),
-            ("VLLMRuntime, one available", Some(json!({"kind": "VLLMRuntime", "status": {"availableReplicas": 1}})), Ready::True),
-            ("Deployment, Available", Some(json!({"kind": "Deployment", "status": {"conditions": [{"type": "Available", "status": "True"}]}})), Ready::True),
-            ("Deployment, progressing only", Some(json!({"kind": "Deployment", "status": {"conditions": [{"type": "Progressing", "status": "True"}]}})), Ready::False),
-            ("Ingress exists", Some(json!({"kind": "Ingress"})), Ready::True),
+            (
+                "Object, Ready False",
+                Some(
+                    json!({"kind": "Object", "status": {"conditions": [{"type": "Ready", "status": "False"}]}}),
+                ),
+                Ready::False,
+            ),
+            (
+                "Object, Ready True",
+                Some(
+                    json!({"kind": "Object", "status": {"conditions": [{"type": "Synced", "status": "True"}, {"type": "Ready", "status": "True"}]}}),
+                ),
+                Ready::True,
+            ),
+            (
+                "Object, no status",
+                Some(json!({"kind": "Object"})),
+                Ready::False,
+            ),
+            (
+                "VLLMRuntime, none available",
+                Some(json!({"kind": "VLLMRuntime", "status": {"availableReplicas": 0}})),
+                Ready::False,
+            ),
+            (
+                "VLLMRuntime, one available",
+                Some(json!({"kind": "VLLMRuntime", "status": {"availableReplicas": 1}})),
+                Ready::True,
+            ),
+            (
+                "Deployment, Available",
+                Some(
+                    json!({"kind": "Deployment", "status": {"conditions": [{"type": "Available", "status": "True"}]}}),
+                ),
+                Ready::True,
+            ),
+            (
+                "Deployment, progressing only",
+                Some(
+                    json!({"kind": "Deployment", "status": {"conditions": [{"type": "Progressing", "status": "True"}]}}),
+                ),
+                Ready::False,
+            ),
+            (
+                "Ingress exists",
+                Some(json!({"kind": "Ingress"})),
+                Ready::True,
+            ),
         ];
         for (reason, observed, want) in cases {
             let observed = observed.map(obj);

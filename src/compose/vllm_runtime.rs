@@ -12,8 +12,8 @@ use serde_json::Value;
 
 use crate::input::{Image, Settings};
 use crate::manifests::vllm_runtime::{
-    DeploymentConfig, DeploymentStrategy, EnvVar, HfTokenSecret, ImageSpec, ModelSpec, ResourceSpec, StorageConfig,
-    VLLMConfig, VLLMRuntime, VLLMRuntimeSpec,
+    DeploymentConfig, DeploymentStrategy, EnvVar, HfTokenSecret, ImageSpec, ModelSpec,
+    ResourceSpec, StorageConfig, VLLMConfig, VLLMRuntime, VLLMRuntimeSpec,
 };
 use crate::sizing::Plan;
 
@@ -49,10 +49,14 @@ pub fn vllm_runtime(p: &RuntimeParams) -> Value {
     let mut env = Vec::new();
     if tp > 1 {
         // vLLM's default fork breaks CUDA in tensor-parallel workers.
-        env.push(EnvVar { name: "VLLM_WORKER_MULTIPROC_METHOD".into(), value: "spawn".into() });
+        env.push(EnvVar {
+            name: "VLLM_WORKER_MULTIPROC_METHOD".into(),
+            value: "spawn".into(),
+        });
     }
 
-    let gpu_type = (plan.gpu_resource_name != "nvidia.com/gpu").then(|| plan.gpu_resource_name.clone());
+    let gpu_type =
+        (plan.gpu_resource_name != "nvidia.com/gpu").then(|| plan.gpu_resource_name.clone());
     let runtime = VLLMRuntime {
         metadata: ObjectMeta {
             name: Some(p.name.to_string()),
@@ -85,9 +89,18 @@ pub fn vllm_runtime(p: &RuntimeParams) -> Value {
             },
             deployment_config: DeploymentConfig {
                 // A pod holding every GPU of a node cannot be surged next to itself.
-                deployment_strategy: (plan.gpu_count >= plan.gpu.per_node).then_some(DeploymentStrategy::Recreate),
-                image: ImageSpec { registry: p.image.registry.clone(), name: p.image.name.clone(), ..Default::default() },
-                node_selector_terms: p.settings.gpu_node_selector.then(|| node_selector_terms(plan)).flatten(),
+                deployment_strategy: (plan.gpu_count >= plan.gpu.per_node)
+                    .then_some(DeploymentStrategy::Recreate),
+                image: ImageSpec {
+                    registry: p.image.registry.clone(),
+                    name: p.image.name.clone(),
+                    ..Default::default()
+                },
+                node_selector_terms: p
+                    .settings
+                    .gpu_node_selector
+                    .then(|| node_selector_terms(plan))
+                    .flatten(),
                 replicas: Some(p.replicas),
                 resources: ResourceSpec {
                     cpu: Some(plan.cpu.clone()),
@@ -96,7 +109,10 @@ pub fn vllm_runtime(p: &RuntimeParams) -> Value {
                     gpu_type,
                 },
                 shm_size: if tp > 1 { plan.shm_size.clone() } else { None },
-                toleration: p.settings.gpu_toleration.then(|| vec![gpu_toleration(plan)]),
+                toleration: p
+                    .settings
+                    .gpu_toleration
+                    .then(|| vec![gpu_toleration(plan)]),
                 ..Default::default()
             },
             storage_config: p.storage.clone(),
@@ -130,7 +146,11 @@ fn node_selector_terms(plan: &Plan) -> Option<Vec<NodeSelectorTerm>> {
 
 /// GPU nodes are commonly tainted with the GPU's resource name.
 fn gpu_toleration(plan: &Plan) -> Toleration {
-    let key = if plan.gpu.resource_name.starts_with("amd.com") { "amd.com/gpu" } else { "nvidia.com/gpu" };
+    let key = if plan.gpu.resource_name.starts_with("amd.com") {
+        "amd.com/gpu"
+    } else {
+        "nvidia.com/gpu"
+    };
     Toleration {
         key: Some(key.into()),
         operator: Some("Exists".into()),

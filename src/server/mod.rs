@@ -6,7 +6,7 @@
 
 mod metrics;
 mod service;
-mod tls;
+pub mod tls;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -104,8 +104,10 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         let listener = TcpListener::bind(at)
             .await
             .with_context(|| format!("cannot serve metrics on {at}"))?;
+        // The bound address, so that port 0 shows the port actually chosen.
+        let bound = listener.local_addr()?;
         tokio::spawn(metrics::serve(listener, metrics.clone()));
-        tracing::info!(address = %at, "serving metrics at /metrics");
+        tracing::info!(address = %bound, "serving metrics at /metrics");
     }
     let runner = if args.noop {
         Runner::Noop

@@ -67,11 +67,7 @@ fn run_catching_panics(req: wire::RunFunctionRequest) -> Call {
         Ok(response) => Call { subject, response },
         Err(panic) => {
             let Subject { kind, name, .. } = &subject;
-            let what = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".into());
+            let what = function::panic_message(panic.as_ref());
             tracing::error!(%kind, %name, panic = %what, "RunFunction panicked; answered with a FATAL result");
             let response = wire::RunFunctionResponse {
                 meta: Some(wire::ResponseMeta { tag, ttl: None }),

@@ -470,8 +470,13 @@ pub fn size(req: &SizingRequest) -> Result<Plan, SizingError> {
         kv_bytes,
         util: req.gpu_memory_utilization,
     };
+    let kept = if precision.is_quantized() && m.unquantized_b > 0.0 {
+        format!(" ({} B of them kept in bf16)", m.unquantized_b)
+    } else {
+        String::new()
+    };
     reasons.push(format!(
-        "Weights: {} B parameters x {} B = {}.",
+        "Weights: {} B parameters x {} B{kept} = {}.",
         m.total_b,
         precision.bytes_per_param(),
         gib(weights)
@@ -596,7 +601,11 @@ pub fn size(req: &SizingRequest) -> Result<Plan, SizingError> {
                 reasons.push("No MIG: more than one GPU was requested.".to_string());
             } else {
                 let useful = tokens.saturating_mul(MIG_USEFUL_SEQUENCES);
-                match slices.iter().find(|q| slice_fit(q, useful).fits()) {
+                // A slice as big as the GPU gains nothing over the GPU.
+                let mut partial = slices
+                    .iter()
+                    .filter(|q| f64::from(q.memory_gb) < gpu.nominal_gb);
+                match partial.find(|q| slice_fit(q, useful).fits()) {
                     Some(q) => {
                         reasons.push(format!(
                             "MIG {}: the smallest slice of {} that holds the weights and KV cache for {MIG_USEFUL_SEQUENCES} sequences of {} tokens ({:.1} of {:.1} GiB).",
@@ -609,7 +618,7 @@ pub fn size(req: &SizingRequest) -> Result<Plan, SizingError> {
                         chosen_slice = Some(*q);
                     }
                     None => reasons.push(format!(
-                        "No MIG: no slice of {} holds the weights and KV cache for {MIG_USEFUL_SEQUENCES} sequences of {} tokens.",
+                        "No MIG: no partial slice of {} holds the weights and KV cache for {MIG_USEFUL_SEQUENCES} sequences of {} tokens.",
                         gpu.name,
                         thousands(target)
                     )),
@@ -625,13 +634,8 @@ pub fn size(req: &SizingRequest) -> Result<Plan, SizingError> {
     let tps = valid_tps(heads, kv, gpu.per_node);
     let tp_list = join_counts(&tps);
 
-    let (fit, device_gib, device_gb, searched) = if let Some(p) = chosen_slice {
-        (
-            slice_fit(p, tokens),
-            p.usable_gib(),
-            f64::from(p.memory_gb),
-            false,
-        )
+    let (fit, device_gib, device_gb) = if let Some(p) = chosen_slice {
+        (slice_fit(p, tokens), p.usable_gib(), f64::from(p.memory_gb))
     } else {
         let check_tp = |t: u32| -> Result<(), SizingError> {
             if valid_tp(heads, kv, t) {
@@ -659,6 +663,12 @@ pub fn size(req: &SizingRequest) -> Result<Plan, SizingError> {
                 })
             }
         };
+        if let Some(t) = req.tensor_parallel {
+            check_tp(t)?;
+        }
+        if let Some(p) = req.pipeline_parallel {
+            check_pp(p)?;
+        }
         let fixed = match (req.gpu_count, req.tensor_parallel, req.pipeline_parallel) {
             (None, _, None) | (None, None, _) => None,
             (count, Some(t), Some(p)) => {
@@ -706,7 +716,7 @@ pub fn size(req: &SizingRequest) -> Result<Plan, SizingError> {
             Some((t, p)) => {
                 let fit = sizer.evaluate(gpu.memory_gib, gpu.nominal_gb, t, p, tokens);
                 reasons.push(format!("{} as requested.", layout_name(gpu, t, p)));
-                (fit, gpu.memory_gib, gpu.nominal_gb, false)
+                (fit, gpu.memory_gib, gpu.nominal_gb)
             }
             None => {
                 let cands = candidates(&m, gpu, req.tensor_parallel, req.pipeline_parallel);
@@ -759,7 +769,7 @@ pub fn size(req: &SizingRequest) -> Result<Plan, SizingError> {
                     layout_name(gpu, fit.tp, fit.pp),
                     gpu.per_node
                 ));
-                (fit, gpu.memory_gib, gpu.nominal_gb, true)
+                (fit, gpu.memory_gib, gpu.nominal_gb)
             }
         }
     };
@@ -846,7 +856,6 @@ pub fn size(req: &SizingRequest) -> Result<Plan, SizingError> {
             thousands(fit.capacity_tokens)
         ));
     }
-    let _ = searched;
 
     let devices = fit.devices();
     let nodes = devices.div_ceil(gpu.per_node).max(1);
@@ -1009,19 +1018,28 @@ fn no_fit(
             break;
         }
     }
-    let mut bigger: Vec<&Gpu> = gpus()
+    // Among bigger GPUs: same vendor first, then the fewest nodes, then the least memory.
+    let bigger = gpus()
         .iter()
         .filter(|g| g.memory_gib > gpu.memory_gib && (precision != Precision::Fp8 || g.fp8))
-        .collect();
-    bigger.sort_by(|a, b| a.memory_gib.total_cmp(&b.memory_gib));
-    for g in bigger {
-        if let (Some(f), _) = sizer.search(g, &candidates(m, g, None, None), tokens) {
-            ideas.push(format!(
-                "a bigger GPU would: {}",
-                layout_name(g, f.tp, f.pp)
-            ));
-            break;
-        }
+        .filter_map(|g| {
+            sizer
+                .search(g, &candidates(m, g, None, None), tokens)
+                .0
+                .map(|f| (g, f))
+        })
+        .min_by(|(a, fa), (b, fb)| {
+            let nodes = |g: &Gpu, f: &Fit| f.devices().div_ceil(g.per_node);
+            (a.vendor != gpu.vendor)
+                .cmp(&(b.vendor != gpu.vendor))
+                .then(nodes(a, fa).cmp(&nodes(b, fb)))
+                .then(a.memory_gib.total_cmp(&b.memory_gib))
+        });
+    if let Some((g, f)) = bigger {
+        ideas.push(format!(
+            "a bigger GPU would: {}",
+            layout_name(g, f.tp, f.pp)
+        ));
     }
     if explicit_ctx {
         ideas.push("a shorter maxModelLen needs less KV cache".to_string());
@@ -1042,5 +1060,188 @@ fn no_fit(
         precision,
         weights_gib: sizer.weights_gib,
         suggestion,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(model: &str, gpu: &str) -> SizingRequest {
+        SizingRequest {
+            model_id: model.into(),
+            gpu_type: gpu.into(),
+            mig: MigChoice::None,
+            ..SizingRequest::default()
+        }
+    }
+
+    fn err(r: SizingRequest) -> String {
+        size(&r).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn valid_tp_follows_vllm() {
+        assert_eq!(valid_tps(28, 4, 8), vec![1, 2, 4]);
+        assert_eq!(valid_tps(12, 2, 8), vec![1, 2, 4]);
+        assert_eq!(valid_tps(40, 10, 8), vec![1, 2]);
+        assert_eq!(valid_tps(71, 1, 8), vec![1]);
+        assert_eq!(valid_tps(64, 8, 8), vec![1, 2, 4, 8]);
+    }
+
+    #[test]
+    fn dot_inference_host_contract() {
+        let p = size(&SizingRequest {
+            gpu_count: Some(1),
+            ..req("Qwen/Qwen2.5-1.5B-Instruct", "L4")
+        })
+        .unwrap();
+        assert_eq!(
+            (p.cpu.as_str(), p.memory.as_str(), p.shm_size.clone()),
+            ("2", "8Gi", None)
+        );
+        let p = size(&SizingRequest {
+            gpu_count: Some(2),
+            ..req("Qwen/Qwen2.5-1.5B-Instruct", "L4")
+        })
+        .unwrap();
+        assert_eq!((p.cpu.as_str(), p.memory.as_str()), ("4", "16Gi"));
+        assert_eq!(p.shm_size.as_deref(), Some("8Gi"));
+        assert_eq!(p.tensor_parallel_size, 2);
+    }
+
+    #[test]
+    fn decisions() {
+        // T4 has no bf16.
+        let p = size(&req("Qwen/Qwen2.5-1.5B-Instruct", "T4")).unwrap();
+        assert_eq!(
+            (p.dtype.as_str(), p.weight_precision),
+            ("float16", Precision::Fp16)
+        );
+        // Online fp8 on an fp8 GPU.
+        let p = size(&SizingRequest {
+            quantization: Some(Precision::Fp8),
+            ..req("meta-llama/Llama-3.1-70B-Instruct", "H100")
+        })
+        .unwrap();
+        assert_eq!(p.quantization.as_deref(), Some("fp8"));
+        assert_eq!(p.gpu_count, 2);
+        // Pre-quantized checkpoints need no --quantization.
+        let p = size(&req("neuralmagic/Meta-Llama-3.1-70B-Instruct-FP8", "H100")).unwrap();
+        assert_eq!(
+            (p.weight_precision, p.quantization.clone()),
+            (Precision::Fp8, None)
+        );
+        assert!(p.reasons[0].contains("meta-llama/Llama-3.1-70B-Instruct"));
+        // Advertised 10M context is never the default.
+        let p = size(&req("meta-llama/Llama-4-Scout-17B-16E-Instruct", "H100")).unwrap();
+        assert_eq!(p.max_model_len, DEFAULT_CONTEXT);
+        // Llama-3.1-405B bf16 spans nodes.
+        let p = size(&req("meta-llama/Llama-3.1-405B-Instruct", "H100")).unwrap();
+        assert_eq!(
+            (p.tensor_parallel_size, p.nodes),
+            (8, p.pipeline_parallel_size)
+        );
+        assert!(p.nodes >= 2 && !p.warnings.is_empty());
+        // MIG auto for a small model on an H100.
+        let p = size(&SizingRequest {
+            mig: MigChoice::Auto,
+            ..req("Qwen/Qwen2.5-1.5B-Instruct", "H100")
+        })
+        .unwrap();
+        assert_eq!(p.gpu_resource_name, "nvidia.com/mig-1g.20gb");
+        // Explicit too-few GPUs: a warning, not an error.
+        let p = size(&SizingRequest {
+            gpu_count: Some(1),
+            ..req("meta-llama/Llama-3.1-70B-Instruct", "L4")
+        })
+        .unwrap();
+        assert!(
+            p.warnings.iter().any(|w| w.contains("out-of-memory")),
+            "{:?}",
+            p.warnings
+        );
+        // An explicit GPU count caps the default context to what fits.
+        let p = size(&SizingRequest {
+            gpu_count: Some(1),
+            ..req("meta-llama/Llama-3.1-8B-Instruct", "A10G")
+        })
+        .unwrap();
+        assert!(
+            p.max_model_len < DEFAULT_CONTEXT && p.max_model_len > 4096,
+            "{}",
+            p.max_model_len
+        );
+        assert!(p.warnings.is_empty());
+    }
+
+    #[test]
+    fn error_messages() {
+        let h100_fp8 = "L4, L40S, H100-80GB, H100-NVL, H20, H200, B200, GB200, B300, GH200, RTX-PRO-6000, MI300X, MI325X";
+        let cases: Vec<(SizingRequest, String)> = vec![
+            (
+                SizingRequest { quantization: Some(Precision::Fp8), ..req("meta-llama/Llama-3.1-8B-Instruct", "A100-80GB") },
+                format!("fp8 weights need a GPU with fp8 support, which A100-80GB lacks: use a GPU with fp8 ({h100_fp8}) or other weights (bf16, int8, int4)"),
+            ),
+            (
+                SizingRequest { mig: MigChoice::Profile("1g.10gb".into()), ..req("Qwen/Qwen2.5-1.5B-Instruct", "L4") },
+                "L4 has no MIG: use mig none, or a GPU with MIG (A30, A100-40GB, A100-80GB, H100-80GB, H100-NVL, H20, H200, B200, GB200, B300, GH200, RTX-PRO-6000)".into(),
+            ),
+            (
+                SizingRequest { mig: MigChoice::Profile("2g.11gb".into()), ..req("Qwen/Qwen2.5-1.5B-Instruct", "A100-80GB") },
+                "A100-80GB has no MIG profile `2g.11gb`: its profiles are 1g.10gb, 1g.20gb, 2g.20gb, 3g.40gb, 4g.40gb, 7g.80gb".into(),
+            ),
+            (
+                SizingRequest { mig: MigChoice::Profile("1g.10gb".into()), ..req("meta-llama/Llama-3.1-8B-Instruct", "H100") },
+                "MIG profile 1g.10gb of H100-80GB (8.1 GiB usable) cannot hold meta-llama/Llama-3.1-8B-Instruct, which needs 17.9 GiB: the smallest profile that holds it is 3g.40gb".into(),
+            ),
+            (
+                SizingRequest { gpu_count: Some(3), ..req("Qwen/Qwen2.5-7B-Instruct", "L4") },
+                "3 GPUs is not a valid tensor-parallel layout for Qwen/Qwen2.5-7B-Instruct (28 attention heads, 4 KV heads, 8 L4 per node): use 1, 2, 4 on one node, or a multiple of 8 across nodes".into(),
+            ),
+            (
+                SizingRequest { tensor_parallel: Some(8), ..req("microsoft/Phi-3-medium-4k-instruct", "H100") },
+                "tensor parallel size 8 is not valid for microsoft/Phi-3-medium-4k-instruct (40 attention heads, 10 KV heads, 8 H100-80GB per node): use 1, 2".into(),
+            ),
+            (
+                SizingRequest { max_model_len: Some(1_000_000_000_000_000), ..req("Qwen/Qwen2.5-7B-Instruct", "L4") },
+                "invalid maxModelLen `1000000000000000`: it must be between 1 and 100000000 tokens".into(),
+            ),
+            (
+                SizingRequest { max_model_len: Some(65_536), ..req("Qwen/Qwen2.5-7B-Instruct", "L4") },
+                "maxModelLen 65536 exceeds the 32768-token context of Qwen/Qwen2.5-7B-Instruct: use at most 32768".into(),
+            ),
+            (
+                SizingRequest { gpu_count: Some(0), ..req("Qwen/Qwen2.5-7B-Instruct", "L4") },
+                "invalid gpu count `0`: it must be between 1 and 4096".into(),
+            ),
+            (
+                req("someorg/mystery-model", "L4"),
+                "cannot tell how many parameters `someorg/mystery-model` has: it is not in the model catalog and its id carries no size; set parameterCount (for example 8B, 70B or 8x7B)".into(),
+            ),
+            (
+                SizingRequest { gpu_memory_utilization: 1.5, ..req("Qwen/Qwen2.5-7B-Instruct", "L4") },
+                "invalid gpuMemoryUtilization `1.5`: it must be above 0 and at most 1 (0.9 is usual)".into(),
+            ),
+            (
+                SizingRequest { gpu_count: Some(2), tensor_parallel: Some(2), pipeline_parallel: Some(2), ..req("Qwen/Qwen2.5-7B-Instruct", "L4") },
+                "2 GPUs do not match tensor parallel 2 x pipeline parallel 2: set gpu count to 4 or drop it".into(),
+            ),
+            (
+                SizingRequest { max_model_len: Some(131_072), gpu_count: Some(1), ..req("meta-llama/Llama-3.1-8B-Instruct", "L4") },
+                "maxModelLen 131072 does not fit next to meta-llama/Llama-3.1-8B-Instruct on 1 x L4 (TP 1, PP 1): at most 24832 tokens fit; use maxModelLen 24832 or 2 x L4 (TP 2, PP 1)".into(),
+            ),
+            (
+                req("deepseek-ai/DeepSeek-V3", "A100-80GB"),
+                format!("fp8 weights need a GPU with fp8 support, which A100-80GB lacks: use a GPU with fp8 ({h100_fp8}) or other weights (bf16, int8, int4)"),
+            ),
+            (
+                SizingRequest { quantization: Some(Precision::Fp32), ..req("meta-llama/Llama-3.1-405B-Instruct", "T4") },
+                "meta-llama/Llama-3.1-405B-Instruct with fp32 weights (1511.9 GiB) does not fit on T4: no layout of up to 16 nodes holds it; int4 weights would fit on 28 x T4 (TP 4, PP 7); a bigger GPU would: 8 x B300 (TP 8, PP 1)".into(),
+            ),
+        ];
+        for (r, want) in cases {
+            assert_eq!(err(r.clone()), want, "{r:?}");
+        }
     }
 }

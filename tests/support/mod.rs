@@ -1,5 +1,527 @@
-//! Helpers shared by the integration tests. Each test crate uses a part of
-//! them, so unused items are expected.
+//! Helpers shared by the integration tests: certificates, request builders,
+//! an in-process server, the real binary run as a child process, and schema
+//! validation of composed manifests.
+//!
+//! Each test file compiles this module on its own and uses part of it.
 #![allow(dead_code)]
 
+pub mod manifests;
 pub mod schema;
+
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use function_inference::convert::json_to_struct;
+use function_inference::proto::full;
+use function_inference::proto::full::function_runner_service_client::FunctionRunnerServiceClient;
+use function_inference::server::{self, Handler, Metrics, Runner};
+use rcgen::{
+    BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
+    KeyUsagePurpose,
+};
+use serde_json::{Value, json};
+use tempfile::TempDir;
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint, Identity};
+
+/// How long anything in a test may take before it counts as hung. Generous:
+/// the tests run unoptimized on a loaded two-core machine.
+pub const PATIENCE: Duration = Duration::from_secs(120);
+
+// ---------------------------------------------------------------------------
+// Certificates
+// ---------------------------------------------------------------------------
+
+/// A certificate and its private key, PEM-encoded.
+pub struct Pem {
+    pub cert: String,
+    pub key: String,
+}
+
+impl Pem {
+    pub fn identity(&self) -> Identity {
+        Identity::from_pem(&self.cert, &self.key)
+    }
+}
+
+/// The certificates of one test: a CA whose tls.crt, tls.key and ca.crt are
+/// written to `dir` as Crossplane mounts them, a client certificate that CA
+/// signed, and a client certificate from an unrelated ("rogue") CA.
+pub struct Pki {
+    pub dir: TempDir,
+    pub ca_cert: String,
+    pub client: Pem,
+    pub rogue_client: Pem,
+}
+
+impl Pki {
+    pub fn generate() -> Self {
+        let (ca_cert, ca) = new_ca("function-inference test CA");
+        let server = new_leaf(
+            &ca,
+            "localhost",
+            &["localhost", "127.0.0.1"],
+            ExtendedKeyUsagePurpose::ServerAuth,
+        );
+        let client = new_leaf(&ca, "crossplane", &[], ExtendedKeyUsagePurpose::ClientAuth);
+        let (_, rogue_ca) = new_ca("rogue CA");
+        let rogue_client = new_leaf(
+            &rogue_ca,
+            "crossplane",
+            &[],
+            ExtendedKeyUsagePurpose::ClientAuth,
+        );
+
+        let dir = tempfile::tempdir().expect("create a temporary directory");
+        std::fs::write(dir.path().join("tls.crt"), &server.cert).unwrap();
+        std::fs::write(dir.path().join("tls.key"), &server.key).unwrap();
+        std::fs::write(dir.path().join("ca.crt"), &ca_cert).unwrap();
+        Self {
+            dir,
+            ca_cert,
+            client,
+            rogue_client,
+        }
+    }
+
+    /// The directory to pass as `--tls-certs-dir`.
+    pub fn certs_dir(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// The server's TLS configuration, read the way `--tls-certs-dir` reads it.
+    pub fn server_tls(&self) -> tonic::transport::ServerTlsConfig {
+        server::tls::server_config(self.certs_dir()).expect("read the generated certificates")
+    }
+}
+
+fn new_ca(name: &str) -> (String, Issuer<'static, KeyPair>) {
+    let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    params.distinguished_name.push(DnType::CommonName, name);
+    params.key_usages = vec![
+        KeyUsagePurpose::KeyCertSign,
+        KeyUsagePurpose::CrlSign,
+        KeyUsagePurpose::DigitalSignature,
+    ];
+    let key = KeyPair::generate().unwrap();
+    let cert = params.self_signed(&key).unwrap();
+    (cert.pem(), Issuer::new(params, key))
+}
+
+fn new_leaf(
+    issuer: &Issuer<'static, KeyPair>,
+    common_name: &str,
+    names: &[&str],
+    usage: ExtendedKeyUsagePurpose,
+) -> Pem {
+    let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+    let mut params = CertificateParams::new(names).unwrap();
+    params
+        .distinguished_name
+        .push(DnType::CommonName, common_name);
+    params.use_authority_key_identifier_extension = true;
+    params.key_usages = vec![
+        KeyUsagePurpose::DigitalSignature,
+        KeyUsagePurpose::KeyEncipherment,
+    ];
+    params.extended_key_usages = vec![usage];
+    let key = KeyPair::generate().unwrap();
+    let cert = params.signed_by(&key, issuer).unwrap();
+    Pem {
+        cert: cert.pem(),
+        key: key.serialize_pem(),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Requests and responses
+// ---------------------------------------------------------------------------
+
+pub const INPUT_API_VERSION: &str = "inference.fn.crossplane.io/v1beta1";
+
+/// A protobuf Struct from a JSON object.
+pub fn object(v: Value) -> prost_types::Struct {
+    json_to_struct(v.as_object().expect("a JSON object"))
+}
+
+/// A Resource holding `v`, readiness unspecified.
+pub fn resource(v: Value) -> full::Resource {
+    full::Resource {
+        resource: Some(object(v)),
+        ..Default::default()
+    }
+}
+
+/// An XR of a kind function-inference does not compose.
+pub fn spaceship() -> Value {
+    json!({
+        "apiVersion": "example.org/v1",
+        "kind": "Spaceship",
+        "metadata": {"name": "enterprise", "namespace": "fleet"},
+        "spec": {"crew": 430},
+    })
+}
+
+/// A request as Crossplane sends it for the first step: the tag, the
+/// observed XR and an empty desired state.
+pub fn request(tag: &str, xr: Value) -> full::RunFunctionRequest {
+    full::RunFunctionRequest {
+        meta: Some(full::RequestMeta {
+            tag: tag.into(),
+            capabilities: (1..=5).collect(),
+        }),
+        observed: Some(full::State {
+            composite: Some(resource(xr)),
+            resources: Default::default(),
+        }),
+        desired: Some(full::State::default()),
+        ..Default::default()
+    }
+}
+
+/// The step input `{apiVersion, kind: Input, ...fields}`.
+pub fn input(fields: Value) -> prost_types::Struct {
+    let mut v = json!({"apiVersion": INPUT_API_VERSION, "kind": "Input"});
+    v.as_object_mut()
+        .unwrap()
+        .extend(fields.as_object().expect("input fields").clone());
+    object(v)
+}
+
+/// Desired state an earlier pipeline step built: an XR status field and a
+/// composed resource with connection details, marked ready.
+pub fn earlier_desired() -> full::State {
+    full::State {
+        composite: Some(resource(json!({
+            "apiVersion": "example.org/v1",
+            "kind": "Spaceship",
+            "status": {"warpFactor": 9, "shields": "up"},
+        }))),
+        resources: [(
+            "bucket".to_string(),
+            full::Resource {
+                resource: Some(object(json!({
+                    "apiVersion": "s3.aws.upbound.io/v1beta1",
+                    "kind": "Bucket",
+                    "metadata": {"labels": {"team": "bridge"}},
+                    "spec": {"forProvider": {"region": "eu-west-1"}},
+                }))),
+                connection_details: [("password".to_string(), b"s3cr3t".to_vec())].into(),
+                ready: full::Ready::True as i32,
+            },
+        )]
+        .into(),
+    }
+}
+
+/// Adds observed composed resources of about `bytes` in total to `req`.
+pub fn pad_observed(req: &mut full::RunFunctionRequest, bytes: usize) {
+    const EACH: usize = 64 * 1024;
+    let observed = req.observed.get_or_insert_with(Default::default);
+    let filler = "x".repeat(EACH);
+    for i in 0..bytes.div_ceil(EACH) {
+        observed.resources.insert(
+            format!("configmap-{i}"),
+            resource(json!({
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": format!("configmap-{i}")},
+                "data": {"filler": filler},
+            })),
+        );
+    }
+}
+
+/// The response meta: the tag and a TTL in seconds.
+pub fn meta(tag: &str, ttl_seconds: i64) -> Option<full::ResponseMeta> {
+    Some(full::ResponseMeta {
+        tag: tag.into(),
+        ttl: Some(prost_types::Duration {
+            seconds: ttl_seconds,
+            nanos: 0,
+        }),
+    })
+}
+
+/// A FATAL result as function-inference writes them.
+pub fn fatal(reason: &str, message: &str) -> full::Result {
+    full::Result {
+        severity: full::Severity::Fatal as i32,
+        message: message.into(),
+        reason: Some(reason.into()),
+        target: Some(full::Target::CompositeAndClaim as i32),
+    }
+}
+
+/// The FATAL message for an XR of `kind` that the function does not compose.
+pub fn unknown_kind_message(kind: &str, api_version: &str) -> String {
+    format!(
+        "function-inference cannot compose kind {kind:?} ({api_version}); it composes LLMInference, Model, AgentPool"
+    )
+}
+
+// ---------------------------------------------------------------------------
+// The server in-process
+// ---------------------------------------------------------------------------
+
+/// The real gRPC server on an ephemeral loopback port, in this process.
+pub struct TestServer {
+    pub addr: SocketAddr,
+    pub metrics: Metrics,
+    shutdown: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<anyhow::Result<()>>>,
+}
+
+impl TestServer {
+    pub async fn start(tls: Option<tonic::transport::ServerTlsConfig>, max_recv_mib: u32) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let metrics = Metrics::new();
+        let handler = Handler::new(Runner::Function, metrics.clone());
+        let (tx, rx) = oneshot::channel::<()>();
+        let task = tokio::spawn(server::run(listener, handler, tls, max_recv_mib, async {
+            let _ = rx.await;
+        }));
+        Self {
+            addr,
+            metrics,
+            shutdown: Some(tx),
+            task: Some(task),
+        }
+    }
+
+    /// Stops the server and checks that it stopped cleanly.
+    pub async fn stop(mut self) {
+        let _ = self.shutdown.take().unwrap().send(());
+        let task = self.task.take().unwrap();
+        tokio::time::timeout(PATIENCE, task)
+            .await
+            .expect("the server stops after shutdown")
+            .expect("the server task does not panic")
+            .expect("the server returns Ok");
+    }
+
+    /// An endpoint for this server; `https` when `tls` is given.
+    pub fn endpoint(&self, tls: Option<ClientTlsConfig>) -> Endpoint {
+        endpoint(self.addr, tls)
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        if let Some(task) = &self.task {
+            task.abort();
+        }
+    }
+}
+
+/// An endpoint for `addr`, with generous timeouts.
+pub fn endpoint(addr: SocketAddr, tls: Option<ClientTlsConfig>) -> Endpoint {
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    let mut e = Endpoint::from_shared(format!("{scheme}://{addr}"))
+        .unwrap()
+        .connect_timeout(PATIENCE)
+        .timeout(PATIENCE);
+    if let Some(tls) = tls {
+        e = e.tls_config(tls).expect("a valid client TLS configuration");
+    }
+    e
+}
+
+/// The client TLS configuration: trust `ca`, verify the name `localhost`,
+/// present `identity` if any.
+pub fn client_tls(ca: &str, identity: Option<&Pem>) -> ClientTlsConfig {
+    let mut c = ClientTlsConfig::new()
+        .domain_name("localhost")
+        .ca_certificate(Certificate::from_pem(ca));
+    if let Some(id) = identity {
+        c = c.identity(id.identity());
+    }
+    c
+}
+
+/// A client whose connection is made on the first call, so that a refused
+/// handshake shows up as that call's error.
+pub fn client(endpoint: Endpoint) -> FunctionRunnerServiceClient<Channel> {
+    FunctionRunnerServiceClient::new(endpoint.connect_lazy())
+        .max_decoding_message_size(usize::MAX)
+        .max_encoding_message_size(usize::MAX)
+}
+
+// ---------------------------------------------------------------------------
+// The binary as a child process
+// ---------------------------------------------------------------------------
+
+pub fn binary() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_function-inference"));
+    c.env_remove("TLS_SERVER_CERTS_DIR").env_remove("RUST_LOG");
+    c
+}
+
+/// The server binary, started on ephemeral ports with JSON logs; its
+/// addresses are read from its own log lines.
+pub struct ServerProcess {
+    child: Child,
+    pub grpc: SocketAddr,
+    pub metrics: Option<SocketAddr>,
+    log: Arc<Mutex<Vec<String>>>,
+    reader: Option<std::thread::JoinHandle<()>>,
+}
+
+impl ServerProcess {
+    /// Starts `function-inference --address 127.0.0.1:0 --log-format json ARGS`
+    /// and waits until it logs that it serves.
+    pub fn start(args: &[&str]) -> Self {
+        Self::start_with_env(args, &[])
+    }
+
+    /// Like [`ServerProcess::start`], with extra environment variables.
+    pub fn start_with_env(args: &[&str], env: &[(&str, &std::ffi::OsStr)]) -> Self {
+        let mut child = binary()
+            .args(["--address", "127.0.0.1:0", "--log-format", "json"])
+            .args(args)
+            .envs(env.iter().copied())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start the binary");
+        let stderr = child.stderr.take().unwrap();
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let (tx, rx) = mpsc::channel::<(String, SocketAddr)>();
+        let reader = {
+            let log = log.clone();
+            std::thread::spawn(move || {
+                for line in BufReader::new(stderr).lines() {
+                    let Ok(line) = line else { break };
+                    if let Ok(v) = serde_json::from_str::<Value>(&line)
+                        && let (Some(message), Some(address)) = (
+                            v.get("message").and_then(Value::as_str),
+                            v.get("address").and_then(Value::as_str),
+                        )
+                        && let Ok(address) = address.parse()
+                    {
+                        let _ = tx.send((message.to_string(), address));
+                    }
+                    log.lock().unwrap().push(line);
+                }
+            })
+        };
+        let mut metrics = None;
+        let deadline = Instant::now() + PATIENCE;
+        let grpc = loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match rx.recv_timeout(left) {
+                Ok((message, address)) if message.starts_with("serving metrics") => {
+                    metrics = Some(address)
+                }
+                Ok((message, address)) if message.starts_with("serving FunctionRunnerService") => {
+                    break address;
+                }
+                Ok(_) => {}
+                Err(_) => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    panic!(
+                        "the server did not log its address; its log:\n{}",
+                        log.lock().unwrap().join("\n")
+                    );
+                }
+            }
+        };
+        Self {
+            child,
+            grpc,
+            metrics,
+            log,
+            reader: Some(reader),
+        }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Sends SIGTERM, as Kubernetes does to stop a pod.
+    pub fn terminate(&self) {
+        let status = Command::new("kill")
+            .args(["-TERM", &self.pid().to_string()])
+            .status()
+            .expect("run kill");
+        assert!(status.success(), "kill -TERM failed: {status}");
+    }
+
+    /// Waits for the process to exit and returns its status and log.
+    pub fn wait(mut self) -> (ExitStatus, String) {
+        let deadline = Instant::now() + PATIENCE;
+        let status = loop {
+            if let Some(status) = self.child.try_wait().expect("wait for the binary") {
+                break status;
+            }
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                panic!(
+                    "the server did not exit; its log:\n{}",
+                    self.log.lock().unwrap().join("\n")
+                );
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        if let Some(reader) = self.reader.take() {
+            let _ = reader.join();
+        }
+        let log = self.log.lock().unwrap().join("\n");
+        (status, log)
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        // Only this test's own child, by its handle.
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// A path under `tests/data/`.
+pub fn data(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(path)
+}
+
+/// Runs `cmd` to completion, killing it if it outlives [`PATIENCE`].
+pub fn output_within(cmd: &mut Command) -> std::process::Output {
+    let child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the binary");
+    let pid = child.id();
+    let (tx, rx) = mpsc::channel();
+    let waiter = std::thread::spawn(move || {
+        let out = child.wait_with_output();
+        let _ = tx.send(());
+        out
+    });
+    if rx.recv_timeout(PATIENCE).is_err() {
+        // Our own child, by pid: it hung, so end it and fail.
+        let _ = Command::new("kill")
+            .args(["-KILL", &pid.to_string()])
+            .status();
+        let _ = waiter.join();
+        panic!("the binary did not exit within {PATIENCE:?}");
+    }
+    waiter.join().unwrap().expect("collect the binary's output")
+}

@@ -1,0 +1,205 @@
+//! The real `function-inference` binary as Kubernetes runs it: flags,
+//! SIGTERM with calls in flight, and the metrics endpoint.
+
+mod support;
+
+use std::future::Future;
+use std::io::{Read, Write};
+use std::pin::Pin;
+use std::task::Poll;
+
+use function_inference::proto::full;
+use serde_json::json;
+use support::*;
+
+#[test]
+fn refuses_to_serve_without_tls_or_insecure() {
+    let out = output_within(binary().args(["--address", "127.0.0.1:0", "--metrics-address="]));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "stderr: {stderr}");
+    assert!(
+        stderr.contains("--tls-certs-dir") && stderr.contains("--insecure"),
+        "the error names both flags: {stderr}"
+    );
+}
+
+#[test]
+fn refuses_a_certs_dir_without_certificates() {
+    let empty = tempfile::tempdir().unwrap();
+    let out = output_within(
+        binary()
+            .args(["--address", "127.0.0.1:0", "--metrics-address="])
+            .arg("--tls-certs-dir")
+            .arg(empty.path()),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "stderr: {stderr}");
+    let missing = empty.path().join("tls.crt");
+    assert!(
+        stderr.contains(&format!("cannot read {}", missing.display())),
+        "the error names the missing file: {stderr}"
+    );
+}
+
+/// The certificates directory can come from TLS_SERVER_CERTS_DIR, as
+/// Crossplane's function runtime sets it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serves_mutual_tls_from_the_environment() {
+    let pki = Pki::generate();
+    let server = ServerProcess::start_with_env(
+        &["--metrics-address="],
+        &[("TLS_SERVER_CERTS_DIR", pki.certs_dir().as_os_str())],
+    );
+    let mut c = client(endpoint(
+        server.grpc,
+        Some(client_tls(&pki.ca_cert, Some(&pki.client))),
+    ));
+    let rsp = c
+        .run_function(request("over-tls", spaceship()))
+        .await
+        .expect("a client of the CA is served")
+        .into_inner();
+    assert_eq!(rsp.meta.unwrap().tag, "over-tls");
+    server.terminate();
+    let (status, log) = server.wait();
+    assert_eq!(status.code(), Some(0), "log:\n{log}");
+}
+
+/// Polls `fut` once, so that a gRPC call hands its request to the channel.
+async fn poll_once<F: Future + Unpin>(fut: &mut F) {
+    std::future::poll_fn(|cx| {
+        let _ = Pin::new(&mut *fut).poll(cx);
+        Poll::Ready(())
+    })
+    .await;
+}
+
+/// SIGTERM lets calls in flight finish, then the process exits 0.
+///
+/// To know the calls were in flight without sleeping: all calls share one
+/// HTTP/2 connection, whose streams are opened in the order the calls are
+/// started. The large calls are started first, a small marker call last.
+/// Once the marker is answered the server has accepted its stream, so it has
+/// accepted every earlier one, and HTTP/2 graceful shutdown (GOAWAY with the
+/// last accepted stream) must complete them. SIGTERM is sent right then, while
+/// the large requests are typically still being received.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_lets_calls_in_flight_finish() {
+    const LARGE: usize = 19;
+    let server = ServerProcess::start(&["--insecure", "--metrics-address="]);
+    let channel = endpoint(server.grpc, None)
+        .connect()
+        .await
+        .expect("connect to the binary");
+    let c = full::function_runner_service_client::FunctionRunnerServiceClient::new(channel)
+        .max_decoding_message_size(usize::MAX)
+        .max_encoding_message_size(usize::MAX);
+    let mut warm = c.clone();
+    warm.run_function(request("warm-up", spaceship()))
+        .await
+        .expect("the server answers");
+
+    let mut large = Vec::new();
+    for i in 0..LARGE {
+        let mut req = request(&format!("large-{i}"), spaceship());
+        pad_observed(&mut req, 3 * 1024 * 1024);
+        let mut c = c.clone();
+        let mut call = Box::pin(async move { c.run_function(req).await });
+        poll_once(&mut call).await;
+        large.push(call);
+    }
+    let large: Vec<_> = large.into_iter().map(tokio::spawn).collect();
+
+    let mut marker = c.clone();
+    let rsp = marker
+        .run_function(request("marker", spaceship()))
+        .await
+        .expect("the marker call is answered")
+        .into_inner();
+    assert_eq!(rsp.meta.unwrap().tag, "marker");
+    server.terminate();
+    let done_before = large.iter().filter(|h| h.is_finished()).count();
+    eprintln!("{done_before} of {LARGE} large calls had finished when SIGTERM was sent");
+
+    for (i, handle) in large.into_iter().enumerate() {
+        let rsp = tokio::time::timeout(PATIENCE, handle)
+            .await
+            .unwrap_or_else(|_| panic!("large call {i} hung"))
+            .expect("the call's task does not panic")
+            .unwrap_or_else(|e| panic!("large call {i} failed after SIGTERM: {e:?}"))
+            .into_inner();
+        assert_eq!(rsp.meta.unwrap().tag, format!("large-{i}"));
+        assert_eq!(
+            rsp.results,
+            vec![fatal(
+                "UnknownKind",
+                &unknown_kind_message("Spaceship", "example.org/v1")
+            )]
+        );
+    }
+    let (status, log) = tokio::task::spawn_blocking(move || server.wait())
+        .await
+        .unwrap();
+    assert_eq!(status.code(), Some(0), "log:\n{log}");
+    assert!(
+        log.contains("SIGTERM: finishing in-flight calls") && log.contains("stopped serving"),
+        "log:\n{log}"
+    );
+}
+
+/// GETs `path` over plain HTTP/1.1 and returns the status line and body.
+fn http_get(addr: std::net::SocketAddr, path: &str) -> (String, String) {
+    let mut stream = std::net::TcpStream::connect(addr).expect("connect to the metrics port");
+    stream.set_read_timeout(Some(PATIENCE)).unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    let (head, body) = response
+        .split_once("\r\n\r\n")
+        .expect("an HTTP response with a body");
+    (
+        head.lines().next().unwrap_or_default().to_string(),
+        body.to_string(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_endpoint_counts_calls() {
+    let server = ServerProcess::start(&["--insecure", "--metrics-address", "127.0.0.1:0"]);
+    let metrics = server.metrics.expect("the binary logs its metrics address");
+    let mut c = client(endpoint(server.grpc, None));
+    for tag in ["one", "two"] {
+        c.run_function(request(tag, spaceship())).await.unwrap();
+    }
+    let mut base = spaceship();
+    base["kind"] = json!("Starbase");
+    c.run_function(request("three", base)).await.unwrap();
+
+    let (status, body) = tokio::task::spawn_blocking(move || http_get(metrics, "/metrics"))
+        .await
+        .unwrap();
+    assert_eq!(status, "HTTP/1.1 200 OK");
+    let lines: Vec<&str> = body.lines().collect();
+    for want in [
+        r#"function_inference_run_function_calls_total{kind="Spaceship"} 2"#,
+        r#"function_inference_run_function_calls_total{kind="Starbase"} 1"#,
+        r#"function_inference_run_function_results_total{kind="Spaceship",severity="fatal"} 2"#,
+        r#"function_inference_run_function_results_total{kind="Starbase",severity="fatal"} 1"#,
+    ] {
+        assert!(lines.contains(&want), "missing {want:?} in:\n{body}");
+    }
+    let (status, _) = tokio::task::spawn_blocking(move || http_get(metrics, "/other"))
+        .await
+        .unwrap();
+    assert_eq!(status, "HTTP/1.1 404 Not Found");
+
+    server.terminate();
+    let (status, log) = tokio::task::spawn_blocking(move || server.wait())
+        .await
+        .unwrap();
+    assert_eq!(status.code(), Some(0), "log:\n{log}");
+}

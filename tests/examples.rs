@@ -1,0 +1,122 @@
+//! Every example renders, every composed manifest in it is schema-valid, and
+//! the output matches its golden file in `tests/golden/`. Golden files are
+//! reviewed like code: after a deliberate change, regenerate them with
+//! `UPDATE_GOLDEN=1 cargo test --test examples` and read the diff.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+
+use function_inference::cli::render::{self, RenderArgs};
+use serde::Deserialize;
+use serde_json::Value;
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Each example XR with the files render needs beside it.
+fn examples() -> Vec<RenderArgs> {
+    let mut out = Vec::new();
+    for dir in ["examples/llm-inference", "examples/agents"] {
+        let Ok(entries) = std::fs::read_dir(root().join(dir)) else {
+            continue;
+        };
+        let mut files: Vec<PathBuf> = entries.map(|e| e.unwrap().path()).collect();
+        files.sort();
+        for xr in files {
+            let text = std::fs::read_to_string(&xr).unwrap();
+            // Only XRs render; Models given to AgentPools are required resources.
+            let kind = serde_yaml::from_str::<serde_yaml::Value>(&text).unwrap()["kind"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            if xr.extension().is_none_or(|e| e != "yaml")
+                || !matches!(kind.as_str(), "LLMInference" | "AgentPool")
+            {
+                continue;
+            }
+            let required = xr.with_file_name("model.yaml");
+            let uses_model = text.contains("modelRef");
+            out.push(RenderArgs {
+                xr,
+                observed: None,
+                required: (uses_model && required.exists()).then_some(required),
+                input: None,
+                context: None,
+            });
+        }
+    }
+    out
+}
+
+fn golden_path(xr: &Path) -> PathBuf {
+    let rel = xr.strip_prefix(root().join("examples")).unwrap();
+    root().join("tests/golden").join(rel)
+}
+
+fn render_example(args: &RenderArgs) -> String {
+    let mut out = Vec::new();
+    render::run(args, &mut out).unwrap_or_else(|e| panic!("{}: {e}", args.xr.display()));
+    String::from_utf8(out).unwrap()
+}
+
+#[test]
+fn every_example_matches_its_golden_file() {
+    let update = std::env::var_os("UPDATE_GOLDEN").is_some();
+    let examples = examples();
+    assert!(
+        examples.len() >= 5,
+        "expected the LLMInference examples, found {}",
+        examples.len()
+    );
+    let mut stale = Vec::new();
+    for args in &examples {
+        let rendered = render_example(args);
+        let golden = golden_path(&args.xr);
+        if update {
+            std::fs::create_dir_all(golden.parent().unwrap()).unwrap();
+            std::fs::write(&golden, &rendered).unwrap();
+        } else if std::fs::read_to_string(&golden).ok().as_deref() != Some(rendered.as_str()) {
+            stale.push(golden.display().to_string());
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "rendered output differs from {stale:#?}: review, then UPDATE_GOLDEN=1 cargo test --test examples"
+    );
+}
+
+#[test]
+fn every_composed_manifest_is_schema_valid() {
+    for args in examples() {
+        let rendered = render_example(&args);
+        let docs: Vec<Value> = serde_yaml::Deserializer::from_str(&rendered)
+            .map(|d| Value::deserialize(d).unwrap())
+            .collect();
+        let composed: Vec<&Value> = docs
+            .iter()
+            .filter(|d| {
+                d["kind"] != "Result"
+                    && d["apiVersion"].as_str().is_some_and(|a| {
+                        !a.starts_with("infer.dev/")
+                            && !a.starts_with("inference.devopstoolkit.ai/")
+                    })
+            })
+            .collect();
+        assert!(
+            !composed.is_empty(),
+            "{}: nothing composed",
+            args.xr.display()
+        );
+        for doc in composed {
+            let problems = support::manifests::validate_composed(doc);
+            assert!(
+                problems.is_empty(),
+                "{} {}: {problems:#?}",
+                args.xr.display(),
+                doc["kind"]
+            );
+        }
+    }
+}

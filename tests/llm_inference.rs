@@ -1,0 +1,420 @@
+//! LLMInference, call by call: whole responses for the first call, for
+//! readiness transitions, for warnings that must appear once, and for
+//! refusals. The sizing plan itself is tested in the sizing tests; here it is
+//! taken from the engine so these cases test what the composer does with it.
+
+mod support;
+
+use function_inference::compose::llm_inference::plan_status;
+use function_inference::convert::json_to_struct;
+use function_inference::function::run_function;
+use function_inference::proto::{from_wire, full, to_wire};
+use function_inference::sizing::{self, MigChoice, SizingRequest};
+use serde_json::{Value, json};
+use support::*;
+
+const DOT: fn() -> Value = || json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "gpu": 1, "ingressHost": "qwen.127.0.0.1.nip.io", "providerConfigName": "incluster"});
+
+fn xr(name: &str, spec: Value, status: Value) -> Value {
+    json!({
+        "apiVersion": "infer.dev/v1alpha1", "kind": "LLMInference",
+        "metadata": {"name": name, "namespace": "team-a", "uid": "0c1d"},
+        "spec": spec, "status": status,
+    })
+}
+
+fn call(req: &full::RunFunctionRequest) -> full::RunFunctionResponse {
+    from_wire(&run_function(to_wire(req))).unwrap()
+}
+
+fn composed(rsp: &full::RunFunctionResponse, name: &str) -> (Value, i32) {
+    let r = &rsp.desired.as_ref().unwrap().resources[name];
+    (
+        Value::Object(function_inference::convert::struct_to_json(
+            r.resource.as_ref().unwrap(),
+        )),
+        r.ready,
+    )
+}
+
+fn status(rsp: &full::RunFunctionResponse) -> Value {
+    let c = rsp.desired.as_ref().unwrap().composite.as_ref().unwrap();
+    Value::Object(function_inference::convert::struct_to_json(
+        c.resource.as_ref().unwrap(),
+    ))["status"]
+        .clone()
+}
+
+fn condition(type_: &str, status: full::Status, reason: &str, message: &str) -> full::Condition {
+    full::Condition {
+        r#type: type_.into(),
+        status: status as i32,
+        reason: reason.into(),
+        message: Some(message.into()),
+        target: Some(full::Target::CompositeAndClaim as i32),
+    }
+}
+
+fn warning(message: &str) -> full::Result {
+    full::Result {
+        severity: full::Severity::Warning as i32,
+        message: message.into(),
+        reason: Some("SizingWarning".into()),
+        target: Some(full::Target::CompositeAndClaim as i32),
+    }
+}
+
+fn dot_plan() -> sizing::Plan {
+    sizing::size(&SizingRequest {
+        model_id: "Qwen/Qwen2.5-1.5B-Instruct".into(),
+        gpu_type: "L4".into(),
+        gpu_count: Some(1),
+        mig: MigChoice::None,
+        ..Default::default()
+    })
+    .unwrap()
+}
+
+fn dot_runtime_object() -> Value {
+    json!({
+        "apiVersion": "kubernetes.m.crossplane.io/v1alpha1", "kind": "Object",
+        "metadata": {},
+        "spec": {
+            "forProvider": {"manifest": {
+                "apiVersion": "production-stack.vllm.ai/v1alpha1", "kind": "VLLMRuntime",
+                "metadata": {"name": "test-qwen", "namespace": "team-a"},
+                "spec": {
+                    "model": {"modelURL": "Qwen/Qwen2.5-1.5B-Instruct", "dtype": "bfloat16", "maxModelLen": 32768},
+                    "vllmConfig": {"enableChunkedPrefill": true, "enablePrefixCaching": true, "v1": true,
+                                   "gpuMemoryUtilization": "0.9", "tensorParallelSize": 1},
+                    "deploymentConfig": {
+                        "image": {"registry": "docker.io", "name": "lmcache/vllm-openai:v0.3.13"},
+                        "replicas": 1,
+                        "resources": {"cpu": "2", "memory": "8Gi", "gpu": "1"},
+                    },
+                },
+            }},
+            "providerConfigRef": {"kind": "ProviderConfig", "name": "incluster"},
+            "readiness": {"policy": "DeriveFromCelQuery",
+                          "celQuery": "has(object.status) && has(object.status.availableReplicas) && object.status.availableReplicas >= 1"},
+        },
+    })
+}
+
+fn dot_ingress_object() -> Value {
+    json!({
+        "apiVersion": "kubernetes.m.crossplane.io/v1alpha1", "kind": "Object",
+        "metadata": {},
+        "spec": {
+            "forProvider": {"manifest": {
+                "apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+                "metadata": {"name": "test-qwen", "namespace": "team-a"},
+                "spec": {"rules": [{"host": "qwen.127.0.0.1.nip.io", "http": {"paths": [{
+                    "path": "/", "pathType": "Prefix",
+                    "backend": {"service": {"name": "test-qwen", "port": {"number": 80}}}}]}}]},
+            }},
+            "providerConfigRef": {"kind": "ProviderConfig", "name": "incluster"},
+        },
+    })
+}
+
+#[test]
+fn first_call_composes_dot_inference_essentials_and_reports_the_plan() {
+    // dot-inference's XR, unchanged: 1 GPU -> 2 CPU, 8Gi; Objects for the
+    // runtime and the Ingress; nothing observed yet, so nothing is ready.
+    let req = request("t1", xr("test-qwen", DOT(), json!({})));
+    let plan = dot_plan();
+    let want = full::RunFunctionResponse {
+        meta: meta("t1", 60),
+        desired: Some(full::State {
+            composite: Some(resource(json!({
+                "apiVersion": "infer.dev/v1alpha1", "kind": "LLMInference",
+                "status": {
+                    "model": "Qwen/Qwen2.5-1.5B-Instruct",
+                    "plan": serde_json::to_value(plan_status(&plan)).unwrap(),
+                    "gpuType": "L4", "gpuCount": 1,
+                    "endpoint": {"internal": "http://test-qwen.team-a.svc.cluster.local/v1",
+                                 "external": "http://qwen.127.0.0.1.nip.io/v1"},
+                    "ready": "False",
+                },
+            }))),
+            resources: [
+                (
+                    "ingress".to_string(),
+                    full::Resource {
+                        ready: full::Ready::False as i32,
+                        ..resource(dot_ingress_object())
+                    },
+                ),
+                (
+                    "vllm_runtime".to_string(),
+                    full::Resource {
+                        ready: full::Ready::False as i32,
+                        ..resource(dot_runtime_object())
+                    },
+                ),
+            ]
+            .into(),
+        }),
+        conditions: vec![
+            condition(
+                "Sized",
+                full::Status::ConditionTrue,
+                "Sized",
+                "1 x L4 (bfloat16), tensor parallel 1, max model length 32768",
+            ),
+            condition(
+                "Serving",
+                full::Status::ConditionFalse,
+                "Starting",
+                "the vLLM runtime has no available replica yet",
+            ),
+        ],
+        ..Default::default()
+    };
+    assert_eq!(call(&req), want);
+}
+
+#[test]
+fn readiness_follows_each_observed_resource() {
+    // Observed Objects: the runtime's Ready is False, the Ingress's True.
+    let mut req = request("t2", xr("test-qwen", DOT(), json!({})));
+    let with_ready = |mut v: Value, status: &str| {
+        v["status"] = json!({"conditions": [{"type": "Ready", "status": status, "reason": "x"}]});
+        resource(v)
+    };
+    req.observed.as_mut().unwrap().resources = [
+        (
+            "vllm_runtime".to_string(),
+            with_ready(dot_runtime_object(), "False"),
+        ),
+        (
+            "ingress".to_string(),
+            with_ready(dot_ingress_object(), "True"),
+        ),
+    ]
+    .into();
+    let rsp = call(&req);
+    assert_eq!(composed(&rsp, "vllm_runtime").1, full::Ready::False as i32);
+    assert_eq!(composed(&rsp, "ingress").1, full::Ready::True as i32);
+    assert_eq!(status(&rsp)["ready"], "False");
+
+    // Once the runtime's Object is Ready, the XR reports it serves.
+    req.observed.as_mut().unwrap().resources.insert(
+        "vllm_runtime".into(),
+        with_ready(dot_runtime_object(), "True"),
+    );
+    let rsp = call(&req);
+    assert_eq!(composed(&rsp, "vllm_runtime").1, full::Ready::True as i32);
+    assert_eq!(status(&rsp)["ready"], "True");
+    assert_eq!(
+        rsp.conditions[1],
+        condition(
+            "Serving",
+            full::Status::ConditionTrue,
+            "Available",
+            "Qwen/Qwen2.5-1.5B-Instruct serves at http://test-qwen.team-a.svc.cluster.local/v1"
+        )
+    );
+}
+
+#[test]
+fn a_native_runtime_is_ready_when_a_replica_is_available() {
+    let spec = json!({"model": "Qwen/Qwen2.5-1.5B-Instruct"});
+    let mut req = request("t3", xr("qwen", spec, json!({})));
+    let first = call(&req);
+    let (runtime, ready) = composed(&first, "vllm_runtime");
+    assert_eq!(
+        runtime["kind"], "VLLMRuntime",
+        "composed natively without providerConfigName"
+    );
+    assert_eq!(ready, full::Ready::False as i32);
+    for (available, want) in [(0, full::Ready::False), (1, full::Ready::True)] {
+        let mut observed = runtime.clone();
+        observed["status"] = json!({"availableReplicas": available, "replicas": 1});
+        req.observed
+            .as_mut()
+            .unwrap()
+            .resources
+            .insert("vllm_runtime".into(), resource(observed));
+        assert_eq!(
+            composed(&call(&req), "vllm_runtime").1,
+            want as i32,
+            "availableReplicas {available}"
+        );
+    }
+}
+
+#[test]
+fn an_undersized_gpu_count_warns_once_and_stays_in_status() {
+    // 70B in bf16 on one H100 is an explicit choice the function honours,
+    // but says (once, as a transition) that it will not fit.
+    let spec =
+        json!({"model": "meta-llama/Llama-3.1-70B-Instruct", "gpuType": "H100-80GB", "gpu": 1});
+    let result = sizing::size(&SizingRequest {
+        model_id: "meta-llama/Llama-3.1-70B-Instruct".into(),
+        gpu_type: "H100-80GB".into(),
+        gpu_count: Some(1),
+        mig: MigChoice::None,
+        ..Default::default()
+    });
+    match result {
+        Ok(plan) => {
+            assert!(
+                !plan.warnings.is_empty(),
+                "an undersized explicit count must warn"
+            );
+            let first = call(&request("t4", xr("big", spec.clone(), json!({}))));
+            // The engine's warnings, then the composer's note that loading
+            // 131 GiB outlasts the operator's fixed startup probe.
+            let mut expected = plan.warnings.clone();
+            expected.push(format!(
+                "loading the weights may take up to {} s, but the operator's startup probe gives up after 2120 s and \
+                 cannot be changed; pre-load the weights on a volume or use a faster storage path",
+                plan.startup_probe_seconds
+            ));
+            let warnings: Vec<full::Result> = expected.iter().map(|w| warning(w)).collect();
+            assert_eq!(first.results, warnings);
+            assert_eq!(status(&first)["plan"]["warnings"], json!(expected));
+            assert_eq!(first.conditions[0].reason, "SizedWithWarnings");
+            // The next reconcile observes the warning in status: no new event.
+            let again = call(&request("t5", xr("big", spec, status(&first))));
+            assert_eq!(again.results, vec![]);
+            assert_eq!(status(&again)["plan"]["warnings"], json!(expected));
+        }
+        Err(e) => {
+            // The engine may refuse outright; then the XR gets a FATAL naming spec.gpu.
+            let rsp = call(&request("t4", xr("big", spec, json!({}))));
+            assert_eq!(
+                rsp.results,
+                vec![fatal("CannotSize", &format!("spec.gpu: {e}"))]
+            );
+        }
+    }
+}
+
+#[test]
+fn target_namespace_without_provider_config_is_reported_not_ignored() {
+    let spec = json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "targetNamespace": "elsewhere"});
+    let rsp = call(&request("t6", xr("qwen", spec.clone(), json!({}))));
+    let note = "spec.targetNamespace \"elsewhere\" does not apply without spec.providerConfigName: Crossplane composes into the XR's namespace \"team-a\"";
+    assert_eq!(rsp.results, vec![warning(note)]);
+    assert_eq!(
+        composed(&rsp, "vllm_runtime").0["metadata"]["namespace"],
+        "team-a"
+    );
+    assert!(
+        status(&rsp)["plan"]["warnings"]
+            .as_array()
+            .unwrap()
+            .contains(&json!(note))
+    );
+    let again = call(&request("t7", xr("qwen", spec, status(&rsp))));
+    assert_eq!(
+        again.results,
+        vec![],
+        "a steady-state note is not repeated as an event"
+    );
+}
+
+#[test]
+fn a_runtime_named_vllm_is_renamed_so_its_service_does_not_break_vllm() {
+    let rsp = call(&request(
+        "t8",
+        xr(
+            "vllm",
+            json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "ingressHost": "a.example.com"}),
+            json!({}),
+        ),
+    ));
+    assert_eq!(
+        composed(&rsp, "vllm_runtime").0["metadata"]["name"],
+        "vllm-server"
+    );
+    assert_eq!(
+        composed(&rsp, "ingress").0["spec"]["rules"][0]["http"]["paths"][0]["backend"]["service"]["name"],
+        "vllm-server"
+    );
+}
+
+#[test]
+fn refusals_are_fatal_and_name_the_field_and_what_would_work() {
+    let gpu_error = sizing::gpu("Z9000").unwrap_err();
+    let cases: Vec<(&str, Value, String)> = vec![
+        ("no model", json!({"gpu": 1}), "spec.model is required: set a Hugging Face model id such as Qwen/Qwen2.5-7B-Instruct (or spec.modelRef to a Model)".into()),
+        ("empty model", json!({"model": " "}), "spec.model is empty; set a Hugging Face model id such as Qwen/Qwen2.5-7B-Instruct".into()),
+        ("negative gpu", json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "gpu": -3}), "spec.gpu is -3; use a whole number of GPUs per replica; omit it to derive the count from 1 to 64".into()),
+        ("gpu as words", json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "gpu": "lots"}), "spec.gpu: invalid type: string \"lots\", expected i64".into()),
+        ("unknown field", json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "gpus": 2}), "spec.gpus: unknown field `gpus`, expected one of `model`, `modelRef`, `gpu`, `gpuType`, `quantization`, `maxModelLen`, `parameterCount`, `migProfile`, `replicas`, `hfTokenSecretRef`, `image`, `ingressHost`, `ingressClassName`, `tls`, `extraArgs`, `providerConfigName`, `targetNamespace`, `crossplane`".into()),
+        ("unknown GPU", json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "gpuType": "Z9000"}), format!("spec.gpuType: {gpu_error}")),
+        ("bad quantization", json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "quantization": "int3"}), "spec.quantization is \"int3\"; use auto, fp32, bf16, fp16, fp8, int8, int4 or fp4".into()),
+        ("too many replicas", json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "replicas": 1000}), "spec.replicas is 1000; use replicas from 0 to 100".into()),
+    ];
+    for (name, spec, message) in cases {
+        let rsp = call(&request("r", xr("bad", spec, json!({}))));
+        let reason = if message.starts_with("spec.gpuType") {
+            "CannotSize"
+        } else {
+            "InvalidSpec"
+        };
+        assert_eq!(rsp.results, vec![fatal(reason, &message)], "{name}");
+        assert_eq!(
+            rsp.desired,
+            Some(full::State::default()),
+            "{name}: a refusal composes nothing"
+        );
+    }
+}
+
+#[test]
+fn a_model_that_needs_more_than_one_node_is_refused_with_what_would_work() {
+    let spec = json!({"model": "deepseek-ai/DeepSeek-R1", "gpuType": "L4"});
+    let rsp = call(&request("m", xr("r1", spec, json!({}))));
+    assert_eq!(rsp.results.len(), 1);
+    let r = &rsp.results[0];
+    assert_eq!(r.severity, full::Severity::Fatal as i32);
+    for needle in ["deepseek-ai/DeepSeek-R1", "spec.gpuType"] {
+        assert!(
+            r.message.contains(needle),
+            "{needle:?} not in {:?}",
+            r.message
+        );
+    }
+}
+
+#[test]
+fn desired_state_of_earlier_steps_survives_a_composition() {
+    let mut req = request("p", xr("test-qwen", DOT(), json!({})));
+    req.desired = Some(full::State {
+        composite: Some(resource(
+            json!({"apiVersion": "infer.dev/v1alpha1", "kind": "LLMInference", "status": {"fromEarlierStep": "kept"}}),
+        )),
+        resources: [(
+            "earlier".to_string(),
+            resource(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}})),
+        )]
+        .into(),
+    });
+    let rsp = call(&req);
+    let desired = rsp.desired.as_ref().unwrap();
+    assert_eq!(
+        desired.resources["earlier"],
+        resource(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}))
+    );
+    assert_eq!(status(&rsp)["fromEarlierStep"], "kept");
+    assert_eq!(status(&rsp)["gpuCount"], 1);
+    let _ = json_to_struct;
+}
+
+#[test]
+fn extra_args_that_override_the_plan_are_reported() {
+    let spec = json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "extraArgs": ["--max-model-len=4096", "--max-num-seqs", "8"]});
+    let rsp = call(&request("x", xr("qwen", spec, json!({}))));
+    let note = "spec.extraArgs sets --max-model-len, which overrides the sizing plan: the reported plan no longer describes the runtime";
+    assert_eq!(rsp.results, vec![warning(note)]);
+    assert_eq!(
+        composed(&rsp, "vllm_runtime").0["spec"]["vllmConfig"]["extraArgs"],
+        json!(["--max-model-len=4096", "--max-num-seqs", "8"]),
+        "extra arguments are passed on, after the derived ones"
+    );
+}

@@ -1,0 +1,260 @@
+//! The real gRPC server, in-process on a loopback port, called the way
+//! Crossplane calls it: over mutual TLS with certificates read through the
+//! `--tls-certs-dir` code path.
+
+mod support;
+
+use function_inference::proto::full;
+use serde_json::json;
+use support::*;
+use tonic::Code;
+use tonic_health::pb::health_check_response::ServingStatus;
+use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
+
+/// The response function-inference gives for `request(tag, spaceship())`
+/// with the given TTL and desired state.
+fn spaceship_refused(tag: &str, ttl: i64, desired: full::State) -> full::RunFunctionResponse {
+    full::RunFunctionResponse {
+        meta: meta(tag, ttl),
+        desired: Some(desired),
+        results: vec![fatal(
+            "UnknownKind",
+            &unknown_kind_message("Spaceship", "example.org/v1"),
+        )],
+        ..Default::default()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mutual_tls_admits_only_clients_of_the_ca() {
+    let pki = Pki::generate();
+    let server = TestServer::start(Some(pki.server_tls()), 4).await;
+
+    // A client certificate signed by ca.crt: the call is answered, tag echoed.
+    let mut good = client(server.endpoint(Some(client_tls(&pki.ca_cert, Some(&pki.client)))));
+    let rsp = good
+        .run_function(request("good-client", spaceship()))
+        .await
+        .expect("a client with a certificate from the CA is served")
+        .into_inner();
+    assert_eq!(rsp.meta.unwrap().tag, "good-client");
+
+    // No client certificate: the handshake is refused, so the call fails.
+    let mut anonymous = client(server.endpoint(Some(client_tls(&pki.ca_cert, None))));
+    let refused = anonymous
+        .run_function(request("anonymous", spaceship()))
+        .await
+        .expect_err("a client without a certificate must be refused");
+    assert_ne!(refused.code(), Code::Ok);
+
+    // A client certificate from another CA: refused as well.
+    let mut rogue =
+        client(server.endpoint(Some(client_tls(&pki.ca_cert, Some(&pki.rogue_client)))));
+    let refused = rogue
+        .run_function(request("rogue", spaceship()))
+        .await
+        .expect_err("a client with a certificate from another CA must be refused");
+    assert_ne!(refused.code(), Code::Ok);
+
+    // The refusals did not disturb the server.
+    let rsp = good
+        .run_function(request("still-good", spaceship()))
+        .await
+        .expect("the server still serves")
+        .into_inner();
+    assert_eq!(rsp.meta.unwrap().tag, "still-good");
+
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn health_reports_serving() {
+    let pki = Pki::generate();
+    let server = TestServer::start(Some(pki.server_tls()), 4).await;
+    let channel = server
+        .endpoint(Some(client_tls(&pki.ca_cert, Some(&pki.client))))
+        .connect()
+        .await
+        .expect("connect over mutual TLS");
+    let mut health = HealthClient::new(channel);
+    for service in ["", "apiextensions.fn.proto.v1.FunctionRunnerService"] {
+        let status = health
+            .check(HealthCheckRequest {
+                service: service.into(),
+            })
+            .await
+            .unwrap_or_else(|e| panic!("health check of {service:?}: {e}"))
+            .into_inner()
+            .status;
+        assert_eq!(
+            status,
+            ServingStatus::Serving as i32,
+            "health of service {service:?}"
+        );
+    }
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tag_ttl_and_desired_pass_through() {
+    let pki = Pki::generate();
+    let server = TestServer::start(Some(pki.server_tls()), 4).await;
+    let mut c = client(server.endpoint(Some(client_tls(&pki.ca_cert, Some(&pki.client)))));
+
+    // No step input: the SDKs' default TTL of 60 s.
+    let rsp = c
+        .run_function(request("default-ttl", spaceship()))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(
+        rsp,
+        spaceship_refused("default-ttl", 60, full::State::default())
+    );
+
+    // The step input sets the TTL.
+    let mut req = request("input-ttl", spaceship());
+    req.input = Some(input(json!({"ttl": "5m"})));
+    let rsp = c.run_function(req).await.unwrap().into_inner();
+    assert_eq!(
+        rsp,
+        spaceship_refused("input-ttl", 300, full::State::default())
+    );
+
+    // What an earlier step desired comes back unchanged: the XR's status
+    // field and the composed resource with its connection details and
+    // readiness.
+    let mut req = request("pass-through", spaceship());
+    req.desired = Some(earlier_desired());
+    let rsp = c.run_function(req).await.unwrap().into_inner();
+    assert_eq!(rsp.desired, Some(earlier_desired()));
+    assert_eq!(
+        rsp,
+        spaceship_refused("pass-through", 60, earlier_desired())
+    );
+
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unknown_kind_is_fatal_and_the_server_keeps_serving() {
+    let pki = Pki::generate();
+    let server = TestServer::start(Some(pki.server_tls()), 4).await;
+    let mut c = client(server.endpoint(Some(client_tls(&pki.ca_cert, Some(&pki.client)))));
+
+    let rsp = c
+        .run_function(request("spaceship", spaceship()))
+        .await
+        .expect("a FATAL result is an answer, not a gRPC error")
+        .into_inner();
+    assert_eq!(rsp.results.len(), 1);
+    let result = &rsp.results[0];
+    assert_eq!(result.severity, full::Severity::Fatal as i32);
+    assert!(
+        result.message.contains("\"Spaceship\""),
+        "the message names the kind: {}",
+        result.message
+    );
+
+    let mut other = spaceship();
+    other["kind"] = json!("Starbase");
+    let rsp = c
+        .run_function(request("starbase", other))
+        .await
+        .expect("the server still serves")
+        .into_inner();
+    assert_eq!(
+        rsp.results,
+        vec![fatal(
+            "UnknownKind",
+            &unknown_kind_message("Starbase", "example.org/v1")
+        )]
+    );
+
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_over_the_size_limit_is_refused_and_the_server_keeps_serving() {
+    let pki = Pki::generate();
+    let server = TestServer::start(Some(pki.server_tls()), 1).await;
+    let mut c = client(server.endpoint(Some(client_tls(&pki.ca_cert, Some(&pki.client)))));
+
+    let mut big = request("too-big", spaceship());
+    pad_observed(&mut big, 2 * 1024 * 1024);
+    let status = c
+        .run_function(big)
+        .await
+        .expect_err("a 2 MiB request exceeds a 1 MiB limit");
+    // tonic's decoder reports an oversized message as OUT_OF_RANGE where
+    // grpc-go says RESOURCE_EXHAUSTED; Crossplane shows either code with the
+    // message, which names the size and the limit.
+    assert_eq!(status.code(), Code::OutOfRange, "{status:?}");
+    assert!(
+        status
+            .message()
+            .starts_with("Error, decoded message length too large: found ")
+            && status
+                .message()
+                .ends_with(" bytes, the limit is: 1048576 bytes"),
+        "the message names the limit: {status:?}"
+    );
+
+    // Just under the limit is fine, on the same connection.
+    let mut fits = request("fits", spaceship());
+    pad_observed(&mut fits, 512 * 1024);
+    let rsp = c
+        .run_function(fits)
+        .await
+        .expect("the server still serves")
+        .into_inner();
+    assert_eq!(rsp.meta.unwrap().tag, "fits");
+
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_count_calls_and_results_by_kind_and_severity() {
+    let pki = Pki::generate();
+    let server = TestServer::start(Some(pki.server_tls()), 4).await;
+    let mut c = client(server.endpoint(Some(client_tls(&pki.ca_cert, Some(&pki.client)))));
+
+    for i in 0..3 {
+        c.run_function(request(&format!("ship-{i}"), spaceship()))
+            .await
+            .unwrap();
+    }
+    let mut starbase = spaceship();
+    starbase["kind"] = json!("Starbase");
+    c.run_function(request("starbase", starbase)).await.unwrap();
+    let mut bad_input = request("bad-input", spaceship());
+    bad_input.input = Some(input(json!({"ttl": 5})));
+    c.run_function(bad_input).await.unwrap();
+
+    let text = server.metrics.encode();
+    let lines: Vec<&str> = text.lines().collect();
+    for want in [
+        "# TYPE function_inference_run_function_calls counter",
+        r#"function_inference_run_function_calls_total{kind="Spaceship"} 3"#,
+        r#"function_inference_run_function_calls_total{kind="Starbase"} 1"#,
+        // The input is read before the XR, so that call has no kind.
+        r#"function_inference_run_function_calls_total{kind=""} 1"#,
+        "# TYPE function_inference_run_function_results counter",
+        r#"function_inference_run_function_results_total{kind="Spaceship",severity="fatal"} 3"#,
+        r#"function_inference_run_function_results_total{kind="Starbase",severity="fatal"} 1"#,
+        r#"function_inference_run_function_results_total{kind="",severity="fatal"} 1"#,
+        "# TYPE function_inference_run_function_duration_seconds histogram",
+        r#"function_inference_run_function_duration_seconds_count{kind="Spaceship"} 3"#,
+    ] {
+        assert!(
+            lines.contains(&want),
+            "missing line {want:?} in the exposition:\n{text}"
+        );
+    }
+    assert!(
+        !text.contains("severity=\"warning\"") && !text.contains("severity=\"normal\""),
+        "no results other than FATAL were returned:\n{text}"
+    );
+
+    server.stop().await;
+}
