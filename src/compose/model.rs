@@ -32,7 +32,7 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
     let facts = ModelFacts::from_spec(&spec, "spec").map_err(|e| Refusal::new("InvalidSpec", e))?;
     let xr = req.xr;
 
-    let plans: Vec<(String, Result<sizing::Plan, sizing::SizingError>)> = req
+    let plans: Vec<(String, Result<sizing::Plan, String>)> = req
         .settings
         .offered_gpu_types
         .iter()
@@ -42,7 +42,17 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
                 mig: MigChoice::None,
                 ..facts.sizing_request(gpu, req.settings.gpu_memory_utilization)
             };
-            (gpu.clone(), sizing::size(&request))
+            let plan = sizing::size(&request).map_err(|e| e.to_string()).and_then(|plan| {
+                if plan.nodes > 1 {
+                    Err(format!(
+                        "needs {} GPUs on {} nodes, but a VLLMRuntime replica is one pod on one node",
+                        plan.gpu_count, plan.nodes
+                    ))
+                } else {
+                    Ok(plan)
+                }
+            });
+            (gpu.clone(), plan)
         })
         .collect();
     let first_plan = plans.iter().find_map(|(_, p)| p.as_ref().ok());
@@ -102,7 +112,7 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
             .map(|(gpu, p)| GpuPlanStatus {
                 gpu_type: gpu.clone(),
                 plan: p.as_ref().ok().map(plan_status),
-                error: p.as_ref().err().map(|e| e.to_string()),
+                error: p.as_ref().err().cloned(),
             })
             .collect(),
         serveable_on: (!failed).then(|| serveable.join(",")),
