@@ -371,8 +371,15 @@ fn compose_pool(
                 "spec.sessionAffinity pins sessions by client IP (a Service cannot read headers); keyHeader and type reach the agents in their config".into(),
             );
         }
+        // A Service named "vllm" would inject VLLM_PORT=tcp://... into the
+        // model server's pods in this namespace and break vLLM.
+        let service_name = if xr.name == "vllm" {
+            "vllm-agents".to_string()
+        } else {
+            xr.name.clone()
+        };
         let service = agent_service(&AgentServiceParams {
-            name: &xr.name,
+            name: &service_name,
             namespace: &namespace,
             labels: labels.clone(),
             selector: selector.clone(),
@@ -389,8 +396,7 @@ fn compose_pool(
         );
         let mut e = Endpoint {
             internal: Some(format!(
-                "http://{}.{namespace}.svc.cluster.local:{port}",
-                xr.name
+                "http://{service_name}.{namespace}.svc.cluster.local:{port}"
             )),
             external: None,
         };
@@ -399,7 +405,7 @@ fn compose_pool(
                 name: &xr.name,
                 namespace: &namespace,
                 host,
-                service: &xr.name,
+                service: &service_name,
                 port,
                 class_name: None,
                 tls_secret: None,
