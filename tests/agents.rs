@@ -342,8 +342,9 @@ fn with_its_model_the_pool_composes_server_agents_config_autoscaler_and_budget()
         json!({
             "name": "reviewers-model", "replicas": 1,
             "baseUrl": "http://reviewers-model.team-a.svc.cluster.local/v1",
-            "tokensPerSecondPerReplica": 13.1,
-            "formula": "0.7 x TP 1 x 300 GB/s / (8.00B active parameters x 2 bytes) = 13.1 tokens/s per replica; \
+            "tokensPerSecondPerReplica": 65.6,
+            "formula": "batch 6 (KV cache room for 25311 tokens / 4096 average context, at most 256) x single-sequence \
+                        13.1 tokens/s, slowed by reading the batch's KV cache = 65.6 tokens/s per replica; \
                         no tokensPerSecondBudget: 1 replica(s) (the Model's data-parallel shards, or 1)",
         })
     );
@@ -379,14 +380,15 @@ fn with_its_model_the_pool_composes_server_agents_config_autoscaler_and_budget()
 #[test]
 fn a_token_budget_sets_model_server_replicas_and_prewarm_sets_agent_replicas() {
     let mut spec = small_pool();
-    spec["tokensPerSecondBudget"] = json!(40);
+    spec["tokensPerSecondBudget"] = json!(200);
     spec["maxReplicas"] = json!(20);
     spec["prewarmPercent"] = json!(25);
     let rsp = call(&with_model(
         request("b1", pool(spec.clone(), json!({}))),
         vec![llama_8b()],
     ));
-    // ceil(40 / 13.1) = 4 model servers; max(2, ceil(20 x 25 / 100)) = 5 agents.
+    // A batch of 6 sequences of 4,096 tokens on average decodes 65.6
+    // tokens/s: ceil(200 / 65.6) = 4 model servers; max(2, ceil(20 x 25 / 100)) = 5 agents.
     assert_eq!(
         manifest(&rsp, "model_server")["spec"]["deploymentConfig"]["replicas"],
         4
@@ -395,8 +397,9 @@ fn a_token_budget_sets_model_server_replicas_and_prewarm_sets_agent_replicas() {
     assert_eq!(manifest(&rsp, "autoscaler")["spec"]["minReplicas"], 5);
     assert_eq!(
         status(&rsp)["modelServer"]["formula"],
-        "0.7 x TP 1 x 300 GB/s / (8.00B active parameters x 2 bytes) = 13.1 tokens/s per replica; \
-         replicas = ceil(tokensPerSecondBudget 40 / 13.1) = 4"
+        "batch 6 (KV cache room for 25311 tokens / 4096 average context, at most 256) x single-sequence \
+         13.1 tokens/s, slowed by reading the batch's KV cache = 65.6 tokens/s per replica; \
+         replicas = ceil(tokensPerSecondBudget 200 / 65.6) = 4"
     );
     // Once the autoscaler scaled the agents, the observed count is carried forward.
     let mut req = with_model(request("b2", pool(spec, json!({}))), vec![llama_8b()]);

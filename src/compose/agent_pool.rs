@@ -29,7 +29,7 @@ use super::vllm_runtime::{RuntimeParams, internal_url, vllm_runtime};
 use super::{ComposeRequest, Composed, Composition, Refusal, kube};
 use crate::outcome;
 use crate::proto::wire::Ready;
-use crate::sizing::{self, BANDWIDTH_EFFICIENCY, MigChoice, Plan};
+use crate::sizing::{self, MAX_NUM_SEQS, MigChoice, Plan, Throughput};
 use crate::units::{GIB, parse_duration_seconds, parse_quantity};
 use crate::xr::agent_pool::{
     AgentPoolSpec, AgentPoolStatus, AgentsStatus, AutoscalingStatus, ModelServerStatus,
@@ -420,7 +420,7 @@ fn compose_pool(
         notes.push("spec.sessionAffinity is not applied: without spec.port there is no Service to pin sessions".into());
     }
 
-    let tps = plan.decode_tokens_per_second();
+    let tps = pool_throughput(&plan).tokens_per_second;
     let serving = runtime_ready == Ready::True && agents_ready == Ready::True;
     let status = AgentPoolStatus {
         phase: Some(if serving { "Serving" } else { "Starting" }.into()),
@@ -610,6 +610,16 @@ fn size(
     Ok(plan)
 }
 
+/// Sequences grow from the prompt to the full context: on average half.
+fn average_context(plan: &Plan) -> u64 {
+    (plan.max_model_len / 2).max(1)
+}
+
+/// One model-server replica's aggregate decode rate for this pool.
+fn pool_throughput(plan: &Plan) -> Throughput {
+    plan.batched_decode(average_context(plan))
+}
+
 /// Model-server replicas and how they were computed: enough for the
 /// token budget at the plan's decode rate, and at least the Model's
 /// data-parallel shards.
@@ -618,15 +628,15 @@ fn model_server_replicas(
     model: &ResolvedModel,
     plan: &Plan,
 ) -> Result<(i32, String), Refusal> {
-    let tps = plan.decode_tokens_per_second();
-    let bytes = plan.weight_precision.bytes_per_param();
-    let tp = plan.tensor_parallel_size.max(1);
-    // The bandwidth the estimate used (a MIG slice's share included), for the formula.
-    let bandwidth_gbps =
-        tps * plan.active_parameters_b * bytes / (BANDWIDTH_EFFICIENCY * f64::from(tp));
+    let avg_context = average_context(plan);
+    let throughput = pool_throughput(plan);
+    let tps = throughput.tokens_per_second;
     let estimate = format!(
-        "{BANDWIDTH_EFFICIENCY} x TP {tp} x {bandwidth_gbps:.0} GB/s / ({:.2}B active parameters x {bytes} bytes) = {tps:.1} tokens/s per replica",
-        plan.active_parameters_b
+        "batch {} (KV cache room for {} tokens / {avg_context} average context, at most {MAX_NUM_SEQS}) x \
+         single-sequence {:.1} tokens/s, slowed by reading the batch's KV cache = {tps:.1} tokens/s per replica",
+        throughput.batch,
+        plan.estimate.kv_capacity_tokens,
+        plan.decode_tokens_per_second()
     );
     let floor = u64::from(model.facts.data_parallel.unwrap_or(1));
     let (replicas, why) = match spec.tokens_per_second_budget {
