@@ -1,0 +1,335 @@
+//! Malformed input, kind by kind: every case is answered with a FATAL result
+//! (or, where noted, a warning) whose message names the field path and what
+//! would be valid. Each case states why it is wrong in its name.
+
+mod support;
+
+use function_inference::function::run_function;
+use function_inference::proto::{from_wire, full, to_wire};
+use serde_json::{Value, json};
+use support::*;
+
+const MODEL: &str = "Qwen/Qwen2.5-1.5B-Instruct";
+
+fn xr(spec: Value) -> Value {
+    json!({
+        "apiVersion": "infer.dev/v1alpha1", "kind": "LLMInference",
+        "metadata": {"name": "bad", "namespace": "team-a"},
+        "spec": spec,
+    })
+}
+
+fn call(req: &full::RunFunctionRequest) -> full::RunFunctionResponse {
+    from_wire(&run_function(to_wire(req))).unwrap()
+}
+
+/// A spec with `field` set to `value` on top of a valid one.
+fn with(field: &str, value: Value) -> Value {
+    let mut spec = json!({"model": MODEL});
+    spec[field] = value;
+    spec
+}
+
+/// One malformed spec: what it is, the spec, and the FATAL result expected.
+struct Case {
+    name: &'static str,
+    spec: Value,
+    reason: &'static str,
+    message: String,
+}
+
+fn case(name: &'static str, spec: Value, reason: &'static str, message: &str) -> Case {
+    Case {
+        name,
+        spec,
+        reason,
+        message: message.to_string(),
+    }
+}
+
+#[test]
+fn malformed_llm_inference_specs_are_fatal_and_name_the_field_and_what_is_valid() {
+    let long = "x".repeat(5000);
+    let cases = vec![
+        case(
+            "spec not an object",
+            json!("qwen"),
+            "InvalidSpec",
+            "spec: the string \"qwen\" is not an object",
+        ),
+        case(
+            "model a number",
+            json!({"model": 7}),
+            "InvalidSpec",
+            "spec.model: 7 is not a string",
+        ),
+        case(
+            "model empty",
+            json!({"model": ""}),
+            "InvalidSpec",
+            "spec.model is empty; set a Hugging Face model id such as Qwen/Qwen2.5-7B-Instruct",
+        ),
+        case(
+            "model very long",
+            json!({"model": long}),
+            "InvalidSpec",
+            "spec.model is 5000 characters long; use at most 256 (for example Qwen/Qwen2.5-7B-Instruct)",
+        ),
+        case(
+            "model without parameter count",
+            json!({"model": "acme/mystery-chat"}),
+            "CannotSize",
+            "spec.parameterCount: cannot tell how many parameters `acme/mystery-chat` has: it is not in the model catalog and its id carries no size; set parameterCount (for example 8B, 70B or 8x7B)",
+        ),
+        case(
+            "gpu fraction",
+            with("gpu", json!(1.5)),
+            "InvalidSpec",
+            "spec.gpu: 1.5 is not a whole number; use a whole number from 1 to 64",
+        ),
+        case(
+            "gpu zero",
+            with("gpu", json!(0)),
+            "InvalidSpec",
+            "spec.gpu is 0; use a whole number from 1 to 64; omit it to derive the count from the model and GPU type",
+        ),
+        case(
+            "gpu huge",
+            with("gpu", json!(1e30)),
+            "InvalidSpec",
+            "spec.gpu: 1e+30 is out of range; use a whole number from 1 to 64",
+        ),
+        case(
+            "gpu NaN",
+            with("gpu", json!("NaN")),
+            "InvalidSpec",
+            "spec.gpu: the string \"NaN\" is not a whole number; use a whole number from 1 to 64",
+        ),
+        case(
+            "gpu 65",
+            with("gpu", json!(65)),
+            "InvalidSpec",
+            "spec.gpu is 65; use a whole number from 1 to 64; omit it to derive the count from the model and GPU type",
+        ),
+        case(
+            "maxModelLen negative",
+            with("maxModelLen", json!(-1)),
+            "InvalidSpec",
+            "spec.maxModelLen is -1; use a whole number from 256 to 10485760 tokens; omit it to derive the longest context that fits",
+        ),
+        case(
+            "maxModelLen huge",
+            with("maxModelLen", json!(1e30)),
+            "InvalidSpec",
+            "spec.maxModelLen: 1e+30 is out of range; use a whole number from 256 to 10485760",
+        ),
+        case(
+            "maxModelLen string",
+            with("maxModelLen", json!("32k")),
+            "InvalidSpec",
+            "spec.maxModelLen: the string \"32k\" is not a whole number; use a whole number from 256 to 10485760",
+        ),
+        case(
+            "gpuType unknown",
+            with("gpuType", json!("Z9000")),
+            "CannotSize",
+            "spec.gpuType: unknown GPU type `Z9000`: known GPU types are T4, V100, V100-32GB, L4, A10G, L40S, A30, A100-40GB, A100-80GB, H100-80GB, H100-NVL, H20, H200, B200, GB200, B300, GH200, RTX-PRO-6000, MI300X, MI325X",
+        ),
+        case(
+            "gpuType empty",
+            with("gpuType", json!("")),
+            "InvalidSpec",
+            "spec.gpuType is empty; set it (for example L4, A100-80GB or H100-80GB) or omit it",
+        ),
+        case(
+            "gpuType long",
+            with("gpuType", json!(long)),
+            "InvalidSpec",
+            "spec.gpuType is 5000 characters long; use at most 64 (for example L4, A100-80GB or H100-80GB)",
+        ),
+        case(
+            "quantization unknown",
+            with("quantization", json!("int3")),
+            "InvalidSpec",
+            "spec.quantization is \"int3\"; use auto, fp32, bf16, fp16, fp8, int8, int4 or fp4",
+        ),
+        case(
+            "quantization number",
+            with("quantization", json!(8)),
+            "InvalidSpec",
+            "spec.quantization: 8 is not a string",
+        ),
+        case(
+            "migProfile unknown",
+            json!({"model": MODEL, "gpuType": "A100-80GB", "migProfile": "5g.99gb"}),
+            "CannotSize",
+            "spec.migProfile: A100-80GB has no MIG profile `5g.99gb`: its profiles are 1g.10gb, 1g.20gb, 2g.20gb, 3g.40gb, 4g.40gb, 7g.80gb",
+        ),
+        case(
+            "migProfile on L4",
+            json!({"model": MODEL, "migProfile": "1g.10gb"}),
+            "CannotSize",
+            "spec.migProfile: L4 has no MIG: use mig none, or a GPU with MIG (A30, A100-40GB, A100-80GB, H100-80GB, H100-NVL, H20, H200, B200, GB200, B300, GH200, RTX-PRO-6000)",
+        ),
+        case(
+            "parameterCount 1e30B",
+            json!({"model": "acme/mystery-chat", "parameterCount": "1e30B"}),
+            "CannotSize",
+            "spec.parameterCount: invalid parameter count `1e30B`: it is not a number with a unit; write it like 500M, 8B, 70B, 8x7B or 1.5T",
+        ),
+        case(
+            "parameterCount negative",
+            json!({"model": "acme/mystery-chat", "parameterCount": "-7B"}),
+            "CannotSize",
+            "spec.parameterCount: invalid parameter count `-7B`: it is not a number with a unit; write it like 500M, 8B, 70B, 8x7B or 1.5T",
+        ),
+        case(
+            "parameterCount zero",
+            json!({"model": "acme/mystery-chat", "parameterCount": "0B"}),
+            "CannotSize",
+            "spec.parameterCount: invalid parameter count `0B`: it must be a positive number; write it like 500M, 8B, 70B, 8x7B or 1.5T",
+        ),
+        case(
+            "parameterCount huge",
+            json!({"model": "acme/mystery-chat", "parameterCount": "99999999999T"}),
+            "CannotSize",
+            "spec.parameterCount: invalid parameter count `99999999999T`: it is larger than 100T; write it like 500M, 8B, 70B, 8x7B or 1.5T",
+        ),
+        case(
+            "parameterCount words",
+            json!({"model": "acme/mystery-chat", "parameterCount": "seven billion"}),
+            "CannotSize",
+            "spec.parameterCount: invalid parameter count `seven billion`: it is not a number with a unit; write it like 500M, 8B, 70B, 8x7B or 1.5T",
+        ),
+        case(
+            "replicas negative",
+            with("replicas", json!(-1)),
+            "InvalidSpec",
+            "spec.replicas is -1; use a whole number from 0 to 100",
+        ),
+        case(
+            "replicas bool",
+            with("replicas", json!(true)),
+            "InvalidSpec",
+            "spec.replicas: true is not a whole number; use a whole number from 0 to 100",
+        ),
+        case(
+            "modelRef missing Model",
+            json!({"modelRef": {"name": "nope"}}),
+            "InvalidSpec",
+            "spec.modelRef is not supported by LLMInference yet; set spec.model to a Hugging Face model id",
+        ),
+        case(
+            "modelRef no name",
+            json!({"modelRef": {}}),
+            "InvalidSpec",
+            "spec.modelRef: name is required",
+        ),
+        case(
+            "hfTokenSecretRef configmap",
+            with(
+                "hfTokenSecretRef",
+                json!({"name": "hf", "kind": "ConfigMap"}),
+            ),
+            "InvalidSpec",
+            "spec.hfTokenSecretRef.kind: unknown field kind; valid fields are name or key",
+        ),
+        case(
+            "hfTokenSecretRef empty name",
+            with("hfTokenSecretRef", json!({"name": ""})),
+            "InvalidSpec",
+            "spec.hfTokenSecretRef.name is \"\"; use a DNS name: at most 253 characters of lower-case letters, digits, '-' and '.', starting and ending with a letter or digit (for example hf-token)",
+        ),
+        case(
+            "image missing name",
+            with("image", json!({"registry": "docker.io"})),
+            "InvalidSpec",
+            "spec.image: name is required",
+        ),
+        case(
+            "image empty",
+            with("image", json!({"registry": "", "name": ""})),
+            "InvalidSpec",
+            "spec.image.registry is empty; set it (for example docker.io) or omit it",
+        ),
+        case(
+            "ingressHost invalid",
+            with("ingressHost", json!("not a host!")),
+            "InvalidSpec",
+            "spec.ingressHost is \"not a host!\"; use a DNS name: at most 253 characters of lower-case letters, digits, '-' and '.', starting and ending with a letter or digit (for example qwen.example.com)",
+        ),
+        case(
+            "ingressHost long",
+            with("ingressHost", json!(long)),
+            "InvalidSpec",
+            "spec.ingressHost is \"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"... (5000 characters); use a DNS name: at most 253 characters of lower-case letters, digits, '-' and '.', starting and ending with a letter or digit (for example qwen.example.com)",
+        ),
+        case(
+            "tls without secretName",
+            json!({"model": MODEL, "ingressHost": "a.example.com", "tls": {}}),
+            "InvalidSpec",
+            "spec.tls: secretName is required",
+        ),
+        case(
+            "extraArgs not list",
+            with("extraArgs", json!("--x")),
+            "InvalidSpec",
+            "spec.extraArgs: the string \"--x\" is not a list",
+        ),
+        case(
+            "extraArgs numbers",
+            with("extraArgs", json!([1])),
+            "InvalidSpec",
+            "spec.extraArgs[0]: 1 is not a string",
+        ),
+        case(
+            "providerConfigName empty",
+            with("providerConfigName", json!("")),
+            "InvalidSpec",
+            "spec.providerConfigName is \"\"; use a DNS name: at most 253 characters of lower-case letters, digits, '-' and '.', starting and ending with a letter or digit (for example incluster)",
+        ),
+        case(
+            "targetNamespace invalid",
+            json!({"model": MODEL, "providerConfigName": "pc", "targetNamespace": "Not_A_Namespace"}),
+            "InvalidSpec",
+            "spec.targetNamespace is \"Not_A_Namespace\"; use at most 63 lower-case letters, digits and '-', starting and ending with a letter or digit (for example inference)",
+        ),
+        case(
+            "unknown field",
+            with("gpus", json!(2)),
+            "InvalidSpec",
+            "spec.gpus: unknown field gpus; valid fields are model, modelRef, gpu, gpuType, quantization, maxModelLen, parameterCount, migProfile, replicas, hfTokenSecretRef, image, ingressHost, ingressClassName, tls, extraArgs, providerConfigName, targetNamespace, crossplane",
+        ),
+    ];
+    assert!(cases.len() >= 20);
+    for c in cases {
+        // Resources composed on an earlier call are observed: a FATAL result
+        // makes Crossplane stop before applying anything, so they stay.
+        let mut req = request("bad", xr(c.spec.clone()));
+        req.desired = Some(earlier_desired());
+        let rsp = call(&req);
+        assert_eq!(
+            rsp,
+            full::RunFunctionResponse {
+                meta: meta("bad", 60),
+                desired: Some(earlier_desired()),
+                results: vec![fatal(c.reason, &c.message)],
+                ..Default::default()
+            },
+            "case {:?}",
+            c.name
+        );
+        assert!(
+            c.message.starts_with("spec"),
+            "case {:?}: the message names the field: {}",
+            c.name,
+            c.message
+        );
+        assert!(
+            c.message.len() < 400,
+            "case {:?}: long values are not echoed: {}",
+            c.name,
+            c.message
+        );
+    }
+}
