@@ -405,3 +405,16 @@ fn desired_state_of_earlier_steps_survives_a_composition() {
     assert_eq!(status(&rsp)["gpuCount"], 1);
     let _ = json_to_struct;
 }
+
+#[test]
+fn extra_args_that_override_the_plan_are_reported() {
+    let spec = json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "extraArgs": ["--max-model-len=4096", "--max-num-seqs", "8"]});
+    let rsp = call(&request("x", xr("qwen", spec, json!({}))));
+    let note = "spec.extraArgs sets --max-model-len, which overrides the sizing plan: the reported plan no longer describes the runtime";
+    assert_eq!(rsp.results, vec![warning(note)]);
+    assert_eq!(
+        composed(&rsp, "vllm_runtime").0["spec"]["vllmConfig"]["extraArgs"],
+        json!(["--max-model-len=4096", "--max-num-seqs", "8"]),
+        "extra arguments are passed on, after the derived ones"
+    );
+}

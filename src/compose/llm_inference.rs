@@ -166,6 +166,7 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
         endpoint.external = Some(external_url(host, spec.tls.is_some()));
     }
 
+    notes.extend(overridden_by_extra_args(&spec.extra_args));
     if plan.startup_probe_seconds > OPERATOR_STARTUP_SECONDS {
         notes.push(format!(
             "loading the weights may take up to {} s, but the operator's startup probe gives up after {OPERATOR_STARTUP_SECONDS} s \
@@ -345,6 +346,25 @@ fn sizing_request(
         gpu_memory_utilization: req.settings.gpu_memory_utilization,
         ..Default::default()
     })
+}
+
+/// vllm serve flags the plan derives. Extra arguments come last and win, so
+/// setting one of these makes the reported plan differ from what runs.
+const DERIVED_FLAGS: &[&str] = &[
+    "--tensor-parallel-size",
+    "--pipeline-parallel-size",
+    "--max-model-len",
+    "--dtype",
+    "--quantization",
+    "--gpu-memory-utilization",
+];
+
+fn overridden_by_extra_args(extra_args: &[String]) -> Vec<String> {
+    DERIVED_FLAGS
+        .iter()
+        .filter(|flag| extra_args.iter().any(|a| a == *flag || a.starts_with(&format!("{flag}="))))
+        .map(|flag| format!("spec.extraArgs sets {flag}, which overrides the sizing plan: the reported plan no longer describes the runtime"))
+        .collect()
 }
 
 /// `value` checked against `min..=max`; the error names the field and what
