@@ -504,3 +504,134 @@ proptest! {
         }
     }
 }
+
+/// Writes `text` to a file and renders it as the XR, the step input and the
+/// observed resources in turn: each ends in output or an error, never a panic.
+fn render_text(text: &str) {
+    use function_inference::cli::render::{self, RenderArgs};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("in.yaml");
+    std::fs::write(&path, text).unwrap();
+    let good = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples/llm-inference/dot-inference.yaml");
+    for args in [
+        RenderArgs {
+            xr: path.clone(),
+            observed: None,
+            required: None,
+            input: None,
+            context: None,
+        },
+        RenderArgs {
+            xr: good.clone(),
+            observed: None,
+            required: None,
+            input: Some(path.clone()),
+            context: None,
+        },
+        RenderArgs {
+            xr: good.clone(),
+            observed: Some(path.clone()),
+            required: Some(path.clone()),
+            input: None,
+            context: Some(path.clone()),
+        },
+    ] {
+        let mut out = Vec::new();
+        let _ = render::run(&args, &mut out);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// The example XR with a few characters replaced: YAML that is almost right.
+    #[test]
+    fn render_survives_mangled_yaml(
+        edits in prop::collection::vec((any::<prop::sample::Index>(), prop::sample::select(vec![":", "-", " ", "\n", "{", "[", "'", "\"", "1e30", "NaN", "~", "&a", "*a", "!!binary", "x"])), 1..6),
+    ) {
+        let mut text = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/llm-inference/dot-inference.yaml"),
+        ).unwrap();
+        for (at, with) in edits {
+            let i = at.index(text.len());
+            let i = (0..=i).rev().find(|i| text.is_char_boundary(*i)).unwrap_or(0);
+            text.insert_str(i, with);
+        }
+        render_text(&text);
+    }
+
+    #[test]
+    fn render_survives_arbitrary_text(text in ".{0,200}") {
+        render_text(&text);
+    }
+}
+
+/// Specs close to valid: real models, GPUs, MIG profiles and precisions
+/// with numbers across and beyond their ranges, so that sizing arithmetic
+/// runs on extreme values rather than stopping at the first type error.
+fn near_valid_spec() -> impl Strategy<Value = Value> {
+    let model = prop::sample::select(vec![
+        "Qwen/Qwen2.5-1.5B-Instruct",
+        "Qwen/Qwen2.5-7B-Instruct",
+        "meta-llama/Llama-3.1-70B-Instruct",
+        "deepseek-ai/DeepSeek-R1",
+        "mistralai/Mixtral-8x7B-Instruct-v0.1",
+        "acme/mystery-chat",
+        "acme/tiny-0.5B",
+        "acme/huge-9999B",
+    ]);
+    let gpu_type = prop::option::of(prop::sample::select(vec![
+        "T4",
+        "L4",
+        "A10G",
+        "L40S",
+        "A30",
+        "A100-40GB",
+        "A100-80GB",
+        "H100-80GB",
+        "H200",
+        "B200",
+        "MI300X",
+    ]));
+    let number = prop_oneof![
+        Just(json!(null)),
+        (-5i64..100).prop_map(|v| json!(v)),
+        (0i64..20_000_000).prop_map(|v| json!(v)),
+        Just(json!(1e30)),
+        Just(json!(-1e30)),
+        Just(json!(1.5)),
+        Just(json!(i64::MAX)),
+        Just(json!(u64::MAX)),
+    ];
+    let mig = prop::option::of(prop::sample::select(vec![
+        "auto", "none", "1g.10gb", "3g.40gb", "7g.80gb", "1g.5gb",
+    ]));
+    let quant = prop::option::of(prop::sample::select(vec![
+        "auto", "fp32", "bf16", "fp16", "fp8", "int8", "int4", "fp4",
+    ]));
+    let params = prop::option::of(prop::sample::select(vec![
+        "0.5B", "8B", "70B", "8x7B", "1.5T", "100T", "0.0001M", "999999M",
+    ]));
+    (model, gpu_type, number.clone(), number.clone(), number, mig, quant, params).prop_map(
+        |(model, gpu_type, gpu, max_model_len, replicas, mig, quant, params)| {
+            let mut spec = json!({"model": model, "gpu": gpu, "maxModelLen": max_model_len, "replicas": replicas});
+            if let Some(g) = gpu_type { spec["gpuType"] = json!(g); }
+            if let Some(m) = mig { spec["migProfile"] = json!(m); }
+            if let Some(q) = quant { spec["quantization"] = json!(q); }
+            if let Some(p) = params { spec["parameterCount"] = json!(p); }
+            spec
+        },
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn near_valid_specs_are_answered(spec in near_valid_spec()) {
+        let mut req = request("near", llm_xr("near", spec));
+        req.desired = Some(earlier_desired());
+        check(to_wire(&req))?;
+    }
+}
