@@ -333,3 +333,127 @@ fn malformed_llm_inference_specs_are_fatal_and_name_the_field_and_what_is_valid(
         );
     }
 }
+
+#[test]
+fn malformed_step_inputs_are_fatal_and_name_the_field_and_what_is_valid() {
+    let cases = vec![
+        case(
+            "input apiVersion",
+            json!({"apiVersion": "inference.fn.crossplane.io/v1"}),
+            "InvalidInput",
+            "invalid step input: input.apiVersion is \"inference.fn.crossplane.io/v1\"; expected \"inference.fn.crossplane.io/v1beta1\"",
+        ),
+        case(
+            "input kind",
+            json!({"kind": "Inputs"}),
+            "InvalidInput",
+            "invalid step input: input.kind is \"Inputs\"; expected \"Input\"",
+        ),
+        case(
+            "ttl number",
+            json!({"ttl": 60}),
+            "InvalidInput",
+            "cannot read the step input: input.ttl: 60 is not a duration; use one such as 60s, 5m or 1h30m",
+        ),
+        case(
+            "ttl words",
+            json!({"ttl": "soon"}),
+            "InvalidInput",
+            "cannot read the step input: input.ttl: \"soon\" is not a duration; use one such as 60s, 5m or 1h30m",
+        ),
+        case(
+            "ttl negative",
+            json!({"ttl": "-5s"}),
+            "InvalidInput",
+            "invalid step input: input.ttl is negative (-5s); use a positive duration such as 60s",
+        ),
+        case(
+            "ttl zero",
+            json!({"ttl": "0s"}),
+            "InvalidInput",
+            "invalid step input: input.ttl must be at least 1s",
+        ),
+        case(
+            "defaults not object",
+            json!({"defaults": "L4"}),
+            "InvalidInput",
+            "cannot read the step input: input.defaults: the string \"L4\" is not an object",
+        ),
+        case(
+            "default gpuType unknown",
+            json!({"defaults": {"gpuType": "Z9000"}}),
+            "CannotSize",
+            "input.defaults.gpuType: unknown GPU type `Z9000`: known GPU types are T4, V100, V100-32GB, L4, A10G, L40S, A30, A100-40GB, A100-80GB, H100-80GB, H100-NVL, H20, H200, B200, GB200, B300, GH200, RTX-PRO-6000, MI300X, MI325X",
+        ),
+        case(
+            "offeredGpuTypes empty",
+            json!({"defaults": {"offeredGpuTypes": []}}),
+            "InvalidInput",
+            "invalid step input: input.defaults.offeredGpuTypes is empty; list at least one GPU type",
+        ),
+        case(
+            "offeredGpuTypes string",
+            json!({"defaults": {"offeredGpuTypes": "L4"}}),
+            "InvalidInput",
+            "cannot read the step input: input.defaults.offeredGpuTypes: the string \"L4\" is not a list",
+        ),
+        case(
+            "image empty registry",
+            json!({"defaults": {"image": {"registry": "", "name": "x"}}}),
+            "InvalidInput",
+            "invalid step input: input.defaults.image needs a non-empty registry and name",
+        ),
+        case(
+            "gpuMemoryUtilization 2",
+            json!({"defaults": {"gpuMemoryUtilization": 2}}),
+            "InvalidInput",
+            "invalid step input: input.defaults.gpuMemoryUtilization is 2; use a value from 0.1 to 0.99",
+        ),
+        case(
+            "gpuMemoryUtilization NaN",
+            json!({"defaults": {"gpuMemoryUtilization": "NaN"}}),
+            "InvalidInput",
+            "cannot read the step input: input.defaults.gpuMemoryUtilization: the string \"NaN\" is not a number",
+        ),
+        case(
+            "gpuNodeSelector string",
+            json!({"defaults": {"gpuNodeSelector": "yes"}}),
+            "InvalidInput",
+            "cannot read the step input: input.defaults.gpuNodeSelector: the string \"yes\" is not true or false",
+        ),
+        case(
+            "providerConfigKind unknown",
+            json!({"defaults": {"providerConfigKind": "Cluster"}}),
+            "InvalidInput",
+            "cannot read the step input: input.defaults.providerConfigKind: \"Cluster\" is not valid; use one of ProviderConfig or ClusterProviderConfig",
+        ),
+        case(
+            "unknown field",
+            json!({"default": {}}),
+            "InvalidInput",
+            "cannot read the step input: input.default: unknown field default; valid fields are apiVersion, kind, metadata, ttl, defaults",
+        ),
+    ];
+    for c in cases {
+        let mut req = request("bad", xr(json!({"model": MODEL})));
+        let mut v = json!({"apiVersion": INPUT_API_VERSION, "kind": "Input"});
+        v.as_object_mut()
+            .unwrap()
+            .extend(c.spec.as_object().unwrap().clone());
+        req.input = Some(object(v));
+        req.desired = Some(earlier_desired());
+        let rsp = call(&req);
+        assert_eq!(
+            rsp.results,
+            vec![fatal(c.reason, &c.message)],
+            "case {:?}",
+            c.name
+        );
+        assert_eq!(rsp.desired, Some(earlier_desired()), "case {:?}", c.name);
+        assert!(
+            c.message.contains("input."),
+            "case {:?}: names the field",
+            c.name
+        );
+    }
+}
