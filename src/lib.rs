@@ -21,4 +21,5 @@ pub mod redact;
 pub mod schema;
 pub mod server;
 pub mod sizing;
+pub mod units;
 pub mod xr;

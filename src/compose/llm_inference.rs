@@ -5,6 +5,8 @@
 use serde_json::{Map, Value};
 
 use super::ingress::{IngressParams, external_url, ingress};
+use super::model_facts::with_weights_cache;
+use super::model_ref::{self, Lookup, REQUIREMENT_KEY, ResolvedModel};
 use super::placement::Placement;
 use super::readiness::observed_readiness;
 use super::vllm_runtime::{RuntimeParams, SERVICE_PORT, internal_url, vllm_runtime};
@@ -30,6 +32,9 @@ pub const SERVING: &str = "Serving";
 /// Composes an LLMInference.
 pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
     let spec: LlmInferenceSpec = req.xr.spec().map_err(|e| Refusal::new("InvalidSpec", e))?;
+    let mut out = Composition::default();
+    // A Model read through modelRef: its facts fill what the spec leaves unset.
+    let mut referenced: Option<Box<ResolvedModel>> = None;
     let model = match (&spec.model, &spec.model_ref) {
         (Some(m), _) if !m.trim().is_empty() => m.trim().to_string(),
         (Some(_), _) => {
@@ -38,11 +43,31 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
                 "spec.model is empty; set a Hugging Face model id such as Qwen/Qwen2.5-7B-Instruct",
             ));
         }
-        (None, Some(_)) => {
-            return Err(Refusal::new(
-                "InvalidSpec",
-                "spec.modelRef is not supported by LLMInference yet; set spec.model to a Hugging Face model id",
-            ));
+        (None, Some(r)) => {
+            out.requirements.insert(
+                REQUIREMENT_KEY.into(),
+                model_ref::requirement(&r.name, &req.xr.namespace),
+            );
+            match model_ref::lookup(req, "spec.modelRef", &r.name)? {
+                Lookup::Waiting { message, not_found } => {
+                    let status = Map::from_iter([("ready".to_string(), Value::from("False"))]);
+                    let mut waiting =
+                        model_ref::waiting(req, &message, not_found, status, &[RUNTIME, INGRESS]);
+                    waiting.requirements = out.requirements;
+                    return Ok(waiting);
+                }
+                Lookup::Found(m) => {
+                    if let Some(why) = &m.facts.unservable {
+                        return Err(Refusal::new(
+                            "UnservableModel",
+                            format!("spec.modelRef: Model {}: {why}", m.display),
+                        ));
+                    }
+                    let url = m.facts.model_url.clone();
+                    referenced = Some(m);
+                    url
+                }
+            }
         }
         (None, None) => {
             return Err(Refusal::new(
@@ -51,8 +76,21 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
             ));
         }
     };
-    check_strings(&spec, &model).map_err(|e| Refusal::new("InvalidSpec", e))?;
-    let sizing_request = sizing_request(&spec, &model, req)?;
+    check_strings(&spec).map_err(|e| Refusal::new("InvalidSpec", e))?;
+    let facts = referenced.as_ref().map(|m| &m.facts);
+    let mut sizing_request = sizing_request(&spec, &model, req)?;
+    if let Some(f) = facts {
+        sizing_request.model_id = f.model_id.clone();
+        sizing_request.quantization = sizing_request.quantization.or(f.precision);
+        sizing_request.parameter_count = sizing_request
+            .parameter_count
+            .or_else(|| f.parameter_count.clone());
+        // The Model's shardSpec fixes the parallelism unless spec.gpu does.
+        if sizing_request.gpu_count.is_none() {
+            sizing_request.tensor_parallel = f.tensor_parallel;
+            sizing_request.pipeline_parallel = f.pipeline_parallel;
+        }
+    }
     let plan = sizing::size(&sizing_request)
         .map_err(|e| Refusal::new("CannotSize", sizing_error_message(&spec, &e)))?;
     if plan.nodes > 1 {
@@ -70,7 +108,9 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
             ),
         ));
     }
-    let replicas = check_range("spec.replicas", spec.replicas, 0, 100, "")?.unwrap_or(1);
+    let replicas = check_range("spec.replicas", spec.replicas, 0, 100, "")?
+        .or_else(|| facts.and_then(|f| f.data_parallel).map(i64::from))
+        .unwrap_or(1);
 
     let xr = req.xr;
     let mut notes = Vec::new();
@@ -108,18 +148,34 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
     }
     let namespace = placement.namespace().to_string();
     let image = spec.image.as_ref().unwrap_or(&req.settings.image);
-    let hf_token = spec.hf_token_secret_ref.as_ref().map(|r| {
-        (
-            r.name.as_str(),
-            r.key
-                .as_deref()
-                .filter(|k| !k.is_empty())
-                .unwrap_or("token"),
-        )
-    });
+    let hf_token = spec
+        .hf_token_secret_ref
+        .as_ref()
+        .map(|r| {
+            (
+                r.name.as_str(),
+                r.key
+                    .as_deref()
+                    .filter(|k| !k.is_empty())
+                    .unwrap_or("token"),
+            )
+        })
+        .or_else(|| {
+            facts
+                .and_then(|f| f.hf_token.as_ref())
+                .map(|(n, k)| (n.as_str(), k.as_str()))
+        });
+    let mut extra_args = facts.map(|f| f.serve_args(&plan)).unwrap_or_default();
+    extra_args.extend(spec.extra_args.iter().cloned());
+    let cache = facts.and_then(|f| f.weights_cache(&plan, i32::try_from(replicas).unwrap_or(1)));
+    if let Some(f) = facts {
+        notes.extend(f.notes.iter().cloned());
+    }
+    if let Some(c) = &cache {
+        notes.extend(c.not_applied.iter().cloned());
+    }
 
-    let mut out = Composition::default();
-    let runtime = vllm_runtime(&RuntimeParams {
+    let mut runtime = vllm_runtime(&RuntimeParams {
         name: &runtime_name,
         namespace: &namespace,
         model_url: &model,
@@ -127,11 +183,14 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
         image,
         replicas: i32::try_from(replicas).unwrap_or(1),
         hf_token,
-        extra_args: &spec.extra_args,
+        extra_args: &extra_args,
         settings: req.settings,
         storage: None,
         labels: None,
     });
+    if let Some(c) = &cache {
+        runtime = with_weights_cache(runtime, c);
+    }
     let runtime_ready = observed_readiness(req.observed.get(RUNTIME).as_ref());
     out.resources.insert(
         RUNTIME.into(),
@@ -235,9 +294,11 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
 
 /// The string fields serde accepts as any string, checked for what
 /// Kubernetes and the operator will accept.
-fn check_strings(spec: &LlmInferenceSpec, model: &str) -> Result<(), String> {
+fn check_strings(spec: &LlmInferenceSpec) -> Result<(), String> {
     use super::validate::{dns_label, dns_subdomain, text};
-    text("spec.model", model, 256, "Qwen/Qwen2.5-7B-Instruct")?;
+    if let Some(m) = &spec.model {
+        text("spec.model", m.trim(), 256, "Qwen/Qwen2.5-7B-Instruct")?;
+    }
     if let Some(g) = &spec.gpu_type {
         text("spec.gpuType", g, 64, "L4, A100-80GB or H100-80GB")?;
     }

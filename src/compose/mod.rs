@@ -158,8 +158,11 @@ pub type Dispatch = fn(&str) -> Option<Composer>;
 /// The composer for an XR kind. Dispatch is on the kind alone, not the API
 /// group, so XRs of other groups (dot-inference's) compose unchanged.
 pub fn composer_for(kind: &str) -> Option<Composer> {
-    let composers: &[(&str, Composer)] =
-        &[(crate::xr::llm_inference::KIND, llm_inference::compose)];
+    let composers: &[(&str, Composer)] = &[
+        (crate::xr::llm_inference::KIND, llm_inference::compose),
+        (crate::xr::model::KIND, model::compose),
+        (crate::xr::agent_pool::KIND, agent_pool::compose),
+    ];
     composers.iter().find(|(k, _)| *k == kind).map(|(_, c)| *c)
 }
 
@@ -191,8 +194,19 @@ pub fn desired_from_observed(mut observed: Map<String, Value>) -> Value {
     Value::Object(observed)
 }
 
+pub mod agent_config;
+pub mod agent_deployment;
+pub mod agent_pool;
+pub mod agent_service;
+pub mod autoscaler;
+pub mod config_map;
+pub mod disruption_budget;
 pub mod ingress;
+pub mod kube;
 pub mod llm_inference;
+pub mod model;
+pub mod model_facts;
+pub mod model_ref;
 pub mod placement;
 pub mod readiness;
 pub mod validate;
