@@ -5,6 +5,7 @@
 mod support;
 
 use function_inference::function::run_function;
+use function_inference::outcome;
 use function_inference::proto::{from_wire, full, to_wire};
 use serde_json::{Value, json};
 use support::*;
@@ -212,12 +213,6 @@ fn malformed_llm_inference_specs_are_fatal_and_name_the_field_and_what_is_valid(
             with("replicas", json!(true)),
             "InvalidSpec",
             "spec.replicas: true is not a whole number; use a whole number from 0 to 100",
-        ),
-        case(
-            "modelRef missing Model",
-            json!({"modelRef": {"name": "nope"}}),
-            "InvalidSpec",
-            "spec.modelRef is not supported by LLMInference yet; set spec.model to a Hugging Face model id",
         ),
         case(
             "modelRef no name",
@@ -456,4 +451,580 @@ fn malformed_step_inputs_are_fatal_and_name_the_field_and_what_is_valid() {
             c.name
         );
     }
+}
+
+fn example(path: &str) -> Value {
+    let text = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path))
+        .unwrap();
+    serde_yaml::from_str(&text).unwrap()
+}
+
+/// Sets (or with `null`, removes) the field at a dotted path.
+fn set(v: &mut Value, path: &str, x: Value) {
+    let parts: Vec<&str> = path.split('.').collect();
+    let (last, parents) = parts.split_last().unwrap();
+    let mut cur = v;
+    for p in parents {
+        cur = &mut cur[*p];
+    }
+    if x.is_null() {
+        cur.as_object_mut().unwrap().remove(*last);
+    } else {
+        cur[*last] = x;
+    }
+}
+
+fn warning(reason: &str, message: &str) -> full::Result {
+    let w = outcome::warning(reason, message);
+    full::Result {
+        severity: w.severity,
+        message: w.message,
+        reason: w.reason,
+        target: w.target,
+    }
+}
+
+/// Runs each `(name, field path, value, expected result)` against the
+/// example XR at `path`, with `required` given as Crossplane would.
+fn run_table(path: &str, required: Option<Value>, cases: Vec<(&str, &str, Value, full::Result)>) {
+    assert!(cases.len() >= 20, "{path}: at least twenty cases");
+    for (name, field, value, want) in cases {
+        let mut xr = example(path);
+        set(&mut xr, field, value);
+        let mut req = request("bad", xr);
+        req.desired = Some(earlier_desired());
+        if let Some(m) = &required {
+            req.required_resources.insert(
+                "model".into(),
+                full::Resources {
+                    items: vec![resource(m.clone())],
+                },
+            );
+        }
+        let rsp = call(&req);
+        assert!(
+            rsp.results.contains(&want),
+            "case {name:?}: want {want:?}, got {:?}",
+            rsp.results
+        );
+        assert!(
+            want.message.starts_with("spec"),
+            "case {name:?} names the field: {}",
+            want.message
+        );
+        assert!(
+            want.message.len() < 400,
+            "case {name:?}: long values are not echoed"
+        );
+        let desired = rsp.desired.unwrap();
+        for (k, r) in &earlier_desired().resources {
+            assert_eq!(desired.resources.get(k), Some(r), "case {name:?}: {k} kept");
+        }
+        if want.severity == full::Severity::Fatal as i32 {
+            assert_eq!(
+                desired.resources.len(),
+                earlier_desired().resources.len(),
+                "case {name:?}: a refusal composes nothing"
+            );
+        }
+    }
+}
+
+#[test]
+fn malformed_models_are_fatal_and_name_the_field_and_what_is_valid() {
+    let long = "x".repeat(5000);
+    run_table(
+        "examples/agents/model.yaml",
+        None,
+        vec![
+            (
+                "weightsURI missing",
+                "spec.weightsURI",
+                Value::Null,
+                fatal("InvalidSpec", "spec: weightsURI is required"),
+            ),
+            (
+                "weightsURI number",
+                "spec.weightsURI",
+                json!(7),
+                fatal("InvalidSpec", "spec.weightsURI: 7 is not a string"),
+            ),
+            (
+                "weightsURI empty",
+                "spec.weightsURI",
+                json!(""),
+                fatal(
+                    "InvalidSpec",
+                    "spec.weightsURI is empty; set it (for example hf://meta-llama/Llama-3.1-8B-Instruct) or omit it",
+                ),
+            ),
+            (
+                "weightsURI scheme",
+                "spec.weightsURI",
+                json!("ftp://x/y"),
+                fatal(
+                    "InvalidSpec",
+                    "spec.weightsURI has scheme ftp://; use hf://, s3://, gs://, https:// or pvc://",
+                ),
+            ),
+            (
+                "weightsURI long",
+                "spec.weightsURI",
+                json!(format!("hf://{long}")),
+                fatal(
+                    "InvalidSpec",
+                    "spec.weightsURI is 5005 characters long; use at most 2048 (for example hf://meta-llama/Llama-3.1-8B-Instruct)",
+                ),
+            ),
+            (
+                "size bad quantity",
+                "spec.size",
+                json!("sixteen gigs"),
+                fatal(
+                    "InvalidSpec",
+                    "spec.size: \"sixteen gigs\" is not a quantity; write one like 16Gi, 40G or 500Mi",
+                ),
+            ),
+            (
+                "size negative",
+                "spec.size",
+                json!("-16Gi"),
+                fatal(
+                    "InvalidSpec",
+                    "spec.size: \"-16Gi\" is not a quantity; write one like 16Gi, 40G or 500Mi",
+                ),
+            ),
+            (
+                "size huge",
+                "spec.size",
+                json!("1e30Gi"),
+                fatal(
+                    "InvalidSpec",
+                    "spec.size: \"1e30Gi\" has an unknown unit \"e30Gi\"; use Ki, Mi, Gi, Ti (or k, M, G, T)",
+                ),
+            ),
+            (
+                "quantization unknown",
+                "spec.quantization",
+                json!("int3"),
+                fatal(
+                    "InvalidSpec",
+                    "spec.quantization: \"int3\" is not valid; use one of fp32, bf16, fp16, fp8, int8, int4, fp4, none",
+                ),
+            ),
+            (
+                "parameterCount 1e30B",
+                "spec.parameterCount",
+                json!("1e30B"),
+                fatal(
+                    "InvalidSpec",
+                    "spec.parameterCount: invalid parameter count `1e30B`: it is not a number with a unit; write it like 500M, 8B, 70B, 8x7B or 1.5T",
+                ),
+            ),
+            (
+                "parameterCount zero",
+                "spec.parameterCount",
+                json!("0B"),
+                fatal(
+                    "InvalidSpec",
+                    "spec.parameterCount: invalid parameter count `0B`: it must be a positive number; write it like 500M, 8B, 70B, 8x7B or 1.5T",
+                ),
+            ),
+            (
+                "parameterCount number",
+                "spec.parameterCount",
+                json!(8),
+                fatal("InvalidSpec", "spec.parameterCount: 8 is not a string"),
+            ),
+            (
+                "shardSpec strategy short name",
+                "spec.shardSpec",
+                json!({"count": 0, "strategy": "tensor"}),
+                fatal(
+                    "InvalidSpec",
+                    "spec.shardSpec.strategy: \"tensor\" is not valid; use one of tensor-parallel, pipeline-parallel, data-parallel",
+                ),
+            ),
+            (
+                "shardSpec count huge",
+                "spec.shardSpec",
+                json!({"count": 1e30, "strategy": "tensor"}),
+                fatal(
+                    "InvalidSpec",
+                    "spec.shardSpec.count: 1e+30 is out of range for a whole number",
+                ),
+            ),
+            (
+                "shardSpec strategy unknown",
+                "spec.shardSpec",
+                json!({"count": 2, "strategy": "diagonal"}),
+                fatal(
+                    "InvalidSpec",
+                    "spec.shardSpec.strategy: \"diagonal\" is not valid; use one of tensor-parallel, pipeline-parallel, data-parallel",
+                ),
+            ),
+            (
+                "cachePolicy priority unknown",
+                "spec.cachePolicy.priority",
+                json!("urgent"),
+                fatal(
+                    "InvalidSpec",
+                    "spec.cachePolicy.priority: \"urgent\" is not valid; use one of critical, high, medium, low",
+                ),
+            ),
+            (
+                "cachePolicy pinDuration bad",
+                "spec.cachePolicy.pinDuration",
+                json!("forever"),
+                fatal(
+                    "InvalidSpec",
+                    "spec.cachePolicy.pinDuration: \"forever\" is not a duration; write one like 500ms, 30s, 5m, 2h or 1d",
+                ),
+            ),
+            (
+                "evictionPolicy unknown",
+                "spec.cachePolicy.evictionPolicy",
+                json!("sometimes"),
+                fatal(
+                    "InvalidSpec",
+                    "spec.cachePolicy.evictionPolicy: \"sometimes\" is not valid; use one of never, idle, low-priority",
+                ),
+            ),
+            (
+                "hfTokenSecretRef configmap",
+                "spec.hfTokenSecretRef",
+                json!({"name": "hf", "kind": "ConfigMap"}),
+                fatal(
+                    "InvalidSpec",
+                    "spec.hfTokenSecretRef.kind: unknown field kind; valid fields are name or key",
+                ),
+            ),
+            (
+                "hfTokenSecretRef empty name",
+                "spec.hfTokenSecretRef",
+                json!({"name": ""}),
+                fatal(
+                    "InvalidSpec",
+                    "spec.hfTokenSecretRef.name is \"\"; use a DNS name: at most 253 characters of lower-case letters, digits, '-' and '.', starting and ending with a letter or digit (for example hf-token)",
+                ),
+            ),
+            (
+                "architecture long",
+                "spec.architecture",
+                json!(long),
+                fatal(
+                    "InvalidSpec",
+                    "spec.architecture is 5000 characters long; use at most 64 (for example llama)",
+                ),
+            ),
+            (
+                "unknown field",
+                "spec.weights",
+                json!("hf://x"),
+                fatal(
+                    "InvalidSpec",
+                    "spec.weights: unknown field weights; valid fields are weightsURI, size, quantization, shardSpec, cachePolicy, format, architecture, parameterCount, hfTokenSecretRef, crossplane",
+                ),
+            ),
+            (
+                "spec list",
+                "spec",
+                json!([]),
+                fatal("InvalidSpec", "spec: a list is not an object"),
+            ),
+        ],
+    );
+}
+
+#[test]
+fn malformed_agent_pools_are_refused_and_name_the_field_and_what_is_valid() {
+    let long = "x".repeat(5000);
+    run_table(
+        "examples/agents/agentpool.yaml",
+        Some(example("examples/agents/model.yaml")),
+        vec![
+            (
+                "image missing",
+                "spec.image",
+                Value::Null,
+                fatal("InvalidSpec", "spec: image is required"),
+            ),
+            (
+                "image empty",
+                "spec.image",
+                json!(""),
+                fatal(
+                    "InvalidSpec",
+                    "spec.image is empty; set the agent runtime image",
+                ),
+            ),
+            (
+                "image long",
+                "spec.image",
+                json!(long),
+                fatal(
+                    "InvalidSpec",
+                    "spec.image is 5000 characters long; use at most 512 (for example ghcr.io/example/agent-runtime:1.0)",
+                ),
+            ),
+            (
+                "port zero",
+                "spec.port",
+                json!(0),
+                fatal("InvalidSpec", "spec.port is 0; use 1 to 65535"),
+            ),
+            (
+                "port huge",
+                "spec.port",
+                json!(70000),
+                fatal("InvalidSpec", "spec.port is 70000; use 1 to 65535"),
+            ),
+            (
+                "port fraction",
+                "spec.port",
+                json!(80.5),
+                fatal("InvalidSpec", "spec.port: 80.5 is not a whole number"),
+            ),
+            (
+                "minReplicas negative",
+                "spec.minReplicas",
+                json!(-1),
+                fatal("InvalidSpec", "spec.minReplicas is -1; use 0 to 1000"),
+            ),
+            (
+                "maxReplicas below min",
+                "spec.maxReplicas",
+                json!(1),
+                fatal(
+                    "InvalidSpec",
+                    "spec.minReplicas 2 exceeds spec.maxReplicas 1",
+                ),
+            ),
+            (
+                "maxReplicas 1e30",
+                "spec.maxReplicas",
+                json!(1e30),
+                fatal(
+                    "InvalidSpec",
+                    "spec.maxReplicas: 1e+30 is out of range for a whole number",
+                ),
+            ),
+            (
+                "prewarmPercent 150",
+                "spec.prewarmPercent",
+                json!(150),
+                fatal("InvalidSpec", "spec.prewarmPercent is 150; use 0 to 100"),
+            ),
+            (
+                "tokensPerSecondBudget negative",
+                "spec.tokensPerSecondBudget",
+                json!(-5),
+                fatal(
+                    "InvalidSpec",
+                    "spec.tokensPerSecondBudget is -5; use at least 1",
+                ),
+            ),
+            (
+                "temperature NaN",
+                "spec.agentClass.temperature",
+                json!("NaN"),
+                fatal(
+                    "InvalidSpec",
+                    "spec.agentClass.temperature: the string \"NaN\" is not a number",
+                ),
+            ),
+            (
+                "temperature 5",
+                "spec.agentClass.temperature",
+                json!(5),
+                fatal(
+                    "InvalidSpec",
+                    "spec.agentClass.temperature is 5; use 0 to 2",
+                ),
+            ),
+            (
+                "temperature negative",
+                "spec.agentClass.temperature",
+                json!(-0.5),
+                fatal(
+                    "InvalidSpec",
+                    "spec.agentClass.temperature is -0.5; use 0 to 2",
+                ),
+            ),
+            (
+                "maxTokens zero",
+                "spec.agentClass.maxTokens",
+                json!(0),
+                fatal(
+                    "InvalidSpec",
+                    "spec.agentClass.maxTokens is 0; use a whole number of at least 1, or omit it",
+                ),
+            ),
+            (
+                "maxTokens huge",
+                "spec.agentClass.maxTokens",
+                json!(1e30),
+                fatal(
+                    "InvalidSpec",
+                    "spec.agentClass.maxTokens: 1e+30 is out of range for a whole number",
+                ),
+            ),
+            (
+                "maxContextLength string",
+                "spec.agentClass.maxContextLength",
+                json!("16k"),
+                fatal(
+                    "InvalidSpec",
+                    "spec.agentClass.maxContextLength: the string \"16k\" is not a whole number",
+                ),
+            ),
+            (
+                "modelRef missing name",
+                "spec.agentClass.modelRef",
+                json!({}),
+                fatal("InvalidSpec", "spec.agentClass.modelRef: name is required"),
+            ),
+            (
+                "modelRef empty name",
+                "spec.agentClass.modelRef",
+                json!({"name": ""}),
+                fatal(
+                    "InvalidSpec",
+                    "spec.agentClass.modelRef.name is empty; name a Model in the AgentPool's namespace",
+                ),
+            ),
+            (
+                "memory credential in configmap",
+                "spec.agentClass.memoryConfig",
+                json!({"type": "redis", "connectionString": "redis://:pw@redis:6379"}),
+                fatal(
+                    "CredentialInConfig",
+                    "spec.agentClass.memoryConfig.connectionString holds a password, which would land in a ConfigMap; put the connection string in a Secret and set spec.agentClass.memoryConfig.connectionSecretRef {name, key} instead",
+                ),
+            ),
+            (
+                "memory type unknown",
+                "spec.agentClass.memoryConfig.type",
+                json!("floppy"),
+                fatal(
+                    "InvalidSpec",
+                    "spec.agentClass.memoryConfig.type: \"floppy\" is not valid; use one of ephemeral, redis, memcached, postgres",
+                ),
+            ),
+            (
+                "memory ttl bad",
+                "spec.agentClass.memoryConfig.ttl",
+                json!("a while"),
+                fatal(
+                    "InvalidSpec",
+                    "spec.agentClass.memoryConfig.ttl: \"a while\" is not a duration; write one like 500ms, 30s, 5m, 2h or 1d",
+                ),
+            ),
+            (
+                "slo ttft bad",
+                "spec.agentClass.slo.ttft",
+                json!("fast"),
+                fatal(
+                    "InvalidSpec",
+                    "spec.agentClass.slo.ttft: \"fast\" is not a duration; write one like 500ms, 30s, 5m, 2h or 1d",
+                ),
+            ),
+            (
+                "tool timeout bad",
+                "spec.agentClass.toolPermissions",
+                json!([{"name": "x", "timeout": "soon"}]),
+                fatal(
+                    "InvalidSpec",
+                    "spec.agentClass.toolPermissions[0].timeout: \"soon\" is not a duration; write one like 500ms, 30s, 5m, 2h or 1d",
+                ),
+            ),
+            (
+                "rateLimit bad",
+                "spec.agentClass.toolPermissions",
+                json!([{"name": "x", "rateLimit": "lots"}]),
+                fatal(
+                    "InvalidSpec",
+                    "spec.agentClass.toolPermissions[0].rateLimit is \"lots\"; write it like 100/min, 10/s or 1000/h",
+                ),
+            ),
+            (
+                "guardrail action unknown",
+                "spec.agentClass.guardrails",
+                json!([{"type": "pii-detection", "action": "explode"}]),
+                fatal(
+                    "InvalidSpec",
+                    "spec.agentClass.guardrails[0].action: \"explode\" is not valid; use one of block, redact, warn, log",
+                ),
+            ),
+            (
+                "autoscaling metric unknown",
+                "spec.autoscaling.metrics",
+                json!([{"type": "vibes", "target": "1"}]),
+                warning(
+                    "AgentPoolWarning",
+                    "spec.autoscaling.metrics[0].type \"vibes\" has no HorizontalPodAutoscaler mapping and is not applied; use concurrent-sessions, tokens-in-queue, queue-depth, tokens-per-second, tool-call-rate, context-length, ttft-p95, cpu or memory",
+                ),
+            ),
+            (
+                "gpu count 1e30",
+                "spec.gpuRequirements.count",
+                json!(1e30),
+                fatal(
+                    "InvalidSpec",
+                    "spec.gpuRequirements.count: 1e+30 is out of range for a whole number",
+                ),
+            ),
+            (
+                "gpu type unknown",
+                "spec.gpuRequirements.type",
+                json!("Z9000"),
+                fatal(
+                    "CannotSize",
+                    "spec.gpuRequirements.type: unknown GPU type `Z9000`: known GPU types are T4, V100, V100-32GB, L4, A10G, L40S, A30, A100-40GB, A100-80GB, H100-80GB, H100-NVL, H20, H200, B200, GB200, B300, GH200, RTX-PRO-6000, MI300X, MI325X",
+                ),
+            ),
+            (
+                "migProfile unknown",
+                "spec.migProfile",
+                json!("9g.1tb"),
+                fatal(
+                    "InvalidSpec",
+                    "spec.migProfile: invalid MIG choice `9g.1tb`: use auto, none or a profile such as 1g.10gb",
+                ),
+            ),
+            (
+                "sessionAffinity ttl bad",
+                "spec.sessionAffinity.ttl",
+                json!("1 hour"),
+                fatal(
+                    "InvalidSpec",
+                    "spec.sessionAffinity.ttl: \"1 hour\" is not a duration; write one like 500ms, 30s, 5m, 2h or 1d",
+                ),
+            ),
+            (
+                "ingressHost invalid",
+                "spec.ingressHost",
+                json!("Not A Host"),
+                fatal(
+                    "InvalidSpec",
+                    "spec.ingressHost is \"Not A Host\"; use a DNS name: at most 253 characters of lower-case letters, digits, '-' and '.', starting and ending with a letter or digit (for example agents.example.com)",
+                ),
+            ),
+            (
+                "env not list",
+                "spec.env",
+                json!("A=B"),
+                fatal("InvalidSpec", "spec.env: the string \"A=B\" is not a list"),
+            ),
+            (
+                "unknown field",
+                "spec.replicas",
+                json!(3),
+                fatal(
+                    "InvalidSpec",
+                    "spec.replicas: unknown field replicas; valid fields are agentClass, image, env, port, minReplicas, maxReplicas, prewarmPercent, tokensPerSecondBudget, migProfile, autoscaling, gpuRequirements, sessionAffinity, scheduling, ingressHost, crossplane",
+                ),
+            ),
+        ],
+    );
 }
