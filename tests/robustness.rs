@@ -635,3 +635,107 @@ proptest! {
         check(to_wire(&req))?;
     }
 }
+
+fn example(path: &str) -> Value {
+    let text = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path))
+        .unwrap();
+    serde_yaml::from_str(&text).unwrap()
+}
+
+/// A Model that disappears keeps everything composed from it: the next
+/// response desires each resource exactly as it was composed (the API
+/// server's fields stripped), says why in a condition, warns once, and is
+/// not FATAL, so Crossplane applies it and deletes nothing.
+#[test]
+fn a_model_that_disappears_keeps_what_was_composed() {
+    let model = example("examples/agents/model.yaml");
+    let mut llm = llm_xr("qwen", json!({"modelRef": {"name": "llama-3-1-8b"}}));
+    llm["metadata"]["namespace"] = json!("team-a");
+    for xr in [example("examples/agents/agentpool.yaml"), llm] {
+        let kind = xr["kind"].as_str().unwrap().to_string();
+        let with_model = |tag: &str, items: Vec<full::Resource>| {
+            let mut req = request(tag, xr.clone());
+            req.desired = Some(earlier_desired());
+            req.required_resources
+                .insert("model".into(), full::Resources { items });
+            req
+        };
+        let first = call(&with_model("1", vec![resource(model.clone())]));
+        assert!(
+            first
+                .results
+                .iter()
+                .all(|r| r.severity != full::Severity::Fatal as i32),
+            "{kind}: {:?}",
+            first.results
+        );
+        let composed = first.desired.clone().unwrap().resources;
+        let ours: Vec<String> = composed
+            .keys()
+            .filter(|k| !earlier_desired().resources.contains_key(*k))
+            .cloned()
+            .collect();
+        assert!(!ours.is_empty(), "{kind} composed something");
+
+        // Observed: what was composed, as the API server returns it.
+        let mut req = with_model("2", vec![]);
+        for name in &ours {
+            let mut o = struct_to_json(composed[name].resource.as_ref().unwrap());
+            let md = o.entry("metadata").or_insert(json!({}));
+            md["uid"] = json!("6b1c");
+            md["resourceVersion"] = json!("42");
+            md["managedFields"] = json!([{"manager": "crossplane"}]);
+            o.insert("status".into(), json!({"observedGeneration": 1}));
+            req.observed.as_mut().unwrap().resources.insert(
+                name.clone(),
+                full::Resource {
+                    resource: Some(json_to_struct(&o)),
+                    ..Default::default()
+                },
+            );
+        }
+        let rsp = call(&req);
+        let desired = rsp.desired.clone().unwrap();
+        let mut want = earlier_desired().resources;
+        for name in &ours {
+            want.insert(
+                name.clone(),
+                full::Resource {
+                    resource: composed[name].resource.clone(),
+                    ..Default::default()
+                },
+            );
+        }
+        assert_eq!(
+            desired.resources, want,
+            "{kind}: every resource kept as composed"
+        );
+        assert!(
+            rsp.results
+                .iter()
+                .all(|r| r.severity != full::Severity::Fatal as i32),
+            "{kind}: not FATAL: {:?}",
+            rsp.results
+        );
+        assert!(
+            rsp.results
+                .iter()
+                .any(|r| r.severity == full::Severity::Warning as i32
+                    && r.message.contains("llama-3-1-8b")),
+            "{kind}: a warning names the missing Model: {:?}",
+            rsp.results
+        );
+        assert!(
+            rsp.conditions.iter().any(|c| c.r#type == "ModelResolved"
+                && c.status == full::Status::ConditionFalse as i32
+                && c.reason == "ModelNotFound"),
+            "{kind}: a condition says why: {:?}",
+            rsp.conditions
+        );
+        assert_eq!(
+            rsp.requirements.as_ref().map(|r| r.resources.len()),
+            Some(1),
+            "{kind}: the Model is still required"
+        );
+    }
+}
