@@ -67,9 +67,15 @@ pub fn noop(req: &wire::RunFunctionRequest) -> Call {
 
 /// The core of [`run`]. `subject` is filled in as soon as the XR is read, so
 /// a caller that catches a panic can still say which XR caused it.
-pub fn respond(
+pub fn respond(req: wire::RunFunctionRequest, subject: &mut Subject) -> wire::RunFunctionResponse {
+    respond_with(req, subject, compose::composer_for)
+}
+
+/// [`respond`] with the composer lookup given (see [`compose::Dispatch`]).
+pub fn respond_with(
     mut req: wire::RunFunctionRequest,
     subject: &mut Subject,
+    dispatch: compose::Dispatch,
 ) -> wire::RunFunctionResponse {
     let tag = req.meta.as_ref().map(|m| m.tag.clone()).unwrap_or_default();
     let mut rsp = wire::RunFunctionResponse {
@@ -97,7 +103,7 @@ pub fn respond(
         name: composite.name.clone(),
         namespace: composite.namespace.clone(),
     };
-    let Some(compose) = compose::composer_for(&composite.kind) else {
+    let Some(compose) = dispatch(&composite.kind) else {
         let message = format!(
             "function-inference cannot compose kind {:?} ({}); it composes {}",
             composite.kind,
@@ -152,15 +158,8 @@ fn read_input(input: Option<&prost_types::Struct>) -> Result<Settings, String> {
         return Ok(Settings::default());
     };
     let value = Value::Object(struct_to_json(input));
-    let parsed: Input = serde_path_to_error::deserialize(value).map_err(|e| {
-        let path = e.path().to_string();
-        let at = if path == "." {
-            "input".to_string()
-        } else {
-            format!("input.{path}")
-        };
-        format!("cannot read the step input: {at}: {}", e.inner())
-    })?;
+    let parsed: Input = crate::de::from_value(value, "input")
+        .map_err(|e| format!("cannot read the step input: {e}"))?;
     parsed
         .settings()
         .map_err(|e| format!("invalid step input: {e}"))

@@ -154,7 +154,82 @@ fn validate(spec: &AgentPoolSpec) -> Result<(), Refusal> {
             "spec.image is empty; set the agent runtime image".into(),
         ));
     }
+    check_strings_and_durations(spec).map_err(invalid)?;
     check_no_credentials(class).map_err(|m| Refusal::new("CredentialInConfig", m))
+}
+
+/// Strings Kubernetes or the agent runtime would reject, and durations the
+/// runtime could not read, checked here so that the error names the field.
+fn check_strings_and_durations(spec: &AgentPoolSpec) -> Result<(), String> {
+    use super::validate::{dns_subdomain, text};
+    let class = &spec.agent_class;
+    text(
+        "spec.image",
+        &spec.image,
+        512,
+        "ghcr.io/example/agent-runtime:1.0",
+    )?;
+    if let Some(h) = spec.ingress_host.as_deref() {
+        dns_subdomain("spec.ingressHost", h, "agents.example.com")?;
+    }
+    if let Some(t) = class.max_tokens
+        && t < 1
+    {
+        return Err(format!(
+            "spec.agentClass.maxTokens is {t}; use a whole number of at least 1, or omit it"
+        ));
+    }
+    let duration = |field: String, d: &Option<String>| -> Result<(), String> {
+        match d {
+            Some(d) => crate::units::parse_duration_seconds(d)
+                .map(|_| ())
+                .map_err(|e| format!("{field}: {e}")),
+            None => Ok(()),
+        }
+    };
+    if let Some(slo) = &class.slo {
+        duration("spec.agentClass.slo.ttft".into(), &slo.ttft)?;
+        duration("spec.agentClass.slo.p95Latency".into(), &slo.p95_latency)?;
+    }
+    if let Some(m) = &class.memory_config {
+        duration("spec.agentClass.memoryConfig.ttl".into(), &m.ttl)?;
+    }
+    for (i, t) in class.tool_permissions.iter().enumerate() {
+        text(
+            &format!("spec.agentClass.toolPermissions[{i}].name"),
+            &t.name,
+            253,
+            "code-search",
+        )?;
+        duration(
+            format!("spec.agentClass.toolPermissions[{i}].timeout"),
+            &t.timeout,
+        )?;
+        if let Some(r) = &t.rate_limit {
+            let ok = r.split_once('/').is_some_and(|(n, per)| {
+                n.trim().parse::<u64>().is_ok_and(|n| n > 0)
+                    && matches!(
+                        per.trim(),
+                        "s" | "sec"
+                            | "second"
+                            | "m"
+                            | "min"
+                            | "minute"
+                            | "h"
+                            | "hour"
+                            | "d"
+                            | "day"
+                    )
+            });
+            if !ok {
+                return Err(format!(
+                    "spec.agentClass.toolPermissions[{i}].rateLimit is {}; write it like 100/min, 10/s or 1000/h",
+                    super::validate::shown(r)
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 fn compose_pool(

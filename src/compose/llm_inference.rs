@@ -76,6 +76,7 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
             ));
         }
     };
+    check_strings(&spec).map_err(|e| Refusal::new("InvalidSpec", e))?;
     let facts = referenced.as_ref().map(|m| &m.facts);
     let mut sizing_request = sizing_request(&spec, &model, req)?;
     if let Some(f) = facts {
@@ -107,7 +108,7 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
             ),
         ));
     }
-    let replicas = check_range("spec.replicas", spec.replicas, 0, 100, "replicas")?
+    let replicas = check_range("spec.replicas", spec.replicas, 0, 100, "")?
         .or_else(|| facts.and_then(|f| f.data_parallel).map(i64::from))
         .unwrap_or(1);
 
@@ -291,6 +292,70 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
     Ok(out)
 }
 
+/// The string fields serde accepts as any string, checked for what
+/// Kubernetes and the operator will accept.
+fn check_strings(spec: &LlmInferenceSpec) -> Result<(), String> {
+    use super::validate::{dns_label, dns_subdomain, text};
+    if let Some(m) = &spec.model {
+        text("spec.model", m.trim(), 256, "Qwen/Qwen2.5-7B-Instruct")?;
+    }
+    if let Some(g) = &spec.gpu_type {
+        text("spec.gpuType", g, 64, "L4, A100-80GB or H100-80GB")?;
+    }
+    if let Some(m) = &spec.mig_profile {
+        text("spec.migProfile", m, 32, "auto, none or 1g.10gb")?;
+    }
+    if let Some(p) = &spec.parameter_count {
+        text("spec.parameterCount", p, 32, "8B, 70B or 8x7B")?;
+    }
+    if let Some(r) = &spec.hf_token_secret_ref {
+        dns_subdomain("spec.hfTokenSecretRef.name", &r.name, "hf-token")?;
+        if let Some(k) = r.key.as_deref().filter(|k| !k.is_empty()) {
+            text("spec.hfTokenSecretRef.key", k, 253, "token")?;
+        }
+    }
+    if let Some(i) = &spec.image {
+        text("spec.image.registry", &i.registry, 253, "docker.io")?;
+        text(
+            "spec.image.name",
+            &i.name,
+            512,
+            "lmcache/vllm-openai:v0.3.13",
+        )?;
+    }
+    // An empty host means no Ingress, as in dot-inference.
+    if let Some(h) = spec.ingress_host.as_deref().filter(|h| !h.is_empty()) {
+        dns_subdomain("spec.ingressHost", h, "qwen.example.com")?;
+    }
+    if let Some(c) = &spec.ingress_class_name {
+        dns_subdomain("spec.ingressClassName", c, "nginx")?;
+    }
+    if let Some(t) = &spec.tls {
+        dns_subdomain("spec.tls.secretName", &t.secret_name, "qwen-tls")?;
+    }
+    if let Some(p) = &spec.provider_config_name {
+        dns_subdomain("spec.providerConfigName", p, "incluster")?;
+    }
+    if let Some(n) = &spec.target_namespace {
+        dns_label("spec.targetNamespace", n, "inference")?;
+    }
+    if spec.extra_args.len() > 64 {
+        return Err(format!(
+            "spec.extraArgs has {} entries; use at most 64",
+            spec.extra_args.len()
+        ));
+    }
+    for (i, a) in spec.extra_args.iter().enumerate() {
+        if a.chars().count() > 4096 {
+            return Err(format!(
+                "spec.extraArgs[{i}] is {} characters long; use at most 4096",
+                a.chars().count()
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn sizing_request(
     spec: &LlmInferenceSpec,
     model: &str,
@@ -301,14 +366,14 @@ fn sizing_request(
         spec.gpu,
         1,
         64,
-        "a whole number of GPUs per replica; omit it to derive the count",
+        "; omit it to derive the count from the model and GPU type",
     )?;
     let max_model_len = check_range(
         "spec.maxModelLen",
         spec.max_model_len,
         256,
         10_485_760,
-        "a context length in tokens; omit it to derive one",
+        " tokens; omit it to derive the longest context that fits",
     )?;
     let quantization = match spec.quantization.as_deref() {
         None | Some("auto") => None,
@@ -363,18 +428,19 @@ fn overridden_by_extra_args(extra_args: &[String]) -> Vec<String> {
         .collect()
 }
 
-/// `value` checked against `min..=max`; the error names the field and what is valid.
+/// `value` checked against `min..=max`; the error names the field and what
+/// is valid, followed by `hint`.
 fn check_range(
     field: &str,
     value: Option<i64>,
     min: i64,
     max: i64,
-    what: &str,
+    hint: &str,
 ) -> Result<Option<i64>, Refusal> {
     match value {
         Some(v) if v < min || v > max => Err(Refusal::new(
             "InvalidSpec",
-            format!("{field} is {v}; use {what} from {min} to {max}"),
+            format!("{field} is {v}; use a whole number from {min} to {max}{hint}"),
         )),
         other => Ok(other),
     }

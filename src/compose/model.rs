@@ -29,6 +29,7 @@ pub const SERVABLE: &str = "Servable";
 /// Composes a Model.
 pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
     let spec: ModelSpec = req.xr.spec().map_err(|e| Refusal::new("InvalidSpec", e))?;
+    check_strings(&spec).map_err(|e| Refusal::new("InvalidSpec", e))?;
     let facts = ModelFacts::from_spec(&spec, "spec").map_err(|e| Refusal::new("InvalidSpec", e))?;
     let xr = req.xr;
 
@@ -226,4 +227,37 @@ fn seen_warnings(req: &ComposeRequest) -> Vec<String> {
 
 fn round2(v: f64) -> f64 {
     (v * 100.0).round() / 100.0
+}
+
+/// Fields serde accepts as any string, checked so that errors name them and
+/// long values are never echoed whole.
+fn check_strings(spec: &ModelSpec) -> Result<(), String> {
+    use super::validate::{dns_subdomain, text};
+    text(
+        "spec.weightsURI",
+        &spec.weights_uri,
+        2048,
+        "hf://meta-llama/Llama-3.1-8B-Instruct",
+    )?;
+    if let Some(p) = &spec.parameter_count {
+        crate::sizing::parse_parameter_count(p).map_err(|e| format!("spec.parameterCount: {e}"))?;
+    }
+    if let Some(r) = &spec.hf_token_secret_ref {
+        dns_subdomain("spec.hfTokenSecretRef.name", &r.name, "hf-token")?;
+    }
+    if let Some(a) = &spec.architecture {
+        text("spec.architecture", a, 64, "llama")?;
+    }
+    if let Some(f) = &spec.format {
+        text("spec.format", f, 64, "safetensors")?;
+    }
+    if let Some(d) = spec
+        .cache_policy
+        .as_ref()
+        .and_then(|c| c.pin_duration.as_ref())
+    {
+        crate::units::parse_duration_seconds(d)
+            .map_err(|e| format!("spec.cachePolicy.pinDuration: {e}"))?;
+    }
+    Ok(())
 }

@@ -8,6 +8,7 @@ use std::time::Instant;
 use tonic::{Request, Response, Status};
 
 use super::Metrics;
+use crate::compose::{self, Dispatch};
 use crate::function::{self, Call, Subject};
 use crate::outcome;
 use crate::proto::wire::{self, function_runner_service_server::FunctionRunnerService};
@@ -26,11 +27,22 @@ pub enum Runner {
 pub struct Handler {
     runner: Runner,
     metrics: Metrics,
+    dispatch: Dispatch,
 }
 
 impl Handler {
     pub fn new(runner: Runner, metrics: Metrics) -> Self {
-        Self { runner, metrics }
+        Self {
+            runner,
+            metrics,
+            dispatch: compose::composer_for,
+        }
+    }
+
+    /// The same handler finding composers with `dispatch` (tests use this
+    /// to prove that a panicking composer is answered FATAL).
+    pub fn with_dispatch(self, dispatch: Dispatch) -> Self {
+        Self { dispatch, ..self }
     }
 }
 
@@ -41,10 +53,15 @@ impl FunctionRunnerService for Handler {
         request: Request<wire::RunFunctionRequest>,
     ) -> Result<Response<wire::RunFunctionResponse>, Status> {
         let req = request.into_inner();
+        if tracing::enabled!(tracing::Level::DEBUG) {
+            // Secrets are replaced before anything is formatted.
+            let redacted = crate::redact::request(&req);
+            tracing::debug!(request = %redacted, "RunFunctionRequest");
+        }
         let started = Instant::now();
         let call = match self.runner {
             Runner::Noop => function::noop(&req),
-            Runner::Function => run_catching_panics(req),
+            Runner::Function => run_catching_panics(req, self.dispatch),
         };
         let elapsed = started.elapsed();
         self.metrics.record(&call, elapsed);
@@ -60,10 +77,12 @@ impl FunctionRunnerService for Handler {
     }
 }
 
-fn run_catching_panics(req: wire::RunFunctionRequest) -> Call {
+fn run_catching_panics(req: wire::RunFunctionRequest, dispatch: Dispatch) -> Call {
     let tag = req.meta.as_ref().map(|m| m.tag.clone()).unwrap_or_default();
     let mut subject = Subject::default();
-    match catch_unwind(AssertUnwindSafe(|| function::respond(req, &mut subject))) {
+    match catch_unwind(AssertUnwindSafe(|| {
+        function::respond_with(req, &mut subject, dispatch)
+    })) {
         Ok(response) => Call { subject, response },
         Err(panic) => {
             let Subject { kind, name, .. } = &subject;
