@@ -11,8 +11,6 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::Value;
-
 use super::agent_config::{
     ModelEndpoint, agent_config_map, check_no_credentials, config_document, config_hash, memory_env,
 };
@@ -21,7 +19,7 @@ use super::agent_service::{AgentServiceParams, agent_service};
 use super::autoscaler::{AutoscalerParams, autoscaler};
 use super::disruption_budget::disruption_budget;
 use super::ingress::{IngressParams, ingress};
-use super::llm_inference::{plan_status, to_map};
+use super::llm_inference::{layout_summary, plan_status, to_map};
 use super::model_facts::with_weights_cache;
 use super::model_ref::{self, Lookup, MODEL_RESOLVED, REQUIREMENT_KEY, ResolvedModel};
 use super::readiness::observed_readiness;
@@ -520,24 +518,11 @@ fn compose_pool(
         notes,
         warnings: warnings.clone(),
     };
-    let seen: Vec<String> = req
-        .xr
-        .status()
-        .and_then(|s| s.get("warnings"))
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_str)
-                .map(String::from)
-                .collect()
-        })
-        .unwrap_or_default();
-    for w in &warnings {
-        if !seen.contains(w) {
-            out.results
-                .push(outcome::warning("AgentPoolWarning", w.clone()));
-        }
-    }
+    out.warn_on_transition(
+        "AgentPoolWarning",
+        &warnings,
+        &req.xr.status_strings(&["warnings"]),
+    );
     out.status = to_map(&status);
     out.conditions.push(outcome::condition(
         MODEL_RESOLVED,
@@ -557,18 +542,9 @@ fn compose_pool(
             "SizedWithWarnings"
         },
         format!(
-            "{} model-server replica(s) of {} x {} ({}), tensor parallel {}, max model length {}",
+            "{} model-server replica(s) of {}",
             server_replicas.0,
-            plan.gpu_count,
-            plan.mig_profile
-                .as_deref()
-                .map_or(plan.gpu.name.to_string(), |m| format!(
-                    "{} {m}",
-                    plan.gpu.name
-                )),
-            plan.dtype,
-            plan.tensor_parallel_size,
-            plan.max_model_len
+            layout_summary(&plan)
         ),
     ));
     out.conditions.push(if serving {

@@ -247,7 +247,11 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
         endpoint: Some(endpoint),
         ready: Some(if serving { "True" } else { "False" }.into()),
     };
-    warn_on_transition(req, &warnings, &mut out);
+    out.warn_on_transition(
+        "SizingWarning",
+        &warnings,
+        &req.xr.status_strings(&["plan", "warnings"]),
+    );
     out.status = to_map(&status);
     out.conditions.push(outcome::condition(
         SIZED,
@@ -257,19 +261,7 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
         } else {
             "SizedWithWarnings"
         },
-        format!(
-            "{} x {} ({}), tensor parallel {}, max model length {}",
-            plan.gpu_count,
-            plan.mig_profile
-                .as_deref()
-                .map_or(plan.gpu.name.to_string(), |m| format!(
-                    "{} {m}",
-                    plan.gpu.name
-                )),
-            plan.dtype,
-            plan.tensor_parallel_size,
-            plan.max_model_len
-        ),
+        layout_summary(&plan),
     ));
     out.conditions.push(if serving {
         outcome::condition(
@@ -471,6 +463,19 @@ fn sizing_error_message(spec: &LlmInferenceSpec, e: &sizing::SizingError) -> Str
     format!("{field}: {e}")
 }
 
+/// The layout in a few words, for conditions: "4 x H100-80GB (bfloat16),
+/// tensor parallel 4, max model length 32768".
+pub fn layout_summary(plan: &Plan) -> String {
+    let device = match &plan.mig_profile {
+        Some(m) => format!("{} {m}", plan.gpu.name),
+        None => plan.gpu.name.to_string(),
+    };
+    format!(
+        "{} x {device} ({}), tensor parallel {}, max model length {}",
+        plan.gpu_count, plan.dtype, plan.tensor_parallel_size, plan.max_model_len
+    )
+}
+
 /// The plan as the XR's status reports it.
 pub fn plan_status(plan: &Plan) -> PlanStatus {
     PlanStatus {
@@ -500,25 +505,6 @@ pub fn plan_status(plan: &Plan) -> PlanStatus {
 
 fn round2(v: f64) -> f64 {
     (v * 100.0).round() / 100.0
-}
-
-/// Emits a WARNING result for each warning the XR's observed status does not
-/// show yet: results become events, so steady state stays in the status.
-fn warn_on_transition(req: &ComposeRequest, warnings: &[String], out: &mut Composition) {
-    let seen: Vec<&str> = req
-        .xr
-        .status()
-        .and_then(|s| s.get("plan"))
-        .and_then(|p| p.get("warnings"))
-        .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    for w in warnings {
-        if !seen.contains(&w.as_str()) {
-            out.results
-                .push(outcome::warning("SizingWarning", w.clone()));
-        }
-    }
 }
 
 /// A serializable value as a JSON object (empty if it is not one).

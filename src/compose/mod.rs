@@ -58,6 +58,18 @@ impl Composite {
         self.object.get("status").and_then(Value::as_object)
     }
 
+    /// The strings of the observed status list at `path` (for example
+    /// `["plan", "warnings"]`), to tell what the XR already reports.
+    pub fn status_strings(&self, path: &[&str]) -> Vec<&str> {
+        let mut v = self.object.get("status");
+        for p in path {
+            v = v.and_then(|v| v.get(*p));
+        }
+        v.and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default()
+    }
+
     /// The observed status condition of `type_`, if any.
     pub fn condition(&self, type_: &str) -> Option<&Map<String, Value>> {
         self.status()?
@@ -128,6 +140,20 @@ pub struct Composition {
     /// they were observed (for example while a referenced Model is missing):
     /// leaving them out of the desired state would make Crossplane delete them.
     pub keep_observed: Vec<String>,
+}
+
+impl Composition {
+    /// A WARNING result for each of `warnings` the XR's observed status does
+    /// not show yet (`reported`): results become Kubernetes events, so they
+    /// mark transitions while the steady state stays in the status.
+    pub fn warn_on_transition(&mut self, reason: &str, warnings: &[String], reported: &[&str]) {
+        for w in warnings {
+            if !reported.contains(&w.as_str()) {
+                self.results
+                    .push(crate::outcome::warning(reason, w.clone()));
+            }
+        }
+    }
 }
 
 /// A composer refused the XR: the message becomes a FATAL result.

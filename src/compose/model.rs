@@ -144,13 +144,11 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
     out.resources
         .insert(CARD.into(), Composed { manifest, ready });
 
-    let seen = seen_warnings(req);
-    for w in &warnings {
-        if !seen.contains(w) {
-            out.results
-                .push(outcome::warning("ModelWarning", w.clone()));
-        }
-    }
+    out.warn_on_transition(
+        "ModelWarning",
+        &warnings,
+        &req.xr.status_strings(&["warnings"]),
+    );
     out.conditions.push(match &reason {
         Some(r) => outcome::condition(SERVABLE, false, "NoGpuFits", r.clone()),
         None => outcome::condition(
@@ -209,20 +207,6 @@ fn card<'a>(name: &'a str, spec: &'a ModelSpec, facts: &'a ModelFacts) -> Card<'
             .as_ref()
             .and_then(|c| serde_json::to_value(c).ok()),
     }
-}
-
-fn seen_warnings(req: &ComposeRequest) -> Vec<String> {
-    req.xr
-        .status()
-        .and_then(|s| s.get("warnings"))
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_str)
-                .map(String::from)
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 fn round2(v: f64) -> f64 {

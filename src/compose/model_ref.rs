@@ -93,15 +93,7 @@ fn read_spec(object: &Map<String, Value>) -> Result<ModelSpec, String> {
         .get("spec")
         .cloned()
         .unwrap_or_else(|| Value::Object(Map::new()));
-    serde_path_to_error::deserialize(spec).map_err(|e| {
-        let path = e.path().to_string();
-        let field = if path == "." {
-            "spec".to_string()
-        } else {
-            format!("spec.{path}")
-        };
-        format!("{field}: {}", e.inner())
-    })
+    crate::de::from_value(spec, "spec")
 }
 
 /// The composition of a composer that waits for its Model: the
