@@ -80,8 +80,11 @@ pub struct PlanStatus {
     /// Extended resource requested per GPU (nvidia.com/gpu, nvidia.com/mig-..., amd.com/gpu).
     pub gpu_resource_name: String,
     pub dtype: String,
+    /// Weight precision (bf16, fp8, int4, ...), as `size` reports it.
+    pub quantization: String,
+    /// vLLM's --quantization, when vLLM quantizes at load time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub quantization: Option<String>,
+    pub quantization_method: Option<String>,
     pub max_model_len: u64,
     pub cpu: String,
     pub memory: String,
