@@ -4,6 +4,8 @@
 //! reader is a platform engineer looking at a failed composition or a CLI run,
 //! not at this code.
 
+use std::fmt;
+
 use super::Precision;
 
 /// Why a request cannot be sized.
@@ -71,29 +73,17 @@ pub enum SizingError {
     )]
     MigNeedsOneGpu { requested: u32 },
 
-    #[error(
-        "{count} GPUs is not a valid tensor-parallel layout for {model} ({heads} attention heads, {kv_heads} KV heads, {per_node} {gpu} per node): use {valid}"
-    )]
+    #[error("{count} GPUs is not a valid tensor-parallel layout for {limits}: use {valid}")]
     InvalidGpuCount {
         count: u32,
-        model: String,
-        heads: u32,
-        kv_heads: u32,
-        gpu: String,
-        per_node: u32,
+        limits: TpLimits,
         valid: String,
     },
 
-    #[error(
-        "tensor parallel size {tp} is not valid for {model} ({heads} attention heads, {kv_heads} KV heads, {per_node} {gpu} per node): use {valid}"
-    )]
+    #[error("tensor parallel size {tp} is not valid for {limits}: use {valid}")]
     InvalidTensorParallel {
         tp: u32,
-        model: String,
-        heads: u32,
-        kv_heads: u32,
-        gpu: String,
-        per_node: u32,
+        limits: TpLimits,
         valid: String,
     },
 
@@ -142,4 +132,37 @@ pub enum SizingError {
         layout: String,
         suggestion: String,
     },
+}
+
+impl SizingError {
+    /// A value outside its range: `invalid {field} `{value}`: {reason}`.
+    pub fn invalid(field: &'static str, value: String, reason: impl Into<String>) -> SizingError {
+        SizingError::InvalidValue {
+            field,
+            value,
+            reason: reason.into(),
+        }
+    }
+}
+
+/// What bounds the tensor-parallel size of a model on a GPU type: its
+/// attention and KV heads, and the GPUs in one node. Both layout errors
+/// name it the same way, so that the reader sees why a count is invalid.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TpLimits {
+    pub model: String,
+    pub heads: u32,
+    pub kv_heads: u32,
+    pub gpu: String,
+    pub per_node: u32,
+}
+
+impl fmt::Display for TpLimits {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} ({} attention heads, {} KV heads, {} {} per node)",
+            self.model, self.heads, self.kv_heads, self.per_node, self.gpu
+        )
+    }
 }

@@ -1,6 +1,8 @@
 //! Pod-level numbers around the GPUs: CPU, memory, /dev/shm and the startup
 //! probe budget.
 
+use super::text::gib;
+
 /// dot-inference's contract, kept as the floor: 2 CPU and 8 GiB per GPU.
 pub const CPU_PER_GPU: u32 = 2;
 pub const MEMORY_GIB_PER_GPU: u64 = 8;
@@ -47,6 +49,21 @@ pub fn host(devices: u32, ranks: u32, load_gib: f64) -> Host {
         shm_size: (ranks > 1).then(|| SHM_SIZE.to_string()),
         startup_probe_seconds: startup,
     }
+}
+
+/// The host numbers as a reason, with the rules behind them.
+pub fn host_reason(h: &Host, devices: u32, load_gib: f64) -> String {
+    let shm = match &h.shm_size {
+        Some(_) => format!("; /dev/shm {SHM_SIZE} for {devices} ranks"),
+        None => String::new(),
+    };
+    format!(
+        "Host: {} CPU and {} memory per replica (at least 2 CPU and 8 GiB per GPU; {} to load the weights plus 4 GiB){shm}; startup probe budget {} s (300 s + 20 s per GiB of weights, 600 s to 3 h).",
+        h.cpu,
+        h.memory,
+        gib(load_gib),
+        h.startup_probe_seconds
+    )
 }
 
 #[cfg(test)]

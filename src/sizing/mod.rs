@@ -8,19 +8,37 @@
 //! - `gpus` and `models`: the catalogs and their forgiving name lookup.
 //! - `params`: parameter counts and quantization markers read from strings.
 //! - `memory`: weights, KV cache and overhead per GPU.
-//! - `decide`: precision, layout (TP, PP, MIG), context length, reasons.
+//! - `decide`: [`size`] as the sequence of decisions below, and the plan.
+//! - `validate`: the ranges of the request's numbers.
+//! - `model`: the model as the engine sees it (catalog or estimate).
+//! - `weights`: precision, vLLM `--quantization` and `--dtype`.
+//! - `context`: the context to size for, and capping it to what fits.
+//! - `fit`: the memory arithmetic of one layout on one device.
+//! - `mig`: a MIG slice or whole GPUs.
+//! - `layout`: TP x PP, requested or the smallest that holds the model.
+//! - `no_fit`: the error when nothing fits, with what would.
 //! - `host`: CPU, memory, /dev/shm and startup budget per replica.
+//! - `text`: how numbers and lists read in reasons and errors.
 
+mod context;
 mod decide;
 mod error;
+mod fit;
 mod gpus;
 mod host;
+mod layout;
 mod memory;
+mod mig;
+mod model;
 mod models;
+mod no_fit;
 mod params;
 mod precision;
+mod text;
+mod validate;
+mod weights;
 
-pub use error::SizingError;
+pub use error::{SizingError, TpLimits};
 pub use gpus::{Gpu, MigProfile, gpu, gpu_names, gpus};
 pub use memory::{Arch, GIB};
 pub use models::{ModelMatch, ModelSpec, lookup as lookup_model, model, models};

@@ -1,0 +1,207 @@
+//! The context length: what the engine sizes for, and what it settles on.
+//!
+//! A context the caller sets is a requirement: it fits or it is an error. A
+//! default is a wish: the model's own context up to 32,768 tokens, capped to
+//! what fits rather than buying more GPUs for a length nobody asked for.
+
+use super::fit::{Fit, Sizer, layout_name};
+use super::layout::smallest_layout;
+use super::memory::GIB;
+use super::model::Model;
+use super::text::{gib, thousands};
+use super::{Gpu, MigProfile, SizingError, SizingRequest};
+
+/// Default context when the caller sets none: the model's own, up to this.
+pub const DEFAULT_CONTEXT: u64 = 32_768;
+/// Default context for a model the catalog does not know: the shortest
+/// context of common models, so vLLM never rejects it as too long.
+pub const UNKNOWN_MODEL_CONTEXT: u64 = 4_096;
+/// When the default context does not fit anywhere, the engine sizes for this
+/// much and caps `maxModelLen` to what fits.
+pub const MIN_DEFAULT_CONTEXT: u64 = 4_096;
+/// Capped contexts are rounded down to a multiple of this.
+pub const CONTEXT_STEP: u64 = 256;
+
+/// The context the engine sizes for.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Context {
+    /// Tokens per sequence: the `maxModelLen` to aim for.
+    pub target: u64,
+    /// True when the caller set `maxModelLen`.
+    pub explicit: bool,
+    /// Full-length sequences the KV cache must hold at once.
+    pub concurrency: u64,
+}
+
+impl Context {
+    /// Tokens the KV cache must hold: `target x concurrency`.
+    pub fn tokens(&self) -> u64 {
+        self.target.saturating_mul(self.concurrency)
+    }
+
+    /// The longest context, in steps of 256 and at most the target, whose
+    /// sequences fit in `capacity_tokens`; 0 when not even one step does.
+    pub fn longest_fitting(&self, capacity_tokens: u64) -> u64 {
+        ((capacity_tokens / self.concurrency) / CONTEXT_STEP * CONTEXT_STEP).min(self.target)
+    }
+}
+
+/// The caller's `maxModelLen`, which must not exceed the model's context, or
+/// the default.
+pub fn context_target(req: &SizingRequest, m: &Model) -> Result<Context, SizingError> {
+    if let (Some(l), Some(c)) = (req.max_model_len, m.context)
+        && l > c
+    {
+        return Err(SizingError::ContextLongerThanModel {
+            requested: l,
+            context: c,
+            model: m.name.clone(),
+        });
+    }
+    let target = req.max_model_len.unwrap_or(match m.context {
+        Some(c) => c.min(DEFAULT_CONTEXT),
+        None => UNKNOWN_MODEL_CONTEXT,
+    });
+    Ok(Context {
+        target,
+        explicit: req.max_model_len.is_some(),
+        concurrency: u64::from(req.concurrency.unwrap_or(1)),
+    })
+}
+
+/// The KV cache the context needs, with the per-token formula (MLA caches one
+/// latent vector per layer, other models a K and a V per KV head).
+pub fn kv_reason(m: &Model, kv_bytes: f64, ctx: &Context) -> String {
+    let per_token = m.arch.kv_bytes_per_token(kv_bytes, 1, 1);
+    let tokens = ctx.tokens();
+    let kv_formula = if m.arch.mla_kv_dim > 0 {
+        format!(
+            "{} layers x {} latent elements x {kv_bytes} B",
+            m.arch.layers, m.arch.mla_kv_dim
+        )
+    } else {
+        format!(
+            "2 x {} layers x {} KV heads x {} x {kv_bytes} B",
+            m.arch.layers, m.arch.kv_heads, m.arch.head_dim
+        )
+    };
+    format!(
+        "KV cache: {} B per token ({kv_formula}); {} for {} tokens ({} x {}).",
+        thousands(per_token as u64),
+        gib(per_token * tokens as f64 / GIB),
+        thousands(tokens),
+        ctx.concurrency,
+        thousands(ctx.target)
+    )
+}
+
+/// Why `maxModelLen` is the target, when the engine kept it.
+fn context_reason(ctx: &Context, m: &Model, capacity_tokens: u64) -> String {
+    let why = match (ctx.explicit, m.context) {
+        (true, _) => "as requested".to_string(),
+        (false, Some(c)) if c > DEFAULT_CONTEXT => format!(
+            "the model advertises {} tokens; the engine defaults to {} (set maxModelLen for more)",
+            thousands(c),
+            thousands(DEFAULT_CONTEXT)
+        ),
+        (false, Some(_)) => "the model's full context".to_string(),
+        (false, None) => format!(
+            "the catalog does not know this model's context, so the engine assumes {} (set maxModelLen for more)",
+            thousands(UNKNOWN_MODEL_CONTEXT)
+        ),
+    };
+    format!(
+        "maxModelLen {}: {why}; the KV cache has room for {} tokens.",
+        thousands(ctx.target),
+        thousands(capacity_tokens)
+    )
+}
+
+/// The context a replica gets on its chosen device and layout, and the fit
+/// at that context.
+pub struct Settled {
+    pub fit: Fit,
+    pub max_model_len: u64,
+    pub reasons: Vec<String>,
+    pub warnings: Vec<String>,
+}
+
+/// Settles `maxModelLen` on the chosen layout. A default context that does
+/// not fit is capped to what does; a requested one is an error. A layout the
+/// caller fixed that cannot even hold the weights is a warning, since the
+/// caller may know better, and says which layout would hold them.
+pub fn cap_context(
+    sizer: &Sizer,
+    gpu: &Gpu,
+    slice: Option<&MigProfile>,
+    fit: Fit,
+    ctx: &Context,
+) -> Result<Settled, SizingError> {
+    let m = sizer.model;
+    let mut settled = Settled {
+        fit,
+        max_model_len: ctx.target,
+        reasons: Vec::new(),
+        warnings: Vec::new(),
+    };
+    if !fit.fits() {
+        let fits_ctx = ctx.longest_fitting(fit.capacity_tokens);
+        let larger = || smallest_layout(sizer, gpu, ctx.tokens());
+        if !fit.holds_weights() || fits_ctx == 0 {
+            let hint = match larger() {
+                Some(f) => format!("; {} would hold it", layout_name(gpu, f.tp, f.pp)),
+                None => String::new(),
+            };
+            let placement = match slice {
+                Some(p) => format!("MIG {}", p.name),
+                None => layout_name(gpu, fit.tp, fit.pp),
+            };
+            settled.warnings.push(format!(
+                "{placement} cannot hold {}: each GPU needs {} ({} weights + {} overhead + {} KV cache) of {} usable; vLLM will fail with out-of-memory{hint}.",
+                m.name,
+                gib(fit.need),
+                gib(fit.weights_per_gpu),
+                gib(fit.overhead),
+                gib(fit.kv_per_gpu),
+                gib(fit.usable)
+            ));
+        } else if fit.need > fit.usable {
+            if ctx.explicit {
+                let suggestion = match larger() {
+                    Some(f) => format!(
+                        "use maxModelLen {fits_ctx} or {}",
+                        layout_name(gpu, f.tp, f.pp)
+                    ),
+                    None => format!("use maxModelLen {fits_ctx} or a GPU with more memory"),
+                };
+                return Err(SizingError::ContextDoesNotFit {
+                    requested: ctx.target,
+                    fits: fits_ctx,
+                    model: m.name.clone(),
+                    layout: layout_name(gpu, fit.tp, fit.pp),
+                    suggestion,
+                });
+            }
+            settled.max_model_len = fits_ctx;
+            settled.fit = sizer.refit(&fit, fits_ctx * ctx.concurrency);
+            settled.reasons.push(format!(
+                "maxModelLen capped at {} tokens: the KV cache left after the weights holds {} tokens.",
+                thousands(fits_ctx),
+                thousands(settled.fit.capacity_tokens)
+            ));
+        }
+        let fit = settled.fit;
+        if !fit.recipe_ok && fit.holds_weights() {
+            settled.warnings.push(format!(
+                "{:.0} GB of GPU memory is below the vLLM recipes' 1.2 x {:.1} GB of weights: expect a small KV cache and little concurrency.",
+                fit.raw_gb,
+                sizer.weights_gb()
+            ));
+        }
+    }
+    if settled.max_model_len == ctx.target {
+        let reason = context_reason(ctx, m, settled.fit.capacity_tokens);
+        settled.reasons.push(reason);
+    }
+    Ok(settled)
+}

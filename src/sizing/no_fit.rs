@@ -1,0 +1,125 @@
+//! The error when no layout holds the model, and what would instead.
+//!
+//! "Does not fit" alone leaves the reader guessing; the engine already knows
+//! how to size, so it tries the obvious ways out (a shorter context, lower
+//! precision, a bigger GPU) and names the ones that work.
+
+use super::context::Context;
+use super::fit::{Device, Fit, Sizer, layout_name};
+use super::layout::{MAX_NODES, smallest_layout};
+use super::memory::weights_gib;
+use super::{Gpu, Precision, SizingError, gpus};
+
+/// The error for a model that no candidate layout holds.
+pub fn no_fit(
+    sizer: &Sizer,
+    gpu: &Gpu,
+    precision: Precision,
+    cands: &[(u32, u32)],
+    ctx: &Context,
+) -> SizingError {
+    let m = sizer.model;
+    if ctx.explicit
+        && let Some(e) = context_is_the_problem(sizer, gpu, cands, ctx)
+    {
+        return e;
+    }
+    let tokens = ctx.tokens();
+    let mut ideas = Vec::new();
+    if let Some(idea) = lower_precision(sizer, gpu, precision, tokens) {
+        ideas.push(idea);
+    }
+    if let Some((g, f)) = bigger_gpu(sizer, gpu, precision, tokens) {
+        ideas.push(format!(
+            "a bigger GPU would: {}",
+            layout_name(g, f.tp, f.pp)
+        ));
+    }
+    if ctx.explicit {
+        ideas.push("a shorter maxModelLen needs less KV cache".to_string());
+    }
+    let suggestion = if ideas.is_empty() {
+        format!(
+            "no layout of up to {MAX_NODES} nodes holds it; use lower-precision weights or a GPU with more memory"
+        )
+    } else {
+        format!(
+            "no layout of up to {MAX_NODES} nodes holds it; {}",
+            ideas.join("; ")
+        )
+    };
+    SizingError::DoesNotFit {
+        model: m.name.clone(),
+        gpu: gpu.name.to_string(),
+        precision,
+        weights_gib: sizer.weights_gib,
+        suggestion,
+    }
+}
+
+/// The context is the problem when the largest layout holds the weights:
+/// then the error names the longest context that fits.
+fn context_is_the_problem(
+    sizer: &Sizer,
+    gpu: &Gpu,
+    cands: &[(u32, u32)],
+    ctx: &Context,
+) -> Option<SizingError> {
+    let best = cands
+        .iter()
+        .map(|&(t, p)| sizer.evaluate(Device::gpu(gpu), t, p, ctx.tokens()))
+        .filter(|f| f.recipe_ok && f.holds_weights())
+        .max_by_key(|f| f.capacity_tokens)?;
+    let fits = ctx.longest_fitting(best.capacity_tokens);
+    (fits > 0).then(|| SizingError::ContextDoesNotFit {
+        requested: ctx.target,
+        fits,
+        model: sizer.model.name.clone(),
+        layout: layout_name(gpu, best.tp, best.pp),
+        suggestion: "use a shorter maxModelLen or a GPU with more memory".to_string(),
+    })
+}
+
+/// fp8 or int4 weights, whichever narrower one first fits on this GPU.
+fn lower_precision(sizer: &Sizer, gpu: &Gpu, precision: Precision, tokens: u64) -> Option<String> {
+    let m = sizer.model;
+    for p in [Precision::Fp8, Precision::Int4] {
+        if p.bytes_per_param() >= precision.bytes_per_param() || (p == Precision::Fp8 && !gpu.fp8) {
+            continue;
+        }
+        let narrower = Sizer {
+            model: m,
+            weights_gib: weights_gib(m.total_b, m.unquantized_b, p),
+            kv_bytes: sizer.kv_bytes,
+            util: sizer.util,
+        };
+        if let Some(f) = smallest_layout(&narrower, gpu, tokens) {
+            return Some(format!(
+                "{p} weights would fit on {}",
+                layout_name(gpu, f.tp, f.pp)
+            ));
+        }
+    }
+    None
+}
+
+/// Among bigger GPUs that hold the model: same vendor first, then the
+/// fewest nodes, then the least memory.
+fn bigger_gpu(
+    sizer: &Sizer,
+    gpu: &Gpu,
+    precision: Precision,
+    tokens: u64,
+) -> Option<(&'static Gpu, Fit)> {
+    gpus()
+        .iter()
+        .filter(|g| g.memory_gib > gpu.memory_gib && (precision != Precision::Fp8 || g.fp8))
+        .filter_map(|g| smallest_layout(sizer, g, tokens).map(|f| (g, f)))
+        .min_by(|(a, fa), (b, fb)| {
+            let nodes = |g: &Gpu, f: &Fit| f.devices().div_ceil(g.per_node);
+            (a.vendor != gpu.vendor)
+                .cmp(&(b.vendor != gpu.vendor))
+                .then(nodes(a, fa).cmp(&nodes(b, fb)))
+                .then(a.memory_gib.total_cmp(&b.memory_gib))
+        })
+}

@@ -1,0 +1,36 @@
+//! How numbers and lists read in reasons and errors.
+//!
+//! Every sentence the engine writes formats GiB, token counts and GPU lists
+//! the same way; keeping the formatters in one place keeps them consistent.
+
+use super::{Gpu, gpus};
+
+/// `12.3 GiB`: one decimal is as precise as a sizing estimate is.
+pub fn gib(v: f64) -> String {
+    format!("{v:.1} GiB")
+}
+
+/// `131,072`: token counts are easier to read with thousands separators.
+pub fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// `1, 2, 4`: the valid choices an error offers.
+pub fn join_counts(v: &[u32]) -> String {
+    let s: Vec<String> = v.iter().map(u32::to_string).collect();
+    s.join(", ")
+}
+
+/// The catalog GPUs that have a feature, so that an error can name them.
+pub fn gpus_with(pred: impl Fn(&Gpu) -> bool) -> String {
+    let names: Vec<&str> = gpus().iter().filter(|g| pred(g)).map(|g| g.name).collect();
+    names.join(", ")
+}

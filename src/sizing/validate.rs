@@ -1,0 +1,61 @@
+//! The ranges of the request's numbers, checked before any decision.
+//!
+//! The bounds are far above real use; they exist so that every product the
+//! engine forms stays exact in u64 and f64, and so that a typo gets an error
+//! that names the field instead of an absurd plan.
+
+use super::{SizingError, SizingRequest};
+
+/// Upper bounds on user numbers, far above real use, so that products stay
+/// exact in u64 and f64.
+pub const MAX_MODEL_LEN: u64 = 100_000_000;
+pub const MAX_GPU_COUNT: u32 = 4_096;
+pub const MAX_CONCURRENCY: u32 = 100_000;
+
+/// The first field out of range, as an error.
+pub fn validate(req: &SizingRequest) -> Result<(), SizingError> {
+    let bad = |field: &'static str, value: String, reason: &str| {
+        Err(SizingError::invalid(field, value, reason))
+    };
+    let u = req.gpu_memory_utilization;
+    if !u.is_finite() || u <= 0.0 || u > 1.0 {
+        return bad(
+            "gpuMemoryUtilization",
+            u.to_string(),
+            "it must be above 0 and at most 1 (0.9 is usual)",
+        );
+    }
+    if let Some(l) = req.max_model_len
+        && (l == 0 || l > MAX_MODEL_LEN)
+    {
+        return bad(
+            "maxModelLen",
+            l.to_string(),
+            "it must be between 1 and 100000000 tokens",
+        );
+    }
+    for (field, v) in [
+        ("gpu count", req.gpu_count),
+        ("tensor parallel size", req.tensor_parallel),
+        ("pipeline parallel size", req.pipeline_parallel),
+    ] {
+        if let Some(v) = v
+            && (v == 0 || v > MAX_GPU_COUNT)
+        {
+            return bad(field, v.to_string(), "it must be between 1 and 4096");
+        }
+    }
+    if let Some(c) = req.concurrency
+        && (c == 0 || c > MAX_CONCURRENCY)
+    {
+        return bad(
+            "concurrency",
+            c.to_string(),
+            "it must be between 1 and 100000",
+        );
+    }
+    if req.model_id.trim().is_empty() {
+        return bad("model", String::new(), "it must name a model");
+    }
+    Ok(())
+}
