@@ -12,6 +12,7 @@ pub mod convert;
 pub mod function;
 pub mod input;
 pub mod manifests;
+pub mod memo;
 pub mod outcome;
 pub mod package;
 pub mod proto;

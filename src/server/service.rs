@@ -3,12 +3,14 @@
 //! result so one bad request cannot take the server down.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
 use std::time::Instant;
 
 use tonic::{Request, Response, Status};
 
 use super::Metrics;
 use crate::function::{self, Call, Subject};
+use crate::memo::Memo;
 use crate::outcome;
 use crate::proto::wire::{self, function_runner_service_server::FunctionRunnerService};
 
@@ -21,16 +23,31 @@ pub enum Runner {
     Noop,
 }
 
+/// Bytes the response memo may hold unless told otherwise (`--memo-mib`).
+pub const DEFAULT_MEMO_BYTES: usize = 4 * 1024 * 1024;
+
 /// The gRPC service.
 #[derive(Clone)]
 pub struct Handler {
     runner: Runner,
     metrics: Metrics,
+    memo: Option<Arc<Memo>>,
 }
 
 impl Handler {
+    /// A handler with the default memo (see `crate::memo`).
     pub fn new(runner: Runner, metrics: Metrics) -> Self {
-        Self { runner, metrics }
+        Self {
+            runner,
+            metrics,
+            memo: Some(Arc::new(Memo::new(DEFAULT_MEMO_BYTES))),
+        }
+    }
+
+    /// The same handler with a memo of `bytes` (0: none).
+    pub fn with_memo_bytes(mut self, bytes: usize) -> Self {
+        self.memo = (bytes > 0).then(|| Arc::new(Memo::new(bytes)));
+        self
     }
 }
 
@@ -44,7 +61,7 @@ impl FunctionRunnerService for Handler {
         let started = Instant::now();
         let call = match self.runner {
             Runner::Noop => function::noop(&req),
-            Runner::Function => run_catching_panics(req),
+            Runner::Function => run_catching_panics(req, self.memo.as_deref()),
         };
         let elapsed = started.elapsed();
         self.metrics.record(&call, elapsed);
@@ -60,10 +77,12 @@ impl FunctionRunnerService for Handler {
     }
 }
 
-fn run_catching_panics(req: wire::RunFunctionRequest) -> Call {
+fn run_catching_panics(req: wire::RunFunctionRequest, memo: Option<&Memo>) -> Call {
     let tag = req.meta.as_ref().map(|m| m.tag.clone()).unwrap_or_default();
     let mut subject = Subject::default();
-    match catch_unwind(AssertUnwindSafe(|| function::respond(req, &mut subject))) {
+    match catch_unwind(AssertUnwindSafe(|| {
+        function::respond_with(req, &mut subject, memo)
+    })) {
         Ok(response) => Call { subject, response },
         Err(panic) => {
             let Subject { kind, name, .. } = &subject;
