@@ -113,12 +113,27 @@ impl Message for RawResource {
                 encode_key(tag, wire_type, out);
                 out.put_u32_le(value);
             }
+            // Copied straight from the request's buffer: this is most of a
+            // request's bytes, so no intermediate Vec.
             WireType::LengthDelimited => {
-                let mut value = Vec::new();
-                encoding::bytes::merge(wire_type, &mut value, buf, ctx)?;
+                let len = decode_varint(buf)?;
+                if len > buf.remaining() as u64 {
+                    // prost's own error for a field longer than its message
+                    // (its constructor is not public): a 1-byte field with no bytes.
+                    let mut short: &[u8] = &[1];
+                    return encoding::bytes::merge(wire_type, &mut Vec::new(), &mut short, ctx);
+                }
                 encode_key(tag, wire_type, out);
-                encode_varint(value.len() as u64, out);
-                out.extend_from_slice(&value);
+                encode_varint(len, out);
+                let mut left = len as usize;
+                out.reserve(left);
+                while left > 0 {
+                    let chunk = buf.chunk();
+                    let n = chunk.len().min(left);
+                    out.extend_from_slice(&chunk[..n]);
+                    buf.advance(n);
+                    left -= n;
+                }
             }
             // proto3 has no groups and the protocol defines none; skipping
             // validates their nesting.
