@@ -72,15 +72,17 @@ pub fn noop(req: &wire::RunFunctionRequest) -> Call {
 /// The core of [`run`]. `subject` is filled in as soon as the XR is read, so
 /// a caller that catches a panic can still say which XR caused it.
 pub fn respond(req: wire::RunFunctionRequest, subject: &mut Subject) -> wire::RunFunctionResponse {
-    respond_with(req, subject, None)
+    respond_with(req, subject, compose::composer_for, None)
 }
 
-/// [`respond`], answering from `memo` when it holds the composer's output
-/// for exactly these inputs (see [`crate::memo`]), and filling it otherwise.
-/// The response is the same either way.
+/// [`respond`] with the composer lookup given (see [`compose::Dispatch`]),
+/// answering from `memo` when it holds the composer's output for exactly
+/// these inputs (see [`crate::memo`]) and filling it otherwise. The response
+/// is the same either way. A memo must only ever see one `dispatch`.
 pub fn respond_with(
     mut req: wire::RunFunctionRequest,
     subject: &mut Subject,
+    dispatch: compose::Dispatch,
     memo: Option<&Memo>,
 ) -> wire::RunFunctionResponse {
     let tag = req.meta.as_ref().map(|m| m.tag.clone()).unwrap_or_default();
@@ -123,7 +125,7 @@ pub fn respond_with(
         name: composite.name.clone(),
         namespace: composite.namespace.clone(),
     };
-    let Some(compose) = compose::composer_for(&composite.kind) else {
+    let Some(compose) = dispatch(&composite.kind) else {
         let message = format!(
             "function-inference cannot compose kind {:?} ({}); it composes {}",
             composite.kind,
@@ -216,15 +218,8 @@ fn read_input(input: Option<&prost_types::Struct>) -> Result<Settings, String> {
         return Ok(Settings::default());
     };
     let value = Value::Object(struct_to_json(input));
-    let parsed: Input = serde_path_to_error::deserialize(value).map_err(|e| {
-        let path = e.path().to_string();
-        let at = if path == "." {
-            "input".to_string()
-        } else {
-            format!("input.{path}")
-        };
-        format!("cannot read the step input: {at}: {}", e.inner())
-    })?;
+    let parsed: Input = crate::de::from_value(value, "input")
+        .map_err(|e| format!("cannot read the step input: {e}"))?;
     parsed
         .settings()
         .map_err(|e| format!("invalid step input: {e}"))

@@ -9,6 +9,7 @@
 pub mod cli;
 pub mod compose;
 pub mod convert;
+pub mod de;
 pub mod function;
 pub mod input;
 pub mod manifests;
@@ -17,7 +18,9 @@ pub mod outcome;
 pub mod package;
 pub mod proto;
 pub mod raw_resource;
+pub mod redact;
 pub mod schema;
 pub mod server;
 pub mod sizing;
+pub mod units;
 pub mod xr;

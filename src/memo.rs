@@ -256,7 +256,13 @@ mod tests {
 
     fn memoized(memo: &Memo, req: &wire::RunFunctionRequest) -> full::RunFunctionResponse {
         let mut subject = Subject::default();
-        let rsp = from_wire(&respond_with(req.clone(), &mut subject, Some(memo))).unwrap();
+        let rsp = from_wire(&respond_with(
+            req.clone(),
+            &mut subject,
+            crate::compose::composer_for,
+            Some(memo),
+        ))
+        .unwrap();
         assert_eq!(subject.kind, "LLMInference");
         rsp
     }

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use crate::input::{self, Input};
 use crate::schema::structural_schema;
-use crate::xr::{self, llm_inference};
+use crate::xr::{self, agent_pool, llm_inference, model};
 
 /// One generated file: its path in the repo and its YAML.
 pub struct GeneratedFile {
@@ -26,6 +26,11 @@ pub fn files() -> Vec<GeneratedFile> {
         file(
             "package/configuration/llminference-definition.yaml",
             llm_inference_xrd(),
+        ),
+        file("package/configuration/model-definition.yaml", model_xrd()),
+        file(
+            "package/configuration/agentpool-definition.yaml",
+            agent_pool_xrd(),
         ),
     ]
 }
@@ -144,6 +149,71 @@ pub fn llm_inference_xrd() -> Value {
                 name: "GPUS",
                 type_: "integer",
                 json_path: ".status.gpuCount",
+            },
+        ],
+    )
+}
+
+/// The Model XRD.
+pub fn model_xrd() -> Value {
+    xrd::<model::ModelSpec, model::ModelStatus>(
+        model::KIND,
+        "models",
+        &[
+            Column {
+                name: "MODEL",
+                type_: "string",
+                json_path: ".status.modelId",
+            },
+            Column {
+                name: "PHASE",
+                type_: "string",
+                json_path: ".status.phase",
+            },
+            Column {
+                name: "SIZE",
+                type_: "string",
+                json_path: ".spec.size",
+            },
+            Column {
+                name: "SERVEABLE-ON",
+                type_: "string",
+                json_path: ".status.serveableOn",
+            },
+        ],
+    )
+}
+
+/// The AgentPool XRD.
+pub fn agent_pool_xrd() -> Value {
+    xrd::<agent_pool::AgentPoolSpec, agent_pool::AgentPoolStatus>(
+        agent_pool::KIND,
+        "agentpools",
+        &[
+            Column {
+                name: "MODEL",
+                type_: "string",
+                json_path: ".spec.agentClass.modelRef.name",
+            },
+            Column {
+                name: "PHASE",
+                type_: "string",
+                json_path: ".status.phase",
+            },
+            Column {
+                name: "GPU-TYPE",
+                type_: "string",
+                json_path: ".status.gpuType",
+            },
+            Column {
+                name: "MIN",
+                type_: "integer",
+                json_path: ".spec.minReplicas",
+            },
+            Column {
+                name: "MAX",
+                type_: "integer",
+                json_path: ".spec.maxReplicas",
             },
         ],
     )

@@ -148,7 +148,7 @@ fn cases() -> Vec<Case> {
                 desired: Some(full::State::default()),
                 results: vec![fatal(
                     "InvalidInput",
-                    "cannot read the step input: input.tll: unknown field `tll`, expected one of `apiVersion`, `kind`, `metadata`, `ttl`, `defaults`",
+                    "cannot read the step input: input.tll: unknown field tll; valid fields are apiVersion, kind, metadata, ttl, defaults",
                 )],
                 ..Default::default()
             },
@@ -165,7 +165,7 @@ fn cases() -> Vec<Case> {
                 desired: Some(full::State::default()),
                 results: vec![fatal(
                     "InvalidInput",
-                    "cannot read the step input: input.defaults.gpuTpye: unknown field `gpuTpye`, expected one of `gpuType`, `offeredGpuTypes`, `image`, `gpuMemoryUtilization`, `gpuNodeSelector`, `gpuToleration`, `providerConfigKind`",
+                    "cannot read the step input: input.defaults.gpuTpye: unknown field gpuTpye; valid fields are gpuType, offeredGpuTypes, image, gpuMemoryUtilization, gpuNodeSelector, gpuToleration, providerConfigKind",
                 )],
                 ..Default::default()
             },

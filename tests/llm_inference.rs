@@ -343,12 +343,12 @@ fn refusals_are_fatal_and_name_the_field_and_what_would_work() {
     let cases: Vec<(&str, Value, String)> = vec![
         ("no model", json!({"gpu": 1}), "spec.model is required: set a Hugging Face model id such as Qwen/Qwen2.5-7B-Instruct (or spec.modelRef to a Model)".into()),
         ("empty model", json!({"model": " "}), "spec.model is empty; set a Hugging Face model id such as Qwen/Qwen2.5-7B-Instruct".into()),
-        ("negative gpu", json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "gpu": -3}), "spec.gpu is -3; use a whole number of GPUs per replica; omit it to derive the count from 1 to 64".into()),
-        ("gpu as words", json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "gpu": "lots"}), "spec.gpu: invalid type: string \"lots\", expected i64".into()),
-        ("unknown field", json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "gpus": 2}), "spec.gpus: unknown field `gpus`, expected one of `model`, `modelRef`, `gpu`, `gpuType`, `quantization`, `maxModelLen`, `parameterCount`, `migProfile`, `replicas`, `hfTokenSecretRef`, `image`, `ingressHost`, `ingressClassName`, `tls`, `extraArgs`, `providerConfigName`, `targetNamespace`, `crossplane`".into()),
+        ("negative gpu", json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "gpu": -3}), "spec.gpu is -3; use a whole number from 1 to 64; omit it to derive the count from the model and GPU type".into()),
+        ("gpu as words", json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "gpu": "lots"}), "spec.gpu: the string \"lots\" is not a whole number; use a whole number from 1 to 64".into()),
+        ("unknown field", json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "gpus": 2}), "spec.gpus: unknown field gpus; valid fields are model, modelRef, gpu, gpuType, quantization, maxModelLen, parameterCount, migProfile, replicas, hfTokenSecretRef, image, ingressHost, ingressClassName, tls, extraArgs, providerConfigName, targetNamespace, crossplane".into()),
         ("unknown GPU", json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "gpuType": "Z9000"}), format!("spec.gpuType: {gpu_error}")),
         ("bad quantization", json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "quantization": "int3"}), "spec.quantization is \"int3\"; use auto, fp32, bf16, fp16, fp8, int8, int4 or fp4".into()),
-        ("too many replicas", json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "replicas": 1000}), "spec.replicas is 1000; use replicas from 0 to 100".into()),
+        ("too many replicas", json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "replicas": 1000}), "spec.replicas is 1000; use a whole number from 0 to 100".into()),
     ];
     for (name, spec, message) in cases {
         let rsp = call(&request("r", xr("bad", spec, json!({}))));
@@ -404,4 +404,17 @@ fn desired_state_of_earlier_steps_survives_a_composition() {
     assert_eq!(status(&rsp)["fromEarlierStep"], "kept");
     assert_eq!(status(&rsp)["gpuCount"], 1);
     let _ = json_to_struct;
+}
+
+#[test]
+fn extra_args_that_override_the_plan_are_reported() {
+    let spec = json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "extraArgs": ["--max-model-len=4096", "--max-num-seqs", "8"]});
+    let rsp = call(&request("x", xr("qwen", spec, json!({}))));
+    let note = "spec.extraArgs sets --max-model-len, which overrides the sizing plan: the reported plan no longer describes the runtime";
+    assert_eq!(rsp.results, vec![warning(note)]);
+    assert_eq!(
+        composed(&rsp, "vllm_runtime").0["spec"]["vllmConfig"]["extraArgs"],
+        json!(["--max-model-len=4096", "--max-num-seqs", "8"]),
+        "extra arguments are passed on, after the derived ones"
+    );
 }

@@ -100,9 +100,9 @@ fn unreadable_input_names_the_field() {
         "tests/data/render/input-unknown-field.yaml",
     ]);
     assert_eq!(code, Some(1));
-    let message = "cannot read the step input: input.defaults.gpuTpye: unknown field `gpuTpye`, \
-        expected one of `gpuType`, `offeredGpuTypes`, `image`, `gpuMemoryUtilization`, \
-        `gpuNodeSelector`, `gpuToleration`, `providerConfigKind`";
+    let message = "cannot read the step input: input.defaults.gpuTpye: unknown field gpuTpye; \
+        valid fields are gpuType, offeredGpuTypes, image, gpuMemoryUtilization, \
+        gpuNodeSelector, gpuToleration, providerConfigKind";
     assert_eq!(
         stdout,
         format!(

@@ -5,6 +5,8 @@
 use serde_json::{Map, Value};
 
 use super::ingress::{IngressParams, external_url, ingress};
+use super::model_facts::with_weights_cache;
+use super::model_ref::{self, Lookup, REQUIREMENT_KEY, ResolvedModel};
 use super::placement::Placement;
 use super::readiness::observed_readiness;
 use super::vllm_runtime::{RuntimeParams, SERVICE_PORT, internal_url, vllm_runtime};
@@ -30,6 +32,9 @@ pub const SERVING: &str = "Serving";
 /// Composes an LLMInference.
 pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
     let spec: LlmInferenceSpec = req.xr.spec().map_err(|e| Refusal::new("InvalidSpec", e))?;
+    let mut out = Composition::default();
+    // A Model read through modelRef: its facts fill what the spec leaves unset.
+    let mut referenced: Option<Box<ResolvedModel>> = None;
     let model = match (&spec.model, &spec.model_ref) {
         (Some(m), _) if !m.trim().is_empty() => m.trim().to_string(),
         (Some(_), _) => {
@@ -38,11 +43,31 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
                 "spec.model is empty; set a Hugging Face model id such as Qwen/Qwen2.5-7B-Instruct",
             ));
         }
-        (None, Some(_)) => {
-            return Err(Refusal::new(
-                "InvalidSpec",
-                "spec.modelRef is not supported by LLMInference yet; set spec.model to a Hugging Face model id",
-            ));
+        (None, Some(r)) => {
+            out.requirements.insert(
+                REQUIREMENT_KEY.into(),
+                model_ref::requirement(&r.name, &req.xr.namespace),
+            );
+            match model_ref::lookup(req, "spec.modelRef", &r.name)? {
+                Lookup::Waiting { message, not_found } => {
+                    let status = Map::from_iter([("ready".to_string(), Value::from("False"))]);
+                    let mut waiting =
+                        model_ref::waiting(req, &message, not_found, status, &[RUNTIME, INGRESS]);
+                    waiting.requirements = out.requirements;
+                    return Ok(waiting);
+                }
+                Lookup::Found(m) => {
+                    if let Some(why) = &m.facts.unservable {
+                        return Err(Refusal::new(
+                            "UnservableModel",
+                            format!("spec.modelRef: Model {}: {why}", m.display),
+                        ));
+                    }
+                    let url = m.facts.model_url.clone();
+                    referenced = Some(m);
+                    url
+                }
+            }
         }
         (None, None) => {
             return Err(Refusal::new(
@@ -51,7 +76,21 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
             ));
         }
     };
-    let sizing_request = sizing_request(&spec, &model, req)?;
+    check_strings(&spec).map_err(|e| Refusal::new("InvalidSpec", e))?;
+    let facts = referenced.as_ref().map(|m| &m.facts);
+    let mut sizing_request = sizing_request(&spec, &model, req)?;
+    if let Some(f) = facts {
+        sizing_request.model_id = f.model_id.clone();
+        sizing_request.quantization = sizing_request.quantization.or(f.precision);
+        sizing_request.parameter_count = sizing_request
+            .parameter_count
+            .or_else(|| f.parameter_count.clone());
+        // The Model's shardSpec fixes the parallelism unless spec.gpu does.
+        if sizing_request.gpu_count.is_none() {
+            sizing_request.tensor_parallel = f.tensor_parallel;
+            sizing_request.pipeline_parallel = f.pipeline_parallel;
+        }
+    }
     let plan = sizing::size(&sizing_request)
         .map_err(|e| Refusal::new("CannotSize", sizing_error_message(&spec, &e)))?;
     if plan.nodes > 1 {
@@ -69,7 +108,9 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
             ),
         ));
     }
-    let replicas = check_range("spec.replicas", spec.replicas, 0, 100, "replicas")?.unwrap_or(1);
+    let replicas = check_range("spec.replicas", spec.replicas, 0, 100, "")?
+        .or_else(|| facts.and_then(|f| f.data_parallel).map(i64::from))
+        .unwrap_or(1);
 
     let xr = req.xr;
     let mut notes = Vec::new();
@@ -107,18 +148,34 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
     }
     let namespace = placement.namespace().to_string();
     let image = spec.image.as_ref().unwrap_or(&req.settings.image);
-    let hf_token = spec.hf_token_secret_ref.as_ref().map(|r| {
-        (
-            r.name.as_str(),
-            r.key
-                .as_deref()
-                .filter(|k| !k.is_empty())
-                .unwrap_or("token"),
-        )
-    });
+    let hf_token = spec
+        .hf_token_secret_ref
+        .as_ref()
+        .map(|r| {
+            (
+                r.name.as_str(),
+                r.key
+                    .as_deref()
+                    .filter(|k| !k.is_empty())
+                    .unwrap_or("token"),
+            )
+        })
+        .or_else(|| {
+            facts
+                .and_then(|f| f.hf_token.as_ref())
+                .map(|(n, k)| (n.as_str(), k.as_str()))
+        });
+    let mut extra_args = facts.map(|f| f.serve_args(&plan)).unwrap_or_default();
+    extra_args.extend(spec.extra_args.iter().cloned());
+    let cache = facts.and_then(|f| f.weights_cache(&plan, i32::try_from(replicas).unwrap_or(1)));
+    if let Some(f) = facts {
+        notes.extend(f.notes.iter().cloned());
+    }
+    if let Some(c) = &cache {
+        notes.extend(c.not_applied.iter().cloned());
+    }
 
-    let mut out = Composition::default();
-    let runtime = vllm_runtime(&RuntimeParams {
+    let mut runtime = vllm_runtime(&RuntimeParams {
         name: &runtime_name,
         namespace: &namespace,
         model_url: &model,
@@ -126,11 +183,14 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
         image,
         replicas: i32::try_from(replicas).unwrap_or(1),
         hf_token,
-        extra_args: &spec.extra_args,
+        extra_args: &extra_args,
         settings: req.settings,
         storage: None,
         labels: None,
     });
+    if let Some(c) = &cache {
+        runtime = with_weights_cache(runtime, c);
+    }
     let runtime_ready = observed_readiness(req.observed.get(RUNTIME).as_ref());
     out.resources.insert(
         RUNTIME.into(),
@@ -165,6 +225,7 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
         endpoint.external = Some(external_url(host, spec.tls.is_some()));
     }
 
+    notes.extend(overridden_by_extra_args(&spec.extra_args));
     if plan.startup_probe_seconds > OPERATOR_STARTUP_SECONDS {
         notes.push(format!(
             "loading the weights may take up to {} s, but the operator's startup probe gives up after {OPERATOR_STARTUP_SECONDS} s \
@@ -231,6 +292,70 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
     Ok(out)
 }
 
+/// The string fields serde accepts as any string, checked for what
+/// Kubernetes and the operator will accept.
+fn check_strings(spec: &LlmInferenceSpec) -> Result<(), String> {
+    use super::validate::{dns_label, dns_subdomain, text};
+    if let Some(m) = &spec.model {
+        text("spec.model", m.trim(), 256, "Qwen/Qwen2.5-7B-Instruct")?;
+    }
+    if let Some(g) = &spec.gpu_type {
+        text("spec.gpuType", g, 64, "L4, A100-80GB or H100-80GB")?;
+    }
+    if let Some(m) = &spec.mig_profile {
+        text("spec.migProfile", m, 32, "auto, none or 1g.10gb")?;
+    }
+    if let Some(p) = &spec.parameter_count {
+        text("spec.parameterCount", p, 32, "8B, 70B or 8x7B")?;
+    }
+    if let Some(r) = &spec.hf_token_secret_ref {
+        dns_subdomain("spec.hfTokenSecretRef.name", &r.name, "hf-token")?;
+        if let Some(k) = r.key.as_deref().filter(|k| !k.is_empty()) {
+            text("spec.hfTokenSecretRef.key", k, 253, "token")?;
+        }
+    }
+    if let Some(i) = &spec.image {
+        text("spec.image.registry", &i.registry, 253, "docker.io")?;
+        text(
+            "spec.image.name",
+            &i.name,
+            512,
+            "lmcache/vllm-openai:v0.3.13",
+        )?;
+    }
+    // An empty host means no Ingress, as in dot-inference.
+    if let Some(h) = spec.ingress_host.as_deref().filter(|h| !h.is_empty()) {
+        dns_subdomain("spec.ingressHost", h, "qwen.example.com")?;
+    }
+    if let Some(c) = &spec.ingress_class_name {
+        dns_subdomain("spec.ingressClassName", c, "nginx")?;
+    }
+    if let Some(t) = &spec.tls {
+        dns_subdomain("spec.tls.secretName", &t.secret_name, "qwen-tls")?;
+    }
+    if let Some(p) = &spec.provider_config_name {
+        dns_subdomain("spec.providerConfigName", p, "incluster")?;
+    }
+    if let Some(n) = &spec.target_namespace {
+        dns_label("spec.targetNamespace", n, "inference")?;
+    }
+    if spec.extra_args.len() > 64 {
+        return Err(format!(
+            "spec.extraArgs has {} entries; use at most 64",
+            spec.extra_args.len()
+        ));
+    }
+    for (i, a) in spec.extra_args.iter().enumerate() {
+        if a.chars().count() > 4096 {
+            return Err(format!(
+                "spec.extraArgs[{i}] is {} characters long; use at most 4096",
+                a.chars().count()
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn sizing_request(
     spec: &LlmInferenceSpec,
     model: &str,
@@ -241,14 +366,14 @@ fn sizing_request(
         spec.gpu,
         1,
         64,
-        "a whole number of GPUs per replica; omit it to derive the count",
+        "; omit it to derive the count from the model and GPU type",
     )?;
     let max_model_len = check_range(
         "spec.maxModelLen",
         spec.max_model_len,
         256,
         10_485_760,
-        "a context length in tokens; omit it to derive one",
+        " tokens; omit it to derive the longest context that fits",
     )?;
     let quantization = match spec.quantization.as_deref() {
         None | Some("auto") => None,
@@ -284,18 +409,38 @@ fn sizing_request(
     })
 }
 
-/// `value` checked against `min..=max`; the error names the field and what is valid.
+/// vllm serve flags the plan derives. Extra arguments come last and win, so
+/// setting one of these makes the reported plan differ from what runs.
+const DERIVED_FLAGS: &[&str] = &[
+    "--tensor-parallel-size",
+    "--pipeline-parallel-size",
+    "--max-model-len",
+    "--dtype",
+    "--quantization",
+    "--gpu-memory-utilization",
+];
+
+fn overridden_by_extra_args(extra_args: &[String]) -> Vec<String> {
+    DERIVED_FLAGS
+        .iter()
+        .filter(|flag| extra_args.iter().any(|a| a == *flag || a.starts_with(&format!("{flag}="))))
+        .map(|flag| format!("spec.extraArgs sets {flag}, which overrides the sizing plan: the reported plan no longer describes the runtime"))
+        .collect()
+}
+
+/// `value` checked against `min..=max`; the error names the field and what
+/// is valid, followed by `hint`.
 fn check_range(
     field: &str,
     value: Option<i64>,
     min: i64,
     max: i64,
-    what: &str,
+    hint: &str,
 ) -> Result<Option<i64>, Refusal> {
     match value {
         Some(v) if v < min || v > max => Err(Refusal::new(
             "InvalidSpec",
-            format!("{field} is {v}; use {what} from {min} to {max}"),
+            format!("{field} is {v}; use a whole number from {min} to {max}{hint}"),
         )),
         other => Ok(other),
     }

@@ -51,15 +51,7 @@ impl Composite {
             .get("spec")
             .cloned()
             .unwrap_or_else(|| Value::Object(Map::new()));
-        serde_path_to_error::deserialize(spec).map_err(|e| {
-            let path = e.path().to_string();
-            let field = if path == "." {
-                "spec".to_string()
-            } else {
-                format!("spec.{path}")
-            };
-            format!("{field}: {}", e.inner())
-        })
+        crate::de::from_value(spec, "spec")
     }
 
     /// A value from the observed status, for transition checks.
@@ -200,11 +192,20 @@ impl Refusal {
 /// A composer: one per XR kind.
 pub type Composer = fn(&ComposeRequest) -> Result<Composition, Refusal>;
 
+/// Finds the composer for a kind: [`composer_for`] in production. The
+/// server and [`crate::function::respond_with`] take it as a parameter so
+/// that tests can exercise the panic handling with a composer that panics,
+/// without any such composer existing in the binary.
+pub type Dispatch = fn(&str) -> Option<Composer>;
+
 /// The composer for an XR kind. Dispatch is on the kind alone, not the API
 /// group, so XRs of other groups (dot-inference's) compose unchanged.
 pub fn composer_for(kind: &str) -> Option<Composer> {
-    let composers: &[(&str, Composer)] =
-        &[(crate::xr::llm_inference::KIND, llm_inference::compose)];
+    let composers: &[(&str, Composer)] = &[
+        (crate::xr::llm_inference::KIND, llm_inference::compose),
+        (crate::xr::model::KIND, model::compose),
+        (crate::xr::agent_pool::KIND, agent_pool::compose),
+    ];
     composers.iter().find(|(k, _)| *k == kind).map(|(_, c)| *c)
 }
 
@@ -236,8 +237,20 @@ pub fn desired_from_observed(mut observed: Map<String, Value>) -> Value {
     Value::Object(observed)
 }
 
+pub mod agent_config;
+pub mod agent_deployment;
+pub mod agent_pool;
+pub mod agent_service;
+pub mod autoscaler;
+pub mod config_map;
+pub mod disruption_budget;
 pub mod ingress;
+pub mod kube;
 pub mod llm_inference;
+pub mod model;
+pub mod model_facts;
+pub mod model_ref;
 pub mod placement;
 pub mod readiness;
+pub mod validate;
 pub mod vllm_runtime;

@@ -15,6 +15,7 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use clap::Args;
 use tokio::net::TcpListener;
+use tonic::codegen::http;
 use tonic::transport::Server;
 use tonic::transport::server::TcpIncoming;
 
@@ -155,6 +156,8 @@ pub async fn run(
 
     let mut builder = Server::builder()
         // Crossplane gives a whole reconcile two minutes; no call should outlive that.
+        // The limit covers receiving the request too, so a client that stalls
+        // mid-request holds its stream (and one concurrency slot) no longer.
         .timeout(Duration::from_secs(120))
         // Crossplane multiplexes calls over one connection; bound what one client can queue.
         .concurrency_limit_per_connection(256)
@@ -172,6 +175,9 @@ pub async fn run(
         .with_nodelay(Some(true))
         .with_keepalive(Some(Duration::from_secs(60)));
     builder
+        .layer(tower::util::MapResponseLayer::new(
+            oversized_is_resource_exhausted,
+        ))
         .add_service(health)
         .add_service(service)
         .serve_with_incoming_shutdown(incoming, shutdown)
@@ -179,6 +185,31 @@ pub async fn run(
         .context("gRPC server failed")?;
     tracing::info!("stopped serving");
     Ok(())
+}
+
+/// tonic answers a request over the receive limit with OUT_OF_RANGE; gRPC's
+/// other implementations (grpc-go, which Crossplane uses) and its status code
+/// guide say RESOURCE_EXHAUSTED. The status travels in the headers of a
+/// trailers-only response, so rewriting that one code there is enough; the
+/// message, which names the size and the limit, is kept.
+fn oversized_is_resource_exhausted<B>(mut rsp: http::Response<B>) -> http::Response<B> {
+    let headers = rsp.headers_mut();
+    let out_of_range = headers
+        .get("grpc-status")
+        .is_some_and(|v| v.as_bytes() == b"11");
+    let too_large = || {
+        headers
+            .get("grpc-message")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|m| {
+                m.replace("%20", " ")
+                    .contains("decoded message length too large")
+            })
+    };
+    if out_of_range && too_large() {
+        headers.insert("grpc-status", http::HeaderValue::from_static("8"));
+    }
+    rsp
 }
 
 /// Completes on SIGTERM (how Kubernetes stops a pod) or SIGINT.

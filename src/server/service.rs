@@ -9,6 +9,7 @@ use std::time::Instant;
 use tonic::{Request, Response, Status};
 
 use super::Metrics;
+use crate::compose::{self, Dispatch};
 use crate::function::{self, Call, Subject};
 use crate::memo::Memo;
 use crate::outcome;
@@ -32,6 +33,7 @@ pub struct Handler {
     runner: Runner,
     metrics: Metrics,
     memo: Option<Arc<Memo>>,
+    dispatch: Dispatch,
 }
 
 impl Handler {
@@ -41,6 +43,7 @@ impl Handler {
             runner,
             metrics,
             memo: Some(Arc::new(Memo::new(DEFAULT_MEMO_BYTES))),
+            dispatch: compose::composer_for,
         }
     }
 
@@ -48,6 +51,21 @@ impl Handler {
     pub fn with_memo_bytes(mut self, bytes: usize) -> Self {
         self.memo = (bytes > 0).then(|| Arc::new(Memo::new(bytes)));
         self
+    }
+
+    /// The same handler finding composers with `dispatch` (tests use this
+    /// to prove that a panicking composer is answered FATAL). A memo filled
+    /// by another dispatch does not apply, so it starts a new one.
+    pub fn with_dispatch(self, dispatch: Dispatch) -> Self {
+        let memo = self
+            .memo
+            .as_ref()
+            .map(|_| Arc::new(Memo::new(DEFAULT_MEMO_BYTES)));
+        Self {
+            dispatch,
+            memo,
+            ..self
+        }
     }
 }
 
@@ -58,10 +76,15 @@ impl FunctionRunnerService for Handler {
         request: Request<wire::RunFunctionRequest>,
     ) -> Result<Response<wire::RunFunctionResponse>, Status> {
         let req = request.into_inner();
+        if tracing::enabled!(tracing::Level::DEBUG) {
+            // Secrets are replaced before anything is formatted.
+            let redacted = crate::redact::request(&req);
+            tracing::debug!(request = %redacted, "RunFunctionRequest");
+        }
         let started = Instant::now();
         let call = match self.runner {
             Runner::Noop => function::noop(&req),
-            Runner::Function => run_catching_panics(req, self.memo.as_deref()),
+            Runner::Function => run_catching_panics(req, self.dispatch, self.memo.as_deref()),
         };
         let elapsed = started.elapsed();
         self.metrics.record(&call, elapsed);
@@ -77,11 +100,15 @@ impl FunctionRunnerService for Handler {
     }
 }
 
-fn run_catching_panics(req: wire::RunFunctionRequest, memo: Option<&Memo>) -> Call {
+fn run_catching_panics(
+    req: wire::RunFunctionRequest,
+    dispatch: Dispatch,
+    memo: Option<&Memo>,
+) -> Call {
     let tag = req.meta.as_ref().map(|m| m.tag.clone()).unwrap_or_default();
     let mut subject = Subject::default();
     match catch_unwind(AssertUnwindSafe(|| {
-        function::respond_with(req, &mut subject, memo)
+        function::respond_with(req, &mut subject, dispatch, memo)
     })) {
         Ok(response) => Call { subject, response },
         Err(panic) => {

@@ -3,9 +3,15 @@
 //! ca.crt. rustls speaks TLS 1.2 and 1.3 only.
 
 use std::path::Path;
+use std::time::Duration;
 
 use anyhow::Context;
 use tonic::transport::{Certificate, Identity, ServerTlsConfig};
+
+/// How long a client may take to complete the TLS handshake. Handshakes run
+/// concurrently, so a client that connects and never finishes (or never
+/// speaks) delays no one; the timeout makes sure it also costs nothing for long.
+pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Reads `tls.crt`, `tls.key` and `ca.crt` from `dir`.
 pub fn server_config(dir: &Path) -> anyhow::Result<ServerTlsConfig> {
@@ -23,5 +29,6 @@ pub fn server_config(dir: &Path) -> anyhow::Result<ServerTlsConfig> {
     Ok(ServerTlsConfig::new()
         .identity(identity)
         .client_ca_root(ca)
-        .client_auth_optional(false))
+        .client_auth_optional(false)
+        .timeout(HANDSHAKE_TIMEOUT))
 }

@@ -130,6 +130,18 @@ pub struct Plan {
     pub warnings: Vec<String>,
 }
 
+/// vLLM's default `--max-num-seqs`: sequences one replica batches at most.
+pub const MAX_NUM_SEQS: u64 = 256;
+
+/// A replica's decode rate at a batch size.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Throughput {
+    /// Sequences decoded together.
+    pub batch: u32,
+    /// Tokens generated per second, all sequences together.
+    pub tokens_per_second: f64,
+}
+
 /// Share of the datasheet bandwidth a decode step achieves in practice.
 pub const BANDWIDTH_EFFICIENCY: f64 = 0.7;
 
@@ -162,6 +174,40 @@ impl Plan {
         BANDWIDTH_EFFICIENCY * f64::from(self.tensor_parallel_size) * bandwidth / bytes
     }
 
+    /// Aggregate decode rate of one replica serving as many sequences as its
+    /// KV cache holds (at most vLLM's default `--max-num-seqs`, 256), each
+    /// `avg_context` tokens long on average. Still memory-bound: a decode
+    /// step reads every active weight once for the whole batch, plus each
+    /// sequence's KV cache, so
+    ///
+    /// ```text
+    /// batch  = min(256, KV capacity tokens / avg_context)
+    /// step   = (active weight bytes + batch x avg_context x KV bytes per token) / (TP x 0.7 x bandwidth)
+    /// tokens/s = batch / step
+    /// ```
+    ///
+    /// With a batch of 1 this is close to [`Self::decode_tokens_per_second`].
+    pub fn batched_decode(&self, avg_context: u64) -> Throughput {
+        let single = self.decode_tokens_per_second();
+        let weight_bytes = self.active_parameters_b * 1e9 * self.weight_precision.bytes_per_param();
+        if single <= 0.0 || weight_bytes <= 0.0 {
+            return Throughput {
+                batch: 1,
+                tokens_per_second: single.max(0.0),
+            };
+        }
+        // Bytes per second the replica reads, from the single-sequence bound.
+        let bytes_per_second = single * weight_bytes;
+        let context = avg_context.max(1);
+        let batch = (self.estimate.kv_capacity_tokens / context).clamp(1, MAX_NUM_SEQS);
+        let kv_bytes = batch as f64 * context as f64 * self.estimate.kv_bytes_per_token.max(0.0);
+        let step_seconds = (weight_bytes + kv_bytes) / bytes_per_second;
+        Throughput {
+            batch: batch as u32,
+            tokens_per_second: batch as f64 / step_seconds,
+        }
+    }
+
     /// True when one replica spans more than one node.
     pub fn is_multi_node(&self) -> bool {
         self.nodes > 1
@@ -171,4 +217,48 @@ impl Plan {
 /// Sizes one replica. See the module docs and the README (Sizing rules).
 pub fn size(req: &SizingRequest) -> Result<Plan, SizingError> {
     decide::size(req)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(model: &str, gpu: &str) -> Plan {
+        size(&SizingRequest {
+            model_id: model.into(),
+            gpu_type: gpu.into(),
+            mig: MigChoice::None,
+            ..Default::default()
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn batched_decode_follows_its_formula() {
+        let p = plan("meta-llama/Llama-3.1-8B-Instruct", "H100-80GB");
+        let single = p.decode_tokens_per_second();
+        let weights = p.active_parameters_b * 1e9 * 2.0;
+        let context = 4096;
+        let batch = (p.estimate.kv_capacity_tokens / context).clamp(1, MAX_NUM_SEQS);
+        let step = (weights + batch as f64 * context as f64 * p.estimate.kv_bytes_per_token)
+            / (single * weights);
+        let t = p.batched_decode(context);
+        assert_eq!(u64::from(t.batch), batch);
+        assert!((t.tokens_per_second - batch as f64 / step).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_batch_beats_one_sequence_and_a_longer_context_never_speeds_it_up() {
+        let p = plan("meta-llama/Llama-3.1-8B-Instruct", "L4");
+        let short = p.batched_decode(1024);
+        let long = p.batched_decode(16384);
+        assert!(short.tokens_per_second > p.decode_tokens_per_second());
+        assert!(long.tokens_per_second <= short.tokens_per_second);
+        assert!(short.batch >= long.batch);
+        let huge = p.batched_decode(u64::MAX);
+        assert_eq!(
+            huge.batch, 1,
+            "a context longer than the cache still decodes one sequence"
+        );
+    }
 }

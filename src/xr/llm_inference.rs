@@ -31,7 +31,11 @@ pub struct LlmInferenceSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model_ref: Option<NameRef>,
     /// GPUs per replica. Derived from the model and the GPU type when omitted; checked when given.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::de::opt_whole_number::<_, 1, 64>"
+    )]
     #[schemars(range(min = 1, max = 64))]
     pub gpu: Option<i64>,
     /// GPU type, for example L4, A100-80GB or H100-80GB. Defaults to the platform's (step input).
@@ -43,7 +47,11 @@ pub struct LlmInferenceSpec {
     #[schemars(regex(pattern = r"^(auto|fp32|bf16|fp16|fp8|int8|int4|fp4)$"))]
     pub quantization: Option<String>,
     /// Context length in tokens. Derived (and capped to what fits) when omitted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::de::opt_whole_number::<_, 256, 10485760>"
+    )]
     #[schemars(range(min = 256, max = 10485760))]
     pub max_model_len: Option<i64>,
     /// Parameter count for models the catalog does not know and whose id does not say, for example 70B or 8x7B.
@@ -55,7 +63,11 @@ pub struct LlmInferenceSpec {
     #[schemars(length(min = 1, max = 32))]
     pub mig_profile: Option<String>,
     /// Runtime replicas.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::de::opt_whole_number::<_, 0, 100>"
+    )]
     #[schemars(range(min = 0, max = 100))]
     pub replicas: Option<i64>,
     /// Secret holding a Hugging Face token, for gated models (key defaults to token).

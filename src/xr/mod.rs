@@ -2,8 +2,10 @@
 //! `infer.dev/v1alpha1`. Their XRDs in `package/configuration/` are generated
 //! from these types (see `package`), so schema and code cannot drift.
 
+pub mod agent_pool;
 pub mod common;
 pub mod llm_inference;
+pub mod model;
 
 /// API group of the XRs.
 pub const GROUP: &str = "infer.dev";

@@ -1,6 +1,6 @@
 //! Criterion benchmarks of the core, in-process, without the transport.
 //!
-//! - `run_function/<Kind>/<n>`: one whole call (decode the XR, size, compose,
+//! - `run_function/<Kind>/<n>`: for LLMInference, Model and AgentPool, one whole call (decode the XR, size, compose,
 //!   encode the response) with `n` realistic observed composed resources
 //!   (managedFields included, 5-10 KB each); the request is cloned outside
 //!   the timed part.
@@ -19,36 +19,66 @@ use std::hint::black_box;
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use function_inference::convert::{json_to_struct, struct_to_json};
 use function_inference::function::run_function;
-use function_inference::proto::{to_wire, wire};
+use function_inference::proto::{full, to_wire, wire};
 use function_inference::sizing::{self, SizingRequest};
 use prost::Message;
 
-/// The request for an XR with `n` observed composed resources.
-fn request(xr: &serde_json::Value, n: usize) -> wire::RunFunctionRequest {
+/// The request for an XR with `n` observed composed resources and, for an
+/// AgentPool, its Model as the required resource Crossplane fetched.
+fn request(
+    xr: &serde_json::Value,
+    n: usize,
+    model: Option<&serde_json::Value>,
+) -> wire::RunFunctionRequest {
     let kind = xr["kind"].as_str().unwrap_or_default();
     let name = xr["metadata"]["name"].as_str().unwrap_or_default();
     let observed = workload::observed_resources(kind, name, n);
-    to_wire(&workload::request(
-        "bench",
-        xr,
-        &observed,
-        &Default::default(),
-        None,
-    ))
+    let mut req = workload::request("bench", xr, &observed, &Default::default(), None);
+    if let Some(m) = model {
+        req.required_resources.insert(
+            "model".into(),
+            full::Resources {
+                items: vec![full::Resource {
+                    resource: m.as_object().map(json_to_struct),
+                    ..Default::default()
+                }],
+            },
+        );
+    }
+    to_wire(&req)
+}
+
+/// An example from `examples/`, as JSON.
+fn example(path: &str) -> serde_json::Value {
+    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
+    let text = std::fs::read_to_string(&file).expect("the example exists");
+    serde_yaml::from_str(&text).expect("the example is YAML")
 }
 
 fn run_function_benches(c: &mut Criterion) {
+    let model = example("examples/agents/model.yaml");
     let xrs = [
-        ("LLMInference", workload::llm_inference_xr("chat", false)),
+        (
+            "LLMInference",
+            workload::llm_inference_xr("chat", false),
+            None,
+        ),
         (
             "LLMInference-remote",
             workload::llm_inference_xr("chat", true),
+            None,
+        ),
+        ("Model", model.clone(), None),
+        (
+            "AgentPool",
+            example("examples/agents/agentpool.yaml"),
+            Some(&model),
         ),
     ];
-    for (label, xr) in &xrs {
+    for (label, xr, required) in &xrs {
         let mut group = c.benchmark_group(format!("run_function/{label}"));
         for n in [0, 10, 100] {
-            let req = request(xr, n);
+            let req = request(xr, n, *required);
             // Sanity: the benchmark measures a successful composition.
             let rsp = run_function(req.clone());
             assert!(

@@ -282,10 +282,22 @@ pub struct TestServer {
 
 impl TestServer {
     pub async fn start(tls: Option<tonic::transport::ServerTlsConfig>, max_recv_mib: u32) -> Self {
+        let metrics = Metrics::new();
+        let handler = Handler::new(Runner::Function, metrics.clone());
+        let mut server = Self::start_handler(handler, tls, max_recv_mib).await;
+        server.metrics = metrics;
+        server
+    }
+
+    /// Serves `handler` (for example one with a test dispatch).
+    pub async fn start_handler(
+        handler: Handler,
+        tls: Option<tonic::transport::ServerTlsConfig>,
+        max_recv_mib: u32,
+    ) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let metrics = Metrics::new();
-        let handler = Handler::new(Runner::Function, metrics.clone());
         let (tx, rx) = oneshot::channel::<()>();
         let task = tokio::spawn(server::run(listener, handler, tls, max_recv_mib, async {
             let _ = rx.await;

@@ -1,0 +1,822 @@
+//! Composes an `AgentPool`: a VLLMRuntime serving the referenced Model,
+//! sized for the pool's GPUs and token budget; the agents (a Deployment and
+//! the ConfigMap it mounts); a HorizontalPodAutoscaler; a
+//! PodDisruptionBudget for more than one replica; and, with `port`, a
+//! Service (and with `ingressHost` an Ingress) in front of the agents.
+//!
+//! The Model is read through Crossplane's required resources. Until it is
+//! there the pool waits without dropping anything it composed before.
+//! Spec errors are FATAL results that still carry the requirement, so
+//! Crossplane's requirement loop sees the same requirements on every call.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use super::agent_config::{
+    ModelEndpoint, agent_config_map, check_no_credentials, config_document, config_hash, memory_env,
+};
+use super::agent_deployment::{AgentDeploymentParams, agent_deployment, config_path, env};
+use super::agent_service::{AgentServiceParams, agent_service};
+use super::autoscaler::{AutoscalerParams, autoscaler};
+use super::disruption_budget::disruption_budget;
+use super::ingress::{IngressParams, ingress};
+use super::llm_inference::{plan_status, to_map};
+use super::model_facts::with_weights_cache;
+use super::model_ref::{self, Lookup, MODEL_RESOLVED, REQUIREMENT_KEY, ResolvedModel};
+use super::readiness::observed_readiness;
+use super::vllm_runtime::{RuntimeParams, internal_url, vllm_runtime};
+use super::{ComposeRequest, Composed, Composition, Refusal, kube};
+use crate::outcome;
+use crate::proto::wire::Ready;
+use crate::sizing::{self, MAX_NUM_SEQS, MigChoice, Plan, Throughput};
+use crate::units::{GIB, parse_duration_seconds, parse_quantity};
+use crate::xr::agent_pool::{
+    AgentPoolSpec, AgentPoolStatus, AgentsStatus, AutoscalingStatus, ModelServerStatus,
+};
+use crate::xr::common::Endpoint;
+use crate::xr::model::Locality;
+
+/// Composition resource names.
+pub const MODEL_SERVER: &str = "model_server";
+pub const AGENTS: &str = "agents";
+pub const AGENT_CONFIG: &str = "agent_config";
+pub const AGENT_SERVICE: &str = "agent_service";
+pub const AUTOSCALER: &str = "autoscaler";
+pub const DISRUPTION_BUDGET: &str = "disruption_budget";
+pub const INGRESS: &str = "ingress";
+/// Everything the pool may compose: kept as observed while it waits for its Model.
+pub const RESOURCES: &[&str] = &[
+    MODEL_SERVER,
+    AGENTS,
+    AGENT_CONFIG,
+    AGENT_SERVICE,
+    AUTOSCALER,
+    DISRUPTION_BUDGET,
+    INGRESS,
+];
+
+/// Condition types this composer sets besides ModelResolved.
+pub const SIZED: &str = "Sized";
+pub const SERVING: &str = "Serving";
+
+/// Model-server replicas a token budget may ask for.
+const MAX_MODEL_SERVER_REPLICAS: u64 = 64;
+/// Seconds a Service pins a client when sessionAffinity.ttl is unset (Kubernetes' default).
+const DEFAULT_AFFINITY_SECONDS: i32 = 10_800;
+
+/// Composes an AgentPool.
+pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
+    let spec: AgentPoolSpec = req.xr.spec().map_err(|e| Refusal::new("InvalidSpec", e))?;
+    let model_name = spec.agent_class.model_ref.name.trim().to_string();
+    if model_name.is_empty() {
+        return Err(Refusal::new(
+            "InvalidSpec",
+            "spec.agentClass.modelRef.name is empty; name a Model in the AgentPool's namespace",
+        ));
+    }
+    let requirement = model_ref::requirement(&model_name, &req.xr.namespace);
+    let mut out = match compose_pool(req, &spec, &model_name) {
+        Ok(out) => out,
+        Err(refusal) => Composition {
+            results: vec![outcome::fatal(refusal.reason, refusal.message)],
+            ..Default::default()
+        },
+    };
+    out.requirements.insert(REQUIREMENT_KEY.into(), requirement);
+    Ok(out)
+}
+
+/// Agent replica bounds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Replicas {
+    /// The warm pool and the autoscaler's floor.
+    floor: i32,
+    max: i32,
+}
+
+fn replicas(spec: &AgentPoolSpec, notes: &mut Vec<String>) -> Result<Replicas, Refusal> {
+    let invalid = |m: String| Refusal::new("InvalidSpec", m);
+    let min = spec.min_replicas.unwrap_or(1);
+    if !(0..=1000).contains(&min) {
+        return Err(invalid(format!("spec.minReplicas is {min}; use 0 to 1000")));
+    }
+    let max = spec.max_replicas.unwrap_or(min.max(1));
+    if !(1..=1000).contains(&max) {
+        return Err(invalid(format!("spec.maxReplicas is {max}; use 1 to 1000")));
+    }
+    if min > max {
+        return Err(invalid(format!(
+            "spec.minReplicas {min} exceeds spec.maxReplicas {max}"
+        )));
+    }
+    let prewarm = spec.prewarm_percent.unwrap_or(0);
+    if !(0..=100).contains(&prewarm) {
+        return Err(invalid(format!(
+            "spec.prewarmPercent is {prewarm}; use 0 to 100"
+        )));
+    }
+    // ceil(max x prewarm / 100) in integers: both are non-negative here.
+    let warm = min.max((max * prewarm + 99) / 100).min(max);
+    if warm == 0 {
+        notes.push(
+            "spec.minReplicas 0: one agent stays up, since scaling to zero needs the HPAScaleToZero feature gate".into(),
+        );
+    }
+    Ok(Replicas {
+        floor: warm.max(1),
+        max,
+    })
+}
+
+fn validate(spec: &AgentPoolSpec) -> Result<(), Refusal> {
+    let invalid = |m: String| Refusal::new("InvalidSpec", m);
+    let class = &spec.agent_class;
+    if let Some(t) = class.temperature
+        && !(0.0..=2.0).contains(&t)
+    {
+        return Err(invalid(format!(
+            "spec.agentClass.temperature is {t}; use 0 to 2"
+        )));
+    }
+    if let Some(p) = spec.port
+        && !(1..=65535).contains(&p)
+    {
+        return Err(invalid(format!("spec.port is {p}; use 1 to 65535")));
+    }
+    if spec.ingress_host.is_some() && spec.port.is_none() {
+        return Err(invalid(
+            "spec.ingressHost needs spec.port: the Ingress routes to the agents' Service on that port".into(),
+        ));
+    }
+    if spec.image.trim().is_empty() {
+        return Err(invalid(
+            "spec.image is empty; set the agent runtime image".into(),
+        ));
+    }
+    check_strings_and_durations(spec).map_err(invalid)?;
+    check_no_credentials(class).map_err(|m| Refusal::new("CredentialInConfig", m))
+}
+
+/// Strings Kubernetes or the agent runtime would reject, and durations the
+/// runtime could not read, checked here so that the error names the field.
+fn check_strings_and_durations(spec: &AgentPoolSpec) -> Result<(), String> {
+    use super::validate::{dns_subdomain, text};
+    let class = &spec.agent_class;
+    text(
+        "spec.image",
+        &spec.image,
+        512,
+        "ghcr.io/example/agent-runtime:1.0",
+    )?;
+    if let Some(h) = spec.ingress_host.as_deref() {
+        dns_subdomain("spec.ingressHost", h, "agents.example.com")?;
+    }
+    if let Some(t) = class.max_tokens
+        && t < 1
+    {
+        return Err(format!(
+            "spec.agentClass.maxTokens is {t}; use a whole number of at least 1, or omit it"
+        ));
+    }
+    let duration = |field: String, d: &Option<String>| -> Result<(), String> {
+        match d {
+            Some(d) => crate::units::parse_duration_seconds(d)
+                .map(|_| ())
+                .map_err(|e| format!("{field}: {e}")),
+            None => Ok(()),
+        }
+    };
+    if let Some(slo) = &class.slo {
+        duration("spec.agentClass.slo.ttft".into(), &slo.ttft)?;
+        duration("spec.agentClass.slo.p95Latency".into(), &slo.p95_latency)?;
+    }
+    if let Some(m) = &class.memory_config {
+        duration("spec.agentClass.memoryConfig.ttl".into(), &m.ttl)?;
+    }
+    for (i, t) in class.tool_permissions.iter().enumerate() {
+        text(
+            &format!("spec.agentClass.toolPermissions[{i}].name"),
+            &t.name,
+            253,
+            "code-search",
+        )?;
+        duration(
+            format!("spec.agentClass.toolPermissions[{i}].timeout"),
+            &t.timeout,
+        )?;
+        if let Some(r) = &t.rate_limit {
+            let ok = r.split_once('/').is_some_and(|(n, per)| {
+                n.trim().parse::<u64>().is_ok_and(|n| n > 0)
+                    && matches!(
+                        per.trim(),
+                        "s" | "sec"
+                            | "second"
+                            | "m"
+                            | "min"
+                            | "minute"
+                            | "h"
+                            | "hour"
+                            | "d"
+                            | "day"
+                    )
+            });
+            if !ok {
+                return Err(format!(
+                    "spec.agentClass.toolPermissions[{i}].rateLimit is {}; write it like 100/min, 10/s or 1000/h",
+                    super::validate::shown(r)
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn compose_pool(
+    req: &ComposeRequest,
+    spec: &AgentPoolSpec,
+    model_name: &str,
+) -> Result<Composition, Refusal> {
+    validate(spec)?;
+    let mut notes = Vec::new();
+    let bounds = replicas(spec, &mut notes)?;
+    let model = match model_ref::lookup(req, "spec.agentClass.modelRef", model_name)? {
+        Lookup::Found(m) => m,
+        Lookup::Waiting { message, not_found } => {
+            let status = AgentPoolStatus {
+                phase: Some("WaitingForModel".into()),
+                waiting_for: Some(message.clone()),
+                model: Some(format!("{}/{model_name}", req.xr.namespace)),
+                ..Default::default()
+            };
+            return Ok(model_ref::waiting(
+                req,
+                &message,
+                not_found,
+                to_map(&status),
+                RESOURCES,
+            ));
+        }
+    };
+    if let Some(why) = &model.facts.unservable {
+        return Err(Refusal::new(
+            "UnservableModel",
+            format!("spec.agentClass.modelRef: Model {}: {why}", model.display),
+        ));
+    }
+    let plan = size(req, spec, &model)?;
+    let server_replicas = model_server_replicas(spec, &model, &plan)?;
+    let xr = req.xr;
+    let namespace = xr.namespace.clone();
+    let runtime_name = format!("{}-model", xr.name);
+    let base_url = internal_url(&runtime_name, &namespace);
+
+    let mut out = Composition::default();
+    let mut model_labels = kube::labels("AgentPool", &xr.name, "model-server");
+    model_labels.insert("infer.dev/model".into(), model.name.clone());
+    let serve_args = model.facts.serve_args(&plan);
+    let cache = model.facts.weights_cache(&plan, server_replicas.0);
+    let mut runtime = vllm_runtime(&RuntimeParams {
+        name: &runtime_name,
+        namespace: &namespace,
+        model_url: &model.facts.model_url,
+        plan: &plan,
+        image: &req.settings.image,
+        replicas: server_replicas.0,
+        hf_token: model
+            .facts
+            .hf_token
+            .as_ref()
+            .map(|(n, k)| (n.as_str(), k.as_str())),
+        extra_args: &serve_args,
+        settings: req.settings,
+        storage: None,
+        labels: Some(model_labels),
+    });
+    if let Some(c) = &cache {
+        runtime = with_weights_cache(runtime, c);
+        notes.extend(c.not_applied.iter().cloned());
+    }
+    notes.extend(model.facts.notes.iter().cloned());
+    let runtime_ready = observed_readiness(req.observed.get(MODEL_SERVER).as_ref());
+    out.resources.insert(
+        MODEL_SERVER.into(),
+        Composed {
+            manifest: runtime,
+            ready: runtime_ready,
+        },
+    );
+
+    // The agents.
+    let mut labels = kube::labels("AgentPool", &xr.name, "agent");
+    labels.insert("infer.dev/model".into(), model.name.clone());
+    let selector: BTreeMap<String, String> = labels
+        .iter()
+        .filter(|(k, _)| *k == "app.kubernetes.io/instance" || *k == "app.kubernetes.io/component")
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let class = &spec.agent_class;
+    let config_name = format!("{}-agent-config", xr.name);
+    let document = config_document(
+        class,
+        &ModelEndpoint {
+            name: &model.name,
+            served_model: &model.facts.model_url,
+            base_url: &base_url,
+        },
+        spec.session_affinity.as_ref(),
+    );
+    let config = agent_config_map(&config_name, &namespace, labels.clone(), &document);
+    let ready = observed_readiness(req.observed.get(AGENT_CONFIG).as_ref());
+    out.resources.insert(
+        AGENT_CONFIG.into(),
+        Composed {
+            manifest: config,
+            ready,
+        },
+    );
+
+    let hpa_wanted = bounds.max > bounds.floor;
+    let agent_replicas = if hpa_wanted {
+        // Once the Deployment exists the autoscaler owns its replicas:
+        // carry the observed count forward instead of resetting it.
+        observed_replicas(req).map_or(bounds.floor, |r| r.clamp(bounds.floor, bounds.max))
+    } else {
+        bounds.floor
+    };
+    let mut agent_env = vec![
+        env("OPENAI_BASE_URL", &base_url),
+        env("OPENAI_MODEL", &model.facts.model_url),
+        env("AGENT_CONFIG", &config_path()),
+    ];
+    if let Some(port) = spec.port {
+        agent_env.push(env("AGENT_PORT", &port.to_string()));
+    }
+    agent_env.extend(memory_env(class));
+    let empty = BTreeMap::new();
+    let node_selector = spec
+        .scheduling
+        .as_ref()
+        .map_or(&empty, |s| &s.node_selector);
+    if spec
+        .scheduling
+        .as_ref()
+        .is_some_and(|s| s.priority.is_some())
+    {
+        notes.push(
+            "spec.scheduling.priority is not applied: pods take a PriorityClass name, not a number; the platform sets PriorityClasses".into(),
+        );
+    }
+    let deployment = agent_deployment(&AgentDeploymentParams {
+        name: &xr.name,
+        namespace: &namespace,
+        labels: labels.clone(),
+        selector: selector.clone(),
+        image: spec.image.trim(),
+        replicas: agent_replicas,
+        port: spec.port,
+        env: agent_env,
+        user_env: &spec.env,
+        config_map: &config_name,
+        config_hash: &config_hash(&document),
+        node_selector,
+    });
+    let agents_ready = observed_readiness(req.observed.get(AGENTS).as_ref());
+    out.resources.insert(
+        AGENTS.into(),
+        Composed {
+            manifest: deployment,
+            ready: agents_ready,
+        },
+    );
+
+    let mut warnings = plan.warnings.clone();
+    let mut autoscaling_status = None;
+    if hpa_wanted {
+        let hpa = autoscaler(&AutoscalerParams {
+            name: &xr.name,
+            namespace: &namespace,
+            labels: labels.clone(),
+            target: &xr.name,
+            min_replicas: bounds.floor,
+            max_replicas: bounds.max,
+            spec: spec.autoscaling.as_ref(),
+        })
+        .map_err(|m| Refusal::new("InvalidSpec", m))?;
+        warnings.extend(hpa.warnings.iter().cloned());
+        notes.extend(hpa.warnings);
+        notes.extend(hpa.notes);
+        autoscaling_status = Some(AutoscalingStatus {
+            metrics: hpa.mappings,
+        });
+        let ready = observed_readiness(req.observed.get(AUTOSCALER).as_ref());
+        out.resources.insert(
+            AUTOSCALER.into(),
+            Composed {
+                manifest: hpa.manifest,
+                ready,
+            },
+        );
+    } else if spec.autoscaling.is_some() {
+        notes.push(format!(
+            "spec.autoscaling is not applied: the pool is fixed at {} replicas (raise spec.maxReplicas above that to autoscale)",
+            bounds.floor
+        ));
+    }
+    if bounds.floor > 1 {
+        let pdb = disruption_budget(&xr.name, &namespace, labels.clone(), selector.clone());
+        let ready = observed_readiness(req.observed.get(DISRUPTION_BUDGET).as_ref());
+        out.resources.insert(
+            DISRUPTION_BUDGET.into(),
+            Composed {
+                manifest: pdb,
+                ready,
+            },
+        );
+    }
+
+    let mut endpoint = None;
+    let affinity = spec.session_affinity.as_ref().filter(|s| s.enabled);
+    if let Some(port) = spec.port {
+        let affinity_seconds = affinity
+            .map(|a| affinity_seconds(a.ttl.as_deref(), &mut notes))
+            .transpose()?;
+        if affinity.is_some() {
+            notes.push(
+                "spec.sessionAffinity pins sessions by client IP (a Service cannot read headers); keyHeader and type reach the agents in their config".into(),
+            );
+        }
+        // A Service named "vllm" would inject VLLM_PORT=tcp://... into the
+        // model server's pods in this namespace and break vLLM.
+        let service_name = if xr.name == "vllm" {
+            "vllm-agents".to_string()
+        } else {
+            xr.name.clone()
+        };
+        let service = agent_service(&AgentServiceParams {
+            name: &service_name,
+            namespace: &namespace,
+            labels: labels.clone(),
+            selector: selector.clone(),
+            port,
+            affinity_seconds,
+        });
+        let ready = observed_readiness(req.observed.get(AGENT_SERVICE).as_ref());
+        out.resources.insert(
+            AGENT_SERVICE.into(),
+            Composed {
+                manifest: service,
+                ready,
+            },
+        );
+        let mut e = Endpoint {
+            internal: Some(format!(
+                "http://{service_name}.{namespace}.svc.cluster.local:{port}"
+            )),
+            external: None,
+        };
+        if let Some(host) = spec.ingress_host.as_deref().filter(|h| !h.is_empty()) {
+            let manifest = ingress(&IngressParams {
+                name: &xr.name,
+                namespace: &namespace,
+                host,
+                service: &service_name,
+                port,
+                class_name: None,
+                tls_secret: None,
+            });
+            let ready = observed_readiness(req.observed.get(INGRESS).as_ref());
+            out.resources
+                .insert(INGRESS.into(), Composed { manifest, ready });
+            e.external = Some(format!("http://{host}/"));
+        }
+        endpoint = Some(e);
+    } else if affinity.is_some() {
+        notes.push("spec.sessionAffinity is not applied: without spec.port there is no Service to pin sessions".into());
+    }
+
+    let tps = pool_throughput(&plan).tokens_per_second;
+    let serving = runtime_ready == Ready::True && agents_ready == Ready::True;
+    let status = AgentPoolStatus {
+        phase: Some(if serving { "Serving" } else { "Starting" }.into()),
+        waiting_for: None,
+        model: Some(model.display.clone()),
+        plan: Some(plan_status(&plan)),
+        gpu_type: Some(plan.gpu.name.to_string()),
+        model_server: Some(ModelServerStatus {
+            name: runtime_name.clone(),
+            replicas: server_replicas.0,
+            base_url: base_url.clone(),
+            tokens_per_second_per_replica: (tps * 10.0).round() / 10.0,
+            formula: server_replicas.1,
+        }),
+        agents: Some(AgentsStatus {
+            warm_replicas: bounds.floor,
+            max_replicas: bounds.max,
+            config_map: config_name,
+        }),
+        autoscaling: autoscaling_status,
+        endpoint,
+        notes,
+        warnings: warnings.clone(),
+    };
+    let seen: Vec<String> = req
+        .xr
+        .status()
+        .and_then(|s| s.get("warnings"))
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(String::from)
+                .collect()
+        })
+        .unwrap_or_default();
+    for w in &warnings {
+        if !seen.contains(w) {
+            out.results
+                .push(outcome::warning("AgentPoolWarning", w.clone()));
+        }
+    }
+    out.status = to_map(&status);
+    out.conditions.push(outcome::condition(
+        MODEL_RESOLVED,
+        true,
+        "Found",
+        format!(
+            "Model {} served as {}",
+            model.display, model.facts.model_url
+        ),
+    ));
+    out.conditions.push(outcome::condition(
+        SIZED,
+        true,
+        if warnings.is_empty() {
+            "Sized"
+        } else {
+            "SizedWithWarnings"
+        },
+        format!(
+            "{} model-server replica(s) of {} x {} ({}), tensor parallel {}, max model length {}",
+            server_replicas.0,
+            plan.gpu_count,
+            plan.mig_profile
+                .as_deref()
+                .map_or(plan.gpu.name.to_string(), |m| format!(
+                    "{} {m}",
+                    plan.gpu.name
+                )),
+            plan.dtype,
+            plan.tensor_parallel_size,
+            plan.max_model_len
+        ),
+    ));
+    out.conditions.push(if serving {
+        outcome::condition(
+            SERVING,
+            true,
+            "Available",
+            format!("agents serve with {} at {base_url}", model.facts.model_url),
+        )
+    } else if runtime_ready != Ready::True {
+        outcome::condition(
+            SERVING,
+            false,
+            "ModelServerStarting",
+            "the model server has no available replica yet",
+        )
+    } else {
+        outcome::condition(
+            SERVING,
+            false,
+            "AgentsStarting",
+            "the agent Deployment is not available yet",
+        )
+    });
+    Ok(out)
+}
+
+/// Sizes one model-server replica from the Model's facts and the pool's GPUs.
+fn size(
+    req: &ComposeRequest,
+    spec: &AgentPoolSpec,
+    model: &ResolvedModel,
+) -> Result<Plan, Refusal> {
+    let invalid = |m: String| Refusal::new("InvalidSpec", m);
+    let gpu = spec.gpu_requirements.as_ref();
+    let gpu_type = gpu
+        .and_then(|g| g.r#type.clone())
+        .unwrap_or_else(|| req.settings.gpu_type.clone());
+    let count = match gpu.and_then(|g| g.count) {
+        Some(c) if !(1..=64).contains(&c) => {
+            return Err(invalid(format!(
+                "spec.gpuRequirements.count is {c}; use 1 to 64, or omit it to derive the count"
+            )));
+        }
+        other => other.map(|c| c as u32),
+    };
+    let facts = &model.facts;
+    if let (Some(c), Some(tp)) = (count, facts.tensor_parallel) {
+        let shards = tp * facts.pipeline_parallel.unwrap_or(1);
+        if c != shards {
+            return Err(invalid(format!(
+                "spec.gpuRequirements.count {c} contradicts Model {} spec.shardSpec ({shards} GPUs per replica); drop one of them",
+                model.display
+            )));
+        }
+    }
+    let mig = match spec.mig_profile.as_deref() {
+        None => MigChoice::None,
+        Some(m) => m
+            .parse::<MigChoice>()
+            .map_err(|e| invalid(format!("spec.migProfile: {e}")))?,
+    };
+    let max_model_len = match spec.agent_class.max_context_length {
+        Some(l) if !(256..=10_485_760).contains(&l) => {
+            return Err(invalid(format!(
+                "spec.agentClass.maxContextLength is {l}; use 256 to 10485760 tokens"
+            )));
+        }
+        other => other.map(|l| l as u64),
+    };
+    let request = sizing::SizingRequest {
+        gpu_count: if facts.tensor_parallel.is_some() {
+            None
+        } else {
+            count
+        },
+        mig,
+        max_model_len,
+        ..facts.sizing_request(&gpu_type, req.settings.gpu_memory_utilization)
+    };
+    let plan = sizing::size(&request)
+        .map_err(|e| Refusal::new("CannotSize", sizing_error_message(spec, model, &e)))?;
+    if plan.nodes > 1 {
+        return Err(Refusal::new(
+            "DoesNotFitOnePod",
+            format!(
+                "Model {} needs {} {} GPUs on {} nodes, but a VLLMRuntime runs each replica as one pod on one node; \
+                 use a GPU type with more memory (spec.gpuRequirements.type), a lower precision (the Model's spec.quantization) \
+                 or a shorter context (spec.agentClass.maxContextLength)",
+                model.display, plan.gpu_count, plan.gpu.name, plan.nodes
+            ),
+        ));
+    }
+    if let Some(memory) = gpu.and_then(|g| g.memory.as_deref()) {
+        let want = parse_quantity(memory)
+            .map_err(|e| invalid(format!("spec.gpuRequirements.memory: {e}")))?;
+        if plan.gpu.memory_gib * GIB < want {
+            return Err(invalid(format!(
+                "spec.gpuRequirements.memory {memory} exceeds the {:.0} GiB of a {}; choose a larger spec.gpuRequirements.type",
+                plan.gpu.memory_gib, plan.gpu.name
+            )));
+        }
+    }
+    if let Some(t) = gpu.and_then(|g| g.topology.as_ref())
+        && matches!(t.locality, Locality::Nvlink | Locality::SameSocket)
+    {
+        // Reported through the plan's warnings like the sizing engine's own.
+        let mut plan = plan;
+        plan.warnings.push(
+            "spec.gpuRequirements.topology.locality is not enforced: Kubernetes cannot ask for a GPU interconnect; choose a GPU type whose nodes have it".into(),
+        );
+        return Ok(plan);
+    }
+    Ok(plan)
+}
+
+/// Sequences grow from the prompt to the full context: on average half.
+fn average_context(plan: &Plan) -> u64 {
+    (plan.max_model_len / 2).max(1)
+}
+
+/// One model-server replica's aggregate decode rate for this pool.
+fn pool_throughput(plan: &Plan) -> Throughput {
+    plan.batched_decode(average_context(plan))
+}
+
+/// Model-server replicas and how they were computed: enough for the
+/// token budget at the plan's decode rate, and at least the Model's
+/// data-parallel shards.
+fn model_server_replicas(
+    spec: &AgentPoolSpec,
+    model: &ResolvedModel,
+    plan: &Plan,
+) -> Result<(i32, String), Refusal> {
+    let avg_context = average_context(plan);
+    let throughput = pool_throughput(plan);
+    let tps = throughput.tokens_per_second;
+    let estimate = format!(
+        "batch {} (KV cache room for {} tokens / {avg_context} average context, at most {MAX_NUM_SEQS}) x \
+         single-sequence {:.1} tokens/s, slowed by reading the batch's KV cache = {tps:.1} tokens/s per replica",
+        throughput.batch,
+        plan.estimate.kv_capacity_tokens,
+        plan.decode_tokens_per_second()
+    );
+    let floor = u64::from(model.facts.data_parallel.unwrap_or(1));
+    let (replicas, why) = match spec.tokens_per_second_budget {
+        Some(budget) if budget < 1 => {
+            return Err(Refusal::new(
+                "InvalidSpec",
+                format!("spec.tokensPerSecondBudget is {budget}; use at least 1"),
+            ));
+        }
+        Some(budget) if tps > 0.0 => {
+            let needed = (budget as f64 / tps).ceil() as u64;
+            let replicas = needed.max(floor);
+            let dp = if floor > needed {
+                format!(", raised to the Model's data-parallel {floor}")
+            } else {
+                String::new()
+            };
+            (
+                replicas,
+                format!(
+                    "replicas = ceil(tokensPerSecondBudget {budget} / {tps:.1}) = {needed}{dp}"
+                ),
+            )
+        }
+        _ => (
+            floor,
+            format!(
+                "no tokensPerSecondBudget: {floor} replica(s) (the Model's data-parallel shards, or 1)"
+            ),
+        ),
+    };
+    if replicas > MAX_MODEL_SERVER_REPLICAS {
+        return Err(Refusal::new(
+            "BudgetTooLarge",
+            format!(
+                "spec.tokensPerSecondBudget needs {replicas} model-server replicas at {tps:.1} tokens/s each, more than {MAX_MODEL_SERVER_REPLICAS}; \
+                 lower the budget or choose a faster spec.gpuRequirements.type"
+            ),
+        ));
+    }
+    Ok((replicas as i32, format!("{estimate}; {why}")))
+}
+
+fn affinity_seconds(ttl: Option<&str>, notes: &mut Vec<String>) -> Result<i32, Refusal> {
+    let Some(ttl) = ttl else {
+        return Ok(DEFAULT_AFFINITY_SECONDS);
+    };
+    let s = parse_duration_seconds(ttl)
+        .map_err(|e| Refusal::new("InvalidSpec", format!("spec.sessionAffinity.ttl: {e}")))?;
+    if s > 86_400.0 {
+        notes.push(format!(
+            "spec.sessionAffinity.ttl {ttl} is capped at 24h, a Service's limit"
+        ));
+    }
+    Ok((s.round() as i32).clamp(1, 86_400))
+}
+
+fn observed_replicas(req: &ComposeRequest) -> Option<i32> {
+    req.observed
+        .get(AGENTS)?
+        .get("spec")?
+        .get("replicas")?
+        .as_i64()
+        .and_then(|r| i32::try_from(r).ok())
+}
+
+/// Prefixes a sizing error with the field it is about: the pool's or the Model's.
+fn sizing_error_message(
+    spec: &AgentPoolSpec,
+    model: &ResolvedModel,
+    e: &sizing::SizingError,
+) -> String {
+    use sizing::SizingError as E;
+    let on_model = |f: &str| format!("Model {} spec.{f}", model.display);
+    let field = match e {
+        E::UnknownGpu { .. } | E::DoesNotFit { .. } | E::UnsupportedPrecision { .. } => {
+            if spec
+                .gpu_requirements
+                .as_ref()
+                .is_some_and(|g| g.r#type.is_some())
+            {
+                "spec.gpuRequirements.type".to_string()
+            } else {
+                "input.defaults.gpuType".to_string()
+            }
+        }
+        E::UnknownPrecision { .. } => on_model("quantization"),
+        E::InvalidMigChoice { .. }
+        | E::MigUnsupported { .. }
+        | E::UnknownMigProfile { .. }
+        | E::MigProfileTooSmall { .. }
+        | E::MigNeedsOneGpu { .. } => "spec.migProfile".into(),
+        E::MissingParameterCount { .. } | E::InvalidParameterCount { .. } => {
+            on_model("parameterCount")
+        }
+        E::InvalidGpuCount { .. } | E::ParallelismMismatch { .. } => {
+            "spec.gpuRequirements.count".into()
+        }
+        E::InvalidTensorParallel { .. } | E::InvalidPipelineParallel { .. } => {
+            on_model("shardSpec.count")
+        }
+        E::ContextLongerThanModel { .. } | E::ContextDoesNotFit { .. } => {
+            "spec.agentClass.maxContextLength".into()
+        }
+        E::InvalidValue { field, .. } => (*field).to_string(),
+    };
+    format!("{field}: {e}")
+}

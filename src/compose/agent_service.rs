@@ -1,0 +1,57 @@
+//! The agents' Service, with client-IP session affinity when asked.
+//!
+//! A Service can only pin sessions by client IP; the header a session is
+//! keyed on goes to the agents in their configuration, and the status says so.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::{
+    ClientIPConfig, Service, ServicePort, ServiceSpec, SessionAffinityConfig,
+};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use serde_json::Value;
+
+use super::kube;
+
+/// What the Service is built from.
+pub struct AgentServiceParams<'a> {
+    pub name: &'a str,
+    pub namespace: &'a str,
+    pub labels: BTreeMap<String, String>,
+    pub selector: BTreeMap<String, String>,
+    pub port: i32,
+    /// Seconds a client stays pinned to one agent, when affinity is on.
+    pub affinity_seconds: Option<i32>,
+}
+
+/// The Service manifest.
+pub fn agent_service(p: &AgentServiceParams) -> Value {
+    let service = Service {
+        metadata: ObjectMeta {
+            name: Some(p.name.to_string()),
+            namespace: Some(p.namespace.to_string()),
+            labels: Some(p.labels.clone()),
+            ..Default::default()
+        },
+        spec: Some(ServiceSpec {
+            selector: Some(p.selector.clone()),
+            ports: Some(vec![ServicePort {
+                name: Some("http".into()),
+                port: p.port,
+                target_port: Some(IntOrString::String("http".into())),
+                protocol: Some("TCP".into()),
+                ..Default::default()
+            }]),
+            session_affinity: p.affinity_seconds.map(|_| "ClientIP".to_string()),
+            session_affinity_config: p.affinity_seconds.map(|s| SessionAffinityConfig {
+                client_ip: Some(ClientIPConfig {
+                    timeout_seconds: Some(s),
+                }),
+            }),
+            ..Default::default()
+        }),
+        status: None,
+    };
+    kube::manifest(&service)
+}

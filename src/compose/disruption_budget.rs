@@ -1,0 +1,38 @@
+//! A PodDisruptionBudget for the agents: drains and upgrades take them down
+//! one at a time, so a pool of more than one replica keeps serving.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::policy::v1::{PodDisruptionBudget, PodDisruptionBudgetSpec};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use serde_json::Value;
+
+use super::kube;
+
+/// At most one agent pod voluntarily disrupted at a time.
+pub fn disruption_budget(
+    name: &str,
+    namespace: &str,
+    labels: BTreeMap<String, String>,
+    selector: BTreeMap<String, String>,
+) -> Value {
+    let pdb = PodDisruptionBudget {
+        metadata: ObjectMeta {
+            name: Some(name.to_string()),
+            namespace: Some(namespace.to_string()),
+            labels: Some(labels),
+            ..Default::default()
+        },
+        spec: Some(PodDisruptionBudgetSpec {
+            max_unavailable: Some(IntOrString::Int(1)),
+            selector: Some(LabelSelector {
+                match_labels: Some(selector),
+                match_expressions: None,
+            }),
+            ..Default::default()
+        }),
+        status: None,
+    };
+    kube::manifest(&pdb)
+}

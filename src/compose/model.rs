@@ -1,0 +1,263 @@
+//! Composes a `Model`: a ConfigMap holding the normalized model card and
+//! its serving plan on each GPU type the platform offers, and a status that
+//! says whether (and where) it can be served, and what size it derived.
+//!
+//! A Model composes no workload: runtimes that serve it read it through
+//! `modelRef`. Its phase is Failed when no offered GPU type can serve it,
+//! with every GPU type's reason in `status.plans`.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::config_map::{config_map, pretty};
+use super::llm_inference::{plan_status, to_map};
+use super::model_facts::ModelFacts;
+use super::readiness::observed_readiness;
+use super::{ComposeRequest, Composed, Composition, Refusal, kube};
+use crate::outcome;
+use crate::sizing::{self, MigChoice};
+use crate::xr::model::{CacheStatus, GpuPlanStatus, ModelSpec, ModelStatus, SizeStatus};
+
+/// Composition resource name of the model card.
+pub const CARD: &str = "model_card";
+
+/// Condition type saying whether the Model can be served.
+pub const SERVABLE: &str = "Servable";
+
+/// Composes a Model.
+pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
+    let spec: ModelSpec = req.xr.spec().map_err(|e| Refusal::new("InvalidSpec", e))?;
+    check_strings(&spec).map_err(|e| Refusal::new("InvalidSpec", e))?;
+    let facts = ModelFacts::from_spec(&spec, "spec").map_err(|e| Refusal::new("InvalidSpec", e))?;
+    let xr = req.xr;
+
+    let plans: Vec<(String, Result<sizing::Plan, String>)> = req
+        .settings
+        .offered_gpu_types
+        .iter()
+        .map(|gpu| {
+            // Whole GPUs: a MIG plan depends on the pool that serves the Model.
+            let request = sizing::SizingRequest {
+                mig: MigChoice::None,
+                ..facts.sizing_request(gpu, req.settings.gpu_memory_utilization)
+            };
+            let plan = sizing::size(&request).map_err(|e| e.to_string()).and_then(|plan| {
+                if plan.nodes > 1 {
+                    Err(format!(
+                        "needs {} GPUs on {} nodes, but a VLLMRuntime replica is one pod on one node",
+                        plan.gpu_count, plan.nodes
+                    ))
+                } else {
+                    Ok(plan)
+                }
+            });
+            (gpu.clone(), plan)
+        })
+        .collect();
+    let first_plan = plans.iter().find_map(|(_, p)| p.as_ref().ok());
+
+    let mut warnings = Vec::new();
+    let mut notes = facts.notes.clone();
+    if let Some(dp) = facts.data_parallel {
+        notes.push(format!("spec.shardSpec data-parallel {dp}: runtimes serving the Model run at least {dp} replicas"));
+    }
+    if let Some(why) = &facts.unservable {
+        notes.push(why.clone());
+    }
+    let size = first_plan.map(|plan| {
+        let (derived, formula, warning) = facts.size_check(plan);
+        warnings.extend(warning.clone());
+        SizeStatus {
+            declared: spec.size.clone(),
+            derived_gib: round2(derived),
+            formula,
+            consistent: warning.is_none(),
+        }
+    });
+    let cache = first_plan
+        .and_then(|plan| facts.weights_cache(plan, facts.data_parallel.map_or(1, |d| d as i32)));
+    if let Some(plan) = first_plan {
+        warnings.extend(plan.warnings.iter().cloned());
+    }
+
+    let errors: Vec<String> = plans
+        .iter()
+        .filter_map(|(gpu, p)| p.as_ref().err().map(|e| format!("{gpu}: {e}")))
+        .collect();
+    let serveable: Vec<&str> = plans
+        .iter()
+        .filter(|(_, p)| p.is_ok())
+        .map(|(g, _)| g.as_str())
+        .collect();
+    let failed = serveable.is_empty();
+    let reason = failed.then(|| {
+        format!(
+            "no offered GPU type ({}) can serve the Model: {}",
+            req.settings.offered_gpu_types.join(", "),
+            errors.join("; ")
+        )
+    });
+    let card_name = format!("{}-model", xr.name);
+
+    let status = ModelStatus {
+        phase: Some(if failed { "Failed" } else { "Ready" }.into()),
+        reason: reason.clone(),
+        model_id: Some(facts.model_url.clone()),
+        parameters_billions: first_plan.map(|p| round2(p.parameters_b)),
+        precision: first_plan.map(|p| p.weight_precision.to_string()),
+        size,
+        plans: plans
+            .iter()
+            .map(|(gpu, p)| GpuPlanStatus {
+                gpu_type: gpu.clone(),
+                plan: p.as_ref().ok().map(plan_status),
+                error: p.as_ref().err().cloned(),
+            })
+            .collect(),
+        serveable_on: (!failed).then(|| serveable.join(",")),
+        cache: cache.as_ref().map(|c| CacheStatus {
+            applied: Some(c.applied.clone()),
+            not_applied: c.not_applied.clone(),
+        }),
+        config_map: Some(card_name.clone()),
+        notes,
+        warnings: warnings.clone(),
+    };
+
+    let mut out = Composition::default();
+    let data = BTreeMap::from([
+        (
+            "model.json".to_string(),
+            pretty(&card(&xr.name, &spec, &facts)),
+        ),
+        ("plans.json".to_string(), pretty(&status.plans)),
+    ]);
+    let manifest = config_map(
+        &card_name,
+        &xr.namespace,
+        kube::labels("Model", &xr.name, "model-card"),
+        data,
+    );
+    let ready = observed_readiness(req.observed.get(CARD).as_ref());
+    out.resources
+        .insert(CARD.into(), Composed { manifest, ready });
+
+    let seen = seen_warnings(req);
+    for w in &warnings {
+        if !seen.contains(w) {
+            out.results
+                .push(outcome::warning("ModelWarning", w.clone()));
+        }
+    }
+    out.conditions.push(match &reason {
+        Some(r) => outcome::condition(SERVABLE, false, "NoGpuFits", r.clone()),
+        None => outcome::condition(
+            SERVABLE,
+            true,
+            "Planned",
+            format!("servable on {}", serveable.join(", ")),
+        ),
+    });
+    out.status = to_map(&status);
+    Ok(out)
+}
+
+/// The normalized model card: the spec with defaults resolved and the
+/// derived ids, as agents and people read it from the ConfigMap.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Card<'a> {
+    name: &'a str,
+    #[serde(rename = "weightsURI")]
+    weights_uri: &'a str,
+    model_id: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    size: Option<&'a str>,
+    quantization: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    parameter_count: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    format: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    architecture: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    shard_spec: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cache_policy: Option<Value>,
+}
+
+fn card<'a>(name: &'a str, spec: &'a ModelSpec, facts: &'a ModelFacts) -> Card<'a> {
+    Card {
+        name,
+        weights_uri: &spec.weights_uri,
+        model_id: &facts.model_url,
+        size: spec.size.as_deref(),
+        quantization: facts
+            .precision
+            .map_or_else(|| "none".to_string(), |p| p.to_string()),
+        parameter_count: spec.parameter_count.as_deref(),
+        format: spec.format.as_deref(),
+        architecture: spec.architecture.as_deref(),
+        shard_spec: spec
+            .shard_spec
+            .as_ref()
+            .and_then(|s| serde_json::to_value(s).ok()),
+        cache_policy: spec
+            .cache_policy
+            .as_ref()
+            .and_then(|c| serde_json::to_value(c).ok()),
+    }
+}
+
+fn seen_warnings(req: &ComposeRequest) -> Vec<String> {
+    req.xr
+        .status()
+        .and_then(|s| s.get("warnings"))
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(String::from)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn round2(v: f64) -> f64 {
+    (v * 100.0).round() / 100.0
+}
+
+/// Fields serde accepts as any string, checked so that errors name them and
+/// long values are never echoed whole.
+fn check_strings(spec: &ModelSpec) -> Result<(), String> {
+    use super::validate::{dns_subdomain, text};
+    text(
+        "spec.weightsURI",
+        &spec.weights_uri,
+        2048,
+        "hf://meta-llama/Llama-3.1-8B-Instruct",
+    )?;
+    if let Some(p) = &spec.parameter_count {
+        crate::sizing::parse_parameter_count(p).map_err(|e| format!("spec.parameterCount: {e}"))?;
+    }
+    if let Some(r) = &spec.hf_token_secret_ref {
+        dns_subdomain("spec.hfTokenSecretRef.name", &r.name, "hf-token")?;
+    }
+    if let Some(a) = &spec.architecture {
+        text("spec.architecture", a, 64, "llama")?;
+    }
+    if let Some(f) = &spec.format {
+        text("spec.format", f, 64, "safetensors")?;
+    }
+    if let Some(d) = spec
+        .cache_policy
+        .as_ref()
+        .and_then(|c| c.pin_duration.as_ref())
+    {
+        crate::units::parse_duration_seconds(d)
+            .map_err(|e| format!("spec.cachePolicy.pinDuration: {e}"))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,294 @@
+//! What a `Model` tells the runtimes that serve it: the id vLLM loads, the
+//! facts the sizing engine needs, the parallelism its `shardSpec` fixes and
+//! the weights cache its `cachePolicy` asks for.
+//!
+//! The Model composer and every composer that reads a Model through
+//! `modelRef` use these facts, so a Model means the same thing wherever it
+//! is served. Errors name the Model field (`spec.shardSpec.count`) and what
+//! would be valid; `prefix` says whose spec it is.
+
+use serde_json::Value;
+
+use crate::manifests::vllm_runtime::{EnvVar, StorageAccessMode, StorageConfig, VLLMRuntime};
+use crate::sizing::{Plan, Precision, SizingRequest};
+use crate::units::{GIB, gib_quantity, parse_quantity};
+use crate::xr::model::{CachePolicy, EvictionPolicy, Locality, ModelSpec, ShardStrategy};
+
+/// Where a runtime mounts the weights cache; `HF_HOME` points into it so
+/// vLLM downloads there and a restarted pod finds the weights.
+pub const CACHE_MOUNT_PATH: &str = "/data";
+const HF_HOME: &str = "/data/huggingface";
+
+/// Headroom of the cache volume over the weights: tokenizer, config and a
+/// partial download next to a complete one.
+const CACHE_HEADROOM: f64 = 1.2;
+
+/// How far a declared size may stray from parameters x precision before it
+/// counts as a contradiction: checkpoints carry embeddings, norms and
+/// metadata that parameter counts round away.
+const SIZE_TOLERANCE: f64 = 0.25;
+
+/// A Model's facts, read from its spec.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModelFacts {
+    /// What `vllm serve` loads: a Hugging Face id, or the object-store URI.
+    pub model_url: String,
+    /// What the sizing engine looks up in its catalog.
+    pub model_id: String,
+    /// Arguments loading these weights needs (object stores go through the Run:ai streamer).
+    pub load_args: Vec<String>,
+    pub parameter_count: Option<String>,
+    pub precision: Option<Precision>,
+    pub tensor_parallel: Option<u32>,
+    pub pipeline_parallel: Option<u32>,
+    /// Data-parallel shards: model-server replicas.
+    pub data_parallel: Option<u32>,
+    pub cache: Option<CachePolicy>,
+    pub declared_size: Option<String>,
+    pub hf_token: Option<(String, String)>,
+    /// Why a VLLMRuntime cannot load these weights, when it cannot.
+    pub unservable: Option<String>,
+    /// Fields that have no effect, and why.
+    pub notes: Vec<String>,
+}
+
+impl ModelFacts {
+    /// Reads a Model's spec. `prefix` is prepended to field paths in errors
+    /// ("spec" for the Model itself, "Model team-a/llama spec" for a reference).
+    pub fn from_spec(spec: &ModelSpec, prefix: &str) -> Result<Self, String> {
+        let uri = spec.weights_uri.trim();
+        let (scheme, path) = uri.split_once("://").ok_or_else(|| {
+            format!("{prefix}.weightsURI {uri:?} has no scheme; use hf://org/name, s3://, gs://, https:// or pvc://")
+        })?;
+        let path = path.trim_matches('/');
+        if path.is_empty() {
+            return Err(format!(
+                "{prefix}.weightsURI {uri:?} names no weights; for example hf://meta-llama/Llama-3.1-8B-Instruct"
+            ));
+        }
+        let last = path.rsplit('/').next().unwrap_or(path).to_string();
+        let mut notes = Vec::new();
+        let mut load_args = Vec::new();
+        let mut unservable = None;
+        let (model_url, model_id) = match scheme {
+            "hf" => {
+                if path.split('/').count() != 2 {
+                    return Err(format!(
+                        "{prefix}.weightsURI {uri:?}: a Hugging Face URI is hf://org/name"
+                    ));
+                }
+                (path.to_string(), path.to_string())
+            }
+            "s3" | "gs" => {
+                // vLLM streams safetensors from object stores with the Run:ai Model Streamer.
+                load_args.extend(["--load-format".to_string(), "runai_streamer".to_string()]);
+                notes.push(format!(
+                    "weights from {scheme}:// load through the Run:ai Model Streamer (--load-format runai_streamer); the runtime needs credentials for the bucket in its environment"
+                ));
+                (uri.to_string(), last)
+            }
+            "https" | "pvc" => {
+                unservable = Some(format!(
+                    "{prefix}.weightsURI {uri:?}: a VLLMRuntime loads Hugging Face ids (hf://) and object stores (s3://, gs://), not {scheme}:// weights"
+                ));
+                (uri.to_string(), last)
+            }
+            other => {
+                return Err(format!(
+                    "{prefix}.weightsURI has scheme {other}://; use hf://, s3://, gs://, https:// or pvc://"
+                ));
+            }
+        };
+        let precision = match spec.quantization.and_then(|q| q.precision_name()) {
+            Some(p) => Some(
+                p.parse::<Precision>()
+                    .map_err(|e| format!("{prefix}.quantization: {e}"))?,
+            ),
+            None => None,
+        };
+        if let Some(size) = &spec.size {
+            parse_quantity(size).map_err(|e| format!("{prefix}.size: {e}"))?;
+        }
+        let (mut tensor_parallel, mut pipeline_parallel, mut data_parallel) = (None, None, None);
+        if let Some(shard) = &spec.shard_spec {
+            let count = u32::try_from(shard.count)
+                .ok()
+                .filter(|c| (1..=64).contains(c))
+                .ok_or_else(|| {
+                    format!("{prefix}.shardSpec.count is {}; use 1 to 64", shard.count)
+                })?;
+            match shard.strategy {
+                ShardStrategy::TensorParallel => tensor_parallel = Some(count),
+                ShardStrategy::PipelineParallel => {
+                    tensor_parallel = Some(1);
+                    pipeline_parallel = Some(count);
+                }
+                ShardStrategy::DataParallel => data_parallel = Some(count),
+            }
+            if let Some(t) = &shard.topology {
+                match t.locality {
+                    // One VLLMRuntime replica is one pod: its GPUs share a node.
+                    Locality::SameNode | Locality::Any => {}
+                    Locality::SameSocket | Locality::Nvlink => notes.push(format!(
+                        "{prefix}.shardSpec.topology.locality {} is not enforced: a replica's GPUs share a node, but Kubernetes cannot ask for their interconnect; use GPU types whose nodes have it",
+                        if t.locality == Locality::Nvlink { "nvlink" } else { "same-socket" }
+                    )),
+                }
+                if t.min_bandwidth.is_some() {
+                    notes.push(format!(
+                        "{prefix}.shardSpec.topology.minBandwidth is not enforced: Kubernetes has no inter-GPU bandwidth to schedule on"
+                    ));
+                }
+            }
+        }
+        let hf_token = spec.hf_token_secret_ref.as_ref().map(|r| {
+            (
+                r.name.clone(),
+                r.key
+                    .clone()
+                    .filter(|k| !k.is_empty())
+                    .unwrap_or_else(|| "token".into()),
+            )
+        });
+        Ok(Self {
+            model_url,
+            model_id,
+            load_args,
+            parameter_count: spec.parameter_count.clone(),
+            precision,
+            tensor_parallel,
+            pipeline_parallel,
+            data_parallel,
+            cache: spec.cache_policy.clone(),
+            declared_size: spec.size.clone(),
+            hf_token,
+            unservable,
+            notes,
+        })
+    }
+
+    /// A sizing request for these weights on `gpu_type`; the caller adds
+    /// what its own spec says (GPU count, MIG, context length).
+    pub fn sizing_request(&self, gpu_type: &str, gpu_memory_utilization: f64) -> SizingRequest {
+        SizingRequest {
+            model_id: self.model_id.clone(),
+            gpu_type: gpu_type.to_string(),
+            quantization: self.precision,
+            parameter_count: self.parameter_count.clone(),
+            tensor_parallel: self.tensor_parallel,
+            pipeline_parallel: self.pipeline_parallel,
+            gpu_memory_utilization,
+            ..Default::default()
+        }
+    }
+
+    /// The vLLM arguments these weights and this plan need beyond what the
+    /// runtime builder sets: the load format, and pipeline parallelism,
+    /// which the VLLMRuntime has no field for.
+    pub fn serve_args(&self, plan: &Plan) -> Vec<String> {
+        let mut args = self.load_args.clone();
+        if plan.pipeline_parallel_size > 1 {
+            args.extend([
+                "--pipeline-parallel-size".to_string(),
+                plan.pipeline_parallel_size.to_string(),
+            ]);
+        }
+        args
+    }
+
+    /// The weights cache a runtime with `replicas` replicas gets from the
+    /// cache policy, and what the policy asks that nothing here can do.
+    pub fn weights_cache(&self, plan: &Plan, replicas: i32) -> Option<WeightsCache> {
+        let policy = self.cache.as_ref()?;
+        let size = gib_quantity(plan.estimate.weights_gib * CACHE_HEADROOM);
+        let mut not_applied = vec![format!(
+            "cachePolicy.priority {} is not applied: Kubernetes has no shared weights cache to rank; the volume holds the weights for as long as the runtime exists",
+            serde_json::to_value(policy.priority)
+                .ok()
+                .and_then(|v| v.as_str().map(String::from))
+                .unwrap_or_default()
+        )];
+        if policy.pin_duration.is_some() {
+            not_applied.push("cachePolicy.pinDuration is not applied: the volume is not evicted while the runtime exists".into());
+        }
+        if !policy.preload_nodes.is_empty() {
+            not_applied.push("cachePolicy.preloadNodes is not applied: the volume is a PersistentVolumeClaim, not a per-node cache".into());
+        }
+        match policy.eviction_policy {
+            None | Some(EvictionPolicy::Never) => {}
+            Some(p) => not_applied.push(format!(
+                "cachePolicy.evictionPolicy {} is not applied: the volume is deleted with the runtime, not on idleness or priority",
+                if p == EvictionPolicy::Idle { "idle" } else { "low-priority" }
+            )),
+        }
+        Some(WeightsCache {
+            storage: StorageConfig {
+                enabled: Some(true),
+                size: Some(size.clone()),
+                mount_path: Some(CACHE_MOUNT_PATH.into()),
+                // One volume shared by every replica needs ReadWriteMany.
+                access_mode: Some(if replicas > 1 {
+                    StorageAccessMode::ReadWriteMany
+                } else {
+                    StorageAccessMode::ReadWriteOnce
+                }),
+                ..Default::default()
+            },
+            applied: format!(
+                "a {size} weights volume at {CACHE_MOUNT_PATH} on the VLLMRuntime (storageConfig), {:.2} GiB of weights plus 20% headroom, with HF_HOME on it so restarts reuse the download",
+                plan.estimate.weights_gib
+            ),
+            not_applied,
+        })
+    }
+
+    /// The declared size checked against parameters x precision: the
+    /// derived GiB, the formula, and a warning when they contradict.
+    pub fn size_check(&self, plan: &Plan) -> (f64, String, Option<String>) {
+        let derived = plan.estimate.weights_gib;
+        let formula = format!(
+            "{:.2}B parameters x {} bytes ({}) = {:.2} GiB",
+            plan.parameters_b,
+            plan.weight_precision.bytes_per_param(),
+            plan.weight_precision,
+            derived
+        );
+        let warning = self.declared_size.as_deref().and_then(|declared| {
+            let declared_gib = parse_quantity(declared).ok()? / GIB;
+            let off = (declared_gib - derived).abs() / derived.max(f64::MIN_POSITIVE);
+            (off > SIZE_TOLERANCE).then(|| {
+                format!(
+                    "spec.size {declared} ({declared_gib:.2} GiB) contradicts {formula}; check spec.parameterCount and spec.quantization, or correct spec.size"
+                )
+            })
+        });
+        (derived, formula, warning)
+    }
+}
+
+/// A weights cache volume and what it does and does not do.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WeightsCache {
+    pub storage: StorageConfig,
+    pub applied: String,
+    pub not_applied: Vec<String>,
+}
+
+/// Puts the weights cache on a VLLMRuntime manifest: the volume, and
+/// `HF_HOME` on it so vLLM downloads into the volume.
+pub fn with_weights_cache(runtime: Value, cache: &WeightsCache) -> Value {
+    let Ok(mut typed) = serde_json::from_value::<VLLMRuntime>(runtime.clone()) else {
+        return runtime;
+    };
+    typed.spec.storage_config = Some(cache.storage.clone());
+    typed
+        .spec
+        .vllm_config
+        .env
+        .get_or_insert_with(Vec::new)
+        .push(EnvVar {
+            name: "HF_HOME".into(),
+            value: HF_HOME.into(),
+        });
+    serde_json::to_value(typed).unwrap_or(runtime)
+}

@@ -1,0 +1,137 @@
+//! Reading a `Model` through Crossplane's required resources.
+//!
+//! A composer that serves a Model asks Crossplane for it with the same
+//! requirement on every call (Crossplane calls again until the requirements
+//! stop changing), and gets it back in `required`. Until the Model is there
+//! the composer waits: no FATAL, a condition and a status saying what it
+//! waits for, and the resources it composed before kept as observed, since
+//! leaving them out of the desired state would delete them.
+
+use serde_json::{Map, Value};
+
+use super::model_facts::ModelFacts;
+use super::{ComposeRequest, Composition, Refusal};
+use crate::convert::struct_to_json;
+use crate::outcome;
+use crate::proto::wire::{ResourceSelector, resource_selector::Match};
+use crate::xr::model::{KIND as MODEL_KIND, ModelSpec};
+
+/// Key of the requirement, in the request's `required` and the response's requirements.
+pub const REQUIREMENT_KEY: &str = "model";
+
+/// Condition type saying whether the referenced Model was found.
+pub const MODEL_RESOLVED: &str = "ModelResolved";
+
+/// The requirement for the Model `name` in `namespace`.
+pub fn requirement(name: &str, namespace: &str) -> ResourceSelector {
+    ResourceSelector {
+        api_version: crate::xr::API_VERSION.into(),
+        kind: MODEL_KIND.into(),
+        namespace: Some(namespace.into()),
+        r#match: Some(Match::MatchName(name.into())),
+    }
+}
+
+/// A Model that was found.
+#[derive(Debug)]
+pub struct ResolvedModel {
+    /// `namespace/name`, for messages.
+    pub display: String,
+    pub name: String,
+    pub facts: ModelFacts,
+}
+
+/// What looking the Model up gave.
+#[derive(Debug)]
+pub enum Lookup {
+    Found(Box<ResolvedModel>),
+    /// Crossplane has not looked it up yet, or found nothing.
+    Waiting {
+        message: String,
+        not_found: bool,
+    },
+}
+
+/// Looks up the Model `name` that `field` refers to. A Model whose spec
+/// cannot be read is a refusal that names the Model's field.
+pub fn lookup(req: &ComposeRequest, field: &str, name: &str) -> Result<Lookup, Refusal> {
+    let display = format!("{}/{name}", req.xr.namespace);
+    let Some(found) = req.required.get(REQUIREMENT_KEY) else {
+        return Ok(Lookup::Waiting {
+            message: format!("waiting for Crossplane to look up Model {display} ({field})"),
+            not_found: false,
+        });
+    };
+    let object = found
+        .items
+        .iter()
+        .filter_map(|raw| raw.decode_full().ok())
+        .filter_map(|r| r.resource.as_ref().map(struct_to_json))
+        .find(|o| super::str_at(o, &["metadata", "name"]) == name);
+    let Some(object) = object else {
+        return Ok(Lookup::Waiting {
+            message: format!(
+                "waiting for Model {display} ({field}): it does not exist yet; create it in namespace {}",
+                req.xr.namespace
+            ),
+            not_found: true,
+        });
+    };
+    let spec = read_spec(&object)
+        .map_err(|e| Refusal::new("InvalidModel", format!("{field}: Model {display}: {e}")))?;
+    let facts = ModelFacts::from_spec(&spec, "spec")
+        .map_err(|e| Refusal::new("InvalidModel", format!("{field}: Model {display}: {e}")))?;
+    Ok(Lookup::Found(Box::new(ResolvedModel {
+        display,
+        name: name.to_string(),
+        facts,
+    })))
+}
+
+fn read_spec(object: &Map<String, Value>) -> Result<ModelSpec, String> {
+    let spec = object
+        .get("spec")
+        .cloned()
+        .unwrap_or_else(|| Value::Object(Map::new()));
+    serde_path_to_error::deserialize(spec).map_err(|e| {
+        let path = e.path().to_string();
+        let field = if path == "." {
+            "spec".to_string()
+        } else {
+            format!("spec.{path}")
+        };
+        format!("{field}: {}", e.inner())
+    })
+}
+
+/// The composition of a composer that waits for its Model: the
+/// requirement, a condition, `status` (which should say what it waits
+/// for), the resources in `keep` kept as observed, and a warning only when
+/// the Model turns out missing and the observed status did not say so yet.
+pub fn waiting(
+    req: &ComposeRequest,
+    message: &str,
+    not_found: bool,
+    status: Map<String, Value>,
+    keep: &[&str],
+) -> Composition {
+    let mut out = Composition {
+        status,
+        keep_observed: keep.iter().map(|k| k.to_string()).collect(),
+        ..Default::default()
+    };
+    out.conditions.push(if not_found {
+        outcome::condition(MODEL_RESOLVED, false, "ModelNotFound", message)
+    } else {
+        outcome::condition_unknown(MODEL_RESOLVED, "WaitingForModel", message)
+    });
+    let seen = req
+        .xr
+        .status()
+        .and_then(|s| s.get("waitingFor"))
+        .and_then(Value::as_str);
+    if not_found && seen != Some(message) {
+        out.results.push(outcome::warning("ModelNotFound", message));
+    }
+    out
+}

@@ -1,0 +1,290 @@
+//! Reading user-written JSON into typed specs, with errors a user can act on.
+//!
+//! serde says `invalid type: floating point `1.5`, expected i64`; a platform
+//! user reading `kubectl describe` wants `spec.gpu: 1.5 is not a whole
+//! number`. [`from_value`] keeps serde's field path (via serde_path_to_error)
+//! and rewrites the message into words: what was found, and what would be
+//! valid. Messages it does not recognise pass through unchanged.
+
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+/// Deserializes `value` as `T`. An error starts with the field path under
+/// `root` (for example `spec.gpu` or `input.defaults.gpuType`).
+pub fn from_value<T: DeserializeOwned>(value: Value, root: &str) -> Result<T, String> {
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        let field = if path == "." {
+            root.to_string()
+        } else {
+            format!("{root}.{path}")
+        };
+        format!("{field}: {}", humanize(&e.inner().to_string()))
+    })
+}
+
+/// Reads an optional whole number for a field whose valid range is
+/// `MIN..=MAX`. Numbers that are whole and fit an i64 are returned as they
+/// are (the composer checks the range with a message about the field's
+/// meaning); anything else (1.5, 1e30, "two") is refused here with the range,
+/// since serde alone would only say "expected i64".
+pub fn opt_whole_number<'de, D, const MIN: i64, const MAX: i64>(
+    d: D,
+) -> Result<Option<i64>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    use serde::Deserialize;
+    let value = Value::deserialize(d)?;
+    let problem = match &value {
+        Value::Null => return Ok(None),
+        Value::Number(n) => match n.as_i64() {
+            Some(v) => return Ok(Some(v)),
+            None if n.as_f64().is_some_and(|f| f.fract() != 0.0) => {
+                format!("{n} is not a whole number")
+            }
+            None => format!("{n} is out of range"),
+        },
+        Value::String(s) => format!(
+            "the string {} is not a whole number",
+            shorten(&format!("{s:?}"))
+        ),
+        Value::Bool(b) => format!("{b} is not a whole number"),
+        Value::Array(_) => "a list is not a whole number".to_string(),
+        Value::Object(_) => "an object is not a whole number".to_string(),
+    };
+    Err(serde::de::Error::custom(format!(
+        "{problem}; use a whole number from {MIN} to {MAX}"
+    )))
+}
+
+/// Rewrites one serde message (see the module docs).
+pub fn humanize(message: &str) -> String {
+    for prefix in ["invalid type: ", "invalid value: "] {
+        if let Some(rest) = message.strip_prefix(prefix)
+            && let Some((found, expected)) = rest.rsplit_once(", expected ")
+        {
+            return wrong_value(found, expected);
+        }
+    }
+    // A list where a struct was expected: serde reads structs from lists too.
+    if let Some(rest) = message.strip_prefix("invalid length ")
+        && let Some((_, expected)) = rest.split_once(", expected ")
+    {
+        if expected.starts_with("struct ") {
+            return "a list is not an object".to_string();
+        }
+        return format!("the list has the wrong length; expected {expected}");
+    }
+    if let Some(rest) = message.strip_prefix("unknown field ") {
+        let (name, valid) = rest.split_once(", ").unwrap_or((rest, ""));
+        let valid = valid
+            .strip_prefix("expected one of ")
+            .or_else(|| valid.strip_prefix("expected "))
+            .map(|v| v.replace('`', ""));
+        return match valid {
+            Some(v) => format!("unknown field {}; valid fields are {v}", unquote(name)),
+            None => format!(
+                "unknown field {}; this object takes no fields",
+                unquote(name)
+            ),
+        };
+    }
+    if let Some(rest) = message.strip_prefix("unknown variant ") {
+        let (name, valid) = rest.split_once(", ").unwrap_or((rest, ""));
+        let valid = valid
+            .strip_prefix("expected one of ")
+            .or_else(|| valid.strip_prefix("expected "))
+            .unwrap_or(valid)
+            .replace('`', "");
+        return format!("{} is not valid; use one of {valid}", quoted(unquote(name)));
+    }
+    if let Some(rest) = message.strip_prefix("missing field ") {
+        return format!("{} is required", unquote(rest));
+    }
+    message.to_string()
+}
+
+/// "found X, expected Y" in words.
+fn wrong_value(found: &str, expected: &str) -> String {
+    let shown = shown(found);
+    let integral_number = found
+        .strip_prefix("floating point `")
+        .and_then(|f| f.strip_suffix('`'))
+        .and_then(|f| f.parse::<f64>().ok())
+        .is_some_and(|f| f.fract() == 0.0)
+        || found.starts_with("integer `");
+    let want = match expected {
+        "i8" | "i16" | "i32" | "i64" | "i128" | "isize" => {
+            if integral_number {
+                return format!("{shown} is out of range for a whole number");
+            }
+            "a whole number".to_string()
+        }
+        "u8" | "u16" | "u32" | "u64" | "u128" | "usize" => {
+            if integral_number {
+                return format!(
+                    "{shown} is out of range; use a whole number from 0 to {}",
+                    unsigned_max(expected)
+                );
+            }
+            "a whole number".to_string()
+        }
+        "f32" | "f64" => "a number".to_string(),
+        "a string" | "a borrowed string" | "a character" => "a string".to_string(),
+        "a boolean" => "true or false".to_string(),
+        "a sequence" => "a list".to_string(),
+        "a map" => "an object".to_string(),
+        other if other.starts_with("struct ") => "an object".to_string(),
+        other if other.starts_with("enum ") => "one of the listed values".to_string(),
+        other => other.to_string(),
+    };
+    format!("{shown} is not {want}")
+}
+
+fn unsigned_max(t: &str) -> String {
+    match t {
+        "u8" => u8::MAX.to_string(),
+        "u16" => u16::MAX.to_string(),
+        "u32" => u32::MAX.to_string(),
+        _ => u64::MAX.to_string(),
+    }
+}
+
+/// serde's description of a found value, as the user wrote it.
+fn shown(found: &str) -> String {
+    for prefix in ["integer ", "floating point ", "boolean "] {
+        if let Some(v) = found.strip_prefix(prefix) {
+            return v.trim_matches('`').to_string();
+        }
+    }
+    if let Some(s) = found.strip_prefix("string ") {
+        return format!("the string {}", shorten(s));
+    }
+    match found {
+        "map" => "an object".into(),
+        "sequence" => "a list".into(),
+        "unit value" => "null".into(),
+        other => other.into(),
+    }
+}
+
+/// Long values are cut so that a message stays one readable line.
+fn shorten(s: &str) -> String {
+    const MAX: usize = 80;
+    if s.chars().count() <= MAX {
+        return s.to_string();
+    }
+    let head: String = s.chars().take(MAX).collect();
+    // `s` is quoted; count what the user wrote.
+    format!(
+        "{head}...\" ({} characters)",
+        s.chars().count().saturating_sub(2)
+    )
+}
+
+fn unquote(s: &str) -> &str {
+    s.trim_matches('`')
+}
+
+fn quoted(s: &str) -> String {
+    format!("{s:?}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::Deserialize;
+    use serde_json::json;
+
+    #[derive(Debug, Deserialize)]
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Spec {
+        gpu: Option<i64>,
+        count: Option<u32>,
+        ratio: Option<f64>,
+        name: Option<String>,
+        flag: Option<bool>,
+        args: Option<Vec<String>>,
+        color: Option<Color>,
+        nested: Option<Nested>,
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Nested {
+        name: String,
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[allow(dead_code)]
+    enum Color {
+        Red,
+        Blue,
+    }
+
+    #[test]
+    fn messages_name_the_field_and_what_is_valid() {
+        let cases = [
+            (json!({"gpu": 1.5}), "spec.gpu: 1.5 is not a whole number"),
+            (
+                json!({"gpu": "two"}),
+                "spec.gpu: the string \"two\" is not a whole number",
+            ),
+            (
+                json!({"gpu": 1e30}),
+                "spec.gpu: 1e+30 is out of range for a whole number",
+            ),
+            (
+                json!({"count": -1}),
+                "spec.count: -1 is out of range; use a whole number from 0 to 4294967295",
+            ),
+            (
+                json!({"ratio": "x"}),
+                "spec.ratio: the string \"x\" is not a number",
+            ),
+            (json!({"name": 3}), "spec.name: 3 is not a string"),
+            (
+                json!({"flag": "yes"}),
+                "spec.flag: the string \"yes\" is not true or false",
+            ),
+            (
+                json!({"args": "a"}),
+                "spec.args: the string \"a\" is not a list",
+            ),
+            (json!({"args": [1]}), "spec.args[0]: 1 is not a string"),
+            (
+                json!({"color": "Green"}),
+                "spec.color: \"Green\" is not valid; use one of Red or Blue",
+            ),
+            (
+                json!({"nested": []}),
+                "spec.nested: a list is not an object",
+            ),
+            (json!({"nested": {}}), "spec.nested: name is required"),
+            (
+                json!({"nested": {"name": "a", "x": 1}}),
+                "spec.nested.x: unknown field x; valid fields are name",
+            ),
+            (
+                json!({"gpus": 1}),
+                "spec.gpus: unknown field gpus; valid fields are gpu, count, ratio, name, flag, args, color, nested",
+            ),
+            (json!([]), "spec: a list is not an object"),
+        ];
+        for (value, want) in cases {
+            let got = from_value::<Spec>(value.clone(), "spec").unwrap_err();
+            assert_eq!(got, want, "for {value}");
+        }
+    }
+
+    #[test]
+    fn long_strings_are_shortened() {
+        let long = "x".repeat(10_000);
+        let got = from_value::<Spec>(json!({"gpu": long}), "spec").unwrap_err();
+        assert!(got.len() < 200, "{got}");
+        assert!(got.contains("(10000 characters)"), "{got}");
+    }
+}

@@ -1,0 +1,414 @@
+//! `AgentPool`: a fleet of agent replicas served by a Model.
+//!
+//! Field names follow the NeuroNetes CRD reference, with its AgentClass
+//! inlined as `agentClass`, so its examples translate line by line. The pool
+//! composes the model server (a sized VLLMRuntime), the agents (a Deployment
+//! with its ConfigMap) and what scales and exposes them.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::EnvVar;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::common::{Endpoint, NameRef, PlanStatus, SecretKeyRef};
+use super::model::Topology;
+
+/// Kind name.
+pub const KIND: &str = "AgentPool";
+
+/// The desired state of an AgentPool.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schemars(extend("x-kubernetes-validations" = [
+    {"rule": "!has(self.minReplicas) || !has(self.maxReplicas) || self.minReplicas <= self.maxReplicas", "message": "minReplicas must not exceed maxReplicas"},
+    {"rule": "!has(self.ingressHost) || has(self.port)", "message": "ingressHost needs port: the Ingress routes to the agents' Service"}
+]))]
+pub struct AgentPoolSpec {
+    /// What every agent of the pool is: its model, prompt, tools, guardrails, SLO and memory.
+    pub agent_class: AgentClass,
+    /// The agent runtime image, for example ghcr.io/example/agent-runtime:1.0.
+    #[schemars(length(min = 1, max = 512))]
+    pub image: String,
+    /// Extra environment variables of the agents (secrets through valueFrom.secretKeyRef).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 64))]
+    pub env: Vec<EnvVar>,
+    /// Port the agents listen on. With it: a Service, TCP probes and (with ingressHost) an Ingress.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 65535))]
+    pub port: Option<i32>,
+    /// Fewest agent replicas.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0, max = 1000))]
+    pub min_replicas: Option<i32>,
+    /// Most agent replicas.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 1000))]
+    pub max_replicas: Option<i32>,
+    /// Share of maxReplicas kept running (warm) even when idle, 0 to 100.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0, max = 100))]
+    pub prewarm_percent: Option<i32>,
+    /// Tokens per second the model server must sustain; sets its replicas.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub tokens_per_second_budget: Option<i64>,
+    /// MIG profile for the model server, such as 1g.10gb, or auto or none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 32))]
+    pub mig_profile: Option<String>,
+    /// How the agents scale.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub autoscaling: Option<Autoscaling>,
+    /// The model server's GPUs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_requirements: Option<GpuRequirements>,
+    /// Sticky sessions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_affinity: Option<SessionAffinity>,
+    /// Where the agents run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scheduling: Option<Scheduling>,
+    /// Host name for an Ingress to the agents (needs port). No Ingress when omitted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 253))]
+    pub ingress_host: Option<String>,
+    /// Crossplane's own fields (composition selection and the like); not read by the function.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(skip)]
+    pub crossplane: Option<serde_json::Value>,
+}
+
+/// The agents' behaviour (NeuroNetes' AgentClass, inlined).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AgentClass {
+    /// The Model in this namespace that serves the agents.
+    pub model_ref: NameRef,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 65536))]
+    pub system_prompt: Option<String>,
+    /// Sampling temperature, 0 to 2.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0.0, max = 2.0))]
+    pub temperature: Option<f64>,
+    /// Most tokens per answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub max_tokens: Option<i64>,
+    /// Context window in tokens; also the model server's max model length.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 256, max = 10485760))]
+    pub max_context_length: Option<i64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 128))]
+    pub tool_permissions: Vec<ToolPermission>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 64))]
+    pub guardrails: Vec<Guardrail>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slo: Option<Slo>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_config: Option<MemoryConfig>,
+}
+
+/// A tool the agents may call.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ToolPermission {
+    #[schemars(length(min = 1, max = 128))]
+    pub name: String,
+    /// Calls per period, such as 100/min.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^[0-9]+/(s|sec|second|m|min|minute|h|hour|d|day)$"))]
+    pub rate_limit: Option<String>,
+    /// Longest call, a duration such as 10s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub max_concurrency: Option<i64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub required_scopes: Vec<String>,
+}
+
+/// A safety or policy check.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Guardrail {
+    /// For example pii-detection, safety-check, content-filter, jailbreak-detection, prompt-injection.
+    #[serde(rename = "type")]
+    #[schemars(length(min = 1, max = 64))]
+    pub type_: String,
+    pub action: GuardrailAction,
+    /// Guardrail-specific settings (never credentials: they land in a ConfigMap).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub config: BTreeMap<String, String>,
+    /// Confidence threshold, 0 to 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0.0, max = 1.0))]
+    pub threshold: Option<f64>,
+}
+
+/// What a guardrail does when it fires.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum GuardrailAction {
+    #[default]
+    Block,
+    Redact,
+    Warn,
+    Log,
+}
+
+/// Service level objectives.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Slo {
+    /// Time to first token, a duration such as 500ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttft: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub tokens_per_second: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p95_latency: Option<String>,
+    /// US dollars.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0.0))]
+    pub max_cost_per_request: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0.0, max = 100.0))]
+    pub availability_percent: Option<f64>,
+}
+
+/// Conversation memory.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schemars(extend("x-kubernetes-validations" = [
+    {"rule": "!(has(self.connectionString) && has(self.connectionSecretRef))", "message": "set connectionString or connectionSecretRef, not both"}
+]))]
+pub struct MemoryConfig {
+    #[serde(rename = "type")]
+    pub type_: MemoryType,
+    /// How long entries live, a duration such as 2h.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttl: Option<String>,
+    /// Most entries per session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub max_size: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub encrypted: Option<bool>,
+    /// Connection string without credentials (it lands in a ConfigMap); use connectionSecretRef for one with a password.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 2048))]
+    pub connection_string: Option<String>,
+    /// Secret key holding the connection string (key defaults to connectionString); reaches the agents as AGENT_MEMORY_URL.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connection_secret_ref: Option<SecretKeyRef>,
+}
+
+/// Memory back ends.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum MemoryType {
+    #[default]
+    Ephemeral,
+    Redis,
+    Memcached,
+    Postgres,
+}
+
+/// Agent autoscaling.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Autoscaling {
+    /// Metrics to scale on; see the README (Autoscaling metric mapping) for how each type maps to the HorizontalPodAutoscaler.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 16))]
+    pub metrics: Vec<AutoscalingMetric>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub behavior: Option<ScalingBehavior>,
+    /// Wait after scaling down before scaling down again (the scale-down stabilization window).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cooldown_period: Option<String>,
+}
+
+/// One scaling metric.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AutoscalingMetric {
+    /// tokens-in-queue, ttft-p95, concurrent-sessions, tokens-per-second, queue-depth, context-length, tool-call-rate, cpu or memory.
+    #[serde(rename = "type")]
+    #[schemars(length(min = 1, max = 64))]
+    pub type_: String,
+    /// Target per agent: a number, a duration for ttft-p95 (500ms), a percentage for cpu and memory (70%).
+    #[schemars(length(min = 1, max = 32))]
+    pub target: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub averaging_window: Option<String>,
+}
+
+/// Scaling velocity.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ScalingBehavior {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale_up: Option<ScalingPolicy>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale_down: Option<ScalingPolicy>,
+}
+
+/// Rate limits of one scaling direction.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ScalingPolicy {
+    /// A duration such as 45s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stabilization_window: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 1000))]
+    pub max_change_percent: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 1000))]
+    pub max_change_absolute: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 1800))]
+    pub period_seconds: Option<i32>,
+}
+
+/// The model server's GPUs.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GpuRequirements {
+    /// GPUs per model-server replica. Derived when omitted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 64))]
+    pub count: Option<i64>,
+    /// Least memory per GPU, a quantity such as 40Gi.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<String>,
+    /// GPU type such as L4, A100-80GB or H100-80GB. Defaults to the platform's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 64))]
+    pub r#type: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topology: Option<Topology>,
+}
+
+/// Sticky sessions.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SessionAffinity {
+    pub enabled: bool,
+    /// HTTP header carrying the session key; passed to the agents in their config.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_header: Option<String>,
+    /// How long affinity lasts, a duration such as 1h (at most 24h).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttl: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub r#type: Option<AffinityType>,
+}
+
+/// What a session is keyed on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum AffinityType {
+    ConversationId,
+    UserId,
+    Custom,
+}
+
+/// Where the agents run.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Scheduling {
+    /// Relative priority; reported, not applied (pods take a PriorityClass, not a number).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority: Option<i32>,
+    /// Node labels the agent pods require.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub node_selector: BTreeMap<String, String>,
+}
+
+/// What the function reports about an AgentPool.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentPoolStatus {
+    /// WaitingForModel, Starting or Serving.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase: Option<String>,
+    /// What the pool waits for, while it waits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiting_for: Option<String>,
+    /// The Model served, as resolved.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The model server's sizing plan.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<PlanStatus>,
+    /// Copied from the plan for printer columns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_type: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_server: Option<ModelServerStatus>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agents: Option<AgentsStatus>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub autoscaling: Option<AutoscalingStatus>,
+    /// Where to reach the agents.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub endpoint: Option<Endpoint>,
+    /// Fields that have no effect, and why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+/// The model server.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelServerStatus {
+    /// The VLLMRuntime (and its Service).
+    pub name: String,
+    pub replicas: i32,
+    /// OpenAI-compatible base URL the agents use.
+    pub base_url: String,
+    /// Single-sequence decode rate of one replica (memory-bandwidth bound), tokens per second.
+    pub tokens_per_second_per_replica: f64,
+    /// How the estimate and the replica count were computed.
+    pub formula: String,
+}
+
+/// The agents.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentsStatus {
+    /// Replicas kept warm: max(minReplicas, ceil(maxReplicas x prewarmPercent / 100)); the autoscaler's floor.
+    pub warm_replicas: i32,
+    pub max_replicas: i32,
+    pub config_map: String,
+}
+
+/// The autoscaler.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AutoscalingStatus {
+    /// Each spec metric and the HorizontalPodAutoscaler metric it became.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub metrics: Vec<MetricMapping>,
+}
+
+/// How one metric maps.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MetricMapping {
+    #[serde(rename = "type")]
+    pub type_: String,
+    /// The HPA metric, or why there is none.
+    pub mapped_to: String,
+}

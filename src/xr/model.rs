@@ -1,0 +1,249 @@
+//! `Model`: the catalog entry for a set of weights.
+//!
+//! Field names follow the NeuroNetes CRD reference, so its Model examples
+//! work with `apiVersion: infer.dev/v1alpha1`. A Model composes no workload:
+//! it reports how it would be served on each GPU type the platform offers,
+//! and the runtimes that serve it (AgentPool, LLMInference `modelRef`) read
+//! its spec as a required resource.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::common::{PlanStatus, SecretKeyRef};
+
+/// Kind name.
+pub const KIND: &str = "Model";
+
+/// The desired state of a Model.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ModelSpec {
+    /// Where the weights are: hf://org/name, s3://bucket/path, gs://bucket/path, https://... or pvc://claim/path.
+    #[serde(rename = "weightsURI")]
+    #[schemars(regex(pattern = r"^(hf|s3|gs|https|pvc)://.+$"), length(max = 1024))]
+    pub weights_uri: String,
+    /// Total size of the weights, a quantity such as 16Gi. Checked against parameters x precision.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?$"))]
+    pub size: Option<String>,
+    /// Weight precision; none means the checkpoint's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quantization: Option<Quantization>,
+    /// How the weights are split across GPUs; overrides the derived parallelism.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard_spec: Option<ShardSpec>,
+    /// How the weights are cached on the runtimes that serve the Model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_policy: Option<CachePolicy>,
+    /// Checkpoint format, for example safetensors, pytorch or gguf.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 64))]
+    pub format: Option<String>,
+    /// Architecture, for example llama, qwen2 or mistral.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 64))]
+    pub architecture: Option<String>,
+    /// Parameter count such as 8B, 70B or 8x7B; needed when the model catalog does not know the weights.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(
+        pattern = r"^[0-9]+(\.[0-9]+)?([xX][0-9]+(\.[0-9]+)?)?[MmBbTt]?(-[Aa][0-9]+(\.[0-9]+)?[MmBbTt]?)?$"
+    ))]
+    pub parameter_count: Option<String>,
+    /// Secret holding a Hugging Face token for gated hf:// weights (key defaults to token); an extension of the NeuroNetes Model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hf_token_secret_ref: Option<SecretKeyRef>,
+    /// Crossplane's own fields (composition selection and the like); not read by the function.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(skip)]
+    pub crossplane: Option<serde_json::Value>,
+}
+
+/// Weight precision of a Model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Quantization {
+    Fp32,
+    Bf16,
+    Fp16,
+    Fp8,
+    Int8,
+    Int4,
+    Fp4,
+    /// The checkpoint's own precision.
+    None,
+}
+
+impl Quantization {
+    /// The precision name the sizing engine reads, or `None` for the checkpoint's own.
+    pub fn precision_name(self) -> Option<&'static str> {
+        match self {
+            Self::Fp32 => Some("fp32"),
+            Self::Bf16 => Some("bf16"),
+            Self::Fp16 => Some("fp16"),
+            Self::Fp8 => Some("fp8"),
+            Self::Int8 => Some("int8"),
+            Self::Int4 => Some("int4"),
+            Self::Fp4 => Some("fp4"),
+            Self::None => None,
+        }
+    }
+}
+
+/// How a Model's weights are split.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ShardSpec {
+    /// Number of shards: GPUs per replica for tensor/pipeline parallelism, replicas for data parallelism.
+    #[schemars(range(min = 1, max = 64))]
+    pub count: i64,
+    pub strategy: ShardStrategy,
+    /// GPU topology the shards need.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topology: Option<Topology>,
+}
+
+/// The parallelism a shard count means.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum ShardStrategy {
+    TensorParallel,
+    PipelineParallel,
+    DataParallel,
+}
+
+/// GPU topology constraints.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Topology {
+    pub locality: Locality,
+    /// Minimum inter-GPU bandwidth, a quantity such as 600Gi.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_bandwidth: Option<String>,
+}
+
+/// Where the GPUs of one replica must be.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Locality {
+    SameNode,
+    SameSocket,
+    Nvlink,
+    Any,
+}
+
+/// How the weights are cached.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CachePolicy {
+    pub priority: CachePriority,
+    /// How long to keep the weights pinned, a duration such as 2h.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pin_duration: Option<String>,
+    /// Nodes to preload the weights on.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 64))]
+    pub preload_nodes: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub eviction_policy: Option<EvictionPolicy>,
+}
+
+/// Cache priority.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum CachePriority {
+    Critical,
+    High,
+    Medium,
+    Low,
+}
+
+/// When cached weights may be evicted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum EvictionPolicy {
+    Never,
+    Idle,
+    LowPriority,
+}
+
+/// What the function reports about a Model.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelStatus {
+    /// Ready when the Model can be served on at least one offered GPU type; Failed otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase: Option<String>,
+    /// Why the phase is Failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// What vLLM loads (a Hugging Face id or the URI).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_id: Option<String>,
+    /// Parameters in billions, as sized.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parameters_billions: Option<f64>,
+    /// Weight precision, as sized.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precision: Option<String>,
+    /// The weights' size: declared, derived and whether they agree.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<SizeStatus>,
+    /// The serving plan on each offered GPU type.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub plans: Vec<GpuPlanStatus>,
+    /// GPU types the Model can be served on, for printer columns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub serveable_on: Option<String>,
+    /// What the cache policy changes on the runtimes that serve the Model, and what it does not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<CacheStatus>,
+    /// The ConfigMap holding the model card and plans.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config_map: Option<String>,
+    /// Fields that have no effect, and why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+/// The size of the weights.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SizeStatus {
+    /// spec.size, when set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub declared: Option<String>,
+    /// Parameters x bytes per parameter, in GiB.
+    #[serde(rename = "derivedGiB")]
+    pub derived_gib: f64,
+    /// How derivedGiB was computed.
+    pub formula: String,
+    /// False when the declared size contradicts the derived one.
+    pub consistent: bool,
+}
+
+/// A Model's plan on one GPU type.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct GpuPlanStatus {
+    pub gpu_type: String,
+    /// The plan, when the Model can be served on this GPU type.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<PlanStatus>,
+    /// Why it cannot, otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// What a cache policy does.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CacheStatus {
+    /// What runtimes serving the Model get, for example a weights volume.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub applied: Option<String>,
+    /// Fields of the policy that have no effect, and why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_applied: Vec<String>,
+}

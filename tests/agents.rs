@@ -1,0 +1,854 @@
+//! Model and AgentPool, call by call: the requirement and the wait while the
+//! Model is missing, the whole composition once it is there, a changed
+//! Model resizing the runtime, credentials kept out of ConfigMaps, the
+//! autoscaler's metric mapping, and every composed manifest schema-valid.
+
+mod support;
+
+use function_inference::convert::struct_to_json;
+use function_inference::function::run_function;
+use function_inference::proto::{from_wire, full, to_wire};
+use serde_json::{Value, json};
+use support::manifests::validate_composed;
+use support::*;
+
+fn call(req: &full::RunFunctionRequest) -> full::RunFunctionResponse {
+    from_wire(&run_function(to_wire(req))).unwrap()
+}
+
+fn pool(spec: Value, status: Value) -> Value {
+    json!({
+        "apiVersion": "infer.dev/v1alpha1", "kind": "AgentPool",
+        "metadata": {"name": "reviewers", "namespace": "team-a", "uid": "0a9e"},
+        "spec": spec, "status": status,
+    })
+}
+
+fn model(name: &str, spec: Value) -> Value {
+    json!({
+        "apiVersion": "infer.dev/v1alpha1", "kind": "Model",
+        "metadata": {"name": name, "namespace": "team-a"},
+        "spec": spec,
+    })
+}
+
+fn llama_8b() -> Value {
+    model(
+        "llama-8b",
+        json!({"weightsURI": "hf://meta-llama/Llama-3.1-8B-Instruct", "size": "16Gi",
+               "quantization": "fp16", "parameterCount": "8B", "architecture": "llama"}),
+    )
+}
+
+/// The smallest pool worth composing: two warm agents of up to six, no port.
+fn small_pool() -> Value {
+    json!({
+        "agentClass": {
+            "modelRef": {"name": "llama-8b"},
+            "systemPrompt": "You are a careful code reviewer.",
+            "temperature": 0.2, "maxTokens": 1024, "maxContextLength": 8192,
+        },
+        "image": "ghcr.io/example/agent-runtime:1.0",
+        "minReplicas": 2, "maxReplicas": 6,
+        "gpuRequirements": {"count": 1, "type": "L4"},
+    })
+}
+
+/// A request carrying what Crossplane fetched for the `model` requirement.
+fn with_model(mut req: full::RunFunctionRequest, models: Vec<Value>) -> full::RunFunctionRequest {
+    req.required_resources.insert(
+        "model".into(),
+        full::Resources {
+            items: models.into_iter().map(resource).collect(),
+        },
+    );
+    req
+}
+
+fn requirement() -> Option<full::Requirements> {
+    Some(full::Requirements {
+        resources: [(
+            "model".to_string(),
+            full::ResourceSelector {
+                api_version: "infer.dev/v1alpha1".into(),
+                kind: "Model".into(),
+                namespace: Some("team-a".into()),
+                r#match: Some(full::resource_selector::Match::MatchName("llama-8b".into())),
+            },
+        )]
+        .into(),
+        ..Default::default()
+    })
+}
+
+fn condition(type_: &str, status: full::Status, reason: &str, message: &str) -> full::Condition {
+    full::Condition {
+        r#type: type_.into(),
+        status: status as i32,
+        reason: reason.into(),
+        message: Some(message.into()),
+        target: Some(full::Target::CompositeAndClaim as i32),
+    }
+}
+
+fn warning(reason: &str, message: &str) -> full::Result {
+    full::Result {
+        severity: full::Severity::Warning as i32,
+        message: message.into(),
+        reason: Some(reason.into()),
+        target: Some(full::Target::CompositeAndClaim as i32),
+    }
+}
+
+fn manifest(rsp: &full::RunFunctionResponse, name: &str) -> Value {
+    let r = &rsp.desired.as_ref().unwrap().resources[name];
+    Value::Object(struct_to_json(r.resource.as_ref().unwrap()))
+}
+
+fn names(rsp: &full::RunFunctionResponse) -> Vec<String> {
+    rsp.desired
+        .as_ref()
+        .unwrap()
+        .resources
+        .keys()
+        .cloned()
+        .collect()
+}
+
+fn status(rsp: &full::RunFunctionResponse) -> Value {
+    let c = rsp.desired.as_ref().unwrap().composite.as_ref().unwrap();
+    Value::Object(struct_to_json(c.resource.as_ref().unwrap()))["status"].clone()
+}
+
+fn fatals(rsp: &full::RunFunctionResponse) -> Vec<&str> {
+    rsp.results
+        .iter()
+        .filter(|r| r.severity == full::Severity::Fatal as i32)
+        .map(|r| r.message.as_str())
+        .collect()
+}
+
+#[test]
+fn before_crossplane_looks_the_model_up_the_pool_asks_and_waits() {
+    let rsp = call(&request("w1", pool(small_pool(), json!({}))));
+    let message =
+        "waiting for Crossplane to look up Model team-a/llama-8b (spec.agentClass.modelRef)";
+    let want = full::RunFunctionResponse {
+        meta: meta("w1", 60),
+        desired: Some(full::State {
+            composite: Some(resource(json!({
+                "apiVersion": "infer.dev/v1alpha1", "kind": "AgentPool",
+                "status": {"phase": "WaitingForModel", "waitingFor": message, "model": "team-a/llama-8b"},
+            }))),
+            resources: Default::default(),
+        }),
+        conditions: vec![condition(
+            "ModelResolved",
+            full::Status::ConditionUnknown,
+            "WaitingForModel",
+            message,
+        )],
+        requirements: requirement(),
+        ..Default::default()
+    };
+    assert_eq!(rsp, want);
+    // Crossplane calls until the requirements stop changing: they must not.
+    assert_eq!(call(&request("w1", pool(small_pool(), json!({})))), want);
+}
+
+#[test]
+fn a_missing_model_keeps_what_was_composed_and_warns_once() {
+    // Looked up, none found; the agents' Deployment exists from before.
+    let observed_agents = json!({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "reviewers", "namespace": "team-a", "uid": "d1", "resourceVersion": "42",
+                     "annotations": {"crossplane.io/composition-resource-name": "agents"}},
+        "spec": {"replicas": 4},
+        "status": {"availableReplicas": 4},
+    });
+    let mut req = with_model(request("w2", pool(small_pool(), json!({}))), vec![]);
+    req.observed.as_mut().unwrap().resources =
+        [("agents".to_string(), resource(observed_agents))].into();
+    let message = "waiting for Model team-a/llama-8b (spec.agentClass.modelRef): it does not exist yet; create it in namespace team-a";
+    let want = full::RunFunctionResponse {
+        meta: meta("w2", 60),
+        desired: Some(full::State {
+            composite: Some(resource(json!({
+                "apiVersion": "infer.dev/v1alpha1", "kind": "AgentPool",
+                "status": {"phase": "WaitingForModel", "waitingFor": message, "model": "team-a/llama-8b"},
+            }))),
+            resources: [(
+                "agents".to_string(),
+                resource(json!({
+                    "apiVersion": "apps/v1", "kind": "Deployment",
+                    "metadata": {"name": "reviewers", "namespace": "team-a",
+                                 "annotations": {"crossplane.io/composition-resource-name": "agents"}},
+                    "spec": {"replicas": 4},
+                })),
+            )]
+            .into(),
+        }),
+        results: vec![warning("ModelNotFound", message)],
+        conditions: vec![condition(
+            "ModelResolved",
+            full::Status::ConditionFalse,
+            "ModelNotFound",
+            message,
+        )],
+        requirements: requirement(),
+        ..Default::default()
+    };
+    assert_eq!(call(&req), want);
+
+    // The status already says so: no second event.
+    let mut again = req.clone();
+    again.observed.as_mut().unwrap().composite =
+        Some(resource(pool(small_pool(), json!({"waitingFor": message}))));
+    assert_eq!(call(&again).results, vec![]);
+}
+
+/// The VLLMRuntime the small pool gets for the 8B Model on one L4.
+fn small_pool_runtime() -> Value {
+    json!({
+        "apiVersion": "production-stack.vllm.ai/v1alpha1", "kind": "VLLMRuntime",
+        "metadata": {"name": "reviewers-model", "namespace": "team-a", "labels": {
+            "app.kubernetes.io/component": "model-server", "app.kubernetes.io/instance": "reviewers",
+            "app.kubernetes.io/managed-by": "function-inference", "app.kubernetes.io/name": "agentpool",
+            "infer.dev/model": "llama-8b"}},
+        "spec": {
+            "model": {"modelURL": "meta-llama/Llama-3.1-8B-Instruct", "dtype": "float16", "maxModelLen": 8192},
+            "vllmConfig": {"enableChunkedPrefill": true, "enablePrefixCaching": true, "v1": true,
+                           "gpuMemoryUtilization": "0.9", "tensorParallelSize": 1},
+            "deploymentConfig": {
+                "image": {"registry": "docker.io", "name": "lmcache/vllm-openai:v0.3.13"},
+                "replicas": 1,
+                "resources": {"cpu": "2", "memory": "19Gi", "gpu": "1"},
+            },
+        },
+    })
+}
+
+fn agent_labels() -> Value {
+    json!({"app.kubernetes.io/component": "agent", "app.kubernetes.io/instance": "reviewers",
+           "app.kubernetes.io/managed-by": "function-inference", "app.kubernetes.io/name": "agentpool",
+           "infer.dev/model": "llama-8b"})
+}
+
+fn selector() -> Value {
+    json!({"app.kubernetes.io/component": "agent", "app.kubernetes.io/instance": "reviewers"})
+}
+
+#[test]
+fn with_its_model_the_pool_composes_server_agents_config_autoscaler_and_budget() {
+    let rsp = call(&with_model(
+        request("f1", pool(small_pool(), json!({}))),
+        vec![llama_8b()],
+    ));
+    assert_eq!(fatals(&rsp), Vec::<&str>::new());
+    assert_eq!(rsp.requirements, requirement());
+    assert_eq!(
+        names(&rsp),
+        [
+            "agent_config",
+            "agents",
+            "autoscaler",
+            "disruption_budget",
+            "model_server"
+        ]
+    );
+    assert_eq!(manifest(&rsp, "model_server"), small_pool_runtime());
+
+    let config = manifest(&rsp, "agent_config");
+    let document: Value =
+        serde_json::from_str(config["data"]["agent.json"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        document,
+        json!({
+            "model": {"name": "llama-8b", "servedModel": "meta-llama/Llama-3.1-8B-Instruct",
+                      "baseURL": "http://reviewers-model.team-a.svc.cluster.local/v1"},
+            "systemPrompt": "You are a careful code reviewer.",
+            "sampling": {"temperature": 0.2, "maxTokens": 1024, "maxContextLength": 8192},
+            "tools": [], "guardrails": [],
+        })
+    );
+    let hash = manifest(&rsp, "agents")["spec"]["template"]["metadata"]["annotations"]["infer.dev/config-hash"].clone();
+    assert_eq!(hash.as_str().map(str::len), Some(16));
+    assert_eq!(
+        manifest(&rsp, "agents"),
+        json!({
+            "apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "reviewers", "namespace": "team-a", "labels": agent_labels()},
+            "spec": {
+                "replicas": 2,
+                "selector": {"matchLabels": selector()},
+                "template": {
+                    "metadata": {"labels": agent_labels(), "annotations": {"infer.dev/config-hash": hash}},
+                    "spec": {
+                        "automountServiceAccountToken": false,
+                        "enableServiceLinks": false,
+                        "securityContext": {"runAsNonRoot": true, "runAsUser": 65532, "runAsGroup": 65532,
+                                            "fsGroup": 65532, "seccompProfile": {"type": "RuntimeDefault"}},
+                        "containers": [{
+                            "name": "agent",
+                            "image": "ghcr.io/example/agent-runtime:1.0",
+                            "env": [
+                                {"name": "OPENAI_BASE_URL", "value": "http://reviewers-model.team-a.svc.cluster.local/v1"},
+                                {"name": "OPENAI_MODEL", "value": "meta-llama/Llama-3.1-8B-Instruct"},
+                                {"name": "AGENT_CONFIG", "value": "/etc/agent/agent.json"},
+                            ],
+                            "resources": {"requests": {"cpu": "250m", "memory": "256Mi"}, "limits": {"memory": "1Gi"}},
+                            "securityContext": {"allowPrivilegeEscalation": false, "readOnlyRootFilesystem": true,
+                                                "runAsNonRoot": true, "capabilities": {"drop": ["ALL"]}},
+                            "volumeMounts": [
+                                {"name": "config", "mountPath": "/etc/agent", "readOnly": true},
+                                {"name": "tmp", "mountPath": "/tmp"},
+                            ],
+                        }],
+                        "volumes": [
+                            {"name": "config", "configMap": {"name": "reviewers-agent-config"}},
+                            {"name": "tmp", "emptyDir": {"sizeLimit": "256Mi"}},
+                        ],
+                    },
+                },
+            },
+        })
+    );
+    assert_eq!(
+        manifest(&rsp, "autoscaler"),
+        json!({
+            "apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+            "metadata": {"name": "reviewers", "namespace": "team-a", "labels": agent_labels()},
+            "spec": {
+                "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "reviewers"},
+                "minReplicas": 2, "maxReplicas": 6,
+                "metrics": [{"type": "Resource", "resource": {"name": "cpu",
+                             "target": {"type": "Utilization", "averageUtilization": 80}}}],
+            },
+        })
+    );
+    assert_eq!(
+        manifest(&rsp, "disruption_budget"),
+        json!({
+            "apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+            "metadata": {"name": "reviewers", "namespace": "team-a", "labels": agent_labels()},
+            "spec": {"maxUnavailable": 1, "selector": {"matchLabels": selector()}},
+        })
+    );
+    let st = status(&rsp);
+    assert_eq!(st["phase"], "Starting");
+    assert_eq!(st["model"], "team-a/llama-8b");
+    assert_eq!(
+        st["modelServer"],
+        json!({
+            "name": "reviewers-model", "replicas": 1,
+            "baseUrl": "http://reviewers-model.team-a.svc.cluster.local/v1",
+            "tokensPerSecondPerReplica": 65.6,
+            "formula": "batch 6 (KV cache room for 25311 tokens / 4096 average context, at most 256) x single-sequence \
+                        13.1 tokens/s, slowed by reading the batch's KV cache = 65.6 tokens/s per replica; \
+                        no tokensPerSecondBudget: 1 replica(s) (the Model's data-parallel shards, or 1)",
+        })
+    );
+    assert_eq!(
+        st["agents"],
+        json!({"warmReplicas": 2, "maxReplicas": 6, "configMap": "reviewers-agent-config"})
+    );
+    assert_eq!(
+        rsp.conditions,
+        vec![
+            condition(
+                "ModelResolved",
+                full::Status::ConditionTrue,
+                "Found",
+                "Model team-a/llama-8b served as meta-llama/Llama-3.1-8B-Instruct"
+            ),
+            condition(
+                "Sized",
+                full::Status::ConditionTrue,
+                "Sized",
+                "1 model-server replica(s) of 1 x L4 (float16), tensor parallel 1, max model length 8192"
+            ),
+            condition(
+                "Serving",
+                full::Status::ConditionFalse,
+                "ModelServerStarting",
+                "the model server has no available replica yet"
+            ),
+        ]
+    );
+}
+
+#[test]
+fn a_token_budget_sets_model_server_replicas_and_prewarm_sets_agent_replicas() {
+    let mut spec = small_pool();
+    spec["tokensPerSecondBudget"] = json!(200);
+    spec["maxReplicas"] = json!(20);
+    spec["prewarmPercent"] = json!(25);
+    let rsp = call(&with_model(
+        request("b1", pool(spec.clone(), json!({}))),
+        vec![llama_8b()],
+    ));
+    // A batch of 6 sequences of 4,096 tokens on average decodes 65.6
+    // tokens/s: ceil(200 / 65.6) = 4 model servers; max(2, ceil(20 x 25 / 100)) = 5 agents.
+    assert_eq!(
+        manifest(&rsp, "model_server")["spec"]["deploymentConfig"]["replicas"],
+        4
+    );
+    assert_eq!(manifest(&rsp, "agents")["spec"]["replicas"], 5);
+    assert_eq!(manifest(&rsp, "autoscaler")["spec"]["minReplicas"], 5);
+    assert_eq!(
+        status(&rsp)["modelServer"]["formula"],
+        "batch 6 (KV cache room for 25311 tokens / 4096 average context, at most 256) x single-sequence \
+         13.1 tokens/s, slowed by reading the batch's KV cache = 65.6 tokens/s per replica; \
+         replicas = ceil(tokensPerSecondBudget 200 / 65.6) = 4"
+    );
+    // Once the autoscaler scaled the agents, the observed count is carried forward.
+    let mut req = with_model(request("b2", pool(spec, json!({}))), vec![llama_8b()]);
+    req.observed.as_mut().unwrap().resources = [(
+        "agents".to_string(),
+        resource(json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "reviewers"}, "spec": {"replicas": 9}})),
+    )]
+    .into();
+    assert_eq!(manifest(&call(&req), "agents")["spec"]["replicas"], 9);
+}
+
+#[test]
+fn a_changed_model_resizes_the_runtime() {
+    let before = call(&with_model(
+        request("c1", pool(small_pool(), json!({}))),
+        vec![llama_8b()],
+    ));
+    assert_eq!(manifest(&before, "model_server"), small_pool_runtime());
+
+    // The Model now points at 70B fp8 weights with four tensor-parallel shards.
+    let mut spec = small_pool();
+    spec["gpuRequirements"] = json!({"type": "L4"});
+    let bigger = model(
+        "llama-8b",
+        json!({"weightsURI": "hf://meta-llama/Llama-3.1-70B-Instruct", "quantization": "fp8",
+               "parameterCount": "70B", "shardSpec": {"count": 4, "strategy": "tensor-parallel"}}),
+    );
+    let after = call(&with_model(
+        request("c2", pool(spec, json!({}))),
+        vec![bigger],
+    ));
+    assert_eq!(fatals(&after), Vec::<&str>::new());
+    let runtime = manifest(&after, "model_server");
+    assert_eq!(
+        runtime["spec"]["model"]["modelURL"],
+        "meta-llama/Llama-3.1-70B-Instruct"
+    );
+    assert_eq!(runtime["spec"]["vllmConfig"]["tensorParallelSize"], 4);
+    assert_eq!(runtime["spec"]["deploymentConfig"]["resources"]["gpu"], "4");
+    assert_eq!(
+        runtime["spec"]["vllmConfig"]["env"],
+        json!([{"name": "VLLM_WORKER_MULTIPROC_METHOD", "value": "spawn"}])
+    );
+    // The agents now talk to the new model.
+    let env = &manifest(&after, "agents")["spec"]["template"]["spec"]["containers"][0]["env"];
+    assert_eq!(
+        env[1],
+        json!({"name": "OPENAI_MODEL", "value": "meta-llama/Llama-3.1-70B-Instruct"})
+    );
+
+    // A shard count the head count does not allow names the Model's field.
+    let invalid = model(
+        "llama-8b",
+        json!({"weightsURI": "hf://meta-llama/Llama-3.1-8B-Instruct",
+               "shardSpec": {"count": 3, "strategy": "tensor-parallel"}}),
+    );
+    let mut spec = small_pool();
+    spec["gpuRequirements"] = json!({"type": "L4"});
+    let rsp = call(&with_model(
+        request("c3", pool(spec, json!({}))),
+        vec![invalid],
+    ));
+    let f = fatals(&rsp);
+    assert_eq!(f.len(), 1);
+    assert!(
+        f[0].starts_with(
+            "Model team-a/llama-8b spec.shardSpec.count: tensor parallel size 3 is not valid"
+        ),
+        "{}",
+        f[0]
+    );
+}
+
+#[test]
+fn a_cache_policy_gives_the_runtime_a_weights_volume_and_says_what_it_cannot_do() {
+    let mut m = llama_8b();
+    m["spec"]["cachePolicy"] =
+        json!({"priority": "high", "pinDuration": "2h", "evictionPolicy": "idle"});
+    let rsp = call(&with_model(
+        request("k1", pool(small_pool(), json!({}))),
+        vec![m],
+    ));
+    let runtime = manifest(&rsp, "model_server");
+    assert_eq!(
+        runtime["spec"]["storageConfig"],
+        json!({"enabled": true, "size": "18Gi", "mountPath": "/data", "accessMode": "ReadWriteOnce"})
+    );
+    assert_eq!(
+        runtime["spec"]["vllmConfig"]["env"],
+        json!([{"name": "HF_HOME", "value": "/data/huggingface"}])
+    );
+    assert_eq!(
+        status(&rsp)["notes"],
+        json!([
+            "cachePolicy.priority high is not applied: Kubernetes has no shared weights cache to rank; the volume holds the weights for as long as the runtime exists",
+            "cachePolicy.pinDuration is not applied: the volume is not evicted while the runtime exists",
+            "cachePolicy.evictionPolicy idle is not applied: the volume is deleted with the runtime, not on idleness or priority",
+        ])
+    );
+}
+
+#[test]
+fn credentials_never_reach_a_config_map() {
+    // A password inside the connection string: FATAL, naming the safe field,
+    // never echoing the value, and still asking for the Model.
+    let mut spec = small_pool();
+    spec["agentClass"]["memoryConfig"] = json!({"type": "redis", "ttl": "2h", "connectionString": "redis://:s3cr3t-p4ss@redis:6379/0"});
+    let rsp = call(&with_model(
+        request("s1", pool(spec, json!({}))),
+        vec![llama_8b()],
+    ));
+    assert_eq!(
+        rsp,
+        full::RunFunctionResponse {
+            meta: meta("s1", 60),
+            desired: Some(full::State::default()),
+            results: vec![fatal(
+                "CredentialInConfig",
+                "spec.agentClass.memoryConfig.connectionString holds a password, which would land in a ConfigMap; \
+                 put the connection string in a Secret and set spec.agentClass.memoryConfig.connectionSecretRef \
+                 {name, key} instead",
+            )],
+            requirements: requirement(),
+            ..Default::default()
+        }
+    );
+
+    // A guardrail setting that looks like a key: FATAL too.
+    let mut spec = small_pool();
+    spec["agentClass"]["guardrails"] =
+        json!([{"type": "content-filter", "action": "block", "config": {"apiKey": "sk-123"}}]);
+    let rsp = call(&with_model(
+        request("s2", pool(spec, json!({}))),
+        vec![llama_8b()],
+    ));
+    assert_eq!(
+        fatals(&rsp),
+        vec![
+            "spec.agentClass.guardrails[0].config.apiKey looks like a credential, which would land in a ConfigMap; \
+              put it in a Secret and pass it with spec.env valueFrom.secretKeyRef"
+        ]
+    );
+
+    // The Secret reference: the ConfigMap names only the variable, the pod reads the Secret.
+    let mut spec = small_pool();
+    spec["agentClass"]["memoryConfig"] = json!({"type": "redis", "ttl": "2h", "encrypted": true, "connectionSecretRef": {"name": "redis-auth"}});
+    let rsp = call(&with_model(
+        request("s3", pool(spec, json!({}))),
+        vec![llama_8b()],
+    ));
+    let config = manifest(&rsp, "agent_config");
+    let document: Value =
+        serde_json::from_str(config["data"]["agent.json"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        document["memory"],
+        json!({"type": "redis", "ttl": "2h", "encrypted": true, "connectionStringFromEnv": "AGENT_MEMORY_URL"})
+    );
+    assert!(!config.to_string().contains("redis-auth"));
+    let env = &manifest(&rsp, "agents")["spec"]["template"]["spec"]["containers"][0]["env"];
+    assert_eq!(
+        env[3],
+        json!({"name": "AGENT_MEMORY_URL", "valueFrom": {"secretKeyRef": {"name": "redis-auth", "key": "connectionString"}}})
+    );
+}
+
+#[test]
+fn autoscaling_metrics_map_to_the_hpa() {
+    let mut spec = small_pool();
+    spec["autoscaling"] = json!({
+        "metrics": [
+            {"type": "concurrent-sessions", "target": "30"},
+            {"type": "ttft-p95", "target": "500ms", "averagingWindow": "1m"},
+            {"type": "tokens-in-queue", "target": "100"},
+            {"type": "queue-depth", "target": "5"},
+            {"type": "tokens-per-second", "target": "2.5"},
+            {"type": "tool-call-rate", "target": "10"},
+            {"type": "context-length", "target": "4000"},
+            {"type": "cpu", "target": "70%"},
+            {"type": "gpu-temperature", "target": "80"},
+        ],
+        "behavior": {"scaleUp": {"stabilizationWindow": "45s", "maxChangeAbsolute": 3, "maxChangePercent": 50}},
+        "cooldownPeriod": "5m",
+    });
+    let rsp = call(&with_model(
+        request("h1", pool(spec.clone(), json!({}))),
+        vec![llama_8b()],
+    ));
+    let pods = |name: &str, value: &str| json!({"type": "Pods", "pods": {"metric": {"name": name}, "target": {"type": "AverageValue", "averageValue": value}}});
+    let hpa = manifest(&rsp, "autoscaler");
+    assert_eq!(
+        hpa["spec"],
+        json!({
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "reviewers"},
+            "minReplicas": 2, "maxReplicas": 6,
+            "metrics": [
+                pods("agent_concurrent_sessions", "30"),
+                pods("agent_ttft_p95_seconds", "500m"),
+                pods("agent_tokens_in_queue", "100"),
+                pods("agent_queue_depth", "5"),
+                pods("agent_tokens_per_second", "2500m"),
+                pods("agent_tool_calls_per_second", "10"),
+                pods("agent_context_length_tokens", "4000"),
+                {"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 70}}},
+            ],
+            "behavior": {
+                "scaleUp": {"stabilizationWindowSeconds": 45, "selectPolicy": "Min", "policies": [
+                    {"type": "Pods", "value": 3, "periodSeconds": 60},
+                    {"type": "Percent", "value": 50, "periodSeconds": 60},
+                ]},
+                "scaleDown": {"stabilizationWindowSeconds": 300},
+            },
+        })
+    );
+    let unsupported = "spec.autoscaling.metrics[8].type \"gpu-temperature\" has no HorizontalPodAutoscaler mapping and is not applied; \
+                       use concurrent-sessions, tokens-in-queue, queue-depth, tokens-per-second, tool-call-rate, context-length, ttft-p95, cpu or memory";
+    assert_eq!(rsp.results, vec![warning("AgentPoolWarning", unsupported)]);
+    let st = status(&rsp);
+    assert_eq!(st["warnings"], json!([unsupported]));
+    assert_eq!(
+        st["notes"],
+        json!([
+            unsupported,
+            "spec.autoscaling.metrics[1].averagingWindow is not applied: an HPA has no per-metric window; average in the metrics adapter's query",
+        ])
+    );
+    assert_eq!(
+        st["autoscaling"]["metrics"][8],
+        json!({"type": "gpu-temperature", "mappedTo": "not applied: no mapping"})
+    );
+    assert_eq!(
+        st["autoscaling"]["metrics"][1],
+        json!({"type": "ttft-p95", "mappedTo": "Pods agent_ttft_p95_seconds averageValue 500m"})
+    );
+
+    // The warning is an event once: the observed status already carries it.
+    let rsp = call(&with_model(
+        request("h2", pool(spec.clone(), json!({"warnings": [unsupported]}))),
+        vec![llama_8b()],
+    ));
+    assert_eq!(rsp.results, vec![]);
+
+    // A target that is not a number names its field.
+    spec["autoscaling"]["metrics"] = json!([{"type": "queue-depth", "target": "lots"}]);
+    let rsp = call(&with_model(
+        request("h3", pool(spec, json!({}))),
+        vec![llama_8b()],
+    ));
+    assert_eq!(
+        fatals(&rsp),
+        vec!["spec.autoscaling.metrics[0].target is \"lots\"; use a number such as 30"]
+    );
+}
+
+#[test]
+fn bad_specs_are_fatal_results_naming_the_field() {
+    let cases = [
+        (
+            "temperature out of range",
+            json!({"agentClass": {"temperature": 3.0}}),
+            "spec.agentClass.temperature is 3; use 0 to 2",
+        ),
+        (
+            "min above max",
+            json!({"minReplicas": 8, "maxReplicas": 4}),
+            "spec.minReplicas 8 exceeds spec.maxReplicas 4",
+        ),
+        (
+            "ingress without port",
+            json!({"ingressHost": "agents.example.com"}),
+            "spec.ingressHost needs spec.port: the Ingress routes to the agents' Service on that port",
+        ),
+        (
+            "GPU too small",
+            json!({"gpuRequirements": {"type": "L4", "count": 1, "memory": "40Gi"}}),
+            "spec.gpuRequirements.memory 40Gi exceeds the 22 GiB of a L4; choose a larger spec.gpuRequirements.type",
+        ),
+    ];
+    for (reason, patch, want) in cases {
+        let mut spec = small_pool();
+        merge(&mut spec, &patch);
+        let rsp = call(&with_model(
+            request("e", pool(spec, json!({}))),
+            vec![llama_8b()],
+        ));
+        assert_eq!(fatals(&rsp), vec![want], "{reason}");
+        assert_eq!(
+            rsp.requirements,
+            requirement(),
+            "{reason}: the requirement stays"
+        );
+    }
+}
+
+fn merge(into: &mut Value, patch: &Value) {
+    match (into, patch) {
+        (Value::Object(a), Value::Object(b)) => {
+            for (k, v) in b {
+                merge(a.entry(k.clone()).or_insert(Value::Null), v);
+            }
+        }
+        (slot, v) => *slot = v.clone(),
+    }
+}
+
+#[test]
+fn every_composed_manifest_is_schema_valid() {
+    let mut full_pool = small_pool();
+    merge(
+        &mut full_pool,
+        &json!({
+            "port": 8080, "ingressHost": "reviewers.example.com", "tokensPerSecondBudget": 30,
+            "env": [{"name": "LOG_LEVEL", "value": "debug"},
+                    {"name": "TOOL_TOKEN", "valueFrom": {"secretKeyRef": {"name": "tools", "key": "token"}}}],
+            "sessionAffinity": {"enabled": true, "keyHeader": "X-Session-ID", "ttl": "1h", "type": "conversation-id"},
+            "scheduling": {"priority": 80, "nodeSelector": {"workload": "ai-agent"}},
+            "autoscaling": {"metrics": [{"type": "concurrent-sessions", "target": "30"}, {"type": "memory", "target": "75"}],
+                            "behavior": {"scaleDown": {"maxChangePercent": 10, "periodSeconds": 120}}},
+            "agentClass": {
+                "toolPermissions": [{"name": "code_search", "rateLimit": "100/min", "timeout": "10s", "maxConcurrency": 3, "requiredScopes": ["read:code"]}],
+                "guardrails": [{"type": "pii-detection", "action": "redact", "threshold": 0.8, "config": {"mode": "strict"}}],
+                "slo": {"ttft": "500ms", "tokensPerSecond": 50, "p95Latency": "2s", "maxCostPerRequest": 0.01, "availabilityPercent": 99.9},
+                "memoryConfig": {"type": "postgres", "connectionSecretRef": {"name": "pg", "key": "dsn"}},
+            },
+        }),
+    );
+    let mut cached = llama_8b();
+    cached["spec"]["cachePolicy"] = json!({"priority": "critical"});
+    let mut problems = Vec::new();
+    for (spec, m) in [(small_pool(), llama_8b()), (full_pool, cached)] {
+        let rsp = call(&with_model(request("v", pool(spec, json!({}))), vec![m]));
+        assert_eq!(fatals(&rsp), Vec::<&str>::new());
+        for name in names(&rsp) {
+            problems.extend(
+                validate_composed(&manifest(&rsp, &name))
+                    .into_iter()
+                    .map(|p| format!("{name}: {p}")),
+            );
+        }
+    }
+    let rsp = call(&request(
+        "v",
+        json!({"apiVersion": "infer.dev/v1alpha1", "kind": "Model",
+        "metadata": {"name": "llama-8b", "namespace": "team-a"}, "spec": llama_8b()["spec"]}),
+    ));
+    problems.extend(validate_composed(&manifest(&rsp, "model_card")));
+    assert_eq!(problems, Vec::<String>::new());
+}
+
+fn model_xr(spec: Value, status: Value) -> Value {
+    json!({"apiVersion": "infer.dev/v1alpha1", "kind": "Model",
+           "metadata": {"name": "llama-8b", "namespace": "team-a"}, "spec": spec, "status": status})
+}
+
+#[test]
+fn a_model_reports_its_plans_its_size_and_its_card() {
+    let rsp = call(&request(
+        "m1",
+        model_xr(llama_8b()["spec"].clone(), json!({})),
+    ));
+    assert_eq!(rsp.results, vec![]);
+    let st = status(&rsp);
+    assert_eq!(st["phase"], "Ready");
+    assert_eq!(st["modelId"], "meta-llama/Llama-3.1-8B-Instruct");
+    assert_eq!(st["serveableOn"], "L4,L40S,A100-80GB,H100-80GB");
+    assert_eq!(
+        st["size"],
+        json!({"declared": "16Gi", "derivedGiB": 14.9, "formula": "8.00B parameters x 2 bytes (fp16) = 14.90 GiB", "consistent": true})
+    );
+    assert_eq!(st["plans"].as_array().map(Vec::len), Some(4));
+    assert_eq!(
+        rsp.conditions,
+        vec![condition(
+            "Servable",
+            full::Status::ConditionTrue,
+            "Planned",
+            "servable on L4, L40S, A100-80GB, H100-80GB"
+        )]
+    );
+    let card = manifest(&rsp, "model_card");
+    assert_eq!(card["metadata"]["name"], "llama-8b-model");
+    let model_json: Value =
+        serde_json::from_str(card["data"]["model.json"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        model_json,
+        json!({"name": "llama-8b", "weightsURI": "hf://meta-llama/Llama-3.1-8B-Instruct",
+               "modelId": "meta-llama/Llama-3.1-8B-Instruct", "size": "16Gi", "quantization": "fp16",
+               "parameterCount": "8B", "architecture": "llama"})
+    );
+
+    // A declared size that contradicts parameters x precision is a warning, once.
+    let mut spec = llama_8b()["spec"].clone();
+    spec["size"] = json!("4Gi");
+    let rsp = call(&request("m2", model_xr(spec.clone(), json!({}))));
+    let w = "spec.size 4Gi (4.00 GiB) contradicts 8.00B parameters x 2 bytes (fp16) = 14.90 GiB; check spec.parameterCount and spec.quantization, or correct spec.size";
+    assert_eq!(rsp.results, vec![warning("ModelWarning", w)]);
+    assert_eq!(status(&rsp)["size"]["consistent"], false);
+    assert_eq!(
+        call(&request("m3", model_xr(spec, json!({"warnings": [w]})))).results,
+        vec![]
+    );
+
+    // Weights no offered GPU can hold: Failed, with each GPU type's reason.
+    let mut req = request(
+        "m4",
+        model_xr(
+            json!({"weightsURI": "hf://meta-llama/Llama-3.1-405B-Instruct", "quantization": "fp32"}),
+            json!({}),
+        ),
+    );
+    req.input = Some(input(json!({"defaults": {"offeredGpuTypes": ["L4"]}})));
+    let rsp = call(&req);
+    let st = status(&rsp);
+    assert_eq!(st["phase"], "Failed");
+    assert!(
+        st["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("no offered GPU type (L4) can serve the Model: L4: "),
+        "{}",
+        st["reason"]
+    );
+    assert_eq!(
+        rsp.conditions[0].status,
+        full::Status::ConditionFalse as i32
+    );
+}
+
+#[test]
+fn llm_inference_model_ref_waits_for_and_serves_the_model() {
+    let xr = json!({"apiVersion": "infer.dev/v1alpha1", "kind": "LLMInference",
+                    "metadata": {"name": "chat", "namespace": "team-a"},
+                    "spec": {"modelRef": {"name": "llama-8b"}, "gpuType": "L40S"}});
+    let rsp = call(&request("l1", xr.clone()));
+    assert_eq!(fatals(&rsp), Vec::<&str>::new());
+    assert_eq!(rsp.requirements, requirement());
+    assert_eq!(names(&rsp), Vec::<String>::new());
+    assert_eq!(rsp.conditions[0].reason, "WaitingForModel");
+
+    let mut m = llama_8b();
+    m["spec"]["cachePolicy"] = json!({"priority": "low"});
+    let rsp = call(&with_model(request("l2", xr), vec![m]));
+    assert_eq!(fatals(&rsp), Vec::<&str>::new());
+    assert_eq!(rsp.requirements, requirement());
+    let runtime = manifest(&rsp, "vllm_runtime");
+    assert_eq!(
+        runtime["spec"]["model"]["modelURL"],
+        "meta-llama/Llama-3.1-8B-Instruct"
+    );
+    assert_eq!(runtime["spec"]["model"]["dtype"], "float16");
+    assert_eq!(runtime["spec"]["storageConfig"]["size"], "18Gi");
+}
