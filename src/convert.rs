@@ -6,9 +6,18 @@
 //! Non-finite doubles have no JSON form; they become the strings protobuf's
 //! JSON mapping uses ("NaN", "Infinity", "-Infinity"), so a typed field that
 //! expects a number rejects them with its path instead of reading garbage.
+//!
+//! [`decode_object`] reads an encoded `Struct` straight into JSON, without
+//! building the `prost_types` tree first: the function decodes the observed
+//! XR and a few observed resources on every call, and the intermediate tree
+//! (a map and a string for every key, then dropped) cost more than the rest
+//! of the call. It gives exactly what `struct_to_json` of the decoded
+//! `Struct` gives, minus `metadata.managedFields`, which no composer reads
+//! and which is often half of an object's bytes.
 
 use std::collections::BTreeMap;
 
+use prost::encoding::WireType;
 use prost_types::{ListValue, Struct, Value as PbValue, value::Kind};
 use serde_json::{Map, Number, Value};
 
@@ -75,6 +84,175 @@ pub fn json_to_value(v: &Value) -> PbValue {
     PbValue { kind: Some(kind) }
 }
 
+/// The path [`decode_object`] leaves out.
+pub const SKIPPED_PATH: [&str; 2] = ["metadata", "managedFields"];
+
+/// Deepest nesting accepted, as prost's own limit.
+const RECURSION_LIMIT: u32 = 100;
+
+/// A decode failure; the caller falls back to prost's decoder for its message.
+#[derive(Debug, PartialEq, Eq)]
+pub struct DecodeError;
+
+/// Decodes the bytes of a `google.protobuf.Struct` into a JSON object equal
+/// to `struct_to_json(&Struct::decode(bytes)?)`, without `metadata.managedFields`.
+pub fn decode_object(bytes: &[u8]) -> Result<Map<String, Value>, DecodeError> {
+    let mut out = Map::new();
+    decode_struct_into(bytes, &mut out, Some(&SKIPPED_PATH), 0)?;
+    Ok(out)
+}
+
+type Skip<'a> = Option<&'a [&'a str]>;
+
+fn decode_struct_into(
+    mut buf: &[u8],
+    out: &mut Map<String, Value>,
+    skip: Skip,
+    depth: u32,
+) -> Result<(), DecodeError> {
+    if depth > RECURSION_LIMIT {
+        return Err(DecodeError);
+    }
+    while !buf.is_empty() {
+        let (field, wire) = key(&mut buf)?;
+        if field != 1 {
+            skip_field(wire, &mut buf)?;
+            continue;
+        }
+        let mut entry = length_delimited(wire, &mut buf)?;
+        // A map entry: key = 1 (string), value = 2 (Value); absent means default.
+        let mut name: &str = "";
+        let mut value: Option<&[u8]> = None;
+        while !entry.is_empty() {
+            let (f, w) = key(&mut entry)?;
+            match f {
+                1 => {
+                    name = std::str::from_utf8(length_delimited(w, &mut entry)?)
+                        .map_err(|_| DecodeError)?
+                }
+                2 => value = Some(length_delimited(w, &mut entry)?),
+                _ => skip_field(w, &mut entry)?,
+            }
+        }
+        let below = match skip {
+            Some([first, rest @ ..]) if *first == name => {
+                if rest.is_empty() {
+                    out.remove(name);
+                    continue;
+                }
+                Some(rest)
+            }
+            _ => None,
+        };
+        let decoded = match value {
+            Some(v) => decode_value(v, below, depth + 1)?,
+            None => Value::Null,
+        };
+        out.insert(name.to_string(), decoded);
+    }
+    Ok(())
+}
+
+/// Decodes a `google.protobuf.Value`. A oneof set twice keeps the last, and
+/// merges when both are structs or both lists, as prost does.
+fn decode_value(mut buf: &[u8], skip: Skip, depth: u32) -> Result<Value, DecodeError> {
+    if depth > RECURSION_LIMIT {
+        return Err(DecodeError);
+    }
+    let mut v = Value::Null;
+    while !buf.is_empty() {
+        let (field, wire) = key(&mut buf)?;
+        match (field, wire) {
+            (1, WireType::Varint) => {
+                varint(&mut buf)?;
+                v = Value::Null;
+            }
+            (2, WireType::SixtyFourBit) => {
+                let (n, rest) = buf.split_first_chunk::<8>().ok_or(DecodeError)?;
+                buf = rest;
+                v = number_to_json(f64::from_le_bytes(*n));
+            }
+            (3, WireType::LengthDelimited) => {
+                let s = length_delimited(wire, &mut buf)?;
+                v = Value::String(std::str::from_utf8(s).map_err(|_| DecodeError)?.to_string());
+            }
+            (4, WireType::Varint) => v = Value::Bool(varint(&mut buf)? != 0),
+            (5, WireType::LengthDelimited) => {
+                let s = length_delimited(wire, &mut buf)?;
+                if !v.is_object() {
+                    v = Value::Object(Map::new());
+                }
+                if let Value::Object(m) = &mut v {
+                    decode_struct_into(s, m, skip, depth + 1)?;
+                }
+            }
+            (6, WireType::LengthDelimited) => {
+                let mut list = length_delimited(wire, &mut buf)?;
+                if !v.is_array() {
+                    v = Value::Array(Vec::new());
+                }
+                if let Value::Array(items) = &mut v {
+                    while !list.is_empty() {
+                        let (f, w) = key(&mut list)?;
+                        if f == 1 {
+                            let item = length_delimited(w, &mut list)?;
+                            items.push(decode_value(item, None, depth + 2)?);
+                        } else {
+                            skip_field(w, &mut list)?;
+                        }
+                    }
+                }
+            }
+            (1..=6, _) => return Err(DecodeError),
+            _ => skip_field(wire, &mut buf)?,
+        }
+    }
+    Ok(v)
+}
+
+fn varint(buf: &mut &[u8]) -> Result<u64, DecodeError> {
+    prost::encoding::decode_varint(buf).map_err(|_| DecodeError)
+}
+
+fn key(buf: &mut &[u8]) -> Result<(u32, WireType), DecodeError> {
+    let k = varint(buf)?;
+    let wire = WireType::try_from(k & 7).map_err(|_| DecodeError)?;
+    let field = u32::try_from(k >> 3).map_err(|_| DecodeError)?;
+    if field == 0 {
+        return Err(DecodeError);
+    }
+    Ok((field, wire))
+}
+
+fn length_delimited<'a>(wire: WireType, buf: &mut &'a [u8]) -> Result<&'a [u8], DecodeError> {
+    if wire != WireType::LengthDelimited {
+        return Err(DecodeError);
+    }
+    let len = usize::try_from(varint(buf)?).map_err(|_| DecodeError)?;
+    if len > buf.len() {
+        return Err(DecodeError);
+    }
+    let (head, rest) = buf.split_at(len);
+    *buf = rest;
+    Ok(head)
+}
+
+fn skip_field(wire: WireType, buf: &mut &[u8]) -> Result<(), DecodeError> {
+    let n = match wire {
+        WireType::Varint => return varint(buf).map(|_| ()),
+        WireType::SixtyFourBit => 8,
+        WireType::ThirtyTwoBit => 4,
+        WireType::LengthDelimited => return length_delimited(wire, buf).map(|_| ()),
+        // proto3 has no groups; prost's decoder gives the real error.
+        WireType::StartGroup | WireType::EndGroup => return Err(DecodeError),
+    };
+    if n > buf.len() {
+        return Err(DecodeError);
+    }
+    *buf = &buf[n..];
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -114,5 +292,53 @@ mod tests {
     #[test]
     fn an_unset_value_is_null() {
         assert_eq!(value_to_json(&PbValue { kind: None }), Value::Null);
+    }
+
+    #[test]
+    fn decoding_bytes_equals_decoding_the_struct_without_managed_fields() {
+        use prost::Message;
+        let v = json!({
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "x", "labels": {"a": "b"}, "generation": 3,
+                         "managedFields": [{"manager": "m", "fieldsV1": {"f:data": {}}}]},
+            "data": {"k": "v", "": "empty key"}, "list": [1, 2.5, null, true, {"n": -7}, [], [[1]]],
+            "empty": {}, "s": "", "f": false, "nested": {"metadata": {"managedFields": "kept"}},
+        });
+        let s = json_to_struct(v.as_object().unwrap());
+        let bytes = s.encode_to_vec();
+        let mut want = struct_to_json(&s);
+        want["metadata"]
+            .as_object_mut()
+            .unwrap()
+            .remove("managedFields");
+        assert_eq!(decode_object(&bytes), Ok(want));
+        // Non-finite numbers and an unset value, which JSON cannot express.
+        let odd = Struct {
+            fields: [
+                (
+                    "nan".to_string(),
+                    PbValue {
+                        kind: Some(Kind::NumberValue(f64::NAN)),
+                    },
+                ),
+                ("unset".to_string(), PbValue { kind: None }),
+            ]
+            .into(),
+        };
+        assert_eq!(
+            decode_object(&odd.encode_to_vec()),
+            Ok(struct_to_json(&odd))
+        );
+        // Truncations fail or agree with prost; none panics.
+        for cut in 0..bytes.len() {
+            if let (Ok(got), Ok(s)) = (decode_object(&bytes[..cut]), Struct::decode(&bytes[..cut]))
+            {
+                let mut want = struct_to_json(&s);
+                if let Some(Value::Object(md)) = want.get_mut("metadata") {
+                    md.remove("managedFields");
+                }
+                assert_eq!(got, want, "cut at {cut}");
+            }
+        }
     }
 }

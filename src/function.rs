@@ -7,11 +7,15 @@
 //! returns. Any problem with the request becomes a FATAL result that names
 //! it; nothing here panics on bad input.
 
+use std::collections::BTreeMap;
+
+use prost::Message;
 use serde_json::{Map, Value};
 
-use crate::compose::{self, ComposeRequest, Composite, Observed};
+use crate::compose::{self, ComposeRequest, Composite, Observed, Refusal};
 use crate::convert::{json_to_struct, struct_to_json};
 use crate::input::{Input, Settings};
+use crate::memo::{Entry, Key, Memo};
 use crate::outcome;
 use crate::proto::{full, wire};
 use crate::raw_resource::RawResource;
@@ -68,14 +72,18 @@ pub fn noop(req: &wire::RunFunctionRequest) -> Call {
 /// The core of [`run`]. `subject` is filled in as soon as the XR is read, so
 /// a caller that catches a panic can still say which XR caused it.
 pub fn respond(req: wire::RunFunctionRequest, subject: &mut Subject) -> wire::RunFunctionResponse {
-    respond_with(req, subject, compose::composer_for)
+    respond_with(req, subject, compose::composer_for, None)
 }
 
-/// [`respond`] with the composer lookup given (see [`compose::Dispatch`]).
+/// [`respond`] with the composer lookup given (see [`compose::Dispatch`]),
+/// answering from `memo` when it holds the composer's output for exactly
+/// these inputs (see [`crate::memo`]) and filling it otherwise. The response
+/// is the same either way. A memo must only ever see one `dispatch`.
 pub fn respond_with(
     mut req: wire::RunFunctionRequest,
     subject: &mut Subject,
     dispatch: compose::Dispatch,
+    memo: Option<&Memo>,
 ) -> wire::RunFunctionResponse {
     let tag = req.meta.as_ref().map(|m| m.tag.clone()).unwrap_or_default();
     let mut rsp = wire::RunFunctionResponse {
@@ -87,6 +95,20 @@ pub fn respond_with(
         desired: Some(req.desired.take().unwrap_or_default()),
         ..Default::default()
     };
+    let empty = Default::default();
+    let observed_resources = req.observed.as_ref().map_or(&empty, |o| &o.resources);
+    let key = memo.and_then(|_| memo_key(&req));
+    if let (Some(memo), Some(key)) = (memo, &key)
+        && let Some(hit) = memo.get(key, |name| {
+            observed_resources.get(name).map(RawResource::as_bytes)
+        })
+    {
+        if let Some(meta) = rsp.meta.as_mut() {
+            meta.ttl = Some(ttl(hit.ttl_seconds));
+        }
+        *subject = hit.subject.clone();
+        return finish(rsp, &Observed::new(observed_resources), &hit.outcome);
+    }
     let settings = match read_input(req.input.as_ref()) {
         Ok(s) => s,
         Err(message) => return refuse(rsp, "InvalidInput", message),
@@ -112,8 +134,6 @@ pub fn respond_with(
         );
         return refuse(rsp, "UnknownKind", message);
     };
-    let empty = Default::default();
-    let observed_resources = req.observed.as_ref().map_or(&empty, |o| &o.resources);
     let request = ComposeRequest {
         xr: &composite,
         observed: Observed::new(observed_resources),
@@ -123,8 +143,16 @@ pub fn respond_with(
     // A panic in a composer is a bug; answering FATAL here keeps the desired
     // state of earlier steps in the response instead of losing it.
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| compose(&request))) {
-        Ok(Ok(composition)) => apply(rsp, &composite, &request.observed, composition),
-        Ok(Err(refusal)) => refuse(rsp, refusal.reason, refusal.message),
+        Ok(outcome) => {
+            let outcome = outcome.map(|c| Encoded::new(&composite, c));
+            let reads = request.observed.reads();
+            let rsp = finish(rsp, &request.observed, &outcome);
+            if let (Some(memo), Some(key)) = (memo, &key) {
+                let entry = Entry::new(key, reads, subject.clone(), settings.ttl_seconds, outcome);
+                memo.insert(key, entry);
+            }
+            rsp
+        }
         Err(panic) => {
             let what = panic_message(panic.as_ref());
             tracing::error!(kind = %composite.kind, name = %composite.name, panic = %what, "composer panicked");
@@ -134,6 +162,38 @@ pub fn respond_with(
             );
             refuse(rsp, "InternalError", message)
         }
+    }
+}
+
+/// What identifies a call's composer inputs besides the observed resources
+/// it reads; None when there is no composite (such calls are cheap anyway).
+fn memo_key(req: &wire::RunFunctionRequest) -> Option<Key<'_>> {
+    let composite = req.observed.as_ref()?.composite.as_ref()?.as_bytes();
+    // A leading byte tells an absent input from an empty one.
+    let input = match &req.input {
+        None => vec![0],
+        Some(i) => {
+            let mut b = vec![1];
+            i.encode(&mut b).ok()?;
+            b
+        }
+    };
+    let mut required = Vec::new();
+    for (name, resources) in &req.required_resources {
+        prost::encoding::string::encode(1, name, &mut required);
+        prost::encoding::message::encode(2, resources, &mut required);
+    }
+    Some(Key::new(composite, input, required))
+}
+
+fn finish(
+    rsp: wire::RunFunctionResponse,
+    observed: &Observed,
+    outcome: &Result<Encoded, Refusal>,
+) -> wire::RunFunctionResponse {
+    match outcome {
+        Ok(encoded) => apply(rsp, observed, encoded),
+        Err(refusal) => refuse(rsp, refusal.reason, refusal.message.clone()),
     }
 }
 
@@ -171,30 +231,100 @@ fn observed_composite(req: &wire::RunFunctionRequest) -> Result<Composite, Strin
         .as_ref()
         .and_then(|o| o.composite.as_ref())
         .ok_or("the request has no observed composite resource")?;
+    // The fast path reads the bytes straight into JSON; anything unusual
+    // goes through prost, whose errors are the ones reported.
+    if let Some(object) = raw
+        .struct_bytes()
+        .and_then(|b| crate::convert::decode_object(b).ok())
+    {
+        return Composite::from_object(object);
+    }
     let full = raw
         .decode_full()
         .map_err(|e| format!("cannot decode the observed composite resource: {e}"))?;
-    let object = full
+    let mut object = full
         .resource
         .as_ref()
         .map(struct_to_json)
         .ok_or("the observed composite resource is empty")?;
+    compose::drop_managed_fields(&mut object);
     Composite::from_object(object)
+}
+
+/// A composition as the response carries it: manifests encoded once, and
+/// the desired XR precomputed for the usual case of no earlier step having
+/// set one. This is what the memo keeps.
+#[derive(Debug)]
+pub struct Encoded {
+    api_version: String,
+    kind: String,
+    resources: BTreeMap<String, RawResource>,
+    status: Map<String, Value>,
+    /// `merge_status` over no desired XR; None when there is no status.
+    status_only: Option<RawResource>,
+    conditions: Vec<wire::Condition>,
+    results: Vec<wire::Result>,
+    requirements: BTreeMap<String, wire::ResourceSelector>,
+    keep_observed: Vec<String>,
+}
+
+impl Encoded {
+    fn new(xr: &Composite, composition: compose::Composition) -> Self {
+        let status_only = (!composition.status.is_empty())
+            .then(|| merge_status(None, &xr.api_version, &xr.kind, composition.status.clone()));
+        Self {
+            api_version: xr.api_version.clone(),
+            kind: xr.kind.clone(),
+            resources: composition
+                .resources
+                .into_iter()
+                .map(|(name, c)| (name, encode_resource(&c.manifest, c.ready)))
+                .collect(),
+            status: composition.status,
+            status_only,
+            conditions: composition.conditions,
+            results: composition.results,
+            requirements: composition.requirements,
+            keep_observed: composition.keep_observed,
+        }
+    }
+
+    /// Roughly the bytes it holds, for the memo's budget.
+    pub fn size(&self) -> usize {
+        let resources: usize = self
+            .resources
+            .iter()
+            .map(|(n, r)| n.len() + r.as_bytes().len())
+            .sum();
+        let messages: usize = self
+            .conditions
+            .iter()
+            .map(|c| c.message.as_ref().map_or(0, String::len) + 64)
+            .chain(self.results.iter().map(|r| r.message.len() + 64))
+            .sum();
+        resources
+            + 2 * self.status_only.as_ref().map_or(0, |r| r.as_bytes().len())
+            + messages
+            + 256 * self.requirements.len()
+    }
 }
 
 fn apply(
     mut rsp: wire::RunFunctionResponse,
-    xr: &Composite,
     observed: &Observed,
-    composition: compose::Composition,
+    composition: &Encoded,
 ) -> wire::RunFunctionResponse {
     let desired = rsp.desired.get_or_insert_with(Default::default);
     if !composition.status.is_empty() {
-        desired.composite = Some(merge_status(
-            desired.composite.as_ref(),
-            xr,
-            composition.status,
-        ));
+        desired.composite = Some(match (&desired.composite, &composition.status_only) {
+            (None, Some(status_only)) => status_only.clone(),
+            (existing, _) => merge_status(
+                existing.as_ref(),
+                &composition.api_version,
+                &composition.kind,
+                composition.status.clone(),
+            ),
+        });
     }
     for name in &composition.keep_observed {
         if composition.resources.contains_key(name) || desired.resources.contains_key(name) {
@@ -208,16 +338,15 @@ fn apply(
             );
         }
     }
-    for (name, composed) in composition.resources {
-        desired
-            .resources
-            .insert(name, encode_resource(&composed.manifest, composed.ready));
+    for (name, resource) in &composition.resources {
+        desired.resources.insert(name.clone(), resource.clone());
     }
-    rsp.results.extend(composition.results);
-    rsp.conditions.extend(composition.conditions);
+    rsp.results.extend(composition.results.iter().cloned());
+    rsp.conditions
+        .extend(composition.conditions.iter().cloned());
     if !composition.requirements.is_empty() {
         rsp.requirements = Some(wire::Requirements {
-            resources: composition.requirements,
+            resources: composition.requirements.clone(),
             ..Default::default()
         });
     }
@@ -229,7 +358,8 @@ fn apply(
 /// a function never sets an XR's spec or metadata.
 fn merge_status(
     existing: Option<&RawResource>,
-    xr: &Composite,
+    api_version: &str,
+    kind: &str,
     status: Map<String, Value>,
 ) -> RawResource {
     let mut existing = existing
@@ -242,10 +372,10 @@ fn merge_status(
         .unwrap_or_default();
     object
         .entry("apiVersion")
-        .or_insert_with(|| Value::String(xr.api_version.clone()));
+        .or_insert_with(|| Value::String(api_version.to_string()));
     object
         .entry("kind")
-        .or_insert_with(|| Value::String(xr.kind.clone()));
+        .or_insert_with(|| Value::String(kind.to_string()));
     let merged = object
         .entry("status")
         .or_insert_with(|| Value::Object(Map::new()));

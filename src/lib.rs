@@ -13,6 +13,7 @@ pub mod de;
 pub mod function;
 pub mod input;
 pub mod manifests;
+pub mod memo;
 pub mod outcome;
 pub mod package;
 pub mod proto;

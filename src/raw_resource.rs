@@ -31,6 +31,39 @@ impl RawResource {
         full::Resource::decode(self.bytes.as_slice())
     }
 
+    /// The encoded `resource` Struct (field 1) as a slice of these bytes,
+    /// for `convert::decode_object`. None when the field is absent, appears
+    /// more than once (prost would merge the parts) or the framing is bad:
+    /// then `decode_full` is the way to read it.
+    pub fn struct_bytes(&self) -> Option<&[u8]> {
+        let mut buf = self.bytes.as_slice();
+        let mut found = None;
+        while !buf.is_empty() {
+            let (tag, wire_type) = encoding::decode_key(&mut buf).ok()?;
+            match wire_type {
+                WireType::LengthDelimited => {
+                    let len = usize::try_from(decode_varint(&mut buf).ok()?).ok()?;
+                    if len > buf.len() {
+                        return None;
+                    }
+                    let (field, rest) = buf.split_at(len);
+                    buf = rest;
+                    if tag == 1 {
+                        if found.is_some() {
+                            return None;
+                        }
+                        found = Some(field);
+                    }
+                }
+                WireType::Varint => {
+                    decode_varint(&mut buf).ok()?;
+                }
+                _ => return None,
+            }
+        }
+        found
+    }
+
     /// The encoded message, without its length prefix.
     pub fn as_bytes(&self) -> &[u8] {
         &self.bytes
@@ -80,12 +113,27 @@ impl Message for RawResource {
                 encode_key(tag, wire_type, out);
                 out.put_u32_le(value);
             }
+            // Copied straight from the request's buffer: this is most of a
+            // request's bytes, so no intermediate Vec.
             WireType::LengthDelimited => {
-                let mut value = Vec::new();
-                encoding::bytes::merge(wire_type, &mut value, buf, ctx)?;
+                let len = decode_varint(buf)?;
+                if len > buf.remaining() as u64 {
+                    // prost's own error for a field longer than its message
+                    // (its constructor is not public): a 1-byte field with no bytes.
+                    let mut short: &[u8] = &[1];
+                    return encoding::bytes::merge(wire_type, &mut Vec::new(), &mut short, ctx);
+                }
                 encode_key(tag, wire_type, out);
-                encode_varint(value.len() as u64, out);
-                out.extend_from_slice(&value);
+                encode_varint(len, out);
+                let mut left = len as usize;
+                out.reserve(left);
+                while left > 0 {
+                    let chunk = buf.chunk();
+                    let n = chunk.len().min(left);
+                    out.extend_from_slice(&chunk[..n]);
+                    buf.advance(n);
+                    left -= n;
+                }
             }
             // proto3 has no groups and the protocol defines none; skipping
             // validates their nesting.
@@ -138,6 +186,15 @@ mod tests {
         let raw = RawResource::decode(encoded.as_slice()).unwrap();
         assert_eq!(raw.encode_to_vec(), encoded);
         assert_eq!(raw.decode_full().unwrap(), r);
+    }
+
+    #[test]
+    fn struct_bytes_is_the_resource_field() {
+        let r = resource();
+        let raw = RawResource::decode(r.encode_to_vec().as_slice()).unwrap();
+        let bytes = raw.struct_bytes().expect("the resource field");
+        assert_eq!(Struct::decode(bytes).unwrap(), r.resource.unwrap());
+        assert_eq!(RawResource::default().struct_bytes(), None);
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! the resources Crossplane fetched for it) to the resources it wants, the XR
 //! status it reports and the conditions and results that explain it.
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 
 use serde::de::DeserializeOwned;
@@ -18,7 +19,7 @@ pub struct Composite {
     pub kind: String,
     pub name: String,
     pub namespace: String,
-    /// The whole object as Crossplane sent it.
+    /// The whole object as Crossplane sent it, less `metadata.managedFields`.
     pub object: Map<String, Value>,
 }
 
@@ -94,20 +95,62 @@ pub fn str_at<'a>(object: &'a Map<String, Value>, path: &[&str]) -> &'a str {
 }
 
 /// Observed composed resources, decoded only when a composer asks for one.
+/// It remembers which ones were asked for: the memo (`crate::memo`) may
+/// reuse a composer's output only while those resources are unchanged.
 pub struct Observed<'a> {
     resources: &'a BTreeMap<String, RawResource>,
+    reads: RefCell<Vec<String>>,
 }
 
 impl<'a> Observed<'a> {
     pub fn new(resources: &'a BTreeMap<String, RawResource>) -> Self {
-        Self { resources }
+        Self {
+            resources,
+            reads: RefCell::default(),
+        }
     }
 
-    /// The observed object composed under `name`, if it exists and decodes.
+    /// The names asked for so far with the bytes each had (None: not observed).
+    pub fn reads(&self) -> Vec<(String, Option<Vec<u8>>)> {
+        let mut names = self.reads.borrow().clone();
+        names.sort();
+        names.dedup();
+        names
+            .into_iter()
+            .map(|n| {
+                let bytes = self.resources.get(&n).map(|r| r.as_bytes().to_vec());
+                (n, bytes)
+            })
+            .collect()
+    }
+
+    /// The observed object composed under `name`, if it exists and decodes,
+    /// less `metadata.managedFields`.
     pub fn get(&self, name: &str) -> Option<Map<String, Value>> {
+        self.reads.borrow_mut().push(name.to_string());
         let raw = self.resources.get(name)?;
+        // The fast path reads the bytes straight into JSON; anything unusual
+        // goes through prost, which decides what it means.
+        if let Some(object) = raw
+            .struct_bytes()
+            .and_then(|b| crate::convert::decode_object(b).ok())
+        {
+            return Some(object);
+        }
         let full = raw.decode_full().ok()?;
-        full.resource.as_ref().map(crate::convert::struct_to_json)
+        full.resource.as_ref().map(|s| {
+            let mut object = crate::convert::struct_to_json(s);
+            drop_managed_fields(&mut object);
+            object
+        })
+    }
+}
+
+/// Removes `metadata.managedFields`, as `convert::decode_object` leaves it out:
+/// no composer reads it, and it is often half of an object.
+pub fn drop_managed_fields(object: &mut Map<String, Value>) {
+    if let Some(Value::Object(md)) = object.get_mut("metadata") {
+        md.remove("managedFields");
     }
 }
 

@@ -47,6 +47,10 @@ pub struct ServeArgs {
     /// Address for Prometheus metrics at /metrics; empty disables them.
     #[arg(long, default_value = ":8080")]
     pub metrics_address: String,
+    /// Memory for remembering composer outputs, in MiB: a reconcile whose
+    /// inputs equal an earlier one's is answered without composing again. 0 disables.
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(0..=1024))]
+    pub memo_mib: u32,
     /// Answer every call with only the tag and TTL: the transport's cost floor, for load tests.
     #[arg(long, hide = true)]
     pub noop: bool,
@@ -115,7 +119,10 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     } else {
         Runner::Function
     };
-    let handler = Handler::new(runner, metrics);
+    // Build the catalogs now, not on the first call.
+    let _ = (crate::sizing::gpus().len(), crate::sizing::models().len());
+    let handler =
+        Handler::new(runner, metrics).with_memo_bytes(args.memo_mib as usize * 1024 * 1024);
     tracing::info!(address = %listener.local_addr()?, tls = tls.is_some(), "serving FunctionRunnerService");
     run(
         listener,

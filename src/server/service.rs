@@ -3,6 +3,7 @@
 //! result so one bad request cannot take the server down.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
 use std::time::Instant;
 
 use tonic::{Request, Response, Status};
@@ -10,6 +11,7 @@ use tonic::{Request, Response, Status};
 use super::Metrics;
 use crate::compose::{self, Dispatch};
 use crate::function::{self, Call, Subject};
+use crate::memo::Memo;
 use crate::outcome;
 use crate::proto::wire::{self, function_runner_service_server::FunctionRunnerService};
 
@@ -22,27 +24,48 @@ pub enum Runner {
     Noop,
 }
 
+/// Bytes the response memo may hold unless told otherwise (`--memo-mib`).
+pub const DEFAULT_MEMO_BYTES: usize = 4 * 1024 * 1024;
+
 /// The gRPC service.
 #[derive(Clone)]
 pub struct Handler {
     runner: Runner,
     metrics: Metrics,
+    memo: Option<Arc<Memo>>,
     dispatch: Dispatch,
 }
 
 impl Handler {
+    /// A handler with the default memo (see `crate::memo`).
     pub fn new(runner: Runner, metrics: Metrics) -> Self {
         Self {
             runner,
             metrics,
+            memo: Some(Arc::new(Memo::new(DEFAULT_MEMO_BYTES))),
             dispatch: compose::composer_for,
         }
     }
 
+    /// The same handler with a memo of `bytes` (0: none).
+    pub fn with_memo_bytes(mut self, bytes: usize) -> Self {
+        self.memo = (bytes > 0).then(|| Arc::new(Memo::new(bytes)));
+        self
+    }
+
     /// The same handler finding composers with `dispatch` (tests use this
-    /// to prove that a panicking composer is answered FATAL).
+    /// to prove that a panicking composer is answered FATAL). A memo filled
+    /// by another dispatch does not apply, so it starts a new one.
     pub fn with_dispatch(self, dispatch: Dispatch) -> Self {
-        Self { dispatch, ..self }
+        let memo = self
+            .memo
+            .as_ref()
+            .map(|_| Arc::new(Memo::new(DEFAULT_MEMO_BYTES)));
+        Self {
+            dispatch,
+            memo,
+            ..self
+        }
     }
 }
 
@@ -61,7 +84,7 @@ impl FunctionRunnerService for Handler {
         let started = Instant::now();
         let call = match self.runner {
             Runner::Noop => function::noop(&req),
-            Runner::Function => run_catching_panics(req, self.dispatch),
+            Runner::Function => run_catching_panics(req, self.dispatch, self.memo.as_deref()),
         };
         let elapsed = started.elapsed();
         self.metrics.record(&call, elapsed);
@@ -77,11 +100,15 @@ impl FunctionRunnerService for Handler {
     }
 }
 
-fn run_catching_panics(req: wire::RunFunctionRequest, dispatch: Dispatch) -> Call {
+fn run_catching_panics(
+    req: wire::RunFunctionRequest,
+    dispatch: Dispatch,
+    memo: Option<&Memo>,
+) -> Call {
     let tag = req.meta.as_ref().map(|m| m.tag.clone()).unwrap_or_default();
     let mut subject = Subject::default();
     match catch_unwind(AssertUnwindSafe(|| {
-        function::respond_with(req, &mut subject, dispatch)
+        function::respond_with(req, &mut subject, dispatch, memo)
     })) {
         Ok(response) => Call { subject, response },
         Err(panic) => {

@@ -1,0 +1,540 @@
+//! Load tool for function-inference: a closed loop of `-c` concurrent
+//! `RunFunction` calls on ONE HTTP/2 connection (as Crossplane calls a
+//! function), every response checked, results as JSON on stdout.
+//!
+//! ```sh
+//! # the server under test (or the same binary with --noop for the transport floor)
+//! function-inference --insecure --address 127.0.0.1:9443 --metrics-address "" &
+//! cargo run --release --example loadgen -- --address 127.0.0.1:9443 --insecure \
+//!     -c 16 -d 10 --payload examples/loadgen/llm-inference.yaml --observed 100 --pid $!
+//! # time to SERVING from a cold start
+//! cargo run --release --example loadgen -- --startup --address 127.0.0.1:9444 --insecure \
+//!     -- target/release/function-inference --insecure --address 127.0.0.1:9444 --metrics-address ""
+//! ```
+//!
+//! With `--pid` it reads the server's CPU time (sum of
+//! `/proc/PID/task/*/schedstat`, in ns; `/proc/PID/stat` ticks as a cross
+//! check) and memory (`VmRSS`, `VmHWM` from `/proc/PID/status`) before and
+//! after the measured window, and reports CPU per RPC. Only loopback
+//! addresses are accepted, and every run is bounded in time.
+
+#[path = "../../tests/support/workload.rs"]
+mod workload;
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use clap::Parser;
+use function_inference::proto::{to_wire, wire};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tonic::codegen::http::uri::PathAndQuery;
+use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint, Identity};
+use tonic_health::pb::health_check_response::ServingStatus;
+use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
+
+const RUN_FUNCTION: &str = "/apiextensions.fn.proto.v1.FunctionRunnerService/RunFunction";
+/// Longest run accepted: the tool must stop by itself.
+const MAX_SECONDS: u64 = 300;
+
+#[derive(Parser, Debug)]
+#[command(about = "Closed-loop load test of a function-inference server on loopback")]
+struct Args {
+    /// Server address (loopback only).
+    #[arg(long, default_value = "127.0.0.1:9443")]
+    address: SocketAddr,
+    /// Plaintext gRPC.
+    #[arg(long, conflicts_with = "tls_certs_dir")]
+    insecure: bool,
+    /// Directory with the client's tls.crt and tls.key and the CA's ca.crt.
+    #[arg(long)]
+    tls_certs_dir: Option<PathBuf>,
+    /// Server name to verify in TLS.
+    #[arg(long, default_value = "localhost")]
+    tls_server_name: String,
+    /// Concurrent calls in flight.
+    #[arg(short = 'c', long, default_value_t = 16)]
+    concurrency: usize,
+    /// Seconds to measure.
+    #[arg(short = 'd', long, default_value_t = 10)]
+    duration: u64,
+    /// Seconds of load before measuring (not counted).
+    #[arg(long, default_value_t = 1)]
+    warmup: u64,
+    /// YAML payload: composite, observed (name -> object), desired (name -> object), input.
+    #[arg(long)]
+    payload: Option<PathBuf>,
+    /// Synthesize N realistic observed composed resources (with managedFields) instead of the payload's.
+    #[arg(long)]
+    observed: Option<usize>,
+    /// Cycle through N copies of the composite that differ in one annotation,
+    /// so that no two consecutive calls carry the same XR (defeats the
+    /// server's response memo when N exceeds its size).
+    #[arg(long, default_value_t = 1)]
+    distinct: usize,
+    /// Server PID, to report its CPU time per call and its memory.
+    #[arg(long)]
+    pid: Option<u32>,
+    /// Measure the time from starting the command after `--` until health reports SERVING.
+    #[arg(long)]
+    startup: bool,
+    /// Startup runs to make.
+    #[arg(long, default_value_t = 5)]
+    runs: usize,
+    /// Print the payload (after --observed) as YAML and exit: a starting point for a payload file.
+    #[arg(long)]
+    print_payload: bool,
+    /// The server command for --startup.
+    #[arg(last = true)]
+    command: Vec<String>,
+}
+
+#[derive(Deserialize, Default)]
+struct Payload {
+    composite: Value,
+    #[serde(default)]
+    observed: BTreeMap<String, Value>,
+    #[serde(default)]
+    desired: BTreeMap<String, Value>,
+    #[serde(default)]
+    input: Option<Value>,
+}
+
+fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    if !args.address.ip().is_loopback() {
+        bail!(
+            "--address {} is not a loopback address; this tool only loads servers on this machine",
+            args.address
+        );
+    }
+    if args.duration + args.warmup > MAX_SECONDS {
+        bail!("--duration plus --warmup must be at most {MAX_SECONDS} s");
+    }
+    if args.print_payload {
+        let p = read_payload(&args)?;
+        let doc = json!({"composite": p.composite, "observed": p.observed, "desired": p.desired, "input": p.input});
+        print!("{}", serde_yaml::to_string(&doc)?);
+        return Ok(());
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()?;
+    let report = if args.startup {
+        runtime.block_on(startup(&args))?
+    } else {
+        runtime.block_on(load(&args))?
+    };
+    println!("{}", serde_json::to_string_pretty(&report)?);
+    Ok(())
+}
+
+fn endpoint(args: &Args) -> anyhow::Result<Endpoint> {
+    let scheme = if args.insecure { "http" } else { "https" };
+    let mut endpoint = Endpoint::from_shared(format!("{scheme}://{}", args.address))?
+        .connect_timeout(Duration::from_secs(2))
+        .tcp_nodelay(true);
+    if !args.insecure {
+        let Some(dir) = &args.tls_certs_dir else {
+            bail!("pass --insecure or --tls-certs-dir DIR");
+        };
+        let read = |f: &str| {
+            std::fs::read_to_string(dir.join(f)).with_context(|| format!("{}/{f}", dir.display()))
+        };
+        endpoint = endpoint.tls_config(
+            ClientTlsConfig::new()
+                .ca_certificate(Certificate::from_pem(read("ca.crt")?))
+                .identity(Identity::from_pem(read("tls.crt")?, read("tls.key")?))
+                .domain_name(&args.tls_server_name),
+        )?;
+    }
+    Ok(endpoint)
+}
+
+fn read_payload(args: &Args) -> anyhow::Result<Payload> {
+    let mut payload = match &args.payload {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read {}", path.display()))?;
+            let yaml: serde_yaml::Value = serde_yaml::from_str(&text)
+                .with_context(|| format!("{} is not YAML", path.display()))?;
+            serde_json::from_value(serde_json::to_value(yaml)?).with_context(|| {
+                format!(
+                    "{}: expected composite, observed, desired, input",
+                    path.display()
+                )
+            })?
+        }
+        None => Payload {
+            composite: workload::llm_inference_xr("chat", false),
+            ..Default::default()
+        },
+    };
+    if let Some(n) = args.observed {
+        let kind = payload.composite["kind"].as_str().unwrap_or_default();
+        let name = payload.composite["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default();
+        payload.observed = workload::observed_resources(kind, name, n);
+    }
+    Ok(payload)
+}
+
+/// The requests to send, already in the server's wire form so that building
+/// one costs the client a few copies: `distinct` variants of the composite.
+fn requests(payload: &Payload, distinct: usize) -> Vec<wire::RunFunctionRequest> {
+    (0..distinct.max(1))
+        .map(|i| {
+            let mut composite = payload.composite.clone();
+            if distinct > 1
+                && let Some(md) = composite.get_mut("metadata").and_then(Value::as_object_mut)
+            {
+                let annotations = md.entry("annotations").or_insert_with(|| json!({}));
+                annotations["loadgen.example.com/variant"] = json!(i.to_string());
+            }
+            let req = workload::request(
+                "",
+                &composite,
+                &payload.observed,
+                &payload.desired,
+                payload.input.as_ref(),
+            );
+            to_wire(&req)
+        })
+        .collect()
+}
+
+#[derive(Default)]
+struct WorkerStats {
+    latencies_us: Vec<u64>,
+    errors: BTreeMap<String, u64>,
+    first_error: Option<String>,
+}
+
+impl WorkerStats {
+    fn error(&mut self, kind: &str, detail: String) {
+        *self.errors.entry(kind.into()).or_default() += 1;
+        self.first_error.get_or_insert(detail);
+    }
+}
+
+async fn call(
+    channel: &Channel,
+    req: wire::RunFunctionRequest,
+) -> Result<wire::RunFunctionResponse, tonic::Status> {
+    let mut grpc = tonic::client::Grpc::new(channel.clone());
+    grpc.ready()
+        .await
+        .map_err(|e| tonic::Status::unavailable(e.to_string()))?;
+    let codec =
+        tonic_prost::ProstCodec::<wire::RunFunctionRequest, wire::RunFunctionResponse>::default();
+    grpc.unary(
+        tonic::Request::new(req),
+        PathAndQuery::from_static(RUN_FUNCTION),
+        codec,
+    )
+    .await
+    .map(tonic::Response::into_inner)
+}
+
+async fn worker(
+    id: usize,
+    channel: Channel,
+    requests: Arc<Vec<wire::RunFunctionRequest>>,
+    measuring: Arc<AtomicBool>,
+    stop: Arc<AtomicBool>,
+) -> WorkerStats {
+    let mut stats = WorkerStats::default();
+    let mut n = 0usize;
+    while !stop.load(Ordering::Relaxed) {
+        let mut req = requests[(id + n * 7919) % requests.len()].clone();
+        let tag = format!("loadgen-{id}-{n}");
+        req.meta = Some(wire::RequestMeta {
+            tag: tag.clone(),
+            capabilities: (1..=5).collect(),
+        });
+        n += 1;
+        let counted = measuring.load(Ordering::Relaxed);
+        let started = Instant::now();
+        let result = call(&channel, req).await;
+        let elapsed = started.elapsed();
+        if !counted || !measuring.load(Ordering::Relaxed) {
+            continue;
+        }
+        match result {
+            Err(status) => stats.error(&format!("grpc-{:?}", status.code()), status.to_string()),
+            Ok(rsp) => {
+                let echoed = rsp.meta.as_ref().map(|m| m.tag.as_str());
+                if echoed != Some(tag.as_str()) {
+                    stats.error("tag", format!("sent tag {tag}, got {echoed:?}"));
+                } else if let Some(fatal) = rsp
+                    .results
+                    .iter()
+                    .find(|r| r.severity == wire::Severity::Fatal as i32)
+                {
+                    stats.error("fatal", fatal.message.clone());
+                } else {
+                    stats.latencies_us.push(elapsed.as_micros() as u64);
+                }
+            }
+        }
+    }
+    stats
+}
+
+async fn load(args: &Args) -> anyhow::Result<Value> {
+    let payload = read_payload(args)?;
+    let requests = Arc::new(requests(&payload, args.distinct));
+    let request_bytes = prost::Message::encoded_len(&requests[0]);
+    // One connection, multiplexed, as Crossplane holds one per function.
+    let channel = endpoint(args)?
+        .connect()
+        .await
+        .with_context(|| format!("cannot connect to {}", args.address))?;
+    // One checked call first: a broken server fails fast with its message.
+    let mut probe = requests[0].clone();
+    probe.meta = Some(wire::RequestMeta {
+        tag: "probe".into(),
+        capabilities: vec![],
+    });
+    let rsp = call(&channel, probe)
+        .await
+        .context("the first call failed")?;
+    if let Some(fatal) = rsp
+        .results
+        .iter()
+        .find(|r| r.severity == wire::Severity::Fatal as i32)
+    {
+        bail!("the server answered FATAL: {}", fatal.message);
+    }
+
+    let measuring = Arc::new(AtomicBool::new(false));
+    let stop = Arc::new(AtomicBool::new(false));
+    let workers: Vec<_> = (0..args.concurrency.max(1))
+        .map(|id| {
+            tokio::spawn(worker(
+                id,
+                channel.clone(),
+                requests.clone(),
+                measuring.clone(),
+                stop.clone(),
+            ))
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_secs(args.warmup)).await;
+    let before = args.pid.map(ProcSample::read).transpose()?;
+    let started = Instant::now();
+    measuring.store(true, Ordering::Relaxed);
+    tokio::time::sleep(Duration::from_secs(args.duration)).await;
+    measuring.store(false, Ordering::Relaxed);
+    let wall = started.elapsed();
+    let after = args.pid.map(ProcSample::read).transpose()?;
+    stop.store(true, Ordering::Relaxed);
+
+    let mut latencies = Vec::new();
+    let mut errors: BTreeMap<String, u64> = BTreeMap::new();
+    let mut first_error = None;
+    for w in workers {
+        let s = w.await?;
+        latencies.extend(s.latencies_us);
+        for (k, v) in s.errors {
+            *errors.entry(k).or_default() += v;
+        }
+        first_error = first_error.or(s.first_error);
+    }
+    latencies.sort_unstable();
+    let ok = latencies.len() as u64;
+    let error_count: u64 = errors.values().sum();
+    let total = ok + error_count;
+    let pct = |p: f64| -> f64 {
+        if latencies.is_empty() {
+            return 0.0;
+        }
+        let i = ((p * latencies.len() as f64).ceil() as usize).clamp(1, latencies.len()) - 1;
+        latencies[i] as f64 / 1000.0
+    };
+    let mut report = json!({
+        "address": args.address.to_string(),
+        "payload": args.payload.as_ref().map(|p| p.display().to_string()),
+        "observed": payload.observed.len(),
+        "request_bytes": request_bytes,
+        "concurrency": args.concurrency,
+        "distinct": args.distinct,
+        "seconds": round(wall.as_secs_f64(), 3),
+        "requests": total,
+        "errors": error_count,
+        "error_kinds": errors,
+        "rps": round(total as f64 / wall.as_secs_f64(), 1),
+        "latency_ms": {"p50": pct(0.50), "p90": pct(0.90), "p99": pct(0.99), "max": pct(1.0)},
+    });
+    if let Some(e) = first_error {
+        report["first_error"] = json!(e);
+    }
+    if let (Some(b), Some(a)) = (before, after) {
+        let cpu_ns = a.cpu_ns.saturating_sub(b.cpu_ns);
+        let ticks = a.ticks.saturating_sub(b.ticks);
+        let per = |x: f64| {
+            if total == 0 { 0.0 } else { x / total as f64 }
+        };
+        report["server"] = json!({
+            "pid": args.pid,
+            "cpu_seconds": round(cpu_ns as f64 / 1e9, 4),
+            "cpu_us_per_rpc": round(per(cpu_ns as f64 / 1e3), 2),
+            "cpu_us_per_rpc_from_ticks": round(per(ticks as f64 * 1e6 / clock_ticks() as f64), 1),
+            "cpu_cores_busy": round(cpu_ns as f64 / 1e9 / wall.as_secs_f64(), 3),
+            "rss_kib_before": b.rss_kib,
+            "rss_kib_after": a.rss_kib,
+            "hwm_kib": a.hwm_kib,
+        });
+    }
+    if error_count > 0 {
+        eprintln!("loadgen: {error_count} of {total} calls failed");
+    }
+    Ok(report)
+}
+
+fn round(x: f64, digits: i32) -> f64 {
+    let f = 10f64.powi(digits);
+    (x * f).round() / f
+}
+
+/// CPU time and memory of a process, from /proc.
+#[derive(Clone, Copy)]
+struct ProcSample {
+    /// Sum over the process's threads of the time on CPU, in ns.
+    cpu_ns: u64,
+    /// utime + stime of the whole process, in clock ticks.
+    ticks: u64,
+    rss_kib: u64,
+    hwm_kib: u64,
+}
+
+impl ProcSample {
+    fn read(pid: u32) -> anyhow::Result<Self> {
+        let proc_dir = PathBuf::from(format!("/proc/{pid}"));
+        let mut cpu_ns = 0;
+        for task in std::fs::read_dir(proc_dir.join("task"))
+            .with_context(|| format!("no process {pid}"))?
+            .flatten()
+        {
+            // A thread may exit between listing and reading.
+            if let Ok(s) = std::fs::read_to_string(task.path().join("schedstat")) {
+                cpu_ns += s
+                    .split_whitespace()
+                    .next()
+                    .and_then(|v| v.parse::<u64>().ok())
+                    .unwrap_or(0);
+            }
+        }
+        let stat = std::fs::read_to_string(proc_dir.join("stat"))?;
+        // Fields after the parenthesised command name: utime is field 14, stime 15.
+        let after = stat.rsplit_once(')').map_or("", |(_, r)| r);
+        let fields: Vec<&str> = after.split_whitespace().collect();
+        let field = |n: usize| fields.get(n - 3).and_then(|v| v.parse::<u64>().ok());
+        let ticks = field(14).unwrap_or(0) + field(15).unwrap_or(0);
+        let (rss_kib, hwm_kib) = memory_kib(&proc_dir)?;
+        Ok(Self {
+            cpu_ns,
+            ticks,
+            rss_kib,
+            hwm_kib,
+        })
+    }
+}
+
+/// VmRSS and VmHWM from /proc/PID/status.
+fn memory_kib(proc_dir: &Path) -> anyhow::Result<(u64, u64)> {
+    let status = std::fs::read_to_string(proc_dir.join("status"))?;
+    let kib = |key: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(key))
+            .and_then(|v| v.split_whitespace().next())
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    Ok((kib("VmRSS:"), kib("VmHWM:")))
+}
+
+/// `getconf CLK_TCK`, 100 on Linux unless told otherwise.
+fn clock_ticks() -> u64 {
+    Command::new("getconf")
+        .arg("CLK_TCK")
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(100)
+}
+
+/// Starts the command `runs` times, each time polling until the health
+/// service reports SERVING; reports the times and the idle memory.
+async fn startup(args: &Args) -> anyhow::Result<Value> {
+    let Some((program, rest)) = args.command.split_first() else {
+        bail!("--startup needs the server command after --");
+    };
+    let endpoint = endpoint(args)?.connect_timeout(Duration::from_millis(50));
+    let mut times_ms = Vec::new();
+    let mut idle = Vec::new();
+    for _ in 0..args.runs.max(1) {
+        let started = Instant::now();
+        let mut child = Command::new(program)
+            .args(rest)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .with_context(|| format!("cannot start {program}"))?;
+        let deadline = started + Duration::from_secs(10);
+        let serving = loop {
+            if Instant::now() > deadline {
+                break false;
+            }
+            if let Ok(channel) = endpoint.connect().await {
+                let mut health = HealthClient::new(channel);
+                let status = health
+                    .check(HealthCheckRequest {
+                        service: String::new(),
+                    })
+                    .await
+                    .map(|r| r.into_inner().status);
+                if status.is_ok_and(|s| s == ServingStatus::Serving as i32) {
+                    break true;
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        };
+        let elapsed = started.elapsed();
+        // Let the first connection settle before reading idle memory.
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let memory = memory_kib(&PathBuf::from(format!("/proc/{}", child.id())));
+        // SIGTERM, as Kubernetes stops a pod; then reap it.
+        let _ = Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status();
+        let _ = child.wait();
+        if !serving {
+            bail!("{program} did not report SERVING within 10 s");
+        }
+        times_ms.push(round(elapsed.as_secs_f64() * 1000.0, 2));
+        if let Ok((rss, hwm)) = memory {
+            idle.push(json!({"rss_kib": rss, "hwm_kib": hwm}));
+        }
+    }
+    let mut sorted = times_ms.clone();
+    sorted.sort_by(f64::total_cmp);
+    Ok(json!({
+        "command": args.command,
+        "runs": times_ms.len(),
+        "ready_ms": times_ms,
+        "ready_ms_median": sorted[sorted.len() / 2],
+        "ready_ms_max": sorted[sorted.len() - 1],
+        "idle_memory": idle,
+    }))
+}
