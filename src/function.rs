@@ -93,6 +93,9 @@ pub fn respond_with(
         }),
         // Earlier steps' desired state is the starting point, moved not copied.
         desired: Some(req.desired.take().unwrap_or_default()),
+        // The pipeline context is for later steps (the environment, other
+        // functions' notes); this function adds nothing to it and drops nothing.
+        context: req.context.take(),
         ..Default::default()
     };
     let empty = Default::default();

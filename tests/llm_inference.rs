@@ -6,7 +6,6 @@
 mod support;
 
 use function_inference::compose::llm_inference::plan_status;
-use function_inference::convert::json_to_struct;
 use function_inference::function::run_function;
 use function_inference::proto::{from_wire, full, to_wire};
 use function_inference::sizing::{self, MigChoice, SizingRequest};
@@ -403,7 +402,6 @@ fn desired_state_of_earlier_steps_survives_a_composition() {
     );
     assert_eq!(status(&rsp)["fromEarlierStep"], "kept");
     assert_eq!(status(&rsp)["gpuCount"], 1);
-    let _ = json_to_struct;
 }
 
 #[test]
@@ -417,4 +415,22 @@ fn extra_args_that_override_the_plan_are_reported() {
         json!(["--max-model-len=4096", "--max-num-seqs", "8"]),
         "extra arguments are passed on, after the derived ones"
     );
+}
+
+#[test]
+fn the_pipeline_context_reaches_later_steps_unchanged() {
+    // Crossplane passes the context returned by one step to the next; a
+    // function that returns none would drop the environment and every
+    // earlier step's notes.
+    let context = object(json!({
+        "apiextensions.crossplane.io/environment": {"region": "eu-west-1", "tier": {"gpu": "L4"}},
+        "example.org/earlier-step": ["a", 1, true],
+    }));
+    let mut req = request("ctx", xr("test-qwen", DOT(), json!({})));
+    req.context = Some(context.clone());
+    assert_eq!(call(&req).context, Some(context.clone()));
+    // Also when the function refuses the XR.
+    let mut bad = request("ctx2", xr("bad", json!({"gpu": 1}), json!({})));
+    bad.context = Some(context.clone());
+    assert_eq!(call(&bad).context, Some(context));
 }
