@@ -205,3 +205,42 @@ pub fn cap_context(
     }
     Ok(settled)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ctx(target: u64, concurrency: u64) -> Context {
+        Context {
+            target,
+            explicit: false,
+            concurrency,
+        }
+    }
+
+    #[test]
+    fn longest_fitting_rounds_down_to_steps_and_never_exceeds_the_target() {
+        // (target, concurrency, KV capacity in tokens, longest context)
+        let cases = [
+            (32_768, 1, 1_000_000, 32_768),
+            (32_768, 1, 20_000, 19_968),
+            (32_768, 4, 20_000, 4_864),
+            (32_768, 1, 255, 0),
+            (4_096, 1, 4_096, 4_096),
+            (4_096, 2, 8_191, 3_840),
+        ];
+        for (target, concurrency, capacity, want) in cases {
+            assert_eq!(
+                ctx(target, concurrency).longest_fitting(capacity),
+                want,
+                "{target} x {concurrency} in {capacity}"
+            );
+        }
+    }
+
+    #[test]
+    fn tokens_saturate_instead_of_overflowing() {
+        assert_eq!(ctx(32_768, 4).tokens(), 131_072);
+        assert_eq!(ctx(u64::MAX, 2).tokens(), u64::MAX);
+    }
+}

@@ -212,3 +212,146 @@ pub fn load_gib(m: &Model, q: &Quantization, weights: f64) -> f64 {
         weights
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sizing::gpu;
+
+    fn wp(precision: Precision, prequantized: bool) -> WeightPrecision {
+        WeightPrecision {
+            precision,
+            prequantized,
+        }
+    }
+
+    #[test]
+    fn quantization_method_table() {
+        // (case, caller's method, precision, prequantized, method, online, warns)
+        let cases = [
+            (
+                "bf16 needs no method",
+                None,
+                Precision::Bf16,
+                false,
+                None,
+                false,
+                false,
+            ),
+            (
+                "fp8 from a bf16 checkpoint quantizes online",
+                None,
+                Precision::Fp8,
+                false,
+                Some("fp8"),
+                true,
+                false,
+            ),
+            (
+                "an -FP8 checkpoint loads as it is",
+                None,
+                Precision::Fp8,
+                true,
+                None,
+                false,
+                false,
+            ),
+            (
+                "int4 online uses bitsandbytes",
+                None,
+                Precision::Int4,
+                false,
+                Some("bitsandbytes"),
+                true,
+                false,
+            ),
+            (
+                "an AWQ checkpoint carries its method",
+                None,
+                Precision::Int4,
+                true,
+                None,
+                false,
+                false,
+            ),
+            (
+                "int8 cannot be made at load time",
+                None,
+                Precision::Int8,
+                false,
+                None,
+                false,
+                true,
+            ),
+            (
+                "fp4 cannot be made at load time",
+                None,
+                Precision::Fp4,
+                false,
+                None,
+                false,
+                true,
+            ),
+            (
+                "the caller's method wins, verbatim",
+                Some(" awq "),
+                Precision::Int4,
+                false,
+                Some("awq"),
+                false,
+                false,
+            ),
+            (
+                "a blank method counts as none",
+                Some("  "),
+                Precision::Fp8,
+                false,
+                Some("fp8"),
+                false,
+                false,
+            ),
+        ];
+        for (case, given, precision, pre, method, online, warns) in cases {
+            let q = quantization_method(given, wp(precision, pre));
+            assert_eq!(q.method.as_deref(), method, "{case}");
+            assert_eq!(q.online, online, "{case}");
+            assert_eq!(q.warning.is_some(), warns, "{case}");
+        }
+    }
+
+    #[test]
+    fn dtype_follows_the_gpu_for_quantized_weights() {
+        let (t4, h100) = (gpu("T4").unwrap(), gpu("H100-80GB").unwrap());
+        let cases = [
+            (Precision::Fp32, t4, "float32"),
+            (Precision::Fp16, h100, "float16"),
+            (Precision::Bf16, h100, "bfloat16"),
+            (Precision::Fp8, h100, "bfloat16"),
+            (Precision::Int4, h100, "bfloat16"),
+            // T4 has no bf16: quantized weights compute in float16 there.
+            (Precision::Int4, t4, "float16"),
+            (Precision::Int8, t4, "float16"),
+        ];
+        for (precision, gpu, want) in cases {
+            assert_eq!(
+                dtype_for(precision, gpu),
+                want,
+                "{precision} on {}",
+                gpu.name
+            );
+        }
+    }
+
+    #[test]
+    fn the_kv_cache_follows_the_activations() {
+        assert_eq!(kv_element_bytes(Precision::Fp32), 4.0);
+        for p in [
+            Precision::Bf16,
+            Precision::Fp16,
+            Precision::Fp8,
+            Precision::Int4,
+        ] {
+            assert_eq!(kv_element_bytes(p), 2.0, "{p}");
+        }
+    }
+}
