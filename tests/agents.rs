@@ -6,15 +6,10 @@
 mod support;
 
 use function_inference::convert::struct_to_json;
-use function_inference::function::run_function;
-use function_inference::proto::{from_wire, full, to_wire};
+use function_inference::proto::full;
 use serde_json::{Value, json};
 use support::manifests::validate_composed;
 use support::*;
-
-fn call(req: &full::RunFunctionRequest) -> full::RunFunctionResponse {
-    from_wire(&run_function(to_wire(req))).unwrap()
-}
 
 fn pool(spec: Value, status: Value) -> Value {
     json!({
@@ -81,25 +76,6 @@ fn requirement() -> Option<full::Requirements> {
     })
 }
 
-fn condition(type_: &str, status: full::Status, reason: &str, message: &str) -> full::Condition {
-    full::Condition {
-        r#type: type_.into(),
-        status: status as i32,
-        reason: reason.into(),
-        message: Some(message.into()),
-        target: Some(full::Target::CompositeAndClaim as i32),
-    }
-}
-
-fn warning(reason: &str, message: &str) -> full::Result {
-    full::Result {
-        severity: full::Severity::Warning as i32,
-        message: message.into(),
-        reason: Some(reason.into()),
-        target: Some(full::Target::CompositeAndClaim as i32),
-    }
-}
-
 fn manifest(rsp: &full::RunFunctionResponse, name: &str) -> Value {
     let r = &rsp.desired.as_ref().unwrap().resources[name];
     Value::Object(struct_to_json(r.resource.as_ref().unwrap()))
@@ -113,11 +89,6 @@ fn names(rsp: &full::RunFunctionResponse) -> Vec<String> {
         .keys()
         .cloned()
         .collect()
-}
-
-fn status(rsp: &full::RunFunctionResponse) -> Value {
-    let c = rsp.desired.as_ref().unwrap().composite.as_ref().unwrap();
-    Value::Object(struct_to_json(c.resource.as_ref().unwrap()))["status"].clone()
 }
 
 fn fatals(rsp: &full::RunFunctionResponse) -> Vec<&str> {
@@ -334,7 +305,7 @@ fn with_its_model_the_pool_composes_server_agents_config_autoscaler_and_budget()
             "spec": {"maxUnavailable": 1, "selector": {"matchLabels": selector()}},
         })
     );
-    let st = status(&rsp);
+    let st = desired_status(&rsp);
     assert_eq!(st["phase"], "Starting");
     assert_eq!(st["model"], "team-a/llama-8b");
     assert_eq!(
@@ -396,7 +367,7 @@ fn a_token_budget_sets_model_server_replicas_and_prewarm_sets_agent_replicas() {
     assert_eq!(manifest(&rsp, "agents")["spec"]["replicas"], 5);
     assert_eq!(manifest(&rsp, "autoscaler")["spec"]["minReplicas"], 5);
     assert_eq!(
-        status(&rsp)["modelServer"]["formula"],
+        desired_status(&rsp)["modelServer"]["formula"],
         "batch 6 (KV cache room for 25311 tokens / 4096 average context, at most 256) x single-sequence \
          13.1 tokens/s, slowed by reading the batch's KV cache = 65.6 tokens/s per replica; \
          replicas = ceil(tokensPerSecondBudget 200 / 65.6) = 4"
@@ -493,7 +464,7 @@ fn a_cache_policy_gives_the_runtime_a_weights_volume_and_says_what_it_cannot_do(
         json!([{"name": "HF_HOME", "value": "/data/huggingface"}])
     );
     assert_eq!(
-        status(&rsp)["notes"],
+        desired_status(&rsp)["notes"],
         json!([
             "cachePolicy.priority high is not applied: Kubernetes has no shared weights cache to rank; the volume holds the weights for as long as the runtime exists",
             "cachePolicy.pinDuration is not applied: the volume is not evicted while the runtime exists",
@@ -617,7 +588,7 @@ fn autoscaling_metrics_map_to_the_hpa() {
     let unsupported = "spec.autoscaling.metrics[8].type \"gpu-temperature\" has no HorizontalPodAutoscaler mapping and is not applied; \
                        use concurrent-sessions, tokens-in-queue, queue-depth, tokens-per-second, tool-call-rate, context-length, ttft-p95, cpu or memory";
     assert_eq!(rsp.results, vec![warning("AgentPoolWarning", unsupported)]);
-    let st = status(&rsp);
+    let st = desired_status(&rsp);
     assert_eq!(st["warnings"], json!([unsupported]));
     assert_eq!(
         st["notes"],
@@ -761,7 +732,7 @@ fn a_model_reports_its_plans_its_size_and_its_card() {
         model_xr(llama_8b()["spec"].clone(), json!({})),
     ));
     assert_eq!(rsp.results, vec![]);
-    let st = status(&rsp);
+    let st = desired_status(&rsp);
     assert_eq!(st["phase"], "Ready");
     assert_eq!(st["modelId"], "meta-llama/Llama-3.1-8B-Instruct");
     assert_eq!(st["serveableOn"], "L4,L40S,A100-80GB,H100-80GB");
@@ -796,7 +767,7 @@ fn a_model_reports_its_plans_its_size_and_its_card() {
     let rsp = call(&request("m2", model_xr(spec.clone(), json!({}))));
     let w = "spec.size 4Gi (4.00 GiB) contradicts 8.00B parameters x 2 bytes (fp16) = 14.90 GiB; check spec.parameterCount and spec.quantization, or correct spec.size";
     assert_eq!(rsp.results, vec![warning("ModelWarning", w)]);
-    assert_eq!(status(&rsp)["size"]["consistent"], false);
+    assert_eq!(desired_status(&rsp)["size"]["consistent"], false);
     assert_eq!(
         call(&request("m3", model_xr(spec, json!({"warnings": [w]})))).results,
         vec![]
@@ -812,7 +783,7 @@ fn a_model_reports_its_plans_its_size_and_its_card() {
     );
     req.input = Some(input(json!({"defaults": {"offeredGpuTypes": ["L4"]}})));
     let rsp = call(&req);
-    let st = status(&rsp);
+    let st = desired_status(&rsp);
     assert_eq!(st["phase"], "Failed");
     assert!(
         st["reason"]

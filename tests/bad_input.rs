@@ -4,9 +4,7 @@
 
 mod support;
 
-use function_inference::function::run_function;
-use function_inference::outcome;
-use function_inference::proto::{from_wire, full, to_wire};
+use function_inference::proto::full;
 use serde_json::{Value, json};
 use support::*;
 
@@ -18,10 +16,6 @@ fn xr(spec: Value) -> Value {
         "metadata": {"name": "bad", "namespace": "team-a"},
         "spec": spec,
     })
-}
-
-fn call(req: &full::RunFunctionRequest) -> full::RunFunctionResponse {
-    from_wire(&run_function(to_wire(req))).unwrap()
 }
 
 /// A spec with `field` set to `value` on top of a valid one.
@@ -471,16 +465,6 @@ fn set(v: &mut Value, path: &str, x: Value) {
         cur.as_object_mut().unwrap().remove(*last);
     } else {
         cur[*last] = x;
-    }
-}
-
-fn warning(reason: &str, message: &str) -> full::Result {
-    let w = outcome::warning(reason, message);
-    full::Result {
-        severity: w.severity,
-        message: w.message,
-        reason: w.reason,
-        target: w.target,
     }
 }
 

@@ -6,8 +6,7 @@
 mod support;
 
 use function_inference::compose::llm_inference::plan_status;
-use function_inference::function::run_function;
-use function_inference::proto::{from_wire, full, to_wire};
+use function_inference::proto::full;
 use function_inference::sizing::{self, MigChoice, SizingRequest};
 use serde_json::{Value, json};
 use support::*;
@@ -22,10 +21,6 @@ fn xr(name: &str, spec: Value, status: Value) -> Value {
     })
 }
 
-fn call(req: &full::RunFunctionRequest) -> full::RunFunctionResponse {
-    from_wire(&run_function(to_wire(req))).unwrap()
-}
-
 fn composed(rsp: &full::RunFunctionResponse, name: &str) -> (Value, i32) {
     let r = &rsp.desired.as_ref().unwrap().resources[name];
     (
@@ -34,33 +29,6 @@ fn composed(rsp: &full::RunFunctionResponse, name: &str) -> (Value, i32) {
         )),
         r.ready,
     )
-}
-
-fn status(rsp: &full::RunFunctionResponse) -> Value {
-    let c = rsp.desired.as_ref().unwrap().composite.as_ref().unwrap();
-    Value::Object(function_inference::convert::struct_to_json(
-        c.resource.as_ref().unwrap(),
-    ))["status"]
-        .clone()
-}
-
-fn condition(type_: &str, status: full::Status, reason: &str, message: &str) -> full::Condition {
-    full::Condition {
-        r#type: type_.into(),
-        status: status as i32,
-        reason: reason.into(),
-        message: Some(message.into()),
-        target: Some(full::Target::CompositeAndClaim as i32),
-    }
-}
-
-fn warning(message: &str) -> full::Result {
-    full::Result {
-        severity: full::Severity::Warning as i32,
-        message: message.into(),
-        reason: Some("SizingWarning".into()),
-        target: Some(full::Target::CompositeAndClaim as i32),
-    }
 }
 
 fn dot_plan() -> sizing::Plan {
@@ -196,7 +164,7 @@ fn readiness_follows_each_observed_resource() {
     let rsp = call(&req);
     assert_eq!(composed(&rsp, "vllm_runtime").1, full::Ready::False as i32);
     assert_eq!(composed(&rsp, "ingress").1, full::Ready::True as i32);
-    assert_eq!(status(&rsp)["ready"], "False");
+    assert_eq!(desired_status(&rsp)["ready"], "False");
 
     // Once the runtime's Object is Ready, the XR reports it serves.
     req.observed.as_mut().unwrap().resources.insert(
@@ -205,7 +173,7 @@ fn readiness_follows_each_observed_resource() {
     );
     let rsp = call(&req);
     assert_eq!(composed(&rsp, "vllm_runtime").1, full::Ready::True as i32);
-    assert_eq!(status(&rsp)["ready"], "True");
+    assert_eq!(desired_status(&rsp)["ready"], "True");
     assert_eq!(
         rsp.conditions[1],
         condition(
@@ -272,14 +240,17 @@ fn an_undersized_gpu_count_warns_once_and_stays_in_status() {
                  cannot be changed; pre-load the weights on a volume or use a faster storage path",
                 plan.startup_probe_seconds
             ));
-            let warnings: Vec<full::Result> = expected.iter().map(|w| warning(w)).collect();
+            let warnings: Vec<full::Result> = expected
+                .iter()
+                .map(|w| warning("SizingWarning", w))
+                .collect();
             assert_eq!(first.results, warnings);
-            assert_eq!(status(&first)["plan"]["warnings"], json!(expected));
+            assert_eq!(desired_status(&first)["plan"]["warnings"], json!(expected));
             assert_eq!(first.conditions[0].reason, "SizedWithWarnings");
             // The next reconcile observes the warning in status: no new event.
-            let again = call(&request("t5", xr("big", spec, status(&first))));
+            let again = call(&request("t5", xr("big", spec, desired_status(&first))));
             assert_eq!(again.results, vec![]);
-            assert_eq!(status(&again)["plan"]["warnings"], json!(expected));
+            assert_eq!(desired_status(&again)["plan"]["warnings"], json!(expected));
         }
         Err(e) => {
             // The engine may refuse outright; then the XR gets a FATAL naming spec.gpu.
@@ -297,18 +268,18 @@ fn target_namespace_without_provider_config_is_reported_not_ignored() {
     let spec = json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "targetNamespace": "elsewhere"});
     let rsp = call(&request("t6", xr("qwen", spec.clone(), json!({}))));
     let note = "spec.targetNamespace \"elsewhere\" does not apply without spec.providerConfigName: Crossplane composes into the XR's namespace \"team-a\"";
-    assert_eq!(rsp.results, vec![warning(note)]);
+    assert_eq!(rsp.results, vec![warning("SizingWarning", note)]);
     assert_eq!(
         composed(&rsp, "vllm_runtime").0["metadata"]["namespace"],
         "team-a"
     );
     assert!(
-        status(&rsp)["plan"]["warnings"]
+        desired_status(&rsp)["plan"]["warnings"]
             .as_array()
             .unwrap()
             .contains(&json!(note))
     );
-    let again = call(&request("t7", xr("qwen", spec, status(&rsp))));
+    let again = call(&request("t7", xr("qwen", spec, desired_status(&rsp))));
     assert_eq!(
         again.results,
         vec![],
@@ -400,8 +371,8 @@ fn desired_state_of_earlier_steps_survives_a_composition() {
         desired.resources["earlier"],
         resource(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}))
     );
-    assert_eq!(status(&rsp)["fromEarlierStep"], "kept");
-    assert_eq!(status(&rsp)["gpuCount"], 1);
+    assert_eq!(desired_status(&rsp)["fromEarlierStep"], "kept");
+    assert_eq!(desired_status(&rsp)["gpuCount"], 1);
 }
 
 #[test]
@@ -409,7 +380,7 @@ fn extra_args_that_override_the_plan_are_reported() {
     let spec = json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "extraArgs": ["--max-model-len=4096", "--max-num-seqs", "8"]});
     let rsp = call(&request("x", xr("qwen", spec, json!({}))));
     let note = "spec.extraArgs sets --max-model-len, which overrides the sizing plan: the reported plan no longer describes the runtime";
-    assert_eq!(rsp.results, vec![warning(note)]);
+    assert_eq!(rsp.results, vec![warning("SizingWarning", note)]);
     assert_eq!(
         composed(&rsp, "vllm_runtime").0["spec"]["vllmConfig"]["extraArgs"],
         json!(["--max-model-len=4096", "--max-num-seqs", "8"]),

@@ -261,6 +261,47 @@ pub fn fatal(reason: &str, message: &str) -> full::Result {
     }
 }
 
+/// A WARNING result as function-inference writes them.
+pub fn warning(reason: &str, message: &str) -> full::Result {
+    full::Result {
+        severity: full::Severity::Warning as i32,
+        ..fatal(reason, message)
+    }
+}
+
+/// A condition on the XR as function-inference writes them.
+pub fn condition(
+    type_: &str,
+    status: full::Status,
+    reason: &str,
+    message: &str,
+) -> full::Condition {
+    full::Condition {
+        r#type: type_.into(),
+        status: status as i32,
+        reason: reason.into(),
+        message: Some(message.into()),
+        target: Some(full::Target::CompositeAndClaim as i32),
+    }
+}
+
+/// Runs the core on a full request, as the server would, and decodes the answer.
+pub fn call(req: &full::RunFunctionRequest) -> full::RunFunctionResponse {
+    function_inference::proto::from_wire(&function_inference::function::run_function(
+        function_inference::proto::to_wire(req),
+    ))
+    .expect("the core's response decodes")
+}
+
+/// The status of the desired XR in a response.
+pub fn desired_status(rsp: &full::RunFunctionResponse) -> Value {
+    let c = rsp.desired.as_ref().unwrap().composite.as_ref().unwrap();
+    Value::Object(function_inference::convert::struct_to_json(
+        c.resource.as_ref().unwrap(),
+    ))["status"]
+        .clone()
+}
+
 /// The FATAL message for an XR of `kind` that the function does not compose.
 pub fn unknown_kind_message(kind: &str, api_version: &str) -> String {
     format!(
