@@ -11,6 +11,7 @@ use clap::{Args, ValueEnum};
 use serde::Serialize;
 
 use crate::sizing::{self, MigChoice, Plan, Precision, SizingError, SizingRequest};
+use crate::xr::common::EstimateStatus;
 
 /// Output format of `size`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
@@ -148,27 +149,16 @@ pub struct SizeOutput {
     pub warnings: Vec<String>,
 }
 
-/// Memory figures in GiB, rounded to 0.01.
+/// Memory figures in GiB, rounded to 0.01, as XR status reports them, plus
+/// the KV cache's per-token size and capacity.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct EstimateOutput {
-    #[serde(rename = "weightsGiB")]
-    pub weights_gib: f64,
-    #[serde(rename = "kvCacheGiB")]
-    pub kv_cache_gib: f64,
-    #[serde(rename = "overheadGiB")]
-    pub overhead_gib: f64,
-    #[serde(rename = "perGpuGiB")]
-    pub per_gpu_gib: f64,
-    #[serde(rename = "gpuCapacityGiB")]
-    pub gpu_capacity_gib: f64,
+    #[serde(flatten)]
+    pub memory: EstimateStatus,
     #[serde(rename = "kvBytesPerToken")]
     pub kv_bytes_per_token: u64,
     #[serde(rename = "kvCapacityTokens")]
     pub kv_capacity_tokens: u64,
-}
-
-fn round2(v: f64) -> f64 {
-    (v * 100.0).round() / 100.0
 }
 
 impl From<&Plan> for SizeOutput {
@@ -194,11 +184,7 @@ impl From<&Plan> for SizeOutput {
             startup_probe_seconds: p.startup_probe_seconds,
             decode_tokens_per_second: p.decode_tokens_per_second().round(),
             estimate: EstimateOutput {
-                weights_gib: round2(p.estimate.weights_gib),
-                kv_cache_gib: round2(p.estimate.kv_cache_gib),
-                overhead_gib: round2(p.estimate.overhead_gib),
-                per_gpu_gib: round2(p.estimate.per_gpu_gib),
-                gpu_capacity_gib: round2(p.estimate.gpu_capacity_gib),
+                memory: EstimateStatus::from(&p.estimate),
                 kv_bytes_per_token: p.estimate.kv_bytes_per_token.round() as u64,
                 kv_capacity_tokens: p.estimate.kv_capacity_tokens,
             },

@@ -492,20 +492,10 @@ pub fn plan_status(plan: &Plan) -> PlanStatus {
         cpu: plan.cpu.clone(),
         memory: plan.memory.clone(),
         shm_size: plan.shm_size.clone(),
-        estimate: EstimateStatus {
-            weights_gib: round2(plan.estimate.weights_gib),
-            kv_cache_gib: round2(plan.estimate.kv_cache_gib),
-            overhead_gib: round2(plan.estimate.overhead_gib),
-            per_gpu_gib: round2(plan.estimate.per_gpu_gib),
-            gpu_capacity_gib: round2(plan.estimate.gpu_capacity_gib),
-        },
+        estimate: EstimateStatus::from(&plan.estimate),
         reasons: plan.reasons.clone(),
         warnings: plan.warnings.clone(),
     }
-}
-
-fn round2(v: f64) -> f64 {
-    (v * 100.0).round() / 100.0
 }
 
 /// A serializable value as a JSON object (empty if it is not one).

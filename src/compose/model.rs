@@ -18,6 +18,7 @@ use super::readiness::observed_readiness;
 use super::{ComposeRequest, Composed, Composition, Refusal, kube};
 use crate::outcome;
 use crate::sizing::{self, MigChoice};
+use crate::xr::common::round2;
 use crate::xr::model::{CacheStatus, GpuPlanStatus, ModelSpec, ModelStatus, SizeStatus};
 
 /// Composition resource name of the model card.
@@ -207,10 +208,6 @@ fn card<'a>(name: &'a str, spec: &'a ModelSpec, facts: &'a ModelFacts) -> Card<'
             .as_ref()
             .and_then(|c| serde_json::to_value(c).ok()),
     }
-}
-
-fn round2(v: f64) -> f64 {
-    (v * 100.0).round() / 100.0
 }
 
 /// Fields serde accepts as any string, checked so that errors name them and

@@ -66,6 +66,23 @@ pub struct EstimateStatus {
     pub gpu_capacity_gib: f64,
 }
 
+impl From<&crate::sizing::Estimate> for EstimateStatus {
+    fn from(e: &crate::sizing::Estimate) -> Self {
+        Self {
+            weights_gib: round2(e.weights_gib),
+            kv_cache_gib: round2(e.kv_cache_gib),
+            overhead_gib: round2(e.overhead_gib),
+            per_gpu_gib: round2(e.per_gpu_gib),
+            gpu_capacity_gib: round2(e.gpu_capacity_gib),
+        }
+    }
+}
+
+/// Rounded to 0.01, as reported figures (GiB, billions) are.
+pub fn round2(v: f64) -> f64 {
+    (v * 100.0).round() / 100.0
+}
+
 /// A serving plan as reported in an XR's status.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
