@@ -2,9 +2,10 @@
 //!
 //! The one proto file is turned into two Rust modules:
 //! - `full`: every message decoded, for clients, `render` and tests;
-//! - `wire`: the same wire format, but every `Resource` kept as its encoded
-//!   bytes (`crate::raw_resource::RawResource`). The server decodes only the
-//!   resources it inspects and writes the rest back byte for byte.
+//! - `wire`: the same wire format, but every `Resource` and every
+//!   `google.protobuf.Struct` (the step input, the pipeline context) kept as
+//!   its encoded bytes (`crate::raw_message`). The server decodes only what
+//!   it inspects and writes the rest back byte for byte.
 
 use std::{env, fs, path::PathBuf};
 
@@ -30,8 +31,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .build_client(false)
         .extern_path(
             ".apiextensions.fn.proto.v1.Resource",
-            "crate::raw_resource::RawResource",
+            "crate::raw_message::RawResource",
         )
+        .extern_path(".google.protobuf.Struct", "crate::raw_message::RawStruct")
         .compile_fds(fds)?;
     Ok(())
 }

@@ -102,6 +102,14 @@ pub fn decode_object(bytes: &[u8]) -> Result<Map<String, Value>, DecodeError> {
     Ok(out)
 }
 
+/// Decodes the bytes of a `google.protobuf.Struct` into a JSON object equal
+/// to `struct_to_json(&Struct::decode(bytes)?)`, every field kept.
+pub fn decode_struct(bytes: &[u8]) -> Result<Map<String, Value>, DecodeError> {
+    let mut out = Map::new();
+    decode_struct_into(bytes, &mut out, None, 0)?;
+    Ok(out)
+}
+
 type Skip<'a> = Option<&'a [&'a str]>;
 
 fn decode_struct_into(
@@ -210,10 +218,19 @@ fn decode_value(mut buf: &[u8], skip: Skip, depth: u32) -> Result<Value, DecodeE
     Ok(v)
 }
 
+#[inline]
 fn varint(buf: &mut &[u8]) -> Result<u64, DecodeError> {
+    // Keys and short lengths, most varints in a Struct, are one byte.
+    if let Some((&byte, rest)) = buf.split_first()
+        && byte < 0x80
+    {
+        *buf = rest;
+        return Ok(u64::from(byte));
+    }
     prost::encoding::decode_varint(buf).map_err(|_| DecodeError)
 }
 
+#[inline]
 fn key(buf: &mut &[u8]) -> Result<(u32, WireType), DecodeError> {
     let k = varint(buf)?;
     let wire = WireType::try_from(k & 7).map_err(|_| DecodeError)?;
@@ -224,6 +241,7 @@ fn key(buf: &mut &[u8]) -> Result<(u32, WireType), DecodeError> {
     Ok((field, wire))
 }
 
+#[inline]
 fn length_delimited<'a>(wire: WireType, buf: &mut &'a [u8]) -> Result<&'a [u8], DecodeError> {
     if wire != WireType::LengthDelimited {
         return Err(DecodeError);

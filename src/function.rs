@@ -8,8 +8,8 @@
 //! it; nothing here panics on bad input.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
-use prost::Message;
 use serde_json::{Map, Value};
 
 use crate::compose::{self, ComposeRequest, Composite, Observed, Refusal};
@@ -18,17 +18,18 @@ use crate::input::{Input, Settings};
 use crate::memo::{Entry, Key, Memo};
 use crate::outcome;
 use crate::proto::{full, wire};
-use crate::raw_resource::RawResource;
+use crate::raw_message::{RawResource, RawStruct};
 
 /// Annotation Crossplane puts on every composed resource; render shows it too.
 pub const COMPOSITION_RESOURCE_NAME: &str = "crossplane.io/composition-resource-name";
 
-/// Which XR a call was about, for logs and metrics.
+/// Which XR a call was about, for logs and metrics. Shared strings: the
+/// memo hands the same subject to every call it answers.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Subject {
-    pub kind: String,
-    pub name: String,
-    pub namespace: String,
+    pub kind: Arc<str>,
+    pub name: Arc<str>,
+    pub namespace: Arc<str>,
 }
 
 /// One finished call.
@@ -124,9 +125,9 @@ pub fn respond_with(
         Err(message) => return refuse(rsp, "MissingComposite", message),
     };
     *subject = Subject {
-        kind: composite.kind.clone(),
-        name: composite.name.clone(),
-        namespace: composite.namespace.clone(),
+        kind: composite.kind.as_str().into(),
+        name: composite.name.as_str().into(),
+        namespace: composite.namespace.as_str().into(),
     };
     let Some(compose) = dispatch(&composite.kind) else {
         let message = format!(
@@ -171,22 +172,14 @@ pub fn respond_with(
 /// What identifies a call's composer inputs besides the observed resources
 /// it reads; None when there is no composite (such calls are cheap anyway).
 fn memo_key(req: &wire::RunFunctionRequest) -> Option<Key<'_>> {
-    let composite = req.observed.as_ref()?.composite.as_ref()?.as_bytes();
-    // A leading byte tells an absent input from an empty one.
-    let input = match &req.input {
-        None => vec![0],
-        Some(i) => {
-            let mut b = vec![1];
-            i.encode(&mut b).ok()?;
-            b
-        }
-    };
+    let composite = req.observed.as_ref()?.composite.as_ref()?;
+    let input = req.input.as_ref().map(RawStruct::as_bytes);
     let mut required = Vec::new();
     for (name, resources) in &req.required_resources {
         prost::encoding::string::encode(1, name, &mut required);
         prost::encoding::message::encode(2, resources, &mut required);
     }
-    Some(Key::new(composite, input, required))
+    Some(Key::new(composite.as_bytes(), input, required))
 }
 
 fn finish(
@@ -216,12 +209,20 @@ fn refuse(
     rsp
 }
 
-fn read_input(input: Option<&prost_types::Struct>) -> Result<Settings, String> {
+fn read_input(input: Option<&RawStruct>) -> Result<Settings, String> {
     let Some(input) = input else {
         return Ok(Settings::default());
     };
-    let value = Value::Object(struct_to_json(input));
-    let parsed: Input = crate::de::from_value(value, "input")
+    // As for the composite: the fast path reads the bytes straight into
+    // JSON, and prost reports what is wrong with anything else.
+    let object = match crate::convert::decode_struct(input.as_bytes()) {
+        Ok(object) => object,
+        Err(_) => input
+            .decode_full()
+            .map(|s| struct_to_json(&s))
+            .map_err(|e| format!("cannot decode the step input: {e}"))?,
+    };
+    let parsed: Input = crate::de::from_value(Value::Object(object), "input")
         .map_err(|e| format!("cannot read the step input: {e}"))?;
     parsed
         .settings()

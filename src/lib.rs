@@ -17,7 +17,7 @@ pub mod memo;
 pub mod outcome;
 pub mod package;
 pub mod proto;
-pub mod raw_resource;
+pub mod raw_message;
 pub mod redact;
 pub mod schema;
 pub mod server;

@@ -9,8 +9,9 @@ pub mod full {
     ));
 }
 
-/// The same wire format with each `Resource` left encoded (see `RawResource`),
-/// so resources the function does not inspect cost a copy, not a parse.
+/// The same wire format with each `Resource` and `Struct` left encoded (see
+/// `crate::raw_message`), so what the function does not inspect costs a
+/// copy, not a parse.
 pub mod wire {
     #![allow(clippy::all, missing_docs)]
     include!(concat!(

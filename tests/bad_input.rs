@@ -4,7 +4,9 @@
 
 mod support;
 
-use function_inference::proto::full;
+use bytes::Bytes;
+use function_inference::proto::{from_wire, full, to_wire};
+use function_inference::raw_message::RawStruct;
 use serde_json::{Value, json};
 use support::*;
 
@@ -445,6 +447,27 @@ fn malformed_step_inputs_are_fatal_and_name_the_field_and_what_is_valid() {
             c.name
         );
     }
+}
+
+#[test]
+fn a_step_input_that_is_not_a_struct_is_fatal_and_keeps_earlier_steps() {
+    // The server keeps the input as bytes until it reads it, so bytes that
+    // are no Struct reach the function rather than failing the whole call.
+    let mut req = request("bad", xr(json!({"model": MODEL})));
+    req.desired = Some(earlier_desired());
+    let mut wire = to_wire(&req);
+    // A map entry (field 1) whose declared length runs past the message.
+    wire.input = Some(RawStruct::from(Bytes::from_static(&[0x0a, 0x05, 0x0a])));
+    let rsp = from_wire(&function_inference::function::run_function(wire)).unwrap();
+    assert_eq!(
+        rsp.results,
+        vec![fatal(
+            "InvalidInput",
+            "cannot decode the step input: failed to decode Protobuf message: \
+             Struct.fields: buffer underflow"
+        )]
+    );
+    assert_eq!(rsp.desired, Some(earlier_desired()));
 }
 
 fn example(path: &str) -> Value {

@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 
 use crate::input::Settings;
 use crate::proto::wire::{self, Ready};
-use crate::raw_resource::RawResource;
+use crate::raw_message::RawResource;
 
 /// The observed composite resource, with the fields composers need at hand.
 #[derive(Debug)]

@@ -85,7 +85,7 @@ impl Metrics {
     /// Records one call.
     pub fn record(&self, call: &Call, elapsed: Duration) {
         let kind = KindLabels {
-            kind: call.subject.kind.clone(),
+            kind: call.subject.kind.to_string(),
         };
         self.inner.calls.get_or_create(&kind).inc();
         self.inner
@@ -102,7 +102,7 @@ impl Metrics {
             self.inner
                 .results
                 .get_or_create(&ResultLabels {
-                    kind: call.subject.kind.clone(),
+                    kind: call.subject.kind.to_string(),
                     severity: severity.into(),
                 })
                 .inc();

@@ -1,42 +1,77 @@
-//! A protobuf `Resource` kept as its encoded bytes.
+//! A protobuf message kept as its encoded bytes.
 //!
 //! A reconcile carries every observed composed resource (managedFields and
-//! all) and the desired state of earlier pipeline steps. The function looks at
-//! a few of them; the rest only need to travel back unchanged. Keeping them as
-//! bytes makes pass-through a copy and lets the handler decode exactly the
-//! resources it inspects.
+//! all), the desired state of earlier pipeline steps, the step input and the
+//! pipeline context. The function looks at a few of those; the rest only
+//! need to travel back unchanged. Keeping them as bytes makes pass-through a
+//! copy and lets the handler decode exactly what it inspects. The bytes are
+//! reference counted, so handing a memoized resource to a response is a
+//! counter increment, not a copy.
 
-use bytes::{Buf, BufMut};
-use prost::encoding::{self, DecodeContext, WireType, decode_varint, encode_key, encode_varint};
+use std::marker::PhantomData;
+
+use bytes::{Buf, BufMut, Bytes};
+use prost::encoding::{
+    self, DecodeContext, WireType, decode_varint, encode_key, encode_varint, encoded_len_varint,
+    key_len,
+};
 use prost::{DecodeError, Message};
 
 use crate::proto::full;
 
-/// The encoded fields of one `apiextensions.fn.proto.v1.Resource`.
-#[derive(Clone, Default, PartialEq, Eq)]
-pub struct RawResource {
-    bytes: Vec<u8>,
+/// The encoded fields of one message of type `M`, as read or as built.
+pub struct RawMessage<M> {
+    bytes: Bytes,
+    message: PhantomData<fn() -> M>,
+}
+
+/// An `apiextensions.fn.proto.v1.Resource`, left encoded.
+pub type RawResource = RawMessage<full::Resource>;
+
+/// A `google.protobuf.Struct` (the step input, the pipeline context), left encoded.
+pub type RawStruct = RawMessage<prost_types::Struct>;
+
+impl<M> RawMessage<M> {
+    /// The encoded message, without its length prefix.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// The encoded message, shared rather than copied.
+    pub fn to_bytes(&self) -> Bytes {
+        self.bytes.clone()
+    }
+}
+
+impl<M: Message + Default> RawMessage<M> {
+    /// Encodes a fully built message.
+    pub fn from_full(message: &M) -> Self {
+        Self::from(Bytes::from(message.encode_to_vec()))
+    }
+
+    /// Decodes the message.
+    pub fn decode_full(&self) -> Result<M, DecodeError> {
+        M::decode(self.as_bytes())
+    }
+}
+
+impl<M> From<Bytes> for RawMessage<M> {
+    /// Wraps bytes that are already an encoded `M`.
+    fn from(bytes: Bytes) -> Self {
+        Self {
+            bytes,
+            message: PhantomData,
+        }
+    }
 }
 
 impl RawResource {
-    /// Encodes a fully built resource.
-    pub fn from_full(resource: &full::Resource) -> Self {
-        Self {
-            bytes: resource.encode_to_vec(),
-        }
-    }
-
-    /// Decodes the resource.
-    pub fn decode_full(&self) -> Result<full::Resource, DecodeError> {
-        full::Resource::decode(self.bytes.as_slice())
-    }
-
     /// The encoded `resource` Struct (field 1) as a slice of these bytes,
     /// for `convert::decode_object`. None when the field is absent, appears
     /// more than once (prost would merge the parts) or the framing is bad:
     /// then `decode_full` is the way to read it.
     pub fn struct_bytes(&self) -> Option<&[u8]> {
-        let mut buf = self.bytes.as_slice();
+        let mut buf = self.as_bytes();
         let mut found = None;
         while !buf.is_empty() {
             let (tag, wire_type) = encoding::decode_key(&mut buf).ok()?;
@@ -63,23 +98,40 @@ impl RawResource {
         }
         found
     }
+}
 
-    /// The encoded message, without its length prefix.
-    pub fn as_bytes(&self) -> &[u8] {
-        &self.bytes
+// Written out rather than derived: a derive would require `M` itself to be
+// Clone, Default and so on, which the marker does not need.
+impl<M> Clone for RawMessage<M> {
+    fn clone(&self) -> Self {
+        Self::from(self.bytes.clone())
     }
 }
 
-impl std::fmt::Debug for RawResource {
+impl<M> Default for RawMessage<M> {
+    fn default() -> Self {
+        Self::from(Bytes::new())
+    }
+}
+
+impl<M> PartialEq for RawMessage<M> {
+    fn eq(&self, other: &Self) -> bool {
+        self.bytes == other.bytes
+    }
+}
+
+impl<M> Eq for RawMessage<M> {}
+
+impl<M: Message + Default + std::fmt::Debug> std::fmt::Debug for RawMessage<M> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self.decode_full() {
-            Ok(r) => r.fmt(f),
-            Err(_) => write!(f, "RawResource({} undecodable bytes)", self.bytes.len()),
+            Ok(m) => std::fmt::Debug::fmt(&m, f),
+            Err(_) => write!(f, "RawMessage({} undecodable bytes)", self.bytes.len()),
         }
     }
 }
 
-impl Message for RawResource {
+impl<M: Message + Default + std::fmt::Debug> Message for RawMessage<M> {
     fn encode_raw(&self, buf: &mut impl BufMut) {
         buf.put_slice(&self.bytes);
     }
@@ -94,24 +146,36 @@ impl Message for RawResource {
         buf: &mut impl Buf,
         ctx: DecodeContext,
     ) -> Result<(), DecodeError> {
-        let out = &mut self.bytes;
-        match wire_type {
+        // The bytes read so far become a Vec again without a copy (they are
+        // not shared while decoding), so a message of many fields (a Struct
+        // with many keys) is assembled in amortized linear time. A first
+        // field is sized exactly and becomes `Bytes` without reallocating.
+        let mut field = |extra: usize| {
+            let mut out = Vec::from(std::mem::take(&mut self.bytes));
+            out.reserve(key_len(tag) + extra);
+            encode_key(tag, wire_type, &mut out);
+            out
+        };
+        let out = match wire_type {
             WireType::Varint => {
                 let value = decode_varint(buf)?;
-                encode_key(tag, wire_type, out);
-                encode_varint(value, out);
+                let mut out = field(encoded_len_varint(value));
+                encode_varint(value, &mut out);
+                out
             }
             WireType::SixtyFourBit => {
                 let mut value = 0u64;
                 encoding::fixed64::merge(wire_type, &mut value, buf, ctx)?;
-                encode_key(tag, wire_type, out);
+                let mut out = field(8);
                 out.put_u64_le(value);
+                out
             }
             WireType::ThirtyTwoBit => {
                 let mut value = 0u32;
                 encoding::fixed32::merge(wire_type, &mut value, buf, ctx)?;
-                encode_key(tag, wire_type, out);
+                let mut out = field(4);
                 out.put_u32_le(value);
+                out
             }
             // Copied straight from the request's buffer: this is most of a
             // request's bytes, so no intermediate Vec.
@@ -123,10 +187,9 @@ impl Message for RawResource {
                     let mut short: &[u8] = &[1];
                     return encoding::bytes::merge(wire_type, &mut Vec::new(), &mut short, ctx);
                 }
-                encode_key(tag, wire_type, out);
-                encode_varint(len, out);
                 let mut left = len as usize;
-                out.reserve(left);
+                let mut out = field(encoded_len_varint(len) + left);
+                encode_varint(len, &mut out);
                 while left > 0 {
                     let chunk = buf.chunk();
                     let n = chunk.len().min(left);
@@ -134,13 +197,15 @@ impl Message for RawResource {
                     buf.advance(n);
                     left -= n;
                 }
+                out
             }
             // proto3 has no groups and the protocol defines none; skipping
             // validates their nesting.
             WireType::StartGroup | WireType::EndGroup => {
-                encoding::skip_field(wire_type, tag, buf, ctx)?
+                return encoding::skip_field(wire_type, tag, buf, ctx);
             }
-        }
+        };
+        self.bytes = Bytes::from(out);
         Ok(())
     }
 
@@ -149,7 +214,7 @@ impl Message for RawResource {
     }
 
     fn clear(&mut self) {
-        self.bytes.clear();
+        self.bytes = Bytes::new();
     }
 }
 
@@ -195,6 +260,31 @@ mod tests {
         let bytes = raw.struct_bytes().expect("the resource field");
         assert_eq!(Struct::decode(bytes).unwrap(), r.resource.unwrap());
         assert_eq!(RawResource::default().struct_bytes(), None);
+    }
+
+    #[test]
+    fn a_struct_of_many_keys_keeps_every_byte() {
+        // Each key is a field of its own, so this exercises reassembly.
+        let fields = (0..300)
+            .map(|i| {
+                let v = Value {
+                    kind: Some(Kind::StringValue(format!("value-{i}"))),
+                };
+                (format!("key-{i:03}"), v)
+            })
+            .collect();
+        let s = Struct { fields };
+        let encoded = s.encode_to_vec();
+        let raw = RawStruct::decode(encoded.as_slice()).unwrap();
+        assert_eq!(raw.as_bytes(), encoded.as_slice());
+        assert_eq!(raw.decode_full().unwrap(), s);
+    }
+
+    #[test]
+    fn a_clone_shares_the_bytes() {
+        let raw = RawResource::from_full(&resource());
+        assert_eq!(raw.clone().as_bytes().as_ptr(), raw.as_bytes().as_ptr());
+        assert_eq!(raw.clone(), raw);
     }
 
     #[test]
