@@ -7,6 +7,7 @@
 mod metrics;
 mod service;
 pub mod tls;
+mod write_batching;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -16,12 +17,14 @@ use anyhow::{Context, bail};
 use clap::Args;
 use tokio::net::TcpListener;
 use tonic::codegen::http;
+use tonic::codegen::tokio_stream::StreamExt;
 use tonic::transport::Server;
 use tonic::transport::server::TcpIncoming;
 
 use crate::proto::wire::function_runner_service_server::FunctionRunnerServiceServer;
 pub use metrics::Metrics;
 pub use service::{Handler, Runner};
+use write_batching::BatchedWrites;
 
 /// How the server is run.
 #[derive(Args, Clone, Debug)]
@@ -173,7 +176,8 @@ pub async fn run(
     }
     let incoming = TcpIncoming::from(listener)
         .with_nodelay(Some(true))
-        .with_keepalive(Some(Duration::from_secs(60)));
+        .with_keepalive(Some(Duration::from_secs(60)))
+        .map(|accepted| accepted.map(BatchedWrites::new));
     builder
         .layer(tower::util::MapResponseLayer::new(
             oversized_is_resource_exhausted,
