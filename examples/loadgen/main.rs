@@ -87,10 +87,23 @@ struct Args {
     /// Startup runs to make.
     #[arg(long, default_value_t = 5)]
     runs: usize,
+    /// Compare the server with its own `--noop` floor in one run: start the
+    /// command after `--` twice (at --address, and with --noop at
+    /// --noop-address), then load them in turn for --rounds windows of -d
+    /// seconds each and report both, and their ratio of CPU per call.
+    #[arg(long, conflicts_with_all = ["startup", "pid"])]
+    compare: bool,
+    /// Address of the --noop server in --compare mode (default: --address's port + 1).
+    #[arg(long)]
+    noop_address: Option<SocketAddr>,
+    /// Windows per server in --compare mode, alternating noop-function and
+    /// function-noop so that a drift in the machine's speed hits both alike.
+    #[arg(long, default_value_t = 10)]
+    rounds: usize,
     /// Print the payload (after --observed) as YAML and exit: a starting point for a payload file.
     #[arg(long)]
     print_payload: bool,
-    /// The server command for --startup.
+    /// The server command for --startup and --compare (without --address).
     #[arg(last = true)]
     command: Vec<String>,
 }
@@ -114,8 +127,13 @@ fn main() -> anyhow::Result<()> {
             args.address
         );
     }
-    if args.duration + args.warmup > MAX_SECONDS {
-        bail!("--duration plus --warmup must be at most {MAX_SECONDS} s");
+    let seconds = if args.compare {
+        2 * (args.warmup + args.rounds as u64 * args.duration)
+    } else {
+        args.duration + args.warmup
+    };
+    if seconds > MAX_SECONDS {
+        bail!("the run would take {seconds} s; at most {MAX_SECONDS} s are allowed");
     }
     if args.print_payload {
         let p = read_payload(&args)?;
@@ -129,6 +147,8 @@ fn main() -> anyhow::Result<()> {
         .build()?;
     let report = if args.startup {
         runtime.block_on(startup(&args))?
+    } else if args.compare {
+        runtime.block_on(compare(&args))?
     } else {
         runtime.block_on(load(&args))?
     };
@@ -136,9 +156,9 @@ fn main() -> anyhow::Result<()> {
     Ok(())
 }
 
-fn endpoint(args: &Args) -> anyhow::Result<Endpoint> {
+fn endpoint(args: &Args, address: SocketAddr) -> anyhow::Result<Endpoint> {
     let scheme = if args.insecure { "http" } else { "https" };
-    let mut endpoint = Endpoint::from_shared(format!("{scheme}://{}", args.address))?
+    let mut endpoint = Endpoint::from_shared(format!("{scheme}://{address}"))?
         .connect_timeout(Duration::from_secs(2))
         .tcp_nodelay(true);
     if !args.insecure {
@@ -214,6 +234,8 @@ fn requests(payload: &Payload, distinct: usize) -> Vec<wire::RunFunctionRequest>
 #[derive(Default)]
 struct WorkerStats {
     latencies_us: Vec<u64>,
+    /// Size of the largest response seen, encoded.
+    response_bytes: usize,
     errors: BTreeMap<String, u64>,
     first_error: Option<String>,
 }
@@ -282,6 +304,8 @@ async fn worker(
                     stats.error("fatal", fatal.message.clone());
                 } else {
                     stats.latencies_us.push(elapsed.as_micros() as u64);
+                    let size = prost::Message::encoded_len(&rsp);
+                    stats.response_bytes = stats.response_bytes.max(size);
                 }
             }
         }
@@ -293,13 +317,61 @@ async fn load(args: &Args) -> anyhow::Result<Value> {
     let payload = read_payload(args)?;
     let requests = Arc::new(requests(&payload, args.distinct));
     let request_bytes = prost::Message::encoded_len(&requests[0]);
-    // One connection, multiplexed, as Crossplane holds one per function.
-    let channel = endpoint(args)?
+    let channel = connect(args, args.address, &requests[0]).await?;
+    let window = drive(
+        &channel,
+        &requests,
+        args.concurrency,
+        Duration::from_secs(args.warmup),
+        Duration::from_secs(args.duration),
+        args.pid,
+    )
+    .await?;
+    let mut report = json!({
+        "address": args.address.to_string(),
+        "payload": args.payload.as_ref().map(|p| p.display().to_string()),
+        "observed": payload.observed.len(),
+        "request_bytes": request_bytes,
+        "response_bytes": window.response_bytes,
+        "concurrency": args.concurrency,
+        "distinct": args.distinct,
+        "seconds": round(window.wall.as_secs_f64(), 3),
+        "requests": window.calls(),
+        "errors": window.error_count(),
+        "error_kinds": window.errors,
+        "rps": round(window.calls() as f64 / window.wall.as_secs_f64(), 1),
+        "latency_ms": window.latency_ms(),
+    });
+    if let Some(e) = &window.first_error {
+        report["first_error"] = json!(e);
+    }
+    if let Some(cpu) = window.cpu {
+        let mut server = cpu.report(window.calls(), window.wall);
+        server["pid"] = json!(args.pid);
+        report["server"] = server;
+    }
+    if window.error_count() > 0 {
+        eprintln!(
+            "loadgen: {} of {} calls failed",
+            window.error_count(),
+            window.calls()
+        );
+    }
+    Ok(report)
+}
+
+/// One HTTP/2 connection, as Crossplane holds one per function, checked
+/// with one call so that a broken server fails fast with its message.
+async fn connect(
+    args: &Args,
+    address: SocketAddr,
+    request: &wire::RunFunctionRequest,
+) -> anyhow::Result<Channel> {
+    let channel = endpoint(args, address)?
         .connect()
         .await
-        .with_context(|| format!("cannot connect to {}", args.address))?;
-    // One checked call first: a broken server fails fast with its message.
-    let mut probe = requests[0].clone();
+        .with_context(|| format!("cannot connect to {address}"))?;
+    let mut probe = request.clone();
     probe.meta = Some(wire::RequestMeta {
         tag: "probe".into(),
         capabilities: vec![],
@@ -314,10 +386,56 @@ async fn load(args: &Args) -> anyhow::Result<Value> {
     {
         bail!("the server answered FATAL: {}", fatal.message);
     }
+    Ok(channel)
+}
 
+/// What one measured window of load saw.
+struct Window {
+    wall: Duration,
+    latencies_us: Vec<u64>,
+    errors: BTreeMap<String, u64>,
+    first_error: Option<String>,
+    response_bytes: usize,
+    /// The server's use of the machine over the window, when its PID is known.
+    cpu: Option<CpuUse>,
+}
+
+impl Window {
+    fn error_count(&self) -> u64 {
+        self.errors.values().sum()
+    }
+
+    fn calls(&self) -> u64 {
+        self.latencies_us.len() as u64 + self.error_count()
+    }
+
+    fn latency_ms(&self) -> Value {
+        let mut sorted = self.latencies_us.clone();
+        sorted.sort_unstable();
+        let pct = |p: f64| -> f64 {
+            if sorted.is_empty() {
+                return 0.0;
+            }
+            let i = ((p * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len()) - 1;
+            sorted[i] as f64 / 1000.0
+        };
+        json!({"p50": pct(0.50), "p90": pct(0.90), "p99": pct(0.99), "max": pct(1.0)})
+    }
+}
+
+/// A closed loop of `concurrency` calls on `channel`: `warmup` uncounted,
+/// then `duration` measured.
+async fn drive(
+    channel: &Channel,
+    requests: &Arc<Vec<wire::RunFunctionRequest>>,
+    concurrency: usize,
+    warmup: Duration,
+    duration: Duration,
+    pid: Option<u32>,
+) -> anyhow::Result<Window> {
     let measuring = Arc::new(AtomicBool::new(false));
     let stop = Arc::new(AtomicBool::new(false));
-    let workers: Vec<_> = (0..args.concurrency.max(1))
+    let workers: Vec<_> = (0..concurrency.max(1))
         .map(|id| {
             tokio::spawn(worker(
                 id,
@@ -328,76 +446,280 @@ async fn load(args: &Args) -> anyhow::Result<Value> {
             ))
         })
         .collect();
-    tokio::time::sleep(Duration::from_secs(args.warmup)).await;
-    let before = args.pid.map(ProcSample::read).transpose()?;
+    tokio::time::sleep(warmup).await;
+    let before = pid.map(ProcSample::read).transpose()?;
     let started = Instant::now();
     measuring.store(true, Ordering::Relaxed);
-    tokio::time::sleep(Duration::from_secs(args.duration)).await;
+    tokio::time::sleep(duration).await;
     measuring.store(false, Ordering::Relaxed);
     let wall = started.elapsed();
-    let after = args.pid.map(ProcSample::read).transpose()?;
+    let after = pid.map(ProcSample::read).transpose()?;
     stop.store(true, Ordering::Relaxed);
 
-    let mut latencies = Vec::new();
-    let mut errors: BTreeMap<String, u64> = BTreeMap::new();
-    let mut first_error = None;
+    let mut window = Window {
+        wall,
+        latencies_us: Vec::new(),
+        errors: BTreeMap::new(),
+        first_error: None,
+        response_bytes: 0,
+        cpu: before.zip(after).map(|(b, a)| CpuUse::between(&b, &a)),
+    };
     for w in workers {
         let s = w.await?;
-        latencies.extend(s.latencies_us);
+        window.latencies_us.extend(s.latencies_us);
+        window.response_bytes = window.response_bytes.max(s.response_bytes);
         for (k, v) in s.errors {
-            *errors.entry(k).or_default() += v;
+            *window.errors.entry(k).or_default() += v;
         }
-        first_error = first_error.or(s.first_error);
+        window.first_error = window.first_error.or(s.first_error);
     }
-    latencies.sort_unstable();
-    let ok = latencies.len() as u64;
-    let error_count: u64 = errors.values().sum();
-    let total = ok + error_count;
-    let pct = |p: f64| -> f64 {
-        if latencies.is_empty() {
-            return 0.0;
+    Ok(window)
+}
+
+/// A server's CPU time and memory between two samples.
+#[derive(Clone, Copy, Default)]
+struct CpuUse {
+    cpu_ns: u64,
+    user_ticks: u64,
+    system_ticks: u64,
+    rss_kib_before: u64,
+    rss_kib_after: u64,
+    hwm_kib: u64,
+}
+
+impl CpuUse {
+    fn between(b: &ProcSample, a: &ProcSample) -> Self {
+        Self {
+            cpu_ns: a.cpu_ns.saturating_sub(b.cpu_ns),
+            user_ticks: a.user_ticks.saturating_sub(b.user_ticks),
+            system_ticks: a.system_ticks.saturating_sub(b.system_ticks),
+            rss_kib_before: b.rss_kib,
+            rss_kib_after: a.rss_kib,
+            hwm_kib: a.hwm_kib,
         }
-        let i = ((p * latencies.len() as f64).ceil() as usize).clamp(1, latencies.len()) - 1;
-        latencies[i] as f64 / 1000.0
+    }
+
+    /// The sum of this window and a later one of the same server.
+    fn add(self, o: Self) -> Self {
+        Self {
+            cpu_ns: self.cpu_ns + o.cpu_ns,
+            user_ticks: self.user_ticks + o.user_ticks,
+            system_ticks: self.system_ticks + o.system_ticks,
+            rss_kib_before: self.rss_kib_before,
+            rss_kib_after: o.rss_kib_after,
+            hwm_kib: self.hwm_kib.max(o.hwm_kib),
+        }
+    }
+
+    fn us_per_call(&self, calls: u64) -> f64 {
+        if calls == 0 {
+            0.0
+        } else {
+            self.cpu_ns as f64 / 1e3 / calls as f64
+        }
+    }
+
+    fn report(&self, calls: u64, wall: Duration) -> Value {
+        let tick_us = 1e6 / clock_ticks() as f64;
+        let per = |x: f64| if calls == 0 { 0.0 } else { x / calls as f64 };
+        json!({
+            "cpu_seconds": round(self.cpu_ns as f64 / 1e9, 4),
+            "cpu_us_per_rpc": round(self.us_per_call(calls), 2),
+            "cpu_us_per_rpc_from_ticks": round(per((self.user_ticks + self.system_ticks) as f64 * tick_us), 1),
+            "user_us_per_rpc": round(per(self.user_ticks as f64 * tick_us), 1),
+            "system_us_per_rpc": round(per(self.system_ticks as f64 * tick_us), 1),
+            "cpu_cores_busy": round(self.cpu_ns as f64 / 1e9 / wall.as_secs_f64(), 3),
+            "rss_kib_before": self.rss_kib_before,
+            "rss_kib_after": self.rss_kib_after,
+            "hwm_kib": self.hwm_kib,
+        })
+    }
+}
+
+/// `--compare`: the function and its `--noop` floor, same binary, same
+/// payload, same run, loaded in alternating windows.
+async fn compare(args: &Args) -> anyhow::Result<Value> {
+    let noop_address = match args.noop_address {
+        Some(a) => a,
+        None => SocketAddr::new(args.address.ip(), args.address.port().wrapping_add(1)),
     };
-    let mut report = json!({
-        "address": args.address.to_string(),
+    if !noop_address.ip().is_loopback() {
+        bail!("--noop-address {noop_address} is not a loopback address");
+    }
+    let payload = read_payload(args)?;
+    let requests = Arc::new(requests(&payload, args.distinct));
+    let function = Server::start(args, args.address, &[]).await?;
+    let noop = Server::start(args, noop_address, &["--noop"]).await?;
+    let servers = [&noop, &function];
+    let mut channels = Vec::new();
+    for server in servers {
+        let channel = connect(args, server.address, &requests[0]).await?;
+        // Warm both up before anything is counted.
+        drive(
+            &channel,
+            &requests,
+            args.concurrency,
+            Duration::from_secs(args.warmup),
+            Duration::ZERO,
+            None,
+        )
+        .await?;
+        channels.push(channel);
+    }
+    let mut windows: [Vec<Window>; 2] = [Vec::new(), Vec::new()];
+    for round in 0..args.rounds.max(1) {
+        let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
+        for i in order {
+            let window = drive(
+                &channels[i],
+                &requests,
+                args.concurrency,
+                Duration::from_millis(250),
+                Duration::from_secs(args.duration),
+                Some(servers[i].pid()),
+            )
+            .await?;
+            windows[i].push(window);
+        }
+    }
+    let [noop_windows, function_windows] = windows;
+    let per_round = |ws: &[Window]| -> Vec<f64> {
+        ws.iter()
+            .map(|w| w.cpu.unwrap_or_default().us_per_call(w.calls()))
+            .collect()
+    };
+    let noop_rounds = per_round(&noop_windows);
+    let function_rounds = per_round(&function_windows);
+    let mut ratios: Vec<f64> = function_rounds
+        .iter()
+        .zip(&noop_rounds)
+        .map(|(f, n)| if *n > 0.0 { f / n } else { 0.0 })
+        .collect();
+    let summary = |ws: &[Window], rounds: &[f64]| -> (Value, f64) {
+        let calls: u64 = ws.iter().map(Window::calls).sum();
+        let wall: Duration = ws.iter().map(|w| w.wall).sum();
+        let cpu = ws
+            .iter()
+            .filter_map(|w| w.cpu)
+            .reduce(CpuUse::add)
+            .unwrap_or_default();
+        let errors: u64 = ws.iter().map(Window::error_count).sum();
+        let first_error = ws.iter().find_map(|w| w.first_error.clone());
+        let mut sorted = rounds.to_vec();
+        sorted.sort_by(f64::total_cmp);
+        let report = json!({
+            "requests": calls,
+            "errors": errors,
+            "first_error": first_error,
+            "rps": round(calls as f64 / wall.as_secs_f64(), 1),
+            "response_bytes": ws.iter().map(|w| w.response_bytes).max().unwrap_or(0),
+            "cpu_us_per_rpc_by_round": rounds.iter().map(|x| round(*x, 2)).collect::<Vec<_>>(),
+            "cpu_us_per_rpc_median": round(median(&sorted), 2),
+            "server": cpu.report(calls, wall),
+        });
+        (report, cpu.us_per_call(calls))
+    };
+    let (noop_report, noop_us) = summary(&noop_windows, &noop_rounds);
+    let (function_report, function_us) = summary(&function_windows, &function_rounds);
+    let errors = noop_report["errors"].as_u64().unwrap_or(0)
+        + function_report["errors"].as_u64().unwrap_or(0);
+    if errors > 0 {
+        eprintln!("loadgen: {errors} calls failed");
+    }
+    let by_round: Vec<f64> = ratios.iter().map(|r| round(*r, 3)).collect();
+    ratios.sort_by(f64::total_cmp);
+    Ok(json!({
         "payload": args.payload.as_ref().map(|p| p.display().to_string()),
         "observed": payload.observed.len(),
-        "request_bytes": request_bytes,
+        "request_bytes": prost::Message::encoded_len(&requests[0]),
         "concurrency": args.concurrency,
-        "distinct": args.distinct,
-        "seconds": round(wall.as_secs_f64(), 3),
-        "requests": total,
-        "errors": error_count,
-        "error_kinds": errors,
-        "rps": round(total as f64 / wall.as_secs_f64(), 1),
-        "latency_ms": {"p50": pct(0.50), "p90": pct(0.90), "p99": pct(0.99), "max": pct(1.0)},
-    });
-    if let Some(e) = first_error {
-        report["first_error"] = json!(e);
+        "rounds": args.rounds.max(1),
+        "round_seconds": args.duration,
+        "noop": noop_report,
+        "function": function_report,
+        "ratio": round(if noop_us > 0.0 { function_us / noop_us } else { 0.0 }, 3),
+        "ratio_by_round": by_round,
+        "ratio_median": round(median(&ratios), 3),
+        "ratio_max": round(ratios.last().copied().unwrap_or(0.0), 3),
+    }))
+}
+
+/// The middle of sorted values (the mean of the two middle ones for an even count).
+fn median(sorted: &[f64]) -> f64 {
+    match sorted.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => sorted[n / 2],
+        n => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
     }
-    if let (Some(b), Some(a)) = (before, after) {
-        let cpu_ns = a.cpu_ns.saturating_sub(b.cpu_ns);
-        let ticks = a.ticks.saturating_sub(b.ticks);
-        let per = |x: f64| {
-            if total == 0 { 0.0 } else { x / total as f64 }
+}
+
+/// A server started for `--compare`, stopped (SIGTERM, then reaped) when dropped.
+struct Server {
+    child: std::process::Child,
+    address: SocketAddr,
+}
+
+impl Server {
+    async fn start(args: &Args, address: SocketAddr, extra: &[&str]) -> anyhow::Result<Self> {
+        let Some((program, rest)) = args.command.split_first() else {
+            bail!("--compare needs the server command after --");
         };
-        report["server"] = json!({
-            "pid": args.pid,
-            "cpu_seconds": round(cpu_ns as f64 / 1e9, 4),
-            "cpu_us_per_rpc": round(per(cpu_ns as f64 / 1e3), 2),
-            "cpu_us_per_rpc_from_ticks": round(per(ticks as f64 * 1e6 / clock_ticks() as f64), 1),
-            "cpu_cores_busy": round(cpu_ns as f64 / 1e9 / wall.as_secs_f64(), 3),
-            "rss_kib_before": b.rss_kib,
-            "rss_kib_after": a.rss_kib,
-            "hwm_kib": a.hwm_kib,
-        });
+        let child = Command::new(program)
+            .args(rest)
+            .arg("--address")
+            .arg(address.to_string())
+            .args(extra)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .with_context(|| format!("cannot start {program}"))?;
+        let server = Self { child, address };
+        let endpoint = endpoint(args, address)?.connect_timeout(Duration::from_millis(50));
+        if !wait_serving(&endpoint, Instant::now() + Duration::from_secs(10)).await {
+            bail!("{program} at {address} did not report SERVING within 10 s");
+        }
+        Ok(server)
     }
-    if error_count > 0 {
-        eprintln!("loadgen: {error_count} of {total} calls failed");
+
+    fn pid(&self) -> u32 {
+        self.child.id()
     }
-    Ok(report)
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        stop(&mut self.child);
+    }
+}
+
+/// SIGTERM, as Kubernetes stops a pod; then reaps the process.
+fn stop(child: &mut std::process::Child) {
+    let _ = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
+    let _ = child.wait();
+}
+
+/// Polls the health service until it reports SERVING; false at the deadline.
+async fn wait_serving(endpoint: &Endpoint, deadline: Instant) -> bool {
+    loop {
+        if Instant::now() > deadline {
+            return false;
+        }
+        if let Ok(channel) = endpoint.connect().await {
+            let mut health = HealthClient::new(channel);
+            let status = health
+                .check(HealthCheckRequest {
+                    service: String::new(),
+                })
+                .await
+                .map(|r| r.into_inner().status);
+            if status.is_ok_and(|s| s == ServingStatus::Serving as i32) {
+                return true;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
 }
 
 fn round(x: f64, digits: i32) -> f64 {
@@ -410,8 +732,9 @@ fn round(x: f64, digits: i32) -> f64 {
 struct ProcSample {
     /// Sum over the process's threads of the time on CPU, in ns.
     cpu_ns: u64,
-    /// utime + stime of the whole process, in clock ticks.
-    ticks: u64,
+    /// utime and stime of the whole process, in clock ticks.
+    user_ticks: u64,
+    system_ticks: u64,
     rss_kib: u64,
     hwm_kib: u64,
 }
@@ -438,11 +761,11 @@ impl ProcSample {
         let after = stat.rsplit_once(')').map_or("", |(_, r)| r);
         let fields: Vec<&str> = after.split_whitespace().collect();
         let field = |n: usize| fields.get(n - 3).and_then(|v| v.parse::<u64>().ok());
-        let ticks = field(14).unwrap_or(0) + field(15).unwrap_or(0);
         let (rss_kib, hwm_kib) = memory_kib(&proc_dir)?;
         Ok(Self {
             cpu_ns,
-            ticks,
+            user_ticks: field(14).unwrap_or(0),
+            system_ticks: field(15).unwrap_or(0),
             rss_kib,
             hwm_kib,
         })
@@ -480,7 +803,7 @@ async fn startup(args: &Args) -> anyhow::Result<Value> {
     let Some((program, rest)) = args.command.split_first() else {
         bail!("--startup needs the server command after --");
     };
-    let endpoint = endpoint(args)?.connect_timeout(Duration::from_millis(50));
+    let endpoint = endpoint(args, args.address)?.connect_timeout(Duration::from_millis(50));
     let mut times_ms = Vec::new();
     let mut idle = Vec::new();
     for _ in 0..args.runs.max(1) {
@@ -491,25 +814,7 @@ async fn startup(args: &Args) -> anyhow::Result<Value> {
             .stderr(Stdio::null())
             .spawn()
             .with_context(|| format!("cannot start {program}"))?;
-        let deadline = started + Duration::from_secs(10);
-        let serving = loop {
-            if Instant::now() > deadline {
-                break false;
-            }
-            if let Ok(channel) = endpoint.connect().await {
-                let mut health = HealthClient::new(channel);
-                let status = health
-                    .check(HealthCheckRequest {
-                        service: String::new(),
-                    })
-                    .await
-                    .map(|r| r.into_inner().status);
-                if status.is_ok_and(|s| s == ServingStatus::Serving as i32) {
-                    break true;
-                }
-            }
-            tokio::time::sleep(Duration::from_millis(1)).await;
-        };
+        let serving = wait_serving(&endpoint, started + Duration::from_secs(10)).await;
         let elapsed = started.elapsed();
         // Let the first connection settle before reading idle memory.
         tokio::time::sleep(Duration::from_millis(200)).await;
