@@ -7,6 +7,10 @@
 //! function-inference --insecure --address 127.0.0.1:9443 --metrics-address "" &
 //! cargo run --release --example loadgen -- --address 127.0.0.1:9443 --insecure \
 //!     -c 16 -d 10 --payload examples/loadgen/llm-inference.yaml --observed 100 --pid $!
+//! # the function against its own --noop floor, alternating, in one run
+//! cargo run --release --example loadgen -- --compare --rounds 10 -d 3 --address 127.0.0.1:9443 \
+//!     --insecure --payload examples/loadgen/llm-inference.yaml \
+//!     -- target/release/function-inference --insecure --metrics-address ""
 //! # time to SERVING from a cold start
 //! cargo run --release --example loadgen -- --startup --address 127.0.0.1:9444 --insecure \
 //!     -- target/release/function-inference --insecure --address 127.0.0.1:9444 --metrics-address ""
