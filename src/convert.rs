@@ -110,6 +110,31 @@ pub fn decode_struct(bytes: &[u8]) -> Result<Map<String, Value>, DecodeError> {
     Ok(out)
 }
 
+/// Decodes only the top-level `fields` of the bytes of a
+/// `google.protobuf.Struct`, each whole; the other fields are skipped
+/// without being read (readiness needs an object's kind and status, not
+/// its spec).
+pub fn decode_fields(mut buf: &[u8], fields: &[&str]) -> Result<Map<String, Value>, DecodeError> {
+    let mut out = Map::new();
+    while !buf.is_empty() {
+        let (field, wire) = key(&mut buf)?;
+        if field != 1 {
+            skip_field(wire, &mut buf)?;
+            continue;
+        }
+        let (name, value) = map_entry(length_delimited(wire, &mut buf)?)?;
+        if !fields.contains(&name) {
+            continue;
+        }
+        let decoded = match value {
+            Some(v) => decode_value(v, None, 1)?,
+            None => Value::Null,
+        };
+        out.insert(name.to_string(), decoded);
+    }
+    Ok(out)
+}
+
 type Skip<'a> = Option<&'a [&'a str]>;
 
 fn decode_struct_into(
@@ -127,21 +152,7 @@ fn decode_struct_into(
             skip_field(wire, &mut buf)?;
             continue;
         }
-        let mut entry = length_delimited(wire, &mut buf)?;
-        // A map entry: key = 1 (string), value = 2 (Value); absent means default.
-        let mut name: &str = "";
-        let mut value: Option<&[u8]> = None;
-        while !entry.is_empty() {
-            let (f, w) = key(&mut entry)?;
-            match f {
-                1 => {
-                    name = std::str::from_utf8(length_delimited(w, &mut entry)?)
-                        .map_err(|_| DecodeError)?
-                }
-                2 => value = Some(length_delimited(w, &mut entry)?),
-                _ => skip_field(w, &mut entry)?,
-            }
-        }
+        let (name, value) = map_entry(length_delimited(wire, &mut buf)?)?;
         let below = match skip {
             Some([first, rest @ ..]) if *first == name => {
                 if rest.is_empty() {
@@ -159,6 +170,25 @@ fn decode_struct_into(
         out.insert(name.to_string(), decoded);
     }
     Ok(())
+}
+
+/// One entry of a Struct's map: key = 1 (string), value = 2 (Value);
+/// absent means default.
+fn map_entry(mut entry: &[u8]) -> Result<(&str, Option<&[u8]>), DecodeError> {
+    let mut name: &str = "";
+    let mut value = None;
+    while !entry.is_empty() {
+        let (f, w) = key(&mut entry)?;
+        match f {
+            1 => {
+                name = std::str::from_utf8(length_delimited(w, &mut entry)?)
+                    .map_err(|_| DecodeError)?
+            }
+            2 => value = Some(length_delimited(w, &mut entry)?),
+            _ => skip_field(w, &mut entry)?,
+        }
+    }
+    Ok((name, value))
 }
 
 /// Decodes a `google.protobuf.Value`. A oneof set twice keeps the last, and
@@ -305,6 +335,34 @@ mod tests {
         assert_eq!(number_to_json(f64::NAN), json!("NaN"));
         assert_eq!(number_to_json(f64::INFINITY), json!("Infinity"));
         assert_eq!(number_to_json(f64::NEG_INFINITY), json!("-Infinity"));
+    }
+
+    #[test]
+    fn decoding_some_fields_equals_decoding_all_and_keeping_those() {
+        use prost::Message;
+        let v = json!({
+            "kind": "VLLMRuntime", "apiVersion": "production-stack.vllm.ai/v1alpha1",
+            "metadata": {"name": "x", "managedFields": [{"manager": "m"}]},
+            "spec": {"model": {"modelURL": "m"}}, "status": {"availableReplicas": 1},
+        });
+        let bytes = json_to_struct(v.as_object().unwrap()).encode_to_vec();
+        let all = decode_struct(&bytes).unwrap();
+        for fields in [
+            &["kind", "status"][..],
+            &["metadata"][..],
+            &[][..],
+            &["absent"][..],
+        ] {
+            let want: Map<String, Value> = all
+                .iter()
+                .filter(|(k, _)| fields.contains(&k.as_str()))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            assert_eq!(decode_fields(&bytes, fields), Ok(want), "{fields:?}");
+        }
+        for cut in 0..bytes.len() {
+            let _ = decode_fields(&bytes[..cut], &["kind", "status"]);
+        }
     }
 
     #[test]

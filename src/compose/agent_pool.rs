@@ -22,7 +22,6 @@ use super::ingress::{IngressParams, ingress};
 use super::llm_inference::{layout_summary, plan_status, to_map};
 use super::model_facts::with_weights_cache;
 use super::model_ref::{self, Lookup, MODEL_RESOLVED, REQUIREMENT_KEY, ResolvedModel};
-use super::readiness::observed_readiness;
 use super::vllm_runtime::{RuntimeParams, internal_url, vllm_runtime};
 use super::{ComposeRequest, Composed, Composition, Refusal, kube};
 use crate::outcome;
@@ -296,7 +295,7 @@ fn compose_pool(
         notes.extend(c.not_applied.iter().cloned());
     }
     notes.extend(model.facts.notes.iter().cloned());
-    let runtime_ready = observed_readiness(req.observed.get(MODEL_SERVER).as_ref());
+    let runtime_ready = req.observed.readiness(MODEL_SERVER);
     out.resources.insert(
         MODEL_SERVER.into(),
         Composed {
@@ -325,7 +324,7 @@ fn compose_pool(
         spec.session_affinity.as_ref(),
     );
     let config = agent_config_map(&config_name, &namespace, labels.clone(), &document);
-    let ready = observed_readiness(req.observed.get(AGENT_CONFIG).as_ref());
+    let ready = req.observed.readiness(AGENT_CONFIG);
     out.resources.insert(
         AGENT_CONFIG.into(),
         Composed {
@@ -379,7 +378,7 @@ fn compose_pool(
         config_hash: &config_hash(&document),
         node_selector,
     });
-    let agents_ready = observed_readiness(req.observed.get(AGENTS).as_ref());
+    let agents_ready = req.observed.readiness(AGENTS);
     out.resources.insert(
         AGENTS.into(),
         Composed {
@@ -407,7 +406,7 @@ fn compose_pool(
         autoscaling_status = Some(AutoscalingStatus {
             metrics: hpa.mappings,
         });
-        let ready = observed_readiness(req.observed.get(AUTOSCALER).as_ref());
+        let ready = req.observed.readiness(AUTOSCALER);
         out.resources.insert(
             AUTOSCALER.into(),
             Composed {
@@ -423,7 +422,7 @@ fn compose_pool(
     }
     if bounds.floor > 1 {
         let pdb = disruption_budget(&xr.name, &namespace, labels.clone(), selector.clone());
-        let ready = observed_readiness(req.observed.get(DISRUPTION_BUDGET).as_ref());
+        let ready = req.observed.readiness(DISRUPTION_BUDGET);
         out.resources.insert(
             DISRUPTION_BUDGET.into(),
             Composed {
@@ -459,7 +458,7 @@ fn compose_pool(
             port,
             affinity_seconds,
         });
-        let ready = observed_readiness(req.observed.get(AGENT_SERVICE).as_ref());
+        let ready = req.observed.readiness(AGENT_SERVICE);
         out.resources.insert(
             AGENT_SERVICE.into(),
             Composed {
@@ -483,7 +482,7 @@ fn compose_pool(
                 class_name: None,
                 tls_secret: None,
             });
-            let ready = observed_readiness(req.observed.get(INGRESS).as_ref());
+            let ready = req.observed.readiness(INGRESS);
             out.resources
                 .insert(INGRESS.into(), Composed { manifest, ready });
             e.external = Some(format!("http://{host}/"));

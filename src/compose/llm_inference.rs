@@ -8,7 +8,6 @@ use super::ingress::{IngressParams, external_url, ingress};
 use super::model_facts::with_weights_cache;
 use super::model_ref::{self, Lookup, REQUIREMENT_KEY, ResolvedModel};
 use super::placement::Placement;
-use super::readiness::observed_readiness;
 use super::vllm_runtime::{RuntimeParams, SERVICE_PORT, internal_url, vllm_runtime};
 use super::{ComposeRequest, Composed, Composition, Refusal};
 use crate::outcome;
@@ -191,7 +190,7 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
     if let Some(c) = &cache {
         runtime = with_weights_cache(runtime, c);
     }
-    let runtime_ready = observed_readiness(req.observed.get(RUNTIME).as_ref());
+    let runtime_ready = req.observed.readiness(RUNTIME);
     out.resources.insert(
         RUNTIME.into(),
         Composed {
@@ -214,7 +213,7 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
             class_name: spec.ingress_class_name.as_deref(),
             tls_secret: spec.tls.as_ref().map(|t| t.secret_name.as_str()),
         });
-        let ready = observed_readiness(req.observed.get(INGRESS).as_ref());
+        let ready = req.observed.readiness(INGRESS);
         out.resources.insert(
             INGRESS.into(),
             Composed {

@@ -144,6 +144,23 @@ impl<'a> Observed<'a> {
             object
         })
     }
+
+    /// Whether the object composed under `name` is ready (see
+    /// [`readiness::observed_readiness`]), reading only its kind and status.
+    pub fn readiness(&self, name: &str) -> crate::proto::wire::Ready {
+        let fast = self.resources.get(name).and_then(|raw| {
+            let bytes = raw.struct_bytes()?;
+            crate::convert::decode_fields(bytes, &["kind", "status"]).ok()
+        });
+        match fast {
+            Some(object) => {
+                self.reads.borrow_mut().push(name.to_string());
+                readiness::observed_readiness(Some(&object))
+            }
+            // Not observed, or unusual bytes: the full decode decides.
+            None => readiness::observed_readiness(self.get(name).as_ref()),
+        }
+    }
 }
 
 /// Removes `metadata.managedFields`, as `convert::decode_object` leaves it out:

@@ -14,7 +14,6 @@ use serde_json::Value;
 use super::config_map::{config_map, pretty};
 use super::llm_inference::{plan_status, to_map};
 use super::model_facts::ModelFacts;
-use super::readiness::observed_readiness;
 use super::{ComposeRequest, Composed, Composition, Refusal, kube};
 use crate::outcome;
 use crate::sizing::{self, MigChoice};
@@ -141,7 +140,7 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
         kube::labels("Model", &xr.name, "model-card"),
         data,
     );
-    let ready = observed_readiness(req.observed.get(CARD).as_ref());
+    let ready = req.observed.readiness(CARD);
     out.resources
         .insert(CARD.into(), Composed { manifest, ready });
 
