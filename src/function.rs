@@ -10,14 +10,17 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use bytes::Bytes;
+use prost::Message;
+
 use serde_json::{Map, Value};
 
 use crate::compose::{self, ComposeRequest, Composite, Observed, Refusal};
-use crate::convert::{json_to_struct, struct_to_json};
+use crate::convert::struct_to_json;
 use crate::input::{Input, Settings};
 use crate::memo::{Entry, Key, Memo};
 use crate::outcome;
-use crate::proto::{full, wire};
+use crate::proto::wire;
 use crate::raw_message::{RawResource, RawStruct};
 
 /// Annotation Crossplane puts on every composed resource; render shows it too.
@@ -389,16 +392,32 @@ fn merge_status(
     if let Value::Object(m) = merged {
         m.extend(status);
     }
-    existing.resource = Some(json_to_struct(&object));
-    RawResource::from_full(&existing)
+    // prost writes fields in number order, so the object (field 1) followed
+    // by the rest of the earlier step's resource is its encoding.
+    existing.resource = None;
+    let mut bytes = resource_field(&object);
+    existing.encode(&mut bytes).expect("a Vec grows as needed");
+    RawResource::from(Bytes::from(bytes))
 }
 
+/// A composed resource as the response carries it: the manifest encoded
+/// straight from JSON (see `convert::encode_object`) and its readiness.
 fn encode_resource(manifest: &Value, ready: wire::Ready) -> RawResource {
-    RawResource::from_full(&full::Resource {
-        resource: manifest.as_object().map(json_to_struct),
-        ready: ready as i32,
-        ..Default::default()
-    })
+    let mut bytes = manifest.as_object().map(resource_field).unwrap_or_default();
+    if ready != wire::Ready::Unspecified {
+        prost::encoding::int32::encode(3, &(ready as i32), &mut bytes);
+    }
+    RawResource::from(Bytes::from(bytes))
+}
+
+/// `Resource.resource` (field 1, a Struct) holding `object`.
+fn resource_field(object: &Map<String, Value>) -> Vec<u8> {
+    let len = crate::convert::object_len(object);
+    let mut bytes = Vec::with_capacity(len + 16);
+    prost::encoding::encode_key(1, prost::encoding::WireType::LengthDelimited, &mut bytes);
+    prost::encoding::encode_varint(len as u64, &mut bytes);
+    crate::convert::encode_object(object, &mut bytes);
+    bytes
 }
 
 /// The text a panic carried, if any.
@@ -408,4 +427,74 @@ pub fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
         .map(|s| s.to_string())
         .or_else(|| panic.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "unknown panic".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::convert::json_to_struct;
+    use crate::proto::full;
+    use serde_json::json;
+
+    fn manifest() -> Value {
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"},
+               "data": {"a": "1", "": "empty key"}, "n": [1, 2.5, null, true]})
+    }
+
+    #[test]
+    fn a_composed_resource_is_encoded_as_prost_would() {
+        for ready in [
+            wire::Ready::Unspecified,
+            wire::Ready::True,
+            wire::Ready::False,
+        ] {
+            let want = RawResource::from_full(&full::Resource {
+                resource: manifest().as_object().map(json_to_struct),
+                ready: ready as i32,
+                ..Default::default()
+            });
+            assert_eq!(encode_resource(&manifest(), ready), want, "{ready:?}");
+        }
+        // Not an object: no resource field, as prost gives for None.
+        assert_eq!(
+            encode_resource(&json!("x"), wire::Ready::True),
+            RawResource::from_full(&full::Resource {
+                ready: wire::Ready::True as i32,
+                ..Default::default()
+            })
+        );
+    }
+
+    #[test]
+    fn merging_status_keeps_what_an_earlier_step_set() {
+        let earlier = RawResource::from_full(&full::Resource {
+            resource: json!({"apiVersion": "infer.dev/v1alpha1", "kind": "LLMInference",
+                             "status": {"fromEarlier": 1, "ready": false}})
+            .as_object()
+            .map(json_to_struct),
+            connection_details: [("url".to_string(), b"http://x".to_vec())].into(),
+            ready: wire::Ready::True as i32,
+        });
+        let status = json!({"ready": true, "endpoint": "http://e"});
+        let merged = merge_status(
+            Some(&earlier),
+            "infer.dev/v1alpha1",
+            "LLMInference",
+            status.as_object().unwrap().clone(),
+        );
+        let want = full::Resource {
+            resource: json!({"apiVersion": "infer.dev/v1alpha1", "kind": "LLMInference",
+                             "status": {"fromEarlier": 1, "ready": true, "endpoint": "http://e"}})
+            .as_object()
+            .map(json_to_struct),
+            connection_details: [("url".to_string(), b"http://x".to_vec())].into(),
+            ready: wire::Ready::True as i32,
+        };
+        assert_eq!(merged, RawResource::from_full(&want), "byte for byte");
+        // With nothing earlier: apiVersion, kind and status only.
+        let alone = merge_status(None, "infer.dev/v1alpha1", "LLMInference", Map::new());
+        let want =
+            json!({"apiVersion": "infer.dev/v1alpha1", "kind": "LLMInference", "status": {}});
+        assert_eq!(alone, encode_resource(&want, wire::Ready::Unspecified));
+    }
 }

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use function_inference::compose::{self, Composer};
-use function_inference::convert::{json_to_struct, struct_to_json};
+use function_inference::convert::{encode_object, json_to_struct, struct_to_json};
 use function_inference::function::run_function;
 use function_inference::proto::{from_wire, full, to_wire, wire};
 use function_inference::server::{Handler, Metrics, Runner};
@@ -461,6 +461,19 @@ fn check(req: wire::RunFunctionRequest) -> Result<(), TestCaseError> {
         prop_assert!(!r.message.is_empty());
     }
     Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// Manifests are encoded straight from JSON; the bytes must be prost's.
+    #[test]
+    fn encoding_json_directly_equals_encoding_its_struct(s in pb_struct()) {
+        let object = struct_to_json(&s);
+        let mut direct = Vec::new();
+        encode_object(&object, &mut direct);
+        prop_assert_eq!(direct, json_to_struct(&object).encode_to_vec());
+    }
 }
 
 proptest! {
