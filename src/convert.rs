@@ -13,7 +13,8 @@
 //! (a map and a string for every key, then dropped) cost more than the rest
 //! of the call. It gives exactly what `struct_to_json` of the decoded
 //! `Struct` gives, minus `metadata.managedFields`, which no composer reads
-//! and which is often half of an object's bytes.
+//! and which is often half of an object's bytes. [`encode_object`] is the
+//! way back: a JSON object straight to a `Struct`'s bytes.
 
 use std::collections::BTreeMap;
 
