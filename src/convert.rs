@@ -230,13 +230,7 @@ pub fn decode_struct(bytes: &[u8]) -> Result<Map<String, Value>, DecodeError> {
 /// its spec).
 pub fn decode_fields(mut buf: &[u8], fields: &[&str]) -> Result<Map<String, Value>, DecodeError> {
     let mut out = Map::new();
-    while !buf.is_empty() {
-        let (field, wire) = key(&mut buf)?;
-        if field != 1 {
-            skip_field(wire, &mut buf)?;
-            continue;
-        }
-        let (name, value) = map_entry(length_delimited(wire, &mut buf)?)?;
+    while let Some((name, value)) = next_entry(&mut buf)? {
         if !fields.contains(&name) {
             continue;
         }
@@ -260,13 +254,7 @@ fn decode_struct_into(
     if depth > RECURSION_LIMIT {
         return Err(DecodeError);
     }
-    while !buf.is_empty() {
-        let (field, wire) = key(&mut buf)?;
-        if field != 1 {
-            skip_field(wire, &mut buf)?;
-            continue;
-        }
-        let (name, value) = map_entry(length_delimited(wire, &mut buf)?)?;
+    while let Some((name, value)) = next_entry(&mut buf)? {
         let below = match skip {
             Some([first, rest @ ..]) if *first == name => {
                 if rest.is_empty() {
@@ -286,9 +274,25 @@ fn decode_struct_into(
     Ok(())
 }
 
+/// A Struct's map entry: its key and its encoded Value, if present.
+type Entry<'a> = (&'a str, Option<&'a [u8]>);
+
+/// The next entry of a Struct's map (field 1), skipping any other field;
+/// None at the end of the bytes.
+fn next_entry<'a>(buf: &mut &'a [u8]) -> Result<Option<Entry<'a>>, DecodeError> {
+    while !buf.is_empty() {
+        let (field, wire) = key(buf)?;
+        if field == 1 {
+            return map_entry(length_delimited(wire, buf)?).map(Some);
+        }
+        skip_field(wire, buf)?;
+    }
+    Ok(None)
+}
+
 /// One entry of a Struct's map: key = 1 (string), value = 2 (Value);
 /// absent means default.
-fn map_entry(mut entry: &[u8]) -> Result<(&str, Option<&[u8]>), DecodeError> {
+fn map_entry(mut entry: &[u8]) -> Result<Entry<'_>, DecodeError> {
     let mut name: &str = "";
     let mut value = None;
     while !entry.is_empty() {
