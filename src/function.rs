@@ -12,7 +12,6 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use prost::Message;
-
 use serde_json::{Map, Value};
 
 use crate::compose::{self, ComposeRequest, Composite, Observed, Refusal};
@@ -396,7 +395,7 @@ fn merge_status(
     // by the rest of the earlier step's resource is its encoding.
     existing.resource = None;
     let mut bytes = resource_field(&object);
-    existing.encode(&mut bytes).expect("a Vec grows as needed");
+    bytes.extend_from_slice(&existing.encode_to_vec());
     RawResource::from(Bytes::from(bytes))
 }
 
