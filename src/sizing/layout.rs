@@ -259,3 +259,546 @@ pub fn fixed_layout(
     let fit = sizer.evaluate(Device::gpu(gpu), tp, pp, ctx.tokens());
     (fit, format!("{} as requested.", layout_name(gpu, tp, pp)))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sizing::context::context_target;
+    use crate::sizing::memory::weights_gib;
+    use crate::sizing::model::resolve_model;
+    use crate::sizing::{MigChoice, gpu};
+
+    const QWEN_0_5B: &str = "Qwen/Qwen2.5-0.5B-Instruct";
+    const QWEN_1_5B: &str = "Qwen/Qwen2.5-1.5B-Instruct";
+    const QWEN_7B: &str = "Qwen/Qwen2.5-7B-Instruct";
+    const LLAMA_8B: &str = "meta-llama/Llama-3.1-8B-Instruct";
+    const LLAMA_70B: &str = "meta-llama/Llama-3.1-70B-Instruct";
+    const LLAMA_405B: &str = "meta-llama/Llama-3.1-405B-Instruct";
+    const FALCON_7B: &str = "tiiuae/falcon-7b";
+
+    /// TP x PP.
+    type Layout = (u32, u32);
+    type Layouts = Vec<Layout>;
+
+    fn req(model: &str, gpu: &str) -> SizingRequest {
+        SizingRequest {
+            model_id: model.into(),
+            gpu_type: gpu.into(),
+            mig: MigChoice::None,
+            ..SizingRequest::default()
+        }
+    }
+
+    fn model(id: &str) -> Model {
+        resolve_model(&req(id, "")).unwrap().0
+    }
+
+    /// Runs `f` on the request's GPU, a bf16 sizer (2-byte KV cache, 0.9
+    /// utilization), the context the request asks for and the valid TPs, as
+    /// `size` does.
+    fn with<T>(r: &SizingRequest, f: impl FnOnce(&Gpu, &Sizer, &Context, &[u32]) -> T) -> T {
+        let m = resolve_model(r).unwrap().0;
+        let ctx = context_target(r, &m).unwrap();
+        let g = gpu(&r.gpu_type).unwrap();
+        let tps = valid_tps(m.arch.attention_heads, m.arch.kv_heads, g.per_node);
+        let sizer = Sizer {
+            model: &m,
+            weights_gib: weights_gib(m.total_b, m.unquantized_b, Precision::Bf16),
+            kv_bytes: 2.0,
+            util: r.gpu_memory_utilization,
+        };
+        f(g, &sizer, &ctx, &tps)
+    }
+
+    /// The parts of a layout error that the rows tell apart.
+    fn label(e: SizingError) -> String {
+        match e {
+            SizingError::InvalidTensorParallel { tp, valid, .. } => {
+                format!("TP {tp} invalid; use {valid}")
+            }
+            SizingError::InvalidPipelineParallel { pp, layers, .. } => {
+                format!("PP {pp} > {layers} layers")
+            }
+            SizingError::ParallelismMismatch {
+                gpu_count, product, ..
+            } => format!("{gpu_count} GPUs != {product}"),
+            SizingError::InvalidGpuCount { count, valid, .. } => {
+                format!("{count} GPUs invalid; use {valid}")
+            }
+            SizingError::DoesNotFit { gpu, .. } => format!("does not fit on {gpu}"),
+            SizingError::ContextDoesNotFit { fits, layout, .. } => {
+                format!("{fits} tokens fit on {layout}")
+            }
+            e @ SizingError::InvalidValue { .. } => e.to_string(),
+            e => panic!("not a layout error: {e}"),
+        }
+    }
+
+    #[test]
+    fn valid_tp_table() {
+        // (case, heads, KV heads, TP, valid)
+        let cases = [
+            ("Llama-3.1-70B TP 8", 64, 8, 8, true),
+            // More ranks than KV heads: each KV head is replicated.
+            ("Llama-3.1-70B TP 16", 64, 8, 16, true),
+            ("Qwen2.5-1.5B TP 4 over 2 KV heads", 12, 2, 4, true),
+            ("Qwen2.5-1.5B TP 8 splits no head count", 12, 2, 8, false),
+            ("Qwen2.5-7B TP 8: 28 heads", 28, 4, 8, false),
+            ("Phi-3-medium TP 2", 40, 10, 2, true),
+            // 40 heads split by 4, but 10 KV heads neither split nor replicate.
+            ("Phi-3-medium TP 4", 40, 10, 4, false),
+            ("falcon-7b TP 2: 71 heads", 71, 1, 2, false),
+            ("falcon-7b TP 1", 71, 1, 1, true),
+            ("TP 0", 64, 8, 0, false),
+            ("no KV heads", 64, 0, 1, false),
+        ];
+        for (case, heads, kv, tp, want) in cases {
+            assert_eq!(valid_tp(heads, kv, tp), want, "{case}");
+        }
+    }
+
+    #[test]
+    fn valid_tps_table() {
+        // (case, heads, KV heads, GPUs per node, valid TPs)
+        let cases: [(&str, u32, u32, u32, &[u32]); 7] = [
+            ("Llama-3.1-70B on 8 per node", 64, 8, 8, &[1, 2, 4, 8]),
+            ("Llama-3.1-70B on T4's 4 per node", 64, 8, 4, &[1, 2, 4]),
+            ("Llama-3.1-70B on GH200's 1 per node", 64, 8, 1, &[1]),
+            ("Qwen2.5-0.5B: 14 heads", 14, 2, 8, &[1, 2]),
+            ("Phi-3-medium", 40, 10, 8, &[1, 2]),
+            // Only powers of two are offered, up to the node.
+            ("6 per node", 64, 8, 6, &[1, 2, 4]),
+            ("0 per node still offers TP 1", 64, 8, 0, &[1]),
+        ];
+        for (case, heads, kv, per_node, want) in cases {
+            assert_eq!(valid_tps(heads, kv, per_node), want, "{case}");
+        }
+    }
+
+    #[test]
+    fn tp_limits_names_model_and_gpu() {
+        let l = tp_limits(&model(QWEN_7B), gpu("L4").unwrap());
+        assert_eq!(
+            l,
+            TpLimits {
+                model: QWEN_7B.into(),
+                heads: 28,
+                kv_heads: 4,
+                gpu: "L4".into(),
+                per_node: 8,
+            }
+        );
+    }
+
+    #[test]
+    fn candidates_table() {
+        let nodes_of = |tp: u32, pps: std::ops::RangeInclusive<u32>, step: usize| {
+            pps.step_by(step).map(move |p| (tp, p))
+        };
+        // (case, model, gpu, TP, PP, layouts in order of preference)
+        type Row<'a> = (&'a str, &'a str, &'a str, Option<u32>, Option<u32>, Layouts);
+        let cases: Vec<Row> = vec![
+            (
+                // TP alone, then TP x PP in a node by GPU count (fewer stages
+                // first), then whole nodes of the largest TP, 4: up to 16 nodes.
+                "Qwen2.5-1.5B on T4",
+                QWEN_1_5B,
+                "T4",
+                None,
+                None,
+                [(1, 1), (2, 1), (4, 1), (1, 2), (1, 3), (2, 2), (1, 4)]
+                    .into_iter()
+                    .chain(nodes_of(4, 2..=16, 1))
+                    .collect(),
+            ),
+            (
+                // TP 1 is the largest valid TP, so whole nodes are 4 stages.
+                "falcon-7b on T4",
+                FALCON_7B,
+                "T4",
+                None,
+                None,
+                [(1, 1), (1, 2), (1, 3), (1, 4)]
+                    .into_iter()
+                    .chain(nodes_of(1, 8..=32, 4))
+                    .collect(),
+            ),
+            (
+                "one GPU per node: PP across nodes",
+                QWEN_1_5B,
+                "GH200",
+                None,
+                None,
+                nodes_of(1, 1..=16, 1).collect(),
+            ),
+            (
+                // A TP the caller fixed may fill nodes below the largest TP;
+                // PP stops at the 28 layers.
+                "a fixed TP 2 on T4",
+                QWEN_7B,
+                "T4",
+                Some(2),
+                None,
+                [(2, 1), (2, 2)]
+                    .into_iter()
+                    .chain(nodes_of(2, 4..=28, 2))
+                    .collect(),
+            ),
+            (
+                "a fixed PP takes every valid TP",
+                LLAMA_70B,
+                "H100-80GB",
+                None,
+                Some(2),
+                vec![(1, 2), (2, 2), (4, 2), (8, 2)],
+            ),
+            (
+                "a fixed TP may span nodes",
+                LLAMA_70B,
+                "H100-80GB",
+                Some(16),
+                Some(1),
+                vec![(16, 1)],
+            ),
+            (
+                "nothing beyond 16 nodes",
+                LLAMA_70B,
+                "H100-80GB",
+                Some(8),
+                Some(17),
+                vec![],
+            ),
+        ];
+        for (case, m, g, tp, pp, want) in cases {
+            assert_eq!(
+                candidates(&model(m), gpu(g).unwrap(), tp, pp),
+                want,
+                "{case}"
+            );
+        }
+    }
+
+    #[test]
+    fn smallest_layout_table() {
+        // (case, model, gpu, tokens, TP x PP)
+        let cases = [
+            ("a small model", QWEN_1_5B, "L4", 32_768, Some((1, 1))),
+            // 2 x 80 GB < 1.2 x 141 GB of weights.
+            (
+                "the recipe rules out TP 2",
+                LLAMA_70B,
+                "H100-80GB",
+                32_768,
+                Some((4, 1)),
+            ),
+            // 8 GPUs need 20.7 GiB each of 20.2 usable, however split.
+            ("a second node of L4", LLAMA_70B, "L4", 32_768, Some((8, 2))),
+            // 64 T4s would need 16.3 GiB each of 13.5 usable.
+            ("nothing holds it", LLAMA_405B, "T4", 4_096, None),
+        ];
+        for (case, m, g, tokens, want) in cases {
+            let r = req(m, g);
+            let got = with(&r, |g, s, _, _| smallest_layout(s, g, tokens));
+            assert_eq!(got.map(|f| (f.tp, f.pp)), want, "{case}");
+        }
+    }
+
+    #[test]
+    fn layout_for_count_table() {
+        let qwen_7b_l4 = "1, 2, 4 on one node, or a multiple of 8 across nodes";
+        // (case, model, gpu, count, TP x PP or what is valid)
+        type Row<'a> = (&'a str, &'a str, &'a str, u32, Result<Layout, String>);
+        let cases: Vec<Row> = vec![
+            ("TP = count within a node", QWEN_7B, "L4", 4, Ok((4, 1))),
+            (
+                "3 is no TP",
+                QWEN_7B,
+                "L4",
+                3,
+                Err(format!("3 GPUs invalid; use {qwen_7b_l4}")),
+            ),
+            // A full node is only TP = 8, which 28 heads rule out.
+            (
+                "a node of 8 for 28 heads",
+                QWEN_7B,
+                "L4",
+                8,
+                Err(format!("8 GPUs invalid; use {qwen_7b_l4}")),
+            ),
+            ("two nodes: TP 4 x PP 4", QWEN_7B, "L4", 16, Ok((4, 4))),
+            ("two nodes of H100", LLAMA_70B, "H100-80GB", 16, Ok((8, 2))),
+            (
+                "a node and a half",
+                LLAMA_70B,
+                "H100-80GB",
+                12,
+                Err(
+                    "12 GPUs invalid; use 1, 2, 4, 8 on one node, or a multiple of 8 across nodes"
+                        .into(),
+                ),
+            ),
+            ("TP 1 only: stages", FALCON_7B, "T4", 8, Ok((1, 8))),
+            ("one stage per layer", QWEN_0_5B, "T4", 48, Ok((2, 24))),
+            (
+                "more stages than 24 layers",
+                QWEN_0_5B,
+                "T4",
+                64,
+                Err(
+                    "64 GPUs invalid; use 1, 2 on one node, or a multiple of 4 across nodes".into(),
+                ),
+            ),
+            ("one GPU per node", LLAMA_8B, "GH200", 2, Ok((1, 2))),
+        ];
+        for (case, m, g, count, want) in cases {
+            let m = model(m);
+            let g = gpu(g).unwrap();
+            let tps = valid_tps(m.arch.attention_heads, m.arch.kv_heads, g.per_node);
+            let got = layout_for_count(&m, g, count, &tps).map_err(label);
+            assert_eq!(got, want, "{case}");
+        }
+    }
+
+    #[test]
+    fn requested_layout_table() {
+        // Llama-3.1-70B on H100-80GB: 80 layers, TP 1, 2, 4 or 8 per node.
+        let r = |gpu_count, tensor_parallel, pipeline_parallel| SizingRequest {
+            gpu_count,
+            tensor_parallel,
+            pipeline_parallel,
+            ..req(LLAMA_70B, "H100-80GB")
+        };
+        // (case, request, fixed layout or error)
+        type Row<'a> = (&'a str, SizingRequest, Result<Option<Layout>, &'a str>);
+        let cases: Vec<Row> = vec![
+            ("nothing fixed", r(None, None, None), Ok(None)),
+            (
+                "TP alone is left to the search",
+                r(None, Some(4), None),
+                Ok(None),
+            ),
+            (
+                "PP alone is left to the search",
+                r(None, None, Some(2)),
+                Ok(None),
+            ),
+            (
+                "TP alone is still checked",
+                r(None, Some(3), None),
+                Err("TP 3 invalid; use 1, 2, 4, 8"),
+            ),
+            (
+                "PP alone is still checked",
+                r(None, None, Some(81)),
+                Err("PP 81 > 80 layers"),
+            ),
+            ("TP and PP", r(None, Some(4), Some(2)), Ok(Some((4, 2)))),
+            (
+                "all three agree",
+                r(Some(8), Some(4), Some(2)),
+                Ok(Some((4, 2))),
+            ),
+            (
+                "all three disagree",
+                r(Some(6), Some(4), Some(2)),
+                Err("6 GPUs != 8"),
+            ),
+            ("count and TP", r(Some(8), Some(2), None), Ok(Some((2, 4)))),
+            (
+                "count not a multiple of TP",
+                r(Some(6), Some(4), None),
+                Err("invalid gpu count `6`: it must be a multiple of the tensor parallel size 4"),
+            ),
+            (
+                "count over TP is too many stages",
+                r(Some(160), Some(1), None),
+                Err("PP 160 > 80 layers"),
+            ),
+            ("count and PP", r(Some(8), None, Some(2)), Ok(Some((4, 2)))),
+            (
+                "count not a multiple of PP",
+                r(Some(6), None, Some(4)),
+                Err("invalid gpu count `6`: it must be a multiple of the pipeline parallel size 4"),
+            ),
+            (
+                "count over PP is an invalid TP",
+                r(Some(6), None, Some(2)),
+                Err("TP 3 invalid; use 1, 2, 4, 8"),
+            ),
+            ("count alone", r(Some(16), None, None), Ok(Some((8, 2)))),
+            (
+                "count alone, invalid",
+                r(Some(3), None, None),
+                Err("3 GPUs invalid; use 1, 2, 4, 8 on one node, or a multiple of 8 across nodes"),
+            ),
+        ];
+        for (case, r, want) in cases {
+            let got = with(&r, |g, s, _, tps| requested_layout(&r, s.model, g, tps));
+            assert_eq!(got.map_err(label), want.map_err(String::from), "{case}");
+        }
+    }
+
+    #[test]
+    fn choose_layout_table() {
+        let valid = |heads, kv, tps| {
+            format!(
+                "Valid TP sizes for {heads} attention heads and {kv} KV heads on 8 GPUs per node: {tps}."
+            )
+        };
+        let llama = valid(64, 8, "1, 2, 4, 8");
+        let llama_8b = valid(32, 8, "1, 2, 4, 8");
+        // (case, request, TP x PP, fits at the target context, reason or error)
+        type Row<'a> = (
+            &'a str,
+            SizingRequest,
+            Layout,
+            bool,
+            Result<String, &'a str>,
+        );
+        let cases: Vec<Row> = vec![
+            (
+                "the first candidate holds it",
+                req(QWEN_1_5B, "L4"),
+                (1, 1),
+                true,
+                Ok(format!(
+                    "1 x L4 (TP 1, PP 1): the smallest layout that holds it. {}",
+                    valid(12, 2, "1, 2, 4")
+                )),
+            ),
+            (
+                // 14.96 weights + 2.25 overhead + 4 KV cache.
+                "one GPU short of memory",
+                req(LLAMA_8B, "L4"),
+                (2, 1),
+                true,
+                Ok(format!(
+                    "2 x L4 (TP 2, PP 1): the smallest layout that holds it; 1 x L4 (TP 1, PP 1) would need 21.2 GiB per GPU of 20.2 GiB usable. {llama_8b}"
+                )),
+            ),
+            (
+                "two GPUs short of the recipe",
+                req(LLAMA_70B, "H100-80GB"),
+                (4, 1),
+                true,
+                Ok(format!(
+                    "4 x H100-80GB (TP 4, PP 1): the smallest layout that holds it; 2 GPUs would have 160 GB for 141.1 GB of weights, below the vLLM recipes' 1.2 x weights. {llama}"
+                )),
+            ),
+            (
+                // The last miss is the last in-node layout, 1 x 8 stages.
+                "a second node",
+                req(LLAMA_70B, "L4"),
+                (8, 2),
+                true,
+                Ok(format!(
+                    "16 x L4 (TP 8, PP 2): the smallest layout that holds it; 8 x L4 (TP 1, PP 8) would need 20.7 GiB per GPU of 20.2 GiB usable. {llama}"
+                )),
+            ),
+            (
+                "a fixed PP",
+                SizingRequest {
+                    pipeline_parallel: Some(2),
+                    ..req(LLAMA_8B, "L4")
+                },
+                (1, 2),
+                true,
+                Ok(format!(
+                    "2 x L4 (TP 1, PP 2): the smallest layout that holds it. {llama_8b}"
+                )),
+            ),
+            (
+                "a fixed TP",
+                SizingRequest {
+                    tensor_parallel: Some(8),
+                    ..req(LLAMA_8B, "L4")
+                },
+                (8, 1),
+                true,
+                Ok(format!(
+                    "8 x L4 (TP 8, PP 1): the smallest layout that holds it. {llama_8b}"
+                )),
+            ),
+            (
+                // 2,500 x 32,768 tokens fit no layout; 2,500 x 4,096 fit
+                // 8 GPUs at 1.5 KiB per token, and the fit is for the target.
+                "a default context that fits nowhere",
+                SizingRequest {
+                    concurrency: Some(2_500),
+                    ..req(QWEN_0_5B, "L4")
+                },
+                (2, 4),
+                false,
+                Ok(format!(
+                    "8 x L4 (TP 2, PP 4): the smallest layout that holds it; 7 x L4 (TP 1, PP 7) would need 21.3 GiB per GPU of 20.2 GiB usable. {}",
+                    valid(14, 2, "1, 2")
+                )),
+            ),
+            (
+                // An explicit context gets no fallback: the error says how
+                // much fits on the roomiest layout, one stage per layer.
+                "an explicit context that fits nowhere",
+                SizingRequest {
+                    concurrency: Some(2_500),
+                    max_model_len: Some(32_768),
+                    ..req(QWEN_0_5B, "L4")
+                },
+                (0, 0),
+                false,
+                Err("30976 tokens fit on 48 x L4 (TP 2, PP 24)"),
+            ),
+            (
+                "too big for any layout",
+                req(LLAMA_405B, "T4"),
+                (0, 0),
+                false,
+                Err("does not fit on T4"),
+            ),
+        ];
+        for (case, r, layout, fits, want) in cases {
+            let got = with(&r, |g, s, c, tps| {
+                choose_layout(&r, s, g, Precision::Bf16, c, tps)
+            });
+            match got {
+                Ok((f, why)) => {
+                    assert_eq!(((f.tp, f.pp), f.fits()), (layout, fits), "{case}");
+                    assert_eq!(Ok(why), want, "{case}");
+                }
+                Err(e) => assert_eq!(Err(label(e)), want.map_err(String::from), "{case}"),
+            }
+        }
+    }
+
+    #[test]
+    fn fixed_layout_table() {
+        // (case, model, gpu, TP x PP, fits, reason)
+        let cases = [
+            (
+                "two nodes as asked",
+                LLAMA_70B,
+                "H100-80GB",
+                (4, 4),
+                true,
+                "16 x H100-80GB (TP 4, PP 4) as requested.",
+            ),
+            // Evaluated, not judged: the context step warns about it.
+            (
+                "one GPU that cannot hold it",
+                LLAMA_70B,
+                "L4",
+                (1, 1),
+                false,
+                "1 x L4 (TP 1, PP 1) as requested.",
+            ),
+        ];
+        for (case, m, g, layout, fits, want) in cases {
+            let r = req(m, g);
+            let (f, why) = with(&r, |g, s, c, _| fixed_layout(s, g, layout, c));
+            assert_eq!(
+                ((f.tp, f.pp), f.fits(), why.as_str()),
+                (layout, fits, want),
+                "{case}"
+            );
+        }
+    }
+}

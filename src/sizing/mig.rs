@@ -171,3 +171,416 @@ fn auto_slice(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sizing::context::context_target;
+    use crate::sizing::memory::weights_gib;
+    use crate::sizing::model::{Model, resolve_model};
+    use crate::sizing::{MigChoice, Precision, gpu};
+
+    const QWEN_1_5B: &str = "Qwen/Qwen2.5-1.5B-Instruct";
+    const QWEN_0_5B: &str = "Qwen/Qwen2.5-0.5B-Instruct";
+    const LLAMA_8B: &str = "meta-llama/Llama-3.1-8B-Instruct";
+    const LLAMA_70B: &str = "meta-llama/Llama-3.1-70B-Instruct";
+
+    fn req(model: &str, gpu: &str) -> SizingRequest {
+        SizingRequest {
+            model_id: model.into(),
+            gpu_type: gpu.into(),
+            ..SizingRequest::default()
+        }
+    }
+
+    /// Runs `f` on the request's GPU, a bf16 sizer (2-byte KV cache, 0.9
+    /// utilization) and the context the request asks for, as `size` does.
+    fn with<T>(r: &SizingRequest, f: impl FnOnce(&'static Gpu, &Sizer, &Context) -> T) -> T {
+        let m: Model = resolve_model(r).unwrap().0;
+        let ctx = context_target(r, &m).unwrap();
+        let sizer = Sizer {
+            model: &m,
+            weights_gib: weights_gib(m.total_b, m.unquantized_b, Precision::Bf16),
+            kv_bytes: 2.0,
+            util: r.gpu_memory_utilization,
+        };
+        f(gpu(&r.gpu_type).unwrap(), &sizer, &ctx)
+    }
+
+    /// The parts of a MIG error that the rows tell apart.
+    fn label(e: SizingError) -> String {
+        match e {
+            SizingError::MigUnsupported { gpu, .. } => format!("{gpu} has no MIG"),
+            SizingError::UnknownMigProfile {
+                profile, profiles, ..
+            } => format!("no {profile} in {profiles}"),
+            SizingError::MigNeedsOneGpu { requested } => format!("{requested} GPUs requested"),
+            SizingError::MigProfileTooSmall {
+                profile,
+                usable_gib,
+                need_gib,
+                suggestion,
+                ..
+            } => format!("{profile}: {need_gib:.1} of {usable_gib:.1} GiB; {suggestion}"),
+            e => panic!("not a MIG error: {e}"),
+        }
+    }
+
+    #[test]
+    fn choose_mig_table() {
+        let profile = |p: &str| MigChoice::Profile(p.into());
+        // (case, model, gpu, mig choice, (slice, reason) or error)
+        type Want = Result<(Option<&'static str>, Option<&'static str>), &'static str>;
+        let cases: [(&str, &str, &str, MigChoice, Want); 6] = [
+            (
+                "auto on a MIG GPU picks a slice",
+                QWEN_1_5B,
+                "A100-80GB",
+                MigChoice::Auto,
+                Ok((
+                    Some("1g.20gb"),
+                    Some(
+                        "MIG 1g.20gb: the smallest slice of A100-80GB that holds the weights and KV cache for 4 sequences of 32,768 tokens (8.1 of 16.2 GiB).",
+                    ),
+                )),
+            ),
+            (
+                "auto on a GPU without MIG says nothing",
+                QWEN_1_5B,
+                "L4",
+                MigChoice::Auto,
+                Ok((None, None)),
+            ),
+            (
+                "none on a MIG GPU says so",
+                QWEN_1_5B,
+                "A100-80GB",
+                MigChoice::None,
+                Ok((None, Some("No MIG (mig none)."))),
+            ),
+            (
+                "none on a GPU without MIG says nothing",
+                QWEN_1_5B,
+                "L4",
+                MigChoice::None,
+                Ok((None, None)),
+            ),
+            (
+                "a requested profile, named in any case",
+                LLAMA_8B,
+                "A100-80GB",
+                profile("3G.40GB"),
+                Ok((Some("3g.40gb"), Some("MIG profile 3g.40gb as requested."))),
+            ),
+            (
+                "a requested profile on a GPU without MIG",
+                QWEN_1_5B,
+                "L4",
+                profile("1g.10gb"),
+                Err("L4 has no MIG"),
+            ),
+        ];
+        for (case, model, g, mig, want) in cases {
+            let r = SizingRequest {
+                mig,
+                ..req(model, g)
+            };
+            let got = with(&r, |g, s, c| choose_mig(&r, g, s, c));
+            let got = got.map(|(p, why)| (p.map(|p| p.name), why)).map_err(label);
+            let want = want
+                .map(|(p, why)| (p, why.map(String::from)))
+                .map_err(String::from);
+            assert_eq!(got, want, "{case}");
+        }
+    }
+
+    #[test]
+    fn requests_several_gpus_table() {
+        // (gpu count, TP, PP, several GPUs)
+        let cases = [
+            (None, None, None, false),
+            (Some(1), Some(1), Some(1), false),
+            (Some(2), None, None, true),
+            (None, Some(2), None, true),
+            (None, None, Some(2), true),
+            // Any one of them above 1 is enough, even against a count of 1.
+            (Some(1), Some(2), None, true),
+        ];
+        for (gpu_count, tensor_parallel, pipeline_parallel, want) in cases {
+            let r = SizingRequest {
+                gpu_count,
+                tensor_parallel,
+                pipeline_parallel,
+                ..SizingRequest::default()
+            };
+            assert_eq!(
+                requests_several_gpus(&r),
+                want,
+                "{gpu_count:?} {tensor_parallel:?} {pipeline_parallel:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn slices_by_size_table() {
+        let mut reversed = gpu("A100-80GB").unwrap().clone();
+        reversed.mig_profiles.reverse();
+        let a100 = [
+            "1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb",
+        ];
+        // (case, GPU, slices smallest first)
+        let cases: [(&str, &Gpu, &[&str]); 4] = [
+            // Equal memory: fewer compute slices first (1g.20gb, 2g.20gb).
+            ("A100-80GB", gpu("A100-80GB").unwrap(), &a100),
+            ("the catalog order does not matter", &reversed, &a100),
+            (
+                "RTX-PRO-6000",
+                gpu("RTX-PRO-6000").unwrap(),
+                &["1g.24gb", "2g.48gb", "4g.96gb"],
+            ),
+            ("no MIG, no slices", gpu("L4").unwrap(), &[]),
+        ];
+        for (case, g, want) in cases {
+            let got: Vec<&str> = slices_by_size(g).iter().map(|p| p.name).collect();
+            assert_eq!(got, want, "{case}");
+        }
+    }
+
+    #[test]
+    fn slice_fit_table() {
+        // Usable = 0.9 x 0.9 x GB: 8.1 GiB on 1g.10gb, 16.2 on 2g.20gb, 32.4
+        // on 3g.40gb. Llama-3.1-8B: 14.96 GiB weights + 2.25 overhead, 128 KiB
+        // KV per token; Qwen2.5-1.5B: 2.87 + 1.78, 28 KiB per token.
+        // (case, model, profile, tokens, fits, KV capacity in tokens)
+        let cases = [
+            ("room to spare", LLAMA_8B, "3g.40gb", 4_096, true, 124_460),
+            (
+                "the weights alone overflow",
+                LLAMA_8B,
+                "1g.10gb",
+                0,
+                false,
+                0,
+            ),
+            ("no KV cache left", LLAMA_8B, "2g.20gb", 0, false, 0),
+            (
+                "exactly the capacity",
+                QWEN_1_5B,
+                "1g.10gb",
+                129_209,
+                true,
+                129_209,
+            ),
+            (
+                "one token over",
+                QWEN_1_5B,
+                "1g.10gb",
+                129_210,
+                false,
+                129_209,
+            ),
+        ];
+        for (case, model, name, tokens, fits, capacity) in cases {
+            let r = req(model, "A100-80GB");
+            let f = with(&r, |g, s, _| {
+                slice_fit(s, g.mig_profile(name).unwrap(), tokens)
+            });
+            assert_eq!((f.fits(), f.capacity_tokens), (fits, capacity), "{case}");
+            assert_eq!((f.tp, f.pp), (1, 1), "{case}");
+        }
+    }
+
+    #[test]
+    fn requested_slice_table() {
+        let llama_8b_suggestion = "the smallest profile that holds it is 3g.40gb";
+        // (case, request, profile, slice or error)
+        let cases: Vec<(&str, SizingRequest, &str, Result<&str, String>)> = vec![
+            (
+                "a GPU without MIG",
+                req(QWEN_1_5B, "L4"),
+                "1g.10gb",
+                Err("L4 has no MIG".into()),
+            ),
+            (
+                "an unknown profile lists the GPU's own",
+                req(QWEN_1_5B, "A100-80GB"),
+                "2g.11gb",
+                Err("no 2g.11gb in 1g.10gb, 1g.20gb, 2g.20gb, 3g.40gb, 4g.40gb, 7g.80gb".into()),
+            ),
+            (
+                // A default context only needs 4,096 tokens here; auto wants
+                // 4 x 32,768 and takes 1g.20gb.
+                "the smallest slice at a short default context",
+                req(QWEN_1_5B, "A100-80GB"),
+                "1g.10gb",
+                Ok("1g.10gb"),
+            ),
+            (
+                "the default context times the concurrency",
+                SizingRequest {
+                    concurrency: Some(40),
+                    ..req(QWEN_1_5B, "A100-80GB")
+                },
+                "1g.10gb",
+                Err("1g.10gb: 9.0 of 8.1 GiB; the smallest profile that holds it is 1g.20gb".into()),
+            ),
+            (
+                "tensor parallel asks for several GPUs",
+                SizingRequest {
+                    tensor_parallel: Some(2),
+                    ..req(QWEN_1_5B, "A100-80GB")
+                },
+                "1g.10gb",
+                Err("2 GPUs requested".into()),
+            ),
+            (
+                "TP x PP when no count is given",
+                SizingRequest {
+                    tensor_parallel: Some(2),
+                    pipeline_parallel: Some(2),
+                    ..req(QWEN_1_5B, "A100-80GB")
+                },
+                "1g.10gb",
+                Err("4 GPUs requested".into()),
+            ),
+            (
+                "a GPU count",
+                SizingRequest {
+                    gpu_count: Some(3),
+                    ..req(QWEN_1_5B, "A100-80GB")
+                },
+                "1g.10gb",
+                Err("3 GPUs requested".into()),
+            ),
+            (
+                // 10 GB < 1.2 x 16.06 GB: the error shows 1.2 x weights.
+                "below the recipes' 1.2 x weights",
+                req(LLAMA_8B, "A100-80GB"),
+                "1g.10gb",
+                Err(format!("1g.10gb: 17.9 of 8.1 GiB; {llama_8b_suggestion}")),
+            ),
+            (
+                "the recipe holds but the memory does not",
+                req(LLAMA_8B, "A100-80GB"),
+                "2g.20gb",
+                Err(format!("2g.20gb: 17.7 of 16.2 GiB; {llama_8b_suggestion}")),
+            ),
+            (
+                "Llama-3.1-8B on 3g.40gb",
+                req(LLAMA_8B, "A100-80GB"),
+                "3g.40gb",
+                Ok("3g.40gb"),
+            ),
+            (
+                // 16 GiB of KV cache; a requested slice may be the whole GPU.
+                "an explicit context must fit whole",
+                SizingRequest {
+                    max_model_len: Some(131_072),
+                    ..req(LLAMA_8B, "A100-80GB")
+                },
+                "3g.40gb",
+                Err("3g.40gb: 33.2 of 32.4 GiB; the smallest profile that holds it is 7g.80gb".into()),
+            ),
+            (
+                "a model too big for any slice",
+                req(LLAMA_70B, "A100-80GB"),
+                "7g.80gb",
+                Err("7g.80gb: 157.7 of 64.8 GiB; no profile of A100-80GB holds it; use whole GPUs (mig none)".into()),
+            ),
+        ];
+        for (case, r, name, want) in cases {
+            let got = with(&r, |g, s, c| requested_slice(&r, g, name, s, c));
+            assert_eq!(got.map(|p| p.name).map_err(label), want, "{case}");
+        }
+    }
+
+    #[test]
+    fn auto_slice_table() {
+        // (case, request, slice, reason)
+        let cases: Vec<(&str, SizingRequest, Option<&str>, &str)> = vec![
+            (
+                // 2.87 weights + 1.78 overhead + 3.5 KV = 8.15 GiB > 8.1.
+                "just over the smallest slice",
+                req(QWEN_1_5B, "A100-80GB"),
+                Some("1g.20gb"),
+                "MIG 1g.20gb: the smallest slice of A100-80GB that holds the weights and KV cache for 4 sequences of 32,768 tokens (8.1 of 16.2 GiB).",
+            ),
+            (
+                "a shorter context fits the smallest slice",
+                SizingRequest {
+                    max_model_len: Some(16_384),
+                    ..req(QWEN_1_5B, "A100-80GB")
+                },
+                Some("1g.10gb"),
+                "MIG 1g.10gb: the smallest slice of A100-80GB that holds the weights and KV cache for 4 sequences of 16,384 tokens (6.4 of 8.1 GiB).",
+            ),
+            (
+                "A30 slices",
+                req(QWEN_1_5B, "A30"),
+                Some("2g.12gb"),
+                "MIG 2g.12gb: the smallest slice of A30 that holds the weights and KV cache for 4 sequences of 32,768 tokens (8.1 of 9.7 GiB).",
+            ),
+            (
+                "a tiny model on the smallest A30 slice",
+                req(QWEN_0_5B, "A30"),
+                Some("1g.6gb"),
+                "MIG 1g.6gb: the smallest slice of A30 that holds the weights and KV cache for 4 sequences of 32,768 tokens (4.1 of 4.9 GiB).",
+            ),
+            (
+                // 33.2 GiB > 32.4 on 3g.40gb; 7g.80gb is the whole GPU.
+                "no partial slice holds 4 x 32,768 tokens",
+                req(LLAMA_8B, "A100-80GB"),
+                None,
+                "No MIG: no partial slice of A100-80GB holds the weights and KV cache for 4 sequences of 32,768 tokens.",
+            ),
+            (
+                "a shorter context does",
+                SizingRequest {
+                    max_model_len: Some(8_192),
+                    ..req(LLAMA_8B, "A100-80GB")
+                },
+                Some("3g.40gb"),
+                "MIG 3g.40gb: the smallest slice of A100-80GB that holds the weights and KV cache for 4 sequences of 8,192 tokens (21.2 of 32.4 GiB).",
+            ),
+            (
+                // 8.2 B is inside the 8.5 B limit.
+                "Qwen3-8B is in the 8B class",
+                SizingRequest {
+                    max_model_len: Some(8_192),
+                    ..req("Qwen/Qwen3-8B", "H100-80GB")
+                },
+                Some("3g.40gb"),
+                "MIG 3g.40gb: the smallest slice of H100-80GB that holds the weights and KV cache for 4 sequences of 8,192 tokens (22.0 of 32.4 GiB).",
+            ),
+            (
+                "a big model",
+                req(LLAMA_70B, "A100-80GB"),
+                None,
+                "No MIG: 70.55 B parameters is above the 8B class that MIG suits (NIM guidance).",
+            ),
+            (
+                "several GPUs requested",
+                SizingRequest {
+                    gpu_count: Some(2),
+                    ..req(QWEN_1_5B, "A100-80GB")
+                },
+                None,
+                "No MIG: more than one GPU was requested.",
+            ),
+            (
+                "pipeline stages are several GPUs too",
+                SizingRequest {
+                    pipeline_parallel: Some(2),
+                    ..req(QWEN_1_5B, "A100-80GB")
+                },
+                None,
+                "No MIG: more than one GPU was requested.",
+            ),
+        ];
+        for (case, r, slice, why) in cases {
+            let (p, reason) = with(&r, |g, s, c| auto_slice(&r, g, s, c));
+            assert_eq!(p.map(|p| p.name), slice, "{case}");
+            assert_eq!(reason.as_deref(), Some(why), "{case}");
+        }
+    }
+}
