@@ -90,7 +90,7 @@ pub fn smallest_layout(sizer: &Sizer, gpu: &Gpu, tokens: u64) -> Option<Fit> {
 }
 
 /// The layout for an explicit GPU count: TP = count within a node, whole
-/// nodes of TP = the largest valid TP beyond.
+/// nodes (one included) of TP = the largest valid TP beyond.
 fn layout_for_count(
     m: &Model,
     gpu: &Gpu,
@@ -102,7 +102,9 @@ fn layout_for_count(
         return Ok((count, 1));
     }
     let max_tp = tps.iter().copied().max().unwrap_or(1);
-    if count > per_node
+    // A full node counts too: when TP = per_node is ruled out by the heads,
+    // a node of 8 still serves as the largest valid TP x pipeline stages.
+    if count >= per_node
         && count.is_multiple_of(per_node)
         && count.is_multiple_of(max_tp)
         && count / max_tp <= m.arch.layers
@@ -517,14 +519,8 @@ mod tests {
                 3,
                 Err(format!("3 GPUs invalid; use {qwen_7b_l4}")),
             ),
-            // A full node is only TP = 8, which 28 heads rule out.
-            (
-                "a node of 8 for 28 heads",
-                QWEN_7B,
-                "L4",
-                8,
-                Err(format!("8 GPUs invalid; use {qwen_7b_l4}")),
-            ),
+            // TP 8 is ruled out by 28 heads; a full node is TP 4 x PP 2.
+            ("a node of 8 for 28 heads", QWEN_7B, "L4", 8, Ok((4, 2))),
             ("two nodes: TP 4 x PP 4", QWEN_7B, "L4", 16, Ok((4, 4))),
             ("two nodes of H100", LLAMA_70B, "H100-80GB", 16, Ok((8, 2))),
             (
