@@ -79,11 +79,13 @@ fn requested_slice(
         });
     };
     if requests_several_gpus(req) {
-        let requested = req.gpu_count.unwrap_or(
-            req.tensor_parallel
-                .unwrap_or(1)
-                .saturating_mul(req.pipeline_parallel.unwrap_or(1)),
-        );
+        // The larger of the count and the layout: `gpu: 1` with TP 2 still
+        // asks for two GPUs.
+        let layout = req
+            .tensor_parallel
+            .unwrap_or(1)
+            .saturating_mul(req.pipeline_parallel.unwrap_or(1));
+        let requested = req.gpu_count.unwrap_or(1).max(layout);
         return Err(SizingError::MigNeedsOneGpu { requested });
     }
     let need_tokens = if ctx.explicit {
@@ -451,6 +453,16 @@ mod tests {
                 },
                 "1g.10gb",
                 Err("3 GPUs requested".into()),
+            ),
+            (
+                "one GPU but TP 2: the layout is what asks for more",
+                SizingRequest {
+                    gpu_count: Some(1),
+                    tensor_parallel: Some(2),
+                    ..req(QWEN_1_5B, "A100-80GB")
+                },
+                "1g.10gb",
+                Err("2 GPUs requested".into()),
             ),
             (
                 // 10 GB < 1.2 x 16.06 GB: the error shows 1.2 x weights.
