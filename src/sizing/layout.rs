@@ -141,8 +141,9 @@ pub fn requested_layout(
             })
         }
     };
+    // `validate` refuses 0 first; refusing it here too keeps `c % p` safe.
     let check_pp = |p: u32| -> Result<u32, SizingError> {
-        if p <= m.arch.layers {
+        if (1..=m.arch.layers).contains(&p) {
             Ok(p)
         } else {
             Err(SizingError::InvalidPipelineParallel {
@@ -319,7 +320,7 @@ mod tests {
                 format!("TP {tp} invalid; use {valid}")
             }
             SizingError::InvalidPipelineParallel { pp, layers, .. } => {
-                format!("PP {pp} > {layers} layers")
+                format!("PP {pp} not in 1 to {layers} layers")
             }
             SizingError::ParallelismMismatch {
                 gpu_count, product, ..
@@ -586,7 +587,13 @@ mod tests {
             (
                 "PP alone is still checked",
                 r(None, None, Some(81)),
-                Err("PP 81 > 80 layers"),
+                Err("PP 81 not in 1 to 80 layers"),
+            ),
+            // `validate` refuses it first; here it must not divide by zero.
+            (
+                "a count with PP 0",
+                r(Some(8), None, Some(0)),
+                Err("PP 0 not in 1 to 80 layers"),
             ),
             ("TP and PP", r(None, Some(4), Some(2)), Ok(Some((4, 2)))),
             (
@@ -608,7 +615,7 @@ mod tests {
             (
                 "count over TP is too many stages",
                 r(Some(160), Some(1), None),
-                Err("PP 160 > 80 layers"),
+                Err("PP 160 not in 1 to 80 layers"),
             ),
             ("count and PP", r(Some(8), None, Some(2)), Ok(Some((4, 2)))),
             (
