@@ -175,15 +175,7 @@ fn per_gpu_reason(fit: &Fit, util: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn req(model: &str, gpu: &str) -> SizingRequest {
-        SizingRequest {
-            model_id: model.into(),
-            gpu_type: gpu.into(),
-            mig: MigChoice::None,
-            ..SizingRequest::default()
-        }
-    }
+    use crate::sizing::test_requests::whole_gpus as req;
 
     fn err(r: SizingRequest) -> String {
         size(&r).unwrap_err().to_string()

@@ -267,30 +267,17 @@ pub fn fixed_layout(
 mod tests {
     use super::*;
     use crate::sizing::context::context_target;
+    use crate::sizing::gpu;
     use crate::sizing::memory::weights_gib;
     use crate::sizing::model::resolve_model;
-    use crate::sizing::{MigChoice, gpu};
-
-    const QWEN_0_5B: &str = "Qwen/Qwen2.5-0.5B-Instruct";
-    const QWEN_1_5B: &str = "Qwen/Qwen2.5-1.5B-Instruct";
-    const QWEN_7B: &str = "Qwen/Qwen2.5-7B-Instruct";
-    const LLAMA_8B: &str = "meta-llama/Llama-3.1-8B-Instruct";
-    const LLAMA_70B: &str = "meta-llama/Llama-3.1-70B-Instruct";
-    const LLAMA_405B: &str = "meta-llama/Llama-3.1-405B-Instruct";
-    const FALCON_7B: &str = "tiiuae/falcon-7b";
+    use crate::sizing::test_requests::{
+        FALCON_7B, LLAMA_8B, LLAMA_70B, LLAMA_405B, QWEN_0_5B, QWEN_1_5B, QWEN_7B,
+        whole_gpus as req,
+    };
 
     /// TP x PP.
     type Layout = (u32, u32);
     type Layouts = Vec<Layout>;
-
-    fn req(model: &str, gpu: &str) -> SizingRequest {
-        SizingRequest {
-            model_id: model.into(),
-            gpu_type: gpu.into(),
-            mig: MigChoice::None,
-            ..SizingRequest::default()
-        }
-    }
 
     fn model(id: &str) -> Model {
         resolve_model(&req(id, "")).unwrap().0

@@ -180,20 +180,8 @@ mod tests {
     use crate::sizing::context::context_target;
     use crate::sizing::memory::weights_gib;
     use crate::sizing::model::{Model, resolve_model};
+    use crate::sizing::test_requests::{LLAMA_8B, LLAMA_70B, QWEN_0_5B, QWEN_1_5B, request as req};
     use crate::sizing::{MigChoice, Precision, gpu};
-
-    const QWEN_1_5B: &str = "Qwen/Qwen2.5-1.5B-Instruct";
-    const QWEN_0_5B: &str = "Qwen/Qwen2.5-0.5B-Instruct";
-    const LLAMA_8B: &str = "meta-llama/Llama-3.1-8B-Instruct";
-    const LLAMA_70B: &str = "meta-llama/Llama-3.1-70B-Instruct";
-
-    fn req(model: &str, gpu: &str) -> SizingRequest {
-        SizingRequest {
-            model_id: model.into(),
-            gpu_type: gpu.into(),
-            ..SizingRequest::default()
-        }
-    }
 
     /// Runs `f` on the request's GPU, a bf16 sizer (2-byte KV cache, 0.9
     /// utilization) and the context the request asks for, as `size` does.

@@ -34,6 +34,8 @@ mod models;
 mod no_fit;
 mod params;
 mod precision;
+#[cfg(test)]
+mod test_requests;
 mod text;
 mod validate;
 mod weights;
