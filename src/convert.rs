@@ -88,15 +88,10 @@ pub fn json_to_value(v: &Value) -> PbValue {
 /// Encodes a JSON object as the bytes of a `google.protobuf.Struct`,
 /// byte for byte what `json_to_struct(m).encode_to_vec()` gives, without
 /// building that tree (a map node and a copied string for every key and
-/// value, then dropped): composed manifests are encoded this way.
+/// value, then dropped): composed manifests are encoded this way. Callers
+/// that size their buffer (or need a length prefix) use [`object_len`].
 pub fn encode_object(m: &Map<String, Value>, out: &mut Vec<u8>) {
-    out.reserve(struct_len(m));
     encode_struct_fields(m, out);
-}
-
-/// How many bytes [`encode_object`] writes for `m`.
-pub fn object_len(m: &Map<String, Value>) -> usize {
-    struct_len(m)
 }
 
 // Field keys of struct.proto, as prost writes them: Struct.fields = 1 and
@@ -146,7 +141,7 @@ fn encode_value(v: &Value, out: &mut Vec<u8>) {
         }
         Value::Object(m) => {
             out.push(STRUCT);
-            put_varint(struct_len(m), out);
+            put_varint(object_len(m), out);
             encode_struct_fields(m, out);
         }
         Value::Array(items) => {
@@ -161,7 +156,8 @@ fn encode_value(v: &Value, out: &mut Vec<u8>) {
     }
 }
 
-fn struct_len(m: &Map<String, Value>) -> usize {
+/// How many bytes [`encode_object`] writes for `m`.
+pub fn object_len(m: &Map<String, Value>) -> usize {
     m.iter().map(|(k, v)| delimited_len(entry_len(k, v))).sum()
 }
 
@@ -184,7 +180,7 @@ fn value_len(v: &Value) -> usize {
         Value::Null | Value::Bool(_) => 2,
         Value::Number(_) => 9,
         Value::String(s) => delimited_len(s.len()),
-        Value::Object(m) => delimited_len(struct_len(m)),
+        Value::Object(m) => delimited_len(object_len(m)),
         Value::Array(items) => delimited_len(list_len(items)),
     }
 }
@@ -497,7 +493,7 @@ mod tests {
         let mut got = Vec::new();
         encode_object(m, &mut got);
         assert_eq!(got, json_to_struct(m).encode_to_vec());
-        assert_eq!(got.capacity(), got.len(), "sized exactly");
+        assert_eq!(object_len(m), got.len(), "the length it announces");
     }
 
     #[test]

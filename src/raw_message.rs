@@ -36,11 +36,6 @@ impl<M> RawMessage<M> {
     pub fn as_bytes(&self) -> &[u8] {
         &self.bytes
     }
-
-    /// The encoded message, shared rather than copied.
-    pub fn to_bytes(&self) -> Bytes {
-        self.bytes.clone()
-    }
 }
 
 impl<M: Message + Default> RawMessage<M> {
