@@ -62,12 +62,7 @@ pub fn request(req: &wire::RunFunctionRequest) -> Value {
     }
     if !req.credentials.is_empty() {
         // Only the names: every credential is a secret.
-        let names: Map<String, Value> = req
-            .credentials
-            .keys()
-            .map(|k| (k.clone(), json!(REDACTED)))
-            .collect();
-        out.insert("credentials".into(), Value::Object(names));
+        out.insert("credentials".into(), names_only(req.credentials.keys()));
     }
     if !req.required_resources.is_empty() {
         let required: Map<String, Value> = req
@@ -78,6 +73,11 @@ pub fn request(req: &wire::RunFunctionRequest) -> Value {
         out.insert("requiredResources".into(), Value::Object(required));
     }
     Value::Object(out)
+}
+
+/// The names of secret values, each value replaced by [`REDACTED`].
+fn names_only<'a>(names: impl Iterator<Item = &'a String>) -> Value {
+    Value::Object(names.map(|k| (k.clone(), json!(REDACTED))).collect())
 }
 
 fn state(s: &full::State) -> Value {
@@ -100,12 +100,10 @@ fn resource(r: &full::Resource) -> Value {
         out.insert("resource".into(), redact(Value::Object(struct_to_json(s))));
     }
     if !r.connection_details.is_empty() {
-        let keys: Map<String, Value> = r
-            .connection_details
-            .keys()
-            .map(|k| (k.clone(), json!(REDACTED)))
-            .collect();
-        out.insert("connectionDetails".into(), Value::Object(keys));
+        out.insert(
+            "connectionDetails".into(),
+            names_only(r.connection_details.keys()),
+        );
     }
     out.insert("ready".into(), json!(r.ready));
     Value::Object(out)
