@@ -1,5 +1,5 @@
 //! The generated files of the packages: the step input's CRD
-//! (`package/input/`) and the XRDs of the Configuration package
+//! (`package/function/input/`) and the XRDs of the Configuration package
 //! (`package/configuration/`). A test compares them with the files in the
 //! repo; `UPDATE_PACKAGE=1 cargo test --test package_files` rewrites them.
 
@@ -20,7 +20,7 @@ pub struct GeneratedFile {
 pub fn files() -> Vec<GeneratedFile> {
     vec![
         file(
-            "package/input/inference.fn.crossplane.io_inputs.yaml",
+            "package/function/input/inference.fn.crossplane.io_inputs.yaml",
             input_crd(),
         ),
         file(

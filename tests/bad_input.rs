@@ -541,7 +541,7 @@ fn run_table(path: &str, required: Option<Value>, cases: Vec<(&str, &str, Value,
 fn malformed_models_are_fatal_and_name_the_field_and_what_is_valid() {
     let long = "x".repeat(5000);
     run_table(
-        "examples/agents/model.yaml",
+        "examples/configuration/agents/model.yaml",
         None,
         vec![
             (
@@ -747,8 +747,8 @@ fn malformed_models_are_fatal_and_name_the_field_and_what_is_valid() {
 fn malformed_agent_pools_are_refused_and_name_the_field_and_what_is_valid() {
     let long = "x".repeat(5000);
     run_table(
-        "examples/agents/agentpool.yaml",
-        Some(example("examples/agents/model.yaml")),
+        "examples/configuration/agents/agentpool.yaml",
+        Some(example("examples/configuration/agents/model.yaml")),
         vec![
             (
                 "image missing",

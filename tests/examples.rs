@@ -18,7 +18,11 @@ fn root() -> &'static Path {
 /// Each example XR with the files render needs beside it.
 fn examples() -> Vec<RenderArgs> {
     let mut out = Vec::new();
-    for dir in ["examples/llm-inference", "examples/agents"] {
+    for dir in [
+        "examples/configuration/llm-inference",
+        "examples/configuration/agents",
+        "examples/compat/dot-inference",
+    ] {
         let Ok(entries) = std::fs::read_dir(root().join(dir)) else {
             continue;
         };

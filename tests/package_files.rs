@@ -39,3 +39,122 @@ fn generated_files_parse_as_yaml_with_the_expected_kinds() {
         );
     }
 }
+
+/// Crossplane's `xpkg.ToDNSLabel` (internal/xpkg/name.go, v2.2.0): keeps
+/// `[a-z0-9]`, turns `. / : -` into `-` except at the first, 63rd and last
+/// byte, stops after the 63rd byte, and trims dashes.
+fn to_dns_label(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut cut = String::new();
+    for (i, &b) in bytes.iter().enumerate() {
+        if b.is_ascii_lowercase() || b.is_ascii_digit() {
+            cut.push(b as char);
+        }
+        if matches!(b, b'.' | b'/' | b':' | b'-') && i != 0 && i != 62 && i != bytes.len() - 1 {
+            cut.push('-');
+        }
+        if i == 62 {
+            break;
+        }
+    }
+    cut.trim_matches('-').to_string()
+}
+
+/// The repository of a package reference: without its registry host and tag,
+/// as go-containerregistry's `RepositoryStr` gives it.
+fn repository(reference: &str) -> &str {
+    let without_tag = reference.split(['@']).next().unwrap_or(reference);
+    let without_tag = match without_tag.rfind(':') {
+        Some(i) if !without_tag[i..].contains('/') => &without_tag[..i],
+        _ => without_tag,
+    };
+    match without_tag.split_once('/') {
+        Some((host, rest)) if host.contains(['.', ':']) || host == "localhost" => rest,
+        _ => without_tag,
+    }
+}
+
+fn yaml_docs(path: &Path) -> Vec<serde_yaml::Value> {
+    let text = std::fs::read_to_string(path).unwrap();
+    serde_yaml::Deserializer::from_str(&text)
+        .map(|d| serde::Deserialize::deserialize(d).unwrap())
+        .filter(|v: &serde_yaml::Value| !v.is_null())
+        .collect()
+}
+
+#[test]
+fn to_dns_label_matches_crossplanes_examples() {
+    assert_eq!(
+        to_dns_label(repository("xpkg.crossplane.io/acme/function-foo")),
+        "acme-function-foo"
+    );
+    assert_eq!(
+        repository("ghcr.io/function-inference/function-inference:v0.1.0"),
+        "function-inference/function-inference"
+    );
+    assert_eq!(repository("localhost:5000/a/b@sha256:00"), "a/b");
+    assert_eq!(to_dns_label("-Ab.c-"), "b-c");
+}
+
+/// Crossplane installs the Configuration's Function dependency under
+/// `ToDNSLabel(repository)`; every Composition shipped (and the Function used
+/// to render them) must call it by that name, or the pipeline finds no function.
+#[test]
+fn every_function_ref_names_the_installed_dependency() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let meta = &yaml_docs(&root.join("package/configuration/crossplane.yaml"))[0];
+    let function_deps: Vec<&str> = meta["spec"]["dependsOn"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .filter(|d| d["kind"].as_str() == Some("Function"))
+        .map(|d| d["package"].as_str().unwrap())
+        .collect();
+    assert_eq!(function_deps.len(), 1, "one Function dependency");
+    let installed = to_dns_label(repository(function_deps[0]));
+    assert_eq!(installed, "function-inference-function-inference");
+
+    let mut compositions = Vec::new();
+    for dir in ["package/configuration", "examples/compat/dot-inference"] {
+        for entry in std::fs::read_dir(root.join(dir)).unwrap() {
+            let path = entry.unwrap().path();
+            for doc in yaml_docs(&path) {
+                if doc["kind"].as_str() == Some("Composition") {
+                    compositions.push((path.clone(), doc));
+                }
+            }
+        }
+    }
+    assert_eq!(
+        compositions.len(),
+        4,
+        "three kinds and the dot-inference compatibility example"
+    );
+    for (path, doc) in compositions {
+        for step in doc["spec"]["pipeline"].as_sequence().unwrap() {
+            assert_eq!(
+                step["functionRef"]["name"].as_str(),
+                Some(installed.as_str()),
+                "{}",
+                path.display()
+            );
+        }
+    }
+    for file in [
+        "examples/function/functions.yaml",
+        "examples/function/runtime-config.yaml",
+    ] {
+        let functions: Vec<_> = yaml_docs(&root.join(file))
+            .into_iter()
+            .filter(|d| d["kind"].as_str() == Some("Function"))
+            .collect();
+        assert_eq!(functions.len(), 1, "{file}");
+        assert_eq!(
+            functions[0]["metadata"]["name"].as_str(),
+            Some(installed.as_str()),
+            "{file}"
+        );
+        let package = functions[0]["spec"]["package"].as_str().unwrap();
+        assert_eq!(repository(package), repository(function_deps[0]), "{file}");
+    }
+}

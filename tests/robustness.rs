@@ -526,7 +526,7 @@ fn render_text(text: &str) {
     let path = dir.path().join("in.yaml");
     std::fs::write(&path, text).unwrap();
     let good = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("examples/llm-inference/dot-inference.yaml");
+        .join("examples/compat/dot-inference/llm-inference.yaml");
     for args in [
         RenderArgs {
             xr: path.clone(),
@@ -564,7 +564,7 @@ proptest! {
         edits in prop::collection::vec((any::<prop::sample::Index>(), prop::sample::select(vec![":", "-", " ", "\n", "{", "[", "'", "\"", "1e30", "NaN", "~", "&a", "*a", "!!binary", "x"])), 1..6),
     ) {
         let mut text = std::fs::read_to_string(
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/llm-inference/dot-inference.yaml"),
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/compat/dot-inference/llm-inference.yaml"),
         ).unwrap();
         for (at, with) in edits {
             let i = at.index(text.len());
@@ -661,10 +661,10 @@ fn example(path: &str) -> Value {
 /// not FATAL, so Crossplane applies it and deletes nothing.
 #[test]
 fn a_model_that_disappears_keeps_what_was_composed() {
-    let model = example("examples/agents/model.yaml");
+    let model = example("examples/configuration/agents/model.yaml");
     let mut llm = llm_xr("qwen", json!({"modelRef": {"name": "llama-3-1-8b"}}));
     llm["metadata"]["namespace"] = json!("team-a");
-    for xr in [example("examples/agents/agentpool.yaml"), llm] {
+    for xr in [example("examples/configuration/agents/agentpool.yaml"), llm] {
         let kind = xr["kind"].as_str().unwrap().to_string();
         let with_model = |tag: &str, items: Vec<full::Resource>| {
             let mut req = request(tag, xr.clone());

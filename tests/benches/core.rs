@@ -56,7 +56,7 @@ fn example(path: &str) -> serde_json::Value {
 }
 
 fn run_function_benches(c: &mut Criterion) {
-    let model = example("examples/agents/model.yaml");
+    let model = example("examples/configuration/agents/model.yaml");
     let xrs = [
         (
             "LLMInference",
@@ -71,7 +71,7 @@ fn run_function_benches(c: &mut Criterion) {
         ("Model", model.clone(), None),
         (
             "AgentPool",
-            example("examples/agents/agentpool.yaml"),
+            example("examples/configuration/agents/agentpool.yaml"),
             Some(&model),
         ),
     ];
