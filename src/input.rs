@@ -97,6 +97,26 @@ pub struct Defaults {
     /// Kind of provider-kubernetes config that providerConfigName refers to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provider_config_kind: Option<ProviderConfigKind>,
+    /// Storage classes of the weights volumes model servers get.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weights_cache: Option<WeightsCacheSettings>,
+}
+
+/// Storage classes for weights volumes. A runtime with one replica gets a
+/// ReadWriteOnce volume; several replicas share one volume, which needs
+/// ReadWriteMany, and most clusters' default class cannot provide that.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WeightsCacheSettings {
+    /// Storage class of ReadWriteOnce volumes (one replica); unset: the cluster's default class.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 253))]
+    pub storage_class_name: Option<String>,
+    /// A storage class that provides ReadWriteMany volumes (several replicas);
+    /// unset: several replicas get no shared volume.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 253))]
+    pub shared_storage_class_name: Option<String>,
 }
 
 /// A container image as the VLLMRuntime takes it.
@@ -137,6 +157,7 @@ pub struct Settings {
     pub gpu_node_selector: bool,
     pub gpu_toleration: bool,
     pub provider_config_kind: ProviderConfigKind,
+    pub weights_cache: WeightsCacheSettings,
 }
 
 impl Default for Settings {
@@ -156,6 +177,7 @@ impl Default for Settings {
             gpu_node_selector: false,
             gpu_toleration: false,
             provider_config_kind: ProviderConfigKind::ProviderConfig,
+            weights_cache: WeightsCacheSettings::default(),
         }
     }
 }
@@ -220,6 +242,21 @@ impl Input {
         s.gpu_node_selector = d.gpu_node_selector.unwrap_or(s.gpu_node_selector);
         s.gpu_toleration = d.gpu_toleration.unwrap_or(s.gpu_toleration);
         s.provider_config_kind = d.provider_config_kind.unwrap_or_default();
+        if let Some(w) = &d.weights_cache {
+            for (field, class) in [
+                ("storageClassName", &w.storage_class_name),
+                ("sharedStorageClassName", &w.shared_storage_class_name),
+            ] {
+                if let Some(c) = class {
+                    crate::compose::validate::dns_subdomain(
+                        &format!("input.defaults.weightsCache.{field}"),
+                        c,
+                        "standard-rwo",
+                    )?;
+                }
+            }
+            s.weights_cache = w.clone();
+        }
         Ok(s)
     }
 }

@@ -184,14 +184,15 @@ fn small_pool_runtime() -> Value {
         "apiVersion": "production-stack.vllm.ai/v1alpha1", "kind": "VLLMRuntime",
         "metadata": {"name": "reviewers-model", "namespace": "team-a", "labels": {
             "app.kubernetes.io/component": "model-server", "app.kubernetes.io/instance": "reviewers",
-            "app.kubernetes.io/managed-by": "function-inference", "app.kubernetes.io/name": "agentpool",
-            "infer.dev/model": "llama-8b"}},
+            "app.kubernetes.io/managed-by": "function-inference", "app.kubernetes.io/name": "agentpool"}},
         "spec": {
             "model": {"modelURL": "meta-llama/Llama-3.1-8B-Instruct", "dtype": "float16", "maxModelLen": 8192},
             "vllmConfig": {"enableChunkedPrefill": true, "enablePrefixCaching": true, "v1": true,
                            "gpuMemoryUtilization": "0.9", "tensorParallelSize": 1},
             "deploymentConfig": {
                 "image": {"registry": "docker.io", "name": "lmcache/vllm-openai:v0.3.13"},
+                "nodeSelectorTerms": [{"matchExpressions": [
+                    {"key": "kubernetes.io/os", "operator": "In", "values": ["linux"]}]}],
                 "replicas": 1,
                 "resources": {"cpu": "2", "memory": "19Gi", "gpu": "1"},
             },
@@ -411,10 +412,14 @@ fn a_changed_model_resizes_the_runtime() {
     );
     assert_eq!(runtime["spec"]["vllmConfig"]["tensorParallelSize"], 4);
     assert_eq!(runtime["spec"]["deploymentConfig"]["resources"]["gpu"], "4");
+    // vLLM quantizes the 16-bit checkpoint at load: 131 GiB to download,
+    // beyond the operator's startup probe, so the server gets a volume.
     assert_eq!(
         runtime["spec"]["vllmConfig"]["env"],
-        json!([{"name": "VLLM_WORKER_MULTIPROC_METHOD", "value": "spawn"}])
+        json!([{"name": "VLLM_WORKER_MULTIPROC_METHOD", "value": "spawn"},
+               {"name": "HF_HOME", "value": "/data/huggingface"}])
     );
+    assert_eq!(runtime["spec"]["storageConfig"]["size"], "157Gi");
     // The agents now talk to the new model.
     let env = &manifest(&after, "agents")["spec"]["template"]["spec"]["containers"][0]["env"];
     assert_eq!(

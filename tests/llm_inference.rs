@@ -56,6 +56,8 @@ fn dot_runtime_object() -> Value {
                                    "gpuMemoryUtilization": "0.9", "tensorParallelSize": 1},
                     "deploymentConfig": {
                         "image": {"registry": "docker.io", "name": "lmcache/vllm-openai:v0.3.13"},
+                        "nodeSelectorTerms": [{"matchExpressions": [
+                            {"key": "kubernetes.io/os", "operator": "In", "values": ["linux"]}]}],
                         "replicas": 1,
                         "resources": {"cpu": "2", "memory": "8Gi", "gpu": "1"},
                     },
@@ -233,12 +235,15 @@ fn an_undersized_gpu_count_warns_once_and_stays_in_status() {
             );
             let first = call(&request("t4", xr("big", spec.clone(), json!({}))));
             // The engine's warnings, then the composer's note that loading
-            // 131 GiB outlasts the operator's fixed startup probe.
+            // 131 GiB outlasts the operator's fixed startup probe, so the
+            // runtime gets a weights volume.
             let mut expected = plan.warnings.clone();
             expected.push(format!(
-                "loading the weights may take up to {} s, but the operator's startup probe gives up after 2120 s and \
-                 cannot be changed; pre-load the weights on a volume or use a faster storage path",
-                plan.startup_probe_seconds
+                "loading the {:.1} GiB checkpoint may take up to {} s, beyond the operator's fixed 2120 s startup probe: \
+                 the runtime gets a weights volume so that a pod the probe restarts resumes the download instead of \
+                 starting over; the first start may take several restarts (pre-load the volume, or use a faster \
+                 storage path, to avoid them)",
+                plan.checkpoint_gib, plan.startup_probe_seconds
             ));
             let warnings: Vec<full::Result> = expected
                 .iter()

@@ -199,13 +199,10 @@ pub fn agent_config_map(
 /// A short, stable hash of the configuration: a pod annotation, so a
 /// changed configuration rolls the agents (FNV-1a, 64 bits).
 pub fn config_hash(document: &Value) -> String {
-    let text = document.to_string();
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in text.bytes() {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    format!("{h:016x}")
+    format!(
+        "{:016x}",
+        super::names::fnv1a64(document.to_string().as_bytes())
+    )
 }
 
 #[cfg(test)]

@@ -19,11 +19,10 @@ use super::agent_service::{AgentServiceParams, agent_service};
 use super::autoscaler::{AutoscalerParams, autoscaler};
 use super::disruption_budget::disruption_budget;
 use super::ingress::{IngressParams, ingress};
-use super::llm_inference::{layout_summary, plan_status, to_map};
-use super::model_facts::with_weights_cache;
+use super::llm_inference::{layout_summary, plan_status, runtime_name, to_map};
 use super::model_ref::{self, Lookup, MODEL_RESOLVED, REQUIREMENT_KEY, ResolvedModel};
-use super::vllm_runtime::{RuntimeParams, internal_url, vllm_runtime};
-use super::{ComposeRequest, Composed, Composition, Refusal, kube};
+use super::vllm_runtime::{RuntimeParams, internal_url, unsupported_gpu, vllm_runtime};
+use super::{ComposeRequest, Composed, Composition, Refusal, kube, names, weights_cache};
 use crate::outcome;
 use crate::proto::wire::Ready;
 use crate::sizing::{self, MAX_NUM_SEQS, MigChoice, Plan, Throughput};
@@ -261,19 +260,39 @@ fn compose_pool(
             format!("spec.agentClass.modelRef: Model {}: {why}", model.display),
         ));
     }
-    let plan = size(req, spec, &model)?;
+    let mut plan = size(req, spec, &model)?;
     let server_replicas = model_server_replicas(spec, &model, &plan)?;
     let xr = req.xr;
     let namespace = xr.namespace.clone();
-    let runtime_name = format!("{}-model", xr.name);
+    let (runtime_name, renamed) = runtime_name(&xr.name, "-model");
+    plan.reasons.extend(renamed);
     let base_url = internal_url(&runtime_name, &namespace);
 
     let mut out = Composition::default();
-    let mut model_labels = kube::labels("AgentPool", &xr.name, "model-server");
-    model_labels.insert("infer.dev/model".into(), model.name.clone());
+    // Only labels that never change for the pool: the operator copies them
+    // into the model server Deployment's immutable selector, so the Model's
+    // name (which spec.agentClass.modelRef may change) is not one of them.
+    let model_labels = kube::labels("AgentPool", &xr.name, "model-server");
     let serve_args = model.facts.serve_args(&plan);
-    let cache = model.facts.weights_cache(&plan, server_replicas.0);
-    let mut runtime = vllm_runtime(&RuntimeParams {
+    let cache = weights_cache::decide(
+        model.facts.cache.is_some(),
+        &plan,
+        server_replicas.0,
+        "from spec.tokensPerSecondBudget and the Model's data-parallel shards",
+        &req.settings.weights_cache,
+    )
+    .map_err(|e| {
+        Refusal::new(
+            "CannotStart",
+            format!("spec.agentClass.modelRef: Model {}: {e}", model.display),
+        )
+    })?;
+    notes.extend(model.facts.cache_not_applied());
+    notes.extend(cache.warnings.iter().cloned());
+    if let Some(c) = &cache.cache {
+        plan.reasons.push(format!("Weights cache: {}.", c.applied));
+    }
+    let runtime = vllm_runtime(&RuntimeParams {
         name: &runtime_name,
         namespace: &namespace,
         model_url: &model.facts.model_url,
@@ -287,13 +306,9 @@ fn compose_pool(
             .map(|(n, k)| (n.as_str(), k.as_str())),
         extra_args: &serve_args,
         settings: req.settings,
-        storage: None,
+        weights_cache: cache.cache.as_ref(),
         labels: Some(model_labels),
     });
-    if let Some(c) = &cache {
-        runtime = with_weights_cache(runtime, c);
-        notes.extend(c.not_applied.iter().cloned());
-    }
     notes.extend(model.facts.notes.iter().cloned());
     let runtime_ready = req.observed.readiness(MODEL_SERVER);
     out.resources.insert(
@@ -306,14 +321,15 @@ fn compose_pool(
 
     // The agents.
     let mut labels = kube::labels("AgentPool", &xr.name, "agent");
-    labels.insert("infer.dev/model".into(), model.name.clone());
+    labels.insert("infer.dev/model".into(), names::label_value(&model.name));
     let selector: BTreeMap<String, String> = labels
         .iter()
         .filter(|(k, _)| *k == "app.kubernetes.io/instance" || *k == "app.kubernetes.io/component")
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
     let class = &spec.agent_class;
-    let config_name = format!("{}-agent-config", xr.name);
+    let config_name = names::dns_subdomain(&xr.name, "-agent-config");
+    let agents_name = names::dns_subdomain(&xr.name, "");
     let document = config_document(
         class,
         &ModelEndpoint {
@@ -365,7 +381,7 @@ fn compose_pool(
         );
     }
     let deployment = agent_deployment(&AgentDeploymentParams {
-        name: &xr.name,
+        name: &agents_name,
         namespace: &namespace,
         labels: labels.clone(),
         selector: selector.clone(),
@@ -391,10 +407,10 @@ fn compose_pool(
     let mut autoscaling_status = None;
     if hpa_wanted {
         let hpa = autoscaler(&AutoscalerParams {
-            name: &xr.name,
+            name: &agents_name,
             namespace: &namespace,
             labels: labels.clone(),
-            target: &xr.name,
+            target: &agents_name,
             min_replicas: bounds.floor,
             max_replicas: bounds.max,
             spec: spec.autoscaling.as_ref(),
@@ -421,7 +437,7 @@ fn compose_pool(
         ));
     }
     if bounds.floor > 1 {
-        let pdb = disruption_budget(&xr.name, &namespace, labels.clone(), selector.clone());
+        let pdb = disruption_budget(&agents_name, &namespace, labels.clone(), selector.clone());
         let ready = req.observed.readiness(DISRUPTION_BUDGET);
         out.resources.insert(
             DISRUPTION_BUDGET.into(),
@@ -443,12 +459,11 @@ fn compose_pool(
                 "spec.sessionAffinity pins sessions by client IP (a Service cannot read headers); keyHeader and type reach the agents in their config".into(),
             );
         }
-        // A Service named "vllm" would inject VLLM_PORT=tcp://... into the
-        // model server's pods in this namespace and break vLLM.
-        let service_name = if xr.name == "vllm" {
-            "vllm-agents".to_string()
-        } else {
-            xr.name.clone()
+        // A Service name is a DNS-1035 label; one named "vllm" would inject
+        // VLLM_PORT=tcp://... into the model server's pods and break vLLM.
+        let service_name = match names::dns1035_label(&xr.name, "") {
+            name if name == "vllm" => "vllm-agents".to_string(),
+            name => name,
         };
         let service = agent_service(&AgentServiceParams {
             name: &service_name,
@@ -474,7 +489,7 @@ fn compose_pool(
         };
         if let Some(host) = spec.ingress_host.as_deref().filter(|h| !h.is_empty()) {
             let manifest = ingress(&IngressParams {
-                name: &xr.name,
+                name: &agents_name,
                 namespace: &namespace,
                 host,
                 service: &service_name,
@@ -626,6 +641,14 @@ fn size(
     };
     let plan = sizing::size(&request)
         .map_err(|e| Refusal::new("CannotSize", sizing_error_message(spec, model, &e)))?;
+    if let Some(why) = unsupported_gpu(&plan) {
+        let field = if gpu.and_then(|g| g.r#type.as_ref()).is_some() {
+            "spec.gpuRequirements.type"
+        } else {
+            "input.defaults.gpuType"
+        };
+        return Err(Refusal::new("UnsupportedGpu", format!("{field}: {why}")));
+    }
     if plan.nodes > 1 {
         return Err(Refusal::new(
             "DoesNotFitOnePod",

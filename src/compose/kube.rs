@@ -23,7 +23,10 @@ pub fn labels(
 ) -> std::collections::BTreeMap<String, String> {
     [
         ("app.kubernetes.io/name", xr_kind.to_ascii_lowercase()),
-        ("app.kubernetes.io/instance", xr_name.to_string()),
+        (
+            "app.kubernetes.io/instance",
+            super::names::label_value(xr_name),
+        ),
         ("app.kubernetes.io/component", component.to_string()),
         (
             "app.kubernetes.io/managed-by",

@@ -5,11 +5,12 @@
 use serde_json::{Map, Value};
 
 use super::ingress::{IngressParams, external_url, ingress};
-use super::model_facts::with_weights_cache;
 use super::model_ref::{self, Lookup, REQUIREMENT_KEY, ResolvedModel};
 use super::placement::Placement;
-use super::vllm_runtime::{RuntimeParams, SERVICE_PORT, internal_url, vllm_runtime};
-use super::{ComposeRequest, Composed, Composition, Refusal};
+use super::vllm_runtime::{
+    RuntimeParams, SERVICE_PORT, internal_url, unsupported_gpu, vllm_runtime,
+};
+use super::{ComposeRequest, Composed, Composition, Refusal, names, weights_cache};
 use crate::outcome;
 use crate::proto::wire::Ready;
 use crate::sizing::{self, MigChoice, Plan, Precision, SizingRequest};
@@ -20,9 +21,6 @@ use crate::xr::llm_inference::{LlmInferenceSpec, LlmInferenceStatus};
 /// moving to this function keeps its resources.
 pub const RUNTIME: &str = "vllm_runtime";
 pub const INGRESS: &str = "ingress";
-
-/// The operator's fixed startup probe: 120 s delay + 100 failures x 20 s.
-const OPERATOR_STARTUP_SECONDS: u32 = 2120;
 
 /// Condition types this composer sets.
 pub const SIZED: &str = "Sized";
@@ -90,8 +88,14 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
             sizing_request.pipeline_parallel = f.pipeline_parallel;
         }
     }
-    let plan = sizing::size(&sizing_request)
+    let mut plan = sizing::size(&sizing_request)
         .map_err(|e| Refusal::new("CannotSize", sizing_error_message(&spec, &e)))?;
+    if let Some(why) = unsupported_gpu(&plan) {
+        return Err(Refusal::new(
+            "UnsupportedGpu",
+            format!("{}: {why}", gpu_type_field(&spec)),
+        ));
+    }
     if plan.nodes > 1 {
         return Err(Refusal::new(
             "DoesNotFitOnePod",
@@ -135,16 +139,8 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
             }
         }
     };
-    // The operator names its Service after the runtime, and a Service named
-    // "vllm" makes Kubernetes inject VLLM_PORT=tcp://..., which breaks vLLM.
-    let runtime_name = if xr.name == "vllm" {
-        "vllm-server".to_string()
-    } else {
-        xr.name.clone()
-    };
-    if runtime_name != xr.name {
-        notes.push("the runtime is named vllm-server: a Service named vllm breaks vLLM's VLLM_PORT setting".into());
-    }
+    let (runtime_name, renamed) = runtime_name(&xr.name, "");
+    plan.reasons.extend(renamed);
     let namespace = placement.namespace().to_string();
     let image = spec.image.as_ref().unwrap_or(&req.settings.image);
     let hf_token = spec
@@ -166,15 +162,28 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
         });
     let mut extra_args = facts.map(|f| f.serve_args(&plan)).unwrap_or_default();
     extra_args.extend(spec.extra_args.iter().cloned());
-    let cache = facts.and_then(|f| f.weights_cache(&plan, i32::try_from(replicas).unwrap_or(1)));
+    let cache = weights_cache::decide(
+        facts.is_some_and(|f| f.cache.is_some()),
+        &plan,
+        i32::try_from(replicas).unwrap_or(1),
+        if spec.replicas.is_some() {
+            "spec.replicas"
+        } else {
+            "the Model's data-parallel shards"
+        },
+        &req.settings.weights_cache,
+    )
+    .map_err(|e| Refusal::new("CannotStart", format!("spec.model: {e}")))?;
     if let Some(f) = facts {
         notes.extend(f.notes.iter().cloned());
+        notes.extend(f.cache_not_applied());
     }
-    if let Some(c) = &cache {
-        notes.extend(c.not_applied.iter().cloned());
+    notes.extend(cache.warnings.iter().cloned());
+    if let Some(c) = &cache.cache {
+        plan.reasons.push(format!("Weights cache: {}.", c.applied));
     }
 
-    let mut runtime = vllm_runtime(&RuntimeParams {
+    let runtime = vllm_runtime(&RuntimeParams {
         name: &runtime_name,
         namespace: &namespace,
         model_url: &model,
@@ -184,12 +193,9 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
         hf_token,
         extra_args: &extra_args,
         settings: req.settings,
-        storage: None,
+        weights_cache: cache.cache.as_ref(),
         labels: None,
     });
-    if let Some(c) = &cache {
-        runtime = with_weights_cache(runtime, c);
-    }
     let runtime_ready = req.observed.readiness(RUNTIME);
     out.resources.insert(
         RUNTIME.into(),
@@ -204,8 +210,9 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
         external: None,
     };
     if let Some(host) = spec.ingress_host.as_deref().filter(|h| !h.is_empty()) {
+        let ingress_name = names::dns_subdomain(&xr.name, "");
         let manifest = ingress(&IngressParams {
-            name: &xr.name,
+            name: &ingress_name,
             namespace: &namespace,
             host,
             service: &runtime_name,
@@ -225,13 +232,6 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
     }
 
     notes.extend(overridden_by_extra_args(&spec.extra_args));
-    if plan.startup_probe_seconds > OPERATOR_STARTUP_SECONDS {
-        notes.push(format!(
-            "loading the weights may take up to {} s, but the operator's startup probe gives up after {OPERATOR_STARTUP_SECONDS} s \
-             and cannot be changed; pre-load the weights on a volume or use a faster storage path",
-            plan.startup_probe_seconds
-        ));
-    }
     let serving = runtime_ready == Ready::True;
     let mut warnings = plan.warnings.clone();
     warnings.extend(notes);
@@ -437,17 +437,43 @@ fn check_range(
     }
 }
 
+/// The name of a VLLMRuntime for an XR, `suffix` appended: the operator
+/// names its Service after it, so it must be a DNS-1035 label, and never
+/// `vllm`, since a Service of that name makes Kubernetes inject
+/// `VLLM_PORT=tcp://...` into pods, which breaks vLLM.
+/// The second value says why the name differs from the XR's, when it does.
+pub fn runtime_name(xr_name: &str, suffix: &str) -> (String, Option<String>) {
+    let name = names::dns1035_label(xr_name, suffix);
+    if name == "vllm" {
+        let reason = "The runtime and its Service are named vllm-server: a Service named vllm makes Kubernetes \
+                      set VLLM_PORT in every pod of the namespace, which breaks vLLM.";
+        return ("vllm-server".into(), Some(reason.into()));
+    }
+    let renamed = (name != format!("{xr_name}{suffix}")).then(|| {
+        format!(
+            "The runtime and its Service are named {name}: the operator names the Service after the runtime, and a \
+             Service name must be a DNS-1035 label (a letter first, then lower-case letters, digits and '-', at most \
+             63 characters), which {} is not.",
+            super::validate::shown(&format!("{xr_name}{suffix}"))
+        )
+    });
+    (name, renamed)
+}
+
+/// The field that chose the GPU type: the spec's, or the platform default.
+fn gpu_type_field(spec: &LlmInferenceSpec) -> &'static str {
+    if spec.gpu_type.is_some() {
+        "spec.gpuType"
+    } else {
+        "input.defaults.gpuType"
+    }
+}
+
 /// Prefixes a sizing error with the spec field it is about.
 fn sizing_error_message(spec: &LlmInferenceSpec, e: &sizing::SizingError) -> String {
     use sizing::SizingError as E;
     let field = match e {
-        E::UnknownGpu { .. } => {
-            if spec.gpu_type.is_some() {
-                "spec.gpuType"
-            } else {
-                "input.defaults.gpuType"
-            }
-        }
+        E::UnknownGpu { .. } => gpu_type_field(spec),
         E::UnknownPrecision { .. } | E::UnsupportedPrecision { .. } => "spec.quantization",
         E::InvalidMigChoice { .. }
         | E::MigUnsupported { .. }

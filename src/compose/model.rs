@@ -14,7 +14,8 @@ use serde_json::Value;
 use super::config_map::{config_map, pretty};
 use super::llm_inference::{plan_status, to_map};
 use super::model_facts::ModelFacts;
-use super::{ComposeRequest, Composed, Composition, Refusal, kube};
+use super::vllm_runtime::unsupported_gpu;
+use super::{ComposeRequest, Composed, Composition, Refusal, kube, names, weights_cache};
 use crate::outcome;
 use crate::sizing::{self, MigChoice};
 use crate::xr::common::round2;
@@ -44,7 +45,9 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
                 ..facts.sizing_request(gpu, req.settings.gpu_memory_utilization)
             };
             let plan = sizing::size(&request).map_err(|e| e.to_string()).and_then(|plan| {
-                if plan.nodes > 1 {
+                if let Some(why) = unsupported_gpu(&plan) {
+                    Err(why)
+                } else if plan.nodes > 1 {
                     Err(format!(
                         "needs {} GPUs on {} nodes, but a VLLMRuntime replica is one pod on one node",
                         plan.gpu_count, plan.nodes
@@ -76,8 +79,31 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
             consistent: warning.is_none(),
         }
     });
-    let cache = first_plan
-        .and_then(|plan| facts.weights_cache(plan, facts.data_parallel.map_or(1, |d| d as i32)));
+    // What a runtime serving the Model with its data-parallel replicas gets.
+    let cache = facts.cache.as_ref().and(first_plan).map(|plan| {
+        let replicas = facts.data_parallel.map_or(1, |d| d as i32);
+        let mut not_applied = facts.cache_not_applied();
+        let applied = match weights_cache::decide(
+            true,
+            plan,
+            replicas,
+            "the Model's data-parallel shards",
+            &req.settings.weights_cache,
+        ) {
+            Ok(decision) => {
+                not_applied.extend(decision.warnings);
+                decision.cache.map(|c| c.applied)
+            }
+            Err(why) => {
+                not_applied.push(why);
+                None
+            }
+        };
+        CacheStatus {
+            applied,
+            not_applied,
+        }
+    });
     if let Some(plan) = first_plan {
         warnings.extend(plan.warnings.iter().cloned());
     }
@@ -99,7 +125,7 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
             errors.join("; ")
         )
     });
-    let card_name = format!("{}-model", xr.name);
+    let card_name = names::dns_subdomain(&xr.name, "-model");
 
     let status = ModelStatus {
         phase: Some(if failed { "Failed" } else { "Ready" }.into()),
@@ -117,10 +143,7 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
             })
             .collect(),
         serveable_on: (!failed).then(|| serveable.join(",")),
-        cache: cache.as_ref().map(|c| CacheStatus {
-            applied: Some(c.applied.clone()),
-            not_applied: c.not_applied.clone(),
-        }),
+        cache,
         config_map: Some(card_name.clone()),
         notes,
         warnings: warnings.clone(),

@@ -7,21 +7,9 @@
 //! is served. Errors name the Model field (`spec.shardSpec.count`) and what
 //! would be valid; `prefix` says whose spec it is.
 
-use serde_json::Value;
-
-use crate::manifests::vllm_runtime::{EnvVar, StorageAccessMode, StorageConfig, VLLMRuntime};
 use crate::sizing::{Plan, Precision, SizingRequest};
-use crate::units::{GIB, gib_quantity, parse_quantity};
+use crate::units::{GIB, parse_quantity};
 use crate::xr::model::{CachePolicy, EvictionPolicy, Locality, ModelSpec, ShardStrategy};
-
-/// Where a runtime mounts the weights cache; `HF_HOME` points into it so
-/// vLLM downloads there and a restarted pod finds the weights.
-pub const CACHE_MOUNT_PATH: &str = "/data";
-const HF_HOME: &str = "/data/huggingface";
-
-/// Headroom of the cache volume over the weights: tokenizer, config and a
-/// partial download next to a complete one.
-const CACHE_HEADROOM: f64 = 1.2;
 
 /// How far a declared size may stray from parameters x precision before it
 /// counts as a contradiction: checkpoints carry embeddings, norms and
@@ -196,11 +184,12 @@ impl ModelFacts {
         args
     }
 
-    /// The weights cache a runtime with `replicas` replicas gets from the
-    /// cache policy, and what the policy asks that nothing here can do.
-    pub fn weights_cache(&self, plan: &Plan, replicas: i32) -> Option<WeightsCache> {
-        let policy = self.cache.as_ref()?;
-        let size = gib_quantity(plan.estimate.weights_gib * CACHE_HEADROOM);
+    /// What the cache policy asks that nothing here can do: a volume per
+    /// runtime is all Kubernetes offers (see `weights_cache`).
+    pub fn cache_not_applied(&self) -> Vec<String> {
+        let Some(policy) = self.cache.as_ref() else {
+            return Vec::new();
+        };
         let mut not_applied = vec![format!(
             "cachePolicy.priority {} is not applied: Kubernetes has no shared weights cache to rank; the volume holds the weights for as long as the runtime exists",
             serde_json::to_value(policy.priority)
@@ -221,25 +210,7 @@ impl ModelFacts {
                 if p == EvictionPolicy::Idle { "idle" } else { "low-priority" }
             )),
         }
-        Some(WeightsCache {
-            storage: StorageConfig {
-                enabled: Some(true),
-                size: Some(size.clone()),
-                mount_path: Some(CACHE_MOUNT_PATH.into()),
-                // One volume shared by every replica needs ReadWriteMany.
-                access_mode: Some(if replicas > 1 {
-                    StorageAccessMode::ReadWriteMany
-                } else {
-                    StorageAccessMode::ReadWriteOnce
-                }),
-                ..Default::default()
-            },
-            applied: format!(
-                "a {size} weights volume at {CACHE_MOUNT_PATH} on the VLLMRuntime (storageConfig), {:.2} GiB of weights plus 20% headroom, with HF_HOME on it so restarts reuse the download",
-                plan.estimate.weights_gib
-            ),
-            not_applied,
-        })
+        not_applied
     }
 
     /// The declared size checked against parameters x precision: the
@@ -264,31 +235,4 @@ impl ModelFacts {
         });
         (derived, formula, warning)
     }
-}
-
-/// A weights cache volume and what it does and does not do.
-#[derive(Clone, Debug, PartialEq)]
-pub struct WeightsCache {
-    pub storage: StorageConfig,
-    pub applied: String,
-    pub not_applied: Vec<String>,
-}
-
-/// Puts the weights cache on a VLLMRuntime manifest: the volume, and
-/// `HF_HOME` on it so vLLM downloads into the volume.
-pub fn with_weights_cache(runtime: Value, cache: &WeightsCache) -> Value {
-    let Ok(mut typed) = serde_json::from_value::<VLLMRuntime>(runtime.clone()) else {
-        return runtime;
-    };
-    typed.spec.storage_config = Some(cache.storage.clone());
-    typed
-        .spec
-        .vllm_config
-        .env
-        .get_or_insert_with(Vec::new)
-        .push(EnvVar {
-            name: "HF_HOME".into(),
-            value: HF_HOME.into(),
-        });
-    serde_json::to_value(typed).unwrap_or(runtime)
 }

@@ -5,15 +5,20 @@
 //! and an unset `v1` into `VLLM_USE_V1=0`, so all three are always set; its
 //! pods get the container's 64Mi /dev/shm unless `shmSize` is set, too small
 //! for tensor-parallel workers; and it defaults `runtimeClass` to `nvidia`.
+//! Two more are fatal if ignored: a runtime without `nodeSelectorTerms` makes
+//! the controller dereference a nil affinity on every reconcile once its
+//! Deployment exists (so its status and later changes never land), and its
+//! labels become the Deployment's immutable selector.
 
 use k8s_openapi::api::core::v1::{NodeSelectorRequirement, NodeSelectorTerm, Toleration};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde_json::Value;
 
+use super::weights_cache::{HF_HOME, WeightsCache};
 use crate::input::{Image, Settings};
 use crate::manifests::vllm_runtime::{
     DeploymentConfig, DeploymentStrategy, EnvVar, HfTokenSecret, ImageSpec, ModelSpec,
-    ResourceSpec, StorageConfig, VLLMConfig, VLLMRuntime, VLLMRuntimeSpec,
+    ResourceSpec, StorageAccessMode, VLLMConfig, VLLMRuntime, VLLMRuntimeSpec,
 };
 use crate::sizing::Plan;
 
@@ -32,7 +37,9 @@ pub struct RuntimeParams<'a> {
     pub hf_token: Option<(&'a str, &'a str)>,
     pub extra_args: &'a [String],
     pub settings: &'a Settings,
-    pub storage: Option<StorageConfig>,
+    pub weights_cache: Option<&'a WeightsCache>,
+    /// Labels that never change for the XR: the operator copies them into
+    /// the Deployment's selector, which cannot change.
     pub labels: Option<std::collections::BTreeMap<String, String>>,
 }
 
@@ -54,6 +61,20 @@ pub fn vllm_runtime(p: &RuntimeParams) -> Value {
             value: "spawn".into(),
         });
     }
+    if p.weights_cache.is_some() {
+        // vLLM downloads into HF_HOME: on the volume, a restarted pod resumes.
+        env.push(EnvVar {
+            name: "HF_HOME".into(),
+            value: HF_HOME.into(),
+        });
+    }
+    let storage = p.weights_cache.map(|c| c.storage.clone());
+    // A surge pod cannot schedule beside a pod that holds every GPU of its
+    // node, nor attach a ReadWriteOnce volume that another node holds.
+    let recreate = plan.gpu_count >= plan.gpu.per_node
+        || storage
+            .as_ref()
+            .is_some_and(|s| s.access_mode == Some(StorageAccessMode::ReadWriteOnce));
 
     let gpu_type =
         (plan.gpu_resource_name != "nvidia.com/gpu").then(|| plan.gpu_resource_name.clone());
@@ -88,19 +109,13 @@ pub fn vllm_runtime(p: &RuntimeParams) -> Value {
                 ..Default::default()
             },
             deployment_config: DeploymentConfig {
-                // A pod holding every GPU of a node cannot be surged next to itself.
-                deployment_strategy: (plan.gpu_count >= plan.gpu.per_node)
-                    .then_some(DeploymentStrategy::Recreate),
+                deployment_strategy: recreate.then_some(DeploymentStrategy::Recreate),
                 image: ImageSpec {
                     registry: p.image.registry.clone(),
                     name: p.image.name.clone(),
                     ..Default::default()
                 },
-                node_selector_terms: p
-                    .settings
-                    .gpu_node_selector
-                    .then(|| node_selector_terms(plan))
-                    .flatten(),
+                node_selector_terms: Some(node_selector_terms(plan, p.settings.gpu_node_selector)),
                 replicas: Some(p.replicas),
                 resources: ResourceSpec {
                     cpu: Some(plan.cpu.clone()),
@@ -115,7 +130,7 @@ pub fn vllm_runtime(p: &RuntimeParams) -> Value {
                     .then(|| vec![gpu_toleration(plan)]),
                 ..Default::default()
             },
-            storage_config: p.storage.clone(),
+            storage_config: storage,
             ..Default::default()
         },
         ..Default::default()
@@ -123,9 +138,11 @@ pub fn vllm_runtime(p: &RuntimeParams) -> Value {
     serde_json::to_value(runtime).unwrap_or(Value::Null)
 }
 
-/// Node affinity terms (ORed) that land the pod on this GPU: the GPU feature
-/// discovery product label, or GKE's accelerator label.
-fn node_selector_terms(plan: &Plan) -> Option<Vec<NodeSelectorTerm>> {
+/// Node affinity terms (ORed). With `on_gpu_product`, the GPU feature
+/// discovery product label or GKE's accelerator label of this GPU; without
+/// it (or for a GPU with neither label), Linux nodes: never an empty list,
+/// which the operator's controller cannot handle.
+fn node_selector_terms(plan: &Plan, on_gpu_product: bool) -> Vec<NodeSelectorTerm> {
     let term = |key: &str, value: &str| NodeSelectorTerm {
         match_expressions: Some(vec![NodeSelectorRequirement {
             key: key.to_string(),
@@ -135,13 +152,33 @@ fn node_selector_terms(plan: &Plan) -> Option<Vec<NodeSelectorTerm>> {
         match_fields: None,
     };
     let mut terms = Vec::new();
-    if let Some(product) = plan.gpu.product_label {
-        terms.push(term("nvidia.com/gpu.product", product));
+    if on_gpu_product {
+        if let Some(product) = plan.gpu.product_label {
+            terms.push(term("nvidia.com/gpu.product", product));
+        }
+        if let Some(gke) = plan.gpu.gke_accelerator {
+            terms.push(term("cloud.google.com/gke-accelerator", gke));
+        }
     }
-    if let Some(gke) = plan.gpu.gke_accelerator {
-        terms.push(term("cloud.google.com/gke-accelerator", gke));
+    if terms.is_empty() {
+        terms.push(term("kubernetes.io/os", "linux"));
     }
-    (!terms.is_empty()).then_some(terms)
+    terms
+}
+
+/// Why a VLLMRuntime cannot serve on the plan's GPU, if it cannot: the
+/// operator runs `/opt/venv/bin/vllm` from a CUDA image under the `nvidia`
+/// RuntimeClass, so only NVIDIA GPUs can work.
+pub fn unsupported_gpu(plan: &Plan) -> Option<String> {
+    (plan.gpu.vendor != "nvidia").then(|| {
+        format!(
+            "{} is an {} GPU, and the vLLM production-stack operator runs /opt/venv/bin/vllm from a CUDA image \
+             with the nvidia RuntimeClass, so a VLLMRuntime cannot run on it; choose an NVIDIA GPU type \
+             (for example H100-80GB, H200 or L40S)",
+            plan.gpu.name,
+            plan.gpu.vendor.to_ascii_uppercase()
+        )
+    })
 }
 
 /// GPU nodes are commonly tainted with the GPU's resource name.

@@ -118,6 +118,7 @@ pub fn size(req: &SizingRequest) -> Result<Plan, SizingError> {
         memory: h.memory,
         shm_size: h.shm_size,
         startup_probe_seconds: h.startup_probe_seconds,
+        checkpoint_gib: load,
         gpu_memory_utilization: req.gpu_memory_utilization,
         parameters_b: m.total_b,
         active_parameters_b: m.active_b,

@@ -140,6 +140,9 @@ pub struct Plan {
     pub memory: String,
     pub shm_size: Option<String>,
     pub startup_probe_seconds: u32,
+    /// The checkpoint as downloaded and read, in GiB: the 16-bit weights
+    /// when vLLM quantizes at load time, else the weights themselves.
+    pub checkpoint_gib: f64,
     pub gpu_memory_utilization: f64,
     pub parameters_b: f64,
     pub active_parameters_b: f64,

@@ -1,0 +1,172 @@
+//! Names of composed objects, and label values, derived from an XR's name.
+//!
+//! An XR's name is a DNS-1123 subdomain: up to 253 characters, dots allowed,
+//! a digit first allowed (`70b-llama`, `llama.v3`). The kinds it names are
+//! stricter: a Service needs a DNS-1035 label (a letter first, no dots, at
+//! most 63 characters), and so does a VLLMRuntime, whose Service the operator
+//! names after it; a label value holds at most 63 characters. A derived name
+//! that already fits its kind is used as it is, so existing resources keep
+//! their names; one that does not is rewritten to fit and made unique with a
+//! hash of the XR's name, so it is stable across reconciles and two XRs never
+//! share it.
+
+/// Longest DNS-1035 or DNS-1123 label, and longest label value.
+const LABEL_MAX: usize = 63;
+/// Longest DNS-1123 subdomain.
+const SUBDOMAIN_MAX: usize = 253;
+
+/// A DNS-1035 label for `base` followed by `suffix` (such as `-model`):
+/// the name of a Service, or of an object named after its Service.
+pub fn dns1035_label(base: &str, suffix: &str) -> String {
+    let name = format!("{base}{suffix}");
+    if is_dns1035_label(&name) {
+        return name;
+    }
+    let mut head: String = base
+        .chars()
+        .map(|c| match c.to_ascii_lowercase() {
+            c @ ('a'..='z' | '0'..='9') => c,
+            _ => '-',
+        })
+        .collect();
+    if !head.starts_with(|c: char| c.is_ascii_lowercase()) {
+        head.insert(0, 'x');
+    }
+    shortened(&head, base, suffix, LABEL_MAX)
+}
+
+/// A DNS-1123 subdomain for `base` followed by `suffix`: the name of a
+/// ConfigMap, Deployment, Ingress, autoscaler or disruption budget.
+pub fn dns_subdomain(base: &str, suffix: &str) -> String {
+    let name = format!("{base}{suffix}");
+    if name.len() <= SUBDOMAIN_MAX {
+        return name;
+    }
+    shortened(base, base, suffix, SUBDOMAIN_MAX)
+}
+
+/// A label value for `value` (an XR's or a Model's name): at most 63
+/// characters, starting and ending with a letter or digit.
+pub fn label_value(value: &str) -> String {
+    if value.len() <= LABEL_MAX {
+        return value.to_string();
+    }
+    shortened(value, value, "", LABEL_MAX)
+}
+
+/// `head` cut so that `head-HASH` + `suffix` holds `max` characters, where
+/// HASH identifies `original`. Separators at the cut are dropped, so the
+/// result still starts and ends with a letter or digit.
+fn shortened(head: &str, original: &str, suffix: &str, max: usize) -> String {
+    let hash = format!("{:08x}", fnv1a64(original.as_bytes()) as u32);
+    let room = max.saturating_sub(suffix.len() + 1 + hash.len());
+    let cut: String = head.chars().take(room).collect();
+    let cut = cut.trim_end_matches(['-', '.', '_']);
+    format!("{cut}-{hash}{suffix}")
+}
+
+/// A DNS-1035 label: a lower-case letter first, then lower-case letters,
+/// digits and '-', not ending with '-', at most 63 characters.
+pub fn is_dns1035_label(s: &str) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && b.len() <= LABEL_MAX
+        && b[0].is_ascii_lowercase()
+        && b.iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+        && b[b.len() - 1] != b'-'
+}
+
+/// A DNS-1123 subdomain as Kubernetes checks object names: at most 253
+/// characters, dot-separated parts of lower-case letters, digits and '-'
+/// that start and end with a letter or digit.
+pub fn is_dns_subdomain(s: &str) -> bool {
+    s.len() <= SUBDOMAIN_MAX
+        && s.split('.').all(|part| {
+            let b = part.as_bytes();
+            !b.is_empty()
+                && b.iter()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+                && b[0] != b'-'
+                && b[b.len() - 1] != b'-'
+        })
+}
+
+/// FNV-1a, 64 bits: a short, stable hash (the same on every build and
+/// platform, unlike std's `DefaultHasher`).
+pub fn fnv1a64(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in bytes {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn names_that_fit_are_kept() {
+        assert_eq!(dns1035_label("llama-70b", ""), "llama-70b");
+        assert_eq!(dns1035_label("pool", "-model"), "pool-model");
+        assert_eq!(
+            dns_subdomain("llama.v3", "-agent-config"),
+            "llama.v3-agent-config"
+        );
+        assert_eq!(label_value("llama.v3"), "llama.v3");
+    }
+
+    #[test]
+    fn names_that_do_not_fit_are_rewritten_with_a_hash() {
+        let cases = [
+            ("digit first", "70b-llama", "", "x70b-llama-"),
+            ("dot", "llama.v3", "", "llama-v3-"),
+            ("dot with suffix", "llama.v3", "-model", "llama-v3-"),
+        ];
+        for (reason, base, suffix, prefix) in cases {
+            let name = dns1035_label(base, suffix);
+            assert!(name.starts_with(prefix), "{reason}: {name}");
+            assert!(name.ends_with(suffix), "{reason}: {name}");
+            assert!(is_dns1035_label(&name), "{reason}: {name}");
+            assert_eq!(name, dns1035_label(base, suffix), "{reason}: stable");
+        }
+        let long = "a".repeat(70);
+        let name = dns1035_label(&long, "-model");
+        assert_eq!(name.len(), 63);
+        assert!(name.ends_with("-model"), "{name}");
+        assert_eq!(label_value(&long).len(), 63);
+        // Two XRs whose rewritten heads agree still get different names.
+        assert_ne!(
+            dns1035_label("llama.v3", ""),
+            dns1035_label("llama-v3.", "")
+        );
+        assert_ne!(
+            label_value(&format!("{long}x")),
+            label_value(&format!("{long}y"))
+        );
+    }
+
+    fn xr_name() -> impl Strategy<Value = String> {
+        // DNS-1123 subdomains, as the API server admits XR names.
+        proptest::string::string_regex("[a-z0-9]([a-z0-9.-]{0,250}[a-z0-9])?")
+            .unwrap()
+            .prop_filter("a subdomain", |s| is_dns_subdomain(s))
+    }
+
+    proptest! {
+        #[test]
+        fn every_xr_name_gives_valid_names(name in xr_name(), suffix in prop::sample::select(vec!["", "-model", "-agent-config"])) {
+            let service = dns1035_label(&name, suffix);
+            prop_assert!(is_dns1035_label(&service), "{}", service);
+            let object = dns_subdomain(&name, suffix);
+            prop_assert!(is_dns_subdomain(&object), "{}", object);
+            let label = label_value(&name);
+            prop_assert!(label.len() <= 63);
+            prop_assert!(label.starts_with(|c: char| c.is_ascii_alphanumeric()));
+            prop_assert!(label.ends_with(|c: char| c.is_ascii_alphanumeric()));
+        }
+    }
+}
