@@ -136,7 +136,7 @@ fn first_call_composes_dot_inference_essentials_and_reports_the_plan() {
                 "Serving",
                 full::Status::ConditionFalse,
                 "Starting",
-                "the vLLM runtime has no available replica yet",
+                "the vLLM runtime has no available replica yet; it will serve at http://test-qwen.team-a.svc.cluster.local/v1",
             ),
         ],
         ..Default::default()

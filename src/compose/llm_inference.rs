@@ -277,7 +277,10 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
             SERVING,
             false,
             "Starting",
-            "the vLLM runtime has no available replica yet",
+            format!(
+                "the vLLM runtime has no available replica yet; it will serve at {}",
+                internal_url(&runtime_name, &namespace)
+            ),
         )
     });
     Ok(out)
