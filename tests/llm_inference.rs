@@ -287,6 +287,19 @@ fn target_namespace_without_provider_config_is_reported_not_ignored() {
     );
 }
 
+/// Admission lets targetNamespace without providerConfigName through, so
+/// that the function's warning above is what the user gets.
+#[test]
+fn admission_leaves_target_namespace_to_the_function() {
+    let xrd = function_inference::package::llm_inference_xrd();
+    let spec = &xrd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"];
+    assert_eq!(
+        spec["x-kubernetes-validations"],
+        json!([{"rule": "has(self.model) || has(self.modelRef)",
+                "message": "set model (a Hugging Face id) or modelRef (a Model)"}])
+    );
+}
+
 #[test]
 fn a_runtime_named_vllm_is_renamed_so_its_service_does_not_break_vllm() {
     let rsp = call(&request(
