@@ -18,12 +18,16 @@ pub fn normal(reason: &str, message: impl Into<String>) -> FnResult {
     result(Severity::Normal, reason, message)
 }
 
+/// Results and conditions target the composite, as Crossplane's SDKs do by
+/// default: v2 namespaced XRs have no claim.
+const TARGET: Target = Target::Composite;
+
 fn result(severity: Severity, reason: &str, message: impl Into<String>) -> FnResult {
     FnResult {
         severity: severity as i32,
         message: message.into(),
         reason: Some(reason.to_string()),
-        target: Some(Target::CompositeAndClaim as i32),
+        target: Some(TARGET as i32),
     }
 }
 
@@ -38,7 +42,7 @@ pub fn condition(type_: &str, status: bool, reason: &str, message: impl Into<Str
         } as i32,
         reason: reason.to_string(),
         message: Some(message.into()).filter(|m: &String| !m.is_empty()),
-        target: Some(Target::CompositeAndClaim as i32),
+        target: Some(TARGET as i32),
     }
 }
 

@@ -71,23 +71,14 @@ pub fn input_crd() -> Value {
     })
 }
 
-/// A printer column of an XRD.
+/// A printer column of an XRD. Crossplane appends SYNCED, READY,
+/// COMPOSITION, COMPOSITIONREVISION and AGE to the CRD it derives, so an XRD
+/// declares only its own.
 struct Column {
     name: &'static str,
     type_: &'static str,
     json_path: &'static str,
 }
-
-const READY_COLUMN: Column = Column {
-    name: "READY",
-    type_: "string",
-    json_path: ".status.conditions[?(@.type=='Ready')].status",
-};
-const SYNCED_COLUMN: Column = Column {
-    name: "SYNCED",
-    type_: "string",
-    json_path: ".status.conditions[?(@.type=='Synced')].status",
-};
 
 fn xrd<Spec: JsonSchema, Status: JsonSchema>(
     kind: &str,
@@ -103,7 +94,6 @@ fn xrd<Spec: JsonSchema, Status: JsonSchema>(
     let status = structural_schema::<Status>();
     let columns: Vec<Value> = columns
         .iter()
-        .chain([&SYNCED_COLUMN, &READY_COLUMN])
         .map(|c| json!({"name": c.name, "type": c.type_, "jsonPath": c.json_path}))
         .collect();
     json!({

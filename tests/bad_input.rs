@@ -130,7 +130,7 @@ fn malformed_llm_inference_specs_are_fatal_and_name_the_field_and_what_is_valid(
             "gpuType unknown",
             with("gpuType", json!("Z9000")),
             "CannotSize",
-            "spec.gpuType: unknown GPU type `Z9000`: known GPU types are T4, V100, V100-32GB, L4, A10G, L40S, A30, A100-40GB, A100-80GB, H100-80GB, H100-NVL, H20, H200, B200, GB200, B300, GH200, RTX-PRO-6000, MI300X, MI325X",
+            "spec.gpuType: unknown GPU type `Z9000`: known GPU types are T4, V100, V100-PCIe, V100-32GB, V100-32GB-PCIe, L4, A10G, L40S, A30, A100-40GB, A100-40GB-PCIe, A100-80GB, A100-80GB-PCIe, H100-80GB, H100-PCIe, H100-NVL, H20, H200, H200-NVL, B200, GB200, B300, GH200, RTX-PRO-6000, MI300X, MI325X",
         ),
         case(
             "gpuType empty",
@@ -166,7 +166,7 @@ fn malformed_llm_inference_specs_are_fatal_and_name_the_field_and_what_is_valid(
             "migProfile on L4",
             json!({"model": MODEL, "migProfile": "1g.10gb"}),
             "CannotSize",
-            "spec.migProfile: L4 has no MIG: use mig none, or a GPU with MIG (A30, A100-40GB, A100-80GB, H100-80GB, H100-NVL, H20, H200, B200, GB200, B300, GH200, RTX-PRO-6000)",
+            "spec.migProfile: L4 has no MIG: use mig none, or a GPU with MIG (A30, A100-40GB, A100-40GB-PCIe, A100-80GB, A100-80GB-PCIe, H100-80GB, H100-PCIe, H100-NVL, H20, H200, H200-NVL, B200, GB200, B300, GH200, RTX-PRO-6000)",
         ),
         case(
             "parameterCount 1e30B",
@@ -374,7 +374,7 @@ fn malformed_step_inputs_are_fatal_and_name_the_field_and_what_is_valid() {
             "default gpuType unknown",
             json!({"defaults": {"gpuType": "Z9000"}}),
             "CannotSize",
-            "input.defaults.gpuType: unknown GPU type `Z9000`: known GPU types are T4, V100, V100-32GB, L4, A10G, L40S, A30, A100-40GB, A100-80GB, H100-80GB, H100-NVL, H20, H200, B200, GB200, B300, GH200, RTX-PRO-6000, MI300X, MI325X",
+            "input.defaults.gpuType: unknown GPU type `Z9000`: known GPU types are T4, V100, V100-PCIe, V100-32GB, V100-32GB-PCIe, L4, A10G, L40S, A30, A100-40GB, A100-40GB-PCIe, A100-80GB, A100-80GB-PCIe, H100-80GB, H100-PCIe, H100-NVL, H20, H200, H200-NVL, B200, GB200, B300, GH200, RTX-PRO-6000, MI300X, MI325X",
         ),
         case(
             "offeredGpuTypes empty",
@@ -987,7 +987,7 @@ fn malformed_agent_pools_are_refused_and_name_the_field_and_what_is_valid() {
                 json!("Z9000"),
                 fatal(
                     "CannotSize",
-                    "spec.gpuRequirements.type: unknown GPU type `Z9000`: known GPU types are T4, V100, V100-32GB, L4, A10G, L40S, A30, A100-40GB, A100-80GB, H100-80GB, H100-NVL, H20, H200, B200, GB200, B300, GH200, RTX-PRO-6000, MI300X, MI325X",
+                    "spec.gpuRequirements.type: unknown GPU type `Z9000`: known GPU types are T4, V100, V100-PCIe, V100-32GB, V100-32GB-PCIe, L4, A10G, L40S, A30, A100-40GB, A100-40GB-PCIe, A100-80GB, A100-80GB-PCIe, H100-80GB, H100-PCIe, H100-NVL, H20, H200, H200-NVL, B200, GB200, B300, GH200, RTX-PRO-6000, MI300X, MI325X",
                 ),
             ),
             (

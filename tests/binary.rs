@@ -4,8 +4,10 @@
 mod support;
 
 use std::future::Future;
-use std::io::{Read, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::pin::Pin;
+use std::process::Stdio;
+use std::sync::mpsc;
 use std::task::Poll;
 
 use function_inference::proto::full;
@@ -202,4 +204,45 @@ async fn metrics_endpoint_counts_calls() {
         .await
         .unwrap();
     assert_eq!(status.code(), Some(0), "log:\n{log}");
+}
+
+/// Text logs written to a pipe, as under `kubectl logs`, carry no ANSI
+/// colour codes: there they would show as escape sequences.
+#[test]
+fn text_logs_to_a_pipe_have_no_colour_codes() {
+    let mut child = binary()
+        .args([
+            "--insecure",
+            "--address",
+            "127.0.0.1:0",
+            "--metrics-address=",
+        ])
+        .args(["--log-format", "text"])
+        // Colour must be off without the user's help.
+        .env_remove("NO_COLOR")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the binary");
+    let stderr = child.stderr.take().unwrap();
+    let (first_line, first_line_rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = Vec::new();
+        let _ = BufReader::new(stderr).read_until(b'\n', &mut line);
+        let _ = first_line.send(line);
+    });
+    let line = first_line_rx.recv_timeout(PATIENCE);
+    // Only our own child, by its handle; its exit status is not the point.
+    let _ = child.kill();
+    let _ = child.wait();
+    let line = line.expect("the server logs within PATIENCE");
+    let text = String::from_utf8_lossy(&line);
+    assert!(!line.contains(&0x1b), "an ESC byte in {text:?}");
+    assert!(
+        text.contains(
+            " INFO function_inference::server: serving FunctionRunnerService address=127.0.0.1:"
+        ) && text.ends_with(" tls=false\n"),
+        "{text:?}"
+    );
 }

@@ -292,6 +292,57 @@ fn target_namespace_without_provider_config_is_reported_not_ignored() {
     );
 }
 
+/// Admission lets targetNamespace without providerConfigName through, so
+/// that the function's warning above is what the user gets.
+#[test]
+fn admission_leaves_target_namespace_to_the_function() {
+    let xrd = function_inference::package::llm_inference_xrd();
+    let spec = &xrd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"];
+    assert_eq!(
+        spec["x-kubernetes-validations"],
+        json!([{"rule": "has(self.model) || has(self.modelRef)",
+                "message": "set model (a Hugging Face id) or modelRef (a Model)"}])
+    );
+}
+
+/// The values every node selector requirement on `key` allows, wherever
+/// the runtime places them.
+fn required_values(v: &Value, key: &str, out: &mut Vec<Value>) {
+    match v {
+        Value::Object(o) if o.get("key") == Some(&json!(key)) => out.push(o["values"].clone()),
+        Value::Object(o) => o.values().for_each(|v| required_values(v, key, out)),
+        Value::Array(a) => a.iter().for_each(|v| required_values(v, key, out)),
+        _ => {}
+    }
+}
+
+/// GPU feature discovery labels PCIe and NVL boards apart from SXM ones; a
+/// runtime asking for the SXM label on them would never schedule.
+#[test]
+fn pcie_and_nvl_gpu_types_ask_for_their_own_product_label() {
+    for (gpu_type, name, label) in [
+        ("h100-pcie", "H100-PCIe", "NVIDIA-H100-PCIe"),
+        ("a100-80gb-pcie", "A100-80GB-PCIe", "NVIDIA-A100-80GB-PCIe"),
+        ("a100-pcie-40gb", "A100-40GB-PCIe", "NVIDIA-A100-PCIE-40GB"),
+        ("v100-pcie-32gb", "V100-32GB-PCIe", "Tesla-V100-PCIE-32GB"),
+        ("h200-nvl", "H200-NVL", "NVIDIA-H200-NVL"),
+    ] {
+        let spec = json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "gpuType": gpu_type});
+        let mut req = request("pcie", xr("qwen", spec, json!({})));
+        req.input = Some(input(json!({"defaults": {"gpuNodeSelector": true}})));
+        let rsp = call(&req);
+        assert_eq!(rsp.results, vec![], "{gpu_type}");
+        assert_eq!(desired_status(&rsp)["gpuType"], name, "{gpu_type}");
+        let mut values = Vec::new();
+        required_values(
+            &composed(&rsp, "vllm_runtime").0,
+            "nvidia.com/gpu.product",
+            &mut values,
+        );
+        assert_eq!(values, vec![json!([label])], "{gpu_type}");
+    }
+}
+
 #[test]
 fn a_runtime_named_vllm_is_renamed_so_its_service_does_not_break_vllm() {
     let rsp = call(&request(

@@ -40,6 +40,53 @@ fn generated_files_parse_as_yaml_with_the_expected_kinds() {
     }
 }
 
+/// The printer columns Crossplane appends to the CRD it derives from a
+/// namespaced XRD (`CompositeResourcePrinterColumns`, internal/xcrd/schemas.go,
+/// v2.2.0), by name and JSON path.
+const CROSSPLANE_COLUMNS: [(&str, &str); 5] = [
+    ("SYNCED", ".status.conditions[?(@.type=='Synced')].status"),
+    ("READY", ".status.conditions[?(@.type=='Ready')].status"),
+    ("COMPOSITION", ".spec.crossplane.compositionRef.name"),
+    (
+        "COMPOSITIONREVISION",
+        ".spec.crossplane.compositionRevisionRef.name",
+    ),
+    ("AGE", ".metadata.creationTimestamp"),
+];
+
+/// A column an XRD declares that Crossplane adds too shows twice in
+/// `kubectl get`.
+#[test]
+fn xrds_declare_no_column_crossplane_adds() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("package/configuration");
+    let mut xrds = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        for doc in yaml_docs(&path) {
+            if doc["kind"].as_str() != Some("CompositeResourceDefinition") {
+                continue;
+            }
+            xrds += 1;
+            for version in doc["spec"]["versions"].as_sequence().unwrap() {
+                let columns = version["additionalPrinterColumns"].as_sequence().unwrap();
+                assert!(!columns.is_empty(), "{}: its own columns", path.display());
+                for c in columns {
+                    let name = c["name"].as_str().unwrap();
+                    let json_path = c["jsonPath"].as_str().unwrap();
+                    for (theirs, their_path) in CROSSPLANE_COLUMNS {
+                        assert!(
+                            !name.eq_ignore_ascii_case(theirs) && json_path != their_path,
+                            "{}: column {name} ({json_path}) duplicates Crossplane's {theirs} ({their_path})",
+                            path.display()
+                        );
+                    }
+                }
+            }
+        }
+    }
+    assert_eq!(xrds, 3, "LLMInference, Model and AgentPool");
+}
+
 /// Crossplane's `xpkg.ToDNSLabel` (internal/xpkg/name.go, v2.2.0): keeps
 /// `[a-z0-9]`, turns `. / : -` into `-` except at the first, 63rd and last
 /// byte, stops after the 63rd byte, and trims dashes.

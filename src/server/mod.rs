@@ -9,6 +9,7 @@ mod service;
 pub mod tls;
 mod write_batching;
 
+use std::io::IsTerminal;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -72,9 +73,14 @@ pub fn init_logging(args: &ServeArgs) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
         tracing_subscriber::EnvFilter::new(format!("function_inference={level},warn"))
     });
-    let builder = tracing_subscriber::fmt()
+    let mut builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr);
+    // Colour only on a terminal: `kubectl logs` and log shippers would show
+    // the escape codes. On a terminal NO_COLOR still turns it off.
+    if !std::io::stderr().is_terminal() {
+        builder = builder.with_ansi(false);
+    }
     let _ = match args.log_format {
         LogFormat::Text => builder.try_init(),
         LogFormat::Json => builder.json().flatten_event(true).try_init(),

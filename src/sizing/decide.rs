@@ -279,7 +279,7 @@ mod tests {
 
     #[test]
     fn error_messages() {
-        let h100_fp8 = "L4, L40S, H100-80GB, H100-NVL, H20, H200, B200, GB200, B300, GH200, RTX-PRO-6000, MI300X, MI325X";
+        let h100_fp8 = "L4, L40S, H100-80GB, H100-PCIe, H100-NVL, H20, H200, H200-NVL, B200, GB200, B300, GH200, RTX-PRO-6000, MI300X, MI325X";
         let cases: Vec<(SizingRequest, String)> = vec![
             (
                 SizingRequest { quantization: Some(Precision::Fp8), ..req("meta-llama/Llama-3.1-8B-Instruct", "A100-80GB") },
@@ -287,7 +287,7 @@ mod tests {
             ),
             (
                 SizingRequest { mig: MigChoice::Profile("1g.10gb".into()), ..req("Qwen/Qwen2.5-1.5B-Instruct", "L4") },
-                "L4 has no MIG: use mig none, or a GPU with MIG (A30, A100-40GB, A100-80GB, H100-80GB, H100-NVL, H20, H200, B200, GB200, B300, GH200, RTX-PRO-6000)".into(),
+                "L4 has no MIG: use mig none, or a GPU with MIG (A30, A100-40GB, A100-40GB-PCIe, A100-80GB, A100-80GB-PCIe, H100-80GB, H100-PCIe, H100-NVL, H20, H200, H200-NVL, B200, GB200, B300, GH200, RTX-PRO-6000)".into(),
             ),
             (
                 SizingRequest { mig: MigChoice::Profile("2g.11gb".into()), ..req("Qwen/Qwen2.5-1.5B-Instruct", "A100-80GB") },

@@ -213,7 +213,10 @@ mod tests {
         assert!(gpus().len() >= 20);
         let mut keys = HashMap::new();
         for g in gpus() {
-            for n in [g.name].iter().chain(&g.aliases) {
+            // Labels are looked up too: a label that matched another entry
+            // would silently resolve to whichever comes last.
+            let labels = g.product_label.iter().chain(&g.gke_accelerator);
+            for n in [g.name].iter().chain(&g.aliases).chain(labels) {
                 let prev = keys.insert(normalize(n), g.name);
                 assert!(prev.is_none() || prev == Some(g.name), "{n} is ambiguous");
             }
@@ -256,6 +259,69 @@ mod tests {
         }
     }
 
+    /// GPU feature discovery reports PCIe and NVL boards under their own
+    /// `nvidia.com/gpu.product`, which node affinity matches exactly: their
+    /// spellings must not resolve to the SXM entry, whose label they lack.
+    #[test]
+    fn pcie_and_nvl_boards_resolve_to_their_own_product_labels() {
+        let cases = [
+            ("h100-pcie", "H100-PCIe", "NVIDIA-H100-PCIe"),
+            ("h100-pcie-80gb", "H100-PCIe", "NVIDIA-H100-PCIe"),
+            ("NVIDIA-H100-PCIe", "H100-PCIe", "NVIDIA-H100-PCIe"),
+            ("a100-pcie-80gb", "A100-80GB-PCIe", "NVIDIA-A100-80GB-PCIe"),
+            ("a100-80gb-pcie", "A100-80GB-PCIe", "NVIDIA-A100-80GB-PCIe"),
+            ("a100-pcie-40gb", "A100-40GB-PCIe", "NVIDIA-A100-PCIE-40GB"),
+            (
+                "NVIDIA-A100-PCIE-40GB",
+                "A100-40GB-PCIe",
+                "NVIDIA-A100-PCIE-40GB",
+            ),
+            ("v100-pcie-16gb", "V100-PCIe", "Tesla-V100-PCIE-16GB"),
+            ("Tesla-V100-PCIE-16GB", "V100-PCIe", "Tesla-V100-PCIE-16GB"),
+            ("v100-pcie-32gb", "V100-32GB-PCIe", "Tesla-V100-PCIE-32GB"),
+            ("h200-nvl", "H200-NVL", "NVIDIA-H200-NVL"),
+            ("NVIDIA-H200-NVL", "H200-NVL", "NVIDIA-H200-NVL"),
+            // The SXM boards keep theirs.
+            ("h100", "H100-80GB", "NVIDIA-H100-80GB-HBM3"),
+            ("a100-sxm4-80gb", "A100-80GB", "NVIDIA-A100-SXM4-80GB"),
+            ("a100-sxm4-40gb", "A100-40GB", "NVIDIA-A100-SXM4-40GB"),
+            ("v100-sxm2-16gb", "V100", "Tesla-V100-SXM2-16GB"),
+            ("v100-sxm2-32gb", "V100-32GB", "Tesla-V100-SXM2-32GB"),
+            ("h200-sxm", "H200", "NVIDIA-H200"),
+        ];
+        for (input, name, label) in cases {
+            let g = gpu(input).unwrap();
+            assert_eq!((g.name, g.product_label), (name, Some(label)), "{input}");
+        }
+    }
+
+    /// A PCIe (or NVL) board is its SXM sibling with another label, its own
+    /// bandwidth and no GKE accelerator (GKE's A100, H100 and H200 are SXM).
+    #[test]
+    fn pcie_boards_differ_from_their_sibling_in_label_and_bandwidth_only() {
+        let cases = [
+            ("H100-PCIe", "H100-80GB", 2000.0),
+            ("A100-80GB-PCIe", "A100-80GB", 1935.0),
+            ("A100-40GB-PCIe", "A100-40GB", 1555.0),
+            ("V100-PCIe", "V100", 900.0),
+            ("V100-32GB-PCIe", "V100-32GB", 900.0),
+            ("H200-NVL", "H200", 4800.0),
+        ];
+        for (board, sibling, bandwidth_gbps) in cases {
+            let (b, s) = (gpu(board).unwrap(), gpu(sibling).unwrap());
+            let want = Gpu {
+                name: board,
+                aliases: b.aliases.clone(),
+                bandwidth_gbps,
+                product_label: b.product_label,
+                gke_accelerator: None,
+                ..s.clone()
+            };
+            assert_eq!(b, &want, "{board}");
+            assert_ne!(b.product_label, s.product_label, "{board}");
+        }
+    }
+
     #[test]
     fn unknown_gpu_lists_known_ones() {
         assert_eq!(
@@ -265,7 +331,7 @@ mod tests {
                 gpu_names()
             )
         );
-        assert!(gpu_names().starts_with("T4, V100, V100-32GB, L4, A10G, L40S, A30"));
+        assert!(gpu_names().starts_with("T4, V100, V100-PCIe, V100-32GB, V100-32GB-PCIe, L4"));
     }
 
     #[test]

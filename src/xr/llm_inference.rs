@@ -18,8 +18,7 @@ pub const KIND: &str = "LLMInference";
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[schemars(
     extend("x-kubernetes-validations" = [
-        {"rule": "has(self.model) || has(self.modelRef)", "message": "set model (a Hugging Face id) or modelRef (a Model)"},
-        {"rule": "!has(self.targetNamespace) || has(self.providerConfigName)", "message": "targetNamespace needs providerConfigName: without it resources are composed into the XR's namespace"}
+        {"rule": "has(self.model) || has(self.modelRef)", "message": "set model (a Hugging Face id) or modelRef (a Model)"}
     ])
 )]
 pub struct LlmInferenceSpec {
@@ -94,7 +93,7 @@ pub struct LlmInferenceSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 253))]
     pub provider_config_name: Option<String>,
-    /// Namespace in the target cluster (with providerConfigName). Defaults to the XR's namespace.
+    /// Namespace in the target cluster (with providerConfigName). Defaults to the XR's namespace; without providerConfigName it does not apply and a warning says so.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 63))]
     pub target_namespace: Option<String>,

@@ -257,7 +257,7 @@ pub fn fatal(reason: &str, message: &str) -> full::Result {
         severity: full::Severity::Fatal as i32,
         message: message.into(),
         reason: Some(reason.into()),
-        target: Some(full::Target::CompositeAndClaim as i32),
+        target: Some(full::Target::Composite as i32),
     }
 }
 
@@ -281,7 +281,7 @@ pub fn condition(
         status: status as i32,
         reason: reason.into(),
         message: Some(message.into()),
-        target: Some(full::Target::CompositeAndClaim as i32),
+        target: Some(full::Target::Composite as i32),
     }
 }
 
