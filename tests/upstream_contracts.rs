@@ -362,7 +362,8 @@ fn weights_that_cannot_load_within_the_probe_get_a_volume() {
     let (reason, message) = fatal_of(&rsp).unwrap();
     assert_eq!(reason, "CannotStart");
     assert!(
-        message.starts_with("spec.model: loading the 131.4 GiB checkpoint may take up to 2940 s"),
+        message
+            .starts_with("spec.replicas: loading the 131.4 GiB checkpoint may take up to 2940 s"),
         "{message}"
     );
     assert!(message.contains("input.defaults.weightsCache.sharedStorageClassName"));

@@ -162,18 +162,20 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
         });
     let mut extra_args = facts.map(|f| f.serve_args(&plan)).unwrap_or_default();
     extra_args.extend(spec.extra_args.iter().cloned());
+    // More than one replica comes from spec.replicas or the Model's shards.
+    let (replicas_field, replicas_from) = if spec.replicas.is_some() {
+        ("spec.replicas", "spec.replicas")
+    } else {
+        ("spec.modelRef", "the Model's data-parallel shards")
+    };
     let cache = weights_cache::decide(
         facts.is_some_and(|f| f.cache.is_some()),
         &plan,
         i32::try_from(replicas).unwrap_or(1),
-        if spec.replicas.is_some() {
-            "spec.replicas"
-        } else {
-            "the Model's data-parallel shards"
-        },
+        replicas_from,
         &req.settings.weights_cache,
     )
-    .map_err(|e| Refusal::new("CannotStart", format!("spec.model: {e}")))?;
+    .map_err(|e| Refusal::new("CannotStart", format!("{replicas_field}: {e}")))?;
     if let Some(f) = facts {
         notes.extend(f.notes.iter().cloned());
         notes.extend(f.cache_not_applied());
