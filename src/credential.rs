@@ -184,7 +184,13 @@ fn credential_spans(text: &str) -> Vec<Range<usize>> {
 fn pair_values(text: &str) -> Vec<Range<usize>> {
     let b = text.as_bytes();
     let mut out = Vec::new();
+    // Where the last value found ends: a separator inside it is part of it.
+    // Skipping those keeps the scan linear (`password=password=...`).
+    let mut covered = 0;
     for (sep, _) in text.match_indices(['=', ':']) {
+        if sep < covered {
+            continue;
+        }
         let mut end = sep;
         while end > 0 && b[end - 1] == b' ' {
             end -= 1;
@@ -196,7 +202,7 @@ fn pair_values(text: &str) -> Vec<Range<usize>> {
         while start > 0 && is_key_byte(b[start - 1]) {
             start -= 1;
         }
-        if start == end || !is_credential_key(&text[start..end]) {
+        if start == end || !is_credential_key(&text[start..end]) || is_port(b, sep) {
             continue;
         }
         let mut v = sep + 1;
@@ -222,10 +228,24 @@ fn pair_values(text: &str) -> Vec<Range<usize>> {
             }
         };
         if !range.is_empty() {
+            covered = range.end;
             out.push(range);
         }
     }
     out
+}
+
+/// Whether the separator at `sep` is the colon of `host:port` (`pw-0:11211,`),
+/// not of a `key:value` pair.
+fn is_port(b: &[u8], sep: usize) -> bool {
+    let digits = b[sep + 1..]
+        .iter()
+        .take_while(|c| c.is_ascii_digit())
+        .count();
+    b[sep] == b':'
+        && digits > 0
+        && b.get(sep + 1 + digits)
+            .is_none_or(|&c| c.is_ascii_whitespace() || matches!(c, b',' | b'/' | b'?' | b'#'))
 }
 
 /// The passwords of userinfos: `scheme://user:pass@host`, `redis://:pass@host`
@@ -238,34 +258,45 @@ fn pair_values(text: &str) -> Vec<Range<usize>> {
 /// string (`redis://:pw@host:port`) would let its password through.
 fn userinfo_passwords(text: &str) -> Vec<Range<usize>> {
     let b = text.as_bytes();
+    let boundary = |c: u8| {
+        c.is_ascii_whitespace()
+            || matches!(
+                c,
+                b'/' | b'"' | b'\'' | b'<' | b'>' | b',' | b';' | b'=' | b'?' | b'&' | b'(' | b')'
+            )
+    };
     let mut out = Vec::new();
+    // The previous `@`, where its userinfo started and its first `:`. The
+    // walk back from an `@` stops at the previous one and reuses what was
+    // found there, which keeps the scan linear (`a:b@@@@...`).
+    let mut prev: Option<(usize, usize, Option<usize>)> = None;
     for (at, _) in text.match_indices('@') {
+        let floor = prev.map_or(0, |(p, _, _)| p + 1);
+        let mut start = at;
+        while start > floor && !boundary(b[start - 1]) {
+            start -= 1;
+        }
+        let colon = match prev {
+            Some((p, prev_start, prev_colon)) if start == floor => {
+                start = prev_start;
+                prev_colon.or_else(|| text[p..at].find(':').map(|c| p + c))
+            }
+            _ => text[start..at].find(':').map(|c| start + c),
+        };
+        prev = Some((at, start, colon));
         let host = &text[at + 1..];
         let host_ok = host
             .bytes()
             .next()
             .is_some_and(|c| c.is_ascii_alphanumeric() || c == b'[');
-        if !host_ok
-            || ["sha256:", "sha384:", "sha512:"]
-                .iter()
-                .any(|d| host.starts_with(d))
+        let digest = ["sha256:", "sha384:", "sha512:"]
+            .iter()
+            .any(|d| host.starts_with(d));
+        if let Some(colon) = colon
+            && host_ok
+            && !digest
+            && colon + 1 < at
         {
-            continue;
-        }
-        let mut start = at;
-        while start > 0
-            && !b[start - 1].is_ascii_whitespace()
-            && !matches!(
-                b[start - 1],
-                b'/' | b'"' | b'\'' | b'<' | b'>' | b',' | b';' | b'=' | b'?' | b'&' | b'(' | b')'
-            )
-        {
-            start -= 1;
-        }
-        let Some(colon) = text[start..at].find(':').map(|c| start + c) else {
-            continue;
-        };
-        if colon + 1 < at {
             out.push(colon + 1..at);
         }
     }
@@ -391,6 +422,12 @@ mod tests {
                 true,
             ),
             ("sslpassword", "host=db sslpassword=x", true),
+            (
+                "host named like a credential",
+                "pw-0:11211,pw-1:11211/0",
+                false,
+            ),
+            ("digits after key: and a space", "password: 1234", true),
             ("flag with =", "--api-key=sk-123", true),
             ("yaml pair", "password: hunter2", true),
             ("json pair", r#"{"apiKey": "sk-123"}"#, true),
@@ -494,6 +531,8 @@ mod tests {
             value in "[A-Za-z0-9+/%!*.~-]{1,24}",
             before in prop::sample::select(vec!["", "host=db ", "https://h/x?a=1&", "Server=db;"]),
         ) {
+            // `key:` right before digits reads as host:port (`pw-0:11211`), by design.
+            prop_assume!(!(sep == ":" && value.starts_with(|c: char| c.is_ascii_digit())));
             let text = format!("{before}{key}{sep}{value}");
             prop_assert!(holds_credential(&text), "{}", text);
             let redacted = redact_text(&text, "<r>");
@@ -519,8 +558,44 @@ mod tests {
         }
 
         #[test]
+        fn the_last_at_sign_ends_the_userinfo(
+            user in "(app|)[0-9]{0,2}",
+            password in "[a-z]{1,6}(@[a-z]{1,6}){0,2}",
+            host in "[a-z]{1,8}",
+        ) {
+            let text = format!("redis://{user}:{password}@{host}:6379");
+            prop_assert_eq!(redact_text(&text, "<r>"), format!("redis://{user}:<r>@{host}:6379"));
+        }
+
+        #[test]
         fn scanning_never_panics(text in "\\PC{0,64}") {
             let _ = redact_text(&text, "<r>");
+        }
+    }
+
+    /// Inputs that would make a naive scan quadratic: each must finish well
+    /// within ten seconds (it takes milliseconds; a quadratic scan, hours).
+    #[test]
+    fn scanning_is_linear() {
+        let cases = [
+            ("credential keys", "password=".repeat(200_000)),
+            ("quoted values never closed", "token: \"".repeat(100_000)),
+            (
+                "at signs after a colon",
+                format!("a:b{}", "@".repeat(400_000)),
+            ),
+            ("userinfos", "a:b@".repeat(200_000)),
+            ("key bytes", format!("{}=x", "a".repeat(800_000))),
+        ];
+        for (reason, text) in cases {
+            let (tx, rx) = std::sync::mpsc::channel();
+            std::thread::spawn(move || {
+                let _ = tx.send(redact_text(&text, "<r>").len());
+            });
+            assert!(
+                rx.recv_timeout(std::time::Duration::from_secs(10)).is_ok(),
+                "{reason}: the scan did not finish within 10 s"
+            );
         }
     }
 }
