@@ -258,3 +258,13 @@ fn a_key_given_twice_is_refused_naming_it_and_its_line() {
         );
     }
 }
+
+#[test]
+fn a_binary_file_is_one_line() {
+    let (code, stdout, stderr) = render_text(b"apiVersion: v1\nkind: \xff\xfe\n");
+    assert_eq!((code, stdout.as_str()), (Some(1), ""));
+    assert_eq!(
+        stderr,
+        "function-inference render: FILE: not UTF-8 text (invalid byte at offset 21); pass a YAML or JSON file\n"
+    );
+}
