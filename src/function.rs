@@ -161,7 +161,12 @@ pub fn respond_with(
         }
         Err(panic) => {
             let what = panic_message(panic.as_ref());
-            tracing::error!(kind = %composite.kind, name = %composite.name, panic = %what, "composer panicked");
+            tracing::error!(
+                kind = %crate::redact::escape_control(&composite.kind),
+                name = %crate::redact::escape_control(&composite.name),
+                panic = %crate::redact::escape_control(&what),
+                "composer panicked"
+            );
             let message = format!(
                 "function-inference failed on {} {:?}: {what}; this is a bug, please report it",
                 composite.kind, composite.name

@@ -9,6 +9,7 @@
 pub mod cli;
 pub mod compose;
 pub mod convert;
+pub mod credential;
 pub mod de;
 pub mod function;
 pub mod input;

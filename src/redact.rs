@@ -16,19 +16,11 @@ use crate::proto::{full, wire};
 /// What a secret value is replaced with.
 pub const REDACTED: &str = "<redacted>";
 
-/// Key fragments (compared lower-case, without `_` and `-`) that mark a secret value.
-const SECRET_KEYS: &[&str] = &[
-    "password",
-    "passwd",
-    "token",
-    "secret",
-    "credential",
-    "connectionstring",
-    "connectiondetails",
-    "apikey",
-    "privatekey",
-    "auth",
-];
+/// Key fragments (compared lower-case, without `_` and `-`) of values that
+/// hold whole connection strings or connection details: redacted here even
+/// though [`crate::credential`] does not call them credentials (a connection
+/// string without a password is fine in a ConfigMap, but a log need not show it).
+const CONNECTION_KEYS: &[&str] = &["connectionstring", "connectiondetails"];
 
 /// Annotations that may embed a whole object, Secrets included.
 const OPAQUE_ANNOTATIONS: &[&str] = &["kubectl.kubernetes.io/last-applied-configuration"];
@@ -58,7 +50,10 @@ pub fn request(req: &wire::RunFunctionRequest) -> Value {
         out.insert("input".into(), redact(Value::Object(struct_to_json(i))));
     }
     if let Some(c) = &req.context {
-        out.insert("context".into(), redact(Value::Object(struct_to_json(c))));
+        // Only the names: other functions write the context (environment
+        // configs among them) in shapes this function cannot know, so no key
+        // rule can tell which of its values are secrets.
+        out.insert("context".into(), names_only(c.fields.keys()));
     }
     if !req.credentials.is_empty() {
         // Only the names: every credential is a secret.
@@ -109,9 +104,13 @@ fn resource(r: &full::Resource) -> Value {
     Value::Object(out)
 }
 
-/// Whether a value under `key` is a secret. References to secrets
+/// Whether a value under `key` is a secret: a credential (see
+/// [`crate::credential`]) or a connection string. References to secrets
 /// (`hfTokenSecretRef`, `secretName`, `tokenKeyName`) are not secrets.
 pub fn is_secret_key(key: &str) -> bool {
+    if crate::credential::is_credential_key(key) {
+        return true;
+    }
     let k: String = key
         .chars()
         .filter(|c| *c != '_' && *c != '-')
@@ -120,19 +119,40 @@ pub fn is_secret_key(key: &str) -> bool {
     if k.ends_with("ref") || k.ends_with("name") || k.ends_with("namespace") {
         return false;
     }
-    SECRET_KEYS.iter().any(|s| k.contains(s))
+    CONNECTION_KEYS.iter().any(|s| k.contains(s))
 }
 
-/// Replaces secret values anywhere in `v`.
+/// Whether `arg` is a command-line flag whose next argument is a secret
+/// (`--api-key X`, `--hf-token X`). Wider than a credential key, since a
+/// log loses little by hiding the value of, say, `--license-key`.
+fn is_secret_flag(arg: &str) -> bool {
+    let Some(name) = arg.strip_prefix('-') else {
+        return false;
+    };
+    !name.contains('=')
+        && (crate::credential::is_credential_key(name)
+            || name.to_ascii_lowercase().ends_with("key"))
+}
+
+/// Replaces secret values anywhere in `v`: values under secret keys, the
+/// value of an environment variable whose name is secret (`{name: API_KEY,
+/// value: ...}`), the argument after a secret flag, and credentials inside
+/// any string (`https://user:pass@host`, `password=...`, `--api-key=...`).
 pub fn redact(v: Value) -> Value {
     match v {
         Value::Object(m) => {
             let is_secret_object = m.get("kind").and_then(Value::as_str) == Some("Secret");
+            // An environment variable (or any name/value pair) named like a credential.
+            let is_secret_pair = m
+                .get("name")
+                .and_then(Value::as_str)
+                .is_some_and(crate::credential::is_credential_key);
             Value::Object(
                 m.into_iter()
                     .map(|(k, v)| {
                         let hide = !v.is_null()
                             && (is_secret_key(&k)
+                                || (is_secret_pair && k == "value")
                                 || OPAQUE_ANNOTATIONS.contains(&k.as_str())
                                 || (is_secret_object && (k == "data" || k == "stringData")));
                         let v = if hide { json!(REDACTED) } else { redact(v) };
@@ -141,9 +161,40 @@ pub fn redact(v: Value) -> Value {
                     .collect(),
             )
         }
-        Value::Array(a) => Value::Array(a.into_iter().map(redact).collect()),
+        Value::Array(a) => {
+            let mut after_secret_flag = false;
+            Value::Array(
+                a.into_iter()
+                    .map(|v| {
+                        let hide = std::mem::take(&mut after_secret_flag) && v.is_string();
+                        after_secret_flag = v.as_str().is_some_and(is_secret_flag);
+                        if hide { json!(REDACTED) } else { redact(v) }
+                    })
+                    .collect(),
+            )
+        }
+        Value::String(s) => Value::String(crate::credential::redact_text(&s, REDACTED)),
         other => other,
     }
+}
+
+/// `s` with control characters escaped (`\n`, `\u{1b}`), for log fields:
+/// a newline in an XR's name would otherwise start a forged log line.
+pub fn escape_control(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.chars().any(char::is_control) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    std::borrow::Cow::Owned(
+        s.chars()
+            .map(|c| {
+                if c.is_control() {
+                    c.escape_default().to_string()
+                } else {
+                    c.to_string()
+                }
+            })
+            .collect(),
+    )
 }
 
 #[cfg(test)]
@@ -162,6 +213,8 @@ mod tests {
             "clientSecret",
             "credentials",
             "Authorization",
+            "accessKey",
+            "x-api-key",
         ] {
             assert!(is_secret_key(k), "{k} is a secret");
         }
@@ -172,6 +225,9 @@ mod tests {
             "model",
             "gpu",
             "name",
+            "maxTokens",
+            "tokensPerSecondBudget",
+            "author",
         ] {
             assert!(!is_secret_key(k), "{k} is not a secret");
         }
@@ -198,5 +254,90 @@ mod tests {
         assert_eq!(got["data"], REDACTED);
         assert_eq!(got["stringData"], REDACTED);
         assert_eq!(got["metadata"]["name"], "s");
+    }
+
+    /// Values that a key-name rule alone lets through, each with the secret
+    /// it must hide and a neighbour that must stay.
+    #[test]
+    fn secrets_in_values_are_replaced() {
+        let cases = [
+            (
+                "env value under a secret name",
+                json!({"env": [{"name": "API_KEY", "value": "hunter2"}, {"name": "LOG_LEVEL", "value": "debug"}]}),
+                "debug",
+            ),
+            (
+                "env value under a token name",
+                json!({"env": [{"name": "HF_TOKEN", "value": "hunter2"}, {"name": "MAX_TOKENS", "value": "512"}]}),
+                "512",
+            ),
+            (
+                "flag then value",
+                json!({"extraArgs": ["--api-key", "hunter2", "--max-model-len", "4096"]}),
+                "4096",
+            ),
+            (
+                "flag=value",
+                json!({"extraArgs": ["--api-key=hunter2", "--max-num-seqs=8"]}),
+                "--max-num-seqs=8",
+            ),
+            (
+                "token flag then value",
+                json!({"extraArgs": ["--hf-token", "hunter2", "--max-num-batched-tokens", "8192"]}),
+                "8192",
+            ),
+            (
+                "password in a URL",
+                json!({"spec": {"endpoint": "https://user:hunter2@host/v1"}}),
+                "https://user:<redacted>@host/v1",
+            ),
+            (
+                "password in a redis URL",
+                json!({"spec": {"cache": "redis://:hunter2@redis:6379/0"}}),
+                "redis://:<redacted>@redis:6379/0",
+            ),
+            (
+                "password parameter in a string",
+                json!({"spec": {"dsn": "host=db user=app password=hunter2"}}),
+                "host=db user=app password=<redacted>",
+            ),
+        ];
+        for (reason, v, kept) in cases {
+            let got = redact(v).to_string();
+            assert!(!got.contains("hunter2"), "{reason}: {got}");
+            assert!(got.contains(kept), "{reason}: {kept:?} missing from {got}");
+        }
+    }
+
+    #[test]
+    fn context_values_are_not_logged() {
+        let mut ctx = Map::new();
+        ctx.insert(
+            "apiextensions.crossplane.io/environment".into(),
+            json!({"db": {"pw": "hunter2"}}),
+        );
+        let req = full::RunFunctionRequest {
+            context: Some(crate::convert::json_to_struct(&ctx)),
+            ..Default::default()
+        };
+        let got = request(&crate::proto::to_wire(&req));
+        assert_eq!(
+            got["context"],
+            json!({"apiextensions.crossplane.io/environment": REDACTED})
+        );
+    }
+
+    #[test]
+    fn control_characters_are_escaped() {
+        let cases = [
+            ("plain", "llama-8b", "llama-8b"),
+            ("newline", "x\nERROR forged line", "x\\nERROR forged line"),
+            ("carriage return", "x\rthat", "x\\rthat"),
+            ("escape sequence", "x\u{1b}[31mred", "x\\u{1b}[31mred"),
+            ("non-ASCII stays", "modèle", "modèle"),
+        ];
+        for (reason, input, want) in cases {
+            assert_eq!(escape_control(input), want, "{reason}");
+        }
     }
 }

@@ -910,6 +910,96 @@ fn malformed_agent_pools_are_refused_and_name_the_field_and_what_is_valid() {
                 ),
             ),
             (
+                "memory password with spaces",
+                "spec.agentClass.memoryConfig",
+                json!({"type": "postgres", "connectionString": "host=db user=agent password = pw dbname=m"}),
+                fatal(
+                    "CredentialInConfig",
+                    "spec.agentClass.memoryConfig.connectionString holds a password, which would land in a ConfigMap; put the connection string in a Secret and set spec.agentClass.memoryConfig.connectionSecretRef {name, key} instead",
+                ),
+            ),
+            (
+                "memory ADO.NET password",
+                "spec.agentClass.memoryConfig",
+                json!({"type": "postgres", "connectionString": "Server=db;User Id=agent;Password=x;"}),
+                fatal(
+                    "CredentialInConfig",
+                    "spec.agentClass.memoryConfig.connectionString holds a password, which would land in a ConfigMap; put the connection string in a Secret and set spec.agentClass.memoryConfig.connectionSecretRef {name, key} instead",
+                ),
+            ),
+            (
+                "memory api_key parameter",
+                "spec.agentClass.memoryConfig",
+                json!({"type": "postgres", "connectionString": "rediss://redis:6380?api_key=k"}),
+                fatal(
+                    "CredentialInConfig",
+                    "spec.agentClass.memoryConfig.connectionString holds a password, which would land in a ConfigMap; put the connection string in a Secret and set spec.agentClass.memoryConfig.connectionSecretRef {name, key} instead",
+                ),
+            ),
+            (
+                "memory access_token parameter",
+                "spec.agentClass.memoryConfig",
+                json!({"type": "postgres", "connectionString": "https://mem.example.com/v1?access_token=t"}),
+                fatal(
+                    "CredentialInConfig",
+                    "spec.agentClass.memoryConfig.connectionString holds a password, which would land in a ConfigMap; put the connection string in a Secret and set spec.agentClass.memoryConfig.connectionSecretRef {name, key} instead",
+                ),
+            ),
+            (
+                "memory sslpassword",
+                "spec.agentClass.memoryConfig",
+                json!({"type": "postgres", "connectionString": "host=db sslpassword=x"}),
+                fatal(
+                    "CredentialInConfig",
+                    "spec.agentClass.memoryConfig.connectionString holds a password, which would land in a ConfigMap; put the connection string in a Secret and set spec.agentClass.memoryConfig.connectionSecretRef {name, key} instead",
+                ),
+            ),
+            (
+                "memory userinfo without scheme",
+                "spec.agentClass.memoryConfig",
+                json!({"type": "postgres", "connectionString": "agent:pw@db:5432/memory"}),
+                fatal(
+                    "CredentialInConfig",
+                    "spec.agentClass.memoryConfig.connectionString holds a password, which would land in a ConfigMap; put the connection string in a Secret and set spec.agentClass.memoryConfig.connectionSecretRef {name, key} instead",
+                ),
+            ),
+            (
+                "guardrail authorization key",
+                "spec.agentClass.guardrails",
+                json!([{"type": "content-filter", "action": "block", "config": {"authorization": "x"}}]),
+                fatal(
+                    "CredentialInConfig",
+                    "spec.agentClass.guardrails[0].config.authorization looks like a credential, which would land in a ConfigMap; put it in a Secret and pass it with spec.env valueFrom.secretKeyRef",
+                ),
+            ),
+            (
+                "guardrail auth key",
+                "spec.agentClass.guardrails",
+                json!([{"type": "content-filter", "action": "block", "config": {"auth": "x"}}]),
+                fatal(
+                    "CredentialInConfig",
+                    "spec.agentClass.guardrails[0].config.auth looks like a credential, which would land in a ConfigMap; put it in a Secret and pass it with spec.env valueFrom.secretKeyRef",
+                ),
+            ),
+            (
+                "guardrail accessKey",
+                "spec.agentClass.guardrails",
+                json!([{"type": "content-filter", "action": "block", "config": {"accessKey": "x"}}]),
+                fatal(
+                    "CredentialInConfig",
+                    "spec.agentClass.guardrails[0].config.accessKey looks like a credential, which would land in a ConfigMap; put it in a Secret and pass it with spec.env valueFrom.secretKeyRef",
+                ),
+            ),
+            (
+                "guardrail password in a URL value",
+                "spec.agentClass.guardrails",
+                json!([{"type": "content-filter", "action": "block", "config": {"endpoint": "https://u:p@filter.example.com"}}]),
+                fatal(
+                    "CredentialInConfig",
+                    "spec.agentClass.guardrails[0].config.endpoint holds a credential (a password in a URL or a secret key=value pair), which would land in a ConfigMap; put it in a Secret and pass it with spec.env valueFrom.secretKeyRef",
+                ),
+            ),
+            (
                 "memory type unknown",
                 "spec.agentClass.memoryConfig.type",
                 json!("floppy"),

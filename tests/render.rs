@@ -122,3 +122,149 @@ step: function-inference
         format!("function-inference render: the function returned a fatal result: {message}\n")
     );
 }
+
+/// Runs `render FILE` on a file holding `text`, in a temporary directory,
+/// and gives up after ten seconds (a generous bound: the point is that a
+/// bad file fails quickly rather than after minutes). Returns (exit code,
+/// stdout, stderr with the temporary path replaced by FILE).
+fn render_text(text: &[u8]) -> (Option<i32>, String, String) {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join("xr.yaml");
+    std::fs::write(&path, text).expect("write the file");
+    render_within(&path, std::time::Duration::from_secs(10))
+}
+
+fn render_within(
+    path: &std::path::Path,
+    limit: std::time::Duration,
+) -> (Option<i32>, String, String) {
+    let mut child = binary()
+        .arg("render")
+        .arg(path)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start the binary");
+    let started = std::time::Instant::now();
+    while child.try_wait().expect("wait for the binary").is_none() {
+        if started.elapsed() > limit {
+            // Our own child: it took too long, so end it and fail.
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("render {} did not finish within {limit:?}", path.display());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().expect("collect the output");
+    let shown = path.display().to_string();
+    (
+        out.status.code(),
+        String::from_utf8(out.stdout).expect("UTF-8 stdout"),
+        String::from_utf8(out.stderr)
+            .expect("UTF-8 stderr")
+            .replace(&shown, "FILE"),
+    )
+}
+
+#[cfg(unix)]
+#[test]
+fn an_endless_file_is_refused_at_the_size_limit() {
+    let (code, stdout, stderr) = render_within(
+        std::path::Path::new("/dev/zero"),
+        std::time::Duration::from_secs(10),
+    );
+    assert_eq!(code, Some(1));
+    assert_eq!(stdout, "");
+    assert_eq!(
+        stderr,
+        "function-inference render: FILE: larger than 16 MiB, the most render reads; \
+         pass a YAML or JSON file of Kubernetes objects\n"
+    );
+}
+
+#[test]
+fn a_file_just_over_the_size_limit_is_refused() {
+    let mut text = b"# padding\n".repeat(16 * 1024 * 1024 / 10 + 1);
+    text.truncate(16 * 1024 * 1024 + 1);
+    let (code, stdout, stderr) = render_text(&text);
+    assert_eq!((code, stdout.as_str()), (Some(1), ""));
+    assert_eq!(
+        stderr,
+        "function-inference render: FILE: larger than 16 MiB, the most render reads; \
+         pass a YAML or JSON file of Kubernetes objects\n"
+    );
+}
+
+#[test]
+fn deep_nesting_is_refused_quickly() {
+    let deep = 100_000;
+    let cases = [
+        ("flow sequences", "[".repeat(deep), 1),
+        ("flow mappings, as JSON", "{\"a\": ".repeat(deep), 1),
+        (
+            "inside a block mapping",
+            format!("apiVersion: v1\nkind: X\nspec:\n  x: {}", "[".repeat(deep)),
+            4,
+        ),
+        (
+            "closed again",
+            format!("{}{}", "[".repeat(deep), "]".repeat(deep)),
+            1,
+        ),
+    ];
+    for (reason, text, line) in cases {
+        let (code, stdout, stderr) = render_text(text.as_bytes());
+        assert_eq!((code, stdout.as_str()), (Some(1), ""), "{reason}");
+        assert_eq!(
+            stderr,
+            format!(
+                "function-inference render: FILE:{line}: [ ] and {{ }} nest deeper than 128 levels, \
+                 more than YAML is read to\n"
+            ),
+            "{reason}"
+        );
+    }
+}
+
+#[test]
+fn a_key_given_twice_is_refused_naming_it_and_its_line() {
+    let cases = [
+        (
+            "top level",
+            "apiVersion: v1\nkind: X\napiVersion: v2\n",
+            "FILE:3:1: duplicate key \"apiVersion\"",
+        ),
+        (
+            "nested",
+            "apiVersion: v1\nkind: X\nmetadata:\n  name: a\n  name: b\n",
+            "FILE:5:3: metadata: duplicate key \"name\"",
+        ),
+        (
+            "flow mapping",
+            "{\"apiVersion\": \"v1\", \"kind\": \"X\", \"kind\": \"Y\"}\n",
+            "FILE:1:35: duplicate key \"kind\"",
+        ),
+    ];
+    for (reason, text, at) in cases {
+        let (code, stdout, stderr) = render_text(text.as_bytes());
+        assert_eq!((code, stdout.as_str()), (Some(1), ""), "{reason}");
+        assert_eq!(
+            stderr,
+            format!(
+                "function-inference render: {at}; YAML would keep only the last value, so remove one\n"
+            ),
+            "{reason}"
+        );
+    }
+}
+
+#[test]
+fn a_binary_file_is_one_line() {
+    let (code, stdout, stderr) = render_text(b"apiVersion: v1\nkind: \xff\xfe\n");
+    assert_eq!((code, stdout.as_str()), (Some(1), ""));
+    assert_eq!(
+        stderr,
+        "function-inference render: FILE: not UTF-8 text (invalid byte at offset 21); pass a YAML or JSON file\n"
+    );
+}

@@ -5,7 +5,7 @@
 //! stream like `crossplane composition render`.
 
 use std::collections::BTreeMap;
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use clap::Args;
@@ -153,8 +153,217 @@ fn yaml_error(path: &Path, e: serde_yaml::Error) -> RenderError {
     }
 }
 
+/// Largest file `render` reads. A Kubernetes object is at most about
+/// 1.5 MiB (etcd's limit), so this holds any XR or stream of them, and a
+/// wrong path such as `/dev/zero` fails at once instead of filling memory.
+pub const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
+
+/// Deepest nesting of flow collections (`[ ]`, `{ }`, so JSON too).
+/// serde_yaml refuses nesting past 128 levels, but only after libyaml has
+/// read the whole document, which takes time quadratic in the depth
+/// (100,000 `[` take seconds, 16 MiB of them hours); counting first keeps a
+/// bad file's error quick. No Kubernetes object nests anywhere near this.
+pub const MAX_FLOW_DEPTH: usize = 128;
+
 fn read_text(path: &Path) -> Result<String, RenderError> {
-    std::fs::read_to_string(path).map_err(|e| file_error(path, e))
+    let file = std::fs::File::open(path).map_err(|e| file_error(path, e))?;
+    let mut bytes = Vec::new();
+    // One byte more than the limit tells a file at the limit from a larger one.
+    file.take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| file_error(path, e))?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(file_error(
+            path,
+            format!(
+                "larger than {} MiB, the most render reads; pass a YAML or JSON file of Kubernetes objects",
+                MAX_FILE_BYTES / (1024 * 1024)
+            ),
+        ));
+    }
+    let text = String::from_utf8(bytes).map_err(|e| {
+        file_error(
+            path,
+            format!(
+                "not UTF-8 text (invalid byte at offset {}); pass a YAML or JSON file",
+                e.utf8_error().valid_up_to()
+            ),
+        )
+    })?;
+    if let Some(line) = flow_too_deep(&text) {
+        return Err(RenderError::File {
+            path: format!("{}:{line}", path.display()),
+            message: format!(
+                "[ ] and {{ }} nest deeper than {MAX_FLOW_DEPTH} levels, more than YAML is read to"
+            ),
+        });
+    }
+    Ok(text)
+}
+
+/// The line where flow collections first nest deeper than [`MAX_FLOW_DEPTH`],
+/// if they do. A scan, not a parse: it skips quoted scalars, comments and
+/// block scalars (`|`, `>`), and counts every other bracket. It may count a
+/// bracket inside a plain scalar (`a[0`), which could refuse only a file
+/// with over a hundred such unbalanced brackets; it never misses one that
+/// libyaml would nest, which is what keeps the time bounded.
+fn flow_too_deep(text: &str) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut quote: Option<u8> = None;
+    // Lines indented more than this belong to a block scalar.
+    let mut block_scalar: Option<usize> = None;
+    for (n, line) in text.split('\n').enumerate() {
+        let b = line.as_bytes();
+        let indent = b.iter().take_while(|&&c| c == b' ').count();
+        if let Some(parent) = block_scalar {
+            if indent > parent || line.trim().is_empty() {
+                continue;
+            }
+            block_scalar = None;
+        }
+        // The last byte that was not white space ('\n' at the start of a
+        // line), and whether white space followed it: a quote or a block
+        // scalar starts a node only there.
+        let mut prev = b'\n';
+        let mut gap = false;
+        let mut i = 0;
+        while i < b.len() {
+            let c = b[i];
+            if let Some(q) = quote {
+                match c {
+                    b'\\' if q == b'"' => i += 1,
+                    b'\'' if q == b'\'' && b.get(i + 1) == Some(&b'\'') => i += 1,
+                    _ if c == q => {
+                        quote = None;
+                        prev = c;
+                        gap = false;
+                    }
+                    _ => {}
+                }
+                i += 1;
+                continue;
+            }
+            let node_start = prev == b'\n'
+                || (depth > 0 && matches!(prev, b'[' | b'{' | b',' | b':'))
+                || (gap && matches!(prev, b':' | b'-' | b'?'));
+            match c {
+                b' ' | b'\t' | b'\r' => {
+                    gap = true;
+                    i += 1;
+                    continue;
+                }
+                b'#' if i == 0 || matches!(b[i - 1], b' ' | b'\t') => break,
+                b'"' | b'\'' if node_start => quote = Some(c),
+                b'|' | b'>' if depth == 0 && node_start => {
+                    block_scalar = Some(indent);
+                    break;
+                }
+                b'[' | b'{' => {
+                    depth += 1;
+                    if depth > MAX_FLOW_DEPTH {
+                        return Some(n + 1);
+                    }
+                }
+                b']' | b'}' => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+            prev = c;
+            gap = false;
+            i += 1;
+        }
+    }
+    None
+}
+
+/// A JSON value read from YAML that refuses a key given twice in one
+/// mapping. serde_json's own `Value` silently keeps the last of the two and
+/// serde_yaml 0.9 has no option to refuse them, so the check sits here; it
+/// runs while serde_yaml reads the key, so the error carries the line and
+/// column of the second one.
+struct Strict(Value);
+
+impl<'de> Deserialize<'de> for Strict {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(StrictVisitor).map(Strict)
+    }
+}
+
+struct StrictVisitor;
+
+impl<'de> serde::de::Visitor<'de> for StrictVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a YAML value")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        // As serde_json does: .nan and .inf have no JSON number.
+        Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_owned()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        Strict::deserialize(d).map(|s| s.0)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut out = Vec::new();
+        while let Some(Strict(v)) = seq.next_element()? {
+            out.push(v);
+        }
+        Ok(Value::Array(out))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut out = Map::new();
+        while let Some(key) = map.next_key_seed(NewKey(&out))? {
+            let Strict(v) = map.next_value()?;
+            out.insert(key, v);
+        }
+        Ok(Value::Object(out))
+    }
+}
+
+/// A mapping key that is not yet in the mapping.
+struct NewKey<'a>(&'a Map<String, Value>);
+
+impl<'de> serde::de::DeserializeSeed<'de> for NewKey<'_> {
+    type Value = String;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<String, D::Error> {
+        d.deserialize_string(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for NewKey<'_> {
+    type Value = String;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a string key")
+    }
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<String, E> {
+        if self.0.contains_key(v) {
+            return Err(E::custom(format_args!(
+                "duplicate key {v:?}; YAML would keep only the last value, so remove one"
+            )));
+        }
+        Ok(v.to_owned())
+    }
 }
 
 /// Reads a file holding exactly one YAML (or JSON) object.
@@ -174,7 +383,7 @@ fn read_stream(path: &Path) -> Result<Vec<Map<String, Value>>, RenderError> {
     let text = read_text(path)?;
     let mut out = Vec::new();
     for (i, doc) in serde_yaml::Deserializer::from_str(&text).enumerate() {
-        let value = Value::deserialize(doc).map_err(|e| yaml_error(path, e))?;
+        let Strict(value) = Strict::deserialize(doc).map_err(|e| yaml_error(path, e))?;
         match value {
             Value::Null => {}
             Value::Object(m) => out.push(m),
@@ -378,4 +587,65 @@ fn condition_json(c: &full::Condition) -> Value {
 fn write_doc(out: &mut impl Write, v: &Value) -> std::io::Result<()> {
     let text = serde_yaml::to_string(v).map_err(std::io::Error::other)?;
     write!(out, "---\n{text}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flow_depth_counts_only_what_libyaml_would_nest() {
+        let deep = |open: &str| open.repeat(MAX_FLOW_DEPTH + 1);
+        let cases = [
+            ("flow sequences", deep("["), Some(1)),
+            ("flow mappings", deep("{a: "), Some(1)),
+            ("JSON", deep("{\"a\":"), Some(1)),
+            (
+                "after a block key",
+                format!("a: b\nc: {}", deep("[")),
+                Some(2),
+            ),
+            ("at the limit", "[".repeat(MAX_FLOW_DEPTH), None),
+            ("balanced, many times", "[[]]".repeat(10_000), None),
+            (
+                "in a double-quoted scalar",
+                format!("a: \"{}\"", deep("[")),
+                None,
+            ),
+            (
+                "in a single-quoted scalar",
+                format!("a: '{}'", deep("[")),
+                None,
+            ),
+            (
+                "quote with an escaped quote",
+                format!("a: 'it''s {}'", deep("[")),
+                None,
+            ),
+            (
+                "in JSON strings",
+                format!("{{\"a\":\"{}\"}}", deep("[")),
+                None,
+            ),
+            ("in a comment", format!("a: b # {}", deep("[")), None),
+            (
+                "in a block scalar",
+                format!("a: |\n  {}\n  more\nb: c", deep("[")),
+                None,
+            ),
+            (
+                "after a block scalar ends",
+                format!("a: >-\n  x\nb: {}", deep("[")),
+                Some(3),
+            ),
+            (
+                "an apostrophe is not a quote",
+                format!("a: don't\nb: {}", deep("[")),
+                Some(2),
+            ),
+        ];
+        for (reason, text, want) in cases {
+            assert_eq!(flow_too_deep(&text), want, "{reason}");
+        }
+    }
 }

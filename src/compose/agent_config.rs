@@ -14,6 +14,7 @@ use k8s_openapi::api::core::v1::{EnvVar, EnvVarSource, SecretKeySelector};
 use serde_json::{Map, Value, json};
 
 use super::config_map::{config_map, pretty};
+use crate::credential::{holds_credential, is_credential_key};
 use crate::xr::agent_pool::{AgentClass, SessionAffinity};
 
 /// File name of the configuration inside the ConfigMap and the pod.
@@ -36,11 +37,12 @@ pub struct ModelEndpoint<'a> {
 }
 
 /// Refuses settings that would put a credential into the ConfigMap. The
-/// message names the field and the safe alternative, never the value.
+/// message names the field and the safe alternative, never the value. What
+/// counts as a credential is decided in one place, [`crate::credential`].
 pub fn check_no_credentials(class: &AgentClass) -> Result<(), String> {
     if let Some(memory) = &class.memory_config {
         if let Some(conn) = &memory.connection_string
-            && holds_password(conn)
+            && holds_credential(conn)
         {
             return Err(
                 "spec.agentClass.memoryConfig.connectionString holds a password, which would land in a ConfigMap; \
@@ -56,49 +58,23 @@ pub fn check_no_credentials(class: &AgentClass) -> Result<(), String> {
         }
     }
     for (i, g) in class.guardrails.iter().enumerate() {
-        if let Some(key) = g.config.keys().find(|k| looks_secret(k)) {
-            return Err(format!(
-                "spec.agentClass.guardrails[{i}].config.{key} looks like a credential, which would land in a ConfigMap; \
-                 put it in a Secret and pass it with spec.env valueFrom.secretKeyRef"
-            ));
+        for (key, value) in &g.config {
+            if is_credential_key(key) {
+                return Err(format!(
+                    "spec.agentClass.guardrails[{i}].config.{key} looks like a credential, which would land in a ConfigMap; \
+                     put it in a Secret and pass it with spec.env valueFrom.secretKeyRef"
+                ));
+            }
+            if holds_credential(value) {
+                return Err(format!(
+                    "spec.agentClass.guardrails[{i}].config.{key} holds a credential (a password in a URL or a secret \
+                     key=value pair), which would land in a ConfigMap; put it in a Secret and pass it with spec.env \
+                     valueFrom.secretKeyRef"
+                ));
+            }
         }
     }
     Ok(())
-}
-
-/// True when a connection string carries a password: `scheme://user:pass@host`
-/// or a `password=` style parameter (DSNs and query strings).
-pub fn holds_password(conn: &str) -> bool {
-    let lower = conn.to_ascii_lowercase();
-    let param = ["password=", "passwd=", "pwd=", "secret=", "token=", "auth="]
-        .iter()
-        .any(|p| {
-            lower
-                .split(|c: char| c == '?' || c == '&' || c == ';' || c.is_whitespace())
-                .any(|part| part.starts_with(p))
-        });
-    let userinfo = conn
-        .split_once("://")
-        .map(|(_, rest)| rest.split(['/', '?', '#']).next().unwrap_or(rest))
-        .and_then(|authority| authority.rsplit_once('@'))
-        .and_then(|(userinfo, _)| userinfo.split_once(':'))
-        .is_some_and(|(_, password)| !password.is_empty());
-    param || userinfo
-}
-
-fn looks_secret(key: &str) -> bool {
-    let k = key.to_ascii_lowercase().replace(['-', '_'], "");
-    [
-        "password",
-        "passwd",
-        "secret",
-        "token",
-        "apikey",
-        "credential",
-        "privatekey",
-    ]
-    .iter()
-    .any(|s| k.contains(s))
 }
 
 /// The `AGENT_MEMORY_URL` variable from the memory Secret, when there is one.
@@ -208,9 +184,34 @@ pub fn config_hash(document: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::xr::agent_pool::{Guardrail, MemoryConfig};
+
+    fn with_connection(conn: &str) -> AgentClass {
+        AgentClass {
+            memory_config: Some(MemoryConfig {
+                connection_string: Some(conn.into()),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    }
+
+    fn with_guardrail_config(key: &str, value: &str) -> AgentClass {
+        AgentClass {
+            guardrails: vec![Guardrail {
+                type_: "content-filter".into(),
+                config: BTreeMap::from([(key.to_string(), value.to_string())]),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }
+    }
+
+    const IN_CONNECTION: &str = "spec.agentClass.memoryConfig.connectionString holds a password, which would land in a ConfigMap; \
+        put the connection string in a Secret and set spec.agentClass.memoryConfig.connectionSecretRef {name, key} instead";
 
     #[test]
-    fn passwords_in_connection_strings_are_found() {
+    fn credentials_in_connection_strings_are_refused() {
         let cases = [
             ("redis with password", "redis://:s3cr3t@redis:6379/0", true),
             (
@@ -223,7 +224,17 @@ mod tests {
                 "host=db user=agent password=pw dbname=m",
                 true,
             ),
+            ("spaces around =", "host=db user=agent password = pw", true),
+            ("ADO.NET style", "Server=db;User Id=agent;Password=x;", true),
             ("query parameter", "rediss://redis:6380?password=pw", true),
+            ("api_key parameter", "rediss://redis:6380?api_key=k", true),
+            (
+                "access_token parameter",
+                "https://mem.example.com/v1?access_token=t",
+                true,
+            ),
+            ("sslpassword", "host=db sslpassword=x", true),
+            ("userinfo without a scheme", "agent:pw@db:5432/memory", true),
             ("no credentials", "redis://redis:6379", false),
             ("user only", "postgres://agent@db/memory", false),
             (
@@ -231,9 +242,82 @@ mod tests {
                 "memcached-0:11211,memcached-1:11211",
                 false,
             ),
+            (
+                "DSN without password",
+                "host=db user=agent dbname=m sslmode=require",
+                false,
+            ),
         ];
-        for (reason, conn, want) in cases {
-            assert_eq!(holds_password(conn), want, "{reason}");
+        for (reason, conn, refused) in cases {
+            let want = if refused {
+                Err(IN_CONNECTION.to_string())
+            } else {
+                Ok(())
+            };
+            assert_eq!(
+                check_no_credentials(&with_connection(conn)),
+                want,
+                "{reason}"
+            );
+        }
+    }
+
+    #[test]
+    fn credentials_in_guardrail_config_are_refused() {
+        let key = |k: &str| {
+            Err(format!(
+                "spec.agentClass.guardrails[0].config.{k} looks like a credential, which would land in a ConfigMap; \
+                 put it in a Secret and pass it with spec.env valueFrom.secretKeyRef"
+            ))
+        };
+        let value = |k: &str| {
+            Err(format!(
+                "spec.agentClass.guardrails[0].config.{k} holds a credential (a password in a URL or a secret \
+                 key=value pair), which would land in a ConfigMap; put it in a Secret and pass it with spec.env \
+                 valueFrom.secretKeyRef"
+            ))
+        };
+        let cases = [
+            ("api key", "apiKey", "sk-1", key("apiKey")),
+            (
+                "authorization header",
+                "authorization",
+                "Bearer x",
+                key("authorization"),
+            ),
+            ("auth", "auth", "u:p", key("auth")),
+            ("access key", "accessKey", "AKIA", key("accessKey")),
+            ("client secret", "client_secret", "s", key("client_secret")),
+            (
+                "password in endpoint",
+                "endpoint",
+                "https://u:p@filter.example.com",
+                value("endpoint"),
+            ),
+            (
+                "token in query",
+                "url",
+                "https://filter.example.com/?access_token=t",
+                value("url"),
+            ),
+            ("max tokens", "max_tokens", "512", Ok(())),
+            ("token budget", "token_budget", "1000", Ok(())),
+            ("tokenizer", "tokenizer", "cl100k", Ok(())),
+            ("author", "author", "jane", Ok(())),
+            (
+                "plain endpoint",
+                "endpoint",
+                "https://filter.example.com/v1",
+                Ok(()),
+            ),
+            ("secret reference", "apiKeySecretRef", "filter-key", Ok(())),
+        ];
+        for (reason, k, v, want) in cases {
+            assert_eq!(
+                check_no_credentials(&with_guardrail_config(k, v)),
+                want,
+                "{reason}"
+            );
         }
     }
 }

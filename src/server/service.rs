@@ -14,6 +14,7 @@ use crate::function::{self, Call, Subject};
 use crate::memo::Memo;
 use crate::outcome;
 use crate::proto::wire::{self, function_runner_service_server::FunctionRunnerService};
+use crate::redact::escape_control;
 
 /// What the handler runs for each call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -88,10 +89,12 @@ impl FunctionRunnerService for Handler {
         };
         let elapsed = started.elapsed();
         self.metrics.record(&call, elapsed);
+        // The names come from the request: escaped, so that a newline in
+        // one cannot forge a log line.
         tracing::debug!(
-            kind = %call.subject.kind,
-            name = %call.subject.name,
-            namespace = %call.subject.namespace,
+            kind = %escape_control(&call.subject.kind),
+            name = %escape_control(&call.subject.name),
+            namespace = %escape_control(&call.subject.namespace),
             results = call.response.results.len(),
             elapsed_us = elapsed.as_micros() as u64,
             "RunFunction"
@@ -114,7 +117,7 @@ fn run_catching_panics(
         Err(panic) => {
             let Subject { kind, name, .. } = &subject;
             let what = function::panic_message(panic.as_ref());
-            tracing::error!(%kind, %name, panic = %what, "RunFunction panicked; answered with a FATAL result");
+            tracing::error!(kind = %escape_control(kind), name = %escape_control(name), panic = %escape_control(&what), "RunFunction panicked; answered with a FATAL result");
             let response = wire::RunFunctionResponse {
                 meta: Some(wire::ResponseMeta { tag, ttl: None }),
                 results: vec![outcome::fatal(
@@ -127,5 +130,71 @@ fn run_catching_panics(
             };
             Call { subject, response }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::proto::full;
+
+    /// A log sink the test can read back.
+    #[derive(Clone, Default)]
+    struct Sink(Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Sink {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_newline_in_a_name_does_not_forge_a_log_line() {
+        let sink = Sink::default();
+        let writer = sink.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::DEBUG)
+            .with_ansi(false)
+            .with_writer(move || writer.clone())
+            .finish();
+        let _guard = tracing::subscriber::set_default(subscriber);
+        let xr = json!({"apiVersion": "infer.dev/v1alpha1", "kind": "Model",
+                        "metadata": {"name": "x\nERROR forged line", "namespace": "ns\r"}, "spec": {}});
+        let req = full::RunFunctionRequest {
+            observed: Some(full::State {
+                composite: Some(full::Resource {
+                    resource: Some(crate::convert::json_to_struct(xr.as_object().unwrap())),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let handler = Handler::new(Runner::Function, Metrics::new());
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap()
+            .block_on(handler.run_function(Request::new(crate::proto::to_wire(&req))))
+            .unwrap();
+        let log = String::from_utf8(sink.0.lock().unwrap().clone()).unwrap();
+        assert!(log.contains("RunFunction"), "nothing logged:\n{log}");
+        for line in log.lines().filter(|l| l.contains("forged")) {
+            assert!(
+                line.contains(r"x\nERROR forged line"),
+                "forged line: {line:?} in\n{log}"
+            );
+        }
+        assert!(
+            !log.contains('\r'),
+            "a carriage return reached the log:\n{log}"
+        );
     }
 }
