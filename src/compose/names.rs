@@ -157,6 +157,8 @@ mod tests {
     }
 
     proptest! {
+        #![proptest_config(ProptestConfig { failure_persistence: None, ..ProptestConfig::default() })]
+
         #[test]
         fn every_xr_name_gives_valid_names(name in xr_name(), suffix in prop::sample::select(vec!["", "-model", "-agent-config"])) {
             let service = dns1035_label(&name, suffix);
