@@ -205,3 +205,34 @@ fn every_function_ref_names_the_installed_dependency() {
         assert_eq!(repository(package), repository(function_deps[0]), "{file}");
     }
 }
+
+/// What the package manager and registries show a platform team about each
+/// package: who maintains it, where its source is, its license, and (for
+/// the Configuration) a readme.
+#[test]
+fn both_packages_carry_their_metadata() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for (file, kind) in [
+        ("package/function/crossplane.yaml", "Function"),
+        ("package/configuration/crossplane.yaml", "Configuration"),
+    ] {
+        let meta = &yaml_docs(&root.join(file))[0];
+        assert_eq!(meta["kind"].as_str(), Some(kind), "{file}");
+        let annotations = &meta["metadata"]["annotations"];
+        for key in [
+            "meta.crossplane.io/maintainer",
+            "meta.crossplane.io/source",
+            "meta.crossplane.io/license",
+            "meta.crossplane.io/description",
+            "meta.crossplane.io/readme",
+        ] {
+            let value = annotations[key].as_str().unwrap_or_default();
+            assert!(!value.trim().is_empty(), "{file}: {key}");
+        }
+        assert_eq!(
+            annotations["meta.crossplane.io/license"].as_str(),
+            Some("Apache-2.0"),
+            "{file}: the license Cargo.toml declares"
+        );
+    }
+}
