@@ -135,10 +135,9 @@ pub const OTHER_KIND: &str = "other";
 
 /// Serves `/metrics` over HTTP/1.1 until the process exits.
 pub async fn serve(listener: TcpListener, metrics: Metrics) {
+    let mut backoff = super::accept::Backoff::default();
     loop {
-        let Ok((stream, _)) = listener.accept().await else {
-            continue;
-        };
+        let stream = super::accept::accept(&listener, &mut backoff, "metrics").await;
         let metrics = metrics.clone();
         tokio::spawn(async move {
             let service = service_fn(move |req: Request<hyper::body::Incoming>| {

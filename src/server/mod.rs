@@ -4,6 +4,7 @@
 //! `--tls-certs-dir`/`TLS_SERVER_CERTS_DIR`, `--debug`, port 9443). The server
 //! is stateless: scale it with more replicas and Crossplane balances calls.
 
+mod accept;
 mod metrics;
 mod service;
 pub mod tls;
@@ -19,7 +20,6 @@ use tokio::net::TcpListener;
 use tonic::codegen::http;
 use tonic::codegen::tokio_stream::StreamExt;
 use tonic::transport::Server;
-use tonic::transport::server::TcpIncoming;
 
 use crate::proto::wire::function_runner_service_server::FunctionRunnerServiceServer;
 pub use metrics::Metrics;
@@ -47,6 +47,9 @@ pub struct ServeArgs {
     /// Largest request accepted, in MiB (gRPC's default is 4; a reconcile carries every observed resource).
     #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=2048))]
     pub max_recv_message_size: u32,
+    /// Most gRPC connections open at once; more wait in the listen queue.
+    #[arg(long, default_value_t = Limits::default().max_connections, value_parser = clap::value_parser!(u32).range(1..=65536))]
+    pub max_connections: u32,
     /// Address for Prometheus metrics at /metrics; empty disables them.
     #[arg(long, default_value = ":8080")]
     pub metrics_address: String,
@@ -127,14 +130,30 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let handler =
         Handler::new(runner, metrics).with_memo_bytes(args.memo_mib as usize * 1024 * 1024);
     tracing::info!(address = %listener.local_addr()?, tls = tls.is_some(), "serving FunctionRunnerService");
-    run(
-        listener,
-        handler,
-        tls,
-        args.max_recv_message_size,
-        shutdown_signal(),
-    )
-    .await
+    let limits = Limits {
+        max_recv_mib: args.max_recv_message_size,
+        max_connections: args.max_connections,
+    };
+    run_with_limits(listener, handler, tls, limits, shutdown_signal()).await
+}
+
+/// What the server lets clients hold; see docs/limits.md.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// Largest request, in MiB.
+    pub max_recv_mib: u32,
+    /// Most connections open at once.
+    pub max_connections: u32,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_recv_mib: 32,
+            // Crossplane keeps one connection per function; probes add short ones.
+            max_connections: 256,
+        }
+    }
 }
 
 /// Serves `handler` on `listener` until `shutdown` completes. Exposed so tests
@@ -146,7 +165,22 @@ pub async fn run(
     max_recv_mib: u32,
     shutdown: impl Future<Output = ()> + Send,
 ) -> anyhow::Result<()> {
-    let max_bytes = usize::try_from(max_recv_mib)
+    let limits = Limits {
+        max_recv_mib,
+        ..Limits::default()
+    };
+    run_with_limits(listener, handler, tls, limits, shutdown).await
+}
+
+/// [`run`] with every limit given.
+pub async fn run_with_limits(
+    listener: TcpListener,
+    handler: Handler,
+    tls: Option<tonic::transport::ServerTlsConfig>,
+    limits: Limits,
+    shutdown: impl Future<Output = ()> + Send,
+) -> anyhow::Result<()> {
+    let max_bytes = usize::try_from(limits.max_recv_mib)
         .unwrap_or(usize::MAX)
         .saturating_mul(1024 * 1024);
     let (health_reporter, health) = tonic_health::server::health_reporter();
@@ -174,9 +208,7 @@ pub async fn run(
             .tls_config(tls)
             .context("invalid TLS configuration")?;
     }
-    let incoming = TcpIncoming::from(listener)
-        .with_nodelay(Some(true))
-        .with_keepalive(Some(Duration::from_secs(60)))
+    let incoming = accept::incoming(listener, limits.max_connections as usize)
         .map(|accepted| accepted.map(BatchedWrites::new));
     builder
         .layer(tower::util::MapResponseLayer::new(
