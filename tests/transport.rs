@@ -8,11 +8,19 @@ use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream as StdTcpStream};
 use std::time::{Duration, Instant};
 
+use bytes::Bytes;
+use function_inference::server::{self, Handler, Limits, Metrics, Runner};
 use support::*;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tonic_health::pb::health_check_response::ServingStatus;
+use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
 
 // ---------------------------------------------------------------------------
 // Helpers
 // ---------------------------------------------------------------------------
+
+const RUN_FUNCTION: &str = "/apiextensions.fn.proto.v1.FunctionRunnerService/RunFunction";
 
 /// utime + stime of `pid`, in clock ticks, from /proc/PID/stat.
 fn cpu_ticks(pid: u32) -> u64 {
@@ -39,6 +47,34 @@ fn http1(addr: SocketAddr, request: &str) -> String {
     let mut response = String::new();
     stream.read_to_string(&mut response).unwrap();
     response
+}
+
+/// A raw HTTP/2 connection (no gRPC library), driven by its own task.
+async fn h2_connect(addr: SocketAddr) -> h2::client::SendRequest<Bytes> {
+    let tcp = tokio::time::timeout(PATIENCE, TcpStream::connect(addr))
+        .await
+        .expect("connect in time")
+        .expect("connect");
+    let (send, connection) = tokio::time::timeout(PATIENCE, h2::client::handshake(tcp))
+        .await
+        .expect("HTTP/2 handshake in time")
+        .expect("HTTP/2 handshake");
+    tokio::spawn(async move {
+        let _ = connection.await;
+    });
+    send
+}
+
+/// A RunFunction request's head with `content_type`.
+fn run_function_head(addr: SocketAddr, content_type: Option<&str>) -> http::Request<()> {
+    let mut r = http::Request::builder()
+        .method("POST")
+        .uri(format!("http://{addr}{RUN_FUNCTION}"))
+        .header("te", "trailers");
+    if let Some(t) = content_type {
+        r = r.header("content-type", t);
+    }
+    r.body(()).unwrap()
 }
 
 /// A normal call over a fresh connection is answered.
@@ -138,4 +174,163 @@ async fn out_of_file_descriptors_backs_off_and_recovers() {
             && log.contains("accepting gRPC connections again"),
         "the backoff is logged once and the recovery too:\n{log}"
     );
+}
+
+// ---------------------------------------------------------------------------
+// Shutdown
+// ---------------------------------------------------------------------------
+
+/// Opens a RunFunction stream on `send` and sends part of a body, never the
+/// rest: the stream stays open until the server gives up on it.
+async fn open_unfinished_call(
+    send: &mut h2::client::SendRequest<Bytes>,
+    addr: SocketAddr,
+) -> h2::SendStream<Bytes> {
+    let (_, mut body) = tokio::time::timeout(PATIENCE, send.clone().ready())
+        .await
+        .expect("the connection is ready in time")
+        .expect("the connection is ready")
+        .send_request(run_function_head(addr, Some("application/grpc")), false)
+        .expect("open a stream");
+    // A gRPC message header announcing 1 KiB, and 10 bytes of it.
+    let mut partial = vec![0u8, 0, 0, 4, 0];
+    partial.extend_from_slice(&[0u8; 10]);
+    body.send_data(Bytes::from(partial), false)
+        .expect("send part of a body");
+    body
+}
+
+/// The next status a health Watch stream reports, waited for in bounded time.
+async fn next_status(watch: &mut tonic::Streaming<tonic_health::pb::HealthCheckResponse>) -> i32 {
+    tokio::time::timeout(Duration::from_secs(30), watch.message())
+        .await
+        .expect("a health update in time")
+        .expect("a health update")
+        .expect("the watch goes on")
+        .status
+}
+
+/// SIGTERM ends the process within the drain time whatever clients do: one
+/// that never sends the HTTP/2 preface, one whose call never finishes
+/// sending (and that holds its connection past GOAWAY), and a health Watch
+/// stream, which never ends on its own and first sees NOT_SERVING. Without a
+/// bound the first kept the process alive for ever.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_exits_within_the_drain_time_whatever_clients_do() {
+    const DRAIN_SECONDS: u64 = 2;
+    let server = ServerProcess::start(&[
+        "--insecure",
+        "--metrics-address=",
+        "--drain-seconds",
+        &DRAIN_SECONDS.to_string(),
+    ]);
+    let silent = TcpStream::connect(server.grpc).await.expect("connect");
+    let mut h2 = h2_connect(server.grpc).await;
+    let _unfinished = open_unfinished_call(&mut h2, server.grpc).await;
+
+    let channel = endpoint(server.grpc, None)
+        .connect()
+        .await
+        .expect("connect");
+    let mut watch = HealthClient::new(channel)
+        .watch(HealthCheckRequest {
+            service: "apiextensions.fn.proto.v1.FunctionRunnerService".into(),
+        })
+        .await
+        .expect("watch health")
+        .into_inner();
+    assert_eq!(next_status(&mut watch).await, ServingStatus::Serving as i32);
+
+    let started = Instant::now();
+    server.terminate();
+    assert_eq!(
+        next_status(&mut watch).await,
+        ServingStatus::NotServing as i32,
+        "draining is NOT_SERVING"
+    );
+    let (status, log) = tokio::task::spawn_blocking(move || server.wait())
+        .await
+        .unwrap();
+    let took = started.elapsed();
+    eprintln!("exited {took:?} after SIGTERM with a {DRAIN_SECONDS} s drain");
+    assert_eq!(status.code(), Some(0), "log:\n{log}");
+    // The drain, and generous room for a loaded machine; far below the 30 s
+    // Kubernetes allows and the 120 s a stalled call could hold out.
+    assert!(
+        took < Duration::from_secs(DRAIN_SECONDS + 10),
+        "exit took {took:?}:\n{log}"
+    );
+    assert!(
+        log.contains("connections still open after the drain time"),
+        "log:\n{log}"
+    );
+    drop(silent);
+}
+
+/// The real server in this process on a loopback port, with `limits`;
+/// stops (and is waited for, bounded) when `stop` is sent.
+async fn in_process(
+    limits: Limits,
+) -> (
+    SocketAddr,
+    tokio::sync::oneshot::Sender<()>,
+    tokio::task::JoinHandle<anyhow::Result<()>>,
+) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let handler = Handler::new(Runner::Function, Metrics::new());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(server::run_with_limits(
+        listener,
+        handler,
+        None,
+        limits,
+        async {
+            let _ = stopped.await;
+        },
+    ));
+    (addr, stop, task)
+}
+
+/// In plaintext, a connection that does not send the HTTP/2 preface in time
+/// (nothing at all, or half of it) is closed, as a stalled TLS handshake is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plaintext_connections_without_a_preface_are_closed() {
+    let limits = Limits {
+        preface_timeout: Duration::from_secs(1),
+        ..Limits::default()
+    };
+    let (addr, stop, task) = in_process(limits).await;
+    let mut silent = TcpStream::connect(addr).await.unwrap();
+    let mut half = TcpStream::connect(addr).await.unwrap();
+    half.write_all(b"PRI * HTTP/2.0\r\n").await.unwrap();
+
+    // A client that speaks is served meanwhile, and stays connected past the timeout.
+    let mut good = client(endpoint(addr, None));
+    good.run_function(request("first", spaceship()))
+        .await
+        .expect("served");
+    for stalled in [&mut silent, &mut half] {
+        let mut buf = [0u8; 256];
+        let closed = tokio::time::timeout(Duration::from_secs(30), async {
+            // The server's SETTINGS may come first; then EOF or a reset.
+            loop {
+                match stalled.read(&mut buf).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {}
+                }
+            }
+        })
+        .await;
+        assert!(closed.is_ok(), "a connection without a preface stays open");
+    }
+    good.run_function(request("second", spaceship()))
+        .await
+        .expect("still served");
+    let _ = stop.send(());
+    tokio::time::timeout(PATIENCE, task)
+        .await
+        .expect("stops")
+        .unwrap()
+        .unwrap();
 }

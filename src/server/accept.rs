@@ -9,6 +9,7 @@
 //! and the first success resets it; errors that concern one connection only
 //! (the peer reset it before it was accepted) are retried at once.
 
+use std::future::Future;
 use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -88,11 +89,18 @@ pub async fn accept(listener: &TcpListener, backoff: &mut Backoff, what: &str) -
     }
 }
 
+/// The HTTP/2 client connection preface ("PRI * HTTP/2.0...") is 24 bytes.
+const PREFACE_LEN: usize = 24;
+
 /// An accepted connection holding one of the server's connection slots
-/// until it is dropped.
+/// until it is dropped. In plaintext, its first read fails with `TimedOut`
+/// if the client has not sent the HTTP/2 preface in time, which closes the
+/// connection: the TLS handshake timeout's counterpart, as hyper has no timer
+/// for an HTTP/2 connection before its preface.
 pub struct Accepted<T> {
     io: T,
     _slot: OwnedSemaphorePermit,
+    preface: Option<(usize, Pin<Box<tokio::time::Sleep>>)>,
 }
 
 impl<T: AsyncRead + Unpin> AsyncRead for Accepted<T> {
@@ -101,7 +109,29 @@ impl<T: AsyncRead + Unpin> AsyncRead for Accepted<T> {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.io).poll_read(cx, buf)
+        let before = buf.filled().len();
+        let this = &mut *self;
+        let result = Pin::new(&mut this.io).poll_read(cx, buf);
+        if let Some((read, deadline)) = &mut this.preface {
+            match &result {
+                Poll::Ready(Ok(())) => {
+                    *read += buf.filled().len() - before;
+                    if *read >= PREFACE_LEN || buf.filled().len() == before {
+                        this.preface = None;
+                    }
+                }
+                Poll::Ready(Err(_)) => this.preface = None,
+                // Polling the timer registers this task to be woken by it.
+                Poll::Pending if deadline.as_mut().poll(cx).is_ready() => {
+                    return Poll::Ready(Err(io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        "no HTTP/2 preface in time",
+                    )));
+                }
+                Poll::Pending => {}
+            }
+        }
+        result
     }
 }
 
@@ -145,11 +175,14 @@ impl<T: Connected> Connected for Accepted<T> {
 
 /// The gRPC server's connections: at most `max_connections` open at once
 /// (beyond that, new ones wait in the kernel's listen queue), accepted with
-/// backoff, with TCP_NODELAY and TCP keepalive set. Accepting stops, and the
-/// listener closes, once the returned stream is dropped.
+/// backoff, with TCP_NODELAY and TCP keepalive set, and closed if
+/// `preface_timeout` is given and passes before the client's HTTP/2 preface
+/// arrives. Accepting stops, and the listener closes, once the returned
+/// stream is dropped.
 pub fn incoming(
     listener: TcpListener,
     max_connections: usize,
+    preface_timeout: Option<Duration>,
 ) -> ReceiverStream<io::Result<Accepted<TcpStream>>> {
     let slots = Arc::new(Semaphore::new(max_connections));
     let (tx, rx) = mpsc::channel(1);
@@ -182,7 +215,11 @@ pub fn incoming(
                     }
                 }
             };
-            let accepted = Accepted { io, _slot: slot };
+            let accepted = Accepted {
+                io,
+                _slot: slot,
+                preface: preface_timeout.map(|t| (0, Box::pin(tokio::time::sleep(t)))),
+            };
             if tx.send(Ok(accepted)).await.is_err() {
                 return;
             }

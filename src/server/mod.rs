@@ -47,6 +47,10 @@ pub struct ServeArgs {
     /// Largest request accepted, in MiB (gRPC's default is 4; a reconcile carries every observed resource).
     #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=2048))]
     pub max_recv_message_size: u32,
+    /// Seconds to let calls in flight finish after SIGTERM before closing
+    /// every connection (Kubernetes kills the pod 30 s after SIGTERM by default).
+    #[arg(long, default_value_t = Limits::default().drain.as_secs(), value_parser = clap::value_parser!(u64).range(0..=3600))]
+    pub drain_seconds: u64,
     /// Most gRPC connections open at once; more wait in the listen queue.
     #[arg(long, default_value_t = Limits::default().max_connections, value_parser = clap::value_parser!(u32).range(1..=65536))]
     pub max_connections: u32,
@@ -133,6 +137,8 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let limits = Limits {
         max_recv_mib: args.max_recv_message_size,
         max_connections: args.max_connections,
+        drain: Duration::from_secs(args.drain_seconds),
+        ..Limits::default()
     };
     run_with_limits(listener, handler, tls, limits, shutdown_signal()).await
 }
@@ -144,6 +150,10 @@ pub struct Limits {
     pub max_recv_mib: u32,
     /// Most connections open at once.
     pub max_connections: u32,
+    /// How long calls in flight may take to finish after the shutdown signal.
+    pub drain: Duration,
+    /// How long a plaintext client may take to send the HTTP/2 preface.
+    pub preface_timeout: Duration,
 }
 
 impl Default for Limits {
@@ -152,6 +162,10 @@ impl Default for Limits {
             max_recv_mib: 32,
             // Crossplane keeps one connection per function; probes add short ones.
             max_connections: 256,
+            // Well within Kubernetes' default grace period of 30 s; calls take milliseconds.
+            drain: Duration::from_secs(10),
+            // As long as a TLS handshake may take.
+            preface_timeout: tls::HANDSHAKE_TIMEOUT,
         }
     }
 }
@@ -191,6 +205,23 @@ pub async fn run_with_limits(
         .max_decoding_message_size(max_bytes)
         .max_encoding_message_size(max_bytes);
 
+    // Once the shutdown signal comes, health says NOT_SERVING (seen by
+    // Watch streams and by calls on connections still open), then tonic sends
+    // GOAWAY and waits for calls in flight.
+    let (draining_tx, draining) = tokio::sync::oneshot::channel::<()>();
+    let signal = {
+        let health_reporter = health_reporter.clone();
+        async move {
+            shutdown.await;
+            health_reporter
+                .set_not_serving::<FunctionRunnerServiceServer<Handler>>()
+                .await;
+            health_reporter
+                .set_service_status("", tonic_health::ServingStatus::NotServing)
+                .await;
+            let _ = draining_tx.send(());
+        }
+    };
     let mut builder = Server::builder()
         // Crossplane gives a whole reconcile two minutes; no call should outlive that.
         // The limit covers receiving the request too, so a client that stalls
@@ -203,22 +234,39 @@ pub async fn run_with_limits(
         .http2_keepalive_interval(Some(Duration::from_secs(30)))
         .http2_keepalive_timeout(Some(Duration::from_secs(10)))
         .tcp_nodelay(true);
+    // TLS has its handshake timeout; plaintext gets the same for the preface.
+    let preface_timeout = tls.is_none().then_some(limits.preface_timeout);
     if let Some(tls) = tls {
         builder = builder
             .tls_config(tls)
             .context("invalid TLS configuration")?;
     }
-    let incoming = accept::incoming(listener, limits.max_connections as usize)
+    let incoming = accept::incoming(listener, limits.max_connections as usize, preface_timeout)
         .map(|accepted| accepted.map(BatchedWrites::new));
-    builder
+    let serving = builder
         .layer(tower::util::MapResponseLayer::new(
             oversized_is_resource_exhausted,
         ))
         .add_service(health)
         .add_service(service)
-        .serve_with_incoming_shutdown(incoming, shutdown)
-        .await
-        .context("gRPC server failed")?;
+        .serve_with_incoming_shutdown(incoming, signal);
+    // tonic waits for every connection to close, which a client may never
+    // do (a stream left open, GOAWAY ignored). The drain bounds that wait;
+    // returning drops the connections still open (the binary then exits).
+    let drained = async {
+        if draining.await.is_ok() {
+            tokio::time::sleep(limits.drain).await;
+        } else {
+            std::future::pending::<()>().await;
+        }
+    };
+    tokio::select! {
+        served = serving => served.context("gRPC server failed")?,
+        () = drained => tracing::warn!(
+            drain_seconds = limits.drain.as_secs_f64(),
+            "connections still open after the drain time; closing them"
+        ),
+    }
     tracing::info!("stopped serving");
     Ok(())
 }
