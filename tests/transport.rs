@@ -32,6 +32,16 @@ fn cpu_ticks(pid: u32) -> u64 {
     fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
 }
 
+/// A field of /proc/PID/status in KiB (VmRSS, VmHWM).
+fn status_kib(pid: u32, field: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("read /proc status");
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or_else(|| panic!("{field} in /proc status"))
+}
+
 /// Open file descriptors of `pid`.
 fn open_fds(pid: u32) -> usize {
     std::fs::read_dir(format!("/proc/{pid}/fd"))
@@ -333,4 +343,138 @@ async fn plaintext_connections_without_a_preface_are_closed() {
         .expect("stops")
         .unwrap()
         .unwrap();
+}
+
+// ---------------------------------------------------------------------------
+// Memory under partial bodies
+// ---------------------------------------------------------------------------
+
+/// Sends up to `total` bytes of `chunk` on `body` as the server grants flow
+/// control, never ending the stream; stops when the server stops granting
+/// (it refused the call or holds what it will hold). Returns the bytes sent
+/// and the stream, which resets the call when dropped.
+async fn send_partial(
+    mut body: h2::SendStream<Bytes>,
+    chunk: Bytes,
+    total: usize,
+) -> (usize, h2::SendStream<Bytes>) {
+    let mut sent = 0;
+    // Each turn sends at least a byte or waits at most 2 s; the count bounds the rest.
+    for _ in 0..100_000 {
+        if sent >= total {
+            break;
+        }
+        body.reserve_capacity((total - sent).min(chunk.len()));
+        let granted = tokio::time::timeout(
+            Duration::from_secs(2),
+            std::future::poll_fn(|cx| body.poll_capacity(cx)),
+        )
+        .await;
+        let n = match granted {
+            Ok(Some(Ok(n))) => n.min(total - sent),
+            _ => break,
+        };
+        if n > 0 && body.send_data(chunk.slice(..n), false).is_err() {
+            break;
+        }
+        sent += n;
+    }
+    (sent, body)
+}
+
+/// Partial request bodies on many streams of a few connections cannot make
+/// the server hold more than its request memory budget: before the budget,
+/// 64 streams of 8 MiB partial bodies took 515 MiB in half a second. The
+/// server answers while under attack (refusing with RESOURCE_EXHAUSTED is an
+/// answer) and serves normally once the attackers leave.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn partial_bodies_cannot_exhaust_memory() {
+    const CONNECTIONS: usize = 2;
+    const STREAMS: usize = 32;
+    const MESSAGE: usize = 8 * 1024 * 1024;
+    /// The budget given below, plus the runtime, HTTP/2 windows (4 MiB per
+    /// connection) and allocator slack.
+    const MAX_HWM_KIB: u64 = 128 * 1024;
+    let server = ServerProcess::start(&[
+        "--insecure",
+        "--metrics-address=",
+        "--max-recv-message-size",
+        "8",
+        "--request-memory-mib",
+        "32",
+    ]);
+    let pid = server.pid();
+    let idle = status_kib(pid, "VmHWM");
+
+    // One message header announcing just under 8 MiB, then zeros, shared by
+    // every stream without copies.
+    let mut message = vec![0u8; MESSAGE];
+    message[1..5].copy_from_slice(&((MESSAGE - 5) as u32).to_be_bytes());
+    let chunk = Bytes::from(message);
+    let mut connections = Vec::new();
+    let mut senders = Vec::new();
+    for _ in 0..CONNECTIONS {
+        let send = h2_connect(server.grpc).await;
+        for _ in 0..STREAMS {
+            let ready = tokio::time::timeout(PATIENCE, send.clone().ready()).await;
+            let Ok(Ok(mut ready)) = ready else { break };
+            let Ok((_, body)) = ready.send_request(
+                run_function_head(server.grpc, Some("application/grpc")),
+                false,
+            ) else {
+                break;
+            };
+            // One byte short of the whole message: it never completes.
+            senders.push(tokio::spawn(send_partial(body, chunk.clone(), MESSAGE - 1)));
+        }
+        connections.push(send);
+    }
+    let mut sent = 0;
+    let mut streams = Vec::new();
+    for s in senders {
+        let (n, stream) = tokio::time::timeout(PATIENCE, s)
+            .await
+            .expect("the attack stops in time")
+            .unwrap();
+        sent += n;
+        streams.push(stream);
+    }
+    let hwm = status_kib(pid, "VmHWM");
+    let rss = status_kib(pid, "VmRSS");
+    eprintln!(
+        "partial bodies: {} MiB sent on {} streams; server VmHWM {idle} KiB idle, {hwm} KiB after, VmRSS {rss} KiB",
+        sent / (1024 * 1024),
+        CONNECTIONS * STREAMS
+    );
+    assert!(
+        hwm < MAX_HWM_KIB,
+        "VmHWM {hwm} KiB exceeds {MAX_HWM_KIB} KiB"
+    );
+
+    // Under attack the server still answers: served, or refused for want of memory.
+    let mut c = client(endpoint(server.grpc, None));
+    let during = tokio::time::timeout(
+        Duration::from_secs(30),
+        c.run_function(request("during", spaceship())),
+    )
+    .await
+    .expect("an answer during the attack");
+    if let Err(status) = &during {
+        assert_eq!(status.code(), tonic::Code::ResourceExhausted, "{status:?}");
+    }
+
+    // The attackers leave; the budget is whole again.
+    drop(streams);
+    drop(connections);
+    let mut served = false;
+    for _ in 0..50 {
+        if c.run_function(request("after", spaceship())).await.is_ok() {
+            served = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(served, "the server serves once the attackers leave");
+    let (status, log, _) = terminate(server).await;
+    assert_eq!(status.code(), Some(0), "log:\n{log}");
 }

@@ -6,6 +6,7 @@
 
 mod accept;
 mod metrics;
+mod request_memory;
 mod service;
 pub mod tls;
 mod write_batching;
@@ -47,6 +48,10 @@ pub struct ServeArgs {
     /// Largest request accepted, in MiB (gRPC's default is 4; a reconcile carries every observed resource).
     #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=2048))]
     pub max_recv_message_size: u32,
+    /// Request bytes the server holds at once while receiving, in MiB, over
+    /// all connections (at least --max-recv-message-size); requests beyond it get RESOURCE_EXHAUSTED.
+    #[arg(long, default_value_t = Limits::default().request_memory_mib, value_parser = clap::value_parser!(u32).range(1..=65536))]
+    pub request_memory_mib: u32,
     /// Seconds to let calls in flight finish after SIGTERM before closing
     /// every connection (Kubernetes kills the pod 30 s after SIGTERM by default).
     #[arg(long, default_value_t = Limits::default().drain.as_secs(), value_parser = clap::value_parser!(u64).range(0..=3600))]
@@ -138,6 +143,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         max_recv_mib: args.max_recv_message_size,
         max_connections: args.max_connections,
         drain: Duration::from_secs(args.drain_seconds),
+        request_memory_mib: args.request_memory_mib,
         ..Limits::default()
     };
     run_with_limits(listener, handler, tls, limits, shutdown_signal()).await
@@ -150,6 +156,9 @@ pub struct Limits {
     pub max_recv_mib: u32,
     /// Most connections open at once.
     pub max_connections: u32,
+    /// Request bytes held at once while receiving, over all connections, in
+    /// MiB; never less than `max_recv_mib`.
+    pub request_memory_mib: u32,
     /// How long calls in flight may take to finish after the shutdown signal.
     pub drain: Duration,
     /// How long a plaintext client may take to send the HTTP/2 preface.
@@ -162,6 +171,9 @@ impl Default for Limits {
             max_recv_mib: 32,
             // Crossplane keeps one connection per function; probes add short ones.
             max_connections: 256,
+            // Two requests of the largest size at once, within a 256 MiB pod
+            // limit that must also hold what they decode to.
+            request_memory_mib: 64,
             // Well within Kubernetes' default grace period of 30 s; calls take milliseconds.
             drain: Duration::from_secs(10),
             // As long as a TLS handshake may take.
@@ -194,9 +206,14 @@ pub async fn run_with_limits(
     limits: Limits,
     shutdown: impl Future<Output = ()> + Send,
 ) -> anyhow::Result<()> {
-    let max_bytes = usize::try_from(limits.max_recv_mib)
-        .unwrap_or(usize::MAX)
-        .saturating_mul(1024 * 1024);
+    let mib = |n: u32| {
+        usize::try_from(n)
+            .unwrap_or(usize::MAX)
+            .saturating_mul(1024 * 1024)
+    };
+    let max_bytes = mib(limits.max_recv_mib);
+    // A budget below one message would refuse the largest requests always.
+    let request_memory = mib(limits.request_memory_mib).max(max_bytes);
     let (health_reporter, health) = tonic_health::server::health_reporter();
     health_reporter
         .set_serving::<FunctionRunnerServiceServer<Handler>>()
@@ -228,8 +245,18 @@ pub async fn run_with_limits(
         // mid-request holds its stream (and one concurrency slot) no longer.
         .timeout(Duration::from_secs(120))
         // Crossplane multiplexes calls over one connection; bound what one client can queue.
-        .concurrency_limit_per_connection(256)
-        .max_concurrent_streams(256)
+        .concurrency_limit_per_connection(MAX_STREAMS as usize)
+        .max_concurrent_streams(MAX_STREAMS)
+        // What HTTP/2 buffers for a connection before the service reads it:
+        // 1 MiB per stream and 4 MiB per connection of unread data (hyper's
+        // defaults are 1 MiB each; 4 MiB keeps large requests flowing on
+        // several streams), frames of 16 KiB (the protocol's minimum and
+        // default), and 64 KiB of headers (hyper allows 16 MiB; gRPC
+        // metadata is a few hundred bytes).
+        .initial_stream_window_size(1024 * 1024)
+        .initial_connection_window_size(4 * 1024 * 1024)
+        .max_frame_size(16 * 1024)
+        .http2_max_header_list_size(64 * 1024)
         // Find dead peers (a stalled client holds nothing for long).
         .http2_keepalive_interval(Some(Duration::from_secs(30)))
         .http2_keepalive_timeout(Some(Duration::from_secs(10)))
@@ -247,6 +274,7 @@ pub async fn run_with_limits(
         .layer(tower::util::MapResponseLayer::new(
             oversized_is_resource_exhausted,
         ))
+        .layer(request_memory::RequestMemoryLayer::new(request_memory))
         .add_service(health)
         .add_service(service)
         .serve_with_incoming_shutdown(incoming, signal);
@@ -270,6 +298,9 @@ pub async fn run_with_limits(
     tracing::info!("stopped serving");
     Ok(())
 }
+
+/// Most calls in flight on one connection (RFC 9113 recommends at least 100).
+const MAX_STREAMS: u32 = 100;
 
 /// tonic answers a request over the receive limit with OUT_OF_RANGE; gRPC's
 /// other implementations (grpc-go, which Crossplane uses) and its status code
