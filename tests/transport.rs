@@ -478,3 +478,88 @@ async fn partial_bodies_cannot_exhaust_memory() {
     let (status, log, _) = terminate(server).await;
     assert_eq!(status.code(), Some(0), "log:\n{log}");
 }
+
+// ---------------------------------------------------------------------------
+// What is refused
+// ---------------------------------------------------------------------------
+
+/// A request whose content-type is not gRPC gets HTTP 415, as the gRPC
+/// specification asks; tonic alone decoded any body as protobuf.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_that_is_not_grpc_gets_415() {
+    let (addr, stop, task) = in_process(Limits::default()).await;
+    let send = h2_connect(addr).await;
+    for content_type in [Some("application/json"), Some("text/plain"), None] {
+        let mut ready = tokio::time::timeout(PATIENCE, send.clone().ready())
+            .await
+            .unwrap()
+            .unwrap();
+        let (response, mut body) = ready
+            .send_request(run_function_head(addr, content_type), false)
+            .unwrap();
+        // An empty protobuf message, framed as gRPC: valid but for its type.
+        body.send_data(Bytes::from_static(&[0, 0, 0, 0, 0]), true)
+            .unwrap();
+        let response = tokio::time::timeout(PATIENCE, response)
+            .await
+            .expect("an answer in time")
+            .expect("an HTTP response");
+        assert_eq!(response.status(), 415, "content-type {content_type:?}");
+    }
+    // The same with application/grpc is a gRPC call (answered with status 200).
+    let mut ready = send.clone().ready().await.unwrap();
+    let (response, mut body) = ready
+        .send_request(run_function_head(addr, Some("application/grpc")), false)
+        .unwrap();
+    body.send_data(Bytes::from_static(&[0, 0, 0, 0, 0]), true)
+        .unwrap();
+    let response = tokio::time::timeout(PATIENCE, response)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let _ = stop.send(());
+    tokio::time::timeout(PATIENCE, task)
+        .await
+        .expect("stops")
+        .unwrap()
+        .unwrap();
+}
+
+/// The metrics port offers GET and HEAD on /metrics; other methods get 405
+/// with an Allow header.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_answer_only_get_and_head() {
+    let server = ServerProcess::start(&["--insecure", "--metrics-address", "127.0.0.1:0"]);
+    let metrics = server.metrics.unwrap();
+    let ask = move |method: &'static str| {
+        tokio::task::spawn_blocking(move || {
+            http1(
+                metrics,
+                &format!(
+                    "{method} /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                ),
+            )
+        })
+    };
+    let get = ask("GET").await.unwrap();
+    assert!(get.starts_with("HTTP/1.1 200 OK"), "{get}");
+    let head = ask("HEAD").await.unwrap();
+    assert!(head.starts_with("HTTP/1.1 200 OK"), "{head}");
+    assert!(head.ends_with("\r\n\r\n"), "HEAD has no body: {head}");
+    for method in ["POST", "PUT", "DELETE", "PATCH", "OPTIONS"] {
+        let response = ask(method).await.unwrap();
+        assert!(
+            response.starts_with("HTTP/1.1 405 Method Not Allowed"),
+            "{method}: {response}"
+        );
+        assert!(
+            response
+                .to_ascii_lowercase()
+                .contains("\r\nallow: get, head\r\n"),
+            "{method}: {response}"
+        );
+    }
+    let (status, log, _) = terminate(server).await;
+    assert_eq!(status.code(), Some(0), "log:\n{log}");
+}

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use http_body_util::Full;
 use hyper::body::Bytes;
-use hyper::{Request, Response, server::conn::http1, service::service_fn};
+use hyper::{Method, Request, Response, server::conn::http1, service::service_fn};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::{counter::Counter, family::Family, histogram::Histogram};
@@ -143,14 +143,21 @@ pub async fn serve(listener: TcpListener, metrics: Metrics) {
             let service = service_fn(move |req: Request<hyper::body::Incoming>| {
                 let metrics = metrics.clone();
                 async move {
-                    let response = if req.uri().path() == "/metrics" {
-                        Response::builder()
-                            .header("content-type", "text/plain; version=0.0.4; charset=utf-8")
-                            .body(Full::new(Bytes::from(metrics.encode())))
-                    } else {
+                    let response = if req.uri().path() != "/metrics" {
                         Response::builder()
                             .status(404)
                             .body(Full::new(Bytes::from_static(b"see /metrics\n")))
+                    } else if !matches!(*req.method(), Method::GET | Method::HEAD) {
+                        // Only reading is offered; RFC 9110 asks 405 to list what is.
+                        Response::builder()
+                            .status(405)
+                            .header("allow", "GET, HEAD")
+                            .body(Full::new(Bytes::from_static(b"use GET\n")))
+                    } else {
+                        // hyper sends no body in answer to HEAD.
+                        Response::builder()
+                            .header("content-type", "text/plain; version=0.0.4; charset=utf-8")
+                            .body(Full::new(Bytes::from(metrics.encode())))
                     };
                     response.map_err(|e| e.to_string())
                 }

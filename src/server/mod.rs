@@ -5,6 +5,7 @@
 //! is stateless: scale it with more replicas and Crossplane balances calls.
 
 mod accept;
+mod content_type;
 mod metrics;
 mod request_memory;
 mod service;
@@ -274,6 +275,7 @@ pub async fn run_with_limits(
         .layer(tower::util::MapResponseLayer::new(
             oversized_is_resource_exhausted,
         ))
+        .layer(content_type::GrpcContentTypeLayer)
         .layer(request_memory::RequestMemoryLayer::new(request_memory))
         .add_service(health)
         .add_service(service)
