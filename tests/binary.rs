@@ -187,13 +187,34 @@ async fn metrics_endpoint_counts_calls() {
     assert_eq!(status, "HTTP/1.1 200 OK");
     let lines: Vec<&str> = body.lines().collect();
     for want in [
-        r#"function_inference_run_function_calls_total{kind="Spaceship"} 2"#,
-        r#"function_inference_run_function_calls_total{kind="Starbase"} 1"#,
-        r#"function_inference_run_function_results_total{kind="Spaceship",severity="fatal"} 2"#,
-        r#"function_inference_run_function_results_total{kind="Starbase",severity="fatal"} 1"#,
+        // Kinds the function does not compose share one label value.
+        r#"function_inference_run_function_calls_total{kind="other"} 3"#,
+        r#"function_inference_run_function_results_total{kind="other",severity="fatal"} 3"#,
     ] {
         assert!(lines.contains(&want), "missing {want:?} in:\n{body}");
     }
+    // Callers choose kinds: 500 distinct ones and one of 1 MiB leave the page
+    // as small as before, give or take longer counts (it grew by every kind
+    // sent: 2,000 kinds and one of 1 MiB made it 28 MB).
+    let before = body.len();
+    for i in 0..500 {
+        let mut xr = spaceship();
+        xr["kind"] = json!(format!("Kind{i}"));
+        c.run_function(request("many", xr)).await.unwrap();
+    }
+    let mut huge = spaceship();
+    huge["kind"] = json!("K".repeat(1024 * 1024));
+    c.run_function(request("huge", huge)).await.unwrap();
+    let (_, body) = tokio::task::spawn_blocking(move || http_get(metrics, "/metrics"))
+        .await
+        .unwrap();
+    assert!(
+        body.len() <= before + 1024,
+        "the page grew from {before} to {} bytes",
+        body.len()
+    );
+    assert!(body.contains(r#"function_inference_run_function_calls_total{kind="other"} 504"#));
+
     let (status, _) = tokio::task::spawn_blocking(move || http_get(metrics, "/other"))
         .await
         .unwrap();

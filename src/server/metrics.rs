@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use http_body_util::Full;
 use hyper::body::Bytes;
-use hyper::{Request, Response, server::conn::http1, service::service_fn};
+use hyper::{Method, Request, Response, server::conn::http1, service::service_fn};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::{counter::Counter, family::Family, histogram::Histogram};
@@ -85,7 +85,7 @@ impl Metrics {
     /// Records one call.
     pub fn record(&self, call: &Call, elapsed: Duration) {
         let kind = KindLabels {
-            kind: call.subject.kind.to_string(),
+            kind: kind_label(&call.subject.kind).into(),
         };
         self.inner.calls.get_or_create(&kind).inc();
         self.inner
@@ -102,7 +102,7 @@ impl Metrics {
             self.inner
                 .results
                 .get_or_create(&ResultLabels {
-                    kind: call.subject.kind.to_string(),
+                    kind: kind.kind.clone(),
                     severity: severity.into(),
                 })
                 .inc();
@@ -118,25 +118,46 @@ impl Metrics {
     }
 }
 
+/// The `kind` label for an XR kind. Callers choose the kind, so it is kept
+/// only when the function composes it: every other kind shares one series,
+/// which keeps the number of series, and the page, bounded whatever callers send.
+fn kind_label(kind: &str) -> &'static str {
+    match crate::compose::KINDS.iter().find(|k| **k == kind) {
+        Some(known) => known,
+        // A call refused before its XR was read.
+        None if kind.is_empty() => "",
+        None => OTHER_KIND,
+    }
+}
+
+/// The `kind` label of calls whose XR kind the function does not compose.
+pub const OTHER_KIND: &str = "other";
+
 /// Serves `/metrics` over HTTP/1.1 until the process exits.
 pub async fn serve(listener: TcpListener, metrics: Metrics) {
+    let mut backoff = super::accept::Backoff::default();
     loop {
-        let Ok((stream, _)) = listener.accept().await else {
-            continue;
-        };
+        let stream = super::accept::accept(&listener, &mut backoff, "metrics").await;
         let metrics = metrics.clone();
         tokio::spawn(async move {
             let service = service_fn(move |req: Request<hyper::body::Incoming>| {
                 let metrics = metrics.clone();
                 async move {
-                    let response = if req.uri().path() == "/metrics" {
-                        Response::builder()
-                            .header("content-type", "text/plain; version=0.0.4; charset=utf-8")
-                            .body(Full::new(Bytes::from(metrics.encode())))
-                    } else {
+                    let response = if req.uri().path() != "/metrics" {
                         Response::builder()
                             .status(404)
                             .body(Full::new(Bytes::from_static(b"see /metrics\n")))
+                    } else if !matches!(*req.method(), Method::GET | Method::HEAD) {
+                        // Only reading is offered; RFC 9110 asks 405 to list what is.
+                        Response::builder()
+                            .status(405)
+                            .header("allow", "GET, HEAD")
+                            .body(Full::new(Bytes::from_static(b"use GET\n")))
+                    } else {
+                        // hyper sends no body in answer to HEAD.
+                        Response::builder()
+                            .header("content-type", "text/plain; version=0.0.4; charset=utf-8")
+                            .body(Full::new(Bytes::from(metrics.encode())))
                     };
                     response.map_err(|e| e.to_string())
                 }
@@ -147,5 +168,59 @@ pub async fn serve(listener: TcpListener, metrics: Metrics) {
                 .serve_connection(TokioIo::new(stream), service)
                 .await;
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::function::Subject;
+    use crate::proto::wire;
+
+    fn call(kind: &str) -> Call {
+        Call {
+            subject: Subject {
+                kind: kind.into(),
+                ..Default::default()
+            },
+            response: wire::RunFunctionResponse {
+                results: vec![wire::Result {
+                    severity: Severity::Fatal as i32,
+                    ..Default::default()
+                }],
+                ..Default::default()
+            },
+        }
+    }
+
+    #[test]
+    fn kind_labels_come_from_a_bounded_set() {
+        let metrics = Metrics::new();
+        for kind in ["LLMInference", "Model", "AgentPool", ""] {
+            metrics.record(&call(kind), Duration::from_millis(1));
+        }
+        let small = metrics.encode().len();
+        // Callers choose kinds: 2,000 distinct ones and one of 1 MiB.
+        for i in 0..2_000 {
+            metrics.record(&call(&format!("Kind{i}")), Duration::from_millis(1));
+        }
+        metrics.record(&call(&"K".repeat(1024 * 1024)), Duration::from_millis(1));
+        let text = metrics.encode();
+        for want in [
+            r#"function_inference_run_function_calls_total{kind="LLMInference"} 1"#,
+            r#"function_inference_run_function_calls_total{kind="Model"} 1"#,
+            r#"function_inference_run_function_calls_total{kind="AgentPool"} 1"#,
+            r#"function_inference_run_function_calls_total{kind=""} 1"#,
+            r#"function_inference_run_function_calls_total{kind="other"} 2001"#,
+            r#"function_inference_run_function_results_total{kind="other",severity="fatal"} 2001"#,
+        ] {
+            assert!(
+                text.lines().any(|l| l == want),
+                "missing {want:?} in:\n{text}"
+            );
+        }
+        assert!(!text.contains("Kind1"), "an unknown kind became a label");
+        // One more series per metric (other), nothing per caller's kind.
+        assert!(text.len() < 2 * small, "{} bytes, was {small}", text.len());
     }
 }

@@ -4,7 +4,10 @@
 //! `--tls-certs-dir`/`TLS_SERVER_CERTS_DIR`, `--debug`, port 9443). The server
 //! is stateless: scale it with more replicas and Crossplane balances calls.
 
+mod accept;
+mod content_type;
 mod metrics;
+mod request_memory;
 mod service;
 pub mod tls;
 mod write_batching;
@@ -20,7 +23,6 @@ use tokio::net::TcpListener;
 use tonic::codegen::http;
 use tonic::codegen::tokio_stream::StreamExt;
 use tonic::transport::Server;
-use tonic::transport::server::TcpIncoming;
 
 use crate::proto::wire::function_runner_service_server::FunctionRunnerServiceServer;
 pub use metrics::Metrics;
@@ -48,6 +50,17 @@ pub struct ServeArgs {
     /// Largest request accepted, in MiB (gRPC's default is 4; a reconcile carries every observed resource).
     #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=2048))]
     pub max_recv_message_size: u32,
+    /// Request bytes the server holds at once while receiving, in MiB, over
+    /// all connections (at least --max-recv-message-size); requests beyond it get RESOURCE_EXHAUSTED.
+    #[arg(long, default_value_t = Limits::default().request_memory_mib, value_parser = clap::value_parser!(u32).range(1..=65536))]
+    pub request_memory_mib: u32,
+    /// Seconds to let calls in flight finish after SIGTERM before closing
+    /// every connection (Kubernetes kills the pod 30 s after SIGTERM by default).
+    #[arg(long, default_value_t = Limits::default().drain.as_secs(), value_parser = clap::value_parser!(u64).range(0..=3600))]
+    pub drain_seconds: u64,
+    /// Most gRPC connections open at once; more wait in the listen queue.
+    #[arg(long, default_value_t = Limits::default().max_connections, value_parser = clap::value_parser!(u32).range(1..=65536))]
+    pub max_connections: u32,
     /// Address for Prometheus metrics at /metrics; empty disables them.
     #[arg(long, default_value = ":8080")]
     pub metrics_address: String,
@@ -133,14 +146,47 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let handler =
         Handler::new(runner, metrics).with_memo_bytes(args.memo_mib as usize * 1024 * 1024);
     tracing::info!(address = %listener.local_addr()?, tls = tls.is_some(), "serving FunctionRunnerService");
-    run(
-        listener,
-        handler,
-        tls,
-        args.max_recv_message_size,
-        shutdown_signal(),
-    )
-    .await
+    let limits = Limits {
+        max_recv_mib: args.max_recv_message_size,
+        max_connections: args.max_connections,
+        drain: Duration::from_secs(args.drain_seconds),
+        request_memory_mib: args.request_memory_mib,
+        ..Limits::default()
+    };
+    run_with_limits(listener, handler, tls, limits, shutdown_signal()).await
+}
+
+/// What the server lets clients hold; see docs/limits.md.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// Largest request, in MiB.
+    pub max_recv_mib: u32,
+    /// Most connections open at once.
+    pub max_connections: u32,
+    /// Request bytes held at once while receiving, over all connections, in
+    /// MiB; never less than `max_recv_mib`.
+    pub request_memory_mib: u32,
+    /// How long calls in flight may take to finish after the shutdown signal.
+    pub drain: Duration,
+    /// How long a plaintext client may take to send the HTTP/2 preface.
+    pub preface_timeout: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_recv_mib: 32,
+            // Crossplane keeps one connection per function; probes add short ones.
+            max_connections: 256,
+            // Two requests of the largest size at once, within a 256 MiB pod
+            // limit that must also hold what they decode to.
+            request_memory_mib: 64,
+            // Well within Kubernetes' default grace period of 30 s; calls take milliseconds.
+            drain: Duration::from_secs(10),
+            // As long as a TLS handshake may take.
+            preface_timeout: tls::HANDSHAKE_TIMEOUT,
+        }
+    }
 }
 
 /// Serves `handler` on `listener` until `shutdown` completes. Exposed so tests
@@ -152,9 +198,29 @@ pub async fn run(
     max_recv_mib: u32,
     shutdown: impl Future<Output = ()> + Send,
 ) -> anyhow::Result<()> {
-    let max_bytes = usize::try_from(max_recv_mib)
-        .unwrap_or(usize::MAX)
-        .saturating_mul(1024 * 1024);
+    let limits = Limits {
+        max_recv_mib,
+        ..Limits::default()
+    };
+    run_with_limits(listener, handler, tls, limits, shutdown).await
+}
+
+/// [`run`] with every limit given.
+pub async fn run_with_limits(
+    listener: TcpListener,
+    handler: Handler,
+    tls: Option<tonic::transport::ServerTlsConfig>,
+    limits: Limits,
+    shutdown: impl Future<Output = ()> + Send,
+) -> anyhow::Result<()> {
+    let mib = |n: u32| {
+        usize::try_from(n)
+            .unwrap_or(usize::MAX)
+            .saturating_mul(1024 * 1024)
+    };
+    let max_bytes = mib(limits.max_recv_mib);
+    // A budget below one message would refuse the largest requests always.
+    let request_memory = mib(limits.request_memory_mib).max(max_bytes);
     let (health_reporter, health) = tonic_health::server::health_reporter();
     health_reporter
         .set_serving::<FunctionRunnerServiceServer<Handler>>()
@@ -163,39 +229,86 @@ pub async fn run(
         .max_decoding_message_size(max_bytes)
         .max_encoding_message_size(max_bytes);
 
+    // Once the shutdown signal comes, health says NOT_SERVING (seen by
+    // Watch streams and by calls on connections still open), then tonic sends
+    // GOAWAY and waits for calls in flight.
+    let (draining_tx, draining) = tokio::sync::oneshot::channel::<()>();
+    let signal = {
+        let health_reporter = health_reporter.clone();
+        async move {
+            shutdown.await;
+            health_reporter
+                .set_not_serving::<FunctionRunnerServiceServer<Handler>>()
+                .await;
+            health_reporter
+                .set_service_status("", tonic_health::ServingStatus::NotServing)
+                .await;
+            let _ = draining_tx.send(());
+        }
+    };
     let mut builder = Server::builder()
         // Crossplane gives a whole reconcile two minutes; no call should outlive that.
         // The limit covers receiving the request too, so a client that stalls
         // mid-request holds its stream (and one concurrency slot) no longer.
         .timeout(Duration::from_secs(120))
         // Crossplane multiplexes calls over one connection; bound what one client can queue.
-        .concurrency_limit_per_connection(256)
-        .max_concurrent_streams(256)
+        .concurrency_limit_per_connection(MAX_STREAMS as usize)
+        .max_concurrent_streams(MAX_STREAMS)
+        // What HTTP/2 buffers for a connection before the service reads it:
+        // 1 MiB per stream and 4 MiB per connection of unread data (hyper's
+        // defaults are 1 MiB each; 4 MiB keeps large requests flowing on
+        // several streams), frames of 16 KiB (the protocol's minimum and
+        // default), and 64 KiB of headers (hyper allows 16 MiB; gRPC
+        // metadata is a few hundred bytes).
+        .initial_stream_window_size(1024 * 1024)
+        .initial_connection_window_size(4 * 1024 * 1024)
+        .max_frame_size(16 * 1024)
+        .http2_max_header_list_size(64 * 1024)
         // Find dead peers (a stalled client holds nothing for long).
         .http2_keepalive_interval(Some(Duration::from_secs(30)))
         .http2_keepalive_timeout(Some(Duration::from_secs(10)))
         .tcp_nodelay(true);
+    // TLS has its handshake timeout; plaintext gets the same for the preface.
+    let preface_timeout = tls.is_none().then_some(limits.preface_timeout);
     if let Some(tls) = tls {
         builder = builder
             .tls_config(tls)
             .context("invalid TLS configuration")?;
     }
-    let incoming = TcpIncoming::from(listener)
-        .with_nodelay(Some(true))
-        .with_keepalive(Some(Duration::from_secs(60)))
+    let incoming = accept::incoming(listener, limits.max_connections as usize, preface_timeout)
         .map(|accepted| accepted.map(BatchedWrites::new));
-    builder
+    let serving = builder
         .layer(tower::util::MapResponseLayer::new(
             oversized_is_resource_exhausted,
         ))
+        .layer(content_type::GrpcContentTypeLayer)
+        .layer(request_memory::RequestMemoryLayer::new(request_memory))
         .add_service(health)
         .add_service(service)
-        .serve_with_incoming_shutdown(incoming, shutdown)
-        .await
-        .context("gRPC server failed")?;
+        .serve_with_incoming_shutdown(incoming, signal);
+    // tonic waits for every connection to close, which a client may never
+    // do (a stream left open, GOAWAY ignored). The drain bounds that wait;
+    // returning drops the connections still open (the binary then exits).
+    let drained = async {
+        if draining.await.is_ok() {
+            tokio::time::sleep(limits.drain).await;
+        } else {
+            std::future::pending::<()>().await;
+        }
+    };
+    tokio::select! {
+        served = serving => served.context("gRPC server failed")?,
+        () = drained => tracing::warn!(
+            drain_seconds = limits.drain.as_secs_f64(),
+            "connections still open after the drain time; closing them"
+        ),
+    }
     tracing::info!("stopped serving");
     Ok(())
 }
+
+/// Most calls in flight on one connection (RFC 9113 recommends at least 100).
+const MAX_STREAMS: u32 = 100;
 
 /// tonic answers a request over the receive limit with OUT_OF_RANGE; gRPC's
 /// other implementations (grpc-go, which Crossplane uses) and its status code

@@ -1,0 +1,141 @@
+//! A server-wide budget for the request bytes held at once.
+//!
+//! tonic reads a request body as it arrives and keeps it until the whole
+//! message is there, so HTTP/2 flow control does not bound what a client
+//! can make the server hold: every stream of every connection may hold up to
+//! the receive limit (`--max-recv-message-size`) of a message it never
+//! finishes. Each body here takes its bytes from one budget as they arrive
+//! and gives them back when it is dropped (answered, reset, timed out or its
+//! connection closed); a body that would exceed the budget is refused with
+//! RESOURCE_EXHAUSTED, which Crossplane retries, instead of being buffered.
+
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, ready};
+
+use hyper::body::{Body as HttpBody, Frame, SizeHint};
+use tokio::sync::Semaphore;
+use tonic::Status;
+use tonic::body::Body;
+use tonic::codegen::http::Request;
+
+/// The layer; see the module documentation.
+#[derive(Clone, Debug)]
+pub struct RequestMemoryLayer {
+    budget: Arc<Semaphore>,
+    bytes: usize,
+}
+
+impl RequestMemoryLayer {
+    /// A budget of `bytes` shared by every connection.
+    pub fn new(bytes: usize) -> Self {
+        let bytes = bytes.min(Semaphore::MAX_PERMITS);
+        Self {
+            budget: Arc::new(Semaphore::new(bytes)),
+            bytes,
+        }
+    }
+}
+
+impl<S> tower::Layer<S> for RequestMemoryLayer {
+    type Service = RequestMemory<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        RequestMemory {
+            inner,
+            layer: self.clone(),
+        }
+    }
+}
+
+/// The service the layer makes: the inner service with budgeted bodies.
+#[derive(Clone, Debug)]
+pub struct RequestMemory<S> {
+    inner: S,
+    layer: RequestMemoryLayer,
+}
+
+impl<S> tower::Service<Request<Body>> for RequestMemory<S>
+where
+    S: tower::Service<Request<Body>>,
+{
+    type Response = S::Response;
+    type Error = S::Error;
+    type Future = S::Future;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request<Body>) -> Self::Future {
+        let layer = &self.layer;
+        self.inner.call(request.map(|body| {
+            Body::new(Budgeted {
+                inner: body,
+                budget: layer.budget.clone(),
+                total: layer.bytes,
+                held: 0,
+            })
+        }))
+    }
+}
+
+/// A request body whose bytes are counted against the budget.
+struct Budgeted {
+    inner: Body,
+    budget: Arc<Semaphore>,
+    total: usize,
+    held: usize,
+}
+
+impl HttpBody for Budgeted {
+    type Data = hyper::body::Bytes;
+    type Error = Status;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
+        let frame = ready!(Pin::new(&mut self.inner).poll_frame(cx));
+        if let Some(Ok(frame)) = &frame
+            && let Some(data) = frame.data_ref()
+            && !data.is_empty()
+        {
+            let n = data.len();
+            let taken = match u32::try_from(n).map(|n| self.budget.try_acquire_many(n)) {
+                Ok(Ok(permit)) => {
+                    // Given back in bulk on drop.
+                    permit.forget();
+                    true
+                }
+                _ => false,
+            };
+            if !taken {
+                tracing::warn!(
+                    budget_bytes = self.total,
+                    "request refused: the requests being received hold the whole request memory budget"
+                );
+                return Poll::Ready(Some(Err(Status::resource_exhausted(format!(
+                    "the server is receiving {} MiB of requests, its limit; retry later",
+                    self.total / (1024 * 1024)
+                )))));
+            }
+            self.held += n;
+        }
+        Poll::Ready(frame)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+impl Drop for Budgeted {
+    fn drop(&mut self) {
+        self.budget.add_permits(self.held);
+    }
+}
