@@ -140,6 +140,12 @@ pub fn respond_with(
         );
         return refuse(rsp, "UnknownKind", message);
     };
+    // Every composed name and label derives from these: the API server
+    // admits no other, and a huge one would build a response larger than
+    // gRPC carries (ending as OUT_OF_RANGE instead of a result that says why).
+    if let Err(message) = check_identity(&composite) {
+        return refuse(rsp, "InvalidName", message);
+    }
     let request = ComposeRequest {
         xr: &composite,
         observed: Observed::new(observed_resources),
@@ -174,6 +180,12 @@ pub fn respond_with(
             refuse(rsp, "InternalError", message)
         }
     }
+}
+
+/// The XR's name and namespace, checked as the API server checks them.
+fn check_identity(xr: &Composite) -> Result<(), String> {
+    compose::validate::dns_subdomain("metadata.name", &xr.name, "qwen-7b")?;
+    compose::validate::dns_label("metadata.namespace", &xr.namespace, "team-a")
 }
 
 /// What identifies a call's composer inputs besides the observed resources

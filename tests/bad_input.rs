@@ -1125,3 +1125,100 @@ fn malformed_agent_pools_are_refused_and_name_the_field_and_what_is_valid() {
         ],
     );
 }
+
+#[test]
+fn xr_names_the_api_server_would_refuse_are_fatal_before_composing() {
+    let subdomain = "use a DNS name: at most 253 characters of lower-case letters, digits, '-' and '.', \
+                     starting and ending with a letter or digit (for example qwen-7b)";
+    let huge = "a".repeat(9 << 20);
+    let cases = [
+        (
+            "9 MiB name",
+            huge.as_str(),
+            format!(
+                "metadata.name is \"{}\"... (9437184 characters); {subdomain}",
+                "a".repeat(64)
+            ),
+        ),
+        (
+            "254 characters",
+            &huge[..254],
+            format!(
+                "metadata.name is \"{}\"... (254 characters); {subdomain}",
+                "a".repeat(64)
+            ),
+        ),
+        (
+            "upper case and underscore",
+            "Bad_Name",
+            format!("metadata.name is \"Bad_Name\"; {subdomain}"),
+        ),
+        ("empty", "", format!("metadata.name is \"\"; {subdomain}")),
+    ];
+    for kind_example in [
+        None,
+        Some("examples/configuration/agents/model.yaml"),
+        Some("examples/configuration/agents/agentpool.yaml"),
+    ] {
+        for (name, value, message) in &cases {
+            let mut x = match kind_example {
+                None => xr(json!({"model": MODEL})),
+                Some(path) => example(path),
+            };
+            x["metadata"]["name"] = json!(value);
+            let mut req = request("bad", x);
+            req.desired = Some(earlier_desired());
+            let rsp = call(&req);
+            assert_eq!(
+                rsp,
+                full::RunFunctionResponse {
+                    meta: meta("bad", 60),
+                    desired: Some(earlier_desired()),
+                    results: vec![fatal("InvalidName", message)],
+                    ..Default::default()
+                },
+                "{kind_example:?}: {name}"
+            );
+        }
+    }
+    // A namespace is a DNS label.
+    let mut req = request("bad", xr(json!({"model": MODEL})));
+    req.observed.as_mut().unwrap().composite = Some(resource(json!({
+        "apiVersion": "infer.dev/v1alpha1", "kind": "LLMInference",
+        "metadata": {"name": "ok", "namespace": "team.a"}, "spec": {"model": MODEL},
+    })));
+    assert_eq!(
+        call(&req).results,
+        vec![fatal(
+            "InvalidName",
+            "metadata.namespace is \"team.a\"; use at most 63 lower-case letters, digits and '-', starting and \
+             ending with a letter or digit (for example team-a)"
+        )]
+    );
+    // The longest valid name composes (names.rs shortens what derives from it).
+    let longest = format!("{0}.{0}.{0}.{1}", &huge[..63], &huge[..61]);
+    assert_eq!(longest.len(), 253);
+    let rsp = call(&request("ok", xr(json!({"model": MODEL}))).tap_name(&longest));
+    assert!(
+        rsp.results
+            .iter()
+            .all(|r| r.severity != full::Severity::Fatal as i32),
+        "{:?}",
+        rsp.results
+    );
+}
+
+trait TapName {
+    fn tap_name(self, name: &str) -> Self;
+}
+
+impl TapName for full::RunFunctionRequest {
+    fn tap_name(mut self, name: &str) -> Self {
+        let composite = self.observed.as_mut().unwrap().composite.as_mut().unwrap();
+        let mut object =
+            function_inference::convert::struct_to_json(composite.resource.as_ref().unwrap());
+        object["metadata"]["name"] = json!(name);
+        composite.resource = Some(function_inference::convert::json_to_struct(&object));
+        self
+    }
+}
