@@ -241,7 +241,7 @@ fn read_input(input: Option<&RawStruct>) -> Result<Settings, String> {
             .map(|s| struct_to_json(&s))
             .map_err(|e| format!("cannot decode the step input: {e}"))?,
     };
-    let parsed: Input = crate::de::from_value(Value::Object(object), "input")
+    let parsed: Input = crate::de::from_object(Value::Object(object), "input")
         .map_err(|e| format!("cannot read the step input: {e}"))?;
     parsed
         .settings()

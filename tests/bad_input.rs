@@ -52,7 +52,31 @@ fn malformed_llm_inference_specs_are_fatal_and_name_the_field_and_what_is_valid(
             "spec not an object",
             json!("qwen"),
             "InvalidSpec",
-            "spec: the string \"qwen\" is not an object",
+            "spec must be an object; it is the string \"qwen\"",
+        ),
+        case(
+            "spec a list that serde would read by position",
+            json!([MODEL]),
+            "InvalidSpec",
+            "spec must be an object; it is a list",
+        ),
+        case(
+            "spec null",
+            Value::Null,
+            "InvalidSpec",
+            "spec must be an object; it is null",
+        ),
+        case(
+            "modelRef a list that serde would read by position",
+            json!({"modelRef": ["llama"]}),
+            "InvalidSpec",
+            "spec.modelRef must be an object; it is a list",
+        ),
+        case(
+            "image a list that serde would read by position",
+            json!({"model": MODEL, "image": ["docker.io", "vllm/vllm-openai:v0.8.0"]}),
+            "InvalidSpec",
+            "spec.image must be an object; it is a list",
         ),
         case(
             "model a number",
@@ -737,7 +761,16 @@ fn malformed_models_are_fatal_and_name_the_field_and_what_is_valid() {
                 "spec list",
                 "spec",
                 json!([]),
-                fatal("InvalidSpec", "spec: a list is not an object"),
+                fatal("InvalidSpec", "spec must be an object; it is a list"),
+            ),
+            (
+                "shardSpec a list that serde would read by position",
+                "spec.shardSpec",
+                json!([2, "tensor-parallel"]),
+                fatal(
+                    "InvalidSpec",
+                    "spec.shardSpec must be an object; it is a list",
+                ),
             ),
         ],
     );
@@ -1105,6 +1138,21 @@ fn malformed_agent_pools_are_refused_and_name_the_field_and_what_is_valid() {
                 fatal(
                     "InvalidSpec",
                     "spec.ingressHost is \"Not A Host\"; use a DNS name: at most 253 characters of lower-case letters, digits, '-' and '.', starting and ending with a letter or digit (for example agents.example.com)",
+                ),
+            ),
+            (
+                "env entry a list that serde would read by position",
+                "spec.env",
+                json!([["A", "B"]]),
+                fatal("InvalidSpec", "spec.env[0] must be an object; it is a list"),
+            ),
+            (
+                "modelRef a list that serde would read by position",
+                "spec.agentClass.modelRef",
+                json!(["llama-3-1-8b"]),
+                fatal(
+                    "InvalidSpec",
+                    "spec.agentClass.modelRef must be an object; it is a list",
                 ),
             ),
             (

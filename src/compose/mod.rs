@@ -45,13 +45,13 @@ impl Composite {
     }
 
     /// The spec read as `T`; an error names the failing field path under `spec`.
-    pub fn spec<T: DeserializeOwned>(&self) -> Result<T, String> {
+    pub fn spec<T: DeserializeOwned + schemars::JsonSchema + 'static>(&self) -> Result<T, String> {
         let spec = self
             .object
             .get("spec")
             .cloned()
             .unwrap_or_else(|| Value::Object(Map::new()));
-        crate::de::from_value(spec, "spec")
+        crate::de::from_object(spec, "spec")
     }
 
     /// A value from the observed status, for transition checks.

@@ -105,7 +105,7 @@ fn read_spec(object: &Map<String, Value>) -> Result<ModelSpec, String> {
         .get("spec")
         .cloned()
         .unwrap_or_else(|| Value::Object(Map::new()));
-    crate::de::from_value(spec, "spec")
+    crate::de::from_object(spec, "spec")
 }
 
 /// The composition of a composer that waits for its Model: the
