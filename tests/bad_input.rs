@@ -764,6 +764,16 @@ fn malformed_models_are_fatal_and_name_the_field_and_what_is_valid() {
                 fatal("InvalidSpec", "spec must be an object; it is a list"),
             ),
             (
+                "cachePolicy too large for a ConfigMap",
+                "spec.cachePolicy",
+                json!({"priority": "high", "preloadNodes": ["n".repeat(1 << 20)]}),
+                fatal(
+                    "ConfigTooLarge",
+                    "spec.cachePolicy (about 1048615 bytes) makes the model card ConfigMap 1056306 bytes, more than \
+                     the 1048576 bytes a ConfigMap holds; shorten it",
+                ),
+            ),
+            (
                 "shardSpec a list that serde would read by position",
                 "spec.shardSpec",
                 json!([2, "tensor-parallel"]),
@@ -1138,6 +1148,19 @@ fn malformed_agent_pools_are_refused_and_name_the_field_and_what_is_valid() {
                 fatal(
                     "InvalidSpec",
                     "spec.ingressHost is \"Not A Host\"; use a DNS name: at most 253 characters of lower-case letters, digits, '-' and '.', starting and ending with a letter or digit (for example agents.example.com)",
+                ),
+            ),
+            (
+                "guardrails too large for a ConfigMap",
+                "spec.agentClass.guardrails",
+                json!([
+                    {"type": "content-filter", "action": "block", "config": {"blocklist": "x".repeat(700 << 10)}},
+                    {"type": "pii-detection", "action": "redact", "config": {"patterns": "y".repeat(400 << 10)}},
+                ]),
+                fatal(
+                    "ConfigTooLarge",
+                    "spec.agentClass.guardrails (about 1126538 bytes) makes the agent ConfigMap 1127920 bytes, more \
+                     than the 1048576 bytes a ConfigMap holds; shorten it",
                 ),
             ),
             (

@@ -340,6 +340,7 @@ fn compose_pool(
         spec.session_affinity.as_ref(),
     );
     let config = agent_config_map(&config_name, &namespace, labels.clone(), &document);
+    check_config_size(&document, &config)?;
     let ready = req.observed.readiness(AGENT_CONFIG);
     out.resources.insert(
         AGENT_CONFIG.into(),
@@ -681,6 +682,37 @@ fn size(
         return Ok(plan);
     }
     Ok(plan)
+}
+
+/// Refuses an agent configuration larger than a ConfigMap holds, naming
+/// the spec fields that made it large.
+fn check_config_size(
+    document: &serde_json::Value,
+    config: &serde_json::Value,
+) -> Result<(), Refusal> {
+    let data: BTreeMap<String, String> = config
+        .get("data")
+        .cloned()
+        .and_then(|d| serde_json::from_value(d).ok())
+        .unwrap_or_default();
+    let field = |key: &str| match key {
+        "systemPrompt" => "spec.agentClass.systemPrompt",
+        "tools" => "spec.agentClass.toolPermissions",
+        "guardrails" => "spec.agentClass.guardrails",
+        "slo" => "spec.agentClass.slo",
+        "memory" => "spec.agentClass.memoryConfig",
+        "session" => "spec.sessionAffinity",
+        "model" => "spec.agentClass.modelRef",
+        _ => "spec.agentClass",
+    };
+    let parts: Vec<(String, usize)> = document
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(k, v)| (field(k).to_string(), v.to_string().len()))
+        .collect();
+    super::config_map::check_size("the agent ConfigMap", &data, &parts)
+        .map_err(|m| Refusal::new("ConfigTooLarge", m))
 }
 
 /// Sequences grow from the prompt to the full context: on average half.

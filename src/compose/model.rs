@@ -150,13 +150,12 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
     };
 
     let mut out = Composition::default();
+    let card = card(&xr.name, &spec, &facts);
     let data = BTreeMap::from([
-        (
-            "model.json".to_string(),
-            pretty(&card(&xr.name, &spec, &facts)),
-        ),
+        ("model.json".to_string(), pretty(&card)),
         ("plans.json".to_string(), pretty(&status.plans)),
     ]);
+    check_card_size(&card, &data)?;
     let manifest = config_map(
         &card_name,
         &xr.namespace,
@@ -230,6 +229,27 @@ fn card<'a>(name: &'a str, spec: &'a ModelSpec, facts: &'a ModelFacts) -> Card<'
             .as_ref()
             .and_then(|c| serde_json::to_value(c).ok()),
     }
+}
+
+/// Refuses a model card larger than a ConfigMap holds, naming the spec
+/// fields that made it large.
+fn check_card_size(card: &Card, data: &BTreeMap<String, String>) -> Result<(), Refusal> {
+    let parts: Vec<(String, usize)> = serde_json::to_value(card)
+        .ok()
+        .and_then(|v| v.as_object().cloned())
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(k, v)| {
+            let field = match k.as_str() {
+                "name" => "metadata.name".to_string(),
+                "modelId" => "spec.weightsURI".to_string(),
+                other => format!("spec.{other}"),
+            };
+            (field, v.to_string().len())
+        })
+        .collect();
+    super::config_map::check_size("the model card ConfigMap", data, &parts)
+        .map_err(|m| Refusal::new("ConfigTooLarge", m))
 }
 
 /// Fields serde accepts as any string, checked so that errors name them and
