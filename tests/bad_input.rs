@@ -604,7 +604,7 @@ fn malformed_models_are_fatal_and_name_the_field_and_what_is_valid() {
                 json!(format!("hf://{long}")),
                 fatal(
                     "InvalidSpec",
-                    "spec.weightsURI is 5005 characters long; use at most 2048 (for example hf://meta-llama/Llama-3.1-8B-Instruct)",
+                    "spec.weightsURI is 5005 characters long; use at most 1024 (for example hf://meta-llama/Llama-3.1-8B-Instruct)",
                 ),
             ),
             (
@@ -771,6 +771,15 @@ fn malformed_models_are_fatal_and_name_the_field_and_what_is_valid() {
                     "ConfigTooLarge",
                     "spec.cachePolicy (about 1048615 bytes) makes the model card ConfigMap 1056306 bytes, more than \
                      the 1048576 bytes a ConfigMap holds; shorten it",
+                ),
+            ),
+            (
+                "weightsURI over the schema's 1024 characters",
+                "spec.weightsURI",
+                json!(format!("hf://org/{}", "w".repeat(1100))),
+                fatal(
+                    "InvalidSpec",
+                    "spec.weightsURI is 1109 characters long; use at most 1024 (for example hf://meta-llama/Llama-3.1-8B-Instruct)",
                 ),
             ),
             (
@@ -1164,6 +1173,105 @@ fn malformed_agent_pools_are_refused_and_name_the_field_and_what_is_valid() {
                 ),
             ),
             (
+                "tool maxConcurrency zero",
+                "spec.agentClass.toolPermissions",
+                json!([{"name": "code-search", "maxConcurrency": 0}]),
+                fatal(
+                    "InvalidSpec",
+                    "spec.agentClass.toolPermissions[0].maxConcurrency is 0; use at least 1",
+                ),
+            ),
+            (
+                "guardrail threshold above 1",
+                "spec.agentClass.guardrails",
+                json!([{"type": "pii-detection", "action": "redact", "threshold": 1.5}]),
+                fatal(
+                    "InvalidSpec",
+                    "spec.agentClass.guardrails[0].threshold is 1.5; use 0 to 1",
+                ),
+            ),
+            (
+                "slo tokensPerSecond zero",
+                "spec.agentClass.slo.tokensPerSecond",
+                json!(0),
+                fatal(
+                    "InvalidSpec",
+                    "spec.agentClass.slo.tokensPerSecond is 0; use at least 1",
+                ),
+            ),
+            (
+                "slo maxCostPerRequest negative",
+                "spec.agentClass.slo.maxCostPerRequest",
+                json!(-0.5),
+                fatal(
+                    "InvalidSpec",
+                    "spec.agentClass.slo.maxCostPerRequest is -0.5; use at least 0",
+                ),
+            ),
+            (
+                "slo availabilityPercent above 100",
+                "spec.agentClass.slo.availabilityPercent",
+                json!(101),
+                fatal(
+                    "InvalidSpec",
+                    "spec.agentClass.slo.availabilityPercent is 101; use 0 to 100",
+                ),
+            ),
+            (
+                "memory maxSize zero",
+                "spec.agentClass.memoryConfig.maxSize",
+                json!(0),
+                fatal(
+                    "InvalidSpec",
+                    "spec.agentClass.memoryConfig.maxSize is 0; use at least 1",
+                ),
+            ),
+            (
+                "scaleUp periodSeconds zero",
+                "spec.autoscaling.behavior.scaleUp.periodSeconds",
+                json!(0),
+                fatal(
+                    "InvalidSpec",
+                    "spec.autoscaling.behavior.scaleUp.periodSeconds is 0; use 1 to 1800",
+                ),
+            ),
+            (
+                "scaleDown maxChangePercent above 1000",
+                "spec.autoscaling.behavior.scaleDown.maxChangePercent",
+                json!(2000),
+                fatal(
+                    "InvalidSpec",
+                    "spec.autoscaling.behavior.scaleDown.maxChangePercent is 2000; use 1 to 1000",
+                ),
+            ),
+            (
+                "scaleDown maxChangeAbsolute zero",
+                "spec.autoscaling.behavior.scaleDown.maxChangeAbsolute",
+                json!(0),
+                fatal(
+                    "InvalidSpec",
+                    "spec.autoscaling.behavior.scaleDown.maxChangeAbsolute is 0; use 1 to 1000",
+                ),
+            ),
+            (
+                "systemPrompt 2 MiB",
+                "spec.agentClass.systemPrompt",
+                json!("p".repeat(2 << 20)),
+                fatal(
+                    "InvalidSpec",
+                    "spec.agentClass.systemPrompt is 2097152 characters long; use at most 65536",
+                ),
+            ),
+            (
+                "tool name over 128",
+                "spec.agentClass.toolPermissions",
+                json!([{"name": "t".repeat(129)}]),
+                fatal(
+                    "InvalidSpec",
+                    "spec.agentClass.toolPermissions[0].name is 129 characters long; use at most 128 (for example code-search)",
+                ),
+            ),
+            (
                 "env entry a list that serde would read by position",
                 "spec.env",
                 json!([["A", "B"]]),
@@ -1291,5 +1399,35 @@ impl TapName for full::RunFunctionRequest {
         object["metadata"]["name"] = json!(name);
         composite.resource = Some(function_inference::convert::json_to_struct(&object));
         self
+    }
+}
+
+#[test]
+fn an_agent_pool_waiting_for_its_model_still_checks_its_numbers() {
+    for (field, value, message) in [
+        (
+            "spec.gpuRequirements.count",
+            json!(0),
+            "spec.gpuRequirements.count is 0; use 1 to 64, or omit it to derive the count",
+        ),
+        (
+            "spec.agentClass.maxContextLength",
+            json!(100),
+            "spec.agentClass.maxContextLength is 100; use 256 to 10485760 tokens",
+        ),
+        (
+            "spec.tokensPerSecondBudget",
+            json!(0),
+            "spec.tokensPerSecondBudget is 0; use at least 1",
+        ),
+    ] {
+        let mut pool = example("examples/configuration/agents/agentpool.yaml");
+        set(&mut pool, field, value);
+        let rsp = call(&request("w", pool));
+        assert_eq!(rsp.results, vec![fatal("InvalidSpec", message)], "{field}");
+        assert!(
+            rsp.requirements.is_some(),
+            "{field}: the Model is still required"
+        );
     }
 }

@@ -259,7 +259,7 @@ fn check_strings(spec: &ModelSpec) -> Result<(), String> {
     text(
         "spec.weightsURI",
         &spec.weights_uri,
-        2048,
+        crate::xr::model::WEIGHTS_URI_MAX,
         "hf://meta-llama/Llama-3.1-8B-Instruct",
     )?;
     if let Some(p) = &spec.parameter_count {
