@@ -79,6 +79,12 @@ fn malformed_llm_inference_specs_are_fatal_and_name_the_field_and_what_is_valid(
             "spec.image must be an object; it is a list",
         ),
         case(
+            "model and modelRef both set",
+            json!({"model": MODEL, "modelRef": {"name": "llama"}}),
+            "InvalidSpec",
+            "spec.model and spec.modelRef are both set; pick one: model (a Hugging Face id) or modelRef (a Model in this namespace)",
+        ),
+        case(
             "model a number",
             json!({"model": 7}),
             "InvalidSpec",

@@ -33,6 +33,14 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
     // A Model read through modelRef: its facts fill what the spec leaves unset.
     let mut referenced: Option<Box<ResolvedModel>> = None;
     let model = match (&spec.model, &spec.model_ref) {
+        // Either could be meant: serving the other would be a silent guess.
+        (Some(_), Some(_)) => {
+            return Err(Refusal::new(
+                "InvalidSpec",
+                "spec.model and spec.modelRef are both set; pick one: model (a Hugging Face id) or modelRef (a Model \
+                 in this namespace)",
+            ));
+        }
         (Some(m), _) if !m.trim().is_empty() => m.trim().to_string(),
         (Some(_), _) => {
             return Err(Refusal::new(

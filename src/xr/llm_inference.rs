@@ -18,7 +18,8 @@ pub const KIND: &str = "LLMInference";
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[schemars(
     extend("x-kubernetes-validations" = [
-        {"rule": "has(self.model) || has(self.modelRef)", "message": "set model (a Hugging Face id) or modelRef (a Model)"}
+        {"rule": "has(self.model) || has(self.modelRef)", "message": "set model (a Hugging Face id) or modelRef (a Model)"},
+        {"rule": "!(has(self.model) && has(self.modelRef))", "message": "set model or modelRef, not both"}
     ])
 )]
 pub struct LlmInferenceSpec {
