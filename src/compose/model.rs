@@ -117,13 +117,28 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
         .filter(|(_, p)| p.is_ok())
         .map(|(g, _)| g.as_str())
         .collect();
-    let failed = serveable.is_empty();
-    let reason = failed.then(|| {
-        format!(
-            "no offered GPU type ({}) can serve the Model: {}",
-            req.settings.offered_gpu_types.join(", "),
-            errors.join("; ")
-        )
+    // A shardSpec the weights cannot be split by fails on every GPU type
+    // alike: checked once against the Model's own architecture, so the
+    // reason names the field instead of repeating a plan error per GPU.
+    // Reported as phase Failed, like any Model that cannot be served: the
+    // status is what the runtimes referencing the Model read, and a FATAL
+    // result would leave it stale.
+    let shard_problem = facts.tensor_parallel.filter(|tp| *tp > 1).and_then(|tp| {
+        let request =
+            facts.sizing_request(&req.settings.gpu_type, req.settings.gpu_memory_utilization);
+        sizing::check_tensor_parallel(&request, tp)
+            .err()
+            .map(|e| format!("spec.shardSpec.count: {e}"))
+    });
+    let failed = serveable.is_empty() || shard_problem.is_some();
+    let reason = shard_problem.clone().or_else(|| {
+        failed.then(|| {
+            format!(
+                "no offered GPU type ({}) can serve the Model: {}",
+                req.settings.offered_gpu_types.join(", "),
+                errors.join("; ")
+            )
+        })
     });
     let card_name = names::dns_subdomain(&xr.name, "-model");
 
@@ -172,6 +187,9 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
         &req.xr.status_strings(&["warnings"]),
     );
     out.conditions.push(match &reason {
+        Some(r) if shard_problem.is_some() => {
+            outcome::condition(SERVABLE, false, "InvalidShardSpec", r.clone())
+        }
         Some(r) => outcome::condition(SERVABLE, false, "NoGpuFits", r.clone()),
         None => outcome::condition(
             SERVABLE,
