@@ -182,9 +182,17 @@ pub fn respond_with(
     }
 }
 
-/// The XR's name and namespace, checked as the API server checks them.
+/// The XR's name and namespace, checked as the API server checks them (a
+/// name is a DNS-1123 subdomain of at most 253 characters; unlike a host
+/// name, its dot-separated parts may be longer than 63).
 fn check_identity(xr: &Composite) -> Result<(), String> {
-    compose::validate::dns_subdomain("metadata.name", &xr.name, "qwen-7b")?;
+    if !compose::names::is_dns_subdomain(&xr.name) {
+        return Err(format!(
+            "metadata.name is {}; use a DNS-1123 subdomain, as Kubernetes names objects: at most 253 characters of \
+             lower-case letters, digits, '-' and '.', starting and ending with a letter or digit (for example qwen-7b)",
+            compose::validate::shown(&xr.name)
+        ));
+    }
     compose::validate::dns_label("metadata.namespace", &xr.namespace, "team-a")
 }
 

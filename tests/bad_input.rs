@@ -1313,8 +1313,9 @@ fn malformed_agent_pools_are_refused_and_name_the_field_and_what_is_valid() {
 
 #[test]
 fn xr_names_the_api_server_would_refuse_are_fatal_before_composing() {
-    let subdomain = "use a DNS name: at most 253 characters of lower-case letters, digits, '-' and '.', \
-                     starting and ending with a letter or digit (for example qwen-7b)";
+    let subdomain = "use a DNS-1123 subdomain, as Kubernetes names objects: at most 253 characters of \
+                     lower-case letters, digits, '-' and '.', starting and ending with a letter or digit (for \
+                     example qwen-7b)";
     let huge = "a".repeat(9 << 20);
     let cases = [
         (
@@ -1332,6 +1333,11 @@ fn xr_names_the_api_server_would_refuse_are_fatal_before_composing() {
                 "metadata.name is \"{}\"... (254 characters); {subdomain}",
                 "a".repeat(64)
             ),
+        ),
+        (
+            "ends with a dot",
+            "llama-v3.",
+            format!("metadata.name is \"llama-v3.\"; {subdomain}"),
         ),
         (
             "upper case and underscore",
@@ -1381,7 +1387,8 @@ fn xr_names_the_api_server_would_refuse_are_fatal_before_composing() {
         )]
     );
     // The longest valid name composes (names.rs shortens what derives from it).
-    let longest = format!("{0}.{0}.{0}.{1}", &huge[..63], &huge[..61]);
+    // Kubernetes limits a name, not its dot-separated parts, to 253.
+    let longest = format!("{}.{}", &huge[..200], &huge[..52]);
     assert_eq!(longest.len(), 253);
     let rsp = call(&request("ok", xr(json!({"model": MODEL}))).tap_name(&longest));
     assert!(
