@@ -424,19 +424,20 @@ fn merge_status(
     kind: &str,
     status: Map<String, Value>,
 ) -> Result<RawResource, String> {
-    let mut existing = match existing.map(RawResource::decode_full) {
+    let mut existing = match existing {
         None => Default::default(),
-        Some(Ok(e)) => e,
-        Some(Err(e)) => {
-            return merge_status_raw(existing.unwrap_or(&Default::default()), api_version, kind, &status)
-                .ok_or_else(|| {
+        Some(raw) => match raw.decode_full() {
+            Ok(e) => e,
+            Err(e) => {
+                let problem = crate::raw_message::decode_problem(&e);
+                return merge_status_raw(raw, api_version, kind, &status).ok_or_else(|| {
                     format!(
                         "cannot read the desired composite resource an earlier pipeline step set, to merge \
-                         status into it ({})",
-                        crate::raw_message::decode_problem(&e)
+                         status into it ({problem})"
                     )
                 });
-        }
+            }
+        },
     };
     let mut object = existing
         .resource
