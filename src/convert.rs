@@ -362,6 +362,86 @@ fn decode_value(mut buf: &[u8], skip: Skip, depth: u32) -> Result<Value, DecodeE
     Ok(v)
 }
 
+/// The top-level entries of the bytes of a `google.protobuf.Struct`: each
+/// key with its `Value` still encoded, in key order. Nothing below the top
+/// level is read, so this works on objects nested deeper than
+/// [`decode_struct`] accepts: what the function only passes through (an
+/// earlier step's desired XR, an observed resource it keeps) is spliced as
+/// bytes instead of being dropped. A key given twice keeps the last, as
+/// prost's map decoding does.
+pub fn raw_entries(mut buf: &[u8]) -> Result<BTreeMap<&str, &[u8]>, DecodeError> {
+    let mut out = BTreeMap::new();
+    while let Some((name, value)) = next_entry(&mut buf)? {
+        out.insert(name, value.unwrap_or_default());
+    }
+    Ok(out)
+}
+
+/// The Struct an encoded `google.protobuf.Value` holds, still encoded;
+/// None when it holds something else. Parts of a struct set more than once
+/// are concatenated, which is how protobuf merges them.
+pub fn raw_struct_value(mut buf: &[u8]) -> Result<Option<Vec<u8>>, DecodeError> {
+    let mut found: Option<Vec<u8>> = None;
+    while !buf.is_empty() {
+        let (field, wire) = key(&mut buf)?;
+        match field {
+            5 => found
+                .get_or_insert_with(Vec::new)
+                .extend_from_slice(length_delimited(wire, &mut buf)?),
+            // Another kind of the oneof replaces the struct.
+            1..=6 => {
+                skip_field(wire, &mut buf)?;
+                found = None;
+            }
+            _ => skip_field(wire, &mut buf)?,
+        }
+    }
+    Ok(found)
+}
+
+/// Writes one Struct entry whose `Value` is already encoded, as prost
+/// writes a map entry (an empty key or value is left out).
+pub fn encode_raw_entry(key: &str, value: &[u8], out: &mut Vec<u8>) {
+    let key_len = if key.is_empty() {
+        0
+    } else {
+        delimited_len(key.len())
+    };
+    let value_len = if value.is_empty() {
+        0
+    } else {
+        delimited_len(value.len())
+    };
+    out.push(ENTRY);
+    put_varint(key_len + value_len, out);
+    if !key.is_empty() {
+        out.push(ENTRY_KEY);
+        put_varint(key.len(), out);
+        out.extend_from_slice(key.as_bytes());
+    }
+    if !value.is_empty() {
+        out.push(ENTRY_VALUE);
+        put_varint(value.len(), out);
+        out.extend_from_slice(value);
+    }
+}
+
+/// Writes one Struct entry, as [`encode_object`] writes each of its entries.
+pub fn encode_entry(key: &str, value: &Value, out: &mut Vec<u8>) {
+    let mut encoded = Vec::with_capacity(value_len(value));
+    encode_value(value, &mut encoded);
+    encode_raw_entry(key, &encoded, out);
+}
+
+/// An encoded `Value` holding the Struct whose bytes are `fields`.
+pub fn struct_value(fields: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(fields.len() + 6);
+    out.push(STRUCT);
+    put_varint(fields.len(), &mut out);
+    out.extend_from_slice(fields);
+    out
+}
+
 #[inline]
 fn varint(buf: &mut &[u8]) -> Result<u64, DecodeError> {
     // Keys and short lengths, most varints in a Struct, are one byte.

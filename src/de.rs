@@ -23,6 +23,81 @@ pub fn from_value<T: DeserializeOwned>(value: Value, root: &str) -> Result<T, St
     })
 }
 
+/// [`from_value`] for a value that must be an object of type `T`, such as
+/// a spec. serde reads a struct from a list too, by position (a spec
+/// `["Qwen/Qwen2.5-7B-Instruct"]` would read as `{model: ...}`), so a
+/// list wherever `T`'s schema has an object is refused first, with its path.
+pub fn from_object<T>(value: Value, root: &str) -> Result<T, String>
+where
+    T: DeserializeOwned + schemars::JsonSchema + 'static,
+{
+    if !value.is_object() {
+        return Err(format!(
+            "{root} must be an object; it is {}",
+            described(&value)
+        ));
+    }
+    lists_for_objects(&value, &schema_of::<T>(), root)?;
+    from_value(value, root)
+}
+
+/// `T`'s structural schema, generated once per type.
+fn schema_of<T: schemars::JsonSchema + 'static>() -> std::sync::Arc<Value> {
+    use std::any::TypeId;
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex, OnceLock};
+    static SCHEMAS: OnceLock<Mutex<HashMap<TypeId, Arc<Value>>>> = OnceLock::new();
+    let mut schemas = SCHEMAS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    schemas
+        .entry(TypeId::of::<T>())
+        .or_insert_with(|| Arc::new(crate::schema::structural_schema::<T>()))
+        .clone()
+}
+
+/// The first list found where `schema` wants an object, as an error.
+fn lists_for_objects(value: &Value, schema: &Value, path: &str) -> Result<(), String> {
+    match value {
+        Value::Array(items) => {
+            if schema.get("type").and_then(Value::as_str) == Some("object") {
+                return Err(format!("{path} must be an object; it is a list"));
+            }
+            if let Some(item) = schema.get("items") {
+                for (i, v) in items.iter().enumerate() {
+                    lists_for_objects(v, item, &format!("{path}[{i}]"))?;
+                }
+            }
+        }
+        Value::Object(fields) => {
+            for (k, v) in fields {
+                let field = schema
+                    .get("properties")
+                    .and_then(|p| p.get(k))
+                    .or_else(|| schema.get("additionalProperties").filter(|a| a.is_object()));
+                if let Some(field) = field {
+                    lists_for_objects(v, field, &format!("{path}.{k}"))?;
+                }
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// A JSON value's type, for messages: "a list", "the string \"x\"", "null".
+fn described(value: &Value) -> String {
+    match value {
+        Value::Null => "null".into(),
+        Value::Bool(b) => format!("the boolean {b}"),
+        Value::Number(n) => format!("the number {n}"),
+        Value::String(s) => format!("the string {}", shorten(&format!("{s:?}"))),
+        Value::Array(_) => "a list".into(),
+        Value::Object(_) => "an object".into(),
+    }
+}
+
 /// Reads an optional whole number for a field whose valid range is
 /// `MIN..=MAX`. Numbers that are whole and fit an i64 are returned as they
 /// are (the composer checks the range with a message about the field's

@@ -140,6 +140,12 @@ pub fn respond_with(
         );
         return refuse(rsp, "UnknownKind", message);
     };
+    // Every composed name and label derives from these: the API server
+    // admits no other, and a huge one would build a response larger than
+    // gRPC carries (ending as OUT_OF_RANGE instead of a result that says why).
+    if let Err(message) = check_identity(&composite) {
+        return refuse(rsp, "InvalidName", message);
+    }
     let request = ComposeRequest {
         xr: &composite,
         observed: Observed::new(observed_resources),
@@ -174,6 +180,20 @@ pub fn respond_with(
             refuse(rsp, "InternalError", message)
         }
     }
+}
+
+/// The XR's name and namespace, checked as the API server checks them (a
+/// name is a DNS-1123 subdomain of at most 253 characters; unlike a host
+/// name, its dot-separated parts may be longer than 63).
+fn check_identity(xr: &Composite) -> Result<(), String> {
+    if !compose::names::is_dns_subdomain(&xr.name) {
+        return Err(format!(
+            "metadata.name is {}; use a DNS-1123 subdomain, as Kubernetes names objects: at most 253 characters of \
+             lower-case letters, digits, '-' and '.', starting and ending with a letter or digit (for example qwen-7b)",
+            compose::validate::shown(&xr.name)
+        ));
+    }
+    compose::validate::dns_label("metadata.namespace", &xr.namespace, "team-a")
 }
 
 /// What identifies a call's composer inputs besides the observed resources
@@ -229,7 +249,7 @@ fn read_input(input: Option<&RawStruct>) -> Result<Settings, String> {
             .map(|s| struct_to_json(&s))
             .map_err(|e| format!("cannot decode the step input: {e}"))?,
     };
-    let parsed: Input = crate::de::from_value(Value::Object(object), "input")
+    let parsed: Input = crate::de::from_object(Value::Object(object), "input")
         .map_err(|e| format!("cannot read the step input: {e}"))?;
     parsed
         .settings()
@@ -281,8 +301,10 @@ pub struct Encoded {
 
 impl Encoded {
     fn new(xr: &Composite, composition: compose::Composition) -> Self {
+        // With no earlier desired XR there is nothing to fail to read.
         let status_only = (!composition.status.is_empty())
-            .then(|| merge_status(None, &xr.api_version, &xr.kind, composition.status.clone()));
+            .then(|| merge_status(None, &xr.api_version, &xr.kind, composition.status.clone()).ok())
+            .flatten();
         Self {
             api_version: xr.api_version.clone(),
             kind: xr.kind.clone(),
@@ -325,30 +347,57 @@ fn apply(
     observed: &Observed,
     composition: &Encoded,
 ) -> wire::RunFunctionResponse {
+    // What could fail is worked out before the response changes: a FATAL
+    // answer then carries the earlier steps' desired state untouched.
     let desired = rsp.desired.get_or_insert_with(Default::default);
-    if !composition.status.is_empty() {
-        desired.composite = Some(match (&desired.composite, &composition.status_only) {
-            (None, Some(status_only)) => status_only.clone(),
+    let composite = if composition.status.is_empty() {
+        None
+    } else {
+        let merged = match (&desired.composite, &composition.status_only) {
+            (None, Some(status_only)) => Ok(status_only.clone()),
             (existing, _) => merge_status(
                 existing.as_ref(),
                 &composition.api_version,
                 &composition.kind,
                 composition.status.clone(),
             ),
-        });
-    }
+        };
+        match merged {
+            Ok(m) => Some(m),
+            Err(message) => return refuse(rsp, "UnreadableState", message),
+        }
+    };
+    let mut kept = Vec::new();
     for name in &composition.keep_observed {
         if composition.resources.contains_key(name) || desired.resources.contains_key(name) {
             continue;
         }
         if let Some(object) = observed.get(name) {
             let manifest = compose::desired_from_observed(object);
-            desired.resources.insert(
+            kept.push((
                 name.clone(),
                 encode_resource(&manifest, wire::Ready::Unspecified),
-            );
+            ));
+        } else if let Some(raw) = observed.raw(name) {
+            // Observed but not decodable: leaving it out would make
+            // Crossplane delete it, so it is kept as bytes or refused.
+            match compose::desired_from_observed_raw(raw) {
+                Ok(r) => kept.push((name.clone(), r)),
+                Err(why) => {
+                    let message = format!(
+                        "cannot keep the observed resource {name:?}: {why}; function-inference refuses to \
+                         answer rather than drop it (Crossplane would delete it)"
+                    );
+                    return refuse(rsp, "UnreadableState", message);
+                }
+            }
         }
     }
+    let desired = rsp.desired.get_or_insert_with(Default::default);
+    if composite.is_some() {
+        desired.composite = composite;
+    }
+    desired.resources.extend(kept);
     for (name, resource) in &composition.resources {
         desired.resources.insert(name.clone(), resource.clone());
     }
@@ -366,16 +415,30 @@ fn apply(
 
 /// Merges the composer's status into the desired composite earlier steps
 /// built, keeping their fields. Only apiVersion, kind and status are written:
-/// a function never sets an XR's spec or metadata.
+/// a function never sets an XR's spec or metadata. A desired composite too
+/// deep to decode is merged as bytes ([`merge_status_raw`]); one that is
+/// not a resource at all is an error naming it.
 fn merge_status(
     existing: Option<&RawResource>,
     api_version: &str,
     kind: &str,
     status: Map<String, Value>,
-) -> RawResource {
-    let mut existing = existing
-        .and_then(|r| r.decode_full().ok())
-        .unwrap_or_default();
+) -> Result<RawResource, String> {
+    let mut existing = match existing {
+        None => Default::default(),
+        Some(raw) => match raw.decode_full() {
+            Ok(e) => e,
+            Err(e) => {
+                let problem = crate::raw_message::decode_problem(&e);
+                return merge_status_raw(raw, api_version, kind, &status).ok_or_else(|| {
+                    format!(
+                        "cannot read the desired composite resource an earlier pipeline step set, to merge \
+                         status into it ({problem})"
+                    )
+                });
+            }
+        },
+    };
     let mut object = existing
         .resource
         .as_ref()
@@ -401,7 +464,67 @@ fn merge_status(
     existing.resource = None;
     let mut bytes = resource_field(&object);
     bytes.extend_from_slice(&existing.encode_to_vec());
-    RawResource::from(Bytes::from(bytes))
+    Ok(RawResource::from(Bytes::from(bytes)))
+}
+
+/// [`merge_status`] on the bytes: only the top level and the status of the
+/// earlier step's object are read, every other field is copied as it came.
+/// The result decodes to what merging the decoded objects would give.
+fn merge_status_raw(
+    existing: &RawResource,
+    api_version: &str,
+    kind: &str,
+    status: &Map<String, Value>,
+) -> Option<RawResource> {
+    use crate::convert::{
+        encode_entry, encode_raw_entry, raw_entries, raw_struct_value, struct_value,
+    };
+    let (object, rest) = existing.parts()?;
+    let entries = raw_entries(&object).ok()?;
+    // A status that is not an object is replaced by one, as above.
+    let earlier_status = match entries.get("status") {
+        Some(v) => raw_struct_value(v).ok()?.unwrap_or_default(),
+        None => Vec::new(),
+    };
+    let earlier_status = raw_entries(&earlier_status).ok()?;
+    let mut fields = Vec::new();
+    let keys: std::collections::BTreeSet<&str> = earlier_status
+        .keys()
+        .copied()
+        .chain(status.keys().map(String::as_str))
+        .collect();
+    for key in keys {
+        match status.get(key) {
+            Some(v) => encode_entry(key, v, &mut fields),
+            None => encode_raw_entry(key, earlier_status[key], &mut fields),
+        }
+    }
+    let own = [
+        ("apiVersion", Value::String(api_version.to_string())),
+        ("kind", Value::String(kind.to_string())),
+    ];
+    let keys: std::collections::BTreeSet<&str> = entries
+        .keys()
+        .copied()
+        .chain(["apiVersion", "kind", "status"])
+        .collect();
+    let mut body = Vec::with_capacity(object.len() + fields.len());
+    for key in keys {
+        match (key, entries.get(key)) {
+            ("status", _) => encode_raw_entry(key, &struct_value(&fields), &mut body),
+            (_, Some(v)) => encode_raw_entry(key, v, &mut body),
+            (_, None) => {
+                let (_, v) = own.iter().find(|(k, _)| *k == key)?;
+                encode_entry(key, v, &mut body);
+            }
+        }
+    }
+    let mut bytes = Vec::with_capacity(body.len() + rest.len() + 8);
+    prost::encoding::encode_key(1, prost::encoding::WireType::LengthDelimited, &mut bytes);
+    prost::encoding::encode_varint(body.len() as u64, &mut bytes);
+    bytes.extend_from_slice(&body);
+    bytes.extend_from_slice(&rest);
+    Some(RawResource::from(Bytes::from(bytes)))
 }
 
 /// A composed resource as the response carries it: the manifest encoded
@@ -485,7 +608,8 @@ mod tests {
             "infer.dev/v1alpha1",
             "LLMInference",
             status.as_object().unwrap().clone(),
-        );
+        )
+        .unwrap();
         let want = full::Resource {
             resource: json!({"apiVersion": "infer.dev/v1alpha1", "kind": "LLMInference",
                              "status": {"fromEarlier": 1, "ready": true, "endpoint": "http://e"}})
@@ -496,9 +620,34 @@ mod tests {
         };
         assert_eq!(merged, RawResource::from_full(&want), "byte for byte");
         // With nothing earlier: apiVersion, kind and status only.
-        let alone = merge_status(None, "infer.dev/v1alpha1", "LLMInference", Map::new());
+        let alone = merge_status(None, "infer.dev/v1alpha1", "LLMInference", Map::new()).unwrap();
         let want =
             json!({"apiVersion": "infer.dev/v1alpha1", "kind": "LLMInference", "status": {}});
         assert_eq!(alone, encode_resource(&want, wire::Ready::Unspecified));
+    }
+
+    #[test]
+    fn merging_status_as_bytes_equals_merging_the_decoded_objects() {
+        let status = json!({"ready": true, "endpoint": "http://e"});
+        let status = status.as_object().unwrap();
+        let earlier = |object: Value| {
+            RawResource::from_full(&full::Resource {
+                resource: object.as_object().map(json_to_struct),
+                connection_details: [("url".to_string(), b"http://x".to_vec())].into(),
+                ready: wire::Ready::True as i32,
+            })
+        };
+        for object in [
+            json!({"apiVersion": "infer.dev/v1alpha1", "kind": "LLMInference",
+                   "status": {"fromEarlier": 1, "ready": false}, "spec": {"a": [1, {"b": null}]}}),
+            json!({"status": "not an object", "": "empty key", "z": {}}),
+            json!({"kind": "Other", "metadata": {"name": "x"}}),
+            json!({}),
+        ] {
+            let raw = earlier(object.clone());
+            let want = merge_status(Some(&raw), "v", "K", status.clone()).unwrap();
+            let got = merge_status_raw(&raw, "v", "K", status).unwrap();
+            assert_eq!(got, want, "{object}");
+        }
     }
 }

@@ -95,6 +95,53 @@ impl RawResource {
     }
 }
 
+/// What is wrong with a message prost could not decode, without the path
+/// of nested fields prost prefixes (as long as the nesting, which is often
+/// the problem): "recursion limit reached", "buffer underflow".
+pub fn decode_problem(e: &DecodeError) -> String {
+    let text = e.to_string();
+    match text.rsplit_once(": ") {
+        Some((_, problem)) => problem.to_string(),
+        None => text,
+    }
+}
+
+impl RawResource {
+    /// The `resource` Struct (field 1) and the other fields, each still
+    /// encoded: the parts of a resource the function passes through without
+    /// reading all of it. A Struct given in several parts is concatenated,
+    /// which is how protobuf merges it. None when the framing is bad.
+    pub fn parts(&self) -> Option<(Vec<u8>, Vec<u8>)> {
+        let mut buf = self.as_bytes();
+        let (mut object, mut rest) = (Vec::new(), Vec::new());
+        while !buf.is_empty() {
+            let start = buf;
+            let (tag, wire_type) = encoding::decode_key(&mut buf).ok()?;
+            match wire_type {
+                WireType::LengthDelimited => {
+                    let len = usize::try_from(decode_varint(&mut buf).ok()?).ok()?;
+                    if len > buf.len() {
+                        return None;
+                    }
+                    let (field, tail) = buf.split_at(len);
+                    buf = tail;
+                    if tag == 1 {
+                        object.extend_from_slice(field);
+                    } else {
+                        rest.extend_from_slice(&start[..start.len() - buf.len()]);
+                    }
+                }
+                WireType::Varint => {
+                    decode_varint(&mut buf).ok()?;
+                    rest.extend_from_slice(&start[..start.len() - buf.len()]);
+                }
+                _ => return None,
+            }
+        }
+        Some((object, rest))
+    }
+}
+
 // Written out rather than derived: a derive would require `M` itself to be
 // Clone, Default and so on, which the marker does not need.
 impl<M> Clone for RawMessage<M> {

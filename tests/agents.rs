@@ -828,3 +828,40 @@ fn llm_inference_model_ref_waits_for_and_serves_the_model() {
     assert_eq!(runtime["spec"]["model"]["dtype"], "float16");
     assert_eq!(runtime["spec"]["storageConfig"]["size"], "18Gi");
 }
+
+/// A tensor-parallel shardSpec the Model's attention heads cannot be split
+/// by fails the Model itself (phase Failed, the field and the rule named
+/// once), not each plan on its own, and not only once a runtime serves it.
+#[test]
+fn a_shard_spec_the_heads_cannot_be_split_by_fails_the_model() {
+    let mut m = example_model();
+    m["spec"]["shardSpec"] = json!({"count": 3, "strategy": "tensor-parallel"});
+    let rsp = call(&request("m", m));
+    let reason = "spec.shardSpec.count: tensor parallel 3 does not split the 32 attention heads and 8 KV heads of \
+                  meta-llama/Llama-3.1-8B-Instruct: the attention heads must divide by it, and the KV heads divide \
+                  by it or it by them; use 1, 2, 4, 8, 16, 32";
+    assert!(fatals(&rsp).is_empty(), "{:?}", rsp.results);
+    let status = desired_status(&rsp);
+    assert_eq!(status["phase"], "Failed");
+    assert_eq!(status["reason"], reason);
+    assert_eq!(
+        rsp.conditions,
+        vec![condition(
+            "Servable",
+            full::Status::ConditionFalse,
+            "InvalidShardSpec",
+            reason
+        )]
+    );
+    assert!(names(&rsp).contains(&"model_card".to_string()));
+    // A valid one is still Ready.
+    let mut m = example_model();
+    m["spec"]["shardSpec"] = json!({"count": 2, "strategy": "tensor-parallel"});
+    assert_eq!(desired_status(&call(&request("m", m)))["phase"], "Ready");
+}
+
+fn example_model() -> Value {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples/configuration/agents/model.yaml");
+    serde_yaml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}

@@ -52,7 +52,37 @@ fn malformed_llm_inference_specs_are_fatal_and_name_the_field_and_what_is_valid(
             "spec not an object",
             json!("qwen"),
             "InvalidSpec",
-            "spec: the string \"qwen\" is not an object",
+            "spec must be an object; it is the string \"qwen\"",
+        ),
+        case(
+            "spec a list that serde would read by position",
+            json!([MODEL]),
+            "InvalidSpec",
+            "spec must be an object; it is a list",
+        ),
+        case(
+            "spec null",
+            Value::Null,
+            "InvalidSpec",
+            "spec must be an object; it is null",
+        ),
+        case(
+            "modelRef a list that serde would read by position",
+            json!({"modelRef": ["llama"]}),
+            "InvalidSpec",
+            "spec.modelRef must be an object; it is a list",
+        ),
+        case(
+            "image a list that serde would read by position",
+            json!({"model": MODEL, "image": ["docker.io", "vllm/vllm-openai:v0.8.0"]}),
+            "InvalidSpec",
+            "spec.image must be an object; it is a list",
+        ),
+        case(
+            "model and modelRef both set",
+            json!({"model": MODEL, "modelRef": {"name": "llama"}}),
+            "InvalidSpec",
+            "spec.model and spec.modelRef are both set; pick one: model (a Hugging Face id) or modelRef (a Model in this namespace)",
         ),
         case(
             "model a number",
@@ -580,7 +610,7 @@ fn malformed_models_are_fatal_and_name_the_field_and_what_is_valid() {
                 json!(format!("hf://{long}")),
                 fatal(
                     "InvalidSpec",
-                    "spec.weightsURI is 5005 characters long; use at most 2048 (for example hf://meta-llama/Llama-3.1-8B-Instruct)",
+                    "spec.weightsURI is 5005 characters long; use at most 1024 (for example hf://meta-llama/Llama-3.1-8B-Instruct)",
                 ),
             ),
             (
@@ -737,7 +767,35 @@ fn malformed_models_are_fatal_and_name_the_field_and_what_is_valid() {
                 "spec list",
                 "spec",
                 json!([]),
-                fatal("InvalidSpec", "spec: a list is not an object"),
+                fatal("InvalidSpec", "spec must be an object; it is a list"),
+            ),
+            (
+                "cachePolicy too large for a ConfigMap",
+                "spec.cachePolicy",
+                json!({"priority": "high", "preloadNodes": ["n".repeat(1 << 20)]}),
+                fatal(
+                    "ConfigTooLarge",
+                    "spec.cachePolicy (about 1048615 bytes) makes the model card ConfigMap 1056306 bytes, more than \
+                     the 1048576 bytes a ConfigMap holds; shorten it",
+                ),
+            ),
+            (
+                "weightsURI over the schema's 1024 characters",
+                "spec.weightsURI",
+                json!(format!("hf://org/{}", "w".repeat(1100))),
+                fatal(
+                    "InvalidSpec",
+                    "spec.weightsURI is 1109 characters long; use at most 1024 (for example hf://meta-llama/Llama-3.1-8B-Instruct)",
+                ),
+            ),
+            (
+                "shardSpec a list that serde would read by position",
+                "spec.shardSpec",
+                json!([2, "tensor-parallel"]),
+                fatal(
+                    "InvalidSpec",
+                    "spec.shardSpec must be an object; it is a list",
+                ),
             ),
         ],
     );
@@ -1108,6 +1166,133 @@ fn malformed_agent_pools_are_refused_and_name_the_field_and_what_is_valid() {
                 ),
             ),
             (
+                "guardrails too large for a ConfigMap",
+                "spec.agentClass.guardrails",
+                json!([
+                    {"type": "content-filter", "action": "block", "config": {"blocklist": "x".repeat(700 << 10)}},
+                    {"type": "pii-detection", "action": "redact", "config": {"patterns": "y".repeat(400 << 10)}},
+                ]),
+                fatal(
+                    "ConfigTooLarge",
+                    "spec.agentClass.guardrails (about 1126538 bytes) makes the agent ConfigMap 1127920 bytes, more \
+                     than the 1048576 bytes a ConfigMap holds; shorten it",
+                ),
+            ),
+            (
+                "tool maxConcurrency zero",
+                "spec.agentClass.toolPermissions",
+                json!([{"name": "code-search", "maxConcurrency": 0}]),
+                fatal(
+                    "InvalidSpec",
+                    "spec.agentClass.toolPermissions[0].maxConcurrency is 0; use at least 1",
+                ),
+            ),
+            (
+                "guardrail threshold above 1",
+                "spec.agentClass.guardrails",
+                json!([{"type": "pii-detection", "action": "redact", "threshold": 1.5}]),
+                fatal(
+                    "InvalidSpec",
+                    "spec.agentClass.guardrails[0].threshold is 1.5; use 0 to 1",
+                ),
+            ),
+            (
+                "slo tokensPerSecond zero",
+                "spec.agentClass.slo.tokensPerSecond",
+                json!(0),
+                fatal(
+                    "InvalidSpec",
+                    "spec.agentClass.slo.tokensPerSecond is 0; use at least 1",
+                ),
+            ),
+            (
+                "slo maxCostPerRequest negative",
+                "spec.agentClass.slo.maxCostPerRequest",
+                json!(-0.5),
+                fatal(
+                    "InvalidSpec",
+                    "spec.agentClass.slo.maxCostPerRequest is -0.5; use at least 0",
+                ),
+            ),
+            (
+                "slo availabilityPercent above 100",
+                "spec.agentClass.slo.availabilityPercent",
+                json!(101),
+                fatal(
+                    "InvalidSpec",
+                    "spec.agentClass.slo.availabilityPercent is 101; use 0 to 100",
+                ),
+            ),
+            (
+                "memory maxSize zero",
+                "spec.agentClass.memoryConfig.maxSize",
+                json!(0),
+                fatal(
+                    "InvalidSpec",
+                    "spec.agentClass.memoryConfig.maxSize is 0; use at least 1",
+                ),
+            ),
+            (
+                "scaleUp periodSeconds zero",
+                "spec.autoscaling.behavior.scaleUp.periodSeconds",
+                json!(0),
+                fatal(
+                    "InvalidSpec",
+                    "spec.autoscaling.behavior.scaleUp.periodSeconds is 0; use 1 to 1800",
+                ),
+            ),
+            (
+                "scaleDown maxChangePercent above 1000",
+                "spec.autoscaling.behavior.scaleDown.maxChangePercent",
+                json!(2000),
+                fatal(
+                    "InvalidSpec",
+                    "spec.autoscaling.behavior.scaleDown.maxChangePercent is 2000; use 1 to 1000",
+                ),
+            ),
+            (
+                "scaleDown maxChangeAbsolute zero",
+                "spec.autoscaling.behavior.scaleDown.maxChangeAbsolute",
+                json!(0),
+                fatal(
+                    "InvalidSpec",
+                    "spec.autoscaling.behavior.scaleDown.maxChangeAbsolute is 0; use 1 to 1000",
+                ),
+            ),
+            (
+                "systemPrompt 2 MiB",
+                "spec.agentClass.systemPrompt",
+                json!("p".repeat(2 << 20)),
+                fatal(
+                    "InvalidSpec",
+                    "spec.agentClass.systemPrompt is 2097152 characters long; use at most 65536",
+                ),
+            ),
+            (
+                "tool name over 128",
+                "spec.agentClass.toolPermissions",
+                json!([{"name": "t".repeat(129)}]),
+                fatal(
+                    "InvalidSpec",
+                    "spec.agentClass.toolPermissions[0].name is 129 characters long; use at most 128 (for example code-search)",
+                ),
+            ),
+            (
+                "env entry a list that serde would read by position",
+                "spec.env",
+                json!([["A", "B"]]),
+                fatal("InvalidSpec", "spec.env[0] must be an object; it is a list"),
+            ),
+            (
+                "modelRef a list that serde would read by position",
+                "spec.agentClass.modelRef",
+                json!(["llama-3-1-8b"]),
+                fatal(
+                    "InvalidSpec",
+                    "spec.agentClass.modelRef must be an object; it is a list",
+                ),
+            ),
+            (
                 "env not list",
                 "spec.env",
                 json!("A=B"),
@@ -1124,4 +1309,138 @@ fn malformed_agent_pools_are_refused_and_name_the_field_and_what_is_valid() {
             ),
         ],
     );
+}
+
+#[test]
+fn xr_names_the_api_server_would_refuse_are_fatal_before_composing() {
+    let subdomain = "use a DNS-1123 subdomain, as Kubernetes names objects: at most 253 characters of \
+                     lower-case letters, digits, '-' and '.', starting and ending with a letter or digit (for \
+                     example qwen-7b)";
+    let huge = "a".repeat(9 << 20);
+    let cases = [
+        (
+            "9 MiB name",
+            huge.as_str(),
+            format!(
+                "metadata.name is \"{}\"... (9437184 characters); {subdomain}",
+                "a".repeat(64)
+            ),
+        ),
+        (
+            "254 characters",
+            &huge[..254],
+            format!(
+                "metadata.name is \"{}\"... (254 characters); {subdomain}",
+                "a".repeat(64)
+            ),
+        ),
+        (
+            "ends with a dot",
+            "llama-v3.",
+            format!("metadata.name is \"llama-v3.\"; {subdomain}"),
+        ),
+        (
+            "upper case and underscore",
+            "Bad_Name",
+            format!("metadata.name is \"Bad_Name\"; {subdomain}"),
+        ),
+        ("empty", "", format!("metadata.name is \"\"; {subdomain}")),
+    ];
+    for kind_example in [
+        None,
+        Some("examples/configuration/agents/model.yaml"),
+        Some("examples/configuration/agents/agentpool.yaml"),
+    ] {
+        for (name, value, message) in &cases {
+            let mut x = match kind_example {
+                None => xr(json!({"model": MODEL})),
+                Some(path) => example(path),
+            };
+            x["metadata"]["name"] = json!(value);
+            let mut req = request("bad", x);
+            req.desired = Some(earlier_desired());
+            let rsp = call(&req);
+            assert_eq!(
+                rsp,
+                full::RunFunctionResponse {
+                    meta: meta("bad", 60),
+                    desired: Some(earlier_desired()),
+                    results: vec![fatal("InvalidName", message)],
+                    ..Default::default()
+                },
+                "{kind_example:?}: {name}"
+            );
+        }
+    }
+    // A namespace is a DNS label.
+    let mut req = request("bad", xr(json!({"model": MODEL})));
+    req.observed.as_mut().unwrap().composite = Some(resource(json!({
+        "apiVersion": "infer.dev/v1alpha1", "kind": "LLMInference",
+        "metadata": {"name": "ok", "namespace": "team.a"}, "spec": {"model": MODEL},
+    })));
+    assert_eq!(
+        call(&req).results,
+        vec![fatal(
+            "InvalidName",
+            "metadata.namespace is \"team.a\"; use at most 63 lower-case letters, digits and '-', starting and \
+             ending with a letter or digit (for example team-a)"
+        )]
+    );
+    // The longest valid name composes (names.rs shortens what derives from it).
+    // Kubernetes limits a name, not its dot-separated parts, to 253.
+    let longest = format!("{}.{}", &huge[..200], &huge[..52]);
+    assert_eq!(longest.len(), 253);
+    let rsp = call(&request("ok", xr(json!({"model": MODEL}))).tap_name(&longest));
+    assert!(
+        rsp.results
+            .iter()
+            .all(|r| r.severity != full::Severity::Fatal as i32),
+        "{:?}",
+        rsp.results
+    );
+}
+
+trait TapName {
+    fn tap_name(self, name: &str) -> Self;
+}
+
+impl TapName for full::RunFunctionRequest {
+    fn tap_name(mut self, name: &str) -> Self {
+        let composite = self.observed.as_mut().unwrap().composite.as_mut().unwrap();
+        let mut object =
+            function_inference::convert::struct_to_json(composite.resource.as_ref().unwrap());
+        object["metadata"]["name"] = json!(name);
+        composite.resource = Some(function_inference::convert::json_to_struct(&object));
+        self
+    }
+}
+
+#[test]
+fn an_agent_pool_waiting_for_its_model_still_checks_its_numbers() {
+    for (field, value, message) in [
+        (
+            "spec.gpuRequirements.count",
+            json!(0),
+            "spec.gpuRequirements.count is 0; use 1 to 64, or omit it to derive the count",
+        ),
+        (
+            "spec.agentClass.maxContextLength",
+            json!(100),
+            "spec.agentClass.maxContextLength is 100; use 256 to 10485760 tokens",
+        ),
+        (
+            "spec.tokensPerSecondBudget",
+            json!(0),
+            "spec.tokensPerSecondBudget is 0; use at least 1",
+        ),
+    ] {
+        let mut pool = example("examples/configuration/agents/agentpool.yaml");
+        set(&mut pool, field, value);
+        let rsp = call(&request("w", pool));
+        assert_eq!(rsp.results, vec![fatal("InvalidSpec", message)], "{field}");
+        assert!(
+            rsp.requirements.is_some(),
+            "{field}: the Model is still required"
+        );
+    }
 }

@@ -301,7 +301,9 @@ fn admission_leaves_target_namespace_to_the_function() {
     assert_eq!(
         spec["x-kubernetes-validations"],
         json!([{"rule": "has(self.model) || has(self.modelRef)",
-                "message": "set model (a Hugging Face id) or modelRef (a Model)"}])
+                "message": "set model (a Hugging Face id) or modelRef (a Model)"},
+               {"rule": "!(has(self.model) && has(self.modelRef))",
+                "message": "set model or modelRef, not both"}])
     );
 }
 

@@ -755,3 +755,184 @@ fn a_model_that_disappears_keeps_what_was_composed() {
         );
     }
 }
+
+// ---------------------------------------------------------------------------
+// What the function cannot decode is passed through, never dropped
+// ---------------------------------------------------------------------------
+
+/// `{"d": {"d": ... "bottom"}}`, `depth` objects deep: deeper than the
+/// decoders' recursion limit (100) when `depth` is 200.
+fn nested(depth: usize) -> Value {
+    let mut v = json!("bottom");
+    for _ in 0..depth {
+        v = json!({ "d": v });
+    }
+    v
+}
+
+/// Decodes an encoded Struct with no recursion limit, for checking
+/// responses the function's own decoders would refuse.
+fn decode_deep(bytes: &[u8]) -> Value {
+    use function_inference::convert::{raw_entries, raw_struct_value, value_to_json};
+    let mut out = serde_json::Map::new();
+    for (key, value) in raw_entries(bytes).expect("a Struct") {
+        let v = match raw_struct_value(value).unwrap() {
+            Some(inner) => decode_deep(&inner),
+            None => value_to_json(&prost_types::Value::decode(value).unwrap()),
+        };
+        out.insert(key.to_string(), v);
+    }
+    Value::Object(out)
+}
+
+/// A wire resource as its object (decoded without a depth limit) and its other fields.
+fn split(r: &function_inference::raw_message::RawResource) -> (Value, full::Resource) {
+    let (object, rest) = r.parts().expect("a resource");
+    (
+        decode_deep(&object),
+        full::Resource::decode(rest.as_slice()).unwrap(),
+    )
+}
+
+#[test]
+fn an_earlier_desired_composite_nested_too_deep_to_decode_keeps_every_field() {
+    let deep = nested(200);
+    let earlier_xr = json!({
+        "apiVersion": "infer.dev/v1alpha1", "kind": "LLMInference",
+        "status": {"fromEarlierStep": "kept", "deep": deep, "ready": "overwritten"},
+        "spec": {"deep": deep},
+    });
+    let mut req = request("deep", llm_xr("qwen", qwen()));
+    let mut desired = earlier_desired();
+    desired.composite = Some(full::Resource {
+        resource: Some(json_to_struct(earlier_xr.as_object().unwrap())),
+        connection_details: [("url".to_string(), b"http://earlier".to_vec())].into(),
+        ready: full::Ready::True as i32,
+    });
+    req.desired = Some(desired);
+    let rsp = run_function(to_wire(&req));
+    assert!(
+        rsp.results
+            .iter()
+            .all(|r| r.severity != full::Severity::Fatal as i32),
+        "{:?}",
+        rsp.results
+    );
+    // The status the function reports on its own, to merge by hand.
+    let alone = call(&request("deep", llm_xr("qwen", qwen())));
+    let ours = desired_status(&alone);
+    let mut want = earlier_xr.clone();
+    for (k, v) in ours.as_object().unwrap() {
+        want["status"][k] = v.clone();
+    }
+    let (got, rest) = split(rsp.desired.as_ref().unwrap().composite.as_ref().unwrap());
+    assert_eq!(got, want, "the earlier fields kept, the status merged");
+    assert_eq!(
+        rest,
+        full::Resource {
+            connection_details: [("url".to_string(), b"http://earlier".to_vec())].into(),
+            ready: full::Ready::True as i32,
+            ..Default::default()
+        },
+        "connection details and readiness kept"
+    );
+    // The rest of the response is as without the deep fields.
+    let mut plain = from_wire(&wire::RunFunctionResponse {
+        desired: None,
+        ..rsp.clone()
+    })
+    .unwrap();
+    let mut alone_but_desired = alone.clone();
+    alone_but_desired.desired = None;
+    plain.desired = None;
+    assert_eq!(plain, alone_but_desired);
+    let resources = &rsp.desired.as_ref().unwrap().resources;
+    assert!(resources.contains_key("bucket") && resources.contains_key("vllm_runtime"));
+}
+
+#[test]
+fn an_earlier_desired_composite_that_is_not_a_struct_is_fatal_and_kept() {
+    let mut wire_req = to_wire(&request("bad", llm_xr("qwen", qwen())));
+    // A Resource whose object (field 1) holds a map entry longer than itself.
+    let bad = function_inference::raw_message::RawResource::from(bytes::Bytes::from_static(&[
+        0x0a, 0x03, 0x0a, 0x05, 0x0a,
+    ]));
+    wire_req.desired.as_mut().unwrap().composite = Some(bad.clone());
+    let rsp = run_function(wire_req);
+    assert_eq!(
+        from_wire(&wire::RunFunctionResponse {
+            desired: None,
+            ..rsp.clone()
+        })
+        .unwrap()
+        .results,
+        vec![fatal(
+            "UnreadableState",
+            "cannot read the desired composite resource an earlier pipeline step set, to merge status into it \
+             (buffer underflow)"
+        )]
+    );
+    assert_eq!(rsp.desired.unwrap().composite, Some(bad), "passed through");
+}
+
+#[test]
+fn a_waiting_agent_pool_keeps_an_observed_resource_too_deep_to_decode() {
+    let pool = example("examples/configuration/agents/agentpool.yaml");
+    let observed = json!({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "agents", "namespace": "team-a", "uid": "6b1c",
+                     "resourceVersion": "42", "labels": {"a": "b"}},
+        "spec": {"template": nested(200)},
+        "status": {"replicas": 1},
+    });
+    let mut req = request("w", pool);
+    req.desired = Some(earlier_desired());
+    req.required_resources
+        .insert("model".into(), full::Resources { items: vec![] });
+    req.observed
+        .as_mut()
+        .unwrap()
+        .resources
+        .insert("agents".into(), resource(observed.clone()));
+    let rsp = run_function(to_wire(&req));
+    let kept = &rsp.desired.as_ref().unwrap().resources["agents"];
+    let mut want = observed.clone();
+    want.as_object_mut().unwrap().remove("status");
+    let md = want["metadata"].as_object_mut().unwrap();
+    md.remove("uid");
+    md.remove("resourceVersion");
+    assert_eq!(split(kept), (want, full::Resource::default()));
+    assert!(
+        rsp.results
+            .iter()
+            .all(|r| r.severity != full::Severity::Fatal as i32),
+        "{:?}",
+        rsp.results
+    );
+}
+
+#[test]
+fn a_required_model_too_deep_to_decode_is_fatal_not_missing() {
+    let mut model = example("examples/configuration/agents/model.yaml");
+    model["metadata"]["annotations"] = json!({"x": "y"});
+    model["status"] = nested(200);
+    let mut req = request(
+        "m",
+        llm_xr("qwen", json!({"modelRef": {"name": "llama-3-1-8b"}})),
+    );
+    req.required_resources.insert(
+        "model".into(),
+        full::Resources {
+            items: vec![resource(model)],
+        },
+    );
+    let rsp = call(&req);
+    assert_eq!(
+        rsp.results,
+        vec![fatal(
+            "InvalidModel",
+            "spec.modelRef: Model team-a/llama-3-1-8b: Crossplane returned a resource that cannot be read \
+             (recursion limit reached)"
+        )]
+    );
+}

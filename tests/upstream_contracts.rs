@@ -189,14 +189,15 @@ fn xr_names_that_are_not_service_names_give_valid_runtime_names() {
         manifest(&rsp, "vllm_runtime")["metadata"]["name"],
         json!("qwen")
     );
-    // Two XRs whose names differ only where the rewrite folds them differ.
+    // Two XRs whose names differ only where the rewrite folds them differ
+    // (both names valid: the API server admits no name ending in a dot).
     let a = call(&request(
         "t",
-        llm("llama.v3", json!({"model": "Qwen/Qwen2.5-1.5B-Instruct"})),
+        llm("70b.llama", json!({"model": "Qwen/Qwen2.5-1.5B-Instruct"})),
     ));
     let b = call(&request(
         "t",
-        llm("llama-v3.", json!({"model": "Qwen/Qwen2.5-1.5B-Instruct"})),
+        llm("70b-llama", json!({"model": "Qwen/Qwen2.5-1.5B-Instruct"})),
     ));
     assert_ne!(
         manifest(&a, "vllm_runtime")["metadata"]["name"],

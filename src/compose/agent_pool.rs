@@ -21,6 +21,7 @@ use super::disruption_budget::disruption_budget;
 use super::ingress::{IngressParams, ingress};
 use super::llm_inference::{layout_summary, plan_status, runtime_name, to_map};
 use super::model_ref::{self, Lookup, MODEL_RESOLVED, REQUIREMENT_KEY, ResolvedModel};
+use super::validate::in_range;
 use super::vllm_runtime::{RuntimeParams, internal_url, unsupported_gpu, vllm_runtime};
 use super::{ComposeRequest, Composed, Composition, Refusal, kube, names, weights_cache};
 use crate::outcome;
@@ -28,7 +29,10 @@ use crate::proto::wire::Ready;
 use crate::sizing::{self, MAX_NUM_SEQS, MigChoice, Plan, Throughput};
 use crate::units::{GIB, parse_duration_seconds, parse_quantity};
 use crate::xr::agent_pool::{
-    AgentPoolSpec, AgentPoolStatus, AgentsStatus, AutoscalingStatus, ModelServerStatus,
+    AVAILABILITY_MAX, AgentPoolSpec, AgentPoolStatus, AgentsStatus, AutoscalingStatus,
+    CONTEXT_LENGTH_MAX, CONTEXT_LENGTH_MIN, GPU_COUNT_MAX, ModelServerStatus, PERCENT_MAX,
+    PORT_MAX, REPLICAS_MAX, SCALING_CHANGE_MAX, SCALING_PERIOD_MAX, SYSTEM_PROMPT_MAX,
+    TEMPERATURE_MAX, THRESHOLD_MAX, TOOL_NAME_MAX,
 };
 use crate::xr::common::Endpoint;
 use crate::xr::model::Locality;
@@ -94,24 +98,16 @@ struct Replicas {
 fn replicas(spec: &AgentPoolSpec, notes: &mut Vec<String>) -> Result<Replicas, Refusal> {
     let invalid = |m: String| Refusal::new("InvalidSpec", m);
     let min = spec.min_replicas.unwrap_or(1);
-    if !(0..=1000).contains(&min) {
-        return Err(invalid(format!("spec.minReplicas is {min}; use 0 to 1000")));
-    }
+    in_range("spec.minReplicas", Some(min), 0, Some(REPLICAS_MAX)).map_err(invalid)?;
     let max = spec.max_replicas.unwrap_or(min.max(1));
-    if !(1..=1000).contains(&max) {
-        return Err(invalid(format!("spec.maxReplicas is {max}; use 1 to 1000")));
-    }
+    in_range("spec.maxReplicas", Some(max), 1, Some(REPLICAS_MAX)).map_err(invalid)?;
     if min > max {
         return Err(invalid(format!(
             "spec.minReplicas {min} exceeds spec.maxReplicas {max}"
         )));
     }
     let prewarm = spec.prewarm_percent.unwrap_or(0);
-    if !(0..=100).contains(&prewarm) {
-        return Err(invalid(format!(
-            "spec.prewarmPercent is {prewarm}; use 0 to 100"
-        )));
-    }
+    in_range("spec.prewarmPercent", Some(prewarm), 0, Some(PERCENT_MAX)).map_err(invalid)?;
     // ceil(max x prewarm / 100) in integers: both are non-negative here.
     let warm = min.max((max * prewarm + 99) / 100).min(max);
     if warm == 0 {
@@ -128,18 +124,7 @@ fn replicas(spec: &AgentPoolSpec, notes: &mut Vec<String>) -> Result<Replicas, R
 fn validate(spec: &AgentPoolSpec) -> Result<(), Refusal> {
     let invalid = |m: String| Refusal::new("InvalidSpec", m);
     let class = &spec.agent_class;
-    if let Some(t) = class.temperature
-        && !(0.0..=2.0).contains(&t)
-    {
-        return Err(invalid(format!(
-            "spec.agentClass.temperature is {t}; use 0 to 2"
-        )));
-    }
-    if let Some(p) = spec.port
-        && !(1..=65535).contains(&p)
-    {
-        return Err(invalid(format!("spec.port is {p}; use 1 to 65535")));
-    }
+    check_numbers(spec).map_err(invalid)?;
     if spec.ingress_host.is_some() && spec.port.is_none() {
         return Err(invalid(
             "spec.ingressHost needs spec.port: the Ingress routes to the agents' Service on that port".into(),
@@ -152,6 +137,105 @@ fn validate(spec: &AgentPoolSpec) -> Result<(), Refusal> {
     }
     check_strings_and_durations(spec).map_err(invalid)?;
     check_no_credentials(class).map_err(|m| Refusal::new("CredentialInConfig", m))
+}
+
+/// Every number of the spec against the range its schema states (the same
+/// constants), checked before the Model is looked up so that a pool waiting
+/// for its Model reports them too.
+fn check_numbers(spec: &AgentPoolSpec) -> Result<(), String> {
+    let class = &spec.agent_class;
+    in_range("spec.port", spec.port, 1, Some(PORT_MAX))?;
+    in_range(
+        "spec.tokensPerSecondBudget",
+        spec.tokens_per_second_budget,
+        1,
+        None,
+    )?;
+    if let Some(c) = spec.gpu_requirements.as_ref().and_then(|g| g.count)
+        && !(1..=GPU_COUNT_MAX).contains(&c)
+    {
+        return Err(format!(
+            "spec.gpuRequirements.count is {c}; use 1 to {GPU_COUNT_MAX}, or omit it to derive the count"
+        ));
+    }
+    if let Some(l) = class.max_context_length
+        && !(CONTEXT_LENGTH_MIN..=CONTEXT_LENGTH_MAX).contains(&l)
+    {
+        return Err(format!(
+            "spec.agentClass.maxContextLength is {l}; use {CONTEXT_LENGTH_MIN} to {CONTEXT_LENGTH_MAX} tokens"
+        ));
+    }
+    in_range(
+        "spec.agentClass.temperature",
+        class.temperature,
+        0.0,
+        Some(TEMPERATURE_MAX),
+    )?;
+    if let Some(t) = class.max_tokens
+        && t < 1
+    {
+        return Err(format!(
+            "spec.agentClass.maxTokens is {t}; use a whole number of at least 1, or omit it"
+        ));
+    }
+    for (i, t) in class.tool_permissions.iter().enumerate() {
+        let field = format!("spec.agentClass.toolPermissions[{i}].maxConcurrency");
+        in_range(&field, t.max_concurrency, 1, None)?;
+    }
+    for (i, g) in class.guardrails.iter().enumerate() {
+        let field = format!("spec.agentClass.guardrails[{i}].threshold");
+        in_range(&field, g.threshold, 0.0, Some(THRESHOLD_MAX))?;
+    }
+    if let Some(slo) = &class.slo {
+        in_range(
+            "spec.agentClass.slo.tokensPerSecond",
+            slo.tokens_per_second,
+            1,
+            None,
+        )?;
+        in_range(
+            "spec.agentClass.slo.maxCostPerRequest",
+            slo.max_cost_per_request,
+            0.0,
+            None,
+        )?;
+        in_range(
+            "spec.agentClass.slo.availabilityPercent",
+            slo.availability_percent,
+            0.0,
+            Some(AVAILABILITY_MAX),
+        )?;
+    }
+    if let Some(m) = &class.memory_config {
+        in_range("spec.agentClass.memoryConfig.maxSize", m.max_size, 1, None)?;
+    }
+    let behavior = spec.autoscaling.as_ref().and_then(|a| a.behavior.as_ref());
+    for (name, policy) in [
+        ("scaleUp", behavior.and_then(|b| b.scale_up.as_ref())),
+        ("scaleDown", behavior.and_then(|b| b.scale_down.as_ref())),
+    ] {
+        let Some(p) = policy else { continue };
+        let field = |f: &str| format!("spec.autoscaling.behavior.{name}.{f}");
+        in_range(
+            &field("maxChangePercent"),
+            p.max_change_percent,
+            1,
+            Some(SCALING_CHANGE_MAX),
+        )?;
+        in_range(
+            &field("maxChangeAbsolute"),
+            p.max_change_absolute,
+            1,
+            Some(SCALING_CHANGE_MAX),
+        )?;
+        in_range(
+            &field("periodSeconds"),
+            p.period_seconds,
+            1,
+            Some(SCALING_PERIOD_MAX),
+        )?;
+    }
+    Ok(())
 }
 
 /// Strings Kubernetes or the agent runtime would reject, and durations the
@@ -168,12 +252,13 @@ fn check_strings_and_durations(spec: &AgentPoolSpec) -> Result<(), String> {
     if let Some(h) = spec.ingress_host.as_deref() {
         dns_subdomain("spec.ingressHost", h, "agents.example.com")?;
     }
-    if let Some(t) = class.max_tokens
-        && t < 1
-    {
-        return Err(format!(
-            "spec.agentClass.maxTokens is {t}; use a whole number of at least 1, or omit it"
-        ));
+    if let Some(p) = &class.system_prompt {
+        let n = p.chars().count();
+        if n > SYSTEM_PROMPT_MAX {
+            return Err(format!(
+                "spec.agentClass.systemPrompt is {n} characters long; use at most {SYSTEM_PROMPT_MAX}"
+            ));
+        }
     }
     let duration = |field: String, d: &Option<String>| -> Result<(), String> {
         match d {
@@ -194,7 +279,7 @@ fn check_strings_and_durations(spec: &AgentPoolSpec) -> Result<(), String> {
         text(
             &format!("spec.agentClass.toolPermissions[{i}].name"),
             &t.name,
-            253,
+            TOOL_NAME_MAX,
             "code-search",
         )?;
         duration(
@@ -340,6 +425,7 @@ fn compose_pool(
         spec.session_affinity.as_ref(),
     );
     let config = agent_config_map(&config_name, &namespace, labels.clone(), &document);
+    check_config_size(&document, &config)?;
     let ready = req.observed.readiness(AGENT_CONFIG);
     out.resources.insert(
         AGENT_CONFIG.into(),
@@ -598,9 +684,10 @@ fn size(
         .and_then(|g| g.r#type.clone())
         .unwrap_or_else(|| req.settings.gpu_type.clone());
     let count = match gpu.and_then(|g| g.count) {
-        Some(c) if !(1..=64).contains(&c) => {
+        // Checked in `check_numbers`; kept here for the cast below.
+        Some(c) if !(1..=GPU_COUNT_MAX).contains(&c) => {
             return Err(invalid(format!(
-                "spec.gpuRequirements.count is {c}; use 1 to 64, or omit it to derive the count"
+                "spec.gpuRequirements.count is {c}; use 1 to {GPU_COUNT_MAX}, or omit it to derive the count"
             )));
         }
         other => other.map(|c| c as u32),
@@ -622,9 +709,9 @@ fn size(
             .map_err(|e| invalid(format!("spec.migProfile: {e}")))?,
     };
     let max_model_len = match spec.agent_class.max_context_length {
-        Some(l) if !(256..=10_485_760).contains(&l) => {
+        Some(l) if !(CONTEXT_LENGTH_MIN..=CONTEXT_LENGTH_MAX).contains(&l) => {
             return Err(invalid(format!(
-                "spec.agentClass.maxContextLength is {l}; use 256 to 10485760 tokens"
+                "spec.agentClass.maxContextLength is {l}; use {CONTEXT_LENGTH_MIN} to {CONTEXT_LENGTH_MAX} tokens"
             )));
         }
         other => other.map(|l| l as u64),
@@ -681,6 +768,37 @@ fn size(
         return Ok(plan);
     }
     Ok(plan)
+}
+
+/// Refuses an agent configuration larger than a ConfigMap holds, naming
+/// the spec fields that made it large.
+fn check_config_size(
+    document: &serde_json::Value,
+    config: &serde_json::Value,
+) -> Result<(), Refusal> {
+    let data: BTreeMap<String, String> = config
+        .get("data")
+        .cloned()
+        .and_then(|d| serde_json::from_value(d).ok())
+        .unwrap_or_default();
+    let field = |key: &str| match key {
+        "systemPrompt" => "spec.agentClass.systemPrompt",
+        "tools" => "spec.agentClass.toolPermissions",
+        "guardrails" => "spec.agentClass.guardrails",
+        "slo" => "spec.agentClass.slo",
+        "memory" => "spec.agentClass.memoryConfig",
+        "session" => "spec.sessionAffinity",
+        "model" => "spec.agentClass.modelRef",
+        _ => "spec.agentClass",
+    };
+    let parts: Vec<(String, usize)> = document
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(k, v)| (field(k).to_string(), v.to_string().len()))
+        .collect();
+    super::config_map::check_size("the agent ConfigMap", &data, &parts)
+        .map_err(|m| Refusal::new("ConfigTooLarge", m))
 }
 
 /// Sequences grow from the prompt to the full context: on average half.

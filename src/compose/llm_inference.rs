@@ -15,7 +15,10 @@ use crate::outcome;
 use crate::proto::wire::Ready;
 use crate::sizing::{self, MigChoice, Plan, Precision, SizingRequest};
 use crate::xr::common::{Endpoint, EstimateStatus, PlanStatus};
-use crate::xr::llm_inference::{LlmInferenceSpec, LlmInferenceStatus};
+use crate::xr::llm_inference::{
+    GPU_MAX, LlmInferenceSpec, LlmInferenceStatus, MAX_MODEL_LEN_MAX, MAX_MODEL_LEN_MIN,
+    REPLICAS_MAX,
+};
 
 /// Composition resource names, the same as dot-inference's so that an XR
 /// moving to this function keeps its resources.
@@ -33,6 +36,14 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
     // A Model read through modelRef: its facts fill what the spec leaves unset.
     let mut referenced: Option<Box<ResolvedModel>> = None;
     let model = match (&spec.model, &spec.model_ref) {
+        // Either could be meant: serving the other would be a silent guess.
+        (Some(_), Some(_)) => {
+            return Err(Refusal::new(
+                "InvalidSpec",
+                "spec.model and spec.modelRef are both set; pick one: model (a Hugging Face id) or modelRef (a Model \
+                 in this namespace)",
+            ));
+        }
         (Some(m), _) if !m.trim().is_empty() => m.trim().to_string(),
         (Some(_), _) => {
             return Err(Refusal::new(
@@ -111,7 +122,7 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
             ),
         ));
     }
-    let replicas = check_range("spec.replicas", spec.replicas, 0, 100, "")?
+    let replicas = check_range("spec.replicas", spec.replicas, 0, REPLICAS_MAX, "")?
         .or_else(|| facts.and_then(|f| f.data_parallel).map(i64::from))
         .unwrap_or(1);
 
@@ -361,14 +372,14 @@ fn sizing_request(
         "spec.gpu",
         spec.gpu,
         1,
-        64,
+        GPU_MAX,
         "; omit it to derive the count from the model and GPU type",
     )?;
     let max_model_len = check_range(
         "spec.maxModelLen",
         spec.max_model_len,
-        256,
-        10_485_760,
+        MAX_MODEL_LEN_MIN,
+        MAX_MODEL_LEN_MAX,
         " tokens; omit it to derive the longest context that fits",
     )?;
     let quantization = match spec.quantization.as_deref() {

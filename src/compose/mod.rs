@@ -45,13 +45,13 @@ impl Composite {
     }
 
     /// The spec read as `T`; an error names the failing field path under `spec`.
-    pub fn spec<T: DeserializeOwned>(&self) -> Result<T, String> {
+    pub fn spec<T: DeserializeOwned + schemars::JsonSchema + 'static>(&self) -> Result<T, String> {
         let spec = self
             .object
             .get("spec")
             .cloned()
             .unwrap_or_else(|| Value::Object(Map::new()));
-        crate::de::from_value(spec, "spec")
+        crate::de::from_object(spec, "spec")
     }
 
     /// A value from the observed status, for transition checks.
@@ -143,6 +143,12 @@ impl<'a> Observed<'a> {
             drop_managed_fields(&mut object);
             object
         })
+    }
+
+    /// The observed resource composed under `name`, as sent: for passing
+    /// through one that [`Observed::get`] cannot decode.
+    pub fn raw(&self, name: &str) -> Option<&RawResource> {
+        self.resources.get(name)
     }
 
     /// Whether the object composed under `name` is ready (see
@@ -261,23 +267,62 @@ pub const KINDS: &[&str] = &["LLMInference", "Model", "AgentPool"];
 pub fn desired_from_observed(mut observed: Map<String, Value>) -> Value {
     observed.remove("status");
     if let Some(Value::Object(md)) = observed.get_mut("metadata") {
-        for server_owned in [
-            "uid",
-            "resourceVersion",
-            "generation",
-            "creationTimestamp",
-            "managedFields",
-            "ownerReferences",
-            "finalizers",
-            "deletionTimestamp",
-            "deletionGracePeriodSeconds",
-            "generateName",
-            "selfLink",
-        ] {
-            md.remove(server_owned);
-        }
+        drop_server_owned(md);
     }
     Value::Object(observed)
+}
+
+/// [`desired_from_observed`] for an observed resource too deep to decode:
+/// only its metadata is read; every other field but status is passed
+/// through as its bytes, so nothing Crossplane would delete is dropped.
+/// The error says what could not be read.
+pub fn desired_from_observed_raw(raw: &RawResource) -> Result<RawResource, String> {
+    use crate::convert::{
+        decode_struct, encode_entry, encode_raw_entry, raw_entries, raw_struct_value,
+    };
+    let unreadable = "its bytes are not a protobuf Struct";
+    let (object, _) = raw.parts().ok_or(unreadable)?;
+    let entries = raw_entries(&object).map_err(|_| unreadable)?;
+    let mut body = Vec::with_capacity(object.len());
+    for (key, value) in entries {
+        match key {
+            "status" => {}
+            "metadata" => {
+                let mut md = raw_struct_value(value)
+                    .ok()
+                    .flatten()
+                    .and_then(|b| decode_struct(&b).ok())
+                    .ok_or("its metadata cannot be decoded (nested too deep, or not an object)")?;
+                drop_server_owned(&mut md);
+                encode_entry(key, &Value::Object(md), &mut body);
+            }
+            _ => encode_raw_entry(key, value, &mut body),
+        }
+    }
+    let mut bytes = Vec::with_capacity(body.len() + 8);
+    prost::encoding::encode_key(1, prost::encoding::WireType::LengthDelimited, &mut bytes);
+    prost::encoding::encode_varint(body.len() as u64, &mut bytes);
+    bytes.extend_from_slice(&body);
+    Ok(RawResource::from(bytes::Bytes::from(bytes)))
+}
+
+/// Removes the metadata fields the API server owns.
+fn drop_server_owned(md: &mut Map<String, Value>) {
+    for server_owned in [
+        "uid",
+        "resourceVersion",
+        "generation",
+        "creationTimestamp",
+        "managedFields",
+        "ownerReferences",
+        "finalizers",
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+        "generateName",
+        "selfLink",
+    ] {
+        md.remove(server_owned);
+    }
 }
 
 pub mod agent_config;

@@ -117,13 +117,28 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
         .filter(|(_, p)| p.is_ok())
         .map(|(g, _)| g.as_str())
         .collect();
-    let failed = serveable.is_empty();
-    let reason = failed.then(|| {
-        format!(
-            "no offered GPU type ({}) can serve the Model: {}",
-            req.settings.offered_gpu_types.join(", "),
-            errors.join("; ")
-        )
+    // A shardSpec the weights cannot be split by fails on every GPU type
+    // alike: checked once against the Model's own architecture, so the
+    // reason names the field instead of repeating a plan error per GPU.
+    // Reported as phase Failed, like any Model that cannot be served: the
+    // status is what the runtimes referencing the Model read, and a FATAL
+    // result would leave it stale.
+    let shard_problem = facts.tensor_parallel.filter(|tp| *tp > 1).and_then(|tp| {
+        let request =
+            facts.sizing_request(&req.settings.gpu_type, req.settings.gpu_memory_utilization);
+        sizing::check_tensor_parallel(&request, tp)
+            .err()
+            .map(|e| format!("spec.shardSpec.count: {e}"))
+    });
+    let failed = serveable.is_empty() || shard_problem.is_some();
+    let reason = shard_problem.clone().or_else(|| {
+        failed.then(|| {
+            format!(
+                "no offered GPU type ({}) can serve the Model: {}",
+                req.settings.offered_gpu_types.join(", "),
+                errors.join("; ")
+            )
+        })
     });
     let card_name = names::dns_subdomain(&xr.name, "-model");
 
@@ -150,13 +165,12 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
     };
 
     let mut out = Composition::default();
+    let card = card(&xr.name, &spec, &facts);
     let data = BTreeMap::from([
-        (
-            "model.json".to_string(),
-            pretty(&card(&xr.name, &spec, &facts)),
-        ),
+        ("model.json".to_string(), pretty(&card)),
         ("plans.json".to_string(), pretty(&status.plans)),
     ]);
+    check_card_size(&card, &data)?;
     let manifest = config_map(
         &card_name,
         &xr.namespace,
@@ -173,6 +187,9 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
         &req.xr.status_strings(&["warnings"]),
     );
     out.conditions.push(match &reason {
+        Some(r) if shard_problem.is_some() => {
+            outcome::condition(SERVABLE, false, "InvalidShardSpec", r.clone())
+        }
         Some(r) => outcome::condition(SERVABLE, false, "NoGpuFits", r.clone()),
         None => outcome::condition(
             SERVABLE,
@@ -232,6 +249,27 @@ fn card<'a>(name: &'a str, spec: &'a ModelSpec, facts: &'a ModelFacts) -> Card<'
     }
 }
 
+/// Refuses a model card larger than a ConfigMap holds, naming the spec
+/// fields that made it large.
+fn check_card_size(card: &Card, data: &BTreeMap<String, String>) -> Result<(), Refusal> {
+    let parts: Vec<(String, usize)> = serde_json::to_value(card)
+        .ok()
+        .and_then(|v| v.as_object().cloned())
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(k, v)| {
+            let field = match k.as_str() {
+                "name" => "metadata.name".to_string(),
+                "modelId" => "spec.weightsURI".to_string(),
+                other => format!("spec.{other}"),
+            };
+            (field, v.to_string().len())
+        })
+        .collect();
+    super::config_map::check_size("the model card ConfigMap", data, &parts)
+        .map_err(|m| Refusal::new("ConfigTooLarge", m))
+}
+
 /// Fields serde accepts as any string, checked so that errors name them and
 /// long values are never echoed whole.
 fn check_strings(spec: &ModelSpec) -> Result<(), String> {
@@ -239,7 +277,7 @@ fn check_strings(spec: &ModelSpec) -> Result<(), String> {
     text(
         "spec.weightsURI",
         &spec.weights_uri,
-        2048,
+        crate::xr::model::WEIGHTS_URI_MAX,
         "hf://meta-llama/Llama-3.1-8B-Instruct",
     )?;
     if let Some(p) = &spec.parameter_count {

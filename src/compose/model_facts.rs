@@ -99,11 +99,15 @@ impl ModelFacts {
         }
         let (mut tensor_parallel, mut pipeline_parallel, mut data_parallel) = (None, None, None);
         if let Some(shard) = &spec.shard_spec {
+            let max = crate::xr::model::SHARD_COUNT_MAX;
             let count = u32::try_from(shard.count)
                 .ok()
-                .filter(|c| (1..=64).contains(c))
+                .filter(|c| (1..=max).contains(&i64::from(*c)))
                 .ok_or_else(|| {
-                    format!("{prefix}.shardSpec.count is {}; use 1 to 64", shard.count)
+                    format!(
+                        "{prefix}.shardSpec.count is {}; use 1 to {max}",
+                        shard.count
+                    )
                 })?;
             match shard.strategy {
                 ShardStrategy::TensorParallel => tensor_parallel = Some(count),

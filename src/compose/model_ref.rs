@@ -62,11 +62,23 @@ pub fn lookup(req: &ComposeRequest, field: &str, name: &str) -> Result<Lookup, R
             not_found: false,
         });
     };
-    let object = found
-        .items
-        .iter()
-        .filter_map(|raw| raw.decode_full().ok())
-        .filter_map(|r| r.resource.as_ref().map(struct_to_json))
+    // A Model that cannot be decoded is refused, not skipped: skipping it
+    // would report an existing Model as missing.
+    let mut objects = Vec::with_capacity(found.items.len());
+    for raw in &found.items {
+        let r = raw.decode_full().map_err(|e| {
+            Refusal::new(
+                "InvalidModel",
+                format!(
+                    "{field}: Model {display}: Crossplane returned a resource that cannot be read ({})",
+                    crate::raw_message::decode_problem(&e)
+                ),
+            )
+        })?;
+        objects.extend(r.resource.as_ref().map(struct_to_json));
+    }
+    let object = objects
+        .into_iter()
         .find(|o| super::str_at(o, &["metadata", "name"]) == name);
     let Some(object) = object else {
         return Ok(Lookup::Waiting {
@@ -93,7 +105,7 @@ fn read_spec(object: &Map<String, Value>) -> Result<ModelSpec, String> {
         .get("spec")
         .cloned()
         .unwrap_or_else(|| Value::Object(Map::new()));
-    crate::de::from_value(spec, "spec")
+    crate::de::from_object(spec, "spec")
 }
 
 /// The composition of a composer that waits for its Model: the

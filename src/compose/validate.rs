@@ -34,6 +34,23 @@ pub fn text(field: &str, value: &str, max: usize, example: &str) -> Result<(), S
     Ok(())
 }
 
+/// A number checked against `min..=max` (no upper bound when `max` is
+/// None); the error names the field and the valid range.
+pub fn in_range<T: PartialOrd + std::fmt::Display + Copy>(
+    field: &str,
+    value: Option<T>,
+    min: T,
+    max: Option<T>,
+) -> Result<(), String> {
+    match (value, max) {
+        (Some(v), Some(max)) if v < min || v > max => {
+            Err(format!("{field} is {v}; use {min} to {max}"))
+        }
+        (Some(v), None) if v < min => Err(format!("{field} is {v}; use at least {min}")),
+        _ => Ok(()),
+    }
+}
+
 /// A DNS-1123 subdomain: what most Kubernetes object names and host names must be.
 pub fn dns_subdomain(field: &str, value: &str, example: &str) -> Result<(), String> {
     let ok = !value.is_empty()

@@ -242,6 +242,30 @@ pub fn size(req: &SizingRequest) -> Result<Plan, SizingError> {
     decide::size(req)
 }
 
+/// Checks a tensor-parallel size against the attention heads of the model
+/// `req` names, with the rule [`size`] applies on every GPU type (see
+/// `layout::valid_tp`): for a Model's shardSpec, which no GPU type is chosen
+/// for. Ok when the model cannot be resolved: sizing then says why.
+pub fn check_tensor_parallel(req: &SizingRequest, tp: u32) -> Result<(), String> {
+    let Ok((m, _)) = model::resolve_model(req) else {
+        return Ok(());
+    };
+    let (heads, kv) = (m.arch.attention_heads, m.arch.kv_heads);
+    if layout::valid_tp(heads, kv, tp) {
+        return Ok(());
+    }
+    let valid = layout::valid_tps(heads, kv, u32::MAX)
+        .iter()
+        .map(u32::to_string)
+        .collect::<Vec<_>>()
+        .join(", ");
+    Err(format!(
+        "tensor parallel {tp} does not split the {heads} attention heads and {kv} KV heads of {}: the attention \
+         heads must divide by it, and the KV heads divide by it or it by them; use {valid}",
+        m.name
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

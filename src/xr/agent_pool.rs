@@ -17,6 +17,36 @@ use super::model::Topology;
 /// Kind name.
 pub const KIND: &str = "AgentPool";
 
+// Limits of the numeric and free-text fields: the schema states each and
+// the composer checks it with the same constant, since Crossplane may call
+// the function with XRs admitted under an older schema (and render with
+// ones no API server saw). Lower bounds of 0 and 1 are written out.
+/// Largest port.
+pub const PORT_MAX: i32 = 65535;
+/// Most agent replicas.
+pub const REPLICAS_MAX: i32 = 1000;
+/// Largest percentage.
+pub const PERCENT_MAX: i32 = 100;
+/// Highest sampling temperature.
+pub const TEMPERATURE_MAX: f64 = 2.0;
+/// Shortest and longest context, in tokens (as LLMInference's maxModelLen).
+pub const CONTEXT_LENGTH_MIN: i64 = 256;
+pub const CONTEXT_LENGTH_MAX: i64 = 10_485_760;
+/// Most GPUs per model-server replica.
+pub const GPU_COUNT_MAX: i64 = 64;
+/// Longest system prompt, in characters.
+pub const SYSTEM_PROMPT_MAX: usize = 65536;
+/// Longest tool name.
+pub const TOOL_NAME_MAX: usize = 128;
+/// Largest guardrail threshold.
+pub const THRESHOLD_MAX: f64 = 1.0;
+/// Largest availability percentage.
+pub const AVAILABILITY_MAX: f64 = 100.0;
+/// Largest change per scaling period, in pods or percent.
+pub const SCALING_CHANGE_MAX: i32 = 1000;
+/// Longest scaling period, in seconds (the HorizontalPodAutoscaler's limit).
+pub const SCALING_PERIOD_MAX: i32 = 1800;
+
 /// The desired state of an AgentPool.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -36,19 +66,19 @@ pub struct AgentPoolSpec {
     pub env: Vec<EnvVar>,
     /// Port the agents listen on. With it: a Service, TCP probes and (with ingressHost) an Ingress.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 1, max = 65535))]
+    #[schemars(range(min = 1, max = PORT_MAX))]
     pub port: Option<i32>,
     /// Fewest agent replicas.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 0, max = 1000))]
+    #[schemars(range(min = 0, max = REPLICAS_MAX))]
     pub min_replicas: Option<i32>,
     /// Most agent replicas.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 1, max = 1000))]
+    #[schemars(range(min = 1, max = REPLICAS_MAX))]
     pub max_replicas: Option<i32>,
     /// Share of maxReplicas kept running (warm) even when idle, 0 to 100.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 0, max = 100))]
+    #[schemars(range(min = 0, max = PERCENT_MAX))]
     pub prewarm_percent: Option<i32>,
     /// Tokens per second the model server must sustain; sets its replicas.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -87,11 +117,11 @@ pub struct AgentClass {
     /// The Model in this namespace that serves the agents.
     pub model_ref: NameRef,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = 65536))]
+    #[schemars(length(max = SYSTEM_PROMPT_MAX))]
     pub system_prompt: Option<String>,
     /// Sampling temperature, 0 to 2.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 0.0, max = 2.0))]
+    #[schemars(range(min = 0.0, max = TEMPERATURE_MAX))]
     pub temperature: Option<f64>,
     /// Most tokens per answer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -99,7 +129,7 @@ pub struct AgentClass {
     pub max_tokens: Option<i64>,
     /// Context window in tokens; also the model server's max model length.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 256, max = 10485760))]
+    #[schemars(range(min = CONTEXT_LENGTH_MIN, max = CONTEXT_LENGTH_MAX))]
     pub max_context_length: Option<i64>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = 128))]
@@ -117,7 +147,7 @@ pub struct AgentClass {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ToolPermission {
-    #[schemars(length(min = 1, max = 128))]
+    #[schemars(length(min = 1, max = TOOL_NAME_MAX))]
     pub name: String,
     /// Calls per period, such as 100/min.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -147,7 +177,7 @@ pub struct Guardrail {
     pub config: BTreeMap<String, String>,
     /// Confidence threshold, 0 to 1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 0.0, max = 1.0))]
+    #[schemars(range(min = 0.0, max = THRESHOLD_MAX))]
     pub threshold: Option<f64>,
 }
 
@@ -179,7 +209,7 @@ pub struct Slo {
     #[schemars(range(min = 0.0))]
     pub max_cost_per_request: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 0.0, max = 100.0))]
+    #[schemars(range(min = 0.0, max = AVAILABILITY_MAX))]
     pub availability_percent: Option<f64>,
 }
 
@@ -269,13 +299,13 @@ pub struct ScalingPolicy {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stabilization_window: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 1, max = 1000))]
+    #[schemars(range(min = 1, max = SCALING_CHANGE_MAX))]
     pub max_change_percent: Option<i32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 1, max = 1000))]
+    #[schemars(range(min = 1, max = SCALING_CHANGE_MAX))]
     pub max_change_absolute: Option<i32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 1, max = 1800))]
+    #[schemars(range(min = 1, max = SCALING_PERIOD_MAX))]
     pub period_seconds: Option<i32>,
 }
 
@@ -285,7 +315,7 @@ pub struct ScalingPolicy {
 pub struct GpuRequirements {
     /// GPUs per model-server replica. Derived when omitted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 1, max = 64))]
+    #[schemars(range(min = 1, max = GPU_COUNT_MAX))]
     pub count: Option<i64>,
     /// Least memory per GPU, a quantity such as 40Gi.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -13,12 +13,24 @@ use crate::input::Image;
 /// Kind name.
 pub const KIND: &str = "LLMInference";
 
+// Limits of the numeric fields: the schema, the reader (which refuses
+// fractions and the like with the range) and the composer's range check
+// use the same constants.
+/// Most GPUs per replica.
+pub const GPU_MAX: i64 = 64;
+/// Shortest and longest context, in tokens.
+pub const MAX_MODEL_LEN_MIN: i64 = 256;
+pub const MAX_MODEL_LEN_MAX: i64 = 10_485_760;
+/// Most runtime replicas.
+pub const REPLICAS_MAX: i64 = 100;
+
 /// The desired state of an LLMInference.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[schemars(
     extend("x-kubernetes-validations" = [
-        {"rule": "has(self.model) || has(self.modelRef)", "message": "set model (a Hugging Face id) or modelRef (a Model)"}
+        {"rule": "has(self.model) || has(self.modelRef)", "message": "set model (a Hugging Face id) or modelRef (a Model)"},
+        {"rule": "!(has(self.model) && has(self.modelRef))", "message": "set model or modelRef, not both"}
     ])
 )]
 pub struct LlmInferenceSpec {
@@ -33,9 +45,9 @@ pub struct LlmInferenceSpec {
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::de::opt_whole_number::<_, 1, 64>"
+        deserialize_with = "crate::de::opt_whole_number::<_, 1, GPU_MAX>"
     )]
-    #[schemars(range(min = 1, max = 64))]
+    #[schemars(range(min = 1, max = GPU_MAX))]
     pub gpu: Option<i64>,
     /// GPU type, for example L4, A100-80GB or H100-80GB. Defaults to the platform's (step input).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -49,9 +61,9 @@ pub struct LlmInferenceSpec {
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::de::opt_whole_number::<_, 256, 10485760>"
+        deserialize_with = "crate::de::opt_whole_number::<_, MAX_MODEL_LEN_MIN, MAX_MODEL_LEN_MAX>"
     )]
-    #[schemars(range(min = 256, max = 10485760))]
+    #[schemars(range(min = MAX_MODEL_LEN_MIN, max = MAX_MODEL_LEN_MAX))]
     pub max_model_len: Option<i64>,
     /// Parameter count for models the catalog does not know and whose id does not say, for example 70B or 8x7B.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -65,9 +77,9 @@ pub struct LlmInferenceSpec {
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::de::opt_whole_number::<_, 0, 100>"
+        deserialize_with = "crate::de::opt_whole_number::<_, 0, REPLICAS_MAX>"
     )]
-    #[schemars(range(min = 0, max = 100))]
+    #[schemars(range(min = 0, max = REPLICAS_MAX))]
     pub replicas: Option<i64>,
     /// Secret holding a Hugging Face token, for gated models (key defaults to token).
     #[serde(default, skip_serializing_if = "Option::is_none")]

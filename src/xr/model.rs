@@ -14,13 +14,18 @@ use super::common::{PlanStatus, SecretKeyRef};
 /// Kind name.
 pub const KIND: &str = "Model";
 
+/// Longest weightsURI: the schema states it and the composer checks it.
+pub const WEIGHTS_URI_MAX: usize = 1024;
+/// Most shards: the schema states it and the composer checks it.
+pub const SHARD_COUNT_MAX: i64 = 64;
+
 /// The desired state of a Model.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ModelSpec {
     /// Where the weights are: hf://org/name, s3://bucket/path, gs://bucket/path, https://... or pvc://claim/path.
     #[serde(rename = "weightsURI")]
-    #[schemars(regex(pattern = r"^(hf|s3|gs|https|pvc)://.+$"), length(max = 1024))]
+    #[schemars(regex(pattern = r"^(hf|s3|gs|https|pvc)://.+$"), length(max = WEIGHTS_URI_MAX))]
     pub weights_uri: String,
     /// Total size of the weights, a quantity such as 16Gi. Checked against parameters x precision.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -94,7 +99,7 @@ impl Quantization {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ShardSpec {
     /// Number of shards: GPUs per replica for tensor/pipeline parallelism, replicas for data parallelism.
-    #[schemars(range(min = 1, max = 64))]
+    #[schemars(range(min = 1, max = SHARD_COUNT_MAX))]
     pub count: i64,
     pub strategy: ShardStrategy,
     /// GPU topology the shards need.
