@@ -1,7 +1,7 @@
 //! The agents' HorizontalPodAutoscaler (`autoscaling/v2`).
 //!
 //! Each `autoscaling.metrics` type maps to one HPA metric (the table is in
-//! the README, Autoscaling metric mapping): agent metrics become `Pods` metrics averaged per pod,
+//! docs/agents.md, Autoscaling metric mapping): agent metrics become `Pods` metrics averaged per pod,
 //! which a metrics adapter (for example prometheus-adapter) serves under the
 //! names below; cpu and memory become `Resource` utilization. A type with
 //! no mapping is not dropped silently: it comes back as a warning and a

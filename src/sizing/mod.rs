@@ -3,7 +3,7 @@
 //! Pure and synchronous: catalogs embedded at compile time, no I/O, no
 //! Kubernetes types. [`size`] turns a [`SizingRequest`] into a [`Plan`] that
 //! carries its own reasons, or into a [`SizingError`] that says what would
-//! work. The formulas are in the README (Sizing rules).
+//! work. The formulas are in docs/sizing.md.
 //!
 //! - `gpus` and `models`: the catalogs and their forgiving name lookup.
 //! - `params`: parameter counts and quantization markers read from strings.
@@ -237,7 +237,7 @@ impl Plan {
     }
 }
 
-/// Sizes one replica. See the module docs and the README (Sizing rules).
+/// Sizes one replica. See the module docs and docs/sizing.md.
 pub fn size(req: &SizingRequest) -> Result<Plan, SizingError> {
     decide::size(req)
 }

@@ -255,7 +255,7 @@ pub enum MemoryType {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Autoscaling {
-    /// Metrics to scale on; see the README (Autoscaling metric mapping) for how each type maps to the HorizontalPodAutoscaler.
+    /// Metrics to scale on; see docs/agents.md (Autoscaling metric mapping) for how each type maps to the HorizontalPodAutoscaler.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = 16))]
     pub metrics: Vec<AutoscalingMetric>,
