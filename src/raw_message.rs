@@ -60,38 +60,78 @@ impl<M> From<Bytes> for RawMessage<M> {
     }
 }
 
+/// One top-level field of an encoded message: its tag, its whole encoding
+/// (key included) and, for a length-delimited field, its payload.
+struct Field<'a> {
+    tag: u32,
+    encoded: &'a [u8],
+    payload: Option<&'a [u8]>,
+}
+
+/// The top-level fields of an encoded message, in order. None when the
+/// framing is bad or a field is neither a varint nor length-delimited (a
+/// `Resource` has no other kind).
+fn fields(mut buf: &[u8]) -> Option<Vec<Field<'_>>> {
+    let mut out = Vec::new();
+    while !buf.is_empty() {
+        let start = buf;
+        let (tag, wire_type) = encoding::decode_key(&mut buf).ok()?;
+        let payload = match wire_type {
+            WireType::LengthDelimited => {
+                let len = usize::try_from(decode_varint(&mut buf).ok()?).ok()?;
+                if len > buf.len() {
+                    return None;
+                }
+                let (field, rest) = buf.split_at(len);
+                buf = rest;
+                Some(field)
+            }
+            WireType::Varint => {
+                decode_varint(&mut buf).ok()?;
+                None
+            }
+            _ => return None,
+        };
+        out.push(Field {
+            tag,
+            encoded: &start[..start.len() - buf.len()],
+            payload,
+        });
+    }
+    Some(out)
+}
+
 impl RawResource {
     /// The encoded `resource` Struct (field 1) as a slice of these bytes,
     /// for `convert::decode_object`. None when the field is absent, appears
     /// more than once (prost would merge the parts) or the framing is bad:
     /// then `decode_full` is the way to read it.
     pub fn struct_bytes(&self) -> Option<&[u8]> {
-        let mut buf = self.as_bytes();
         let mut found = None;
-        while !buf.is_empty() {
-            let (tag, wire_type) = encoding::decode_key(&mut buf).ok()?;
-            match wire_type {
-                WireType::LengthDelimited => {
-                    let len = usize::try_from(decode_varint(&mut buf).ok()?).ok()?;
-                    if len > buf.len() {
-                        return None;
-                    }
-                    let (field, rest) = buf.split_at(len);
-                    buf = rest;
-                    if tag == 1 {
-                        if found.is_some() {
-                            return None;
-                        }
-                        found = Some(field);
-                    }
+        for field in fields(self.as_bytes())? {
+            if let (1, Some(payload)) = (field.tag, field.payload) {
+                if found.is_some() {
+                    return None;
                 }
-                WireType::Varint => {
-                    decode_varint(&mut buf).ok()?;
-                }
-                _ => return None,
+                found = Some(payload);
             }
         }
         found
+    }
+
+    /// The `resource` Struct (field 1) and the other fields, each still
+    /// encoded: the parts of a resource the function passes through without
+    /// reading all of it. A Struct given in several parts is concatenated,
+    /// which is how protobuf merges it. None when the framing is bad.
+    pub fn parts(&self) -> Option<(Vec<u8>, Vec<u8>)> {
+        let (mut object, mut rest) = (Vec::new(), Vec::new());
+        for field in fields(self.as_bytes())? {
+            match (field.tag, field.payload) {
+                (1, Some(payload)) => object.extend_from_slice(payload),
+                _ => rest.extend_from_slice(field.encoded),
+            }
+        }
+        Some((object, rest))
     }
 }
 
@@ -103,42 +143,6 @@ pub fn decode_problem(e: &DecodeError) -> String {
     match text.rsplit_once(": ") {
         Some((_, problem)) => problem.to_string(),
         None => text,
-    }
-}
-
-impl RawResource {
-    /// The `resource` Struct (field 1) and the other fields, each still
-    /// encoded: the parts of a resource the function passes through without
-    /// reading all of it. A Struct given in several parts is concatenated,
-    /// which is how protobuf merges it. None when the framing is bad.
-    pub fn parts(&self) -> Option<(Vec<u8>, Vec<u8>)> {
-        let mut buf = self.as_bytes();
-        let (mut object, mut rest) = (Vec::new(), Vec::new());
-        while !buf.is_empty() {
-            let start = buf;
-            let (tag, wire_type) = encoding::decode_key(&mut buf).ok()?;
-            match wire_type {
-                WireType::LengthDelimited => {
-                    let len = usize::try_from(decode_varint(&mut buf).ok()?).ok()?;
-                    if len > buf.len() {
-                        return None;
-                    }
-                    let (field, tail) = buf.split_at(len);
-                    buf = tail;
-                    if tag == 1 {
-                        object.extend_from_slice(field);
-                    } else {
-                        rest.extend_from_slice(&start[..start.len() - buf.len()]);
-                    }
-                }
-                WireType::Varint => {
-                    decode_varint(&mut buf).ok()?;
-                    rest.extend_from_slice(&start[..start.len() - buf.len()]);
-                }
-                _ => return None,
-            }
-        }
-        Some((object, rest))
     }
 }
 
