@@ -331,12 +331,7 @@ fn malformed_llm_inference_specs_are_fatal_and_name_the_field_and_what_is_valid(
         let rsp = call(&req);
         assert_eq!(
             rsp,
-            full::RunFunctionResponse {
-                meta: meta("bad", 60),
-                desired: Some(earlier_desired()),
-                results: vec![fatal(c.reason, &c.message)],
-                ..Default::default()
-            },
+            refused_keeping_earlier("bad", c.reason, &c.message),
             "case {:?}",
             c.name
         );
@@ -1362,12 +1357,7 @@ fn xr_names_the_api_server_would_refuse_are_fatal_before_composing() {
             let rsp = call(&req);
             assert_eq!(
                 rsp,
-                full::RunFunctionResponse {
-                    meta: meta("bad", 60),
-                    desired: Some(earlier_desired()),
-                    results: vec![fatal("InvalidName", message)],
-                    ..Default::default()
-                },
+                refused_keeping_earlier("bad", "InvalidName", message),
                 "{kind_example:?}: {name}"
             );
         }
@@ -1391,13 +1381,7 @@ fn xr_names_the_api_server_would_refuse_are_fatal_before_composing() {
     let longest = format!("{}.{}", &huge[..200], &huge[..52]);
     assert_eq!(longest.len(), 253);
     let rsp = call(&request("ok", xr(json!({"model": MODEL}))).tap_name(&longest));
-    assert!(
-        rsp.results
-            .iter()
-            .all(|r| r.severity != full::Severity::Fatal as i32),
-        "{:?}",
-        rsp.results
-    );
+    assert_not_fatal(&rsp.results, "the longest valid name");
 }
 
 trait TapName {

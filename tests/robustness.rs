@@ -677,14 +677,7 @@ fn a_model_that_disappears_keeps_what_was_composed() {
             req
         };
         let first = call(&with_model("1", vec![resource(model.clone())]));
-        assert!(
-            first
-                .results
-                .iter()
-                .all(|r| r.severity != full::Severity::Fatal as i32),
-            "{kind}: {:?}",
-            first.results
-        );
+        assert_not_fatal(&first.results, &kind.to_string());
         let composed = first.desired.clone().unwrap().resources;
         let ours: Vec<String> = composed
             .keys()
@@ -726,13 +719,7 @@ fn a_model_that_disappears_keeps_what_was_composed() {
             desired.resources, want,
             "{kind}: every resource kept as composed"
         );
-        assert!(
-            rsp.results
-                .iter()
-                .all(|r| r.severity != full::Severity::Fatal as i32),
-            "{kind}: not FATAL: {:?}",
-            rsp.results
-        );
+        assert_not_fatal(&rsp.results, &format!("{kind}: not FATAL"));
         assert!(
             rsp.results
                 .iter()

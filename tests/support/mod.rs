@@ -285,6 +285,32 @@ pub fn condition(
     }
 }
 
+/// What a refused call answers: the tag, the earlier steps' desired state
+/// unchanged (Crossplane applies nothing after a FATAL), and one FATAL.
+pub fn refused_keeping_earlier(
+    tag: &str,
+    reason: &str,
+    message: &str,
+) -> full::RunFunctionResponse {
+    full::RunFunctionResponse {
+        meta: meta(tag, 60),
+        desired: Some(earlier_desired()),
+        results: vec![fatal(reason, message)],
+        ..Default::default()
+    }
+}
+
+/// Fails, showing every result, when any result is FATAL.
+#[track_caller]
+pub fn assert_not_fatal(results: &[full::Result], context: &str) {
+    assert!(
+        results
+            .iter()
+            .all(|r| r.severity != full::Severity::Fatal as i32),
+        "{context}: {results:?}"
+    );
+}
+
 /// Runs the core on a full request, as the server would, and decodes the answer.
 pub fn call(req: &full::RunFunctionRequest) -> full::RunFunctionResponse {
     function_inference::proto::from_wire(&function_inference::function::run_function(
