@@ -4,7 +4,7 @@
 //! - `full`: every message decoded, for clients, `render` and tests;
 //! - `wire`: the same wire format, but every `Resource` and every
 //!   `google.protobuf.Struct` (the step input, the pipeline context) kept as
-//!   its encoded bytes (`crate::raw_message`). The server decodes only what
+//!   its encoded bytes (`crate::protocol::raw_message`). The server decodes only what
 //!   it inspects and writes the rest back byte for byte.
 
 use std::{env, fs, path::PathBuf};
@@ -31,9 +31,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .build_client(false)
         .extern_path(
             ".apiextensions.fn.proto.v1.Resource",
-            "crate::raw_message::RawResource",
+            "crate::protocol::raw_message::RawResource",
         )
-        .extern_path(".google.protobuf.Struct", "crate::raw_message::RawStruct")
+        .extern_path(
+            ".google.protobuf.Struct",
+            "crate::protocol::raw_message::RawStruct",
+        )
         .compile_fds(fds)?;
     Ok(())
 }

@@ -15,12 +15,12 @@ use prost::Message;
 use serde_json::{Map, Value};
 
 use crate::compose::{self, ComposeRequest, Composite, Observed, Refusal};
-use crate::convert::struct_to_json;
 use crate::input::{Input, Settings};
-use crate::memo::{Entry, Key, Memo};
 use crate::outcome;
-use crate::proto::wire;
-use crate::raw_message::{RawResource, RawStruct};
+use crate::protocol::raw_message::{RawResource, RawStruct};
+use crate::protocol::struct_json::struct_to_json;
+use crate::protocol::wire;
+use crate::server::memo::{Entry, Key, Memo};
 
 /// Annotation Crossplane puts on every composed resource; render shows it too.
 pub const COMPOSITION_RESOURCE_NAME: &str = "crossplane.io/composition-resource-name";
@@ -80,7 +80,7 @@ pub fn respond(req: wire::RunFunctionRequest, subject: &mut Subject) -> wire::Ru
 
 /// [`respond`] with the composer lookup given (see [`compose::Dispatch`]),
 /// answering from `memo` when it holds the composer's output for exactly
-/// these inputs (see [`crate::memo`]) and filling it otherwise. The response
+/// these inputs (see [`crate::server::memo`]) and filling it otherwise. The response
 /// is the same either way. A memo must only ever see one `dispatch`.
 pub fn respond_with(
     mut req: wire::RunFunctionRequest,
@@ -242,7 +242,7 @@ fn read_input(input: Option<&RawStruct>) -> Result<Settings, String> {
     };
     // As for the composite: the fast path reads the bytes straight into
     // JSON, and prost reports what is wrong with anything else.
-    let object = match crate::convert::decode_struct(input.as_bytes()) {
+    let object = match crate::protocol::struct_json::decode_struct(input.as_bytes()) {
         Ok(object) => object,
         Err(_) => input
             .decode_full()
@@ -266,7 +266,7 @@ fn observed_composite(req: &wire::RunFunctionRequest) -> Result<Composite, Strin
     // goes through prost, whose errors are the ones reported.
     if let Some(object) = raw
         .struct_bytes()
-        .and_then(|b| crate::convert::decode_object(b).ok())
+        .and_then(|b| crate::protocol::struct_json::decode_object(b).ok())
     {
         return Composite::from_object(object);
     }
@@ -429,7 +429,7 @@ fn merge_status(
         Some(raw) => match raw.decode_full() {
             Ok(e) => e,
             Err(e) => {
-                let problem = crate::raw_message::decode_problem(&e);
+                let problem = crate::protocol::raw_message::decode_problem(&e);
                 return merge_status_raw(raw, api_version, kind, &status).ok_or_else(|| {
                     format!(
                         "cannot read the desired composite resource an earlier pipeline step set, to merge \
@@ -476,8 +476,8 @@ fn merge_status_raw(
     kind: &str,
     status: &Map<String, Value>,
 ) -> Option<RawResource> {
-    use crate::convert::{
-        encode_entry, encode_raw_entry, raw_entries, raw_struct_value, struct_value,
+    use crate::protocol::struct_json::{
+        encode_raw_entry, raw_entries, raw_struct_value, struct_value,
     };
     let (object, rest) = existing.parts()?;
     let entries = raw_entries(&object).ok()?;
@@ -495,7 +495,8 @@ fn merge_status_raw(
         .collect();
     for key in keys {
         match status.get(key) {
-            Some(v) => encode_entry(key, v, &mut fields),
+            Some(v) => crate::protocol::struct_serializer::encode_entry(key, v, &mut fields)
+                .expect("JSON always encodes"),
             None => encode_raw_entry(key, earlier_status[key], &mut fields),
         }
     }
@@ -515,7 +516,8 @@ fn merge_status_raw(
             (_, Some(v)) => encode_raw_entry(key, v, &mut body),
             (_, None) => {
                 let (_, v) = own.iter().find(|(k, _)| *k == key)?;
-                encode_entry(key, v, &mut body);
+                crate::protocol::struct_serializer::encode_entry(key, v, &mut body)
+                    .expect("JSON always encodes");
             }
         }
     }
@@ -528,9 +530,13 @@ fn merge_status_raw(
 }
 
 /// A composed resource as the response carries it: the manifest encoded
-/// straight from JSON (see `convert::encode_object`) and its readiness.
-fn encode_resource(manifest: &Value, ready: wire::Ready) -> RawResource {
-    let mut bytes = manifest.as_object().map(resource_field).unwrap_or_default();
+/// straight to protobuf (see `protocol::struct_serializer`) and its readiness.
+fn encode_resource<T: serde::Serialize + ?Sized>(manifest: &T, ready: wire::Ready) -> RawResource {
+    let mut bytes = Vec::with_capacity(1024);
+    // Not an object: no resource field, as prost gives for None.
+    if crate::protocol::struct_serializer::encode_resource_field(manifest, &mut bytes).is_err() {
+        bytes.clear();
+    }
     if ready != wire::Ready::Unspecified {
         prost::encoding::int32::encode(3, &(ready as i32), &mut bytes);
     }
@@ -539,11 +545,9 @@ fn encode_resource(manifest: &Value, ready: wire::Ready) -> RawResource {
 
 /// `Resource.resource` (field 1, a Struct) holding `object`.
 fn resource_field(object: &Map<String, Value>) -> Vec<u8> {
-    let len = crate::convert::object_len(object);
-    let mut bytes = Vec::with_capacity(len + 16);
-    prost::encoding::encode_key(1, prost::encoding::WireType::LengthDelimited, &mut bytes);
-    prost::encoding::encode_varint(len as u64, &mut bytes);
-    crate::convert::encode_object(object, &mut bytes);
+    let mut bytes = Vec::with_capacity(1024);
+    crate::protocol::struct_serializer::encode_resource_field(object, &mut bytes)
+        .expect("a JSON object always encodes");
     bytes
 }
 
@@ -559,8 +563,8 @@ pub fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::convert::json_to_struct;
-    use crate::proto::full;
+    use crate::protocol::full;
+    use crate::protocol::struct_json::json_to_struct;
     use serde_json::json;
 
     fn manifest() -> Value {

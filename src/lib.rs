@@ -8,17 +8,14 @@
 
 pub mod cli;
 pub mod compose;
-pub mod convert;
 pub mod credential;
 pub mod de;
 pub mod function;
 pub mod input;
 pub mod manifests;
-pub mod memo;
 pub mod outcome;
 pub mod package;
-pub mod proto;
-pub mod raw_message;
+pub mod protocol;
 pub mod redact;
 pub mod schema;
 pub mod server;

@@ -1,7 +1,7 @@
 //! Results and conditions: the only place that builds them, so wording,
 //! reasons and severities stay consistent across kinds.
 
-use crate::proto::wire::{Condition, Result as FnResult, Severity, Status, Target};
+use crate::protocol::wire::{Condition, Result as FnResult, Severity, Status, Target};
 
 /// A FATAL result: Crossplane stops the pipeline and reports `message`.
 pub fn fatal(reason: &str, message: impl Into<String>) -> FnResult {

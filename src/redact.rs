@@ -10,8 +10,8 @@
 use prost::Message;
 use serde_json::{Map, Value, json};
 
-use crate::convert::struct_to_json;
-use crate::proto::{full, wire};
+use crate::protocol::struct_json::struct_to_json;
+use crate::protocol::{full, wire};
 
 /// What a secret value is replaced with.
 pub const REDACTED: &str = "<redacted>";
@@ -317,10 +317,10 @@ mod tests {
             json!({"db": {"pw": "hunter2"}}),
         );
         let req = full::RunFunctionRequest {
-            context: Some(crate::convert::json_to_struct(&ctx)),
+            context: Some(crate::protocol::struct_json::json_to_struct(&ctx)),
             ..Default::default()
         };
-        let got = request(&crate::proto::to_wire(&req));
+        let got = request(&crate::protocol::to_wire(&req));
         assert_eq!(
             got["context"],
             json!({"apiextensions.crossplane.io/environment": REDACTED})

@@ -5,8 +5,8 @@
 
 mod support;
 
-use function_inference::convert::struct_to_json;
-use function_inference::proto::full;
+use function_inference::protocol::full;
+use function_inference::protocol::struct_json::struct_to_json;
 use serde_json::{Value, json};
 use support::manifests::validate_composed;
 use support::*;

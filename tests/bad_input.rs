@@ -5,8 +5,8 @@
 mod support;
 
 use bytes::Bytes;
-use function_inference::proto::{from_wire, full, to_wire};
-use function_inference::raw_message::RawStruct;
+use function_inference::protocol::raw_message::RawStruct;
+use function_inference::protocol::{from_wire, full, to_wire};
 use serde_json::{Value, json};
 use support::*;
 
@@ -1391,10 +1391,13 @@ trait TapName {
 impl TapName for full::RunFunctionRequest {
     fn tap_name(mut self, name: &str) -> Self {
         let composite = self.observed.as_mut().unwrap().composite.as_mut().unwrap();
-        let mut object =
-            function_inference::convert::struct_to_json(composite.resource.as_ref().unwrap());
+        let mut object = function_inference::protocol::struct_json::struct_to_json(
+            composite.resource.as_ref().unwrap(),
+        );
         object["metadata"]["name"] = json!(name);
-        composite.resource = Some(function_inference::convert::json_to_struct(&object));
+        composite.resource = Some(function_inference::protocol::struct_json::json_to_struct(
+            &object,
+        ));
         self
     }
 }

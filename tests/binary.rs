@@ -10,7 +10,7 @@ use std::process::Stdio;
 use std::sync::mpsc;
 use std::task::Poll;
 
-use function_inference::proto::full;
+use function_inference::protocol::full;
 use serde_json::json;
 use support::*;
 

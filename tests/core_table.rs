@@ -8,7 +8,7 @@
 mod support;
 
 use function_inference::function::run_function;
-use function_inference::proto::{from_wire, full, to_wire};
+use function_inference::protocol::{from_wire, full, to_wire};
 use serde_json::json;
 use support::*;
 

@@ -6,7 +6,7 @@
 mod support;
 
 use function_inference::compose::llm_inference::plan_status;
-use function_inference::proto::full;
+use function_inference::protocol::full;
 use function_inference::sizing::{self, MigChoice, SizingRequest};
 use serde_json::{Value, json};
 use support::*;
@@ -24,7 +24,7 @@ fn xr(name: &str, spec: Value, status: Value) -> Value {
 fn composed(rsp: &full::RunFunctionResponse, name: &str) -> (Value, i32) {
     let r = &rsp.desired.as_ref().unwrap().resources[name];
     (
-        Value::Object(function_inference::convert::struct_to_json(
+        Value::Object(function_inference::protocol::struct_json::struct_to_json(
             r.resource.as_ref().unwrap(),
         )),
         r.ready,

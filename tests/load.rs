@@ -7,8 +7,8 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use function_inference::proto::full;
-use function_inference::proto::full::function_runner_service_client::FunctionRunnerServiceClient;
+use function_inference::protocol::full;
+use function_inference::protocol::full::function_runner_service_client::FunctionRunnerServiceClient;
 use serde_json::json;
 use support::*;
 use tonic::transport::Channel;

@@ -11,9 +11,10 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use function_inference::compose::{self, Composer};
-use function_inference::convert::{encode_object, json_to_struct, struct_to_json};
 use function_inference::function::run_function;
-use function_inference::proto::{from_wire, full, to_wire, wire};
+use function_inference::protocol::struct_json::{json_to_struct, struct_to_json};
+use function_inference::protocol::struct_serializer::to_struct_bytes;
+use function_inference::protocol::{from_wire, full, to_wire, wire};
 use function_inference::server::{Handler, Metrics, Runner};
 use proptest::prelude::*;
 use prost::Message;
@@ -473,8 +474,7 @@ proptest! {
     #[test]
     fn encoding_json_directly_equals_encoding_its_struct(s in pb_struct()) {
         let object = struct_to_json(&s);
-        let mut direct = Vec::new();
-        encode_object(&object, &mut direct);
+        let direct = to_struct_bytes(&object).unwrap();
         prop_assert_eq!(direct, json_to_struct(&object).encode_to_vec());
     }
 }
@@ -760,7 +760,7 @@ fn nested(depth: usize) -> Value {
 /// Decodes an encoded Struct with no recursion limit, for checking
 /// responses the function's own decoders would refuse.
 fn decode_deep(bytes: &[u8]) -> Value {
-    use function_inference::convert::{raw_entries, raw_struct_value, value_to_json};
+    use function_inference::protocol::struct_json::{raw_entries, raw_struct_value, value_to_json};
     let mut out = serde_json::Map::new();
     for (key, value) in raw_entries(bytes).expect("a Struct") {
         let v = match raw_struct_value(value).unwrap() {
@@ -773,7 +773,7 @@ fn decode_deep(bytes: &[u8]) -> Value {
 }
 
 /// A wire resource as its object (decoded without a depth limit) and its other fields.
-fn split(r: &function_inference::raw_message::RawResource) -> (Value, full::Resource) {
+fn split(r: &function_inference::protocol::raw_message::RawResource) -> (Value, full::Resource) {
     let (object, rest) = r.parts().expect("a resource");
     (
         decode_deep(&object),
@@ -841,9 +841,10 @@ fn an_earlier_desired_composite_nested_too_deep_to_decode_keeps_every_field() {
 fn an_earlier_desired_composite_that_is_not_a_struct_is_fatal_and_kept() {
     let mut wire_req = to_wire(&request("bad", llm_xr("qwen", qwen())));
     // A Resource whose object (field 1) holds a map entry longer than itself.
-    let bad = function_inference::raw_message::RawResource::from(bytes::Bytes::from_static(&[
-        0x0a, 0x03, 0x0a, 0x05, 0x0a,
-    ]));
+    let bad =
+        function_inference::protocol::raw_message::RawResource::from(bytes::Bytes::from_static(&[
+            0x0a, 0x03, 0x0a, 0x05, 0x0a,
+        ]));
     wire_req.desired.as_mut().unwrap().composite = Some(bad.clone());
     let rsp = run_function(wire_req);
     assert_eq!(

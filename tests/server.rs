@@ -4,7 +4,7 @@
 
 mod support;
 
-use function_inference::proto::full;
+use function_inference::protocol::full;
 use serde_json::json;
 use support::*;
 use tonic::Code;

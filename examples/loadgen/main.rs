@@ -35,7 +35,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use clap::Parser;
-use function_inference::proto::{to_wire, wire};
+use function_inference::protocol::{to_wire, wire};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tonic::codegen::http::uri::PathAndQuery;

@@ -12,9 +12,9 @@ use clap::Args;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use crate::convert::{json_to_struct, struct_to_json};
 use crate::function::{COMPOSITION_RESOURCE_NAME, run_function};
-use crate::proto::{from_wire, full, to_wire};
+use crate::protocol::struct_json::{json_to_struct, struct_to_json};
+use crate::protocol::{from_wire, full, to_wire};
 
 /// Crossplane stops asking after this many requirement rounds.
 const MAX_REQUIREMENT_ROUNDS: usize = 5;

@@ -25,7 +25,7 @@ use super::validate::in_range;
 use super::vllm_runtime::{RuntimeParams, internal_url, unsupported_gpu, vllm_runtime};
 use super::{ComposeRequest, Composed, Composition, Refusal, kube, names, weights_cache};
 use crate::outcome;
-use crate::proto::wire::Ready;
+use crate::protocol::wire::Ready;
 use crate::sizing::{self, MAX_NUM_SEQS, MigChoice, Plan, Throughput};
 use crate::units::{GIB, parse_duration_seconds, parse_quantity};
 use crate::xr::agent_pool::{

@@ -12,7 +12,7 @@ use super::vllm_runtime::{
 };
 use super::{ComposeRequest, Composed, Composition, Refusal, names, weights_cache};
 use crate::outcome;
-use crate::proto::wire::Ready;
+use crate::protocol::wire::Ready;
 use crate::sizing::{self, MigChoice, Plan, Precision, SizingRequest};
 use crate::xr::common::{Endpoint, EstimateStatus, PlanStatus};
 use crate::xr::llm_inference::{

@@ -9,8 +9,8 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use crate::input::Settings;
-use crate::proto::wire::{self, Ready};
-use crate::raw_message::RawResource;
+use crate::protocol::raw_message::RawResource;
+use crate::protocol::wire::{self, Ready};
 
 /// The observed composite resource, with the fields composers need at hand.
 #[derive(Debug)]
@@ -95,7 +95,7 @@ pub fn str_at<'a>(object: &'a Map<String, Value>, path: &[&str]) -> &'a str {
 }
 
 /// Observed composed resources, decoded only when a composer asks for one.
-/// It remembers which ones were asked for: the memo (`crate::memo`) may
+/// It remembers which ones were asked for: the memo (`crate::server::memo`) may
 /// reuse a composer's output only while those resources are unchanged.
 pub struct Observed<'a> {
     resources: &'a BTreeMap<String, RawResource>,
@@ -133,13 +133,13 @@ impl<'a> Observed<'a> {
         // goes through prost, which decides what it means.
         if let Some(object) = raw
             .struct_bytes()
-            .and_then(|b| crate::convert::decode_object(b).ok())
+            .and_then(|b| crate::protocol::struct_json::decode_object(b).ok())
         {
             return Some(object);
         }
         let full = raw.decode_full().ok()?;
         full.resource.as_ref().map(|s| {
-            let mut object = crate::convert::struct_to_json(s);
+            let mut object = crate::protocol::struct_json::struct_to_json(s);
             drop_managed_fields(&mut object);
             object
         })
@@ -153,10 +153,10 @@ impl<'a> Observed<'a> {
 
     /// Whether the object composed under `name` is ready (see
     /// [`readiness::observed_readiness`]), reading only its kind and status.
-    pub fn readiness(&self, name: &str) -> crate::proto::wire::Ready {
+    pub fn readiness(&self, name: &str) -> crate::protocol::wire::Ready {
         let fast = self.resources.get(name).and_then(|raw| {
             let bytes = raw.struct_bytes()?;
-            crate::convert::decode_fields(bytes, &["kind", "status"]).ok()
+            crate::protocol::struct_json::decode_fields(bytes, &["kind", "status"]).ok()
         });
         match fast {
             Some(object) => {
@@ -277,8 +277,8 @@ pub fn desired_from_observed(mut observed: Map<String, Value>) -> Value {
 /// through as its bytes, so nothing Crossplane would delete is dropped.
 /// The error says what could not be read.
 pub fn desired_from_observed_raw(raw: &RawResource) -> Result<RawResource, String> {
-    use crate::convert::{
-        decode_struct, encode_entry, encode_raw_entry, raw_entries, raw_struct_value,
+    use crate::protocol::struct_json::{
+        decode_struct, encode_raw_entry, raw_entries, raw_struct_value,
     };
     let unreadable = "its bytes are not a protobuf Struct";
     let (object, _) = raw.parts().ok_or(unreadable)?;
@@ -294,7 +294,12 @@ pub fn desired_from_observed_raw(raw: &RawResource) -> Result<RawResource, Strin
                     .and_then(|b| decode_struct(&b).ok())
                     .ok_or("its metadata cannot be decoded (nested too deep, or not an object)")?;
                 drop_server_owned(&mut md);
-                encode_entry(key, &Value::Object(md), &mut body);
+                crate::protocol::struct_serializer::encode_entry(
+                    key,
+                    &Value::Object(md),
+                    &mut body,
+                )
+                .expect("JSON always encodes");
             }
             _ => encode_raw_entry(key, value, &mut body),
         }

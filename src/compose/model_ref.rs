@@ -11,9 +11,9 @@ use serde_json::{Map, Value};
 
 use super::model_facts::ModelFacts;
 use super::{ComposeRequest, Composition, Refusal};
-use crate::convert::struct_to_json;
 use crate::outcome;
-use crate::proto::wire::{ResourceSelector, resource_selector::Match};
+use crate::protocol::struct_json::struct_to_json;
+use crate::protocol::wire::{ResourceSelector, resource_selector::Match};
 use crate::xr::model::{KIND as MODEL_KIND, ModelSpec};
 
 /// Key of the requirement, in the request's `required` and the response's requirements.
@@ -71,7 +71,7 @@ pub fn lookup(req: &ComposeRequest, field: &str, name: &str) -> Result<Lookup, R
                 "InvalidModel",
                 format!(
                     "{field}: Model {display}: Crossplane returned a resource that cannot be read ({})",
-                    crate::raw_message::decode_problem(&e)
+                    crate::protocol::raw_message::decode_problem(&e)
                 ),
             )
         })?;

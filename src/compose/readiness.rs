@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::proto::wire::Ready;
+use crate::protocol::wire::Ready;
 
 /// READY_TRUE only when the observed object says it serves; READY_FALSE
 /// while it exists but does not yet; READY_FALSE when not observed yet.

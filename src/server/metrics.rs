@@ -14,7 +14,7 @@ use prometheus_client::registry::Registry;
 use tokio::net::TcpListener;
 
 use crate::function::Call;
-use crate::proto::wire::Severity;
+use crate::protocol::wire::Severity;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct KindLabels {
@@ -175,7 +175,7 @@ pub async fn serve(listener: TcpListener, metrics: Metrics) {
 mod tests {
     use super::*;
     use crate::function::Subject;
-    use crate::proto::wire;
+    use crate::protocol::wire;
 
     fn call(kind: &str) -> Call {
         Call {

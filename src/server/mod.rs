@@ -6,6 +6,7 @@
 
 mod accept;
 mod content_type;
+pub(crate) mod memo;
 mod metrics;
 mod request_memory;
 mod service;
@@ -24,7 +25,7 @@ use tonic::codegen::http;
 use tonic::codegen::tokio_stream::StreamExt;
 use tonic::transport::Server;
 
-use crate::proto::wire::function_runner_service_server::FunctionRunnerServiceServer;
+use crate::protocol::wire::function_runner_service_server::FunctionRunnerServiceServer;
 pub use metrics::Metrics;
 pub use service::{Handler, Runner};
 use write_batching::BatchedWrites;

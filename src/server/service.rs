@@ -11,10 +11,10 @@ use tonic::{Request, Response, Status};
 use super::Metrics;
 use crate::compose::{self, Dispatch};
 use crate::function::{self, Call, Subject};
-use crate::memo::Memo;
 use crate::outcome;
-use crate::proto::wire::{self, function_runner_service_server::FunctionRunnerService};
+use crate::protocol::wire::{self, function_runner_service_server::FunctionRunnerService};
 use crate::redact::escape_control;
+use crate::server::memo::Memo;
 
 /// What the handler runs for each call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,7 +38,7 @@ pub struct Handler {
 }
 
 impl Handler {
-    /// A handler with the default memo (see `crate::memo`).
+    /// A handler with the default memo (see `crate::server::memo`).
     pub fn new(runner: Runner, metrics: Metrics) -> Self {
         Self {
             runner,
@@ -140,7 +140,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::proto::full;
+    use crate::protocol::full;
 
     /// A log sink the test can read back.
     #[derive(Clone, Default)]
@@ -171,7 +171,9 @@ mod tests {
         let req = full::RunFunctionRequest {
             observed: Some(full::State {
                 composite: Some(full::Resource {
-                    resource: Some(crate::convert::json_to_struct(xr.as_object().unwrap())),
+                    resource: Some(crate::protocol::struct_json::json_to_struct(
+                        xr.as_object().unwrap(),
+                    )),
                     ..Default::default()
                 }),
                 ..Default::default()
@@ -182,7 +184,7 @@ mod tests {
         tokio::runtime::Builder::new_current_thread()
             .build()
             .unwrap()
-            .block_on(handler.run_function(Request::new(crate::proto::to_wire(&req))))
+            .block_on(handler.run_function(Request::new(crate::protocol::to_wire(&req))))
             .unwrap();
         let log = String::from_utf8(sink.0.lock().unwrap().clone()).unwrap();
         assert!(log.contains("RunFunction"), "nothing logged:\n{log}");

@@ -17,9 +17,9 @@ mod workload;
 use std::hint::black_box;
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
-use function_inference::convert::{json_to_struct, struct_to_json};
 use function_inference::function::run_function;
-use function_inference::proto::{full, to_wire, wire};
+use function_inference::protocol::struct_json::{json_to_struct, struct_to_json};
+use function_inference::protocol::{full, to_wire, wire};
 use function_inference::sizing::{self, SizingRequest};
 use prost::Message;
 

@@ -16,9 +16,9 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use function_inference::convert::json_to_struct;
-use function_inference::proto::full;
-use function_inference::proto::full::function_runner_service_client::FunctionRunnerServiceClient;
+use function_inference::protocol::full;
+use function_inference::protocol::full::function_runner_service_client::FunctionRunnerServiceClient;
+use function_inference::protocol::struct_json::json_to_struct;
 use function_inference::server::{self, Handler, Metrics, Runner};
 use rcgen::{
     BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
@@ -313,8 +313,8 @@ pub fn assert_not_fatal(results: &[full::Result], context: &str) {
 
 /// Runs the core on a full request, as the server would, and decodes the answer.
 pub fn call(req: &full::RunFunctionRequest) -> full::RunFunctionResponse {
-    function_inference::proto::from_wire(&function_inference::function::run_function(
-        function_inference::proto::to_wire(req),
+    function_inference::protocol::from_wire(&function_inference::function::run_function(
+        function_inference::protocol::to_wire(req),
     ))
     .expect("the core's response decodes")
 }
@@ -322,7 +322,7 @@ pub fn call(req: &full::RunFunctionRequest) -> full::RunFunctionResponse {
 /// The status of the desired XR in a response.
 pub fn desired_status(rsp: &full::RunFunctionResponse) -> Value {
     let c = rsp.desired.as_ref().unwrap().composite.as_ref().unwrap();
-    Value::Object(function_inference::convert::struct_to_json(
+    Value::Object(function_inference::protocol::struct_json::struct_to_json(
         c.resource.as_ref().unwrap(),
     ))["status"]
         .clone()

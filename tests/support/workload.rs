@@ -14,8 +14,8 @@
 
 use std::collections::BTreeMap;
 
-use function_inference::convert::json_to_struct;
-use function_inference::proto::full;
+use function_inference::protocol::full;
+use function_inference::protocol::struct_json::json_to_struct;
 use serde_json::{Value, json};
 
 /// The composition-resource-name annotation Crossplane sets.

@@ -5,7 +5,7 @@
 #![no_main]
 
 use function_inference::function::run_function;
-use function_inference::proto::wire::RunFunctionRequest;
+use function_inference::protocol::wire::RunFunctionRequest;
 use libfuzzer_sys::fuzz_target;
 use prost::Message;
 

@@ -1,4 +1,11 @@
-//! Crossplane's function protocol (`apiextensions.fn.proto.v1`), generated from `proto/`.
+//! Crossplane's function protocol (`apiextensions.fn.proto.v1`), generated
+//! from `proto/`, and the machinery that makes it cheap: messages kept as
+//! bytes until something reads them, and `Struct`s read and written without
+//! intermediate trees. Nothing outside this module needs a field number.
+
+pub mod raw_message;
+pub mod struct_json;
+pub mod struct_serializer;
 
 /// Every message fully decoded: what clients, `render` and tests build and read.
 pub mod full {
@@ -10,7 +17,7 @@ pub mod full {
 }
 
 /// The same wire format with each `Resource` and `Struct` left encoded (see
-/// `crate::raw_message`), so what the function does not inspect costs a
+/// `crate::protocol::raw_message`), so what the function does not inspect costs a
 /// copy, not a parse.
 pub mod wire {
     #![allow(clippy::all, missing_docs)]

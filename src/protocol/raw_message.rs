@@ -17,7 +17,7 @@ use prost::encoding::{
 };
 use prost::{DecodeError, Message};
 
-use crate::proto::full;
+use crate::protocol::full;
 
 /// The encoded fields of one message of type `M`, as read or as built.
 pub struct RawMessage<M> {

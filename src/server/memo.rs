@@ -221,9 +221,9 @@ fn hash(seed: u64, bytes: &[u8]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::convert::json_to_struct;
     use crate::function::{respond, respond_with};
-    use crate::proto::{from_wire, full, to_wire, wire};
+    use crate::protocol::struct_json::json_to_struct;
+    use crate::protocol::{from_wire, full, to_wire, wire};
     use serde_json::{Value, json};
 
     fn resource(v: &Value) -> full::Resource {

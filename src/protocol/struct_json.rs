@@ -13,8 +13,8 @@
 //! (a map and a string for every key, then dropped) cost more than the rest
 //! of the call. It gives exactly what `struct_to_json` of the decoded
 //! `Struct` gives, minus `metadata.managedFields`, which no composer reads
-//! and which is often half of an object's bytes. [`encode_object`] is the
-//! way back: a JSON object straight to a `Struct`'s bytes.
+//! and which is often half of an object's bytes. The way back, any
+//! serializable value straight to a `Struct`'s bytes, is `struct_serializer`.
 
 use std::collections::BTreeMap;
 
@@ -85,105 +85,7 @@ pub fn json_to_value(v: &Value) -> PbValue {
     PbValue { kind: Some(kind) }
 }
 
-/// Encodes a JSON object as the bytes of a `google.protobuf.Struct`,
-/// byte for byte what `json_to_struct(m).encode_to_vec()` gives, without
-/// building that tree (a map node and a copied string for every key and
-/// value, then dropped): composed manifests are encoded this way. Callers
-/// that size their buffer (or need a length prefix) use [`object_len`].
-pub fn encode_object(m: &Map<String, Value>, out: &mut Vec<u8>) {
-    encode_struct_fields(m, out);
-}
-
-// Field keys of struct.proto, as prost writes them: Struct.fields = 1 and
-// ListValue.values = 1 (messages); a map entry's key = 1 and value = 2;
-// Value's oneof: null = 1, number = 2 (double), string = 3, bool = 4,
-// struct = 5, list = 6.
-const ENTRY: u8 = 1 << 3 | 2;
-const ENTRY_KEY: u8 = 1 << 3 | 2;
-const ENTRY_VALUE: u8 = 2 << 3 | 2;
-const LIST_ITEM: u8 = 1 << 3 | 2;
-const NULL: u8 = 1 << 3;
-const NUMBER: u8 = 2 << 3 | 1;
-const STRING: u8 = 3 << 3 | 2;
-const BOOL: u8 = 4 << 3;
-const STRUCT: u8 = 5 << 3 | 2;
-const LIST: u8 = 6 << 3 | 2;
-
-fn encode_struct_fields(m: &Map<String, Value>, out: &mut Vec<u8>) {
-    // serde_json's map is ordered by key, as prost's BTreeMap is.
-    for (k, v) in m {
-        out.push(ENTRY);
-        put_varint(entry_len(k, v), out);
-        // prost leaves out a map key equal to its default, the empty string.
-        if !k.is_empty() {
-            out.push(ENTRY_KEY);
-            put_varint(k.len(), out);
-            out.extend_from_slice(k.as_bytes());
-        }
-        out.push(ENTRY_VALUE);
-        put_varint(value_len(v), out);
-        encode_value(v, out);
-    }
-}
-
-fn encode_value(v: &Value, out: &mut Vec<u8>) {
-    match v {
-        Value::Null => out.extend_from_slice(&[NULL, 0]),
-        Value::Bool(b) => out.extend_from_slice(&[BOOL, u8::from(*b)]),
-        Value::Number(n) => {
-            out.push(NUMBER);
-            out.extend_from_slice(&n.as_f64().unwrap_or(0.0).to_le_bytes());
-        }
-        Value::String(s) => {
-            out.push(STRING);
-            put_varint(s.len(), out);
-            out.extend_from_slice(s.as_bytes());
-        }
-        Value::Object(m) => {
-            out.push(STRUCT);
-            put_varint(object_len(m), out);
-            encode_struct_fields(m, out);
-        }
-        Value::Array(items) => {
-            out.push(LIST);
-            put_varint(list_len(items), out);
-            for item in items {
-                out.push(LIST_ITEM);
-                put_varint(value_len(item), out);
-                encode_value(item, out);
-            }
-        }
-    }
-}
-
-/// How many bytes [`encode_object`] writes for `m`.
-pub fn object_len(m: &Map<String, Value>) -> usize {
-    m.iter().map(|(k, v)| delimited_len(entry_len(k, v))).sum()
-}
-
-fn entry_len(k: &str, v: &Value) -> usize {
-    let key = if k.is_empty() {
-        0
-    } else {
-        delimited_len(k.len())
-    };
-    key + delimited_len(value_len(v))
-}
-
-fn list_len(items: &[Value]) -> usize {
-    items.iter().map(|v| delimited_len(value_len(v))).sum()
-}
-
-/// Length of a Value message's body.
-fn value_len(v: &Value) -> usize {
-    match v {
-        Value::Null | Value::Bool(_) => 2,
-        Value::Number(_) => 9,
-        Value::String(s) => delimited_len(s.len()),
-        Value::Object(m) => delimited_len(object_len(m)),
-        Value::Array(items) => delimited_len(list_len(items)),
-    }
-}
+use super::struct_serializer::{ENTRY, ENTRY_KEY, ENTRY_VALUE, STRUCT};
 
 /// A one-byte key, a varint length and `len` bytes.
 fn delimited_len(len: usize) -> usize {
@@ -426,13 +328,6 @@ pub fn encode_raw_entry(key: &str, value: &[u8], out: &mut Vec<u8>) {
     }
 }
 
-/// Writes one Struct entry, as [`encode_object`] writes each of its entries.
-pub fn encode_entry(key: &str, value: &Value, out: &mut Vec<u8>) {
-    let mut encoded = Vec::with_capacity(value_len(value));
-    encode_value(value, &mut encoded);
-    encode_raw_entry(key, &encoded, out);
-}
-
 /// An encoded `Value` holding the Struct whose bytes are `fields`.
 pub fn struct_value(fields: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(fields.len() + 6);
@@ -557,23 +452,6 @@ mod tests {
         for cut in 0..bytes.len() {
             let _ = decode_fields(&bytes[..cut], &["kind", "status"]);
         }
-    }
-
-    #[test]
-    fn encoding_an_object_equals_encoding_its_struct() {
-        use prost::Message;
-        let long = "x".repeat(300);
-        let v = json!({
-            "apiVersion": "v1", "kind": "ConfigMap", "": "empty key", "e": "",
-            "metadata": {"name": "x", "labels": {"a": "b"}, "generation": 3},
-            "data": {"k": "v", "long": long}, "n": [1, -2.5, 1e300, null, true, false, {}, [], [[0]]],
-            "nested": {"deeper": {"deepest": [{"a": {"b": [long]}}]}},
-        });
-        let m = v.as_object().unwrap();
-        let mut got = Vec::new();
-        encode_object(m, &mut got);
-        assert_eq!(got, json_to_struct(m).encode_to_vec());
-        assert_eq!(object_len(m), got.len(), "the length it announces");
     }
 
     #[test]

@@ -1,0 +1,872 @@
+//! Any `Serialize` value straight to the bytes of a protobuf `Struct`.
+//!
+//! Composed manifests are typed (k8s-openapi and this crate's CRD types);
+//! the response carries them as `google.protobuf.Struct`s. Going through
+//! `serde_json::Value` and `prost_types::Struct` on the way would build and
+//! drop two trees per manifest. This serializer writes the protobuf bytes as
+//! serde walks the value, and the result is byte for byte what prost gives
+//! for `json_to_struct(serde_json::to_value(x))`: keys in byte order (prost
+//! keeps `Struct.fields` in a BTreeMap; typed structs serialize in field
+//! order, so each object's entries are sorted when it ends), the last of two
+//! equal keys wins, the empty key is left out of its entry as prost leaves
+//! out default map keys, numbers are doubles and a non-finite one is null.
+//!
+//! Lengths come before contents in protobuf. Each nested message reserves
+//! one length byte and is widened in place in the rare case it holds 128
+//! bytes or more, which costs a move of that message's bytes only.
+
+use serde::ser::{self, Serialize};
+
+// Field keys of struct.proto: Struct.fields = 1 and
+// ListValue.values = 1; a map entry's key = 1 and value = 2; Value's oneof:
+// null = 1, number = 2 (double), string = 3, bool = 4, struct = 5, list = 6.
+pub(super) const ENTRY: u8 = 1 << 3 | 2;
+pub(super) const ENTRY_KEY: u8 = 1 << 3 | 2;
+pub(super) const ENTRY_VALUE: u8 = 2 << 3 | 2;
+const LIST_ITEM: u8 = 1 << 3 | 2;
+const NULL: u8 = 1 << 3;
+const NUMBER: u8 = 2 << 3 | 1;
+const STRING: u8 = 3 << 3 | 2;
+const BOOL: u8 = 4 << 3;
+pub(super) const STRUCT: u8 = 5 << 3 | 2;
+const LIST: u8 = 6 << 3 | 2;
+/// `Resource.resource`, field 1: the Struct at the top of a composed resource.
+const RESOURCE: u8 = 1 << 3 | 2;
+
+/// Why a value has no `Struct` form.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Error(String);
+
+impl ser::Error for Error {
+    fn custom<T: std::fmt::Display>(msg: T) -> Self {
+        Self(msg.to_string())
+    }
+}
+
+/// `value`, which must serialize as an object, as the bytes of field 1 of a
+/// `Resource` (the `Struct` with its key and length), appended to `out`.
+pub fn encode_resource_field<T: Serialize + ?Sized>(
+    value: &T,
+    out: &mut Vec<u8>,
+) -> Result<(), Error> {
+    let start = out.len();
+    let mut writer = Writer {
+        out: std::mem::take(out),
+        entries: Vec::new(),
+    };
+    let result = value.serialize(&mut writer);
+    *out = writer.out;
+    result?;
+    // A Value holding a Struct is `STRUCT, length, fields`; the Resource's
+    // field has the same layout under its own key.
+    if out.get(start) != Some(&STRUCT) {
+        out.truncate(start);
+        return Err(Error("a manifest must be an object".into()));
+    }
+    out[start] = RESOURCE;
+    Ok(())
+}
+
+/// `value` as the bytes of a `google.protobuf.Struct` (its fields, without
+/// a key or length), or an error when it is not an object.
+pub fn to_struct_bytes<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>, Error> {
+    let mut out = Vec::with_capacity(256);
+    encode_resource_field(value, &mut out)?;
+    let mut fields = &out[1..];
+    prost::encoding::decode_varint(&mut fields).map_err(|e| Error(e.to_string()))?;
+    let skip = out.len() - fields.len();
+    out.drain(..skip);
+    Ok(out)
+}
+
+/// One `Struct` entry, `key` and `value`, as prost writes a map entry;
+/// appended to `out`.
+pub fn encode_entry<T: Serialize + ?Sized>(
+    key: &str,
+    value: &T,
+    out: &mut Vec<u8>,
+) -> Result<(), Error> {
+    let mut writer = Writer {
+        out: std::mem::take(out),
+        entries: Vec::new(),
+    };
+    let entry = writer.open_entry(key);
+    let result = value.serialize(&mut writer);
+    if result.is_ok() {
+        writer.close_entry(entry);
+    } else {
+        writer.out.truncate(entry.0);
+    }
+    *out = writer.out;
+    result
+}
+
+/// Where one map entry's bytes are in `out`.
+#[derive(Clone, Copy)]
+struct EntrySpan {
+    start: usize,
+    end: usize,
+}
+
+struct Writer {
+    out: Vec<u8>,
+    /// The entries of the objects being written, innermost last.
+    entries: Vec<EntrySpan>,
+}
+
+impl Writer {
+    /// Writes `tag` and a one-byte length to fill in with [`Writer::close`];
+    /// returns where the contents start.
+    fn open(&mut self, tag: u8) -> usize {
+        self.out.extend_from_slice(&[tag, 0]);
+        self.out.len()
+    }
+
+    /// Sets the length of the message whose contents start at `start`.
+    fn close(&mut self, start: usize) {
+        let len = self.out.len() - start;
+        if len < 0x80 {
+            self.out[start - 1] = len as u8;
+            return;
+        }
+        let mut varint = Vec::with_capacity(10);
+        prost::encoding::encode_varint(len as u64, &mut varint);
+        self.out[start - 1] = varint[0];
+        self.out.splice(start..start, varint[1..].iter().copied());
+    }
+
+    fn delimited(&mut self, tag: u8, bytes: &[u8]) {
+        self.out.push(tag);
+        prost::encoding::encode_varint(bytes.len() as u64, &mut self.out);
+        self.out.extend_from_slice(bytes);
+    }
+
+    fn number(&mut self, n: f64) {
+        if n.is_finite() {
+            self.out.push(NUMBER);
+            self.out.extend_from_slice(&n.to_le_bytes());
+        } else {
+            // serde_json has no non-finite numbers: it writes null.
+            self.out.extend_from_slice(&[NULL, 0]);
+        }
+    }
+
+    /// Starts a map entry: its key now, its value next; returns the entry's
+    /// start and where the value's contents start.
+    fn open_entry(&mut self, key: &str) -> (usize, usize, usize) {
+        let entry = self.out.len();
+        let body = self.open(ENTRY);
+        if !key.is_empty() {
+            self.delimited(ENTRY_KEY, key.as_bytes());
+        }
+        let value = self.open(ENTRY_VALUE);
+        (entry, body, value)
+    }
+
+    fn close_entry(&mut self, (entry, body, value): (usize, usize, usize)) {
+        self.close(value);
+        self.close(body);
+        self.entries.push(EntrySpan {
+            start: entry,
+            end: self.out.len(),
+        });
+    }
+
+    /// Ends an object: its entries (from `first` on) in key order, later
+    /// duplicates winning, then its length.
+    fn close_object(&mut self, start: usize, first: usize) {
+        let spans = &self.entries[first..];
+        let sorted = spans
+            .windows(2)
+            .all(|w| key_of(&self.out, w[0]) < key_of(&self.out, w[1]));
+        if !sorted {
+            let mut order: Vec<EntrySpan> = spans.to_vec();
+            // Stable: of equal keys the last written stays last, and wins.
+            order.sort_by(|a, b| key_of(&self.out, *a).cmp(key_of(&self.out, *b)));
+            let contents = self.out.split_off(start);
+            for (i, span) in order.iter().enumerate() {
+                let next = order.get(i + 1).map(|n| key_of_in(&contents, *n, start));
+                if next == Some(key_of_in(&contents, *span, start)) {
+                    continue;
+                }
+                self.out
+                    .extend_from_slice(&contents[span.start - start..span.end - start]);
+            }
+        }
+        self.entries.truncate(first);
+        self.close(start);
+    }
+}
+
+/// The key of the entry at `span` (empty when the entry has none).
+fn key_of(out: &[u8], span: EntrySpan) -> &[u8] {
+    entry_key(&out[span.start..span.end])
+}
+
+fn key_of_in(contents: &[u8], span: EntrySpan, offset: usize) -> &[u8] {
+    entry_key(&contents[span.start - offset..span.end - offset])
+}
+
+fn entry_key(mut entry: &[u8]) -> &[u8] {
+    // ENTRY, length, then ENTRY_KEY, length, key when there is a key.
+    entry = &entry[1..];
+    let _ = prost::encoding::decode_varint(&mut entry);
+    if entry.first() != Some(&ENTRY_KEY) {
+        return &[];
+    }
+    entry = &entry[1..];
+    let len = prost::encoding::decode_varint(&mut entry).unwrap_or(0) as usize;
+    &entry[..len.min(entry.len())]
+}
+
+impl<'a> ser::Serializer for &'a mut Writer {
+    type Ok = ();
+    type Error = Error;
+    type SerializeSeq = List<'a>;
+    type SerializeTuple = List<'a>;
+    type SerializeTupleStruct = List<'a>;
+    type SerializeTupleVariant = Variant<List<'a>>;
+    type SerializeMap = Object<'a>;
+    type SerializeStruct = Object<'a>;
+    type SerializeStructVariant = Variant<Object<'a>>;
+
+    fn serialize_bool(self, v: bool) -> Result<(), Error> {
+        self.out.extend_from_slice(&[BOOL, u8::from(v)]);
+        Ok(())
+    }
+    fn serialize_i8(self, v: i8) -> Result<(), Error> {
+        self.serialize_f64(f64::from(v))
+    }
+    fn serialize_i16(self, v: i16) -> Result<(), Error> {
+        self.serialize_f64(f64::from(v))
+    }
+    fn serialize_i32(self, v: i32) -> Result<(), Error> {
+        self.serialize_f64(f64::from(v))
+    }
+    fn serialize_i64(self, v: i64) -> Result<(), Error> {
+        self.number(v as f64);
+        Ok(())
+    }
+    fn serialize_u8(self, v: u8) -> Result<(), Error> {
+        self.serialize_f64(f64::from(v))
+    }
+    fn serialize_u16(self, v: u16) -> Result<(), Error> {
+        self.serialize_f64(f64::from(v))
+    }
+    fn serialize_u32(self, v: u32) -> Result<(), Error> {
+        self.serialize_f64(f64::from(v))
+    }
+    fn serialize_u64(self, v: u64) -> Result<(), Error> {
+        self.number(v as f64);
+        Ok(())
+    }
+    fn serialize_f32(self, v: f32) -> Result<(), Error> {
+        self.serialize_f64(f64::from(v))
+    }
+    fn serialize_f64(self, v: f64) -> Result<(), Error> {
+        self.number(v);
+        Ok(())
+    }
+    fn serialize_char(self, v: char) -> Result<(), Error> {
+        self.serialize_str(v.encode_utf8(&mut [0; 4]))
+    }
+    fn serialize_str(self, v: &str) -> Result<(), Error> {
+        self.delimited(STRING, v.as_bytes());
+        Ok(())
+    }
+    fn serialize_bytes(self, v: &[u8]) -> Result<(), Error> {
+        // As serde_json: a list of numbers.
+        let mut list = ser::Serializer::serialize_seq(self, Some(v.len()))?;
+        for b in v {
+            ser::SerializeSeq::serialize_element(&mut list, b)?;
+        }
+        ser::SerializeSeq::end(list)
+    }
+    fn serialize_none(self) -> Result<(), Error> {
+        self.serialize_unit()
+    }
+    fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Result<(), Error> {
+        value.serialize(self)
+    }
+    fn serialize_unit(self) -> Result<(), Error> {
+        self.out.extend_from_slice(&[NULL, 0]);
+        Ok(())
+    }
+    fn serialize_unit_struct(self, _: &'static str) -> Result<(), Error> {
+        self.serialize_unit()
+    }
+    fn serialize_unit_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        variant: &'static str,
+    ) -> Result<(), Error> {
+        self.serialize_str(variant)
+    }
+    fn serialize_newtype_struct<T: Serialize + ?Sized>(
+        self,
+        _: &'static str,
+        value: &T,
+    ) -> Result<(), Error> {
+        value.serialize(self)
+    }
+    fn serialize_newtype_variant<T: Serialize + ?Sized>(
+        self,
+        _: &'static str,
+        _: u32,
+        variant: &'static str,
+        value: &T,
+    ) -> Result<(), Error> {
+        let mut object = ser::Serializer::serialize_map(&mut *self, Some(1))?;
+        ser::SerializeStruct::serialize_field(&mut object, variant, value)?;
+        ser::SerializeStruct::end(object)
+    }
+    fn serialize_seq(self, _: Option<usize>) -> Result<List<'a>, Error> {
+        let start = self.open(LIST);
+        Ok(List {
+            writer: self,
+            start,
+        })
+    }
+    fn serialize_tuple(self, len: usize) -> Result<List<'a>, Error> {
+        self.serialize_seq(Some(len))
+    }
+    fn serialize_tuple_struct(self, _: &'static str, len: usize) -> Result<List<'a>, Error> {
+        self.serialize_seq(Some(len))
+    }
+    fn serialize_tuple_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        variant: &'static str,
+        len: usize,
+    ) -> Result<Variant<List<'a>>, Error> {
+        // As serde_json: {variant: [..]}.
+        let (start, first) = self.open_object();
+        let entry = self.open_entry(variant);
+        let inner = self.serialize_seq(Some(len))?;
+        Ok(Variant {
+            inner,
+            entry,
+            start,
+            first,
+        })
+    }
+    fn serialize_map(self, _: Option<usize>) -> Result<Object<'a>, Error> {
+        let (start, first) = self.open_object();
+        Ok(Object {
+            writer: self,
+            start,
+            first,
+            entry: None,
+        })
+    }
+    fn serialize_struct(self, _: &'static str, len: usize) -> Result<Object<'a>, Error> {
+        self.serialize_map(Some(len))
+    }
+    fn serialize_struct_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        variant: &'static str,
+        len: usize,
+    ) -> Result<Variant<Object<'a>>, Error> {
+        let (start, first) = self.open_object();
+        let entry = self.open_entry(variant);
+        let inner = self.serialize_map(Some(len))?;
+        Ok(Variant {
+            inner,
+            entry,
+            start,
+            first,
+        })
+    }
+}
+
+impl Writer {
+    fn open_object(&mut self) -> (usize, usize) {
+        (self.open(STRUCT), self.entries.len())
+    }
+}
+
+#[doc(hidden)]
+pub struct List<'a> {
+    writer: &'a mut Writer,
+    start: usize,
+}
+
+impl List<'_> {
+    fn element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
+        let item = self.writer.open(LIST_ITEM);
+        value.serialize(&mut *self.writer)?;
+        self.writer.close(item);
+        Ok(())
+    }
+    fn finish(self) -> Result<(), Error> {
+        self.writer.close(self.start);
+        Ok(())
+    }
+}
+
+impl ser::SerializeSeq for List<'_> {
+    type Ok = ();
+    type Error = Error;
+    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
+        self.element(value)
+    }
+    fn end(self) -> Result<(), Error> {
+        self.finish()
+    }
+}
+
+impl ser::SerializeTuple for List<'_> {
+    type Ok = ();
+    type Error = Error;
+    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
+        self.element(value)
+    }
+    fn end(self) -> Result<(), Error> {
+        self.finish()
+    }
+}
+
+impl ser::SerializeTupleStruct for List<'_> {
+    type Ok = ();
+    type Error = Error;
+    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
+        self.element(value)
+    }
+    fn end(self) -> Result<(), Error> {
+        self.finish()
+    }
+}
+
+#[doc(hidden)]
+pub struct Object<'a> {
+    writer: &'a mut Writer,
+    start: usize,
+    first: usize,
+    /// The entry whose key was written and whose value comes next.
+    entry: Option<(usize, usize, usize)>,
+}
+
+impl Object<'_> {
+    fn field<T: Serialize + ?Sized>(&mut self, key: &str, value: &T) -> Result<(), Error> {
+        let entry = self.writer.open_entry(key);
+        value.serialize(&mut *self.writer)?;
+        self.writer.close_entry(entry);
+        Ok(())
+    }
+    fn finish(self) -> Result<(), Error> {
+        self.writer.close_object(self.start, self.first);
+        Ok(())
+    }
+}
+
+impl ser::SerializeMap for Object<'_> {
+    type Ok = ();
+    type Error = Error;
+    fn serialize_key<T: Serialize + ?Sized>(&mut self, key: &T) -> Result<(), Error> {
+        let key = key.serialize(KeySerializer)?;
+        self.entry = Some(self.writer.open_entry(&key));
+        Ok(())
+    }
+    fn serialize_value<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
+        let entry = self
+            .entry
+            .take()
+            .ok_or_else(|| Error("a map value came without its key".into()))?;
+        value.serialize(&mut *self.writer)?;
+        self.writer.close_entry(entry);
+        Ok(())
+    }
+    fn end(self) -> Result<(), Error> {
+        self.finish()
+    }
+}
+
+impl ser::SerializeStruct for Object<'_> {
+    type Ok = ();
+    type Error = Error;
+    fn serialize_field<T: Serialize + ?Sized>(
+        &mut self,
+        key: &'static str,
+        value: &T,
+    ) -> Result<(), Error> {
+        self.field(key, value)
+    }
+    fn end(self) -> Result<(), Error> {
+        self.finish()
+    }
+}
+
+/// An enum variant with contents: `{variant: contents}`.
+#[doc(hidden)]
+pub struct Variant<I> {
+    inner: I,
+    entry: (usize, usize, usize),
+    start: usize,
+    first: usize,
+}
+
+impl Variant<List<'_>> {
+    fn finish(self) -> Result<(), Error> {
+        let writer = self.inner.writer;
+        writer.close(self.inner.start);
+        writer.close_entry(self.entry);
+        writer.close_object(self.start, self.first);
+        Ok(())
+    }
+}
+
+impl ser::SerializeTupleVariant for Variant<List<'_>> {
+    type Ok = ();
+    type Error = Error;
+    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
+        self.inner.element(value)
+    }
+    fn end(self) -> Result<(), Error> {
+        self.finish()
+    }
+}
+
+impl ser::SerializeStructVariant for Variant<Object<'_>> {
+    type Ok = ();
+    type Error = Error;
+    fn serialize_field<T: Serialize + ?Sized>(
+        &mut self,
+        key: &'static str,
+        value: &T,
+    ) -> Result<(), Error> {
+        self.inner.field(key, value)
+    }
+    fn end(self) -> Result<(), Error> {
+        let writer = self.inner.writer;
+        writer.close_object(self.inner.start, self.inner.first);
+        writer.close_entry(self.entry);
+        writer.close_object(self.start, self.first);
+        Ok(())
+    }
+}
+
+/// Map keys, which a `Struct` holds as strings: strings as they are, and
+/// numbers and booleans as their text, as serde_json writes them.
+struct KeySerializer;
+
+impl ser::Serializer for KeySerializer {
+    type Ok = String;
+    type Error = Error;
+    type SerializeSeq = ser::Impossible<String, Error>;
+    type SerializeTuple = ser::Impossible<String, Error>;
+    type SerializeTupleStruct = ser::Impossible<String, Error>;
+    type SerializeTupleVariant = ser::Impossible<String, Error>;
+    type SerializeMap = ser::Impossible<String, Error>;
+    type SerializeStruct = ser::Impossible<String, Error>;
+    type SerializeStructVariant = ser::Impossible<String, Error>;
+
+    fn serialize_bool(self, v: bool) -> Result<String, Error> {
+        Ok(v.to_string())
+    }
+    fn serialize_i8(self, v: i8) -> Result<String, Error> {
+        Ok(v.to_string())
+    }
+    fn serialize_i16(self, v: i16) -> Result<String, Error> {
+        Ok(v.to_string())
+    }
+    fn serialize_i32(self, v: i32) -> Result<String, Error> {
+        Ok(v.to_string())
+    }
+    fn serialize_i64(self, v: i64) -> Result<String, Error> {
+        Ok(v.to_string())
+    }
+    fn serialize_u8(self, v: u8) -> Result<String, Error> {
+        Ok(v.to_string())
+    }
+    fn serialize_u16(self, v: u16) -> Result<String, Error> {
+        Ok(v.to_string())
+    }
+    fn serialize_u32(self, v: u32) -> Result<String, Error> {
+        Ok(v.to_string())
+    }
+    fn serialize_u64(self, v: u64) -> Result<String, Error> {
+        Ok(v.to_string())
+    }
+    fn serialize_f32(self, _: f32) -> Result<String, Error> {
+        Err(key_error())
+    }
+    fn serialize_f64(self, _: f64) -> Result<String, Error> {
+        Err(key_error())
+    }
+    fn serialize_char(self, v: char) -> Result<String, Error> {
+        Ok(v.to_string())
+    }
+    fn serialize_str(self, v: &str) -> Result<String, Error> {
+        Ok(v.to_string())
+    }
+    fn serialize_bytes(self, _: &[u8]) -> Result<String, Error> {
+        Err(key_error())
+    }
+    fn serialize_none(self) -> Result<String, Error> {
+        Err(key_error())
+    }
+    fn serialize_some<T: Serialize + ?Sized>(self, _: &T) -> Result<String, Error> {
+        Err(key_error())
+    }
+    fn serialize_unit(self) -> Result<String, Error> {
+        Err(key_error())
+    }
+    fn serialize_unit_struct(self, _: &'static str) -> Result<String, Error> {
+        Err(key_error())
+    }
+    fn serialize_unit_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        variant: &'static str,
+    ) -> Result<String, Error> {
+        Ok(variant.to_string())
+    }
+    fn serialize_newtype_struct<T: Serialize + ?Sized>(
+        self,
+        _: &'static str,
+        value: &T,
+    ) -> Result<String, Error> {
+        value.serialize(self)
+    }
+    fn serialize_newtype_variant<T: Serialize + ?Sized>(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: &T,
+    ) -> Result<String, Error> {
+        Err(key_error())
+    }
+    fn serialize_seq(self, _: Option<usize>) -> Result<Self::SerializeSeq, Error> {
+        Err(key_error())
+    }
+    fn serialize_tuple(self, _: usize) -> Result<Self::SerializeTuple, Error> {
+        Err(key_error())
+    }
+    fn serialize_tuple_struct(
+        self,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeTupleStruct, Error> {
+        Err(key_error())
+    }
+    fn serialize_tuple_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeTupleVariant, Error> {
+        Err(key_error())
+    }
+    fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap, Error> {
+        Err(key_error())
+    }
+    fn serialize_struct(self, _: &'static str, _: usize) -> Result<Self::SerializeStruct, Error> {
+        Err(key_error())
+    }
+    fn serialize_struct_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeStructVariant, Error> {
+        Err(key_error())
+    }
+}
+
+fn key_error() -> Error {
+    Error("a map key must be a string, a whole number or a boolean".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::struct_json::json_to_struct;
+    use proptest::prelude::*;
+    use prost::Message;
+    use serde::Serialize;
+    use serde_json::{Value, json};
+    use std::collections::BTreeMap;
+
+    /// What prost writes for the same value after serde_json.
+    fn through_prost<T: Serialize>(value: &T) -> Vec<u8> {
+        let json = serde_json::to_value(value).unwrap();
+        json_to_struct(json.as_object().unwrap()).encode_to_vec()
+    }
+
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Manifest {
+        kind: &'static str,
+        api_version: &'static str,
+        metadata: BTreeMap<String, String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        absent: Option<u32>,
+        present_none: Option<u32>,
+        replicas: i32,
+        ratio: f32,
+        huge: u64,
+        not_a_number: f64,
+        args: Vec<String>,
+        nested: Vec<Nested>,
+        mode: Mode,
+        payload: Payload,
+        pair: (u8, bool),
+        bytes: serde_bytes_like::Bytes,
+        #[serde(rename = "")]
+        empty_key: &'static str,
+        #[serde(flatten)]
+        extra: BTreeMap<String, Value>,
+    }
+
+    #[derive(Serialize)]
+    struct Nested {
+        zeta: String,
+        alpha: Option<BTreeMap<u32, bool>>,
+    }
+
+    #[derive(Serialize)]
+    enum Mode {
+        Recreate,
+    }
+
+    #[derive(Serialize)]
+    enum Payload {
+        Tuple(u8, String),
+        Struct { b: u8, a: &'static str },
+        Newtype(Vec<u8>),
+    }
+
+    mod serde_bytes_like {
+        pub struct Bytes(pub Vec<u8>);
+        impl serde::Serialize for Bytes {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_bytes(&self.0)
+            }
+        }
+    }
+
+    fn manifest(payload: Payload) -> Manifest {
+        Manifest {
+            kind: "Deployment",
+            api_version: "apps/v1",
+            metadata: [("name".into(), "x".repeat(300)), ("b".into(), "".into())].into(),
+            absent: None,
+            present_none: None,
+            replicas: -3,
+            ratio: 0.9,
+            huge: u64::MAX,
+            not_a_number: f64::NAN,
+            args: vec!["--tensor-parallel-size".into(), "8".into()],
+            nested: vec![
+                Nested {
+                    zeta: "z".into(),
+                    alpha: Some([(2, true), (10, false)].into()),
+                },
+                Nested {
+                    zeta: "".into(),
+                    alpha: None,
+                },
+            ],
+            mode: Mode::Recreate,
+            payload,
+            pair: (7, false),
+            bytes: serde_bytes_like::Bytes(vec![0, 255]),
+            empty_key: "value of the empty key",
+            // Flattened after the fields: "kind" here is a later duplicate.
+            extra: [
+                ("kind".into(), json!("Later")),
+                ("aaa".into(), json!({"deep": [[], {}, null]})),
+            ]
+            .into(),
+        }
+    }
+
+    #[test]
+    fn a_typed_manifest_encodes_as_prost_encodes_it_through_serde_json() {
+        for payload in [
+            Payload::Tuple(1, "t".into()),
+            Payload::Struct { b: 2, a: "s" },
+            Payload::Newtype(vec![1, 2, 3]),
+        ] {
+            let m = manifest(payload);
+            assert_eq!(to_struct_bytes(&m).unwrap(), through_prost(&m));
+        }
+    }
+
+    #[test]
+    fn a_json_object_encodes_as_prost_encodes_its_struct() {
+        let long = "x".repeat(300);
+        let v = json!({
+            "apiVersion": "v1", "kind": "ConfigMap", "": "empty key", "e": "",
+            "metadata": {"name": "x", "labels": {"a": "b"}, "generation": 3},
+            "data": {"k": "v", "long": long}, "n": [1, -2.5, 1e300, null, true, false, {}, [], [[0]]],
+            "nested": {"deeper": {"deepest": [{"a": {"b": [long]}}]}},
+        });
+        assert_eq!(to_struct_bytes(&v).unwrap(), through_prost(&v));
+    }
+
+    #[test]
+    fn the_resource_field_is_the_struct_under_key_one() {
+        let m = manifest(Payload::Newtype(vec![]));
+        let mut out = vec![9];
+        encode_resource_field(&m, &mut out).unwrap();
+        let mut want = vec![9];
+        prost::encoding::message::encode(
+            1,
+            &json_to_struct(serde_json::to_value(&m).unwrap().as_object().unwrap()),
+            &mut want,
+        );
+        assert_eq!(out, want);
+    }
+
+    #[test]
+    fn only_objects_are_manifests() {
+        let mut out = vec![1, 2];
+        for value in [json!("x"), json!([1]), json!(null), json!(1.5)] {
+            assert_eq!(
+                encode_resource_field(&value, &mut out),
+                Err(Error("a manifest must be an object".into()))
+            );
+            assert_eq!(out, [1, 2], "nothing is left behind");
+        }
+        let float_keys: BTreeMap<String, BTreeMap<u8, u8>> = [("k".into(), [(1, 1)].into())].into();
+        assert!(to_struct_bytes(&float_keys).is_ok());
+    }
+
+    fn json_value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            any::<f64>()
+                .prop_map(|f| serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)),
+            ".{0,200}".prop_map(Value::from),
+        ];
+        leaf.prop_recursive(6, 300, 12, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..12).prop_map(Value::from),
+                prop::collection::btree_map(".{0,12}", inner, 0..12)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn any_json_object_encodes_as_prost_encodes_it(
+            object in prop::collection::btree_map(".{0,12}", json_value(), 0..12)
+        ) {
+            let object: serde_json::Map<String, Value> = object.into_iter().collect();
+            prop_assert_eq!(to_struct_bytes(&object).unwrap(), json_to_struct(&object).encode_to_vec());
+        }
+    }
+}
