@@ -1,32 +1,31 @@
 //! One `RunFunction` call, start to finish, with no I/O.
 //!
-//! The gRPC server, `render` and the benchmarks all call [`run_function`].
-//! It copies the tag, sets the TTL, starts from the desired state earlier
-//! steps built (passing through everything it has no opinion about), reads
-//! the step input, dispatches on the XR's kind and merges what the composer
-//! returns. Any problem with the request becomes a FATAL result that names
-//! it; nothing here panics on bad input.
+//! The gRPC server, `render` and the benchmarks all call [`run_function`]:
+//! decode what the call is about, dispatch on the XR's kind, compose, and
+//! encode the composition into the response. It copies the tag, sets the
+//! TTL, starts from the desired state earlier steps built (passing through
+//! everything it has no opinion about) and merges what the composer returns.
+//! Any problem with the request becomes a FATAL result that names it.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use bytes::Bytes;
 use prost::Message;
 use serde_json::{Map, Value};
 
-use crate::compose::{self, ComposeRequest, Composite, Observed, Refusal};
+use crate::compose::{self, ComposeRequest, Composite, Composition, Observed};
 use crate::input::{Input, Settings};
 use crate::outcome;
 use crate::protocol::raw_message::{RawResource, RawStruct};
 use crate::protocol::struct_json::struct_to_json;
+use crate::protocol::struct_serializer;
 use crate::protocol::wire;
-use crate::server::memo::{Entry, Key, Memo};
 
 /// Annotation Crossplane puts on every composed resource; render shows it too.
 pub const COMPOSITION_RESOURCE_NAME: &str = "crossplane.io/composition-resource-name";
 
 /// Which XR a call was about, for logs and metrics. Shared strings: the
-/// memo hands the same subject to every call it answers.
+/// server's memo hands the same subject to every call it answers.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Subject {
     pub kind: Arc<str>,
@@ -35,27 +34,92 @@ pub struct Subject {
 }
 
 /// One finished call.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Call {
     pub subject: Subject,
     pub response: wire::RunFunctionResponse,
 }
 
 /// Runs the function for one request.
-pub fn run_function(req: wire::RunFunctionRequest) -> wire::RunFunctionResponse {
-    run(req).response
-}
-
-/// Runs the function and says which XR the call was about.
-pub fn run(req: wire::RunFunctionRequest) -> Call {
+pub fn run_function(mut req: wire::RunFunctionRequest) -> Call {
     let mut subject = Subject::default();
-    let response = respond(req, &mut subject);
+    let mut rsp = wire::RunFunctionResponse {
+        meta: Some(wire::ResponseMeta {
+            tag: req.meta.as_ref().map(|m| m.tag.clone()).unwrap_or_default(),
+            ttl: Some(ttl(crate::input::DEFAULT_TTL_SECONDS)),
+        }),
+        // Earlier steps' desired state is the starting point, moved not copied.
+        desired: Some(req.desired.take().unwrap_or_default()),
+        // The pipeline context is for later steps (the environment, other
+        // functions' notes); this function adds nothing to it and drops nothing.
+        context: req.context.take(),
+        ..Default::default()
+    };
+    let settings = match read_input(req.input.as_ref()) {
+        Ok(s) => s,
+        Err(message) => return refused(subject, rsp, "InvalidInput", message),
+    };
+    if let Some(meta) = rsp.meta.as_mut() {
+        meta.ttl = Some(ttl(settings.ttl_seconds));
+    }
+    let composite = match observed_composite(&req) {
+        Ok(c) => c,
+        Err(message) => return refused(subject, rsp, "MissingComposite", message),
+    };
+    subject = Subject {
+        kind: composite.kind.as_str().into(),
+        name: composite.name.as_str().into(),
+        namespace: composite.namespace.as_str().into(),
+    };
+    let Some(compose) = compose::composer_for(&composite.kind) else {
+        let message = format!(
+            "function-inference cannot compose kind {:?} ({}); it composes {}",
+            composite.kind,
+            composite.api_version,
+            compose::KINDS.join(", ")
+        );
+        return refused(subject, rsp, "UnknownKind", message);
+    };
+    // Every composed name and label derives from these: the API server
+    // admits no other, and a huge one would build a response larger than
+    // gRPC carries (ending as OUT_OF_RANGE instead of a result that says why).
+    if let Err(message) = check_identity(&composite) {
+        return refused(subject, rsp, "InvalidName", message);
+    }
+    let empty = Default::default();
+    let observed = Observed::new(req.observed.as_ref().map_or(&empty, |o| &o.resources));
+    let request = ComposeRequest {
+        xr: &composite,
+        observed,
+        required: &req.required_resources,
+        settings: &settings,
+    };
+    let response = match compose(&request) {
+        Ok(composition) => apply(rsp, &composite, &request.observed, composition),
+        Err(refusal) => refuse(rsp, refusal.reason, refusal.message),
+    };
     Call { subject, response }
 }
 
+/// Which XR an observed composite is, as far as it can be read.
+pub fn subject_of(composite: &RawResource) -> Subject {
+    let object = composite
+        .struct_bytes()
+        .and_then(|b| crate::protocol::struct_json::decode_object(b).ok())
+        .unwrap_or_default();
+    match Composite::from_object(object) {
+        Ok(c) => Subject {
+            kind: c.kind.as_str().into(),
+            name: c.name.as_str().into(),
+            namespace: c.namespace.as_str().into(),
+        },
+        Err(_) => Subject::default(),
+    }
+}
+
 /// Answers with only the tag and TTL: the `--noop` transport floor.
-pub fn noop(req: &wire::RunFunctionRequest) -> Call {
-    let tag = req.meta.as_ref().map(|m| m.tag.clone()).unwrap_or_default();
+pub fn noop(req: wire::RunFunctionRequest) -> Call {
+    let tag = req.meta.map(|m| m.tag).unwrap_or_default();
     let response = wire::RunFunctionResponse {
         meta: Some(wire::ResponseMeta {
             tag,
@@ -72,113 +136,15 @@ pub fn noop(req: &wire::RunFunctionRequest) -> Call {
     }
 }
 
-/// The core of [`run`]. `subject` is filled in as soon as the XR is read, so
-/// a caller that catches a panic can still say which XR caused it.
-pub fn respond(req: wire::RunFunctionRequest, subject: &mut Subject) -> wire::RunFunctionResponse {
-    respond_with(req, subject, compose::composer_for, None)
-}
-
-/// [`respond`] with the composer lookup given (see [`compose::Dispatch`]),
-/// answering from `memo` when it holds the composer's output for exactly
-/// these inputs (see [`crate::server::memo`]) and filling it otherwise. The response
-/// is the same either way. A memo must only ever see one `dispatch`.
-pub fn respond_with(
-    mut req: wire::RunFunctionRequest,
-    subject: &mut Subject,
-    dispatch: compose::Dispatch,
-    memo: Option<&Memo>,
-) -> wire::RunFunctionResponse {
-    let tag = req.meta.as_ref().map(|m| m.tag.clone()).unwrap_or_default();
-    let mut rsp = wire::RunFunctionResponse {
-        meta: Some(wire::ResponseMeta {
-            tag,
-            ttl: Some(ttl(crate::input::DEFAULT_TTL_SECONDS)),
-        }),
-        // Earlier steps' desired state is the starting point, moved not copied.
-        desired: Some(req.desired.take().unwrap_or_default()),
-        // The pipeline context is for later steps (the environment, other
-        // functions' notes); this function adds nothing to it and drops nothing.
-        context: req.context.take(),
-        ..Default::default()
-    };
-    let empty = Default::default();
-    let observed_resources = req.observed.as_ref().map_or(&empty, |o| &o.resources);
-    let key = memo.and_then(|_| memo_key(&req));
-    if let (Some(memo), Some(key)) = (memo, &key)
-        && let Some(hit) = memo.get(key, |name| {
-            observed_resources.get(name).map(RawResource::as_bytes)
-        })
-    {
-        if let Some(meta) = rsp.meta.as_mut() {
-            meta.ttl = Some(ttl(hit.ttl_seconds));
-        }
-        *subject = hit.subject.clone();
-        return finish(rsp, &Observed::new(observed_resources), &hit.outcome);
-    }
-    let settings = match read_input(req.input.as_ref()) {
-        Ok(s) => s,
-        Err(message) => return refuse(rsp, "InvalidInput", message),
-    };
-    if let Some(meta) = rsp.meta.as_mut() {
-        meta.ttl = Some(ttl(settings.ttl_seconds));
-    }
-    let composite = match observed_composite(&req) {
-        Ok(c) => c,
-        Err(message) => return refuse(rsp, "MissingComposite", message),
-    };
-    *subject = Subject {
-        kind: composite.kind.as_str().into(),
-        name: composite.name.as_str().into(),
-        namespace: composite.namespace.as_str().into(),
-    };
-    let Some(compose) = dispatch(&composite.kind) else {
-        let message = format!(
-            "function-inference cannot compose kind {:?} ({}); it composes {}",
-            composite.kind,
-            composite.api_version,
-            compose::KINDS.join(", ")
-        );
-        return refuse(rsp, "UnknownKind", message);
-    };
-    // Every composed name and label derives from these: the API server
-    // admits no other, and a huge one would build a response larger than
-    // gRPC carries (ending as OUT_OF_RANGE instead of a result that says why).
-    if let Err(message) = check_identity(&composite) {
-        return refuse(rsp, "InvalidName", message);
-    }
-    let request = ComposeRequest {
-        xr: &composite,
-        observed: Observed::new(observed_resources),
-        required: &req.required_resources,
-        settings: &settings,
-    };
-    // A panic in a composer is a bug; answering FATAL here keeps the desired
-    // state of earlier steps in the response instead of losing it.
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| compose(&request))) {
-        Ok(outcome) => {
-            let outcome = outcome.map(|c| Encoded::new(&composite, c));
-            let reads = request.observed.reads();
-            let rsp = finish(rsp, &request.observed, &outcome);
-            if let (Some(memo), Some(key)) = (memo, &key) {
-                let entry = Entry::new(key, reads, subject.clone(), settings.ttl_seconds, outcome);
-                memo.insert(key, entry);
-            }
-            rsp
-        }
-        Err(panic) => {
-            let what = panic_message(panic.as_ref());
-            tracing::error!(
-                kind = %crate::redact::escape_control(&composite.kind),
-                name = %crate::redact::escape_control(&composite.name),
-                panic = %crate::redact::escape_control(&what),
-                "composer panicked"
-            );
-            let message = format!(
-                "function-inference failed on {} {:?}: {what}; this is a bug, please report it",
-                composite.kind, composite.name
-            );
-            refuse(rsp, "InternalError", message)
-        }
+fn refused(
+    subject: Subject,
+    rsp: wire::RunFunctionResponse,
+    reason: &str,
+    message: String,
+) -> Call {
+    Call {
+        subject,
+        response: refuse(rsp, reason, message),
     }
 }
 
@@ -194,30 +160,6 @@ fn check_identity(xr: &Composite) -> Result<(), String> {
         ));
     }
     compose::validate::dns_label("metadata.namespace", &xr.namespace, "team-a")
-}
-
-/// What identifies a call's composer inputs besides the observed resources
-/// it reads; None when there is no composite (such calls are cheap anyway).
-fn memo_key(req: &wire::RunFunctionRequest) -> Option<Key<'_>> {
-    let composite = req.observed.as_ref()?.composite.as_ref()?;
-    let input = req.input.as_ref().map(RawStruct::as_bytes);
-    let mut required = Vec::new();
-    for (name, resources) in &req.required_resources {
-        prost::encoding::string::encode(1, name, &mut required);
-        prost::encoding::message::encode(2, resources, &mut required);
-    }
-    Some(Key::new(composite.as_bytes(), input, required))
-}
-
-fn finish(
-    rsp: wire::RunFunctionResponse,
-    observed: &Observed,
-    outcome: &Result<Encoded, Refusal>,
-) -> wire::RunFunctionResponse {
-    match outcome {
-        Ok(encoded) => apply(rsp, observed, encoded),
-        Err(refusal) => refuse(rsp, refusal.reason, refusal.message.clone()),
-    }
 }
 
 fn ttl(seconds: u64) -> prost_types::Duration {
@@ -282,70 +224,13 @@ fn observed_composite(req: &wire::RunFunctionRequest) -> Result<Composite, Strin
     Composite::from_object(object)
 }
 
-/// A composition as the response carries it: manifests encoded once, and
-/// the desired XR precomputed for the usual case of no earlier step having
-/// set one. This is what the memo keeps.
-#[derive(Debug)]
-pub struct Encoded {
-    api_version: String,
-    kind: String,
-    resources: BTreeMap<String, RawResource>,
-    status: Map<String, Value>,
-    /// `merge_status` over no desired XR; None when there is no status.
-    status_only: Option<RawResource>,
-    conditions: Vec<wire::Condition>,
-    results: Vec<wire::Result>,
-    requirements: BTreeMap<String, wire::ResourceSelector>,
-    keep_observed: Vec<String>,
-}
-
-impl Encoded {
-    fn new(xr: &Composite, composition: compose::Composition) -> Self {
-        // With no earlier desired XR there is nothing to fail to read.
-        let status_only = (!composition.status.is_empty())
-            .then(|| merge_status(None, &xr.api_version, &xr.kind, composition.status.clone()).ok())
-            .flatten();
-        Self {
-            api_version: xr.api_version.clone(),
-            kind: xr.kind.clone(),
-            resources: composition
-                .resources
-                .into_iter()
-                .map(|(name, c)| (name, encode_resource(&c.manifest, c.ready)))
-                .collect(),
-            status: composition.status,
-            status_only,
-            conditions: composition.conditions,
-            results: composition.results,
-            requirements: composition.requirements,
-            keep_observed: composition.keep_observed,
-        }
-    }
-
-    /// Roughly the bytes it holds, for the memo's budget.
-    pub fn size(&self) -> usize {
-        let resources: usize = self
-            .resources
-            .iter()
-            .map(|(n, r)| n.len() + r.as_bytes().len())
-            .sum();
-        let messages: usize = self
-            .conditions
-            .iter()
-            .map(|c| c.message.as_ref().map_or(0, String::len) + 64)
-            .chain(self.results.iter().map(|r| r.message.len() + 64))
-            .sum();
-        resources
-            + 2 * self.status_only.as_ref().map_or(0, |r| r.as_bytes().len())
-            + messages
-            + 256 * self.requirements.len()
-    }
-}
-
+/// The response with `composition` merged in: its resources encoded once,
+/// its status merged into the desired XR, its results and conditions added.
 fn apply(
     mut rsp: wire::RunFunctionResponse,
+    xr: &Composite,
     observed: &Observed,
-    composition: &Encoded,
+    composition: Composition,
 ) -> wire::RunFunctionResponse {
     // What could fail is worked out before the response changes: a FATAL
     // answer then carries the earlier steps' desired state untouched.
@@ -353,16 +238,12 @@ fn apply(
     let composite = if composition.status.is_empty() {
         None
     } else {
-        let merged = match (&desired.composite, &composition.status_only) {
-            (None, Some(status_only)) => Ok(status_only.clone()),
-            (existing, _) => merge_status(
-                existing.as_ref(),
-                &composition.api_version,
-                &composition.kind,
-                composition.status.clone(),
-            ),
-        };
-        match merged {
+        match merge_status(
+            desired.composite.as_ref(),
+            &xr.api_version,
+            &xr.kind,
+            composition.status,
+        ) {
             Ok(m) => Some(m),
             Err(message) => return refuse(rsp, "UnreadableState", message),
         }
@@ -398,15 +279,15 @@ fn apply(
         desired.composite = composite;
     }
     desired.resources.extend(kept);
-    for (name, resource) in &composition.resources {
-        desired.resources.insert(name.clone(), resource.clone());
+    for (name, composed) in composition.resources {
+        let resource = encode_resource(&composed.manifest, composed.ready);
+        desired.resources.insert(name, resource);
     }
-    rsp.results.extend(composition.results.iter().cloned());
-    rsp.conditions
-        .extend(composition.conditions.iter().cloned());
+    rsp.results.extend(composition.results);
+    rsp.conditions.extend(composition.conditions);
     if !composition.requirements.is_empty() {
         rsp.requirements = Some(wire::Requirements {
-            resources: composition.requirements.clone(),
+            resources: composition.requirements,
             ..Default::default()
         });
     }
@@ -495,8 +376,9 @@ fn merge_status_raw(
         .collect();
     for key in keys {
         match status.get(key) {
-            Some(v) => crate::protocol::struct_serializer::encode_entry(key, v, &mut fields)
-                .expect("JSON always encodes"),
+            Some(v) => {
+                struct_serializer::encode_entry(key, v, &mut fields).expect("JSON always encodes")
+            }
             None => encode_raw_entry(key, earlier_status[key], &mut fields),
         }
     }
@@ -516,8 +398,7 @@ fn merge_status_raw(
             (_, Some(v)) => encode_raw_entry(key, v, &mut body),
             (_, None) => {
                 let (_, v) = own.iter().find(|(k, _)| *k == key)?;
-                crate::protocol::struct_serializer::encode_entry(key, v, &mut body)
-                    .expect("JSON always encodes");
+                struct_serializer::encode_entry(key, v, &mut body).expect("JSON always encodes");
             }
         }
     }
@@ -534,7 +415,7 @@ fn merge_status_raw(
 fn encode_resource<T: serde::Serialize + ?Sized>(manifest: &T, ready: wire::Ready) -> RawResource {
     let mut bytes = Vec::with_capacity(1024);
     // Not an object: no resource field, as prost gives for None.
-    if crate::protocol::struct_serializer::encode_resource_field(manifest, &mut bytes).is_err() {
+    if struct_serializer::encode_resource_field(manifest, &mut bytes).is_err() {
         bytes.clear();
     }
     if ready != wire::Ready::Unspecified {
@@ -546,18 +427,9 @@ fn encode_resource<T: serde::Serialize + ?Sized>(manifest: &T, ready: wire::Read
 /// `Resource.resource` (field 1, a Struct) holding `object`.
 fn resource_field(object: &Map<String, Value>) -> Vec<u8> {
     let mut bytes = Vec::with_capacity(1024);
-    crate::protocol::struct_serializer::encode_resource_field(object, &mut bytes)
+    struct_serializer::encode_resource_field(object, &mut bytes)
         .expect("a JSON object always encodes");
     bytes
-}
-
-/// The text a panic carried, if any.
-pub fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
-    panic
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "unknown panic".into())
 }
 
 #[cfg(test)]

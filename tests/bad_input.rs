@@ -483,7 +483,7 @@ fn a_step_input_that_is_not_a_struct_is_fatal_and_keeps_earlier_steps() {
     let mut wire = to_wire(&req);
     // A map entry (field 1) whose declared length runs past the message.
     wire.input = Some(RawStruct::from(Bytes::from_static(&[0x0a, 0x05, 0x0a])));
-    let rsp = from_wire(&function_inference::function::run_function(wire)).unwrap();
+    let rsp = from_wire(&function_inference::function::run_function(wire).response).unwrap();
     assert_eq!(
         rsp.results,
         vec![fatal(

@@ -250,7 +250,8 @@ fn cases() -> Vec<Case> {
 fn run_function_table() {
     let mut failures = Vec::new();
     for case in cases() {
-        let got = from_wire(&run_function(to_wire(&case.req))).expect("the response decodes");
+        let got =
+            from_wire(&run_function(to_wire(&case.req)).response).expect("the response decodes");
         if got != case.want {
             failures.push(format!(
                 "{}: {}\n  got:  {got:?}\n  want: {:?}",

@@ -10,12 +10,11 @@ use std::io::Write;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use function_inference::compose::{self, Composer};
-use function_inference::function::run_function;
+use function_inference::function::{Call, run_function};
 use function_inference::protocol::struct_json::{json_to_struct, struct_to_json};
 use function_inference::protocol::struct_serializer::to_struct_bytes;
 use function_inference::protocol::{from_wire, full, to_wire, wire};
-use function_inference::server::{Handler, Metrics, Runner};
+use function_inference::server::{Handler, Metrics};
 use proptest::prelude::*;
 use prost::Message;
 use prost_types::value::Kind;
@@ -58,23 +57,9 @@ fn log_text() -> String {
     String::from_utf8_lossy(&captured_log().lock().unwrap()).into_owned()
 }
 
-/// Composers as in production, except that LLMInference's panics, as a
-/// composer with a bug would.
-fn llm_inference_panics(kind: &str) -> Option<Composer> {
-    if kind == "LLMInference" {
-        Some(|_| panic!("index out of bounds: the len is 0 but the index is 3"))
-    } else {
-        compose::composer_for(kind)
-    }
-}
-
-/// A lookup that itself panics: the panic happens outside the composer, in
-/// the core, and is caught by the gRPC handler.
-fn lookup_panics(kind: &str) -> Option<Composer> {
-    if kind == "LLMInference" {
-        panic!("lookup exploded on {kind}")
-    }
-    compose::composer_for(kind)
+/// A core with a bug: it panics on every call, as a composer with a bug would.
+fn panicking_core(_: wire::RunFunctionRequest) -> Call {
+    panic!("index out of bounds: the len is 0 but the index is 3")
 }
 
 fn llm_xr(name: &str, spec: Value) -> Value {
@@ -92,19 +77,12 @@ fn qwen() -> Value {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_panicking_composer_is_answered_fatal_logged_and_the_server_keeps_serving() {
     let _ = captured_log();
-    for (dispatch, xr_name, what) in [
-        (
-            llm_inference_panics as compose::Dispatch,
-            "panics-in-composer",
-            "index out of bounds: the len is 0 but the index is 3",
-        ),
-        (
-            lookup_panics,
-            "panics-in-core",
-            "lookup exploded on LLMInference",
-        ),
-    ] {
-        let handler = Handler::new(Runner::Function, Metrics::new()).with_dispatch(dispatch);
+    let (xr_name, what) = (
+        "panics-in-core",
+        "index out of bounds: the len is 0 but the index is 3",
+    );
+    {
+        let handler = Handler::new(panicking_core, Metrics::new());
         let server = TestServer::start_handler(handler, None, 4).await;
         let mut c = client(server.endpoint(None));
 
@@ -131,20 +109,17 @@ async fn a_panicking_composer_is_answered_fatal_logged_and_the_server_keeps_serv
             "the log line names the kind and the panic: {line}"
         );
 
-        // The same server answers the next call, and other kinds compose.
+        // The same server, on the same connection, answers the next call.
         let rsp = c
             .run_function(request("after", spaceship()))
             .await
             .expect("the server keeps serving after a panic")
             .into_inner();
         assert_eq!(rsp.meta.unwrap().tag, "after");
-        assert_eq!(
-            rsp.results,
-            vec![fatal(
-                "UnknownKind",
-                &unknown_kind_message("Spaceship", "example.org/v1")
-            )]
+        let message = format!(
+            "function-inference failed on Spaceship \"enterprise\": {what}; this is a bug, please report it"
         );
+        assert_eq!(rsp.results, vec![fatal("InternalError", &message)]);
         server.stop().await;
     }
 }
@@ -154,7 +129,7 @@ async fn a_panicking_composer_is_answered_fatal_logged_and_the_server_keeps_serv
 // ---------------------------------------------------------------------------
 
 fn call(req: &full::RunFunctionRequest) -> full::RunFunctionResponse {
-    from_wire(&run_function(to_wire(req))).unwrap()
+    from_wire(&run_function(to_wire(req)).response).unwrap()
 }
 
 /// What an earlier pipeline step desired for an LLMInference.
@@ -445,7 +420,7 @@ fn check(req: wire::RunFunctionRequest) -> Result<(), TestCaseError> {
     let tag = req.meta.as_ref().map(|m| m.tag.clone()).unwrap_or_default();
     let before = req.desired.clone().unwrap_or_default();
     let started = Instant::now();
-    let rsp = run_function(req);
+    let rsp = run_function(req).response;
     let took = started.elapsed();
     prop_assert!(took < Duration::from_secs(5), "took {took:?}");
     prop_assert_eq!(rsp.meta.as_ref().map(|m| m.tag.clone()), Some(tag));
@@ -516,7 +491,7 @@ proptest! {
     #[test]
     fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..512)) {
         if let Ok(req) = wire::RunFunctionRequest::decode(bytes.as_slice()) {
-            let _ = run_function(req);
+            let _ = run_function(req).response;
         }
     }
 }
@@ -797,7 +772,7 @@ fn an_earlier_desired_composite_nested_too_deep_to_decode_keeps_every_field() {
         ready: full::Ready::True as i32,
     });
     req.desired = Some(desired);
-    let rsp = run_function(to_wire(&req));
+    let rsp = run_function(to_wire(&req)).response;
     assert!(
         rsp.results
             .iter()
@@ -846,7 +821,7 @@ fn an_earlier_desired_composite_that_is_not_a_struct_is_fatal_and_kept() {
             0x0a, 0x03, 0x0a, 0x05, 0x0a,
         ]));
     wire_req.desired.as_mut().unwrap().composite = Some(bad.clone());
-    let rsp = run_function(wire_req);
+    let rsp = run_function(wire_req).response;
     assert_eq!(
         from_wire(&wire::RunFunctionResponse {
             desired: None,
@@ -882,7 +857,7 @@ fn a_waiting_agent_pool_keeps_an_observed_resource_too_deep_to_decode() {
         .unwrap()
         .resources
         .insert("agents".into(), resource(observed.clone()));
-    let rsp = run_function(to_wire(&req));
+    let rsp = run_function(to_wire(&req)).response;
     let kept = &rsp.desired.as_ref().unwrap().resources["agents"];
     let mut want = observed.clone();
     want.as_object_mut().unwrap().remove("status");

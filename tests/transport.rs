@@ -9,7 +9,7 @@ use std::net::{SocketAddr, TcpStream as StdTcpStream};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use function_inference::server::{self, Handler, Limits, Metrics, Runner};
+use function_inference::server::{self, Handler, Limits, Metrics};
 use support::*;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -288,7 +288,7 @@ async fn in_process(
 ) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let handler = Handler::new(Runner::Function, Metrics::new());
+    let handler = Handler::new(function_inference::function::run_function, Metrics::new());
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let task = tokio::spawn(server::run_with_limits(
         listener,

@@ -117,7 +117,7 @@ fn call(
     req: &full::RunFunctionRequest,
     xr_path: &Path,
 ) -> Result<full::RunFunctionResponse, RenderError> {
-    from_wire(&run_function(to_wire(req))).map_err(|e| RenderError::File {
+    from_wire(&run_function(to_wire(req)).response).map_err(|e| RenderError::File {
         path: xr_path.display().to_string(),
         message: format!("bad response: {e}"),
     })

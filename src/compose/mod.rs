@@ -2,7 +2,6 @@
 //! the resources Crossplane fetched for it) to the resources it wants, the XR
 //! status it reports and the conditions and results that explain it.
 
-use std::cell::RefCell;
 use std::collections::BTreeMap;
 
 use serde::de::DeserializeOwned;
@@ -95,39 +94,18 @@ pub fn str_at<'a>(object: &'a Map<String, Value>, path: &[&str]) -> &'a str {
 }
 
 /// Observed composed resources, decoded only when a composer asks for one.
-/// It remembers which ones were asked for: the memo (`crate::server::memo`) may
-/// reuse a composer's output only while those resources are unchanged.
 pub struct Observed<'a> {
     resources: &'a BTreeMap<String, RawResource>,
-    reads: RefCell<Vec<String>>,
 }
 
 impl<'a> Observed<'a> {
     pub fn new(resources: &'a BTreeMap<String, RawResource>) -> Self {
-        Self {
-            resources,
-            reads: RefCell::default(),
-        }
-    }
-
-    /// The names asked for so far with the bytes each had (None: not observed).
-    pub fn reads(&self) -> Vec<(String, Option<Vec<u8>>)> {
-        let mut names = self.reads.borrow().clone();
-        names.sort();
-        names.dedup();
-        names
-            .into_iter()
-            .map(|n| {
-                let bytes = self.resources.get(&n).map(|r| r.as_bytes().to_vec());
-                (n, bytes)
-            })
-            .collect()
+        Self { resources }
     }
 
     /// The observed object composed under `name`, if it exists and decodes,
     /// less `metadata.managedFields`.
     pub fn get(&self, name: &str) -> Option<Map<String, Value>> {
-        self.reads.borrow_mut().push(name.to_string());
         let raw = self.resources.get(name)?;
         // The fast path reads the bytes straight into JSON; anything unusual
         // goes through prost, which decides what it means.
@@ -159,10 +137,7 @@ impl<'a> Observed<'a> {
             crate::protocol::struct_json::decode_fields(bytes, &["kind", "status"]).ok()
         });
         match fast {
-            Some(object) => {
-                self.reads.borrow_mut().push(name.to_string());
-                readiness::observed_readiness(Some(&object))
-            }
+            Some(object) => readiness::observed_readiness(Some(&object)),
             // Not observed, or unusual bytes: the full decode decides.
             None => readiness::observed_readiness(self.get(name).as_ref()),
         }
@@ -240,12 +215,6 @@ impl Refusal {
 
 /// A composer: one per XR kind.
 pub type Composer = fn(&ComposeRequest) -> Result<Composition, Refusal>;
-
-/// Finds the composer for a kind: [`composer_for`] in production. The
-/// server and [`crate::function::respond_with`] take it as a parameter so
-/// that tests can exercise the panic handling with a composer that panics,
-/// without any such composer existing in the binary.
-pub type Dispatch = fn(&str) -> Option<Composer>;
 
 /// The composer for an XR kind. Dispatch is on the kind alone, not the API
 /// group, so XRs of other groups (dot-inference's) compose unchanged.

@@ -1,113 +1,34 @@
-//! A small, bounded memo of composer outputs, so that steady-state
-//! reconciles cost little more than the transport.
+//! A small, bounded memo of whole calls, so that steady-state reconciles
+//! cost little more than the transport.
 //!
 //! Crossplane calls the function on every reconcile of every XR, and most of
-//! those calls carry exactly what the previous one did. A composer is a pure
-//! function of four things: the observed XR, the step input, the required
-//! resources, and the observed composed resources it reads. An entry keeps
-//! the bytes of all four (the last as recorded by [`crate::compose::Observed`]
-//! while the composer ran) and the composer's output already encoded; a call
-//! is answered from it only when every one of those byte strings is equal.
-//! Everything that belongs to one call (the tag, the desired state of earlier
-//! steps, resources kept as observed) is still built per call from the
-//! request, never cached.
+//! those calls carry exactly what the previous one did. The core
+//! (`crate::function::run_function`) is a pure function of its request, so
+//! the memo wraps it from outside: a call whose request, apart from its
+//! `meta` (the tag), is byte for byte one answered before gets that answer
+//! again with its own tag. Nothing in the core knows the memo exists.
 //!
 //! Memory is bounded by the bytes the entries hold; the least recently used
 //! entries go first, so the entry of an XR's previous version ages out.
-//! A hash of the key picks the slot.
+//! A hash of the request picks the slot; a hit is confirmed by comparing
+//! the bytes.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 
-use crate::compose::Refusal;
-use crate::function::{Encoded, Subject};
+use prost::Message;
 
-/// Bytes that identify a call's composer inputs, borrowed from the request.
-pub struct Key<'a> {
-    pub composite: &'a [u8],
-    /// The step input's bytes; None when the step has no input.
-    pub input: Option<&'a [u8]>,
-    pub required: Vec<u8>,
-    hash: u64,
-}
+use crate::function::Call;
+use crate::protocol::wire;
 
-impl<'a> Key<'a> {
-    pub fn new(composite: &'a [u8], input: Option<&'a [u8]>, required: Vec<u8>) -> Self {
-        // An absent and an empty input share a slot; `answers` tells them apart.
-        let mut h = 0x243f_6a88_85a3_08d3;
-        for part in [composite, input.unwrap_or_default(), &required] {
-            h = hash(h, part);
-        }
-        Self {
-            composite,
-            input,
-            required,
-            hash: h,
-        }
-    }
-}
-
-/// What a composer returned, encoded, with everything it depended on.
-pub struct Entry {
-    composite: Vec<u8>,
-    input: Option<Vec<u8>>,
-    required: Vec<u8>,
-    /// Each observed resource the composer asked for, and its bytes (None:
-    /// it was not observed).
-    reads: Vec<(String, Option<Vec<u8>>)>,
-    pub subject: Subject,
-    pub ttl_seconds: u64,
-    pub outcome: Result<Encoded, Refusal>,
+/// One answered call: the request it answers (less its meta) and the call.
+struct Entry {
+    request: Vec<u8>,
+    call: Call,
     size: usize,
     /// When it last answered a call, on the memo's clock.
     used: AtomicU64,
-}
-
-impl Entry {
-    pub fn new(
-        key: &Key,
-        reads: Vec<(String, Option<Vec<u8>>)>,
-        subject: Subject,
-        ttl_seconds: u64,
-        outcome: Result<Encoded, Refusal>,
-    ) -> Self {
-        let read_bytes: usize = reads
-            .iter()
-            .map(|(n, b)| n.len() + b.as_ref().map_or(0, Vec::len))
-            .sum();
-        let outcome_bytes = match &outcome {
-            Ok(e) => e.size(),
-            Err(r) => r.message.len(),
-        };
-        Self {
-            size: key.composite.len()
-                + key.input.map_or(0, <[u8]>::len)
-                + key.required.len()
-                + read_bytes
-                + outcome_bytes
-                + 256,
-            composite: key.composite.to_vec(),
-            input: key.input.map(<[u8]>::to_vec),
-            required: key.required.clone(),
-            reads,
-            subject,
-            ttl_seconds,
-            outcome,
-            used: AtomicU64::new(0),
-        }
-    }
-
-    /// True when this entry answers `key` given the request's observed resources.
-    fn answers<'b>(&self, key: &Key, observed: impl Fn(&str) -> Option<&'b [u8]>) -> bool {
-        self.composite == key.composite
-            && self.input.as_deref() == key.input
-            && self.required == key.required
-            && self
-                .reads
-                .iter()
-                .all(|(name, bytes)| observed(name) == bytes.as_deref())
-    }
 }
 
 /// The memo; shared by every call of a server.
@@ -137,37 +58,63 @@ impl Memo {
         }
     }
 
+    /// `core`'s answer to `req`: remembered, or computed and remembered.
+    pub fn answer(
+        &self,
+        mut req: wire::RunFunctionRequest,
+        core: impl FnOnce(wire::RunFunctionRequest) -> Call,
+    ) -> Call {
+        let meta = req.meta.take();
+        let request = req.encode_to_vec();
+        let tag = meta.as_ref().map(|m| m.tag.clone()).unwrap_or_default();
+        req.meta = meta;
+        let hash = hash(0x243f_6a88_85a3_08d3, &request);
+        if let Some(mut call) = self.get(hash, &request) {
+            if let Some(m) = call.response.meta.as_mut() {
+                m.tag = tag;
+            }
+            return call;
+        }
+        let call = core(req);
+        let size = request.len() + call.response.encoded_len() + 256;
+        self.insert(
+            hash,
+            Entry {
+                request,
+                call: call.clone(),
+                size,
+                used: AtomicU64::new(0),
+            },
+        );
+        call
+    }
+
     fn tick(&self) -> u64 {
         self.clock.fetch_add(1, Ordering::Relaxed) + 1
     }
 
-    /// The entry that answers `key`, if any.
-    pub fn get<'b>(
-        &self,
-        key: &Key,
-        observed: impl Fn(&str) -> Option<&'b [u8]>,
-    ) -> Option<Arc<Entry>> {
+    fn get(&self, hash: u64, request: &[u8]) -> Option<Call> {
         let entry = {
             let slots = self.inner.read().unwrap_or_else(|p| p.into_inner());
-            slots.by_hash.get(&key.hash)?.clone()
+            slots.by_hash.get(&hash)?.clone()
         };
-        if !entry.answers(key, observed) {
+        if entry.request != request {
             return None;
         }
         entry.used.store(self.tick(), Ordering::Relaxed);
-        Some(entry)
+        Some(entry.call.clone())
     }
 
-    /// Stores `entry` for `key`, replacing the slot's previous entry and
-    /// evicting the least recently used ones beyond the budget.
-    pub fn insert(&self, key: &Key, entry: Entry) {
+    /// Stores `entry`, replacing the slot's previous entry and evicting the
+    /// least recently used ones beyond the budget.
+    fn insert(&self, hash: u64, entry: Entry) {
         if entry.size > self.budget / 4 {
             return;
         }
         entry.used.store(self.tick(), Ordering::Relaxed);
         let mut slots = self.inner.write().unwrap_or_else(|p| p.into_inner());
         slots.bytes += entry.size;
-        if let Some(old) = slots.by_hash.insert(key.hash, Arc::new(entry)) {
+        if let Some(old) = slots.by_hash.insert(hash, Arc::new(entry)) {
             slots.bytes -= old.size;
         }
         while slots.bytes > self.budget {
@@ -186,7 +133,8 @@ impl Memo {
     }
 
     /// Entries and bytes held, for tests.
-    pub fn usage(&self) -> (usize, usize) {
+    #[cfg(test)]
+    fn usage(&self) -> (usize, usize) {
         let slots = self.inner.read().unwrap_or_else(|p| p.into_inner());
         (slots.by_hash.len(), slots.bytes)
     }
@@ -221,7 +169,7 @@ fn hash(seed: u64, bytes: &[u8]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::function::{respond, respond_with};
+    use crate::function::run_function;
     use crate::protocol::struct_json::json_to_struct;
     use crate::protocol::{from_wire, full, to_wire, wire};
     use serde_json::{Value, json};
@@ -275,28 +223,27 @@ mod tests {
     }
 
     fn fresh(req: &wire::RunFunctionRequest) -> full::RunFunctionResponse {
-        from_wire(&respond(req.clone(), &mut Subject::default())).unwrap()
+        from_wire(&run_function(req.clone()).response).unwrap()
     }
 
-    fn memoized(memo: &Memo, req: &wire::RunFunctionRequest) -> full::RunFunctionResponse {
-        let mut subject = Subject::default();
-        let rsp = from_wire(&respond_with(
-            req.clone(),
-            &mut subject,
-            crate::compose::composer_for,
-            Some(memo),
-        ))
-        .unwrap();
-        assert_eq!(&*subject.kind, "LLMInference");
-        rsp
+    /// The memo's answer, and whether the core ran for it.
+    fn memoized(memo: &Memo, req: &wire::RunFunctionRequest) -> (full::RunFunctionResponse, bool) {
+        let mut ran = false;
+        let call = memo.answer(req.clone(), |r| {
+            ran = true;
+            run_function(r)
+        });
+        assert_eq!(&*call.subject.kind, "LLMInference");
+        (from_wire(&call.response).unwrap(), ran)
     }
 
     #[test]
-    fn a_hit_answers_exactly_what_composing_again_would() {
+    fn a_hit_answers_exactly_what_composing_again_would_with_its_own_tag() {
         let memo = Memo::new(1 << 20);
         let ttl = json!({"apiVersion": "inference.fn.crossplane.io/v1beta1", "kind": "Input", "ttl": "5m"});
         let gpu = json!({"defaults": {"gpuType": "A100-80GB"}});
-        let bad = json!({"spec": {"model": ""}});
+        let mut refused = xr("bad", json!({}));
+        refused["spec"] = json!({"model": ""});
         let cases = [
             ("first", xr("q", json!({})), vec![], None),
             (
@@ -309,6 +256,12 @@ mod tests {
                 "ready",
                 xr("q", json!({})),
                 vec![("vllm_runtime", runtime(1)), ("other", runtime(0))],
+                None,
+            ),
+            (
+                "unread",
+                xr("q", json!({})),
+                vec![("vllm_runtime", runtime(1)), ("other", runtime(1))],
                 None,
             ),
             (
@@ -335,67 +288,46 @@ mod tests {
                 vec![("vllm_runtime", runtime(1))],
                 None,
             ),
+            ("refused", refused, vec![], None),
         ];
         for (name, x, observed, input) in cases {
             for round in 0..2 {
                 let tag = format!("{name}-{round}");
                 let req = request(&tag, &x, &observed, input.clone());
-                assert_eq!(memoized(&memo, &req), fresh(&req), "{name}, round {round}");
+                let (rsp, ran) = memoized(&memo, &req);
+                assert_eq!(rsp, fresh(&req), "{name}, round {round}");
+                assert_eq!(rsp.meta.unwrap().tag, tag);
+                assert_eq!(ran, round == 0, "{name}, round {round}: the core runs once");
             }
         }
-        // A refusal is remembered and answered the same way too.
-        let mut refused = xr("bad", json!({}));
-        refused["spec"] = bad["spec"].clone();
-        for round in 0..2 {
-            let req = request(&format!("bad-{round}"), &refused, &[], None);
-            let rsp = memoized(&memo, &req);
-            assert_eq!(rsp, fresh(&req));
-            assert_eq!(rsp.results[0].severity, full::Severity::Fatal as i32);
-        }
     }
 
     #[test]
-    fn an_observed_change_the_composer_reads_is_seen_and_others_still_hit() {
+    fn earlier_steps_desired_state_is_part_of_what_is_remembered() {
         let memo = Memo::new(1 << 20);
         let x = xr("q", json!({}));
-        let ready = |tag: &str, available, other| {
-            let req = request(
-                tag,
-                &x,
-                &[
-                    ("vllm_runtime", runtime(available)),
-                    ("unrelated", runtime(other)),
-                ],
-                None,
-            );
-            let rsp = memoized(&memo, &req);
-            assert_eq!(rsp, fresh(&req), "{tag}");
-            rsp.desired.unwrap().resources["vllm_runtime"].ready
-        };
-        assert_eq!(ready("a", 0, 0), full::Ready::False as i32);
-        assert_eq!(ready("b", 1, 0), full::Ready::True as i32);
-        assert_eq!(memo.usage().0, 1, "one slot per XR and input");
-        // A resource the composer does not read does not matter.
-        assert_eq!(ready("c", 1, 5), full::Ready::True as i32);
-    }
-
-    #[test]
-    fn earlier_steps_desired_state_is_kept_on_a_hit() {
-        let memo = Memo::new(1 << 20);
-        let x = xr("q", json!({}));
-        for round in 0..2 {
+        for round in 0..3 {
             let mut req = request(&format!("d-{round}"), &x, &[], None);
             let earlier = to_wire(&full::RunFunctionRequest {
                 desired: Some(full::State {
                     composite: Some(resource(
-                        &json!({"apiVersion": "infer.dev/v1alpha1", "kind": "LLMInference", "status": {"fromEarlier": round}}),
+                        &json!({"apiVersion": "infer.dev/v1alpha1", "kind": "LLMInference", "status": {"fromEarlier": round.min(1)}}),
                     )),
-                    resources: [(format!("earlier-{round}"), resource(&runtime(round)))].into(),
+                    resources: [(
+                        format!("earlier-{}", round.min(1)),
+                        resource(&runtime(round)),
+                    )]
+                    .into(),
                 }),
                 ..Default::default()
             });
             req.desired = earlier.desired;
-            assert_eq!(memoized(&memo, &req), fresh(&req), "round {round}");
+            let (rsp, ran) = memoized(&memo, &req);
+            assert_eq!(rsp, fresh(&req), "round {round}");
+            assert!(
+                ran,
+                "round {round}: a different earlier state is a different call"
+            );
         }
     }
 

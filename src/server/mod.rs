@@ -27,7 +27,7 @@ use tonic::transport::Server;
 
 use crate::protocol::wire::function_runner_service_server::FunctionRunnerServiceServer;
 pub use metrics::Metrics;
-pub use service::{Handler, Runner};
+pub use service::{Core, Handler};
 use write_batching::BatchedWrites;
 
 /// How the server is run.
@@ -137,15 +137,15 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         tokio::spawn(metrics::serve(listener, metrics.clone()));
         tracing::info!(address = %bound, "serving metrics at /metrics");
     }
-    let runner = if args.noop {
-        Runner::Noop
+    // The transport's floor answers with the tag alone, memo or not.
+    let (core, memo_mib): (Core, u32) = if args.noop {
+        (crate::function::noop, 0)
     } else {
-        Runner::Function
+        (crate::function::run_function, args.memo_mib)
     };
     // Build the catalogs now, not on the first call.
     let _ = (crate::sizing::gpus().len(), crate::sizing::models().len());
-    let handler =
-        Handler::new(runner, metrics).with_memo_bytes(args.memo_mib as usize * 1024 * 1024);
+    let handler = Handler::new(core, metrics).with_memo_bytes(memo_mib as usize * 1024 * 1024);
     tracing::info!(address = %listener.local_addr()?, tls = tls.is_some(), "serving FunctionRunnerService");
     let limits = Limits {
         max_recv_mib: args.max_recv_message_size,

@@ -9,21 +9,15 @@ use std::time::Instant;
 use tonic::{Request, Response, Status};
 
 use super::Metrics;
-use crate::compose::{self, Dispatch};
 use crate::function::{self, Call, Subject};
 use crate::outcome;
 use crate::protocol::wire::{self, function_runner_service_server::FunctionRunnerService};
 use crate::redact::escape_control;
 use crate::server::memo::Memo;
 
-/// What the handler runs for each call.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Runner {
-    /// The function itself.
-    Function,
-    /// Only the tag and TTL: measures the transport's cost (`--noop`).
-    Noop,
-}
+/// What the server runs for each call: [`function::run_function`], or
+/// [`function::noop`] to measure the transport's cost (`--noop`).
+pub type Core = fn(wire::RunFunctionRequest) -> Call;
 
 /// Bytes the response memo may hold unless told otherwise (`--memo-mib`).
 pub const DEFAULT_MEMO_BYTES: usize = 4 * 1024 * 1024;
@@ -31,20 +25,18 @@ pub const DEFAULT_MEMO_BYTES: usize = 4 * 1024 * 1024;
 /// The gRPC service.
 #[derive(Clone)]
 pub struct Handler {
-    runner: Runner,
+    core: Core,
     metrics: Metrics,
     memo: Option<Arc<Memo>>,
-    dispatch: Dispatch,
 }
 
 impl Handler {
-    /// A handler with the default memo (see `crate::server::memo`).
-    pub fn new(runner: Runner, metrics: Metrics) -> Self {
+    /// A handler running `core`, with the default memo (see `crate::server::memo`).
+    pub fn new(core: Core, metrics: Metrics) -> Self {
         Self {
-            runner,
+            core,
             metrics,
             memo: Some(Arc::new(Memo::new(DEFAULT_MEMO_BYTES))),
-            dispatch: compose::composer_for,
         }
     }
 
@@ -54,18 +46,38 @@ impl Handler {
         self
     }
 
-    /// The same handler finding composers with `dispatch` (tests use this
-    /// to prove that a panicking composer is answered FATAL). A memo filled
-    /// by another dispatch does not apply, so it starts a new one.
-    pub fn with_dispatch(self, dispatch: Dispatch) -> Self {
-        let memo = self
-            .memo
-            .as_ref()
-            .map(|_| Arc::new(Memo::new(DEFAULT_MEMO_BYTES)));
-        Self {
-            dispatch,
-            memo,
-            ..self
+    /// The call, answered from the memo when it can be; a panic (a bug,
+    /// never expected) becomes a FATAL result, and the server keeps serving.
+    fn call(&self, req: wire::RunFunctionRequest) -> Call {
+        let tag = req.meta.as_ref().map(|m| m.tag.clone()).unwrap_or_default();
+        // A counted reference, read only to say which XR a panic was about.
+        let composite = req.observed.as_ref().and_then(|o| o.composite.clone());
+        let run = || match &self.memo {
+            Some(memo) => memo.answer(req, self.core),
+            None => (self.core)(req),
+        };
+        match catch_unwind(AssertUnwindSafe(run)) {
+            Ok(call) => call,
+            Err(panic) => {
+                let what = panic_message(panic.as_ref());
+                let subject = composite
+                    .as_ref()
+                    .map(function::subject_of)
+                    .unwrap_or_default();
+                let Subject { kind, name, .. } = &subject;
+                tracing::error!(kind = %escape_control(kind), name = %escape_control(name), panic = %escape_control(&what), "RunFunction panicked; answered with a FATAL result");
+                let response = wire::RunFunctionResponse {
+                    meta: Some(wire::ResponseMeta { tag, ttl: None }),
+                    results: vec![outcome::fatal(
+                        "InternalError",
+                        format!(
+                            "function-inference failed on {kind} {name:?}: {what}; this is a bug, please report it"
+                        ),
+                    )],
+                    ..Default::default()
+                };
+                Call { subject, response }
+            }
         }
     }
 }
@@ -83,10 +95,7 @@ impl FunctionRunnerService for Handler {
             tracing::debug!(request = %redacted, "RunFunctionRequest");
         }
         let started = Instant::now();
-        let call = match self.runner {
-            Runner::Noop => function::noop(&req),
-            Runner::Function => run_catching_panics(req, self.dispatch, self.memo.as_deref()),
-        };
+        let call = self.call(req);
         let elapsed = started.elapsed();
         self.metrics.record(&call, elapsed);
         // The names come from the request: escaped, so that a newline in
@@ -103,34 +112,13 @@ impl FunctionRunnerService for Handler {
     }
 }
 
-fn run_catching_panics(
-    req: wire::RunFunctionRequest,
-    dispatch: Dispatch,
-    memo: Option<&Memo>,
-) -> Call {
-    let tag = req.meta.as_ref().map(|m| m.tag.clone()).unwrap_or_default();
-    let mut subject = Subject::default();
-    match catch_unwind(AssertUnwindSafe(|| {
-        function::respond_with(req, &mut subject, dispatch, memo)
-    })) {
-        Ok(response) => Call { subject, response },
-        Err(panic) => {
-            let Subject { kind, name, .. } = &subject;
-            let what = function::panic_message(panic.as_ref());
-            tracing::error!(kind = %escape_control(kind), name = %escape_control(name), panic = %escape_control(&what), "RunFunction panicked; answered with a FATAL result");
-            let response = wire::RunFunctionResponse {
-                meta: Some(wire::ResponseMeta { tag, ttl: None }),
-                results: vec![outcome::fatal(
-                    "InternalError",
-                    format!(
-                        "function-inference failed on {kind} {name:?}: {what}; this is a bug, please report it"
-                    ),
-                )],
-                ..Default::default()
-            };
-            Call { subject, response }
-        }
-    }
+/// The text a panic carried, if any.
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into())
 }
 
 #[cfg(test)]
@@ -180,7 +168,7 @@ mod tests {
             }),
             ..Default::default()
         };
-        let handler = Handler::new(Runner::Function, Metrics::new());
+        let handler = Handler::new(function::run_function, Metrics::new());
         tokio::runtime::Builder::new_current_thread()
             .build()
             .unwrap()

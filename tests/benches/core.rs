@@ -80,7 +80,7 @@ fn run_function_benches(c: &mut Criterion) {
         for n in [0, 10, 100] {
             let req = request(xr, n, *required);
             // Sanity: the benchmark measures a successful composition.
-            let rsp = run_function(req.clone());
+            let rsp = run_function(req.clone()).response;
             assert!(
                 rsp.results
                     .iter()
@@ -92,7 +92,7 @@ fn run_function_benches(c: &mut Criterion) {
             group.bench_function(n.to_string(), |b| {
                 b.iter_batched(
                     || req.clone(),
-                    |r| black_box(run_function(r)),
+                    |r| black_box(run_function(r).response),
                     BatchSize::SmallInput,
                 )
             });

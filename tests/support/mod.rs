@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use function_inference::protocol::full;
 use function_inference::protocol::full::function_runner_service_client::FunctionRunnerServiceClient;
 use function_inference::protocol::struct_json::json_to_struct;
-use function_inference::server::{self, Handler, Metrics, Runner};
+use function_inference::server::{self, Handler, Metrics};
 use rcgen::{
     BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
     KeyUsagePurpose,
@@ -313,9 +313,10 @@ pub fn assert_not_fatal(results: &[full::Result], context: &str) {
 
 /// Runs the core on a full request, as the server would, and decodes the answer.
 pub fn call(req: &full::RunFunctionRequest) -> full::RunFunctionResponse {
-    function_inference::protocol::from_wire(&function_inference::function::run_function(
-        function_inference::protocol::to_wire(req),
-    ))
+    function_inference::protocol::from_wire(
+        &function_inference::function::run_function(function_inference::protocol::to_wire(req))
+            .response,
+    )
     .expect("the core's response decodes")
 }
 
@@ -350,7 +351,7 @@ pub struct TestServer {
 impl TestServer {
     pub async fn start(tls: Option<tonic::transport::ServerTlsConfig>, max_recv_mib: u32) -> Self {
         let metrics = Metrics::new();
-        let handler = Handler::new(Runner::Function, metrics.clone());
+        let handler = Handler::new(function_inference::function::run_function, metrics.clone());
         let mut server = Self::start_handler(handler, tls, max_recv_mib).await;
         server.metrics = metrics;
         server

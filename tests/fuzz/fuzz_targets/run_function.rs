@@ -12,7 +12,7 @@ use prost::Message;
 fuzz_target!(|data: &[u8]| {
     if let Ok(req) = RunFunctionRequest::decode(data) {
         let tag = req.meta.as_ref().map(|m| m.tag.clone()).unwrap_or_default();
-        let rsp = run_function(req);
+        let rsp = run_function(req).response;
         assert_eq!(rsp.meta.map(|m| m.tag).unwrap_or_default(), tag);
     }
 });
