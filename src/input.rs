@@ -137,15 +137,6 @@ pub enum ProviderConfigKind {
     ClusterProviderConfig,
 }
 
-impl ProviderConfigKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::ProviderConfig => "ProviderConfig",
-            Self::ClusterProviderConfig => "ClusterProviderConfig",
-        }
-    }
-}
-
 /// Defaults resolved against the built-in ones.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Settings {

@@ -8,17 +8,17 @@
 
 pub mod cli;
 pub mod compose;
-pub mod credential;
-pub mod de;
+mod credential;
+mod de;
 pub mod function;
-pub mod input;
+mod input;
 pub mod manifests;
-pub mod outcome;
+mod outcome;
 pub mod package;
 pub mod protocol;
-pub mod redact;
+mod redact;
 pub mod schema;
 pub mod server;
 pub mod sizing;
-pub mod units;
-pub mod xr;
+mod units;
+mod xr;

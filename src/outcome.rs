@@ -13,11 +13,6 @@ pub fn warning(reason: &str, message: impl Into<String>) -> FnResult {
     result(Severity::Warning, reason, message)
 }
 
-/// A NORMAL result. Emit only on a transition: results become events.
-pub fn normal(reason: &str, message: impl Into<String>) -> FnResult {
-    result(Severity::Normal, reason, message)
-}
-
 /// Results and conditions target the composite, as Crossplane's SDKs do by
 /// default: v2 namespaced XRs have no claim.
 const TARGET: Target = Target::Composite;

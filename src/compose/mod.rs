@@ -69,16 +69,6 @@ impl Composite {
             .map(|a| a.iter().filter_map(Value::as_str).collect())
             .unwrap_or_default()
     }
-
-    /// The observed status condition of `type_`, if any.
-    pub fn condition(&self, type_: &str) -> Option<&Map<String, Value>> {
-        self.status()?
-            .get("conditions")?
-            .as_array()?
-            .iter()
-            .filter_map(Value::as_object)
-            .find(|c| c.get("type").and_then(Value::as_str) == Some(type_))
-    }
 }
 
 /// The string at `path`, or "" when absent or not a string.

@@ -3,7 +3,7 @@
 //! ProviderConfig. Each wrapped kind gets a readiness policy under which the
 //! Object's Ready means the workload really serves.
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::input::ProviderConfigKind;
 use crate::manifests::provider_kubernetes::{
@@ -84,9 +84,4 @@ fn readiness_for(kind: &str) -> Option<Readiness> {
         )),
         _ => None,
     }
-}
-
-/// Empty metadata with name and namespace, as composed manifests start.
-pub fn metadata(name: &str, namespace: &str) -> Value {
-    json!({"name": name, "namespace": namespace})
 }

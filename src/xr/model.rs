@@ -110,6 +110,8 @@ pub struct ShardSpec {
 /// The parallelism a shard count means.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
+// The variants are the API's values (tensor-parallel, ...), suffix and all.
+#[allow(clippy::enum_variant_names)]
 pub enum ShardStrategy {
     TensorParallel,
     PipelineParallel,
