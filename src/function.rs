@@ -103,11 +103,11 @@ pub fn run_function(mut req: wire::RunFunctionRequest) -> Call {
 
 /// Which XR an observed composite is, as far as it can be read.
 pub fn subject_of(composite: &RawResource) -> Subject {
-    let object = composite
+    match composite
         .struct_bytes()
-        .and_then(|b| crate::protocol::struct_json::decode_object(b).ok())
-        .unwrap_or_default();
-    match Composite::from_object(object) {
+        .ok_or_else(String::new)
+        .and_then(Composite::from_bytes)
+    {
         Ok(c) => Subject {
             kind: c.kind.as_str().into(),
             name: c.name.as_str().into(),
@@ -198,19 +198,19 @@ fn read_input(input: Option<&RawStruct>) -> Result<Settings, String> {
         .map_err(|e| format!("invalid step input: {e}"))
 }
 
-fn observed_composite(req: &wire::RunFunctionRequest) -> Result<Composite, String> {
+fn observed_composite(req: &wire::RunFunctionRequest) -> Result<Composite<'_>, String> {
     let raw = req
         .observed
         .as_ref()
         .and_then(|o| o.composite.as_ref())
         .ok_or("the request has no observed composite resource")?;
-    // The fast path reads the bytes straight into JSON; anything unusual
-    // goes through prost, whose errors are the ones reported.
-    if let Some(object) = raw
+    // The fast path reads the bytes; anything unusual goes through prost,
+    // whose errors are the ones reported.
+    if let Some(composite) = raw
         .struct_bytes()
-        .and_then(|b| crate::protocol::struct_json::decode_object(b).ok())
+        .and_then(|b| Composite::from_bytes(b).ok())
     {
-        return Composite::from_object(object);
+        return Ok(composite);
     }
     let full = raw
         .decode_full()

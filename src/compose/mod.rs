@@ -13,60 +13,156 @@ use crate::protocol::wire::{self, Ready};
 
 /// The observed composite resource, with the fields composers need at hand.
 #[derive(Debug)]
-pub struct Composite {
+pub struct Composite<'a> {
     pub api_version: String,
     pub kind: String,
     pub name: String,
     pub namespace: String,
-    /// The whole object as Crossplane sent it, less `metadata.managedFields`.
-    pub object: Map<String, Value>,
+    source: Source<'a>,
 }
 
-impl Composite {
-    /// Reads the XR's identity. Errors say what is missing.
+/// Where the rest of the XR is read from.
+#[derive(Debug)]
+enum Source<'a> {
+    /// The bytes of its `Struct`, read field by field as composers ask.
+    Bytes(&'a [u8]),
+    /// The whole object as JSON, less `metadata.managedFields`.
+    Object(Map<String, Value>),
+}
+
+/// The fields that identify an XR, read without the rest.
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Head {
+    api_version: Option<String>,
+    kind: Option<String>,
+    metadata: Option<HeadMetadata>,
+}
+
+#[derive(serde::Deserialize)]
+struct HeadMetadata {
+    name: Option<String>,
+    namespace: Option<String>,
+}
+
+impl<'a> Composite<'a> {
+    /// Reads the XR from the bytes of its `Struct`: only its identity now,
+    /// the rest when a composer asks. Errors say what is missing.
+    pub fn from_bytes(bytes: &'a [u8]) -> Result<Self, String> {
+        use crate::protocol::{struct_deserializer, struct_json};
+        match struct_deserializer::from_struct_bytes::<Head>(bytes) {
+            Ok(head) => {
+                let metadata = head.metadata.unwrap_or(HeadMetadata {
+                    name: None,
+                    namespace: None,
+                });
+                Self::new(
+                    head.api_version.unwrap_or_default(),
+                    head.kind.unwrap_or_default(),
+                    metadata.name.unwrap_or_default(),
+                    metadata.namespace.unwrap_or_default(),
+                    Source::Bytes(bytes),
+                )
+            }
+            // Unusual bytes or types: JSON decides what they mean.
+            Err(_) => {
+                let object = struct_json::decode_object(bytes)
+                    .map_err(|_| "cannot decode the observed composite resource".to_string())?;
+                Composite::from_object(object)
+            }
+        }
+    }
+
+    /// Reads the XR's identity from a whole object. Errors say what is missing.
     pub fn from_object(object: Map<String, Value>) -> Result<Self, String> {
-        let kind = str_at(&object, &["kind"]).to_string();
+        Self::new(
+            str_at(&object, &["apiVersion"]).to_string(),
+            str_at(&object, &["kind"]).to_string(),
+            str_at(&object, &["metadata", "name"]).to_string(),
+            str_at(&object, &["metadata", "namespace"]).to_string(),
+            Source::Object(object),
+        )
+    }
+
+    fn new(
+        api_version: String,
+        kind: String,
+        name: String,
+        namespace: String,
+        source: Source<'a>,
+    ) -> Result<Self, String> {
         if kind.is_empty() {
             return Err("the observed composite resource has no kind".into());
         }
         Ok(Self {
-            api_version: str_at(&object, &["apiVersion"]).to_string(),
-            name: str_at(&object, &["metadata", "name"]).to_string(),
+            api_version,
+            kind,
+            name,
             // kubectl puts an XR applied without a namespace into "default";
             // a file given to render may simply omit it.
-            namespace: Some(str_at(&object, &["metadata", "namespace"]))
-                .filter(|ns| !ns.is_empty())
-                .unwrap_or("default")
-                .to_string(),
-            kind,
-            object,
+            namespace: if namespace.is_empty() {
+                "default".into()
+            } else {
+                namespace
+            },
+            source,
         })
     }
 
     /// The spec read as `T`; an error names the failing field path under `spec`.
     pub fn spec<T: DeserializeOwned + schemars::JsonSchema + 'static>(&self) -> Result<T, String> {
-        let spec = self
-            .object
-            .get("spec")
-            .cloned()
-            .unwrap_or_else(|| Value::Object(Map::new()));
-        crate::de::from_object(spec, "spec")
+        let spec = match &self.source {
+            Source::Bytes(bytes) => {
+                use crate::protocol::struct_deserializer::field_from_struct_bytes;
+                if let Ok(Some(spec)) = field_from_struct_bytes::<T>(bytes, "spec") {
+                    return Ok(spec);
+                }
+                // Absent, or not what T reads: the JSON path gives the answer
+                // and the message.
+                crate::protocol::struct_json::decode_object(bytes)
+                    .ok()
+                    .and_then(|mut o| o.remove("spec"))
+            }
+            Source::Object(object) => object.get("spec").cloned(),
+        };
+        crate::de::from_object(spec.unwrap_or_else(|| Value::Object(Map::new())), "spec")
     }
 
-    /// A value from the observed status, for transition checks.
-    pub fn status(&self) -> Option<&Map<String, Value>> {
-        self.object.get("status").and_then(Value::as_object)
+    /// The observed status, for transition checks.
+    pub fn status(&self) -> Option<Map<String, Value>> {
+        let status = match &self.source {
+            Source::Bytes(bytes) => {
+                use crate::protocol::struct_deserializer::field_from_struct_bytes;
+                match field_from_struct_bytes::<Value>(bytes, "status") {
+                    Ok(status) => status,
+                    Err(_) => crate::protocol::struct_json::decode_object(bytes)
+                        .ok()
+                        .and_then(|mut o| o.remove("status")),
+                }
+            }
+            Source::Object(object) => object.get("status").cloned(),
+        };
+        match status {
+            Some(Value::Object(m)) => Some(m),
+            _ => None,
+        }
     }
 
     /// The strings of the observed status list at `path` (for example
     /// `["plan", "warnings"]`), to tell what the XR already reports.
-    pub fn status_strings(&self, path: &[&str]) -> Vec<&str> {
-        let mut v = self.object.get("status");
+    pub fn status_strings(&self, path: &[&str]) -> Vec<String> {
+        let status = self.status().map(Value::Object);
+        let mut v = status.as_ref();
         for p in path {
             v = v.and_then(|v| v.get(*p));
         }
         v.and_then(Value::as_array)
-            .map(|a| a.iter().filter_map(Value::as_str).collect())
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect()
+            })
             .unwrap_or_default()
     }
 }
@@ -144,7 +240,7 @@ pub fn drop_managed_fields(object: &mut Map<String, Value>) {
 
 /// Everything a composer may read.
 pub struct ComposeRequest<'a> {
-    pub xr: &'a Composite,
+    pub xr: &'a Composite<'a>,
     pub observed: Observed<'a>,
     pub required: &'a BTreeMap<String, wire::Resources>,
     pub settings: &'a Settings,
@@ -177,9 +273,9 @@ impl Composition {
     /// A WARNING result for each of `warnings` the XR's observed status does
     /// not show yet (`reported`): results become Kubernetes events, so they
     /// mark transitions while the steady state stays in the status.
-    pub fn warn_on_transition(&mut self, reason: &str, warnings: &[String], reported: &[&str]) {
+    pub fn warn_on_transition(&mut self, reason: &str, warnings: &[String], reported: &[String]) {
         for w in warnings {
-            if !reported.contains(&w.as_str()) {
+            if !reported.contains(w) {
                 self.results
                     .push(crate::outcome::warning(reason, w.clone()));
             }

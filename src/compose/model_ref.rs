@@ -129,9 +129,9 @@ pub fn waiting(
     } else {
         outcome::condition_unknown(MODEL_RESOLVED, "WaitingForModel", message)
     });
-    let seen = req
-        .xr
-        .status()
+    let status = req.xr.status();
+    let seen = status
+        .as_ref()
         .and_then(|s| s.get("waitingFor"))
         .and_then(Value::as_str);
     if not_found && seen != Some(message) {

@@ -4,6 +4,7 @@
 //! intermediate trees. Nothing outside this module needs a field number.
 
 pub mod raw_message;
+pub mod struct_deserializer;
 pub mod struct_json;
 pub mod struct_serializer;
 

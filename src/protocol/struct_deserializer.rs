@@ -1,0 +1,419 @@
+//! A typed value read straight from the bytes of a protobuf `Struct`.
+//!
+//! The observed XR's spec and the status of observed resources are read on
+//! every call; decoding them into `serde_json::Value` first builds a map and
+//! a string for every field, most of which the typed reader then drops.
+//! This deserializer walks the bytes instead: fields a type does not name
+//! are skipped unread, strings are borrowed.
+//!
+//! It is a fast path, not a second meaning. It reads what the JSON path
+//! (`struct_json` then serde_json) reads, with the same visitor calls
+//! (whole numbers up to 2^53 as integers, non-finite numbers as the strings
+//! "NaN", "Infinity", "-Infinity", an unset value as null), and it refuses
+//! everything unusual: a Value with two kinds set, a list where a struct is
+//! wanted, bytes that are not a canonical encoding. Its caller then takes
+//! the JSON path, whose answer, or error message, is the one that counts.
+
+use serde::de::{self, DeserializeSeed, IntoDeserializer, Visitor};
+
+/// Why the bytes were not read; the caller takes the JSON path.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Error(String);
+
+impl de::Error for Error {
+    fn custom<T: std::fmt::Display>(msg: T) -> Self {
+        Self(msg.to_string())
+    }
+}
+
+/// Deepest nesting read, as prost's own limit.
+const RECURSION_LIMIT: u32 = 100;
+const MAX_EXACT_INTEGER: f64 = 9_007_199_254_740_992.0;
+
+/// `T` read from the bytes of a `google.protobuf.Struct`.
+pub fn from_struct_bytes<'de, T: de::Deserialize<'de>>(bytes: &'de [u8]) -> Result<T, Error> {
+    T::deserialize(ValueReader {
+        kind: Kind::Struct(bytes),
+        depth: 0,
+    })
+}
+
+/// `T` read from one entry of the bytes of a `google.protobuf.Struct`
+/// (for example an object's `spec`); None when the entry is absent.
+pub fn field_from_struct_bytes<'de, T: de::Deserialize<'de>>(
+    bytes: &'de [u8],
+    name: &str,
+) -> Result<Option<T>, Error> {
+    let mut found = None;
+    let mut entries = Entries { buf: bytes };
+    while let Some((key, value)) = entries.next()? {
+        if key == name {
+            if found.is_some() {
+                return Err(unusual("a key given twice"));
+            }
+            found = Some(value);
+        }
+    }
+    found
+        .map(|value| T::deserialize(ValueReader::new(value, 1)?))
+        .transpose()
+}
+
+fn unusual(what: &str) -> Error {
+    Error(format!("unusual encoding: {what}"))
+}
+
+/// One decoded `google.protobuf.Value`, its contents still encoded.
+#[derive(Clone, Copy)]
+enum Kind<'de> {
+    Null,
+    Number(f64),
+    String(&'de str),
+    Bool(bool),
+    Struct(&'de [u8]),
+    List(&'de [u8]),
+}
+
+struct ValueReader<'de> {
+    kind: Kind<'de>,
+    depth: u32,
+}
+
+impl<'de> ValueReader<'de> {
+    /// Reads the encoded Value `buf`: exactly one kind, or none (null).
+    fn new(mut buf: &'de [u8], depth: u32) -> Result<Self, Error> {
+        if depth > RECURSION_LIMIT {
+            return Err(unusual("nested too deep"));
+        }
+        let mut kind = None;
+        while !buf.is_empty() {
+            let (field, wire) = key(&mut buf)?;
+            let k = match (field, wire) {
+                (1, 0) => {
+                    varint(&mut buf)?;
+                    Kind::Null
+                }
+                (2, 1) => {
+                    let (n, rest) = buf
+                        .split_first_chunk::<8>()
+                        .ok_or_else(|| unusual("a short number"))?;
+                    buf = rest;
+                    Kind::Number(f64::from_le_bytes(*n))
+                }
+                (3, 2) => Kind::String(
+                    std::str::from_utf8(delimited(&mut buf)?)
+                        .map_err(|_| unusual("a string that is not UTF-8"))?,
+                ),
+                (4, 0) => Kind::Bool(varint(&mut buf)? != 0),
+                (5, 2) => Kind::Struct(delimited(&mut buf)?),
+                (6, 2) => Kind::List(delimited(&mut buf)?),
+                _ => return Err(unusual("an unknown field of a Value")),
+            };
+            if kind.replace(k).is_some() {
+                return Err(unusual("a Value with two kinds"));
+            }
+        }
+        Ok(Self {
+            kind: kind.unwrap_or(Kind::Null),
+            depth,
+        })
+    }
+}
+
+impl<'de> de::Deserializer<'de> for ValueReader<'de> {
+    type Error = Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        match self.kind {
+            Kind::Null => visitor.visit_unit(),
+            Kind::Bool(b) => visitor.visit_bool(b),
+            Kind::String(s) => visitor.visit_borrowed_str(s),
+            Kind::Number(n) if n.is_nan() => visitor.visit_borrowed_str("NaN"),
+            Kind::Number(n) if n.is_infinite() => {
+                visitor.visit_borrowed_str(if n > 0.0 { "Infinity" } else { "-Infinity" })
+            }
+            // As serde_json reads the integer the JSON path makes of it.
+            Kind::Number(n) if n.fract() == 0.0 && n.abs() <= MAX_EXACT_INTEGER => {
+                let i = n as i64;
+                if i >= 0 {
+                    visitor.visit_u64(i as u64)
+                } else {
+                    visitor.visit_i64(i)
+                }
+            }
+            Kind::Number(n) => visitor.visit_f64(n),
+            Kind::Struct(buf) => visitor.visit_map(Entries { buf }.reader(self.depth)),
+            Kind::List(buf) => visitor.visit_seq(Items {
+                buf,
+                depth: self.depth,
+            }),
+        }
+    }
+
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        match self.kind {
+            Kind::Null => visitor.visit_none(),
+            _ => visitor.visit_some(self),
+        }
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        _: &'static str,
+        visitor: V,
+    ) -> Result<V::Value, Error> {
+        visitor.visit_newtype_struct(self)
+    }
+
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        _: &'static str,
+        _: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Error> {
+        // serde_json reads a struct from a list by position; the JSON path
+        // refuses that with its own message.
+        match self.kind {
+            Kind::Struct(_) => self.deserialize_any(visitor),
+            _ => Err(unusual("a struct that is not an object")),
+        }
+    }
+
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        _: &'static str,
+        _: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Error> {
+        match self.kind {
+            Kind::String(s) => visitor.visit_enum(s.into_deserializer()),
+            _ => Err(unusual("an enum that is not a string")),
+        }
+    }
+
+    fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        visitor.visit_unit()
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
+        bytes byte_buf unit unit_struct seq tuple tuple_struct map identifier
+    }
+}
+
+/// The entries of an encoded Struct.
+struct Entries<'de> {
+    buf: &'de [u8],
+}
+
+impl<'de> Entries<'de> {
+    fn next(&mut self) -> Result<Option<(&'de str, &'de [u8])>, Error> {
+        if self.buf.is_empty() {
+            return Ok(None);
+        }
+        let (field, wire) = key(&mut self.buf)?;
+        if (field, wire) != (1, 2) {
+            return Err(unusual("a Struct field other than its entries"));
+        }
+        let mut entry = delimited(&mut self.buf)?;
+        let (mut name, mut value) = ("", &[][..]);
+        while !entry.is_empty() {
+            match key(&mut entry)? {
+                (1, 2) => {
+                    name = std::str::from_utf8(delimited(&mut entry)?)
+                        .map_err(|_| unusual("a key that is not UTF-8"))?;
+                }
+                (2, 2) => value = delimited(&mut entry)?,
+                _ => return Err(unusual("an unknown field of an entry")),
+            }
+        }
+        Ok(Some((name, value)))
+    }
+
+    fn reader(self, depth: u32) -> MapReader<'de> {
+        MapReader {
+            entries: self,
+            value: None,
+            depth,
+        }
+    }
+}
+
+struct MapReader<'de> {
+    entries: Entries<'de>,
+    value: Option<&'de [u8]>,
+    depth: u32,
+}
+
+impl<'de> de::MapAccess<'de> for MapReader<'de> {
+    type Error = Error;
+
+    fn next_key_seed<K: DeserializeSeed<'de>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, Error> {
+        let Some((name, value)) = self.entries.next()? else {
+            return Ok(None);
+        };
+        self.value = Some(value);
+        seed.deserialize(de::value::BorrowedStrDeserializer::new(name))
+            .map(Some)
+    }
+
+    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, Error> {
+        let value = self
+            .value
+            .take()
+            .ok_or_else(|| unusual("a value without a key"))?;
+        seed.deserialize(ValueReader::new(value, self.depth + 1)?)
+    }
+}
+
+struct Items<'de> {
+    buf: &'de [u8],
+    depth: u32,
+}
+
+impl<'de> de::SeqAccess<'de> for Items<'de> {
+    type Error = Error;
+
+    fn next_element_seed<T: DeserializeSeed<'de>>(
+        &mut self,
+        seed: T,
+    ) -> Result<Option<T::Value>, Error> {
+        if self.buf.is_empty() {
+            return Ok(None);
+        }
+        if key(&mut self.buf)? != (1, 2) {
+            return Err(unusual("a ListValue field other than its values"));
+        }
+        let item = delimited(&mut self.buf)?;
+        seed.deserialize(ValueReader::new(item, self.depth + 1)?)
+            .map(Some)
+    }
+}
+
+fn varint(buf: &mut &[u8]) -> Result<u64, Error> {
+    prost::encoding::decode_varint(buf).map_err(|_| unusual("a broken varint"))
+}
+
+/// A field's number and wire type.
+fn key(buf: &mut &[u8]) -> Result<(u64, u64), Error> {
+    let k = varint(buf)?;
+    Ok((k >> 3, k & 7))
+}
+
+fn delimited<'a>(buf: &mut &'a [u8]) -> Result<&'a [u8], Error> {
+    let len = usize::try_from(varint(buf)?).map_err(|_| unusual("a huge length"))?;
+    if len > buf.len() {
+        return Err(unusual("a length beyond the bytes"));
+    }
+    let (head, rest) = buf.split_at(len);
+    *buf = rest;
+    Ok(head)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::struct_json::{json_to_struct, struct_to_json};
+    use proptest::prelude::*;
+    use prost::Message;
+    use serde::Deserialize;
+    use serde_json::{Value, json};
+    use std::collections::BTreeMap;
+
+    fn bytes(v: &Value) -> Vec<u8> {
+        json_to_struct(v.as_object().unwrap()).encode_to_vec()
+    }
+
+    #[derive(Deserialize, Debug, PartialEq)]
+    #[serde(rename_all = "camelCase")]
+    struct Spec {
+        model: String,
+        gpu: Option<u32>,
+        ratio: Option<f64>,
+        args: Vec<String>,
+        labels: BTreeMap<String, String>,
+        mode: Option<Mode>,
+        nested: Option<Box<Spec>>,
+        #[serde(default)]
+        odd: Option<Value>,
+    }
+
+    #[derive(Deserialize, Debug, PartialEq)]
+    #[serde(rename_all = "kebab-case")]
+    enum Mode {
+        TensorParallel,
+    }
+
+    #[test]
+    fn a_typed_spec_reads_as_through_json() {
+        let spec = json!({
+            "model": "Qwen/Qwen2.5-7B", "gpu": 2, "ratio": 0.9, "args": ["--a", "b"],
+            "labels": {"a": "b"}, "mode": "tensor-parallel", "unknown": {"deep": [1, {}]},
+            "nested": {"model": "m", "args": [], "labels": {}, "odd": [1.5, -3, 1e300, null, "NaN"]},
+            "odd": {"x": true},
+        });
+        let fast: Spec = from_struct_bytes(&bytes(&spec)).unwrap();
+        let slow: Spec = serde_json::from_value(spec).unwrap();
+        assert_eq!(fast, slow);
+    }
+
+    #[test]
+    fn one_field_is_read_alone() {
+        let object = json!({"kind": "X", "spec": {"model": "m", "args": [], "labels": {}}});
+        let spec: Option<Spec> = field_from_struct_bytes(&bytes(&object), "spec").unwrap();
+        assert_eq!(spec.unwrap().model, "m");
+        let none: Option<Spec> = field_from_struct_bytes(&bytes(&object), "status").unwrap();
+        assert_eq!(none, None);
+    }
+
+    #[test]
+    fn what_the_json_path_must_decide_is_refused() {
+        // A list where a struct is wanted, which serde_json would read by position.
+        let list = json!({"spec": ["m", 1, [], {}]});
+        assert!(field_from_struct_bytes::<Spec>(&bytes(&list), "spec").is_err());
+        // Wrong types are errors here too (their message is the JSON path's to give).
+        let wrong = json!({"model": 1, "args": [], "labels": {}});
+        assert!(from_struct_bytes::<Spec>(&bytes(&wrong)).is_err());
+        // A Value with two kinds set.
+        let mut two = Vec::new();
+        prost::encoding::string::encode(3, &"a".to_string(), &mut two);
+        prost::encoding::bool::encode(4, &true, &mut two);
+        assert!(ValueReader::new(&two, 0).is_err());
+    }
+
+    fn json_value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<i32>().prop_map(Value::from),
+            any::<f64>()
+                .prop_map(|f| serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)),
+            ".{0,20}".prop_map(Value::from),
+        ];
+        leaf.prop_recursive(5, 200, 8, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..8).prop_map(Value::from),
+                prop::collection::btree_map(".{0,8}", inner, 0..8)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        /// Read as untyped JSON, any object is what the JSON path makes of it.
+        #[test]
+        fn any_object_reads_as_the_json_path_reads_it(
+            object in prop::collection::btree_map(".{0,8}", json_value(), 0..8)
+        ) {
+            let object: serde_json::Map<String, Value> = object.into_iter().collect();
+            let encoded = json_to_struct(&object).encode_to_vec();
+            let fast: Value = from_struct_bytes(&encoded).unwrap();
+            let slow = Value::Object(struct_to_json(&prost_types::Struct::decode(&encoded[..]).unwrap()));
+            prop_assert_eq!(fast, slow);
+        }
+    }
+}
