@@ -34,7 +34,7 @@ use super::{Estimate, Gpu, Plan, SizingError, SizingRequest, gpu};
 #[cfg(test)]
 use super::context::DEFAULT_CONTEXT;
 #[cfg(test)]
-use super::{MigChoice, Precision};
+use super::{MigChoice, Objective, Precision};
 
 /// Sizes one replica.
 pub fn size(req: &SizingRequest) -> Result<Plan, SizingError> {
@@ -311,6 +311,63 @@ mod tests {
             p.max_model_len
         );
         assert!(p.warnings.is_empty());
+    }
+
+    #[test]
+    fn objectives_choose_the_layout_and_say_so() {
+        let with = |objective, model: &str, gpu: &str| {
+            size(&SizingRequest {
+                objective,
+                max_model_len: Some(8192),
+                vllm_version: Some("0.19.0".into()),
+                ..req(model, gpu)
+            })
+            .unwrap()
+        };
+        let layout = |p: &Plan| {
+            p.reasons
+                .iter()
+                .find(|r| r.contains("smallest layout"))
+                .cloned()
+                .unwrap_or_default()
+        };
+        // (model, GPU, GPUs for minimal, balanced, throughput)
+        let cases = [
+            ("meta-llama/Llama-3.1-8B-Instruct", "L4", 1, 1, 2),
+            ("meta-llama/Llama-3.1-70B-Instruct", "H100", 2, 4, 4),
+            ("Qwen/Qwen2.5-7B-Instruct", "A10G", 1, 1, 2),
+        ];
+        for (model, gpu, minimal, balanced, throughput) in cases {
+            let got = [
+                Objective::Minimal,
+                Objective::Balanced,
+                Objective::Throughput,
+            ]
+            .map(|o| with(o, model, gpu));
+            assert_eq!(
+                got.each_ref().map(|p| p.gpu_count),
+                [minimal, balanced, throughput],
+                "{model} on {gpu}"
+            );
+            for p in &got {
+                assert!(
+                    layout(p).contains(&format!("(objective {})", p.objective)),
+                    "{}",
+                    layout(p)
+                );
+            }
+        }
+        // A throughput plan names the batch it made room for.
+        let p = with(
+            Objective::Throughput,
+            "meta-llama/Llama-3.1-8B-Instruct",
+            "L4",
+        );
+        assert!(
+            layout(&p).contains("holds 16 sequences of 8,192 tokens"),
+            "{}",
+            layout(&p)
+        );
     }
 
     #[test]
