@@ -7,12 +7,13 @@
 //! its reasons in the order the decisions were made.
 //!
 //! Sizing rule: a layout holds the model when, on every GPU,
-//! `weights/(TP x PP) + overhead + KV(maxModelLen x concurrency) <= utilization x memory`
-//! (vLLM's own start-up check) and the layout's memory is at least 1.2 x the
-//! weights (the vLLM recipes' minimum, which leaves room for a useful KV
-//! cache). The engine takes the smallest layout that holds the model at the
-//! target context, preferring tensor parallelism within a node, then pipeline
-//! stages within a node, then whole nodes of TP = GPUs per node.
+//! `weights per GPU + activation peak + non-torch + KV(maxModelLen x concurrency) <= utilization x memory`
+//! (vLLM's own start-up check, with the memory as vLLM sees it) and the
+//! objective's headroom holds (`balanced`: the recipes' 1.2 x weights and a
+//! sixth of the memory for the KV cache). The engine takes the smallest
+//! layout that holds the model at the target context, preferring tensor
+//! parallelism within a node, then pipeline stages within a node, then whole
+//! nodes of TP = GPUs per node.
 
 use super::context::{cap_context, context_target, kv_reason};
 use super::fit::{Device, Fit, Sizer};

@@ -3,9 +3,10 @@
 //! A layout holds the model when, on every GPU,
 //! `weights per GPU + activation peak + non-torch + KV(tokens) <= utilization x memory`
 //! (vLLM's own start-up check) and, unless the objective is `minimal`, the
-//! layout's memory is at least 1.2 x the weights (the vLLM recipes' minimum,
-//! which leaves room for a useful KV cache). Every decision after the precision (MIG, layout, context) asks
-//! this one question, so it lives apart from them.
+//! layout's memory is at least 1.2 x the weights (the vLLM recipes' minimum)
+//! and the KV cache gets at least a sixth of the usable memory, which leaves
+//! room for a useful KV cache. Every decision after the precision (MIG,
+//! layout, context) asks this one question, so it lives apart from them.
 
 use super::memory::{GIB, VllmGeneration, Weights, default_max_num_seqs, non_torch_gib};
 use super::model::Model;
