@@ -143,6 +143,7 @@ fn engine_matches_vllm_start_up_logs() {
     let rows = rows();
     assert!(rows.len() >= 20);
     let (mut weights, mut kv_bytes, mut kv_capacity) = (Vec::new(), Vec::new(), Vec::new());
+    let mut kv_tokens = Vec::new();
     for row in &rows {
         let plan = sizing::size(&request(row))
             .unwrap_or_else(|e| panic!("{} on {}: refused: {e}", row.model, row.engine_gpu));
@@ -163,6 +164,7 @@ fn engine_matches_vllm_start_up_logs() {
             let err = e.kv_bytes_per_token_per_gpu / actual - 1.0;
             kv_bytes.push(err);
             line += &format!(" B/token {:+6.2}%", err * 100.0);
+            kv_tokens.push(e.kv_capacity_tokens as f64 / t as f64 - 1.0);
         }
         if let Some(g) = row.kv_gib {
             let err = e.kv_cache_per_gpu_gib / g - 1.0;
@@ -189,7 +191,20 @@ fn engine_matches_vllm_start_up_logs() {
         mean * 100.0,
         worst * 100.0
     );
+    let tokens_mean = kv_tokens.iter().sum::<f64>() / kv_tokens.len() as f64;
+    let tokens_worst = kv_tokens.iter().copied().fold(f64::MIN, f64::max);
     println!("{figures}");
+    println!(
+        "KV capacity in tokens within 10%: {:.1}% of {}, mean {:+.2}%, worst {:+.1}%",
+        rate(&kv_tokens, KV_CAPACITY_TOLERANCE) * 100.0,
+        kv_tokens.len(),
+        tokens_mean * 100.0,
+        tokens_worst * 100.0
+    );
+    // The same thresholds hold for the capacity in tokens (the rows that log
+    // it), which also checks the bytes per token.
+    assert!(rate(&kv_tokens, KV_CAPACITY_TOLERANCE) >= KV_CAPACITY_RATE);
+    assert!(tokens_mean <= KV_CAPACITY_MEAN_MAX && tokens_worst <= KV_CAPACITY_WORST);
     assert!(
         rate(&weights, WEIGHTS_TOLERANCE) >= WEIGHTS_RATE,
         "{figures}"
