@@ -315,7 +315,7 @@ fn with_its_model_the_pool_composes_server_agents_config_autoscaler_and_budget()
             "name": "reviewers-model", "replicas": 1,
             "baseUrl": "http://reviewers-model.team-a.svc.cluster.local/v1",
             "tokensPerSecondPerReplica": 65.6,
-            "formula": "batch 6 (KV cache room for 25311 tokens / 4096 average context, at most 256) x single-sequence \
+            "formula": "batch 6 (KV cache room for 27296 tokens / 4096 average context, at most 256) x single-sequence \
                         13.1 tokens/s, slowed by reading the batch's KV cache = 65.6 tokens/s per replica; \
                         no tokensPerSecondBudget: 1 replica(s) (the Model's data-parallel shards, or 1)",
         })
@@ -369,7 +369,7 @@ fn a_token_budget_sets_model_server_replicas_and_prewarm_sets_agent_replicas() {
     assert_eq!(manifest(&rsp, "autoscaler")["spec"]["minReplicas"], 5);
     assert_eq!(
         desired_status(&rsp)["modelServer"]["formula"],
-        "batch 6 (KV cache room for 25311 tokens / 4096 average context, at most 256) x single-sequence \
+        "batch 6 (KV cache room for 27296 tokens / 4096 average context, at most 256) x single-sequence \
          13.1 tokens/s, slowed by reading the batch's KV cache = 65.6 tokens/s per replica; \
          replicas = ceil(tokensPerSecondBudget 200 / 65.6) = 4"
     );
@@ -411,7 +411,10 @@ fn a_changed_model_resizes_the_runtime() {
         "meta-llama/Llama-3.1-70B-Instruct"
     );
     assert_eq!(runtime["spec"]["vllmConfig"]["tensorParallelSize"], 4);
-    assert_eq!(runtime["spec"]["deploymentConfig"]["resources"]["gpu"], "4");
+    // TP 4 x PP 2: four L4 cannot hold 67.7 GiB of fp8 weights (their
+    // embeddings stay 16-bit) beside vLLM's activation peak and the 2.2 GiB
+    // of all-reduce buffers each rank keeps.
+    assert_eq!(runtime["spec"]["deploymentConfig"]["resources"]["gpu"], "8");
     // vLLM quantizes the 16-bit checkpoint at load: 131 GiB to download,
     // beyond the operator's startup probe, so the server gets a volume.
     assert_eq!(

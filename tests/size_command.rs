@@ -81,7 +81,8 @@ fn text_has_the_table_and_reasons() {
         "/dev/shm       8Gi\n",
         "Reasons:\n",
         "KV cache: 327,680 B per token",
-        "Weights: 70.55 B parameters x 2 B = 131.4 GiB.",
+        "Weights: 70.55 B parameters x 2 B = 131.4 GiB",
+        "Objective      balanced\n",
     ] {
         assert!(text.contains(want), "missing {want:?} in\n{text}");
     }
@@ -189,4 +190,146 @@ fn answers_every_calibration_row_in_json() {
         }
         assert!(!v["reasons"].as_array().unwrap().is_empty());
     }
+}
+
+/// `tests/data/models/` holds config.json and index files shaped like the
+/// published ones (CodeLlama-7b: 6.74B parameters, 13,477,093,376 bytes in
+/// bf16; DeepSeek-V2-Lite), so that the tests need no network.
+fn data(file: &str) -> String {
+    format!("{}/tests/data/models/{file}", env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn a_config_json_gives_the_exact_architecture_of_any_model() {
+    let config = data("codellama-7b-config.json");
+    let index = data("codellama-7b-index.json");
+    let v = json_of(&[
+        "--model",
+        "example/my-codellama",
+        "--gpu-type",
+        "H100",
+        "--config",
+        &config,
+        "--weights-index",
+        &index,
+    ]);
+    // Multi-head attention: 2 x 32 layers x 32 KV heads x 128 x 2 B.
+    assert_eq!(v["estimate"]["kvBytesPerToken"], 524_288);
+    assert_eq!(v["estimate"]["weightsGiB"], 12.55);
+    assert_eq!(v["architectureGuessed"], false);
+    let reasons = v["reasons"].to_string();
+    assert!(
+        reasons.contains("Architecture from the model's config.json (llama)"),
+        "{reasons}"
+    );
+    assert!(reasons.contains("13,477,093,376 bytes"), "{reasons}");
+    // MLA: 27 layers x (512 + 64) latent elements x 2 B, whole on every rank.
+    let v = json_of(&[
+        "--model",
+        "example/my-deepseek-v2-lite",
+        "--gpu-type",
+        "H100",
+        "--config",
+        &data("deepseek-v2-lite-config.json"),
+    ]);
+    assert_eq!(v["estimate"]["kvBytesPerToken"], 31_104);
+}
+
+#[test]
+fn a_guessed_architecture_is_multi_head_and_says_how_to_give_the_config() {
+    let v = json_of(&["--model", "example/my-codellama-7B", "--gpu-type", "H100"]);
+    assert_eq!(v["architectureGuessed"], true);
+    // Never fewer KV bytes than the real model's 524,288 (the safe side).
+    assert!(v["estimate"]["kvBytesPerToken"].as_u64().unwrap() >= 524_288);
+    let reasons = v["reasons"].to_string();
+    assert!(reasons.contains("multi-head attention"), "{reasons}");
+    assert!(reasons.contains("size --config"), "{reasons}");
+}
+
+#[test]
+fn kv_cache_dtype_and_objective_reach_the_plan() {
+    let base = [
+        "--model",
+        "neuralmagic/Meta-Llama-3.1-70B-Instruct-FP8",
+        "--gpu-type",
+        "H100",
+        "--max-model-len",
+        "16384",
+        "--gpu-memory-utilization",
+        "0.95",
+        "--vllm-version",
+        "0.19.0",
+    ];
+    let with = |extra: &[&str]| {
+        let argv: Vec<&str> = base.iter().chain(extra).copied().collect();
+        json_of(&argv)
+    };
+    let fp8 = with(&["--kv-cache-dtype", "fp8", "--objective", "minimal"]);
+    assert_eq!(fp8["kvCacheDtype"], "fp8");
+    assert_eq!(
+        fp8["engineArgs"],
+        serde_json::json!(["--kv-cache-dtype", "fp8"])
+    );
+    assert_eq!(fp8["estimate"]["kvBytesPerToken"], 163_840);
+    // KubeAI serves it on one H100 at 0.95 with an fp8 KV cache: the
+    // minimal objective agrees; balanced keeps the recipes' headroom.
+    assert_eq!(
+        (fp8["gpuCount"].as_u64(), fp8["objective"].as_str()),
+        (Some(1), Some("minimal"))
+    );
+    let balanced = with(&["--kv-cache-dtype", "fp8"]);
+    assert_eq!(balanced["gpuCount"], 2);
+    let reasons = balanced["reasons"].to_string();
+    assert!(reasons.contains("(objective balanced)"), "{reasons}");
+    let e = render(&args(&[
+        "--model",
+        "x/y-7B",
+        "--gpu-type",
+        "L4",
+        "--objective",
+        "fastest",
+    ]))
+    .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "invalid objective `fastest`: use minimal, balanced or throughput"
+    );
+}
+
+#[test]
+fn what_vllm_can_run_it_plans() {
+    // FP8 on A100: weight-only through FP8 Marlin, with a warning.
+    let v = json_of(&[
+        "--model",
+        "neuralmagic/Meta-Llama-3.1-8B-Instruct-FP8",
+        "--gpu-type",
+        "A100-80GB",
+    ]);
+    assert_eq!(
+        (v["quantization"].as_str(), v["gpuCount"].as_u64()),
+        (Some("fp8"), Some(1))
+    );
+    assert!(
+        v["warnings"].to_string().contains("FP8 Marlin"),
+        "{}",
+        v["warnings"]
+    );
+    // gpt-oss-120b's MXFP4 on one MI300X, as AMD publishes it.
+    let v = json_of(&["--model", "openai/gpt-oss-120b", "--gpu-type", "MI300X"]);
+    assert_eq!(
+        (v["quantization"].as_str(), v["gpuCount"].as_u64()),
+        (Some("fp4"), Some(1))
+    );
+    // What vLLM cannot load is still refused: fp8 on a T4.
+    let e = render(&args(&[
+        "--model",
+        "neuralmagic/Meta-Llama-3.1-8B-Instruct-FP8",
+        "--gpu-type",
+        "T4",
+    ]))
+    .unwrap_err();
+    assert!(
+        e.to_string()
+            .starts_with("fp8 weights need a GPU with fp8 support, which T4 lacks")
+    );
 }

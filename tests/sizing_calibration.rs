@@ -2,13 +2,23 @@
 //!
 //! `tests/data/calibration.csv` lists real configurations (vLLM recipes and
 //! tutorials, KubeAI, NIM profiles, GKE samples) with the GPU count their
-//! authors chose. The engine must agree on the large majority, never plan
-//! fewer GPUs than the weights need, and only ever pick valid TP sizes.
+//! authors chose. The engine must agree on the large majority, be within 2x
+//! of every row, refuse none, never plan fewer GPUs than the weights need,
+//! and only ever pick valid TP sizes.
+//!
+//! Issue 14 asks for 90% matches. With vLLM's real memory model the default
+//! objective (`balanced`) matches 18 of 22 rows and `minimal` 17: the rows
+//! contradict each other in both directions (see docs/sizing.md,
+//! "Calibration"), so no single objective matches more without bending the
+//! memory model. The floors below are the measured figures.
 
-use function_inference::sizing::{self, Precision, SizingRequest, lookup_model};
+use function_inference::sizing::{
+    self, KvCacheDtype, Objective, Precision, SizingRequest, lookup_model,
+};
 
-/// Share of rows whose GPU count must match the published one.
-const MIN_MATCH_RATE: f64 = 0.80;
+/// Share of rows whose GPU count must match the published one, per objective.
+const MIN_MATCH_RATE_BALANCED: f64 = 0.81;
+const MIN_MATCH_RATE_MINIMAL: f64 = 0.77;
 
 pub struct Row {
     pub model: String,
@@ -65,6 +75,26 @@ pub fn precision(dtype: &str) -> Precision {
         .unwrap_or_else(|_| panic!("unmapped dtype {dtype}"))
 }
 
+/// "bf16 (kv fp8)": the deployment runs an fp8 KV cache.
+pub fn kv_cache_dtype(dtype: &str) -> KvCacheDtype {
+    if dtype.contains("kv fp8") {
+        KvCacheDtype::Fp8
+    } else {
+        KvCacheDtype::Auto
+    }
+}
+
+/// "(gpu-mem-util 0.95)" in the source: the utilization the deployment set.
+pub fn utilization(source: &str) -> Option<f64> {
+    let rest = source.split("gpu-mem-util").nth(1)?;
+    let value: String = rest
+        .trim_start()
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == '.')
+        .collect();
+    value.parse().ok()
+}
+
 pub fn request(row: &Row) -> SizingRequest {
     SizingRequest {
         model_id: row.model.clone(),
@@ -74,18 +104,47 @@ pub fn request(row: &Row) -> SizingRequest {
         parameter_count: lookup_model(&row.model)
             .is_none()
             .then(|| format!("{}B", row.params_b)),
+        kv_cache_dtype: kv_cache_dtype(&row.dtype),
+        gpu_memory_utilization: utilization(&row.source)
+            .unwrap_or(sizing::DEFAULT_GPU_MEMORY_UTILIZATION),
         ..SizingRequest::default()
     }
 }
 
 #[test]
 fn calibration_rows() {
+    let balanced = match_rate(Objective::Balanced);
+    let minimal = match_rate(Objective::Minimal);
+    assert!(
+        balanced >= MIN_MATCH_RATE_BALANCED,
+        "balanced: match rate {balanced:.3} below {MIN_MATCH_RATE_BALANCED}"
+    );
+    assert!(
+        minimal >= MIN_MATCH_RATE_MINIMAL,
+        "minimal: match rate {minimal:.3} below {MIN_MATCH_RATE_MINIMAL}"
+    );
+}
+
+/// Sizes every row with `objective`; the share whose GPU count matches.
+fn match_rate(objective: Objective) -> f64 {
     let rows = rows();
     assert!(rows.len() >= 20);
     let mut matches = 0;
     for row in &rows {
-        let plan = sizing::size(&request(row))
-            .unwrap_or_else(|e| panic!("{} on {}: {e}", row.model, row.gpu));
+        let plan = sizing::size(&SizingRequest {
+            objective,
+            ..request(row)
+        })
+        .unwrap_or_else(|e| panic!("{} on {}: refused: {e}", row.model, row.gpu));
+        // Within 2x of what was published, in both directions.
+        assert!(
+            plan.gpu_count <= 2 * row.gpu_count && row.gpu_count <= 2 * plan.gpu_count,
+            "{} on {} ({objective}): {} GPUs, published {}",
+            row.model,
+            row.gpu,
+            plan.gpu_count,
+            row.gpu_count
+        );
         // Valid TP for the model (vLLM rule) and a consistent layout.
         assert_eq!(
             plan.attention_heads % plan.tensor_parallel_size,
@@ -113,7 +172,7 @@ fn calibration_rows() {
             matches += 1;
         } else {
             println!(
-                "MISMATCH {} {} on {}: engine {} (TP {} x PP {}), published {} (TP {}) [{}]\n  per GPU {:.1} of {:.1} GiB; {}",
+                "MISMATCH ({objective}) {} {} on {}: engine {} (TP {} x PP {}), published {} (TP {}) [{}]\n  per GPU {:.1} of {:.1} GiB; {}",
                 row.model,
                 row.dtype,
                 row.gpu,
@@ -134,12 +193,9 @@ fn calibration_rows() {
     }
     let rate = f64::from(matches) / rows.len() as f64;
     println!(
-        "calibration: {matches}/{} rows match ({:.1}%)",
+        "calibration ({objective}): {matches}/{} rows match ({:.1}%)",
         rows.len(),
         rate * 100.0
     );
-    assert!(
-        rate >= MIN_MATCH_RATE,
-        "match rate {rate:.3} below {MIN_MATCH_RATE}"
-    );
+    rate
 }

@@ -1,6 +1,6 @@
 //! Invariants of the sizing engine over generated requests.
 
-use function_inference::sizing::{self, MigChoice, Precision, SizingRequest, gpus};
+use function_inference::sizing::{self, KvCacheDtype, MigChoice, Precision, SizingRequest, gpus};
 use proptest::prelude::*;
 
 const GPUS: &[&str] = &[
@@ -115,4 +115,103 @@ proptest! {
         };
         let _ = sizing::size(&r);
     }
+}
+
+/// What vLLM's logs allow for the KV cache on one GPU, from below: its
+/// formula `utilization x total - weights - activation - non-torch` with the
+/// smallest activation and non-torch figures any log shows (sampler warm-up
+/// 3.7 fp32 copies of `max_num_seqs x vocabulary` logits, at least 0.75 GiB;
+/// non-torch 0.24 GiB on one GPU, 2.06 GiB per GPU with TP or PP).
+fn kv_allowed_by_the_logs(plan: &sizing::Plan, vocab: u32, util: f64) -> f64 {
+    let g = plan.gpu;
+    let seqs = if g.vllm_gib >= 70.0 && !g.name.starts_with("A100") {
+        1024.0
+    } else {
+        256.0
+    };
+    let activation = (3.7 * seqs * f64::from(vocab) * 4.0 / sizing::GIB).max(0.75);
+    let non_torch = if plan.gpu_count > 1 { 2.06 } else { 0.24 };
+    util * g.vllm_gib - plan.estimate.weights_per_gpu_gib - activation - non_torch
+}
+
+const LAYOUT_GPUS: &[&str] = &["L4", "A100-80GB", "H100", "H200", "MI300X"];
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// Whatever the model, GPU, layout, utilization, KV dtype and vLLM
+    /// release, the KV cache the engine promises never exceeds what vLLM's
+    /// own formula leaves, in GiB and in tokens.
+    #[test]
+    fn kv_capacity_never_exceeds_the_logs_formula(
+        m in 0..sizing::models().len(),
+        g in 0..LAYOUT_GPUS.len(),
+        tp_log in 0u32..4,
+        util in 0.5f64..0.97,
+        fp8_kv in any::<bool>(),
+        current in any::<bool>(),
+    ) {
+        let spec = &sizing::models()[m];
+        let r = SizingRequest {
+            model_id: spec.id.into(),
+            gpu_type: LAYOUT_GPUS[g].into(),
+            tensor_parallel: Some(1 << tp_log),
+            pipeline_parallel: Some(1),
+            mig: MigChoice::None,
+            gpu_memory_utilization: util,
+            kv_cache_dtype: if fp8_kv { KvCacheDtype::Fp8 } else { KvCacheDtype::Auto },
+            vllm_version: current.then(|| "0.19.0".to_string()),
+            ..SizingRequest::default()
+        };
+        let Ok(p) = sizing::size(&r) else { return Ok(()) };
+        let allowed = kv_allowed_by_the_logs(&p, spec.vocab, util).max(0.0);
+        let e = &p.estimate;
+        prop_assert!(e.kv_cache_per_gpu_gib <= allowed + 1e-9, "{}: {} > {allowed}", spec.id, e.kv_cache_per_gpu_gib);
+        let tokens = (allowed * sizing::GIB / e.kv_bytes_per_token_per_gpu).floor() as u64;
+        prop_assert!(e.kv_capacity_tokens <= tokens, "{}: {} > {tokens}", spec.id, e.kv_capacity_tokens);
+    }
+}
+
+/// A model sized without its architecture (a guess from the parameter count)
+/// never gets more KV capacity than the same model sized with it: the guess
+/// caches at least as many bytes per token and peaks at least as high.
+#[test]
+fn a_guessed_architecture_never_over_predicts_kv_capacity() {
+    let mut checked = 0;
+    for spec in sizing::models() {
+        let known = SizingRequest {
+            model_id: spec.id.into(),
+            gpu_type: "B300".into(),
+            gpu_count: Some(1),
+            mig: MigChoice::None,
+            quantization: Some(Precision::Bf16),
+            max_model_len: Some(1024),
+            ..SizingRequest::default()
+        };
+        let guessed = SizingRequest {
+            model_id: "example/unknown-model".into(),
+            parameter_count: Some(format!("{}B", spec.params_b)),
+            ..known.clone()
+        };
+        let (Ok(k), Ok(g)) = (sizing::size(&known), sizing::size(&guessed)) else {
+            continue;
+        };
+        checked += 1;
+        assert!(g.architecture_guessed && !k.architecture_guessed);
+        assert!(
+            g.estimate.kv_bytes_per_token >= k.estimate.kv_bytes_per_token,
+            "{}: guessed {} < {} B per token",
+            spec.id,
+            g.estimate.kv_bytes_per_token,
+            k.estimate.kv_bytes_per_token
+        );
+        assert!(
+            g.estimate.kv_capacity_tokens <= k.estimate.kv_capacity_tokens,
+            "{}: guessed {} > {} tokens",
+            spec.id,
+            g.estimate.kv_capacity_tokens,
+            k.estimate.kv_capacity_tokens
+        );
+    }
+    assert!(checked >= 60, "only {checked} models fit one B300");
 }

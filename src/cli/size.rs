@@ -6,11 +6,15 @@
 //! internals never changes the output.
 
 use std::io::Write;
+use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
 use serde::Serialize;
 
-use crate::sizing::{self, MigChoice, Plan, Precision, SizingError, SizingRequest};
+use crate::sizing::{
+    self, KvCacheDtype, MigChoice, ModelConfig, Objective, Plan, Precision, SizingError,
+    SizingRequest, weights_index_total_bytes,
+};
 use crate::xr::common::EstimateStatus;
 
 /// Output format of `size`.
@@ -48,6 +52,31 @@ pub struct SizeArgs {
     /// Full-length sequences the KV cache must hold at once.
     #[arg(long)]
     pub concurrency: Option<u32>,
+    /// Tensor-parallel size; default: chosen with the GPU count.
+    #[arg(long = "tensor-parallel")]
+    pub tensor_parallel: Option<u32>,
+    /// Pipeline-parallel size; default: chosen with the GPU count.
+    #[arg(long = "pipeline-parallel")]
+    pub pipeline_parallel: Option<u32>,
+    /// The model's Hugging Face config.json: its exact architecture, for any
+    /// model (wins over the catalog).
+    #[arg(long = "config", value_name = "CONFIG_JSON")]
+    pub config: Option<PathBuf>,
+    /// The model's model.safetensors.index.json: the checkpoint's total
+    /// bytes (metadata.total_size), the exact weights.
+    #[arg(long = "weights-index", value_name = "INDEX_JSON")]
+    pub weights_index: Option<PathBuf>,
+    /// vLLM --kv-cache-dtype: auto or fp8 (half the KV cache per token).
+    #[arg(long = "kv-cache-dtype", default_value = "auto")]
+    pub kv_cache_dtype: String,
+    /// What the layout is for: minimal (the fewest GPUs vLLM starts on),
+    /// balanced (the recipes' headroom) or throughput (room for a batch).
+    #[arg(long, default_value = "balanced")]
+    pub objective: String,
+    /// The vLLM release to size for, e.g. 0.19.0; unknown releases get the
+    /// larger activation peak of earlier ones.
+    #[arg(long = "vllm-version")]
+    pub vllm_version: Option<String>,
     /// vLLM gpu-memory-utilization.
     #[arg(long = "gpu-memory-utilization", default_value_t = sizing::DEFAULT_GPU_MEMORY_UTILIZATION)]
     pub gpu_memory_utilization: f64,
@@ -82,6 +111,25 @@ impl SizeArgs {
                 })
             })
             .transpose()?;
+        let model_config = self
+            .config
+            .as_deref()
+            .map(|path| {
+                let text = read(path, "config")?;
+                ModelConfig::from_json(&text)
+                    .map_err(|e| SizingError::invalid("config", path_str(path), e.to_string()))
+            })
+            .transpose()?;
+        let checkpoint_bytes = self
+            .weights_index
+            .as_deref()
+            .map(|path| {
+                let text = read(path, "weights index")?;
+                weights_index_total_bytes(&text).map_err(|e| {
+                    SizingError::invalid("weights index", path_str(path), e.to_string())
+                })
+            })
+            .transpose()?;
         Ok(SizingRequest {
             model_id: self.model.clone(),
             gpu_type: self.gpu_type.clone(),
@@ -89,12 +137,29 @@ impl SizeArgs {
             max_model_len: self.max_model_len,
             parameter_count: self.parameter_count.clone(),
             gpu_count,
+            tensor_parallel: self.tensor_parallel,
+            pipeline_parallel: self.pipeline_parallel,
             mig: self.mig.parse::<MigChoice>()?,
             gpu_memory_utilization: self.gpu_memory_utilization,
             concurrency: self.concurrency,
+            kv_cache_dtype: self.kv_cache_dtype.parse::<KvCacheDtype>()?,
+            objective: self.objective.parse::<Objective>()?,
+            model_config,
+            checkpoint_bytes,
+            vllm_version: self.vllm_version.clone(),
             ..SizingRequest::default()
         })
     }
+}
+
+fn path_str(path: &Path) -> String {
+    path.display().to_string()
+}
+
+/// A file the flags name; an error that names the flag when it cannot be read.
+fn read(path: &Path, field: &'static str) -> Result<String, SizingError> {
+    std::fs::read_to_string(path)
+        .map_err(|e| SizingError::invalid(field, path_str(path), format!("cannot read it: {e}")))
 }
 
 /// Sizes and writes the plan in the chosen format.
@@ -137,6 +202,15 @@ pub struct SizeOutput {
     pub quantization: String,
     /// vLLM `--quantization`, when vLLM must be told.
     pub quantization_method: Option<String>,
+    /// vLLM `--kv-cache-dtype`: `auto` or `fp8`.
+    pub kv_cache_dtype: String,
+    /// The objective that chose the layout.
+    pub objective: String,
+    /// `vllm serve` flags the plan needs beyond TP, PP, dtype,
+    /// max-model-len and gpu-memory-utilization.
+    pub engine_args: Vec<String>,
+    /// True when the architecture was guessed: give `--config`.
+    pub architecture_guessed: bool,
     pub max_model_len: u64,
     pub gpu_memory_utilization: f64,
     pub cpu: String,
@@ -159,6 +233,12 @@ pub struct EstimateOutput {
     pub kv_bytes_per_token: u64,
     #[serde(rename = "kvCapacityTokens")]
     pub kv_capacity_tokens: u64,
+    /// Weights on one GPU, rotary cache included.
+    #[serde(rename = "weightsPerGpuGiB")]
+    pub weights_per_gpu_gib: f64,
+    /// The KV cache vLLM allocates on each GPU.
+    #[serde(rename = "kvCachePerGpuGiB")]
+    pub kv_cache_per_gpu_gib: f64,
 }
 
 impl From<&Plan> for SizeOutput {
@@ -176,6 +256,10 @@ impl From<&Plan> for SizeOutput {
             dtype: p.dtype.clone(),
             quantization: p.weight_precision.to_string(),
             quantization_method: p.quantization.clone(),
+            kv_cache_dtype: p.kv_cache_dtype.to_string(),
+            objective: p.objective.to_string(),
+            engine_args: p.engine_args(),
+            architecture_guessed: p.architecture_guessed,
             max_model_len: p.max_model_len,
             gpu_memory_utilization: p.gpu_memory_utilization,
             cpu: p.cpu.clone(),
@@ -187,11 +271,17 @@ impl From<&Plan> for SizeOutput {
                 memory: EstimateStatus::from(&p.estimate),
                 kv_bytes_per_token: p.estimate.kv_bytes_per_token.round() as u64,
                 kv_capacity_tokens: p.estimate.kv_capacity_tokens,
+                weights_per_gpu_gib: round2(p.estimate.weights_per_gpu_gib),
+                kv_cache_per_gpu_gib: round2(p.estimate.kv_cache_per_gpu_gib),
             },
             reasons: p.reasons.clone(),
             warnings: p.warnings.clone(),
         }
     }
+}
+
+fn round2(v: f64) -> f64 {
+    (v * 100.0).round() / 100.0
 }
 
 /// The human-readable plan: a two-column table, then reasons and warnings.
@@ -209,9 +299,11 @@ pub fn text(p: &Plan) -> String {
         p.nodes,
         if p.nodes == 1 { "" } else { "s" }
     );
-    let weights = match &p.quantization {
-        Some(q) => format!("{} (--quantization {q})", p.weight_precision),
-        None => p.weight_precision.to_string(),
+    let args = p.engine_args();
+    let weights = if args.is_empty() {
+        p.weight_precision.to_string()
+    } else {
+        format!("{} ({})", p.weight_precision, args.join(" "))
     };
     let e = &p.estimate;
     let rows = [
@@ -224,6 +316,8 @@ pub fn text(p: &Plan) -> String {
         ("Resource", p.gpu_resource_name.clone()),
         ("Weights", weights),
         ("dtype", p.dtype.clone()),
+        ("KV cache", p.kv_cache_dtype.to_string()),
+        ("Objective", p.objective.to_string()),
         ("maxModelLen", p.max_model_len.to_string()),
         ("CPU / memory", format!("{} / {}", p.cpu, p.memory)),
         (

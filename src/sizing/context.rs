@@ -6,10 +6,10 @@
 
 use super::fit::{Fit, Sizer, layout_name};
 use super::layout::smallest_layout;
-use super::memory::GIB;
+use super::memory::{Arch, GIB};
 use super::model::Model;
 use super::text::{gib, thousands};
-use super::{Gpu, MigProfile, SizingError, SizingRequest};
+use super::{Gpu, MigProfile, Objective, SizingError, SizingRequest, THROUGHPUT_SEQUENCES};
 
 /// Default context when the caller sets none: the model's own, up to this.
 pub const DEFAULT_CONTEXT: u64 = 32_768;
@@ -23,7 +23,7 @@ pub const MIN_DEFAULT_CONTEXT: u64 = 4_096;
 pub const CONTEXT_STEP: u64 = 256;
 
 /// The context the engine sizes for.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Context {
     /// Tokens per sequence: the `maxModelLen` to aim for.
     pub target: u64,
@@ -31,18 +31,40 @@ pub struct Context {
     pub explicit: bool,
     /// Full-length sequences the KV cache must hold at once.
     pub concurrency: u64,
+    /// Sequences the layout is chosen to hold: `concurrency`, or more for
+    /// the `throughput` objective.
+    pub serving: u64,
+    /// The model's shape, which says what a sequence costs in the KV cache
+    /// (less than its length for sliding-window models).
+    pub arch: Arch,
 }
 
 impl Context {
-    /// Tokens the KV cache must hold: `target x concurrency`.
+    /// Tokens the KV cache must hold: `target x concurrency`, counted as
+    /// [`Arch::kv_tokens`] does (sliding-window layers keep only their window).
     pub fn tokens(&self) -> u64 {
-        self.target.saturating_mul(self.concurrency)
+        self.tokens_at(self.target)
+    }
+
+    /// The same for sequences of `len` tokens.
+    pub fn tokens_at(&self, len: u64) -> u64 {
+        self.arch.kv_tokens(len, self.concurrency)
+    }
+
+    /// Tokens the layout is chosen to hold: `target x serving`.
+    pub fn serving_tokens(&self) -> u64 {
+        self.arch.kv_tokens(self.target, self.serving)
     }
 
     /// The longest context, in steps of 256 and at most the target, whose
     /// sequences fit in `capacity_tokens`; 0 when not even one step does.
     pub fn longest_fitting(&self, capacity_tokens: u64) -> u64 {
-        ((capacity_tokens / self.concurrency) / CONTEXT_STEP * CONTEXT_STEP).min(self.target)
+        (self
+            .arch
+            .longest_sequence(capacity_tokens, self.concurrency)
+            / CONTEXT_STEP
+            * CONTEXT_STEP)
+            .min(self.target)
     }
 }
 
@@ -62,35 +84,60 @@ pub fn context_target(req: &SizingRequest, m: &Model) -> Result<Context, SizingE
         Some(c) => c.min(DEFAULT_CONTEXT),
         None => UNKNOWN_MODEL_CONTEXT,
     });
+    let concurrency = u64::from(req.concurrency.unwrap_or(1));
+    let serving = match req.objective {
+        Objective::Throughput => concurrency.max(THROUGHPUT_SEQUENCES),
+        Objective::Minimal | Objective::Balanced => concurrency,
+    };
     Ok(Context {
         target,
         explicit: req.max_model_len.is_some(),
-        concurrency: u64::from(req.concurrency.unwrap_or(1)),
+        concurrency,
+        serving,
+        arch: m.arch.clone(),
     })
 }
 
 /// The KV cache the context needs, with the per-token formula (MLA caches one
 /// latent vector per layer, other models a K and a V per KV head).
 pub fn kv_reason(m: &Model, kv_bytes: f64, ctx: &Context) -> String {
-    let per_token = m.arch.kv_bytes_per_token(kv_bytes, 1, 1);
+    let a = &m.arch;
+    let per_token = a.kv_bytes_per_token(kv_bytes, 1, 1);
     let tokens = ctx.tokens();
-    let kv_formula = if m.arch.mla_kv_dim > 0 {
+    let layers = if a.kv_layers() != a.layers {
         format!(
-            "{} layers x {} latent elements x {kv_bytes} B",
-            m.arch.layers, m.arch.mla_kv_dim
+            "{} layer-equivalents (vLLM groups the {} full and {} sliding-window layers in groups of {}, padded)",
+            a.kv_layers(),
+            a.layers - a.sliding_layers,
+            a.sliding_layers,
+            (a.layers - a.sliding_layers).min(a.sliding_layers)
         )
     } else {
+        format!("{} layers", a.layers)
+    };
+    let kv_formula = if a.mla_kv_dim > 0 {
+        format!("{layers} x {} latent elements x {kv_bytes} B", a.mla_kv_dim)
+    } else {
         format!(
-            "2 x {} layers x {} KV heads x {} x {kv_bytes} B",
-            m.arch.layers, m.arch.kv_heads, m.arch.head_dim
+            "2 x {layers} x {} KV heads x {} x {kv_bytes} B",
+            a.kv_heads, a.head_dim
         )
     };
+    let window = if tokens != ctx.target.saturating_mul(ctx.concurrency) {
+        format!(
+            ", the sliding-window groups keeping {} tokens (window {} + one 8,192-token chunk + a block) of each sequence",
+            thousands(u64::from(a.sliding_window) + 8192 + 16),
+            thousands(u64::from(a.sliding_window))
+        )
+    } else {
+        String::new()
+    };
     format!(
-        "KV cache: {} B per token ({kv_formula}); {} for {} tokens ({} x {}).",
+        "KV cache: {} B per token ({kv_formula}); {} for {} sequence{} of {} tokens{window}.",
         thousands(per_token as u64),
         gib(per_token * tokens as f64 / GIB),
-        thousands(tokens),
         ctx.concurrency,
+        if ctx.concurrency == 1 { "" } else { "s" },
         thousands(ctx.target)
     )
 }
@@ -106,7 +153,7 @@ fn context_reason(ctx: &Context, m: &Model, capacity_tokens: u64) -> String {
         ),
         (false, Some(_)) => "the model's full context".to_string(),
         (false, None) => format!(
-            "the catalog does not know this model's context, so the engine assumes {} (set maxModelLen for more)",
+            "this model's context is not known, so the engine assumes {} (set maxModelLen for more)",
             thousands(UNKNOWN_MODEL_CONTEXT)
         ),
     };
@@ -183,7 +230,7 @@ pub fn cap_context(
                 });
             }
             settled.max_model_len = fits_ctx;
-            settled.fit = sizer.refit(&fit, fits_ctx * ctx.concurrency);
+            settled.fit = sizer.refit(&fit, ctx.tokens_at(fits_ctx));
             settled.reasons.push(format!(
                 "maxModelLen capped at {} tokens: the KV cache left after the weights holds {} tokens.",
                 thousands(fits_ctx),
@@ -215,6 +262,8 @@ mod tests {
             target,
             explicit: false,
             concurrency,
+            serving: concurrency,
+            arch: Arch::guess(8.0),
         }
     }
 

@@ -7,21 +7,24 @@
 //! its reasons in the order the decisions were made.
 //!
 //! Sizing rule: a layout holds the model when, on every GPU,
-//! `weights/(TP x PP) + overhead + KV(maxModelLen x concurrency) <= utilization x memory`
-//! (vLLM's own start-up check) and the layout's memory is at least 1.2 x the
-//! weights (the vLLM recipes' minimum, which leaves room for a useful KV
-//! cache). The engine takes the smallest layout that holds the model at the
-//! target context, preferring tensor parallelism within a node, then pipeline
-//! stages within a node, then whole nodes of TP = GPUs per node.
+//! `weights per GPU + activation peak + non-torch + KV(maxModelLen x concurrency) <= utilization x memory`
+//! (vLLM's own start-up check, with the memory as vLLM sees it) and the
+//! objective's headroom holds (`balanced`: the recipes' 1.2 x weights and a
+//! sixth of the memory for the KV cache). The engine takes the smallest
+//! layout that holds the model at the target context, preferring tensor
+//! parallelism within a node, then pipeline stages within a node, then whole
+//! nodes of TP = GPUs per node.
 
 use super::context::{cap_context, context_target, kv_reason};
 use super::fit::{Device, Fit, Sizer};
 use super::host::{host, host_reason};
 use super::layout::{choose_layout, fixed_layout, requested_layout, valid_tps};
-use super::memory::weights_gib;
+use super::memory::{
+    ACTIVATION_FLOOR_GIB, NON_TORCH_MULTI_GIB, NON_TORCH_SINGLE_GIB, VllmGeneration,
+};
 use super::mig::choose_mig;
-use super::model::{Model, resolve_model};
-use super::text::gib;
+use super::model::resolve_model;
+use super::text::{gib, thousands};
 use super::validate::validate;
 use super::weights::{
     choose_precision, dtype_for, kv_element_bytes, load_gib, quantization_method,
@@ -32,7 +35,7 @@ use super::{Estimate, Gpu, Plan, SizingError, SizingRequest, gpu};
 #[cfg(test)]
 use super::context::DEFAULT_CONTEXT;
 #[cfg(test)]
-use super::{MigChoice, Precision};
+use super::{MigChoice, Objective, Precision};
 
 /// Sizes one replica.
 pub fn size(req: &SizingRequest) -> Result<Plan, SizingError> {
@@ -44,27 +47,36 @@ pub fn size(req: &SizingRequest) -> Result<Plan, SizingError> {
     let (m, about_model) = resolve_model(req)?;
     reasons.extend(about_model);
 
-    let (wp, about_precision) = choose_precision(req.quantization, &m, gpu)?;
+    let (wp, about_precision, slower) = choose_precision(req.quantization, &m, gpu)?;
     reasons.extend(about_precision);
+    warnings.extend(slower);
     let precision = wp.precision;
     let quantization = quantization_method(req.quantization_method.as_deref(), wp);
     warnings.extend(quantization.warning.clone());
     reasons.extend(quantization_reason(&quantization, precision));
     let dtype = dtype_for(precision, gpu);
-    let kv_bytes = kv_element_bytes(precision);
+    let kv_bytes = kv_element_bytes(precision, req.kv_cache_dtype);
+    if let Some(kv) = req.kv_cache_dtype.vllm_arg() {
+        reasons.push(format!(
+            "KV cache in {kv} (--kv-cache-dtype {kv}): 1 byte per element, twice the tokens of a 16-bit cache."
+        ));
+    }
 
-    let weights = weights_gib(m.total_b, m.unquantized_b, precision);
-    reasons.push(weights_reason(&m, precision, weights));
+    let weights = m.weights(precision);
+    reasons.push(weights_reason(&m, precision, &weights));
+    let generation = VllmGeneration::from_version(req.vllm_version.as_deref());
     let sizer = Sizer {
         model: &m,
-        weights_gib: weights,
+        weights,
         kv_bytes,
         util: req.gpu_memory_utilization,
+        generation,
+        objective: req.objective,
     };
 
     let ctx = context_target(req, &m)?;
     reasons.push(kv_reason(&m, kv_bytes, &ctx));
-    reasons.push(overhead_reason(&m));
+    reasons.push(overhead_reason(&sizer, gpu, req.vllm_version.as_deref()));
 
     let (slice, about_mig) = choose_mig(req, gpu, &sizer, &ctx)?;
     reasons.extend(about_mig);
@@ -92,7 +104,7 @@ pub fn size(req: &SizingRequest) -> Result<Plan, SizingError> {
     warnings.extend(multi_node_warning(gpu, nodes, fit.tp, fit.pp));
     reasons.push(per_gpu_reason(&fit, req.gpu_memory_utilization));
 
-    let load = load_gib(&m, &quantization, weights);
+    let load = load_gib(&m, &quantization, &sizer.weights);
     let h = host(devices, fit.tp * fit.pp, load);
     reasons.push(host_reason(&h, devices, load));
 
@@ -125,27 +137,47 @@ pub fn size(req: &SizingRequest) -> Result<Plan, SizingError> {
         attention_heads: m.arch.attention_heads,
         kv_heads: m.arch.kv_heads,
         estimate: Estimate {
-            weights_gib: weights,
+            weights_gib: sizer.weights.total_gib,
             kv_cache_gib: fit.kv_per_gpu * f64::from(devices),
             overhead_gib: fit.overhead,
             per_gpu_gib: fit.need,
             gpu_capacity_gib: fit.usable,
             kv_bytes_per_token: m.arch.kv_bytes_per_token(kv_bytes, 1, 1),
             kv_capacity_tokens: fit.capacity_tokens,
+            weights_per_gpu_gib: fit.weights_per_gpu,
+            kv_bytes_per_token_per_gpu: m.arch.kv_bytes_per_token(kv_bytes, fit.tp, fit.pp),
+            kv_cache_per_gpu_gib: fit.kv_free_gib,
         },
+        kv_cache_dtype: req.kv_cache_dtype,
+        objective: req.objective,
+        architecture_guessed: m.guessed,
         reasons,
         warnings,
     })
 }
 
-/// The runtime overhead on each GPU, which the layout must leave room for.
-fn overhead_reason(m: &Model) -> String {
-    let overhead = m.arch.overhead_gib();
+/// The overhead on each GPU, which the layout must leave room for: the
+/// activation peak of vLLM's profiling run and its non-torch memory.
+fn overhead_reason(sizer: &Sizer, gpu: &Gpu, version: Option<&str>) -> String {
+    let a = &sizer.model.arch;
+    let device = Device::gpu(gpu);
+    let activation = a.activation_gib(device.max_num_seqs, sizer.generation);
+    let copies = sizer.generation.sampler_copies();
+    let release = match sizer.generation {
+        VllmGeneration::Current => format!("vLLM {}", version.unwrap_or("0.19+").trim()),
+        VllmGeneration::EarlierOrUnknown => match version {
+            Some(v) if !v.trim().is_empty() => format!("vLLM {} (before 0.19)", v.trim()),
+            _ => "an unknown vLLM release, sized as the earlier, larger peak".to_string(),
+        },
+    };
     format!(
-        "Overhead: {} per GPU (1.5 GiB CUDA context, workspaces and graphs + {} activations for an 8,192-token chunk at hidden size {}).",
-        gib(overhead),
-        gib(overhead - 1.5),
-        m.arch.hidden_size
+        "Overhead per GPU: activation peak {activation:.2} GiB (sampler warm-up {copies} x {} sequences x {} vocabulary x 4 B{}, at least {ACTIVATION_FLOOR_GIB} GiB; {release}) + non-torch memory {NON_TORCH_SINGLE_GIB} GiB on one GPU or {NON_TORCH_MULTI_GIB} GiB per GPU with TP or PP (NCCL and all-reduce buffers). Usable memory is {} x {} GiB, the total vLLM sees on {}.",
+        device.max_num_seqs,
+        thousands(u64::from(a.vocab)),
+        if a.experts > 0 { " x 1.15 for MoE" } else { "" },
+        sizer.util,
+        gpu.vllm_gib,
+        gpu.name
     )
 }
 
@@ -159,17 +191,22 @@ fn multi_node_warning(gpu: &Gpu, nodes: u32, tp: u32, pp: u32) -> Option<String>
     })
 }
 
-/// What one GPU (or slice) holds against what it offers.
+/// What one GPU (or slice) holds against what it offers, and the KV cache
+/// vLLM will allocate there.
 fn per_gpu_reason(fit: &Fit, util: f64) -> String {
     format!(
-        "Per GPU: {} weights + {} KV cache + {} overhead = {} of {} usable ({} x {}).",
+        "Per GPU: {} weights + {} KV cache + {} overhead ({:.2} GiB activation + {:.2} GiB non-torch) = {} of {} usable ({} x {}); vLLM's KV cache gets the {} left after weights and overhead, {} tokens.",
         gib(fit.weights_per_gpu),
         gib(fit.kv_per_gpu),
         gib(fit.overhead),
+        fit.activation,
+        fit.non_torch,
         gib(fit.need),
         gib(fit.usable),
         util,
-        gib(fit.device.gib)
+        gib(fit.device.gib),
+        gib(fit.kv_free_gib),
+        thousands(fit.capacity_tokens)
     )
 }
 
@@ -251,7 +288,7 @@ mod tests {
             ..req("Qwen/Qwen2.5-1.5B-Instruct", "H100")
         })
         .unwrap();
-        assert_eq!(p.gpu_resource_name, "nvidia.com/mig-1g.20gb");
+        assert_eq!(p.gpu_resource_name, "nvidia.com/mig-1g.10gb");
         // Explicit too-few GPUs: a warning, not an error.
         let p = size(&SizingRequest {
             gpu_count: Some(1),
@@ -278,12 +315,69 @@ mod tests {
     }
 
     #[test]
+    fn objectives_choose_the_layout_and_say_so() {
+        let with = |objective, model: &str, gpu: &str| {
+            size(&SizingRequest {
+                objective,
+                max_model_len: Some(8192),
+                vllm_version: Some("0.19.0".into()),
+                ..req(model, gpu)
+            })
+            .unwrap()
+        };
+        let layout = |p: &Plan| {
+            p.reasons
+                .iter()
+                .find(|r| r.contains("smallest layout"))
+                .cloned()
+                .unwrap_or_default()
+        };
+        // (model, GPU, GPUs for minimal, balanced, throughput)
+        let cases = [
+            ("meta-llama/Llama-3.1-8B-Instruct", "L4", 1, 1, 2),
+            ("meta-llama/Llama-3.1-70B-Instruct", "H100", 2, 4, 4),
+            ("Qwen/Qwen2.5-7B-Instruct", "A10G", 1, 1, 2),
+        ];
+        for (model, gpu, minimal, balanced, throughput) in cases {
+            let got = [
+                Objective::Minimal,
+                Objective::Balanced,
+                Objective::Throughput,
+            ]
+            .map(|o| with(o, model, gpu));
+            assert_eq!(
+                got.each_ref().map(|p| p.gpu_count),
+                [minimal, balanced, throughput],
+                "{model} on {gpu}"
+            );
+            for p in &got {
+                assert!(
+                    layout(p).contains(&format!("(objective {})", p.objective)),
+                    "{}",
+                    layout(p)
+                );
+            }
+        }
+        // A throughput plan names the batch it made room for.
+        let p = with(
+            Objective::Throughput,
+            "meta-llama/Llama-3.1-8B-Instruct",
+            "L4",
+        );
+        assert!(
+            layout(&p).contains("holds 16 sequences of 8,192 tokens"),
+            "{}",
+            layout(&p)
+        );
+    }
+
+    #[test]
     fn error_messages() {
-        let h100_fp8 = "L4, L40S, H100-80GB, H100-PCIe, H100-NVL, H20, H200, H200-NVL, B200, GB200, B300, GH200, RTX-PRO-6000, MI300X, MI325X";
+        let h100_fp8 = "L4, A10G, L40S, A30, A100-40GB, A100-40GB-PCIe, A100-80GB, A100-80GB-PCIe, H100-80GB, H100-PCIe, H100-NVL, H20, H200, H200-NVL, B200, GB200, B300, GH200, RTX-PRO-6000, MI300X, MI325X";
         let cases: Vec<(SizingRequest, String)> = vec![
             (
-                SizingRequest { quantization: Some(Precision::Fp8), ..req("meta-llama/Llama-3.1-8B-Instruct", "A100-80GB") },
-                format!("fp8 weights need a GPU with fp8 support, which A100-80GB lacks: use a GPU with fp8 ({h100_fp8}) or other weights (bf16, int8, int4)"),
+                SizingRequest { quantization: Some(Precision::Fp8), ..req("meta-llama/Llama-3.1-8B-Instruct", "T4") },
+                format!("fp8 weights need a GPU with fp8 support, which T4 lacks: use a GPU with fp8 units or FP8 Marlin kernels (Ampere or newer) ({h100_fp8}) or other weights (bf16, int8, int4)"),
             ),
             (
                 SizingRequest { mig: MigChoice::Profile("1g.10gb".into()), ..req("Qwen/Qwen2.5-1.5B-Instruct", "L4") },
@@ -331,15 +425,15 @@ mod tests {
             ),
             (
                 SizingRequest { max_model_len: Some(131_072), gpu_count: Some(1), ..req("meta-llama/Llama-3.1-8B-Instruct", "L4") },
-                "maxModelLen 131072 does not fit next to meta-llama/Llama-3.1-8B-Instruct on 1 x L4 (TP 1, PP 1): at most 24832 tokens fit; use maxModelLen 24832 or 2 x L4 (TP 2, PP 1)".into(),
+                "maxModelLen 131072 does not fit next to meta-llama/Llama-3.1-8B-Instruct on 1 x L4 (TP 1, PP 1): at most 26624 tokens fit; use maxModelLen 26624 or 2 x L4 (TP 2, PP 1)".into(),
             ),
             (
-                req("deepseek-ai/DeepSeek-V3", "A100-80GB"),
-                format!("fp8 weights need a GPU with fp8 support, which A100-80GB lacks: use a GPU with fp8 ({h100_fp8}) or other weights (bf16, int8, int4)"),
+                req("deepseek-ai/DeepSeek-V3", "V100"),
+                format!("fp8 weights need a GPU with fp8 support, which V100 lacks: use a GPU with fp8 units or FP8 Marlin kernels (Ampere or newer) ({h100_fp8}) or other weights (bf16, int8, int4)"),
             ),
             (
                 SizingRequest { quantization: Some(Precision::Fp32), ..req("meta-llama/Llama-3.1-405B-Instruct", "T4") },
-                "meta-llama/Llama-3.1-405B-Instruct with fp32 weights (1511.9 GiB) does not fit on T4: no layout of up to 16 nodes holds it; int4 weights would fit on 28 x T4 (TP 4, PP 7); a bigger GPU would: 8 x B300 (TP 8, PP 1)".into(),
+                "meta-llama/Llama-3.1-405B-Instruct with fp32 weights (1511.9 GiB) does not fit on T4: no layout of up to 16 nodes holds it; int4 weights would fit on 32 x T4 (TP 4, PP 8); a bigger GPU would: 8 x B300 (TP 8, PP 1)".into(),
             ),
         ];
         for (r, want) in cases {

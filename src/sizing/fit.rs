@@ -1,33 +1,42 @@
 //! The memory arithmetic of one layout: does a model fit on TP x PP devices?
 //!
 //! A layout holds the model when, on every GPU,
-//! `weights/(TP x PP) + overhead + KV(tokens) <= utilization x memory`
-//! (vLLM's own start-up check) and the layout's memory is at least 1.2 x the
-//! weights (the vLLM recipes' minimum, which leaves room for a useful KV
-//! cache). Every decision after the precision (MIG, layout, context) asks
-//! this one question, so it lives apart from them.
+//! `weights per GPU + activation peak + non-torch + KV(tokens) <= utilization x memory`
+//! (vLLM's own start-up check) and, unless the objective is `minimal`, the
+//! layout's memory is at least 1.2 x the weights (the vLLM recipes' minimum)
+//! and the KV cache gets at least a sixth of the usable memory, which leaves
+//! room for a useful KV cache. Every decision after the precision (MIG,
+//! layout, context) asks this one question, so it lives apart from them.
 
-use super::memory::GIB;
+use super::memory::{GIB, VllmGeneration, Weights, default_max_num_seqs, non_torch_gib};
 use super::model::Model;
-use super::{Gpu, MigProfile};
+use super::{Gpu, MigProfile, Objective};
 
 /// The vLLM recipes' minimum VRAM: weights x 1.2.
 pub const RECIPE_HEADROOM: f64 = 1.2;
+/// The same headroom measured as vLLM counts memory: the `balanced`
+/// objective leaves at least this share of each GPU's usable memory to the
+/// KV cache, after weights and overhead (1.2 x weights leaves 1/6).
+pub const KV_SHARE: f64 = 1.0 / 6.0;
 
 /// One device the model runs on: a whole GPU or a MIG slice.
 #[derive(Debug, Clone, Copy)]
 pub struct Device {
-    /// Memory the runtime sees, in GiB.
+    /// Memory vLLM sees, in GiB.
     pub gib: f64,
     /// Memory on the datasheet, in GB, as the recipes count it.
     pub nominal_gb: f64,
+    /// vLLM's default `--max-num-seqs` there, which sets the sampler's
+    /// warm-up peak.
+    pub max_num_seqs: u64,
 }
 
 impl Device {
     pub fn gpu(gpu: &Gpu) -> Device {
         Device {
-            gib: gpu.memory_gib,
+            gib: gpu.vllm_gib,
             nominal_gb: gpu.nominal_gb,
+            max_num_seqs: default_max_num_seqs(gpu.vllm_gib, gpu.name.starts_with("A100")),
         }
     }
 
@@ -35,6 +44,7 @@ impl Device {
         Device {
             gib: p.usable_gib(),
             nominal_gb: f64::from(p.memory_gb),
+            max_num_seqs: default_max_num_seqs(p.usable_gib(), false),
         }
     }
 }
@@ -42,10 +52,12 @@ impl Device {
 /// Memory arithmetic for one model at one precision.
 pub struct Sizer<'a> {
     pub model: &'a Model,
-    pub weights_gib: f64,
+    pub weights: Weights,
     /// Bytes per KV cache element.
     pub kv_bytes: f64,
     pub util: f64,
+    pub generation: VllmGeneration,
+    pub objective: Objective,
 }
 
 /// One layout evaluated on one device size.
@@ -55,18 +67,26 @@ pub struct Fit {
     pub tp: u32,
     pub pp: u32,
     pub weights_per_gpu: f64,
+    /// Activation peak plus non-torch memory.
     pub overhead: f64,
+    pub activation: f64,
+    pub non_torch: f64,
     pub kv_per_gpu: f64,
     pub need: f64,
     pub usable: f64,
     pub capacity_tokens: u64,
+    /// KV cache memory left per GPU after weights and overhead, in GiB.
+    pub kv_free_gib: f64,
     pub recipe_ok: bool,
+    /// The KV cache gets at least [`KV_SHARE`] of the usable memory (always
+    /// true for the `minimal` objective).
+    pub room_ok: bool,
     pub raw_gb: f64,
 }
 
 impl Fit {
     pub fn fits(&self) -> bool {
-        self.need <= self.usable && self.recipe_ok
+        self.need <= self.usable && self.recipe_ok && self.room_ok
     }
     pub fn holds_weights(&self) -> bool {
         self.weights_per_gpu + self.overhead < self.usable
@@ -81,13 +101,28 @@ pub fn layout_name(gpu: &Gpu, tp: u32, pp: u32) -> String {
     format!("{} x {} (TP {tp}, PP {pp})", tp * pp, gpu.name)
 }
 
-impl Sizer<'_> {
+impl<'a> Sizer<'a> {
+    /// The same sizer with other weights (another precision).
+    pub fn with_weights(&self, weights: Weights) -> Sizer<'a> {
+        Sizer {
+            model: self.model,
+            weights,
+            kv_bytes: self.kv_bytes,
+            util: self.util,
+            generation: self.generation,
+            objective: self.objective,
+        }
+    }
+
     pub fn evaluate(&self, device: Device, tp: u32, pp: u32, tokens: u64) -> Fit {
         let n = f64::from(tp * pp);
         let usable = self.util * device.gib;
-        let weights_per_gpu = self.weights_gib / n;
-        let overhead = self.model.arch.overhead_gib();
-        let per_token = self.model.arch.kv_bytes_per_token(self.kv_bytes, tp, pp);
+        let arch = &self.model.arch;
+        let weights_per_gpu = self.weights.per_gpu(arch.layers, tp, pp);
+        let activation = arch.activation_gib(device.max_num_seqs, self.generation);
+        let non_torch = non_torch_gib(tp, pp);
+        let overhead = activation + non_torch;
+        let per_token = arch.kv_bytes_per_token(self.kv_bytes, tp, pp);
         let kv_per_gpu = per_token * tokens as f64 / GIB;
         let free = usable - weights_per_gpu - overhead;
         let capacity_tokens = if free > 0.0 && per_token > 0.0 {
@@ -96,17 +131,28 @@ impl Sizer<'_> {
             0
         };
         let raw_gb = n * device.nominal_gb;
+        let (recipe_ok, room_ok) = match self.objective {
+            Objective::Minimal => (true, true),
+            Objective::Balanced | Objective::Throughput => (
+                raw_gb >= RECIPE_HEADROOM * self.weights_gb(),
+                free >= KV_SHARE * usable,
+            ),
+        };
         Fit {
             device,
             tp,
             pp,
             weights_per_gpu,
             overhead,
+            activation,
+            non_torch,
             kv_per_gpu,
             need: weights_per_gpu + overhead + kv_per_gpu,
             usable,
             capacity_tokens,
-            recipe_ok: raw_gb >= RECIPE_HEADROOM * self.weights_gb(),
+            kv_free_gib: free.max(0.0),
+            recipe_ok,
+            room_ok,
             raw_gb,
         }
     }
@@ -117,7 +163,7 @@ impl Sizer<'_> {
     }
 
     pub fn weights_gb(&self) -> f64 {
-        self.weights_gib * GIB / 1e9
+        self.weights.total_gib * GIB / 1e9
     }
 
     /// The first candidate that holds `tokens`, and the last one that did not.

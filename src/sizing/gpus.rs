@@ -27,6 +27,9 @@ pub struct Gpu {
     pub vendor: &'static str,
     /// Memory the driver reports, in GiB.
     pub memory_gib: f64,
+    /// Total memory as vLLM sees it (`torch.cuda.mem_get_info`), in GiB:
+    /// what `gpu-memory-utilization` is a share of.
+    pub vllm_gib: f64,
     /// Marketed memory in GB, the unit of the vLLM recipes' sizing rule.
     pub nominal_gb: f64,
     /// Memory bandwidth in GB/s.
@@ -115,32 +118,33 @@ static CATALOG: LazyLock<Catalog> = LazyLock::new(|| {
 
 fn parse_line(line: &'static str) -> Gpu {
     let f: Vec<&'static str> = line.split('|').map(str::trim).collect();
-    assert_eq!(f.len(), 14, "gpus.csv: expected 14 fields in `{line}`");
+    assert_eq!(f.len(), 15, "gpus.csv: expected 15 fields in `{line}`");
     let num = |s: &str| -> f64 {
         s.parse()
             .unwrap_or_else(|_| panic!("gpus.csv: bad number `{s}` in `{line}`"))
     };
     let yes = |s: &str| s == "yes";
     let opt = |s: &'static str| (s != "-").then_some(s);
-    let mig_profiles = if f[13] == "-" {
+    let mig_profiles = if f[14] == "-" {
         Vec::new()
     } else {
-        f[13].split(';').map(|p| parse_profile(p, line)).collect()
+        f[14].split(';').map(|p| parse_profile(p, line)).collect()
     };
     Gpu {
         name: f[0],
         aliases: f[1].split(';').filter(|a| !a.is_empty()).collect(),
         vendor: f[2],
         memory_gib: num(f[3]),
-        nominal_gb: num(f[4]),
-        bandwidth_gbps: num(f[5]),
-        bf16: yes(f[6]),
-        fp8: yes(f[7]),
-        fp4: yes(f[8]),
-        per_node: num(f[9]) as u32,
-        resource_name: f[10],
-        product_label: opt(f[11]),
-        gke_accelerator: opt(f[12]),
+        vllm_gib: num(f[4]),
+        nominal_gb: num(f[5]),
+        bandwidth_gbps: num(f[6]),
+        bf16: yes(f[7]),
+        fp8: yes(f[8]),
+        fp4: yes(f[9]),
+        per_node: num(f[10]) as u32,
+        resource_name: f[11],
+        product_label: opt(f[12]),
+        gke_accelerator: opt(f[13]),
         mig_profiles,
     }
 }
@@ -221,6 +225,11 @@ mod tests {
                 assert!(prev.is_none() || prev == Some(g.name), "{n} is ambiguous");
             }
             assert!(g.memory_gib > 0.0 && g.bandwidth_gbps > 0.0 && g.per_node > 0);
+            assert!(
+                g.vllm_gib > 0.9 * g.memory_gib && g.vllm_gib <= g.memory_gib,
+                "{}",
+                g.name
+            );
         }
     }
 

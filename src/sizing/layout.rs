@@ -10,7 +10,7 @@ use super::context::{Context, MIN_DEFAULT_CONTEXT};
 use super::fit::{Device, Fit, Sizer, layout_name};
 use super::model::Model;
 use super::no_fit::no_fit;
-use super::text::{gib, join_counts};
+use super::text::{gib, join_counts, thousands};
 use super::{Gpu, Precision, SizingError, SizingRequest, TpLimits};
 
 /// Largest replica the engine plans, in nodes.
@@ -213,11 +213,38 @@ pub fn choose_layout(
     let m = sizer.model;
     let tokens = ctx.tokens();
     let cands = candidates(m, gpu, req.tensor_parallel, req.pipeline_parallel);
-    let (found, miss) = sizer.search(gpu, &cands, tokens);
+    // The throughput objective first looks for room for its batch; when no
+    // layout has it, the balanced choice stands and the reason says so.
+    let mut serving_note = String::new();
+    let (mut found, mut miss) = (None, None);
+    if ctx.serving > ctx.concurrency {
+        let (f, m) = sizer.search(gpu, &cands, ctx.serving_tokens());
+        match f {
+            Some(f) => {
+                found = Some(sizer.refit(&f, tokens));
+                miss = m;
+                serving_note = format!(
+                    "; its KV cache holds {} sequences of {} tokens (objective throughput)",
+                    ctx.serving,
+                    thousands(ctx.target)
+                );
+            }
+            None => {
+                serving_note = format!(
+                    "; no layout holds {} sequences of {} tokens, so the throughput objective keeps the balanced layout",
+                    ctx.serving,
+                    thousands(ctx.target)
+                );
+            }
+        }
+    }
+    if found.is_none() {
+        (found, miss) = sizer.search(gpu, &cands, tokens);
+    }
     let (found, miss) = match found {
         Some(f) => (Some(f), miss),
         None if !ctx.explicit && ctx.target > MIN_DEFAULT_CONTEXT => {
-            let (f, miss) = sizer.search(gpu, &cands, MIN_DEFAULT_CONTEXT * ctx.concurrency);
+            let (f, miss) = sizer.search(gpu, &cands, ctx.tokens_at(MIN_DEFAULT_CONTEXT));
             (f.map(|f| sizer.refit(&f, tokens)), miss)
         }
         None => (None, miss),
@@ -233,6 +260,17 @@ pub fn choose_layout(
             f.raw_gb,
             sizer.weights_gb()
         ),
+        Some(f) if !f.room_ok && f.need <= f.usable => format!(
+            "; {} would leave the KV cache {} of {} usable per GPU, less than the sixth the balanced objective keeps for it",
+            layout_name(gpu, f.tp, f.pp),
+            gib(f.kv_free_gib),
+            gib(f.usable)
+        ),
+        Some(f) if serving_note.contains("(objective throughput)") => format!(
+            "; {} would hold {} tokens",
+            layout_name(gpu, f.tp, f.pp),
+            thousands(f.capacity_tokens)
+        ),
         Some(f) => format!(
             "; {} would need {} per GPU of {} usable",
             layout_name(gpu, f.tp, f.pp),
@@ -242,8 +280,9 @@ pub fn choose_layout(
         None => String::new(),
     };
     let reason = format!(
-        "{}: the smallest layout that holds it{why_not}. Valid TP sizes for {} attention heads and {} KV heads on {} GPUs per node: {}.",
+        "{}: the smallest layout that holds it (objective {}){why_not}{serving_note}. Valid TP sizes for {} attention heads and {} KV heads on {} GPUs per node: {}.",
         layout_name(gpu, fit.tp, fit.pp),
+        sizer.objective,
         m.arch.attention_heads,
         m.arch.kv_heads,
         gpu.per_node,
@@ -268,7 +307,7 @@ mod tests {
     use super::*;
     use crate::sizing::context::context_target;
     use crate::sizing::gpu;
-    use crate::sizing::memory::weights_gib;
+    use crate::sizing::memory::VllmGeneration;
     use crate::sizing::model::resolve_model;
     use crate::sizing::test_requests::{
         FALCON_7B, LLAMA_8B, LLAMA_70B, LLAMA_405B, QWEN_0_5B, QWEN_1_5B, QWEN_7B,
@@ -293,9 +332,11 @@ mod tests {
         let tps = valid_tps(m.arch.attention_heads, m.arch.kv_heads, g.per_node);
         let sizer = Sizer {
             model: &m,
-            weights_gib: weights_gib(m.total_b, m.unquantized_b, Precision::Bf16),
+            weights: m.weights(Precision::Bf16),
             kv_bytes: 2.0,
             util: r.gpu_memory_utilization,
+            generation: VllmGeneration::from_version(r.vllm_version.as_deref()),
+            objective: r.objective,
         };
         f(g, &sizer, &ctx, &tps)
     }
@@ -652,18 +693,18 @@ mod tests {
                 (1, 1),
                 true,
                 Ok(format!(
-                    "1 x L4 (TP 1, PP 1): the smallest layout that holds it. {}",
+                    "1 x L4 (TP 1, PP 1): the smallest layout that holds it (objective balanced). {}",
                     valid(12, 2, "1, 2, 4")
                 )),
             ),
             (
-                // 14.96 weights + 2.25 overhead + 4 KV cache.
+                // 14.99 weights + 1.44 overhead + 4 KV cache.
                 "one GPU short of memory",
                 req(LLAMA_8B, "L4"),
                 (2, 1),
                 true,
                 Ok(format!(
-                    "2 x L4 (TP 2, PP 1): the smallest layout that holds it; 1 x L4 (TP 1, PP 1) would need 21.2 GiB per GPU of 20.2 GiB usable. {llama_8b}"
+                    "2 x L4 (TP 2, PP 1): the smallest layout that holds it (objective balanced); 1 x L4 (TP 1, PP 1) would need 20.4 GiB per GPU of 19.7 GiB usable. {llama_8b}"
                 )),
             ),
             (
@@ -672,7 +713,7 @@ mod tests {
                 (4, 1),
                 true,
                 Ok(format!(
-                    "4 x H100-80GB (TP 4, PP 1): the smallest layout that holds it; 2 GPUs would have 160 GB for 141.1 GB of weights, below the vLLM recipes' 1.2 x weights. {llama}"
+                    "4 x H100-80GB (TP 4, PP 1): the smallest layout that holds it (objective balanced); 2 GPUs would have 160 GB for 141.1 GB of weights, below the vLLM recipes' 1.2 x weights. {llama}"
                 )),
             ),
             (
@@ -682,7 +723,7 @@ mod tests {
                 (8, 2),
                 true,
                 Ok(format!(
-                    "16 x L4 (TP 8, PP 2): the smallest layout that holds it; 8 x L4 (TP 1, PP 8) would need 20.7 GiB per GPU of 20.2 GiB usable. {llama}"
+                    "16 x L4 (TP 8, PP 2): the smallest layout that holds it (objective balanced); 8 x L4 (TP 1, PP 8) would need 22.6 GiB per GPU of 19.7 GiB usable. {llama}"
                 )),
             ),
             (
@@ -694,7 +735,7 @@ mod tests {
                 (1, 2),
                 true,
                 Ok(format!(
-                    "2 x L4 (TP 1, PP 2): the smallest layout that holds it. {llama_8b}"
+                    "2 x L4 (TP 1, PP 2): the smallest layout that holds it (objective balanced). {llama_8b}"
                 )),
             ),
             (
@@ -706,7 +747,7 @@ mod tests {
                 (8, 1),
                 true,
                 Ok(format!(
-                    "8 x L4 (TP 8, PP 1): the smallest layout that holds it. {llama_8b}"
+                    "8 x L4 (TP 8, PP 1): the smallest layout that holds it (objective balanced). {llama_8b}"
                 )),
             ),
             (
@@ -720,7 +761,7 @@ mod tests {
                 (2, 4),
                 false,
                 Ok(format!(
-                    "8 x L4 (TP 2, PP 4): the smallest layout that holds it; 7 x L4 (TP 1, PP 7) would need 21.3 GiB per GPU of 20.2 GiB usable. {}",
+                    "8 x L4 (TP 2, PP 4): the smallest layout that holds it (objective balanced); 7 x L4 (TP 1, PP 7) would need 23.5 GiB per GPU of 19.7 GiB usable. {}",
                     valid(14, 2, "1, 2")
                 )),
             ),
@@ -735,7 +776,7 @@ mod tests {
                 },
                 (0, 0),
                 false,
-                Err("30976 tokens fit on 48 x L4 (TP 2, PP 24)"),
+                Err("26624 tokens fit on 48 x L4 (TP 2, PP 24)"),
             ),
             (
                 "too big for any layout",

@@ -1,12 +1,19 @@
-//! The memory model: what one GPU must hold for a given layout.
+//! The memory model: what vLLM puts on one GPU for a given layout.
 //!
-//! Per GPU, vLLM needs its share of the weights, the KV cache for the tokens
-//! it must keep, and a runtime overhead, all inside `gpu-memory-utilization`
-//! of the device:
+//! vLLM (V1 engine) sizes its KV cache at start-up as
 //!
 //! ```text
-//! weights / (TP x PP) + overhead + kv_per_token_per_gpu x tokens <= utilization x memory
+//! KV cache = utilization x total memory - weights - activation peak - non-torch memory
 //! ```
+//!
+//! per GPU, with the total memory as CUDA reports it to vLLM (below the
+//! marketing size), and refuses to start when one sequence of
+//! `max-model-len` tokens does not fit. This module holds each term: the
+//! weights as vLLM loads them (16-bit parts of quantized checkpoints
+//! included), the activation peak of its profiling run, the non-torch
+//! memory of the communication buffers, and the KV bytes per token (MLA and
+//! hybrid sliding-window groups included). The figures and where they come
+//! from are in docs/sizing.md and `../shared/reference/VLLM-MEMORY.md`.
 
 use super::Precision;
 use super::models::ModelSpec;
@@ -14,16 +21,81 @@ use super::models::ModelSpec;
 /// Bytes in a GiB.
 pub const GIB: f64 = 1_073_741_824.0;
 
-/// CUDA context, cuBLAS/NCCL workspaces and CUDA graphs, per GPU.
-pub const BASE_OVERHEAD_GIB: f64 = 1.5;
+/// Non-torch memory (CUDA context increase, cuBLAS workspaces) of a single
+/// rank: 0.24-0.26 GiB in vLLM 0.19 logs.
+pub const NON_TORCH_SINGLE_GIB: f64 = 0.25;
+/// Non-torch memory of each rank of a multi-GPU replica: NCCL and custom
+/// all-reduce buffers, 2.06-2.21 GiB at TP 2 and 4 in vLLM 0.19 logs. Used
+/// for pipeline stages too, whose slowest stage sets the KV cache (the logs
+/// show the first stage's figures a few GiB above what the cache got).
+pub const NON_TORCH_MULTI_GIB: f64 = 2.2;
 
-/// Tokens in one prefill chunk during vLLM's memory profiling
-/// (`max-num-batched-tokens` on large GPUs).
-pub const PROFILE_TOKENS: f64 = 8192.0;
+/// The smallest activation peak seen (CodeLlama, Granite): the forward
+/// pass of one 8,192-token chunk, whatever the vocabulary.
+pub const ACTIVATION_FLOOR_GIB: f64 = 0.75;
+/// fp32 copies of the `max_num_seqs x vocabulary` logits that vLLM 0.19's
+/// sampler warm-up holds at its peak (fitted on its logs: 3.7-4.0).
+pub const SAMPLER_COPIES_CURRENT: f64 = 3.9;
+/// The same for vLLM releases before 0.19, or an unknown version: earlier
+/// V1 engines held about 9.7 copies (llm-d-benchmark's runs: Llama-3.1-8B
+/// 4.76 GiB, Qwen3 5.56-5.64 GiB, gpt-oss 7.38 GiB), the figure llm-d's
+/// planner calibrated on. The larger figure is the safe one when the version
+/// is unknown.
+pub const SAMPLER_COPIES_EARLIER: f64 = 9.7;
+/// MoE models peak about 15% higher (expert routing buffers): Qwen3-30B-A3B,
+/// Kimi-VL and DeepSeek-V2-Lite 1.2x, Llama-4-Scout 1.06x.
+pub const MOE_ACTIVATION_FACTOR: f64 = 1.15;
 
-/// Live activation bytes per token and hidden unit at the profiling peak:
-/// about a dozen bf16 hidden-sized buffers at once.
-pub const ACTIVATION_BYTES_PER_HIDDEN: f64 = 24.0;
+/// vLLM's default `--max-num-seqs` for `vllm serve` on a device: 1024 on
+/// GPUs with at least 70 GiB other than the A100, 256 elsewhere
+/// (`EngineArgs._set_default_args`, vllm/engine/arg_utils.py).
+pub fn default_max_num_seqs(device_gib: f64, is_a100: bool) -> u64 {
+    if device_gib >= 70.0 && !is_a100 {
+        1024
+    } else {
+        256
+    }
+}
+
+/// The vLLM release the plan is for, as far as its memory use differs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum VllmGeneration {
+    /// vLLM 0.19 or later: the figures measured in its logs.
+    Current,
+    /// An earlier release, or one the caller did not name: the larger
+    /// activation peak, so that the plan never over-promises.
+    #[default]
+    EarlierOrUnknown,
+}
+
+impl VllmGeneration {
+    /// `0.19.0`, `v0.19.1`, `0.20` are current; anything else (including an
+    /// unparsable string) is treated as earlier.
+    pub fn from_version(v: Option<&str>) -> VllmGeneration {
+        let Some(v) = v else {
+            return VllmGeneration::EarlierOrUnknown;
+        };
+        let v = v.trim().trim_start_matches(['v', 'V']);
+        let mut parts = v.split(['.', '-', '+']);
+        let major = parts.next().and_then(|p| p.parse::<u32>().ok());
+        let minor = parts.next().and_then(|p| {
+            let digits: String = p.chars().take_while(char::is_ascii_digit).collect();
+            digits.parse::<u32>().ok()
+        });
+        match (major, minor) {
+            (Some(m), _) if m >= 1 => VllmGeneration::Current,
+            (Some(0), Some(n)) if n >= 19 => VllmGeneration::Current,
+            _ => VllmGeneration::EarlierOrUnknown,
+        }
+    }
+
+    pub fn sampler_copies(self) -> f64 {
+        match self {
+            VllmGeneration::Current => SAMPLER_COPIES_CURRENT,
+            VllmGeneration::EarlierOrUnknown => SAMPLER_COPIES_EARLIER,
+        }
+    }
+}
 
 /// The shape of a model as far as memory is concerned.
 #[derive(Debug, Clone, PartialEq)]
@@ -33,8 +105,19 @@ pub struct Arch {
     pub kv_heads: u32,
     pub head_dim: u32,
     pub hidden_size: u32,
-    /// MLA latent elements per token and layer, 0 for ordinary attention.
+    /// MLA latent elements per token and layer (kv_lora_rank +
+    /// qk_rope_head_dim), 0 for ordinary attention.
     pub mla_kv_dim: u32,
+    /// `vocab_size`: the sampler's warm-up scales with it.
+    pub vocab: u32,
+    /// Layers with sliding-window attention, 0 when none.
+    pub sliding_layers: u32,
+    /// Their window in tokens.
+    pub sliding_window: u32,
+    /// Routed experts, 0 for dense models.
+    pub experts: u32,
+    /// Positions of the rotary cache (`max_position_embeddings`).
+    pub rope_positions: u64,
 }
 
 impl Arch {
@@ -46,14 +129,21 @@ impl Arch {
             head_dim: m.head_dim,
             hidden_size: m.hidden_size,
             mla_kv_dim: m.mla_kv_dim,
+            vocab: m.vocab,
+            sliding_layers: m.sliding_layers,
+            sliding_window: m.sliding_window,
+            experts: m.experts,
+            rope_positions: m.context,
         }
     }
 
-    /// A conservative guess for a model the catalog does not know, from its
-    /// size: the shape of the largest common dense model of that size class
-    /// (Llama/Qwen/Mistral-Large), with 8 KV heads. Older models with full
-    /// multi-head attention need more KV cache than this.
-    pub fn estimate(params_b: f64) -> Arch {
+    /// A guess for a model the catalog does not know, from its size: the
+    /// shape of the common dense models of that size class, on the side that
+    /// never over-predicts what fits. Multi-head attention (as many KV heads
+    /// as attention heads: CodeLlama and its kind cache that much; GQA and
+    /// MLA models cache less), no sliding window, the largest common
+    /// vocabulary (262,144, Gemma 3), whose sampler warm-up is the largest.
+    pub fn guess(params_b: f64) -> Arch {
         // (up to billions, layers, hidden, heads, head_dim)
         const SHAPES: &[(f64, u32, u32, u32, u32)] = &[
             (1.5, 28, 2048, 16, 128),
@@ -72,11 +162,83 @@ impl Arch {
         Arch {
             layers,
             attention_heads: heads,
-            kv_heads: 8,
+            kv_heads: heads,
             head_dim,
             hidden_size: hidden,
             mla_kv_dim: 0,
+            vocab: GUESSED_VOCAB,
+            sliding_layers: 0,
+            sliding_window: 0,
+            experts: 0,
+            rope_positions: GUESSED_ROPE_POSITIONS,
         }
+    }
+
+    /// Layers the KV cache holds per token. vLLM's hybrid allocator groups a
+    /// sliding-window model's layers into groups of `g` = the smaller layer
+    /// count of the two kinds, padding the last group of each kind, and gives
+    /// every group a full page per block:
+    /// `g x (ceil(full / g) + ceil(sliding / g))`. Gemma-3-27B: 10 full and 52
+    /// sliding layers cache as 70 (573,440 B per token, its log says 573,583).
+    /// Gemma 2 and gpt-oss alternate 1:1, which is every layer.
+    pub fn kv_layers(&self) -> u32 {
+        let sliding = self.sliding_layers.min(self.layers);
+        let full = self.layers - sliding;
+        if sliding == 0 || full == 0 {
+            return self.layers;
+        }
+        let g = full.min(sliding);
+        g * (full.div_ceil(g) + sliding.div_ceil(g))
+    }
+
+    /// The padded groups of a hybrid sliding-window model: (full groups,
+    /// sliding groups), or `None` when every layer caches the whole context.
+    fn groups(&self) -> Option<(u64, u64)> {
+        let sliding = self.sliding_layers.min(self.layers);
+        let full = self.layers - sliding;
+        if sliding == 0 || full == 0 || self.sliding_window == 0 {
+            return None;
+        }
+        let g = full.min(sliding);
+        Some((u64::from(full.div_ceil(g)), u64::from(sliding.div_ceil(g))))
+    }
+
+    /// Tokens a sliding-window group keeps per sequence at most: the window,
+    /// plus one chunk of [`MAX_NUM_BATCHED_TOKENS`] being prefilled, plus a
+    /// block (vLLM's `SlidingWindowSpec.max_memory_usage_bytes`).
+    fn window_tokens(&self) -> u64 {
+        u64::from(self.sliding_window) + MAX_NUM_BATCHED_TOKENS + KV_BLOCK_TOKENS
+    }
+
+    /// The KV cache `sequences` sequences of `len` tokens need, in tokens of
+    /// [`Self::kv_bytes_per_token`]: `len x sequences`, except that the
+    /// sliding-window groups of a hybrid model hold at most
+    /// [`Self::window_tokens`] of each sequence.
+    pub fn kv_tokens(&self, len: u64, sequences: u64) -> u64 {
+        let Some((full, sliding)) = self.groups() else {
+            return len.saturating_mul(sequences);
+        };
+        let per_seq = (full as u128 * len as u128
+            + sliding as u128 * u128::from(len.min(self.window_tokens())))
+        .div_ceil(u128::from(full + sliding));
+        u64::try_from(per_seq.saturating_mul(u128::from(sequences))).unwrap_or(u64::MAX)
+    }
+
+    /// The longest sequence of which `sequences` fit in `capacity` tokens of
+    /// [`Self::kv_bytes_per_token`]: the inverse of [`Self::kv_tokens`].
+    pub fn longest_sequence(&self, capacity: u64, sequences: u64) -> u64 {
+        let per_seq = capacity / sequences.max(1);
+        let Some((full, sliding)) = self.groups() else {
+            return per_seq;
+        };
+        let w = self.window_tokens();
+        if per_seq <= w {
+            return per_seq;
+        }
+        // per_seq x (full + sliding) = full x len + sliding x w
+        let total = u128::from(per_seq) * u128::from(full + sliding);
+        let len = (total - u128::from(sliding) * u128::from(w)) / u128::from(full);
+        u64::try_from(len).unwrap_or(u64::MAX)
     }
 
     /// KV cache bytes one token takes on one GPU of a TP x PP layout.
@@ -84,8 +246,9 @@ impl Arch {
     /// Ordinary attention: `2 (K and V) x layers/PP x max(1, kv_heads/TP) x
     /// head_dim x bytes`. MLA caches one latent vector per layer that every
     /// tensor-parallel rank keeps whole: `layers/PP x mla_dim x bytes`.
+    /// Layers are [`Self::kv_layers`].
     pub fn kv_bytes_per_token(&self, kv_bytes: f64, tp: u32, pp: u32) -> f64 {
-        let layers = f64::from(self.layers.div_ceil(pp.max(1)));
+        let layers = f64::from(self.kv_layers().div_ceil(pp.max(1)));
         if self.mla_kv_dim > 0 {
             return layers * f64::from(self.mla_kv_dim) * kv_bytes;
         }
@@ -93,25 +256,164 @@ impl Arch {
         2.0 * layers * f64::from(heads) * f64::from(self.head_dim) * kv_bytes
     }
 
-    /// Runtime overhead per GPU in GiB: [`BASE_OVERHEAD_GIB`] plus the
-    /// activation peak of a profiling chunk, `8192 tokens x hidden x 24 B`.
-    pub fn overhead_gib(&self) -> f64 {
-        BASE_OVERHEAD_GIB
-            + PROFILE_TOKENS * f64::from(self.hidden_size) * ACTIVATION_BYTES_PER_HIDDEN / GIB
+    /// The activation peak of vLLM's profiling run, in GiB: the sampler's
+    /// warm-up over `max_num_seqs` sequences' logits dominates and scales
+    /// with the vocabulary, `copies x max_num_seqs x vocab x 4 B`, at least
+    /// [`ACTIVATION_FLOOR_GIB`], and [`MOE_ACTIVATION_FACTOR`] more for
+    /// MoE models. The same at every TP size.
+    pub fn activation_gib(&self, max_num_seqs: u64, generation: VllmGeneration) -> f64 {
+        let sampler =
+            generation.sampler_copies() * max_num_seqs as f64 * f64::from(self.vocab) * 4.0 / GIB;
+        let moe = if self.experts > 0 {
+            MOE_ACTIVATION_FACTOR
+        } else {
+            1.0
+        };
+        sampler.max(ACTIVATION_FLOOR_GIB) * moe
+    }
+
+    /// The rotary embedding's cos/sin cache, which every rank holds whole:
+    /// `max_position_embeddings x rotary dim x 2 B` (32 MiB at 131,072
+    /// positions, 2.5 GiB for Llama-4-Scout's 10M). vLLM counts it with the
+    /// weights.
+    pub fn rope_gib(&self, element_bytes: f64) -> f64 {
+        let rotary = if self.mla_kv_dim > 0 {
+            MLA_ROPE_DIM
+        } else {
+            self.head_dim
+        };
+        self.rope_positions as f64 * f64::from(rotary) * element_bytes / GIB
     }
 }
 
-/// Weight bytes in GiB: parameters x bytes per parameter, except that a
-/// quantized model keeps `unquantized_b` parameters (embeddings, router) in
-/// bf16.
-pub fn weights_gib(params_b: f64, unquantized_b: f64, precision: Precision) -> f64 {
-    let bytes = precision.bytes_per_param();
-    let kept = if bytes < 2.0 {
-        unquantized_b.clamp(0.0, params_b)
+/// vLLM's largest default `--max-num-batched-tokens` for `vllm serve`
+/// (8,192 on H100-class GPUs, 2,048 elsewhere): the chunk a sliding-window
+/// layer keeps beside its window, taken at its largest.
+pub const MAX_NUM_BATCHED_TOKENS: u64 = 8192;
+/// vLLM's default KV block size.
+pub const KV_BLOCK_TOKENS: u64 = 16;
+
+/// Vocabulary assumed for a model whose config is not known.
+pub const GUESSED_VOCAB: u32 = 262_144;
+/// Rotary positions assumed for a model whose config is not known.
+pub const GUESSED_ROPE_POSITIONS: u64 = 131_072;
+/// Rotary dimension of the MLA models in the catalog (qk_rope_head_dim).
+const MLA_ROPE_DIM: u32 = 64;
+
+/// Non-torch memory per GPU: [`NON_TORCH_SINGLE_GIB`] for one rank,
+/// [`NON_TORCH_MULTI_GIB`] as soon as ranks talk to each other.
+pub fn non_torch_gib(tp: u32, pp: u32) -> f64 {
+    if u64::from(tp) * u64::from(pp) > 1 {
+        NON_TORCH_MULTI_GIB
     } else {
-        0.0
+        NON_TORCH_SINGLE_GIB
+    }
+}
+
+/// Bytes per parameter of quantized weights, their scales included:
+/// fp8 and int8 1 (per-channel scales are negligible), int4 0.5 plus a
+/// 16-bit scale and a 4-bit zero point per group of 128 (GPTQ, AWQ,
+/// W4A16), MXFP4 4.25 bits (an 8-bit scale per 32), NVFP4 4.5 bits (an
+/// fp8 scale per 16).
+pub fn quantized_bytes(precision: Precision, mxfp4: bool) -> f64 {
+    match precision {
+        Precision::Int4 => 0.5 + 2.5 / 128.0,
+        Precision::Fp4 if mxfp4 => 4.25 / 8.0,
+        Precision::Fp4 => 4.5 / 8.0,
+        p => p.bytes_per_param(),
+    }
+}
+
+/// The weights of one replica as vLLM loads them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Weights {
+    /// All weights, in GiB.
+    pub total_gib: f64,
+    /// One copy of the token embedding (the size of the lm_head too), in
+    /// GiB: the first and the last pipeline stage each hold one.
+    pub embedding_gib: f64,
+    /// The lm_head is the embedding, counted once in `total_gib`.
+    pub tied: bool,
+    /// Parameters kept in 16 bits by a quantized checkpoint, in billions.
+    pub kept_16bit_b: f64,
+    /// The rotary cache every rank holds, in GiB.
+    pub rope_gib: f64,
+    /// Expert weights padded by the MXFP4 MoE kernels (hidden size rounded
+    /// up to a multiple of 256): the factor, 1 when none.
+    pub padding: f64,
+}
+
+impl Weights {
+    /// Weights on one GPU of a TP x PP layout: everything split by TP; with
+    /// pipeline stages, the layers split by stage and the first and last
+    /// stage each holding an embedding-sized matrix (the embedding, the
+    /// lm_head); plus the rotary cache.
+    pub fn per_gpu(&self, layers: u32, tp: u32, pp: u32) -> f64 {
+        let tp = f64::from(tp.max(1));
+        if pp <= 1 {
+            return self.total_gib / tp + self.rope_gib;
+        }
+        let edges = self.embedding_gib * if self.tied { 1.0 } else { 2.0 };
+        let body = (self.total_gib - edges).max(0.0);
+        let stage = body * f64::from(layers.div_ceil(pp)) / f64::from(layers.max(1));
+        (stage + self.embedding_gib) / tp + self.rope_gib
+    }
+}
+
+/// What the weights are made of, for [`weights`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct WeightParts {
+    pub params_b: f64,
+    /// Embedding parameters (vocab x hidden), in billions.
+    pub embedding_b: f64,
+    pub tied: bool,
+    pub vision_b: f64,
+    /// Parameters the checkpoint keeps in 16 bits, when it says (0 = the
+    /// embeddings, lm_head and vision tower).
+    pub unquantized_b: f64,
+    /// The checkpoint's weights are MXFP4 (gpt-oss).
+    pub mxfp4: bool,
+    /// MoE model: the MXFP4 kernels pad its expert weights.
+    pub moe: bool,
+    pub hidden_size: u32,
+}
+
+/// The weights at `precision`. 16-bit and fp32 weights are parameters x 2 or
+/// 4 B. Quantized weights keep the embeddings, the lm_head (once when tied),
+/// the vision tower and whatever the checkpoint says in 16 bits:
+/// `kept x 2 B + (parameters - kept) x quantized bytes`.
+pub fn weights(parts: &WeightParts, precision: Precision, rope_gib: f64) -> Weights {
+    let p = parts.params_b.max(0.0);
+    let edges_b = parts.embedding_b * if parts.tied { 1.0 } else { 2.0 };
+    if !precision.is_quantized() {
+        let bytes = precision.bytes_per_param();
+        return Weights {
+            total_gib: p * bytes * 1e9 / GIB,
+            embedding_gib: parts.embedding_b * bytes * 1e9 / GIB,
+            tied: parts.tied,
+            kept_16bit_b: 0.0,
+            rope_gib,
+            padding: 1.0,
+        };
+    }
+    let kept = parts
+        .unquantized_b
+        .max(edges_b + parts.vision_b)
+        .clamp(0.0, p);
+    let padding = if parts.mxfp4 && parts.moe && parts.hidden_size > 0 {
+        f64::from(parts.hidden_size.div_ceil(256) * 256) / f64::from(parts.hidden_size)
+    } else {
+        1.0
     };
-    ((params_b - kept) * bytes + kept * 2.0) * 1e9 / GIB
+    let q = quantized_bytes(precision, parts.mxfp4);
+    Weights {
+        total_gib: (kept * 2.0 + (p - kept) * q * padding) * 1e9 / GIB,
+        embedding_gib: parts.embedding_b * 2.0 * 1e9 / GIB,
+        tied: parts.tied,
+        kept_16bit_b: kept,
+        rope_gib,
+        padding,
+    }
 }
 
 #[cfg(test)]
@@ -119,29 +421,135 @@ mod tests {
     use super::*;
     use crate::sizing::models::model;
 
+    fn arch(id: &str) -> Arch {
+        Arch::from_spec(model(id).unwrap())
+    }
+
     #[test]
     fn llama_70b_kv_per_token() {
-        let a = Arch::from_spec(model("meta-llama/Llama-3.1-70B-Instruct").unwrap());
+        let a = arch("meta-llama/Llama-3.1-70B-Instruct");
         assert_eq!(a.kv_bytes_per_token(2.0, 1, 1), 327_680.0);
         assert_eq!(a.kv_bytes_per_token(2.0, 8, 1), 40_960.0);
         // 8 KV heads under TP 16 stay at one head per rank.
         assert_eq!(a.kv_bytes_per_token(2.0, 16, 1), 40_960.0);
         assert_eq!(a.kv_bytes_per_token(2.0, 1, 2), 163_840.0);
+        // An fp8 cache halves it.
+        assert_eq!(a.kv_bytes_per_token(1.0, 1, 1), 163_840.0);
     }
 
     #[test]
     fn mla_kv_is_not_split_by_tp() {
-        let a = Arch::from_spec(model("deepseek-ai/DeepSeek-V3").unwrap());
+        let a = arch("deepseek-ai/DeepSeek-V3");
         assert_eq!(a.kv_bytes_per_token(2.0, 1, 1), 61.0 * 576.0 * 2.0);
         assert_eq!(a.kv_bytes_per_token(2.0, 8, 1), 61.0 * 576.0 * 2.0);
+        // Kimi-VL's log: 41.32 GiB for 1,426,368 tokens = 31,104 B.
+        let k = arch("moonshotai/Kimi-VL-A3B-Instruct");
+        assert_eq!(k.kv_bytes_per_token(2.0, 1, 1), 31_104.0);
+    }
+
+    /// (model, layers the cache holds, bytes per token in bf16): the logs'
+    /// KV GiB / tokens.
+    #[test]
+    fn sliding_window_groups() {
+        let cases = [
+            ("google/gemma-3-27b-it", 70, 573_440.0),
+            ("google/gemma-2-27b-it", 46, 376_832.0),
+            ("google/gemma-2-2b-it", 26, 106_496.0),
+            ("google/gemma-3-12b-it", 48, 393_216.0),
+            ("google/gemma-3-4b-it", 35, 143_360.0),
+            ("openai/gpt-oss-20b", 24, 49_152.0),
+            ("meta-llama/Llama-3.1-8B-Instruct", 32, 131_072.0),
+        ];
+        for (id, layers, bytes) in cases {
+            let a = arch(id);
+            assert_eq!(a.kv_layers(), layers, "{id}");
+            assert_eq!(a.kv_bytes_per_token(2.0, 1, 1), bytes, "{id}");
+        }
     }
 
     #[test]
-    fn weights() {
-        let w = weights_gib(8.03, 0.0, Precision::Bf16);
-        assert!((w - 14.957).abs() < 0.01, "{w}");
-        let w = weights_gib(117.0, 2.3, Precision::Fp4);
-        assert!((w - (114.7 * 0.5 + 4.6) * 1e9 / GIB).abs() < 1e-9);
-        assert!((Arch::estimate(8.0).overhead_gib() - 2.25).abs() < 1e-9);
+    fn sliding_window_sequences_cost_less() {
+        // Gemma-3-12B: 1 full and 5 sliding groups of 8 layers; a sliding
+        // group keeps 1,024 + 8,192 + 16 tokens of a sequence.
+        let a = arch("google/gemma-3-12b-it");
+        assert_eq!(a.kv_tokens(32_768, 1), (32_768u64 + 5 * 9_232).div_ceil(6));
+        assert_eq!(a.kv_tokens(4_096, 2), 8_192);
+        for len in [100, 9_232, 20_000, 32_768, 131_072] {
+            let need = a.kv_tokens(len, 3);
+            assert!(a.longest_sequence(need, 3) >= len - 1, "{len}");
+            assert!(a.kv_tokens(a.longest_sequence(need, 3), 3) <= need, "{len}");
+        }
+        let llama = arch("meta-llama/Llama-3.1-8B-Instruct");
+        assert_eq!(llama.kv_tokens(32_768, 4), 131_072);
+        assert_eq!(llama.longest_sequence(131_072, 4), 32_768);
+    }
+
+    #[test]
+    fn activation_follows_the_vocabulary() {
+        let now = VllmGeneration::Current;
+        // (model, max_num_seqs, GiB in the vLLM 0.19 logs)
+        let cases = [
+            ("Qwen/Qwen2.5-7B-Instruct", 1024, 2.21),
+            ("meta-llama/Llama-3.1-8B-Instruct", 1024, 1.89),
+            ("google/gemma-3-27b-it", 1024, 3.99),
+            ("google/gemma-2-9b-it", 1024, 3.65),
+            ("codellama/CodeLlama-7b-hf", 1024, 0.77),
+            ("moonshotai/Kimi-VL-A3B-Instruct", 1024, 2.92),
+        ];
+        for (id, seqs, want) in cases {
+            let got = arch(id).activation_gib(seqs, now);
+            assert!((got - want).abs() / want < 0.12, "{id}: {got} vs {want}");
+        }
+        // Earlier releases: llm-d-benchmark's Qwen3-32B peaked at 5.64 GiB.
+        let got = arch("Qwen/Qwen3-32B").activation_gib(1024, VllmGeneration::EarlierOrUnknown);
+        assert!((got - 5.64).abs() < 0.1, "{got}");
+    }
+
+    #[test]
+    fn versions() {
+        use VllmGeneration::*;
+        for (v, want) in [
+            (Some("0.19.0"), Current),
+            (Some("v0.19.1"), Current),
+            (Some("0.20"), Current),
+            (Some("1.0.0"), Current),
+            (Some("0.8.2"), EarlierOrUnknown),
+            (Some("0.6.5.dev (PR #10511)"), EarlierOrUnknown),
+            (Some(""), EarlierOrUnknown),
+            (None, EarlierOrUnknown),
+        ] {
+            assert_eq!(VllmGeneration::from_version(v), want, "{v:?}");
+        }
+    }
+
+    #[test]
+    fn quantized_checkpoints_keep_16_bit_parts() {
+        // Qwen2.5-7B FP8-dynamic: 8.14 GiB in its log (one byte for every
+        // parameter would say 7.1).
+        let parts = WeightParts {
+            params_b: 7.61,
+            embedding_b: 152_064.0 * 3584.0 / 1e9,
+            tied: false,
+            vision_b: 0.0,
+            unquantized_b: 0.0,
+            mxfp4: false,
+            moe: false,
+            hidden_size: 3584,
+        };
+        let w = weights(&parts, Precision::Fp8, 0.0);
+        assert!((w.total_gib - 8.10).abs() < 0.05, "{}", w.total_gib);
+        let w16 = weights(&parts, Precision::Bf16, 0.0);
+        assert!((w16.total_gib - 14.17).abs() < 0.05, "{}", w16.total_gib);
+        // Pipeline stages: the first holds the embedding, the last the lm_head.
+        let llama = WeightParts {
+            params_b: 8.03,
+            embedding_b: 128_256.0 * 4096.0 / 1e9,
+            ..parts
+        };
+        let w = weights(&llama, Precision::Bf16, 0.0);
+        // llm-d-planner's PP runs: 7.51 GiB at PP 2, 4.26 at PP 4.
+        assert!((w.per_gpu(32, 1, 2) - 7.49).abs() < 0.05);
+        assert!((w.per_gpu(32, 1, 4) - 4.24).abs() < 0.05);
+        assert!((w.per_gpu(32, 2, 1) - w.total_gib / 2.0).abs() < 1e-9);
     }
 }

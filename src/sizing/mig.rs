@@ -91,7 +91,7 @@ fn requested_slice(
     let need_tokens = if ctx.explicit {
         ctx.tokens()
     } else {
-        MIN_DEFAULT_CONTEXT.min(ctx.target) * ctx.concurrency
+        ctx.tokens_at(MIN_DEFAULT_CONTEXT.min(ctx.target))
     };
     let fit = slice_fit(sizer, p, need_tokens);
     if fit.fits() {
@@ -178,7 +178,7 @@ fn auto_slice(
 mod tests {
     use super::*;
     use crate::sizing::context::context_target;
-    use crate::sizing::memory::weights_gib;
+    use crate::sizing::memory::VllmGeneration;
     use crate::sizing::model::{Model, resolve_model};
     use crate::sizing::test_requests::{LLAMA_8B, LLAMA_70B, QWEN_0_5B, QWEN_1_5B, request as req};
     use crate::sizing::{MigChoice, Precision, gpu};
@@ -190,9 +190,11 @@ mod tests {
         let ctx = context_target(r, &m).unwrap();
         let sizer = Sizer {
             model: &m,
-            weights_gib: weights_gib(m.total_b, m.unquantized_b, Precision::Bf16),
+            weights: m.weights(Precision::Bf16),
             kv_bytes: 2.0,
             util: r.gpu_memory_utilization,
+            generation: VllmGeneration::from_version(r.vllm_version.as_deref()),
+            objective: r.objective,
         };
         f(gpu(&r.gpu_type).unwrap(), &sizer, &ctx)
     }
@@ -228,9 +230,9 @@ mod tests {
                 "A100-80GB",
                 MigChoice::Auto,
                 Ok((
-                    Some("1g.20gb"),
+                    Some("1g.10gb"),
                     Some(
-                        "MIG 1g.20gb: the smallest slice of A100-80GB that holds the weights and KV cache for 4 sequences of 32,768 tokens (8.1 of 16.2 GiB).",
+                        "MIG 1g.10gb: the smallest slice of A100-80GB that holds the weights and KV cache for 4 sequences of 32,768 tokens (8.0 of 8.1 GiB).",
                     ),
                 )),
             ),
@@ -339,11 +341,11 @@ mod tests {
     #[test]
     fn slice_fit_table() {
         // Usable = 0.9 x 0.9 x GB: 8.1 GiB on 1g.10gb, 16.2 on 2g.20gb, 32.4
-        // on 3g.40gb. Llama-3.1-8B: 14.96 GiB weights + 2.25 overhead, 128 KiB
-        // KV per token; Qwen2.5-1.5B: 2.87 + 1.78, 28 KiB per token.
+        // on 3g.40gb. Llama-3.1-8B: 14.99 GiB weights + 1.44 overhead, 128 KiB
+        // KV per token; Qwen2.5-1.5B: 2.88 + 1.66, 28 KiB per token.
         // (case, model, profile, tokens, fits, KV capacity in tokens)
         let cases = [
-            ("room to spare", LLAMA_8B, "3g.40gb", 4_096, true, 124_460),
+            ("room to spare", LLAMA_8B, "3g.40gb", 4_096, true, 130_869),
             (
                 "the weights alone overflow",
                 LLAMA_8B,
@@ -357,17 +359,17 @@ mod tests {
                 "exactly the capacity",
                 QWEN_1_5B,
                 "1g.10gb",
-                129_209,
+                133_626,
                 true,
-                129_209,
+                133_626,
             ),
             (
                 "one token over",
                 QWEN_1_5B,
                 "1g.10gb",
-                129_210,
+                133_627,
                 false,
-                129_209,
+                133_626,
             ),
         ];
         for (case, model, name, tokens, fits, capacity) in cases {
@@ -412,7 +414,7 @@ mod tests {
                     ..req(QWEN_1_5B, "A100-80GB")
                 },
                 "1g.10gb",
-                Err("1g.10gb: 9.0 of 8.1 GiB; the smallest profile that holds it is 1g.20gb".into()),
+                Err("1g.10gb: 8.9 of 8.1 GiB; the smallest profile that holds it is 1g.20gb".into()),
             ),
             (
                 "tensor parallel asks for several GPUs",
@@ -463,7 +465,7 @@ mod tests {
                 "the recipe holds but the memory does not",
                 req(LLAMA_8B, "A100-80GB"),
                 "2g.20gb",
-                Err(format!("2g.20gb: 17.7 of 16.2 GiB; {llama_8b_suggestion}")),
+                Err(format!("2g.20gb: 16.9 of 16.2 GiB; {llama_8b_suggestion}")),
             ),
             (
                 "Llama-3.1-8B on 3g.40gb",
@@ -479,7 +481,7 @@ mod tests {
                     ..req(LLAMA_8B, "A100-80GB")
                 },
                 "3g.40gb",
-                Err("3g.40gb: 33.2 of 32.4 GiB; the smallest profile that holds it is 7g.80gb".into()),
+                Err("3g.40gb: 32.4 of 32.4 GiB; the smallest profile that holds it is 7g.80gb".into()),
             ),
             (
                 "a model too big for any slice",
@@ -499,11 +501,11 @@ mod tests {
         // (case, request, slice, reason)
         let cases: Vec<(&str, SizingRequest, Option<&str>, &str)> = vec![
             (
-                // 2.87 weights + 1.78 overhead + 3.5 KV = 8.15 GiB > 8.1.
-                "just over the smallest slice",
+                // 2.88 weights + 1.66 overhead + 3.5 KV = 8.04 GiB <= 8.1.
+                "just inside the smallest slice",
                 req(QWEN_1_5B, "A100-80GB"),
-                Some("1g.20gb"),
-                "MIG 1g.20gb: the smallest slice of A100-80GB that holds the weights and KV cache for 4 sequences of 32,768 tokens (8.1 of 16.2 GiB).",
+                Some("1g.10gb"),
+                "MIG 1g.10gb: the smallest slice of A100-80GB that holds the weights and KV cache for 4 sequences of 32,768 tokens (8.0 of 8.1 GiB).",
             ),
             (
                 "a shorter context fits the smallest slice",
@@ -512,13 +514,13 @@ mod tests {
                     ..req(QWEN_1_5B, "A100-80GB")
                 },
                 Some("1g.10gb"),
-                "MIG 1g.10gb: the smallest slice of A100-80GB that holds the weights and KV cache for 4 sequences of 16,384 tokens (6.4 of 8.1 GiB).",
+                "MIG 1g.10gb: the smallest slice of A100-80GB that holds the weights and KV cache for 4 sequences of 16,384 tokens (6.3 of 8.1 GiB).",
             ),
             (
                 "A30 slices",
                 req(QWEN_1_5B, "A30"),
                 Some("2g.12gb"),
-                "MIG 2g.12gb: the smallest slice of A30 that holds the weights and KV cache for 4 sequences of 32,768 tokens (8.1 of 9.7 GiB).",
+                "MIG 2g.12gb: the smallest slice of A30 that holds the weights and KV cache for 4 sequences of 32,768 tokens (8.0 of 9.7 GiB).",
             ),
             (
                 "a tiny model on the smallest A30 slice",
@@ -540,7 +542,7 @@ mod tests {
                     ..req(LLAMA_8B, "A100-80GB")
                 },
                 Some("3g.40gb"),
-                "MIG 3g.40gb: the smallest slice of A100-80GB that holds the weights and KV cache for 4 sequences of 8,192 tokens (21.2 of 32.4 GiB).",
+                "MIG 3g.40gb: the smallest slice of A100-80GB that holds the weights and KV cache for 4 sequences of 8,192 tokens (20.4 of 32.4 GiB).",
             ),
             (
                 // 8.2 B is inside the 8.5 B limit.
@@ -550,7 +552,7 @@ mod tests {
                     ..req("Qwen/Qwen3-8B", "H100-80GB")
                 },
                 Some("3g.40gb"),
-                "MIG 3g.40gb: the smallest slice of H100-80GB that holds the weights and KV cache for 4 sequences of 8,192 tokens (22.0 of 32.4 GiB).",
+                "MIG 3g.40gb: the smallest slice of H100-80GB that holds the weights and KV cache for 4 sequences of 8,192 tokens (21.4 of 32.4 GiB).",
             ),
             (
                 "a big model",

@@ -7,7 +7,9 @@
 //!
 //! - `gpus` and `models`: the catalogs and their forgiving name lookup.
 //! - `params`: parameter counts and quantization markers read from strings.
-//! - `memory`: weights, KV cache and overhead per GPU.
+//! - `memory`: what vLLM puts on a GPU: weights, activation peak, non-torch
+//!   memory and KV cache (the formulas of docs/sizing.md).
+//! - `config`: a model's `config.json` and weights index, read for sizing.
 //! - `decide`: [`size`] as the sequence of decisions below, and the plan.
 //! - `validate`: the ranges of the request's numbers.
 //! - `model`: the model as the engine sees it (catalog or estimate).
@@ -20,6 +22,7 @@
 //! - `host`: CPU, memory, /dev/shm and startup budget per replica.
 //! - `text`: how numbers and lists read in reasons and errors.
 
+mod config;
 mod context;
 mod decide;
 mod error;
@@ -40,12 +43,13 @@ mod text;
 mod validate;
 mod weights;
 
+pub use config::{CheckpointQuantization, ConfigError, ModelConfig, weights_index_total_bytes};
 pub use error::{SizingError, TpLimits};
 pub use gpus::{Gpu, MigProfile, gpu, gpu_names, gpus};
-pub use memory::{Arch, GIB};
+pub use memory::{Arch, GIB, VllmGeneration};
 pub use models::{ModelMatch, ModelSpec, lookup as lookup_model, model, models};
 pub use params::{ParamCount, count_from_id, parse_parameter_count, quantization_marker};
-pub use precision::{MigChoice, Precision};
+pub use precision::{KvCacheDtype, MigChoice, Objective, Precision};
 
 /// `gpu-memory-utilization` the engine pins when the caller says nothing:
 /// vLLM's long-standing default (newer vLLM uses 0.92).
@@ -73,6 +77,20 @@ pub struct SizingRequest {
     /// Full-length sequences the KV cache must hold at once; `None` = 1, the
     /// least vLLM starts with.
     pub concurrency: Option<u32>,
+    /// vLLM `--kv-cache-dtype`: `fp8` halves the KV cache per token.
+    pub kv_cache_dtype: KvCacheDtype,
+    /// What the layout is chosen for: the fewest GPUs that start, the
+    /// recipes' headroom (default), or room for a full batch.
+    pub objective: Objective,
+    /// The model's own `config.json`, parsed: its architecture exactly, for
+    /// any model (wins over the catalog's).
+    pub model_config: Option<ModelConfig>,
+    /// The checkpoint's total bytes (`metadata.total_size` of
+    /// `model.safetensors.index.json`): the exact weights.
+    pub checkpoint_bytes: Option<u64>,
+    /// The vLLM release the plan is for (`0.19.0`); `None` = unknown, sized
+    /// with the larger activation peak of earlier releases.
+    pub vllm_version: Option<String>,
 }
 
 impl Default for SizingRequest {
@@ -90,6 +108,11 @@ impl Default for SizingRequest {
             mig: MigChoice::Auto,
             gpu_memory_utilization: DEFAULT_GPU_MEMORY_UTILIZATION,
             concurrency: None,
+            kv_cache_dtype: KvCacheDtype::Auto,
+            objective: Objective::Balanced,
+            model_config: None,
+            checkpoint_bytes: None,
+            vllm_version: None,
         }
     }
 }
@@ -102,16 +125,25 @@ pub struct Estimate {
     /// KV cache for `maxModelLen x concurrency` tokens, summed over the
     /// replica's GPUs (MLA caches are counted on every TP rank).
     pub kv_cache_gib: f64,
-    /// Runtime overhead on each GPU.
+    /// Runtime overhead on each GPU: the activation peak plus non-torch
+    /// memory.
     pub overhead_gib: f64,
     /// What one GPU (or slice) must hold: its weights, KV and overhead.
     pub per_gpu_gib: f64,
     /// What one GPU (or slice) offers: utilization x memory.
     pub gpu_capacity_gib: f64,
-    /// KV cache bytes per token for the whole model (all layers and heads).
+    /// KV cache bytes per token for the whole model (all layers and heads;
+    /// sliding-window groups as vLLM pads them).
     pub kv_bytes_per_token: f64,
     /// Tokens the KV cache of one replica can hold after weights and overhead.
     pub kv_capacity_tokens: u64,
+    /// Weights on one GPU (the largest pipeline stage), rotary cache included.
+    pub weights_per_gpu_gib: f64,
+    /// KV cache bytes per token on one GPU of the layout.
+    pub kv_bytes_per_token_per_gpu: f64,
+    /// The KV cache vLLM allocates on each GPU: usable memory minus weights
+    /// and overhead.
+    pub kv_cache_per_gpu_gib: f64,
 }
 
 /// A sized vLLM deployment for one replica, with its reasons.
@@ -149,12 +181,22 @@ pub struct Plan {
     pub attention_heads: u32,
     pub kv_heads: u32,
     pub estimate: Estimate,
+    /// vLLM `--kv-cache-dtype`, `Auto` when vLLM needs no flag.
+    pub kv_cache_dtype: KvCacheDtype,
+    /// The objective that chose the layout.
+    pub objective: Objective,
+    /// True when the architecture was guessed (no catalog entry, no
+    /// config.json): the reasons say what to give.
+    pub architecture_guessed: bool,
     pub reasons: Vec<String>,
     pub warnings: Vec<String>,
 }
 
 /// vLLM's default `--max-num-seqs`: sequences one replica batches at most.
 pub const MAX_NUM_SEQS: u64 = 256;
+
+/// Full-length sequences the `throughput` objective makes room for.
+pub const THROUGHPUT_SEQUENCES: u64 = 16;
 
 /// A replica's decode rate at a batch size.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -229,6 +271,20 @@ impl Plan {
             batch: batch as u32,
             tokens_per_second: batch as f64 / step_seconds,
         }
+    }
+
+    /// The `vllm serve` flags the plan needs beyond TP, PP, dtype,
+    /// max-model-len and gpu-memory-utilization: `--quantization` when vLLM
+    /// must quantize or was told a method, `--kv-cache-dtype fp8`.
+    pub fn engine_args(&self) -> Vec<String> {
+        let mut args = Vec::new();
+        if let Some(q) = &self.quantization {
+            args.extend(["--quantization".to_string(), q.clone()]);
+        }
+        if let Some(kv) = self.kv_cache_dtype.vllm_arg() {
+            args.extend(["--kv-cache-dtype".to_string(), kv.to_string()]);
+        }
+        args
     }
 
     /// True when one replica spans more than one node.

@@ -1,14 +1,19 @@
-//! The model as the engine sees it: catalog figures when the catalog knows
-//! it, conservative estimates from the parameter count when it does not.
+//! The model as the engine sees it: from the model's own `config.json` when
+//! the request carries it, else the catalog, else a guess from the parameter
+//! count on the side that never over-predicts what fits.
 //!
 //! Everything after this step works on a [`Model`] and never asks where its
-//! figures came from; the reasons say it once, here.
+//! figures came from; the reasons say it once, here, and name every fact
+//! that was guessed and how to give it.
 
-use super::memory::Arch;
+use super::config::ModelConfig;
+use super::memory::{
+    Arch, GIB, GUESSED_ROPE_POSITIONS, GUESSED_VOCAB, WeightParts, Weights, weights,
+};
 use super::models::{ModelMatch, ModelSpec, lookup};
 use super::params::{ParamCount, count_from_id, parse_parameter_count};
-use super::text::thousands;
-use super::{SizingError, SizingRequest};
+use super::text::{gib, thousands};
+use super::{Precision, SizingError, SizingRequest};
 
 /// The model being sized.
 pub struct Model {
@@ -20,10 +25,58 @@ pub struct Model {
     pub arch: Arch,
     pub total_b: f64,
     pub active_b: f64,
-    /// Parameters a quantized checkpoint keeps in bf16.
+    /// Parameters a quantized checkpoint keeps in 16 bits beyond the
+    /// embeddings and vision tower, when known (0 = derive).
     pub unquantized_b: f64,
-    /// The model's own context length, when the catalog knows it.
+    /// The model's own context length, when known.
     pub context: Option<u64>,
+    /// The checkpoint's own precision, when known.
+    pub native: Option<Precision>,
+    /// The checkpoint is MXFP4 (gpt-oss).
+    pub mxfp4: bool,
+    pub tied_embeddings: bool,
+    pub vision_b: f64,
+    /// The checkpoint's total bytes (`model.safetensors.index.json`).
+    pub checkpoint_bytes: Option<u64>,
+    /// The architecture is a guess (no catalog entry, no config.json).
+    pub guessed: bool,
+}
+
+impl Model {
+    /// Embedding parameters (vocab x hidden), in billions.
+    pub fn embedding_b(&self) -> f64 {
+        f64::from(self.arch.vocab) * f64::from(self.arch.hidden_size) / 1e9
+    }
+
+    fn parts(&self) -> WeightParts {
+        WeightParts {
+            params_b: self.total_b,
+            embedding_b: self.embedding_b(),
+            tied: self.tied_embeddings,
+            vision_b: self.vision_b,
+            unquantized_b: self.unquantized_b,
+            mxfp4: self.mxfp4,
+            moe: self.arch.experts > 0,
+            hidden_size: self.arch.hidden_size,
+        }
+    }
+
+    /// The weights at `precision`, as vLLM loads them. A checkpoint served
+    /// as it is stored, whose total bytes are known, weighs exactly that.
+    pub fn weights(&self, precision: Precision) -> Weights {
+        let element = if precision == Precision::Fp32 {
+            4.0
+        } else {
+            2.0
+        };
+        let mut w = weights(&self.parts(), precision, self.arch.rope_gib(element));
+        if let Some(bytes) = self.checkpoint_bytes
+            && self.native == Some(precision)
+        {
+            w.total_gib = bytes as f64 / GIB * w.padding;
+        }
+        w
+    }
 }
 
 /// The model of a request, with the sentences that say where its figures
@@ -35,10 +88,40 @@ pub fn resolve_model(req: &SizingRequest) -> Result<(Model, Vec<String>), Sizing
         .filter(|s| !s.trim().is_empty())
         .map(parse_parameter_count)
         .transpose()?;
-    match lookup(&req.model_id) {
-        Some(found) => Ok(from_catalog(&req.model_id, found, explicit)),
-        None => estimated(&req.model_id, explicit),
+    let (mut model, mut reasons) = match (&req.model_config, lookup(&req.model_id)) {
+        (Some(config), found) => from_config(req, config, found, explicit)?,
+        (None, Some(found)) => from_catalog(&req.model_id, found, explicit),
+        (None, None) => guessed(req, explicit)?,
+    };
+    if let Some(bytes) = req.checkpoint_bytes {
+        model.checkpoint_bytes = Some(bytes);
+        reasons.push(format!(
+            "Checkpoint: {} of weights (model.safetensors.index.json metadata.total_size).",
+            gib(bytes as f64 / GIB)
+        ));
     }
+    Ok((model, reasons))
+}
+
+fn attention_words(a: &Arch) -> String {
+    let mut s = if a.mla_kv_dim > 0 {
+        format!(
+            "MLA with {} latent KV elements per token and layer",
+            a.mla_kv_dim
+        )
+    } else {
+        format!(
+            "{} attention heads, {} KV heads of dimension {}",
+            a.attention_heads, a.kv_heads, a.head_dim
+        )
+    };
+    if a.sliding_layers > 0 {
+        s.push_str(&format!(
+            ", {} of the {} layers with sliding-window attention",
+            a.sliding_layers, a.layers
+        ));
+    }
+    s
 }
 
 /// A catalog entry; a parameter count the caller gave still wins, because it
@@ -59,41 +142,136 @@ fn from_catalog(id: &str, found: ModelMatch, explicit: Option<ParamCount>) -> (M
         }
         None => (s.params_b, s.active_params_b),
     };
-    let attention = if s.is_mla() {
-        format!(
-            "MLA with {} latent KV elements per token and layer",
-            s.mla_kv_dim
-        )
-    } else {
-        format!(
-            "{} attention heads, {} KV heads of dimension {}",
-            s.attention_heads, s.kv_heads, s.head_dim
-        )
-    };
+    let arch = Arch::from_spec(s);
     reasons.push(format!(
-        "Catalog entry {}: {} B parameters ({} B active), {} layers, {attention}, {}-token context.",
+        "Catalog entry {}: {} B parameters ({} B active), {} layers, {}, vocabulary {}, {}-token context.",
         s.id,
         s.params_b,
         s.active_params_b,
         s.layers,
+        attention_words(&arch),
+        thousands(u64::from(s.vocab)),
         thousands(s.context)
     ));
     let model = Model {
         id: id.to_string(),
         spec: Some(s),
         name: s.id.to_string(),
-        arch: Arch::from_spec(s),
+        arch,
         total_b,
         active_b,
         unquantized_b: s.unquantized_params_b,
         context: Some(s.context),
+        native: Some(s.native_precision()),
+        mxfp4: s.native_dtype == "mxfp4",
+        tied_embeddings: s.tied_embeddings,
+        vision_b: s.vision_params_b,
+        checkpoint_bytes: None,
+        guessed: false,
     };
     (model, reasons)
 }
 
-/// A model outside the catalog: its size from the caller or from the id
-/// (`...-13B`), its architecture estimated on the safe side.
-fn estimated(id: &str, explicit: Option<ParamCount>) -> Result<(Model, Vec<String>), SizingError> {
+/// The model's own config.json: its architecture exactly. The parameter
+/// count comes from the caller, else the checkpoint's bytes, else the
+/// catalog, else the config's shapes.
+fn from_config(
+    req: &SizingRequest,
+    c: &ModelConfig,
+    found: Option<ModelMatch>,
+    explicit: Option<ParamCount>,
+) -> Result<(Model, Vec<String>), SizingError> {
+    let spec = found.map(|f| f.spec);
+    let native = c
+        .quantization
+        .as_ref()
+        .map(|q| q.precision)
+        .or(c.dtype)
+        .or(spec.map(ModelSpec::native_precision));
+    let (shape_total, shape_active) = c.estimated_params_b();
+    let (total_b, active_b, source) = if let Some(p) = explicit {
+        (p.total_b, p.active_b, "as given".to_string())
+    } else if let (Some(bytes), None, Some(p)) = (req.checkpoint_bytes, &c.quantization, native) {
+        let total = bytes as f64 / p.bytes_per_param() / 1e9;
+        let active = total * shape_active / shape_total.max(1e-9);
+        (
+            total,
+            active,
+            format!("{p} checkpoint bytes / {} B", p.bytes_per_param()),
+        )
+    } else if let Some(s) = spec {
+        (
+            s.params_b,
+            s.active_params_b,
+            format!("catalog entry {}", s.id),
+        )
+    } else {
+        (
+            shape_total,
+            shape_active,
+            "estimated from the config's shapes; give the weights index for the exact bytes"
+                .to_string(),
+        )
+    };
+    let vocab = if c.vocab > 0 { c.vocab } else { GUESSED_VOCAB };
+    let arch = Arch {
+        layers: c.layers,
+        attention_heads: c.attention_heads,
+        kv_heads: c.kv_heads,
+        head_dim: c.head_dim,
+        hidden_size: c.hidden_size,
+        mla_kv_dim: c.mla_kv_dim,
+        vocab,
+        sliding_layers: c.sliding_layers,
+        sliding_window: c.sliding_window,
+        experts: c.experts,
+        rope_positions: c.context.unwrap_or(GUESSED_ROPE_POSITIONS),
+    };
+    let reason = format!(
+        "Architecture from the model's config.json{}: {} layers, {}, hidden size {}, vocabulary {}{}; {:.2} B parameters ({:.2} B active, {source}).",
+        c.model_type
+            .as_deref()
+            .map(|t| format!(" ({t})"))
+            .unwrap_or_default(),
+        c.layers,
+        attention_words(&arch),
+        c.hidden_size,
+        thousands(u64::from(vocab)),
+        if c.experts > 0 {
+            format!(", {} experts", c.experts)
+        } else {
+            String::new()
+        },
+        total_b,
+        active_b,
+    );
+    let model = Model {
+        id: req.model_id.clone(),
+        spec,
+        name: req.model_id.clone(),
+        arch,
+        total_b,
+        active_b: active_b.min(total_b),
+        unquantized_b: spec.map_or(0.0, |s| s.unquantized_params_b),
+        context: c.context,
+        native,
+        mxfp4: c.quantization.as_ref().is_some_and(|q| q.mxfp4),
+        tied_embeddings: c.tied_embeddings,
+        vision_b: if c.has_vision { c.vision_params_b } else { 0.0 },
+        checkpoint_bytes: None,
+        guessed: false,
+    };
+    Ok((model, vec![reason]))
+}
+
+/// A model outside the catalog with no config.json: its size from the
+/// caller or from the id (`...-13B`), its architecture guessed on the side
+/// that never over-predicts KV capacity.
+fn guessed(
+    req: &SizingRequest,
+    explicit: Option<ParamCount>,
+) -> Result<(Model, Vec<String>), SizingError> {
+    let id = &req.model_id;
     let (count, source) = match explicit {
         Some(c) => (c, "as given"),
         None => match count_from_id(id) {
@@ -105,10 +283,16 @@ fn estimated(id: &str, explicit: Option<ParamCount>) -> Result<(Model, Vec<Strin
             }
         },
     };
-    let arch = Arch::estimate(count.total_b);
+    let arch = Arch::guess(count.total_b);
     let reason = format!(
-        "{id} is not in the model catalog: {} B parameters ({source}); architecture estimated conservatively as {} layers, {} attention heads, 8 KV heads of dimension {}, hidden size {} (models with full multi-head attention need more KV cache).",
-        count.total_b, arch.layers, arch.attention_heads, arch.head_dim, arch.hidden_size
+        "{id} is not in the model catalog and no config.json was given: {} B parameters ({source}); guessed, on the safe side, as {} layers of multi-head attention ({} heads and {} KV heads of dimension {}: GQA and MLA models cache less), hidden size {}, a {}-token vocabulary and no sliding window. Give the model's config.json (the Model's config, or `size --config`) for its exact architecture, and its model.safetensors.index.json for the exact weights.",
+        count.total_b,
+        arch.layers,
+        arch.attention_heads,
+        arch.kv_heads,
+        arch.head_dim,
+        arch.hidden_size,
+        thousands(u64::from(arch.vocab)),
     );
     let model = Model {
         id: id.to_string(),
@@ -119,6 +303,13 @@ fn estimated(id: &str, explicit: Option<ParamCount>) -> Result<(Model, Vec<Strin
         active_b: count.active_b,
         unquantized_b: 0.0,
         context: None,
+        native: None,
+        mxfp4: false,
+        // Untied: a quantized checkpoint then keeps the larger 16-bit part.
+        tied_embeddings: false,
+        vision_b: 0.0,
+        checkpoint_bytes: None,
+        guessed: true,
     };
     Ok((model, vec![reason]))
 }

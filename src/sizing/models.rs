@@ -9,6 +9,7 @@
 use std::sync::LazyLock;
 
 use super::Precision;
+use super::params::quantization_marker;
 
 const MODELS_CSV: &str = include_str!("data/models.csv");
 
@@ -37,8 +38,19 @@ pub struct ModelSpec {
     /// MLA latent KV elements per token and layer (kv_lora_rank + rope dim);
     /// 0 for ordinary attention.
     pub mla_kv_dim: u32,
-    /// Parameters a quantized checkpoint keeps in bf16 (embeddings, router).
+    /// Parameters a quantized checkpoint keeps in bf16 beyond the embeddings
+    /// and vision tower (Meta's FP8 405B keeps attention too); 0 = derive.
     pub unquantized_params_b: f64,
+    /// `vocab_size`.
+    pub vocab: u32,
+    /// `tie_word_embeddings`: the lm_head is the embedding matrix.
+    pub tied_embeddings: bool,
+    /// Parameters of the vision tower and projector, in billions.
+    pub vision_params_b: f64,
+    /// Layers with sliding-window attention (0 when none).
+    pub sliding_layers: u32,
+    /// Their window in tokens (0 when none).
+    pub sliding_window: u32,
 }
 
 impl ModelSpec {
@@ -46,6 +58,7 @@ impl ModelSpec {
     pub fn native_precision(&self) -> Precision {
         match self.native_dtype {
             "float32" => Precision::Fp32,
+            "float16" => Precision::Fp16,
             "fp8" => Precision::Fp8,
             "mxfp4" => Precision::Fp4,
             _ => Precision::Bf16,
@@ -68,7 +81,7 @@ static MODELS: LazyLock<Vec<ModelSpec>> = LazyLock::new(|| {
 
 fn parse_line(line: &'static str) -> ModelSpec {
     let f: Vec<&'static str> = line.split('|').map(str::trim).collect();
-    assert_eq!(f.len(), 14, "models.csv: expected 14 fields in `{line}`");
+    assert_eq!(f.len(), 19, "models.csv: expected 19 fields in `{line}`");
     let num = |s: &str| -> f64 {
         s.parse()
             .unwrap_or_else(|_| panic!("models.csv: bad number `{s}` in `{line}`"))
@@ -92,6 +105,11 @@ fn parse_line(line: &'static str) -> ModelSpec {
         experts: int(f[11]),
         mla_kv_dim: int(f[12]),
         unquantized_params_b: num(f[13]),
+        vocab: int(f[14]),
+        tied_embeddings: f[15] == "yes",
+        vision_params_b: num(f[16]),
+        sliding_layers: int(f[17]),
+        sliding_window: int(f[18]),
     }
 }
 
@@ -152,14 +170,18 @@ pub fn lookup(id: &str) -> Option<ModelMatch> {
     {
         return Some(ModelMatch { spec, note: None });
     }
-    let name = wanted.rsplit('/').next().unwrap_or(&wanted);
+    // `Llama-2-70b-chat (vLLM backend)`: a note in parentheses is no part
+    // of the name.
+    let bare = wanted.split(" (").next().unwrap_or(&wanted).trim();
+    let name = bare.rsplit('/').next().unwrap_or(bare);
+    // An entry that names one organisation's quantized checkpoint (Meta's
+    // own FP8 405B) describes those exact weights: another organisation's
+    // upload of the same name quantizes differently, so only the full id
+    // matches it.
     let by_name = |n: &str| {
         models().iter().find(|m| {
-            ids(m).any(|i| {
-                i.rsplit('/')
-                    .next()
-                    .is_some_and(|base| base.eq_ignore_ascii_case(n))
-            })
+            quantization_marker(m.id).is_none()
+                && ids(m).any(|i| i.rsplit('/').next().is_some_and(|base| same_name(base, n)))
         })
     };
     if let Some(spec) = by_name(name) {
@@ -198,6 +220,16 @@ pub fn lookup(id: &str) -> Option<ModelMatch> {
         });
     }
     None
+}
+
+/// Two model names are the same up to case and a trailing `-hf` (Meta's
+/// Llama 2 repos end in `-hf`; other uploads drop it).
+fn same_name(a: &str, b: &str) -> bool {
+    let trim = |s: &str| {
+        let l = s.to_ascii_lowercase();
+        l.strip_suffix("-hf").map(str::to_string).unwrap_or(l)
+    };
+    trim(a) == trim(b)
 }
 
 /// The catalog entry for `id`, matched as [`lookup`] does.
@@ -271,9 +303,46 @@ mod tests {
                 Some("mistralai/Mixtral-8x7B-Instruct-v0.1"),
                 false,
             ),
-            // Llama 3 is not Llama 3.1: no silent guess.
-            ("meta-llama/Meta-Llama-3-70B-Instruct", None, false),
+            // Llama 3 is not Llama 3.1 (8K context): its own entry.
+            (
+                "meta-llama/Meta-Llama-3-70B-Instruct",
+                Some("meta-llama/Meta-Llama-3-70B"),
+                false,
+            ),
+            // The 3.1 repos' first names.
+            (
+                "meta-llama/Meta-Llama-3.1-70B-Instruct",
+                Some("meta-llama/Llama-3.1-70B-Instruct"),
+                true,
+            ),
+            (
+                "RedHatAI/Mistral-Small-3.1-24B-Instruct-2503-quantized.w8a8",
+                Some("mistralai/Mistral-Small-3.1-24B-Instruct-2503"),
+                true,
+            ),
+            (
+                "RedHatAI/Llama-3.3-70B-Instruct-FP8-dynamic",
+                Some("meta-llama/Llama-3.3-70B-Instruct"),
+                true,
+            ),
+            // Meta's own FP8 405B keeps attention in bf16; neuralmagic's
+            // quantizes every linear layer, so only Meta's id is Meta's entry.
+            (
+                "meta-llama/Meta-Llama-3.1-405B-Instruct-FP8",
+                Some("meta-llama/Llama-3.1-405B-Instruct-FP8"),
+                false,
+            ),
+            (
+                "neuralmagic/Meta-Llama-3.1-405B-Instruct-FP8",
+                Some("meta-llama/Llama-3.1-405B-Instruct"),
+                true,
+            ),
             ("moonshotai/Kimi-K2.5", None, false),
+            (
+                "Llama-2-70b-chat (vLLM backend)",
+                Some("meta-llama/Llama-2-70b-hf"),
+                true,
+            ),
             ("Qwen/Qwen3-Next-80B-A3B-Instruct", None, false),
             ("", None, false),
         ];

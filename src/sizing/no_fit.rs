@@ -7,7 +7,6 @@
 use super::context::Context;
 use super::fit::{Device, Fit, Sizer, layout_name};
 use super::layout::{MAX_NODES, smallest_layout};
-use super::memory::weights_gib;
 use super::{Gpu, Precision, SizingError, gpus};
 
 /// The error for a model that no candidate layout holds.
@@ -52,7 +51,7 @@ pub fn no_fit(
         model: m.name.clone(),
         gpu: gpu.name.to_string(),
         precision,
-        weights_gib: sizer.weights_gib,
+        weights_gib: sizer.weights.total_gib,
         suggestion,
     }
 }
@@ -87,12 +86,7 @@ fn lower_precision(sizer: &Sizer, gpu: &Gpu, precision: Precision, tokens: u64) 
         if p.bytes_per_param() >= precision.bytes_per_param() || (p == Precision::Fp8 && !gpu.fp8) {
             continue;
         }
-        let narrower = Sizer {
-            model: m,
-            weights_gib: weights_gib(m.total_b, m.unquantized_b, p),
-            kv_bytes: sizer.kv_bytes,
-            util: sizer.util,
-        };
+        let narrower = sizer.with_weights(m.weights(p));
         if let Some(f) = smallest_layout(&narrower, gpu, tokens) {
             return Some(format!(
                 "{p} weights would fit on {}",

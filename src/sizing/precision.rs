@@ -123,6 +123,105 @@ impl FromStr for MigChoice {
     }
 }
 
+/// The KV cache's element type, vLLM's `--kv-cache-dtype`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum KvCacheDtype {
+    /// The activations' dtype (2 bytes, 4 in float32); no flag.
+    #[default]
+    Auto,
+    /// One byte per element: twice the tokens in the same memory
+    /// (`--kv-cache-dtype fp8`).
+    Fp8,
+}
+
+impl KvCacheDtype {
+    /// The `--kv-cache-dtype` value to pass, when not the default.
+    pub fn vllm_arg(self) -> Option<&'static str> {
+        match self {
+            KvCacheDtype::Auto => None,
+            KvCacheDtype::Fp8 => Some("fp8"),
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            KvCacheDtype::Auto => "auto",
+            KvCacheDtype::Fp8 => "fp8",
+        }
+    }
+}
+
+impl fmt::Display for KvCacheDtype {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for KvCacheDtype {
+    type Err = SizingError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "" | "auto" => Ok(KvCacheDtype::Auto),
+            "fp8" | "fp8_e4m3" | "fp8_e5m2" => Ok(KvCacheDtype::Fp8),
+            _ => Err(SizingError::invalid(
+                "kvCacheDtype",
+                s.to_string(),
+                "use auto or fp8",
+            )),
+        }
+    }
+}
+
+/// What a replica's layout is chosen for (see docs/sizing.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Objective {
+    /// The fewest GPUs on which vLLM starts and holds `concurrency` sequences
+    /// of maxModelLen: its own start-up check, nothing more.
+    Minimal,
+    /// [`Objective::Minimal`] plus the vLLM recipes' headroom: the layout's
+    /// memory is at least 1.2 x the weights, so the KV cache is useful.
+    #[default]
+    Balanced,
+    /// Room for a full batch: the KV cache holds
+    /// [`super::THROUGHPUT_SEQUENCES`] sequences of maxModelLen (or
+    /// `concurrency`, when larger), on top of [`Objective::Balanced`].
+    Throughput,
+}
+
+impl Objective {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Objective::Minimal => "minimal",
+            Objective::Balanced => "balanced",
+            Objective::Throughput => "throughput",
+        }
+    }
+}
+
+impl fmt::Display for Objective {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Objective {
+    type Err = SizingError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "minimal" => Ok(Objective::Minimal),
+            "" | "balanced" => Ok(Objective::Balanced),
+            "throughput" => Ok(Objective::Throughput),
+            _ => Err(SizingError::invalid(
+                "objective",
+                s.to_string(),
+                "use minimal, balanced or throughput",
+            )),
+        }
+    }
+}
+
 /// `<n>g.<m>gb`, the shape of every MIG profile name.
 fn is_profile_name(s: &str) -> bool {
     let Some((g, mem)) = s.split_once("g.") else {

@@ -5,12 +5,11 @@
 //! which GPUs can run it), so it is settled first, and a GPU that cannot run
 //! it is an error here rather than an out-of-memory at start-up.
 
-use super::memory::weights_gib;
+use super::memory::{Weights, quantized_bytes};
 use super::model::Model;
-use super::models::ModelSpec;
 use super::params::quantization_marker;
-use super::text::{gib, gpus_with};
-use super::{Gpu, Precision, SizingError};
+use super::text::{gib, gpus_with, thousands};
+use super::{Gpu, KvCacheDtype, Precision, SizingError};
 
 /// The weight precision and whether the checkpoint is already stored in it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -56,14 +55,19 @@ fn wanted_precision(
     (wp, why)
 }
 
-/// The wanted precision as `gpu` can run it: bf16 falls back to fp16 on GPUs
-/// without bf16; fp8 and fp4 need GPU support, except MXFP4 checkpoints,
-/// which vLLM runs with weight-only kernels on any NVIDIA GPU with bf16.
+/// The wanted precision as `gpu` can run it, and a warning when vLLM runs
+/// it more slowly than natively. bf16 falls back to fp16 on GPUs without
+/// bf16. fp8 weights on a GPU without fp8 units (A100, A10G, A30) run
+/// weight-only through vLLM's FP8 Marlin kernels, which need Ampere or newer;
+/// MXFP4 (gpt-oss) runs on Ampere, Hopper and AMD's MI300 series (AMD
+/// publishes gpt-oss-120b on one MI300X); NVFP4 outside Blackwell runs
+/// weight-only through FP4 Marlin on NVIDIA Ampere or newer. Only what vLLM
+/// cannot load is refused: fp8 and fp4 on Turing and Volta (T4, V100).
 fn runnable_precision(
     p: Precision,
-    native: Option<Precision>,
+    mxfp4: bool,
     gpu: &Gpu,
-) -> Result<(Precision, Option<String>), SizingError> {
+) -> Result<(Precision, Option<String>, Option<String>), SizingError> {
     let unsupported =
         |features: &str, pred: fn(&Gpu) -> bool, others: &str| SizingError::UnsupportedPrecision {
             precision: p,
@@ -73,6 +77,8 @@ fn runnable_precision(
                 gpus_with(pred)
             ),
         };
+    // Ampere or newer NVIDIA: the Marlin kernels' floor. bf16 marks it.
+    let marlin = gpu.vendor == "nvidia" && gpu.bf16;
     match p {
         Precision::Bf16 if !gpu.bf16 => Ok((
             Precision::Fp16,
@@ -80,41 +86,78 @@ fn runnable_precision(
                 "{} has no bfloat16: weights and activations run in float16.",
                 gpu.name
             )),
+            None,
         )),
-        Precision::Fp8 if !gpu.fp8 => Err(unsupported("fp8", |g| g.fp8, "bf16, int8, int4")),
-        Precision::Fp4 if !gpu.fp4 => {
-            let mxfp4_native = native == Some(Precision::Fp4) && gpu.vendor == "nvidia" && gpu.bf16;
-            if !mxfp4_native {
-                return Err(unsupported("fp4", |g| g.fp4, "fp8, int4"));
+        Precision::Fp8 if !gpu.fp8 => {
+            if !marlin {
+                return Err(unsupported(
+                    "fp8 units or FP8 Marlin kernels (Ampere or newer)",
+                    |g| g.fp8 || (g.vendor == "nvidia" && g.bf16),
+                    "bf16, int8, int4",
+                ));
             }
             Ok((
                 p,
+                None,
                 Some(format!(
-                    "{} has no native fp4: vLLM runs the MXFP4 experts with weight-only kernels.",
+                    "{} has no fp8 units: vLLM runs the fp8 weights weight-only through its FP8 Marlin kernels (compute in 16 bits), slower than on a GPU with fp8 (L4, L40S, H100 and newer).",
                     gpu.name
                 )),
             ))
         }
-        _ => Ok((p, None)),
+        Precision::Fp4 if !gpu.fp4 => {
+            let mxfp4_ok = mxfp4 && (marlin || gpu.vendor == "amd");
+            if mxfp4_ok {
+                let why = if gpu.vendor == "amd" {
+                    format!(
+                        "{} runs the MXFP4 experts through vLLM's ROCm kernels (AMD publishes gpt-oss on MI300X).",
+                        gpu.name
+                    )
+                } else {
+                    format!(
+                        "{} has no native fp4: vLLM runs the MXFP4 experts with weight-only kernels.",
+                        gpu.name
+                    )
+                };
+                return Ok((p, Some(why), None));
+            }
+            if marlin {
+                return Ok((
+                    p,
+                    None,
+                    Some(format!(
+                        "{} has no fp4 units: vLLM runs the fp4 weights weight-only through its FP4 Marlin kernels, slower than on Blackwell (B200, GB200, B300, RTX-PRO-6000).",
+                        gpu.name
+                    )),
+                ));
+            }
+            Err(unsupported(
+                "fp4 (or MXFP4 weights on Ampere, Hopper or MI300)",
+                |g| g.fp4,
+                "fp8, int4",
+            ))
+        }
+        _ => Ok((p, None, None)),
     }
 }
 
-/// Weight precision and where it came from.
+/// Weight precision and where it came from, and a warning when the GPU runs
+/// it more slowly than natively.
 pub fn choose_precision(
     requested: Option<Precision>,
     m: &Model,
     gpu: &Gpu,
-) -> Result<(WeightPrecision, Vec<String>), SizingError> {
-    let native = m.spec.map(ModelSpec::native_precision);
-    let (wanted, why) = wanted_precision(requested, &m.id, native);
-    let (precision, note) = runnable_precision(wanted.precision, native, gpu)?;
+) -> Result<(WeightPrecision, Vec<String>, Option<String>), SizingError> {
+    let (wanted, why) = wanted_precision(requested, &m.id, m.native);
+    let mxfp4 = m.mxfp4 || quantization_marker(&m.id).is_some_and(|(_, name)| name == "mxfp4");
+    let (precision, note, warning) = runnable_precision(wanted.precision, mxfp4, gpu)?;
     let mut reasons: Vec<String> = note.into_iter().collect();
     reasons.push(format!("Weights in {precision} ({why})."));
     let wp = WeightPrecision {
         precision,
         prequantized: wanted.prequantized,
     };
-    Ok((wp, reasons))
+    Ok((wp, reasons, warning))
 }
 
 /// vLLM's `--quantization` and what to tell the caller about it.
@@ -178,38 +221,92 @@ pub fn dtype_for(precision: Precision, gpu: &Gpu) -> String {
     .to_string()
 }
 
-/// Bytes per KV cache element: the cache follows the activations, so 4 in
-/// float32 and 2 otherwise.
-pub fn kv_element_bytes(precision: Precision) -> f64 {
-    if precision == Precision::Fp32 {
-        4.0
-    } else {
-        2.0
+/// Bytes per KV cache element: one with `--kv-cache-dtype fp8`, else the
+/// activations' width, 4 in float32 and 2 otherwise.
+pub fn kv_element_bytes(precision: Precision, kv: KvCacheDtype) -> f64 {
+    match kv {
+        KvCacheDtype::Fp8 => 1.0,
+        KvCacheDtype::Auto if precision == Precision::Fp32 => 4.0,
+        KvCacheDtype::Auto => 2.0,
     }
 }
 
 /// The weights of one replica, and the sentence with the arithmetic.
-pub fn weights_reason(m: &Model, precision: Precision, weights: f64) -> String {
-    let kept = if precision.is_quantized() && m.unquantized_b > 0.0 {
-        format!(" ({} B of them kept in bf16)", m.unquantized_b)
+pub fn weights_reason(m: &Model, precision: Precision, w: &Weights) -> String {
+    let rope = if w.rope_gib >= 0.005 {
+        format!(
+            "; every GPU also holds the {} rotary cache",
+            gib_fine(w.rope_gib)
+        )
     } else {
         String::new()
     };
+    if let Some(bytes) = m.checkpoint_bytes
+        && m.native == Some(precision)
+    {
+        return format!(
+            "Weights: {} ({} bytes, as the checkpoint's index says){}{rope}.",
+            gib(w.total_gib),
+            thousands(bytes),
+            if w.padding > 1.0 {
+                format!(
+                    " with the expert weights padded x{:.3} by the MXFP4 kernels",
+                    w.padding
+                )
+            } else {
+                String::new()
+            }
+        );
+    }
+    if precision.is_quantized() {
+        let q = quantized_bytes(precision, m.mxfp4);
+        let padding = if w.padding > 1.0 {
+            format!(" x {:.3} MoE kernel padding", w.padding)
+        } else {
+            String::new()
+        };
+        return format!(
+            "Weights: {:.2} B parameters kept in 16 bits (embeddings{}{}{}) x 2 B + {:.2} B quantized x {q} B{padding} = {}{rope}.",
+            w.kept_16bit_b,
+            if m.tied_embeddings {
+                ", tied"
+            } else {
+                " and lm_head"
+            },
+            if m.vision_b > 0.0 {
+                ", vision tower"
+            } else {
+                ""
+            },
+            if m.unquantized_b > 0.0 {
+                ", what the checkpoint leaves unquantized"
+            } else {
+                ""
+            },
+            (m.total_b - w.kept_16bit_b).max(0.0),
+            gib(w.total_gib)
+        );
+    }
     format!(
-        "Weights: {} B parameters x {} B{kept} = {}.",
+        "Weights: {} B parameters x {} B = {}{rope}.",
         m.total_b,
         precision.bytes_per_param(),
-        gib(weights)
+        gib(w.total_gib)
     )
+}
+
+/// `0.03 GiB`: small figures need two decimals.
+fn gib_fine(v: f64) -> String {
+    format!("{v:.2} GiB")
 }
 
 /// Weights read through host memory while loading: online quantization reads
 /// the checkpoint at its own 16-bit width.
-pub fn load_gib(m: &Model, q: &Quantization, weights: f64) -> f64 {
+pub fn load_gib(m: &Model, q: &Quantization, w: &Weights) -> f64 {
     if q.online {
-        weights_gib(m.total_b, 0.0, Precision::Bf16)
+        m.weights(Precision::Bf16).total_gib
     } else {
-        weights
+        w.total_gib
     }
 }
 
@@ -344,14 +441,15 @@ mod tests {
 
     #[test]
     fn the_kv_cache_follows_the_activations() {
-        assert_eq!(kv_element_bytes(Precision::Fp32), 4.0);
+        assert_eq!(kv_element_bytes(Precision::Fp32, KvCacheDtype::Auto), 4.0);
+        assert_eq!(kv_element_bytes(Precision::Bf16, KvCacheDtype::Fp8), 1.0);
         for p in [
             Precision::Bf16,
             Precision::Fp16,
             Precision::Fp8,
             Precision::Int4,
         ] {
-            assert_eq!(kv_element_bytes(p), 2.0, "{p}");
+            assert_eq!(kv_element_bytes(p, KvCacheDtype::Auto), 2.0, "{p}");
         }
     }
 }

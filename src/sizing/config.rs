@@ -1,0 +1,509 @@
+//! A model's Hugging Face `config.json` and `model.safetensors.index.json`,
+//! read for the facts sizing needs, so that any model can be sized exactly
+//! without the catalog and without the network.
+//!
+//! Only the fields that change memory are read, each under the names the
+//! common architectures use (`num_key_value_heads`, `n_routed_experts`,
+//! `layer_types`, ...). Multimodal configs nest the language model under
+//! `text_config` (Gemma 3, Mistral 3, Llama 4, Kimi-VL); its fields win over
+//! the top level's, which fills in the rest.
+
+use serde_json::{Map, Value};
+
+use super::Precision;
+
+/// What sizing reads from a `config.json`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ModelConfig {
+    /// `model_type` of the language model (`llama`, `gemma3_text`, ...).
+    pub model_type: Option<String>,
+    pub layers: u32,
+    pub attention_heads: u32,
+    /// `num_key_value_heads`; the attention heads when absent (multi-head
+    /// attention).
+    pub kv_heads: u32,
+    /// `head_dim`, else `hidden_size / num_attention_heads`; for MLA the
+    /// query-key head (`qk_nope_head_dim + qk_rope_head_dim`).
+    pub head_dim: u32,
+    pub hidden_size: u32,
+    pub intermediate_size: u32,
+    pub vocab: u32,
+    /// `max_position_embeddings`.
+    pub context: Option<u64>,
+    /// `tie_word_embeddings`; false when absent (the safe side: an untied
+    /// lm_head is one more 16-bit matrix in a quantized checkpoint).
+    pub tied_embeddings: bool,
+    /// Routed experts (`num_local_experts`, `num_experts`, `n_routed_experts`).
+    pub experts: u32,
+    /// Experts each token is routed to.
+    pub experts_per_token: u32,
+    /// `moe_intermediate_size`, else `intermediate_size`.
+    pub moe_intermediate_size: u32,
+    /// Shared experts (DeepSeek, Kimi, Llama 4), counted in the total.
+    pub shared_experts: u32,
+    /// MLA: `kv_lora_rank + qk_rope_head_dim` latent elements per token and
+    /// layer, 0 for ordinary attention.
+    pub mla_kv_dim: u32,
+    /// Layers with sliding-window attention (`layer_types`, Gemma 3's
+    /// `sliding_window_pattern`, Gemma 2's alternation).
+    pub sliding_layers: u32,
+    /// `sliding_window` in tokens, when some layers slide.
+    pub sliding_window: u32,
+    /// `torch_dtype` (or `dtype`).
+    pub dtype: Option<Precision>,
+    /// The checkpoint's quantization (`quantization_config`).
+    pub quantization: Option<CheckpointQuantization>,
+    /// A vision tower (`vision_config`) is part of the checkpoint.
+    pub has_vision: bool,
+    /// Parameters of the vision tower estimated from `vision_config`, in
+    /// billions.
+    pub vision_params_b: f64,
+}
+
+/// A pre-quantized checkpoint's format, from `quantization_config`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckpointQuantization {
+    /// `quant_method` as written (`fp8`, `compressed-tensors`, `awq`, ...).
+    pub method: String,
+    pub precision: Precision,
+    /// MXFP4 (gpt-oss) rather than NVFP4.
+    pub mxfp4: bool,
+}
+
+/// Why a `config.json` could not be used.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{0}")]
+pub struct ConfigError(pub String);
+
+fn uint(m: &Map<String, Value>, keys: &[&str]) -> Option<u64> {
+    keys.iter().find_map(|k| m.get(*k).and_then(Value::as_u64))
+}
+
+fn u32_of(m: &Map<String, Value>, keys: &[&str]) -> Option<u32> {
+    uint(m, keys).and_then(|v| u32::try_from(v).ok())
+}
+
+fn dtype_of(s: &str) -> Option<Precision> {
+    match s {
+        "bfloat16" => Some(Precision::Bf16),
+        "float16" => Some(Precision::Fp16),
+        "float32" => Some(Precision::Fp32),
+        _ => None,
+    }
+}
+
+impl ModelConfig {
+    /// Parses a `config.json`. The language model's layers, heads and hidden
+    /// size are required; everything else has a documented default.
+    pub fn from_json(text: &str) -> Result<ModelConfig, ConfigError> {
+        let root: Value = serde_json::from_str(text)
+            .map_err(|e| ConfigError(format!("config.json is not valid JSON: {e}")))?;
+        let Some(top) = root.as_object() else {
+            return Err(ConfigError("config.json is not a JSON object".into()));
+        };
+        // The language model of a multimodal config, with the top level
+        // filling in what it lacks (vocab_size, tie_word_embeddings, ...).
+        let mut m = top.clone();
+        if let Some(text_cfg) = top
+            .get("text_config")
+            .or_else(|| top.get("language_config"))
+            .and_then(Value::as_object)
+        {
+            for (k, v) in text_cfg {
+                m.insert(k.clone(), v.clone());
+            }
+        }
+        let missing = |field: &str| {
+            ConfigError(format!(
+                "config.json has no {field} (nor under text_config): it does not describe a language model sizing can read"
+            ))
+        };
+        let layers = u32_of(&m, &["num_hidden_layers", "n_layer", "num_layers"])
+            .filter(|v| *v > 0)
+            .ok_or_else(|| missing("num_hidden_layers"))?;
+        let attention_heads = u32_of(&m, &["num_attention_heads", "n_head"])
+            .filter(|v| *v > 0)
+            .ok_or_else(|| missing("num_attention_heads"))?;
+        let hidden_size = u32_of(&m, &["hidden_size", "n_embd", "d_model"])
+            .filter(|v| *v > 0)
+            .ok_or_else(|| missing("hidden_size"))?;
+        let kv_heads = u32_of(&m, &["num_key_value_heads", "num_kv_heads"])
+            .filter(|v| *v > 0)
+            .unwrap_or(attention_heads);
+        let kv_lora = u32_of(&m, &["kv_lora_rank"]).unwrap_or(0);
+        let rope = u32_of(&m, &["qk_rope_head_dim"]).unwrap_or(0);
+        let nope = u32_of(&m, &["qk_nope_head_dim"]).unwrap_or(0);
+        let mla_kv_dim = if kv_lora > 0 { kv_lora + rope } else { 0 };
+        let head_dim = if kv_lora > 0 && nope + rope > 0 {
+            nope + rope
+        } else {
+            u32_of(&m, &["head_dim"])
+                .filter(|v| *v > 0)
+                .unwrap_or(hidden_size / attention_heads)
+        };
+        let intermediate_size =
+            u32_of(&m, &["intermediate_size", "ffn_dim", "n_inner"]).unwrap_or(4 * hidden_size);
+        let experts = u32_of(
+            &m,
+            &[
+                "num_local_experts",
+                "num_experts",
+                "n_routed_experts",
+                "moe_num_experts",
+            ],
+        )
+        .unwrap_or(0);
+        let experts_per_token = u32_of(
+            &m,
+            &[
+                "num_experts_per_tok",
+                "num_experts_per_token",
+                "moe_topk",
+                "experts_per_token",
+            ],
+        )
+        .unwrap_or(if experts > 0 { 2 } else { 0 });
+        let moe_intermediate_size =
+            u32_of(&m, &["moe_intermediate_size", "expert_intermediate_size"])
+                .unwrap_or(intermediate_size);
+        let shared_experts = u32_of(&m, &["n_shared_experts", "num_shared_experts"])
+            .unwrap_or(0)
+            .max(u32::from(
+                m.get("shared_expert_intermediate_size")
+                    .and_then(Value::as_u64)
+                    .is_some_and(|v| v > 0),
+            ));
+        let sliding_layers = sliding_layers(&m, layers);
+        let sliding_window = if sliding_layers > 0 {
+            u32_of(&m, &["sliding_window"]).unwrap_or(0)
+        } else {
+            0
+        };
+        let dtype = ["torch_dtype", "dtype"]
+            .iter()
+            .find_map(|k| m.get(*k).and_then(Value::as_str).and_then(dtype_of));
+        let quantization = top
+            .get("quantization_config")
+            .or_else(|| m.get("quantization_config"))
+            .and_then(Value::as_object)
+            .map(checkpoint_quantization);
+        let vision = top.get("vision_config").and_then(Value::as_object);
+        Ok(ModelConfig {
+            model_type: m
+                .get("model_type")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            layers,
+            attention_heads,
+            kv_heads,
+            head_dim,
+            hidden_size,
+            intermediate_size,
+            vocab: u32_of(&m, &["vocab_size", "padded_vocab_size"]).unwrap_or(0),
+            context: uint(
+                &m,
+                &["max_position_embeddings", "n_positions", "seq_length"],
+            ),
+            tied_embeddings: top
+                .get("tie_word_embeddings")
+                .or_else(|| m.get("tie_word_embeddings"))
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
+            experts,
+            experts_per_token,
+            moe_intermediate_size,
+            shared_experts,
+            mla_kv_dim,
+            sliding_layers,
+            sliding_window,
+            dtype,
+            quantization: quantization.flatten(),
+            has_vision: vision.is_some(),
+            vision_params_b: vision.map(vision_params_b).unwrap_or(0.0),
+        })
+    }
+
+    /// Parameters estimated from the shapes, in billions (total, active):
+    /// embeddings, attention, MLP or experts per layer, and the vision tower.
+    /// The weights index gives the exact bytes; this is the fallback.
+    pub fn estimated_params_b(&self) -> (f64, f64) {
+        let h = f64::from(self.hidden_size);
+        let embed = f64::from(self.vocab) * h * if self.tied_embeddings { 1.0 } else { 2.0 };
+        let q = f64::from(self.attention_heads) * f64::from(self.head_dim);
+        let attention = if self.mla_kv_dim > 0 {
+            // Low-rank KV and query projections: about the size of the
+            // latent plus the heads' output.
+            h * f64::from(self.mla_kv_dim) + 2.0 * q * h
+        } else {
+            2.0 * h * q + 2.0 * h * f64::from(self.kv_heads) * f64::from(self.head_dim)
+        };
+        let (mlp, active_mlp) = if self.experts > 0 {
+            let expert = 3.0 * h * f64::from(self.moe_intermediate_size);
+            let shared = f64::from(self.shared_experts) * expert;
+            (
+                f64::from(self.experts) * expert + shared,
+                f64::from(self.experts_per_token) * expert + shared,
+            )
+        } else {
+            let dense = 3.0 * h * f64::from(self.intermediate_size);
+            (dense, dense)
+        };
+        let layers = f64::from(self.layers);
+        let total = embed + layers * (attention + mlp) + self.vision_params_b * 1e9;
+        let active = embed + layers * (attention + active_mlp) + self.vision_params_b * 1e9;
+        (total / 1e9, active / 1e9)
+    }
+}
+
+/// Sliding-window layers: `layer_types` when given; Gemma 3's
+/// `sliding_window_pattern` (every n-th layer is global); Gemma 2's 1:1
+/// alternation. A `sliding_window` on every layer (Mistral 7B v0.1) is one
+/// kind of layer, which the KV cache counts like full attention, so 0.
+fn sliding_layers(m: &Map<String, Value>, layers: u32) -> u32 {
+    if let Some(types) = m.get("layer_types").and_then(Value::as_array) {
+        let sliding = types
+            .iter()
+            .filter(|t| t.as_str().is_some_and(|s| s.contains("sliding")))
+            .count();
+        return u32::try_from(sliding).unwrap_or(0).min(layers);
+    }
+    let has_window = m
+        .get("sliding_window")
+        .is_some_and(|v| v.as_u64().is_some_and(|w| w > 0));
+    if !has_window
+        || m.get("use_sliding_window")
+            .and_then(Value::as_bool)
+            .is_some_and(|b| !b)
+    {
+        return 0;
+    }
+    if let Some(pattern) = u32_of(m, &["sliding_window_pattern"]).filter(|p| *p > 1) {
+        return layers - layers / pattern;
+    }
+    match m.get("model_type").and_then(Value::as_str) {
+        Some("gemma2") => layers / 2,
+        Some("gemma3" | "gemma3_text") => layers - layers / 6,
+        _ => 0,
+    }
+}
+
+/// The format of a pre-quantized checkpoint, when sizing knows it.
+fn checkpoint_quantization(q: &Map<String, Value>) -> Option<CheckpointQuantization> {
+    let method = q
+        .get("quant_method")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    let bits = q.get("bits").and_then(Value::as_u64);
+    let precision = match method.as_str() {
+        "fp8" | "fbgemm_fp8" | "ptpc_fp8" => Some(Precision::Fp8),
+        "mxfp4" => Some(Precision::Fp4),
+        "awq" | "gptq" | "awq_marlin" | "gptq_marlin" => match bits {
+            Some(8) => Some(Precision::Int8),
+            _ => Some(Precision::Int4),
+        },
+        "bitsandbytes" => {
+            if q.get("load_in_8bit").and_then(Value::as_bool) == Some(true) {
+                Some(Precision::Int8)
+            } else {
+                Some(Precision::Int4)
+            }
+        }
+        "modelopt" => {
+            let algo = q
+                .get("quant_algo")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_ascii_uppercase();
+            if algo.contains("FP4") {
+                Some(Precision::Fp4)
+            } else {
+                Some(Precision::Fp8)
+            }
+        }
+        "compressed-tensors" => compressed_tensors(q),
+        _ => None,
+    }?;
+    Some(CheckpointQuantization {
+        mxfp4: method == "mxfp4",
+        method,
+        precision,
+    })
+}
+
+/// compressed-tensors (RedHatAI, neuralmagic): the weights' bits and type of
+/// the first config group.
+fn compressed_tensors(q: &Map<String, Value>) -> Option<Precision> {
+    let groups = q.get("config_groups")?.as_object()?;
+    let weights = groups.values().find_map(|g| g.get("weights"))?;
+    let bits = weights.get("num_bits").and_then(Value::as_u64)?;
+    let float = weights.get("type").and_then(Value::as_str) == Some("float");
+    match (bits, float) {
+        (8, true) => Some(Precision::Fp8),
+        (8, false) => Some(Precision::Int8),
+        (4, true) => Some(Precision::Fp4),
+        (4, false) => Some(Precision::Int4),
+        _ => None,
+    }
+}
+
+/// A vision tower's parameters from its `vision_config`: per layer 4 h^2
+/// (attention) + 2 h x intermediate (MLP), in billions; 0.4B (SigLIP) when
+/// the shapes are not given.
+fn vision_params_b(v: &Map<String, Value>) -> f64 {
+    let h = u32_of(v, &["hidden_size", "embed_dim", "width"]).map(f64::from);
+    let layers = u32_of(v, &["num_hidden_layers", "depth", "num_layers"]).map(f64::from);
+    let inter = u32_of(v, &["intermediate_size"]).map(f64::from);
+    match (h, layers) {
+        (Some(h), Some(l)) => {
+            let i = inter.unwrap_or(4.0 * h);
+            l * (4.0 * h * h + 2.0 * h * i) / 1e9
+        }
+        _ => 0.4,
+    }
+}
+
+/// `metadata.total_size` of a `model.safetensors.index.json`: the bytes of
+/// all the checkpoint's tensors.
+pub fn weights_index_total_bytes(text: &str) -> Result<u64, ConfigError> {
+    let v: Value = serde_json::from_str(text).map_err(|e| {
+        ConfigError(format!(
+            "model.safetensors.index.json is not valid JSON: {e}"
+        ))
+    })?;
+    let size = v.pointer("/metadata/total_size");
+    // Some indexes write the size as a string.
+    let bytes = size
+        .and_then(Value::as_u64)
+        .or_else(|| size.and_then(Value::as_str).and_then(|s| s.parse().ok()))
+        .or_else(|| size.and_then(Value::as_f64).map(|f| f as u64));
+    bytes.filter(|b| *b > 0).ok_or_else(|| {
+        ConfigError(
+            "model.safetensors.index.json has no metadata.total_size: give the index that lists the weights' total bytes"
+                .into(),
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codellama_is_multi_head() {
+        let c = ModelConfig::from_json(
+            r#"{"architectures":["LlamaForCausalLM"],"model_type":"llama","hidden_size":4096,
+            "intermediate_size":11008,"max_position_embeddings":16384,"num_attention_heads":32,
+            "num_hidden_layers":32,"num_key_value_heads":32,"rms_norm_eps":1e-05,
+            "tie_word_embeddings":false,"torch_dtype":"bfloat16","vocab_size":32016}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            (c.layers, c.attention_heads, c.kv_heads, c.head_dim, c.vocab),
+            (32, 32, 32, 128, 32016)
+        );
+        assert_eq!(c.context, Some(16384));
+        assert_eq!(c.dtype, Some(Precision::Bf16));
+        let (total, active) = c.estimated_params_b();
+        assert!((total - 6.74).abs() < 0.05, "{total}");
+        assert_eq!(total, active);
+    }
+
+    #[test]
+    fn gemma3_nests_its_text_config_and_slides() {
+        let c = ModelConfig::from_json(
+            r#"{"architectures":["Gemma3ForConditionalGeneration"],"model_type":"gemma3",
+            "text_config":{"model_type":"gemma3_text","hidden_size":5376,"intermediate_size":21504,
+              "num_attention_heads":32,"num_hidden_layers":62,"num_key_value_heads":16,"head_dim":128,
+              "sliding_window":1024,"sliding_window_pattern":6,"max_position_embeddings":131072,
+              "vocab_size":262208},
+            "vision_config":{"hidden_size":1152,"intermediate_size":4304,"num_hidden_layers":27},
+            "torch_dtype":"bfloat16"}"#,
+        )
+        .unwrap();
+        assert_eq!((c.layers, c.kv_heads, c.head_dim), (62, 16, 128));
+        assert_eq!(c.sliding_layers, 52);
+        assert_eq!(c.vocab, 262_208);
+        assert!(c.has_vision && (c.vision_params_b - 0.41).abs() < 0.05);
+    }
+
+    #[test]
+    fn layer_types_count_sliding_layers() {
+        let types: Vec<&str> = (0..24)
+            .map(|i| {
+                if i % 2 == 0 {
+                    "sliding_attention"
+                } else {
+                    "full_attention"
+                }
+            })
+            .collect();
+        let json = serde_json::json!({
+            "model_type": "gpt_oss", "hidden_size": 2880, "num_attention_heads": 64,
+            "num_hidden_layers": 24, "num_key_value_heads": 8, "head_dim": 64,
+            "layer_types": types, "num_local_experts": 32, "num_experts_per_tok": 4,
+            "vocab_size": 201088, "quantization_config": {"quant_method": "mxfp4"}
+        });
+        let c = ModelConfig::from_json(&json.to_string()).unwrap();
+        assert_eq!(c.sliding_layers, 12);
+        assert_eq!(c.experts, 32);
+        let q = c.quantization.unwrap();
+        assert_eq!((q.precision, q.mxfp4), (Precision::Fp4, true));
+    }
+
+    #[test]
+    fn mla_latent_from_kv_lora_rank() {
+        let c = ModelConfig::from_json(
+            r#"{"model_type":"deepseek_v2","hidden_size":2048,"num_attention_heads":16,
+            "num_hidden_layers":27,"num_key_value_heads":16,"kv_lora_rank":512,"qk_rope_head_dim":64,
+            "qk_nope_head_dim":128,"v_head_dim":128,"n_routed_experts":64,"n_shared_experts":2,
+            "num_experts_per_tok":6,"moe_intermediate_size":1408,"vocab_size":102400}"#,
+        )
+        .unwrap();
+        assert_eq!((c.mla_kv_dim, c.head_dim, c.experts), (576, 192, 64));
+    }
+
+    #[test]
+    fn quantization_configs() {
+        let ct = |bits: u32, ty: &str| {
+            format!(
+                r#"{{"hidden_size":8,"num_attention_heads":1,"num_hidden_layers":1,
+                "quantization_config":{{"quant_method":"compressed-tensors",
+                "config_groups":{{"group_0":{{"weights":{{"num_bits":{bits},"type":"{ty}"}}}}}}}}}}"#
+            )
+        };
+        let precision = |json: &str| {
+            ModelConfig::from_json(json)
+                .unwrap()
+                .quantization
+                .map(|q| q.precision)
+        };
+        assert_eq!(precision(&ct(8, "float")), Some(Precision::Fp8));
+        assert_eq!(precision(&ct(8, "int")), Some(Precision::Int8));
+        assert_eq!(precision(&ct(4, "int")), Some(Precision::Int4));
+        assert_eq!(
+            precision(
+                r#"{"hidden_size":8,"num_attention_heads":1,"num_hidden_layers":1,
+                "quantization_config":{"quant_method":"awq","bits":4}}"#
+            ),
+            Some(Precision::Int4)
+        );
+    }
+
+    #[test]
+    fn errors_name_the_missing_field() {
+        assert_eq!(
+            ModelConfig::from_json(r#"{"hidden_size":8}"#)
+                .unwrap_err()
+                .to_string(),
+            "config.json has no num_hidden_layers (nor under text_config): it does not describe a language model sizing can read"
+        );
+        assert!(ModelConfig::from_json("[1]").is_err());
+        assert_eq!(
+            weights_index_total_bytes(r#"{"metadata":{"total_size":16060522496},"weight_map":{}}"#)
+                .unwrap(),
+            16_060_522_496
+        );
+        assert!(weights_index_total_bytes(r#"{"weight_map":{}}"#).is_err());
+    }
+}
