@@ -726,7 +726,7 @@ fn size(
         max_model_len,
         ..facts.sizing_request(&gpu_type, req.settings.gpu_memory_utilization)
     };
-    let plan = sizing::size(&request)
+    let plan = super::plans::size(&request)
         .map_err(|e| Refusal::new("CannotSize", sizing_error_message(spec, model, &e)))?;
     if let Some(why) = unsupported_gpu(&plan) {
         let field = if gpu.and_then(|g| g.r#type.as_ref()).is_some() {

@@ -99,7 +99,7 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
             sizing_request.pipeline_parallel = f.pipeline_parallel;
         }
     }
-    let mut plan = sizing::size(&sizing_request)
+    let mut plan = super::plans::size(&sizing_request)
         .map_err(|e| Refusal::new("CannotSize", sizing_error_message(&spec, &e)))?;
     if let Some(why) = unsupported_gpu(&plan) {
         return Err(Refusal::new(

@@ -151,19 +151,33 @@ impl<'a> Composite<'a> {
     /// The strings of the observed status list at `path` (for example
     /// `["plan", "warnings"]`), to tell what the XR already reports.
     pub fn status_strings(&self, path: &[&str]) -> Vec<String> {
+        let strings = |list: Vec<Value>| {
+            list.into_iter()
+                .filter_map(|v| match v {
+                    Value::String(s) => Some(s),
+                    _ => None,
+                })
+                .collect()
+        };
+        if let Source::Bytes(bytes) = &self.source {
+            let full: Vec<&str> = std::iter::once("status")
+                .chain(path.iter().copied())
+                .collect();
+            if let Ok(list) =
+                crate::protocol::struct_deserializer::at_path::<Vec<Value>>(bytes, &full)
+            {
+                return list.map(strings).unwrap_or_default();
+            }
+        }
         let status = self.status().map(Value::Object);
         let mut v = status.as_ref();
         for p in path {
             v = v.and_then(|v| v.get(*p));
         }
-        v.and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_string)
-                    .collect()
-            })
-            .unwrap_or_default()
+        match v {
+            Some(Value::Array(list)) => strings(list.clone()),
+            _ => Vec::new(),
+        }
     }
 }
 
@@ -400,6 +414,7 @@ pub mod model_facts;
 pub mod model_ref;
 pub mod names;
 pub mod placement;
+pub mod plans;
 pub mod readiness;
 pub mod validate;
 pub mod vllm_runtime;

@@ -44,7 +44,7 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
                 mig: MigChoice::None,
                 ..facts.sizing_request(gpu, req.settings.gpu_memory_utilization)
             };
-            let plan = sizing::size(&request).map_err(|e| e.to_string()).and_then(|plan| {
+            let plan = super::plans::size(&request).map_err(|e| e.to_string()).and_then(|plan| {
                 if let Some(why) = unsupported_gpu(&plan) {
                     Err(why)
                 } else if plan.nodes > 1 {

@@ -45,19 +45,46 @@ pub fn field_from_struct_bytes<'de, T: de::Deserialize<'de>>(
     bytes: &'de [u8],
     name: &str,
 ) -> Result<Option<T>, Error> {
+    at_path(bytes, &[name])
+}
+
+/// `T` read from the value at `path` in the bytes of a
+/// `google.protobuf.Struct` (for example `["status", "plan", "warnings"]`),
+/// reading nothing else; None when any part of the path is absent.
+pub fn at_path<'de, T: de::Deserialize<'de>>(
+    bytes: &'de [u8],
+    path: &[&str],
+) -> Result<Option<T>, Error> {
+    let Some((last, parents)) = path.split_last() else {
+        return from_struct_bytes(bytes).map(Some);
+    };
+    let mut object = bytes;
+    let mut depth = 0;
+    for name in parents {
+        let Some(value) = entry(object, name)? else {
+            return Ok(None);
+        };
+        depth += 1;
+        match ValueReader::new(value, depth)?.kind {
+            Kind::Struct(inner) => object = inner,
+            _ => return Err(unusual("a path through something other than objects")),
+        }
+    }
+    entry(object, last)?
+        .map(|value| T::deserialize(ValueReader::new(value, depth + 1)?))
+        .transpose()
+}
+
+/// The encoded Value of the entry `name`, if there is one.
+fn entry<'de>(bytes: &'de [u8], name: &str) -> Result<Option<&'de [u8]>, Error> {
     let mut found = None;
     let mut entries = Entries { buf: bytes };
     while let Some((key, value)) = entries.next()? {
-        if key == name {
-            if found.is_some() {
-                return Err(unusual("a key given twice"));
-            }
-            found = Some(value);
+        if key == name && found.replace(value).is_some() {
+            return Err(unusual("a key given twice"));
         }
     }
-    found
-        .map(|value| T::deserialize(ValueReader::new(value, 1)?))
-        .transpose()
+    Ok(found)
 }
 
 fn unusual(what: &str) -> Error {
@@ -368,6 +395,18 @@ mod tests {
         assert_eq!(spec.unwrap().model, "m");
         let none: Option<Spec> = field_from_struct_bytes(&bytes(&object), "status").unwrap();
         assert_eq!(none, None);
+    }
+
+    #[test]
+    fn a_value_deep_in_an_object_is_read_alone() {
+        let object = json!({"status": {"plan": {"warnings": ["a", "b"]}, "ready": "True"}});
+        let warnings: Option<Vec<String>> =
+            at_path(&bytes(&object), &["status", "plan", "warnings"]).unwrap();
+        assert_eq!(warnings, Some(vec!["a".to_string(), "b".to_string()]));
+        let absent: Option<Vec<String>> =
+            at_path(&bytes(&object), &["status", "none", "x"]).unwrap();
+        assert_eq!(absent, None);
+        assert!(at_path::<Value>(&bytes(&object), &["status", "ready", "x"]).is_err());
     }
 
     #[test]
