@@ -230,17 +230,75 @@ impl<'a> Observed<'a> {
     }
 
     /// Whether the object composed under `name` is ready (see
-    /// [`readiness::observed_readiness`]), reading only its kind and status.
+    /// [`readiness::observed_readiness`]), reading only the fields that say.
     pub fn readiness(&self, name: &str) -> crate::protocol::wire::Ready {
         let fast = self.resources.get(name).and_then(|raw| {
             let bytes = raw.struct_bytes()?;
-            crate::protocol::struct_json::decode_fields(bytes, &["kind", "status"]).ok()
+            crate::protocol::struct_deserializer::from_struct_bytes::<ReadinessFields>(bytes)
+                .ok()
+                .map(ReadinessFields::into_object)
         });
         match fast {
             Some(object) => readiness::observed_readiness(Some(&object)),
             // Not observed, or unusual bytes: the full decode decides.
             None => readiness::observed_readiness(self.get(name).as_ref()),
         }
+    }
+}
+
+/// What [`readiness::observed_readiness`] reads of an observed object: its
+/// kind, its status conditions and replica counts. Everything else is
+/// skipped unread. Leaves stay JSON so that they mean what they mean there.
+#[derive(serde::Deserialize)]
+struct ReadinessFields {
+    kind: Option<Value>,
+    status: Option<StatusFields>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct StatusFields {
+    conditions: Option<Vec<ConditionFields>>,
+    available_replicas: Option<Value>,
+    ready_replicas: Option<Value>,
+}
+
+#[derive(serde::Deserialize)]
+struct ConditionFields {
+    #[serde(rename = "type")]
+    type_: Option<Value>,
+    status: Option<Value>,
+}
+
+impl ReadinessFields {
+    /// The object these fields were read from, less everything else.
+    fn into_object(self) -> Map<String, Value> {
+        let mut object = Map::new();
+        if let Some(kind) = self.kind {
+            object.insert("kind".into(), kind);
+        }
+        if let Some(s) = self.status {
+            let mut status = Map::new();
+            if let Some(conditions) = s.conditions {
+                let conditions = conditions
+                    .into_iter()
+                    .map(|c| {
+                        let mut m = Map::new();
+                        m.extend(c.type_.map(|t| ("type".to_string(), t)));
+                        m.extend(c.status.map(|t| ("status".to_string(), t)));
+                        Value::Object(m)
+                    })
+                    .collect();
+                status.insert("conditions".into(), Value::Array(conditions));
+            }
+            status.extend(
+                s.available_replicas
+                    .map(|v| ("availableReplicas".to_string(), v)),
+            );
+            status.extend(s.ready_replicas.map(|v| ("readyReplicas".to_string(), v)));
+            object.insert("status".into(), Value::Object(status));
+        }
+        object
     }
 }
 
@@ -419,3 +477,39 @@ pub mod readiness;
 pub mod validate;
 pub mod vllm_runtime;
 pub mod weights_cache;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::struct_json::json_to_struct;
+    use serde_json::json;
+
+    #[test]
+    fn readiness_read_from_bytes_is_readiness_read_from_json() {
+        let objects = [
+            json!({"kind": "VLLMRuntime", "status": {"availableReplicas": 1}, "spec": {"big": [1, 2]}}),
+            json!({"kind": "VLLMRuntime", "status": {"availableReplicas": 0.5}}),
+            json!({"kind": "VLLMRuntime", "status": null}),
+            json!({"kind": "Deployment", "status": {"conditions": [
+                {"type": "Progressing", "status": "True"}, {"type": "Available", "status": "True", "reason": "x"}]}}),
+            json!({"kind": "Deployment", "status": {"conditions": [{"type": "Available", "status": false}]}}),
+            json!({"kind": "Deployment", "status": {"conditions": ["not an object"]}}),
+            json!({"kind": "Object", "status": {"conditions": [{"type": "Ready", "status": "True"}]}}),
+            json!({"kind": 3}),
+            json!({"kind": "LeaderWorkerSet", "status": {"readyReplicas": 2}}),
+            json!({"kind": "ConfigMap"}),
+        ];
+        for object in objects {
+            let resources: BTreeMap<String, RawResource> = [(
+                "r".to_string(),
+                RawResource::from_full(&crate::protocol::full::Resource {
+                    resource: object.as_object().map(json_to_struct),
+                    ..Default::default()
+                }),
+            )]
+            .into();
+            let want = readiness::observed_readiness(object.as_object());
+            assert_eq!(Observed::new(&resources).readiness("r"), want, "{object}");
+        }
+    }
+}

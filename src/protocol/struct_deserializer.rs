@@ -398,6 +398,16 @@ mod tests {
     }
 
     #[test]
+    fn truncated_bytes_are_an_error_not_a_panic() {
+        let object = json!({"kind": "X", "status": {"conditions": [{"type": "Ready"}]}, "n": 1.5});
+        let encoded = bytes(&object);
+        for cut in 0..encoded.len() {
+            let _ = from_struct_bytes::<Value>(&encoded[..cut]);
+            let _ = at_path::<Value>(&encoded[..cut], &["status", "conditions"]);
+        }
+    }
+
+    #[test]
     fn a_value_deep_in_an_object_is_read_alone() {
         let object = json!({"status": {"plan": {"warnings": ["a", "b"]}, "ready": "True"}});
         let warnings: Option<Vec<String>> =

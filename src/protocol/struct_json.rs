@@ -122,25 +122,6 @@ pub fn decode_struct(bytes: &[u8]) -> Result<Map<String, Value>, DecodeError> {
     Ok(out)
 }
 
-/// Decodes only the top-level `fields` of the bytes of a
-/// `google.protobuf.Struct`, each whole; the other fields are skipped
-/// without being read (readiness needs an object's kind and status, not
-/// its spec).
-pub fn decode_fields(mut buf: &[u8], fields: &[&str]) -> Result<Map<String, Value>, DecodeError> {
-    let mut out = Map::new();
-    while let Some((name, value)) = next_entry(&mut buf)? {
-        if !fields.contains(&name) {
-            continue;
-        }
-        let decoded = match value {
-            Some(v) => decode_value(v, None, 1)?,
-            None => Value::Null,
-        };
-        out.insert(name.to_string(), decoded);
-    }
-    Ok(out)
-}
-
 type Skip<'a> = Option<&'a [&'a str]>;
 
 fn decode_struct_into(
@@ -424,34 +405,6 @@ mod tests {
         assert_eq!(number_to_json(f64::NAN), json!("NaN"));
         assert_eq!(number_to_json(f64::INFINITY), json!("Infinity"));
         assert_eq!(number_to_json(f64::NEG_INFINITY), json!("-Infinity"));
-    }
-
-    #[test]
-    fn decoding_some_fields_equals_decoding_all_and_keeping_those() {
-        use prost::Message;
-        let v = json!({
-            "kind": "VLLMRuntime", "apiVersion": "production-stack.vllm.ai/v1alpha1",
-            "metadata": {"name": "x", "managedFields": [{"manager": "m"}]},
-            "spec": {"model": {"modelURL": "m"}}, "status": {"availableReplicas": 1},
-        });
-        let bytes = json_to_struct(v.as_object().unwrap()).encode_to_vec();
-        let all = decode_struct(&bytes).unwrap();
-        for fields in [
-            &["kind", "status"][..],
-            &["metadata"][..],
-            &[][..],
-            &["absent"][..],
-        ] {
-            let want: Map<String, Value> = all
-                .iter()
-                .filter(|(k, _)| fields.contains(&k.as_str()))
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect();
-            assert_eq!(decode_fields(&bytes, fields), Ok(want), "{fields:?}");
-        }
-        for cut in 0..bytes.len() {
-            let _ = decode_fields(&bytes[..cut], &["kind", "status"]);
-        }
     }
 
     #[test]
