@@ -5,7 +5,7 @@
 
 mod support;
 
-use function_inference::compose::llm_inference::plan_status;
+use function_inference::compose::kinds::llm_inference::plan_status;
 use function_inference::protocol::full;
 use function_inference::sizing::{self, MigChoice, SizingRequest};
 use serde_json::{Value, json};

@@ -230,7 +230,7 @@ impl<'a> Observed<'a> {
     }
 
     /// Whether the object composed under `name` is ready (see
-    /// [`readiness::observed_readiness`]), reading only the fields that say.
+    /// [`resources::readiness::observed_readiness`]), reading only the fields that say.
     pub fn readiness(&self, name: &str) -> crate::protocol::wire::Ready {
         let fast = self.resources.get(name).and_then(|raw| {
             let bytes = raw.struct_bytes()?;
@@ -239,14 +239,14 @@ impl<'a> Observed<'a> {
                 .map(ReadinessFields::into_object)
         });
         match fast {
-            Some(object) => readiness::observed_readiness(Some(&object)),
+            Some(object) => resources::readiness::observed_readiness(Some(&object)),
             // Not observed, or unusual bytes: the full decode decides.
-            None => readiness::observed_readiness(self.get(name).as_ref()),
+            None => resources::readiness::observed_readiness(self.get(name).as_ref()),
         }
     }
 }
 
-/// What [`readiness::observed_readiness`] reads of an observed object: its
+/// What [`resources::readiness::observed_readiness`] reads of an observed object: its
 /// kind, its status conditions and replica counts. Everything else is
 /// skipped unread. Leaves stay JSON so that they mean what they mean there.
 #[derive(serde::Deserialize)]
@@ -378,9 +378,12 @@ pub type Composer = fn(&ComposeRequest) -> Result<Composition, Refusal>;
 /// group, so XRs of other groups (dot-inference's) compose unchanged.
 pub fn composer_for(kind: &str) -> Option<Composer> {
     let composers: &[(&str, Composer)] = &[
-        (crate::xr::llm_inference::KIND, llm_inference::compose),
-        (crate::xr::model::KIND, model::compose),
-        (crate::xr::agent_pool::KIND, agent_pool::compose),
+        (
+            crate::xr::llm_inference::KIND,
+            kinds::llm_inference::compose,
+        ),
+        (crate::xr::model::KIND, kinds::model::compose),
+        (crate::xr::agent_pool::KIND, kinds::agent_pool::compose),
     ];
     composers.iter().find(|(k, _)| *k == kind).map(|(_, c)| *c)
 }
@@ -457,26 +460,11 @@ fn drop_server_owned(md: &mut Map<String, Value>) {
     }
 }
 
-pub mod agent_config;
-pub mod agent_deployment;
-pub mod agent_pool;
-pub mod agent_service;
-pub mod autoscaler;
-pub mod config_map;
-pub mod disruption_budget;
-pub mod ingress;
-pub mod kube;
-pub mod llm_inference;
-pub mod model;
-pub mod model_facts;
-pub mod model_ref;
+pub mod kinds;
 pub mod names;
-pub mod placement;
-pub mod plans;
-pub mod readiness;
+pub mod resources;
+pub mod steps;
 pub mod validate;
-pub mod vllm_runtime;
-pub mod weights_cache;
 
 #[cfg(test)]
 mod tests {
@@ -508,7 +496,7 @@ mod tests {
                 }),
             )]
             .into();
-            let want = readiness::observed_readiness(object.as_object());
+            let want = resources::readiness::observed_readiness(object.as_object());
             assert_eq!(Observed::new(&resources).readiness("r"), want, "{object}");
         }
     }

@@ -11,11 +11,13 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::config_map::{config_map, pretty};
-use super::llm_inference::{plan_status, to_map};
-use super::model_facts::ModelFacts;
-use super::vllm_runtime::unsupported_gpu;
-use super::{ComposeRequest, Composed, Composition, Refusal, kube, names, weights_cache};
+use crate::compose::kinds::llm_inference::{plan_status, to_map};
+use crate::compose::resources::config_map::{config_map, pretty};
+use crate::compose::resources::vllm_runtime::unsupported_gpu;
+use crate::compose::steps::model_facts::ModelFacts;
+use crate::compose::{
+    ComposeRequest, Composed, Composition, Refusal, names, resources::kube, steps::weights_cache,
+};
 use crate::outcome;
 use crate::sizing::{self, MigChoice};
 use crate::xr::common::round2;
@@ -44,7 +46,7 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
                 mig: MigChoice::None,
                 ..facts.sizing_request(gpu, req.settings.gpu_memory_utilization)
             };
-            let plan = super::plans::size(&request).map_err(|e| e.to_string()).and_then(|plan| {
+            let plan = crate::compose::steps::plans::size(&request).map_err(|e| e.to_string()).and_then(|plan| {
                 if let Some(why) = unsupported_gpu(&plan) {
                     Err(why)
                 } else if plan.nodes > 1 {
@@ -266,14 +268,14 @@ fn check_card_size(card: &Card, data: &BTreeMap<String, String>) -> Result<(), R
             (field, v.to_string().len())
         })
         .collect();
-    super::config_map::check_size("the model card ConfigMap", data, &parts)
+    crate::compose::resources::config_map::check_size("the model card ConfigMap", data, &parts)
         .map_err(|m| Refusal::new("ConfigTooLarge", m))
 }
 
 /// Fields serde accepts as any string, checked so that errors name them and
 /// long values are never echoed whole.
 fn check_strings(spec: &ModelSpec) -> Result<(), String> {
-    use super::validate::{dns_subdomain, text};
+    use crate::compose::validate::{dns_subdomain, text};
     text(
         "spec.weightsURI",
         &spec.weights_uri,

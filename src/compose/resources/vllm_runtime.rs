@@ -14,7 +14,7 @@ use k8s_openapi::api::core::v1::{NodeSelectorRequirement, NodeSelectorTerm, Tole
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde_json::Value;
 
-use super::weights_cache::{HF_HOME, WeightsCache};
+use crate::compose::steps::weights_cache::{HF_HOME, WeightsCache};
 use crate::input::{Image, Settings};
 use crate::manifests::vllm_runtime::{
     DeploymentConfig, DeploymentStrategy, EnvVar, HfTokenSecret, ImageSpec, ModelSpec,

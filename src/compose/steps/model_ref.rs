@@ -9,8 +9,8 @@
 
 use serde_json::{Map, Value};
 
-use super::model_facts::ModelFacts;
-use super::{ComposeRequest, Composition, Refusal};
+use crate::compose::steps::model_facts::ModelFacts;
+use crate::compose::{ComposeRequest, Composition, Refusal};
 use crate::outcome;
 use crate::protocol::struct_json::struct_to_json;
 use crate::protocol::wire::{ResourceSelector, resource_selector::Match};
@@ -79,7 +79,7 @@ pub fn lookup(req: &ComposeRequest, field: &str, name: &str) -> Result<Lookup, R
     }
     let object = objects
         .into_iter()
-        .find(|o| super::str_at(o, &["metadata", "name"]) == name);
+        .find(|o| crate::compose::str_at(o, &["metadata", "name"]) == name);
     let Some(object) = object else {
         return Ok(Lookup::Waiting {
             message: format!(

@@ -11,19 +11,27 @@
 
 use std::collections::BTreeMap;
 
-use super::agent_config::{
+use crate::compose::kinds::llm_inference::{layout_summary, plan_status, runtime_name, to_map};
+use crate::compose::resources::agent_config::{
     ModelEndpoint, agent_config_map, check_no_credentials, config_document, config_hash, memory_env,
 };
-use super::agent_deployment::{AgentDeploymentParams, agent_deployment, config_path, env};
-use super::agent_service::{AgentServiceParams, agent_service};
-use super::autoscaler::{AutoscalerParams, autoscaler};
-use super::disruption_budget::disruption_budget;
-use super::ingress::{IngressParams, ingress};
-use super::llm_inference::{layout_summary, plan_status, runtime_name, to_map};
-use super::model_ref::{self, Lookup, MODEL_RESOLVED, REQUIREMENT_KEY, ResolvedModel};
-use super::validate::in_range;
-use super::vllm_runtime::{RuntimeParams, internal_url, unsupported_gpu, vllm_runtime};
-use super::{ComposeRequest, Composed, Composition, Refusal, kube, names, weights_cache};
+use crate::compose::resources::agent_deployment::{
+    AgentDeploymentParams, agent_deployment, config_path, env,
+};
+use crate::compose::resources::agent_service::{AgentServiceParams, agent_service};
+use crate::compose::resources::autoscaler::{AutoscalerParams, autoscaler};
+use crate::compose::resources::disruption_budget::disruption_budget;
+use crate::compose::resources::ingress::{IngressParams, ingress};
+use crate::compose::resources::vllm_runtime::{
+    RuntimeParams, internal_url, unsupported_gpu, vllm_runtime,
+};
+use crate::compose::steps::model_ref::{
+    self, Lookup, MODEL_RESOLVED, REQUIREMENT_KEY, ResolvedModel,
+};
+use crate::compose::validate::in_range;
+use crate::compose::{
+    ComposeRequest, Composed, Composition, Refusal, names, resources::kube, steps::weights_cache,
+};
 use crate::outcome;
 use crate::protocol::wire::Ready;
 use crate::sizing::{self, MAX_NUM_SEQS, MigChoice, Plan, Throughput};
@@ -241,7 +249,7 @@ fn check_numbers(spec: &AgentPoolSpec) -> Result<(), String> {
 /// Strings Kubernetes or the agent runtime would reject, and durations the
 /// runtime could not read, checked here so that the error names the field.
 fn check_strings_and_durations(spec: &AgentPoolSpec) -> Result<(), String> {
-    use super::validate::{dns_subdomain, text};
+    use crate::compose::validate::{dns_subdomain, text};
     let class = &spec.agent_class;
     text(
         "spec.image",
@@ -305,7 +313,7 @@ fn check_strings_and_durations(spec: &AgentPoolSpec) -> Result<(), String> {
             if !ok {
                 return Err(format!(
                     "spec.agentClass.toolPermissions[{i}].rateLimit is {}; write it like 100/min, 10/s or 1000/h",
-                    super::validate::shown(r)
+                    crate::compose::validate::shown(r)
                 ));
             }
         }
@@ -726,7 +734,7 @@ fn size(
         max_model_len,
         ..facts.sizing_request(&gpu_type, req.settings.gpu_memory_utilization)
     };
-    let plan = super::plans::size(&request)
+    let plan = crate::compose::steps::plans::size(&request)
         .map_err(|e| Refusal::new("CannotSize", sizing_error_message(spec, model, &e)))?;
     if let Some(why) = unsupported_gpu(&plan) {
         let field = if gpu.and_then(|g| g.r#type.as_ref()).is_some() {
@@ -797,7 +805,7 @@ fn check_config_size(
         .flatten()
         .map(|(k, v)| (field(k).to_string(), v.to_string().len()))
         .collect();
-    super::config_map::check_size("the agent ConfigMap", &data, &parts)
+    crate::compose::resources::config_map::check_size("the agent ConfigMap", &data, &parts)
         .map_err(|m| Refusal::new("ConfigTooLarge", m))
 }
 

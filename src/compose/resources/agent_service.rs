@@ -12,7 +12,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use serde_json::Value;
 
-use super::kube;
+use crate::compose::resources::kube;
 
 /// What the Service is built from.
 pub struct AgentServiceParams<'a> {

@@ -4,13 +4,13 @@
 
 use serde_json::{Map, Value};
 
-use super::ingress::{IngressParams, external_url, ingress};
-use super::model_ref::{self, Lookup, REQUIREMENT_KEY, ResolvedModel};
-use super::placement::Placement;
-use super::vllm_runtime::{
+use crate::compose::resources::ingress::{IngressParams, external_url, ingress};
+use crate::compose::resources::placement::Placement;
+use crate::compose::resources::vllm_runtime::{
     RuntimeParams, SERVICE_PORT, internal_url, unsupported_gpu, vllm_runtime,
 };
-use super::{ComposeRequest, Composed, Composition, Refusal, names, weights_cache};
+use crate::compose::steps::model_ref::{self, Lookup, REQUIREMENT_KEY, ResolvedModel};
+use crate::compose::{ComposeRequest, Composed, Composition, Refusal, names, steps::weights_cache};
 use crate::outcome;
 use crate::protocol::wire::Ready;
 use crate::sizing::{self, MigChoice, Plan, Precision, SizingRequest};
@@ -99,7 +99,7 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
             sizing_request.pipeline_parallel = f.pipeline_parallel;
         }
     }
-    let mut plan = super::plans::size(&sizing_request)
+    let mut plan = crate::compose::steps::plans::size(&sizing_request)
         .map_err(|e| Refusal::new("CannotSize", sizing_error_message(&spec, &e)))?;
     if let Some(why) = unsupported_gpu(&plan) {
         return Err(Refusal::new(
@@ -302,7 +302,7 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
 /// The string fields serde accepts as any string, checked for what
 /// Kubernetes and the operator will accept.
 fn check_strings(spec: &LlmInferenceSpec) -> Result<(), String> {
-    use super::validate::{dns_label, dns_subdomain, text};
+    use crate::compose::validate::{dns_label, dns_subdomain, text};
     if let Some(m) = &spec.model {
         text("spec.model", m.trim(), 256, "Qwen/Qwen2.5-7B-Instruct")?;
     }
@@ -470,7 +470,7 @@ pub fn runtime_name(xr_name: &str, suffix: &str) -> (String, Option<String>) {
             "The runtime and its Service are named {name}: the operator names the Service after the runtime, and a \
              Service name must be a DNS-1035 label (a letter first, then lower-case letters, digits and '-', at most \
              63 characters), which {} is not.",
-            super::validate::shown(&format!("{xr_name}{suffix}"))
+            crate::compose::validate::shown(&format!("{xr_name}{suffix}"))
         )
     });
     (name, renamed)

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::{EnvVar, EnvVarSource, SecretKeySelector};
 use serde_json::{Map, Value, json};
 
-use super::config_map::{config_map, pretty};
+use crate::compose::resources::config_map::{config_map, pretty};
 use crate::credential::{holds_credential, is_credential_key};
 use crate::xr::agent_pool::{AgentClass, SessionAffinity};
 
@@ -177,7 +177,7 @@ pub fn agent_config_map(
 pub fn config_hash(document: &Value) -> String {
     format!(
         "{:016x}",
-        super::names::fnv1a64(document.to_string().as_bytes())
+        crate::compose::names::fnv1a64(document.to_string().as_bytes())
     )
 }
 

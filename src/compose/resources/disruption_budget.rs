@@ -8,7 +8,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use serde_json::Value;
 
-use super::kube;
+use crate::compose::resources::kube;
 
 /// At most one agent pod voluntarily disrupted at a time.
 pub fn disruption_budget(

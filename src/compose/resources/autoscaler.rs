@@ -19,7 +19,7 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde_json::Value;
 
-use super::kube;
+use crate::compose::resources::kube;
 use crate::units::parse_duration_seconds;
 use crate::xr::agent_pool::{Autoscaling, AutoscalingMetric, MetricMapping, ScalingPolicy};
 

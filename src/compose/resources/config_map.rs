@@ -61,7 +61,7 @@ pub fn config_map(
         data: Some(data),
         ..Default::default()
     };
-    super::kube::manifest(&cm)
+    crate::compose::resources::kube::manifest(&cm)
 }
 
 /// Pretty JSON for a ConfigMap value: reviewers read these.

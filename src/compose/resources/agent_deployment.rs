@@ -17,8 +17,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use serde_json::Value;
 
-use super::agent_config::{CONFIG_DIR, CONFIG_FILE};
-use super::kube;
+use crate::compose::resources::agent_config::{CONFIG_DIR, CONFIG_FILE};
+use crate::compose::resources::kube;
 
 /// The unprivileged user the agents run as (distroless' nonroot).
 const RUN_AS: i64 = 65532;

@@ -25,7 +25,7 @@ pub fn labels(
         ("app.kubernetes.io/name", xr_kind.to_ascii_lowercase()),
         (
             "app.kubernetes.io/instance",
-            super::names::label_value(xr_name),
+            crate::compose::names::label_value(xr_name),
         ),
         ("app.kubernetes.io/component", component.to_string()),
         (

@@ -1,0 +1,13 @@
+//! Builders of one composed resource each, and how each kind reports readiness.
+
+pub mod agent_config;
+pub mod agent_deployment;
+pub mod agent_service;
+pub mod autoscaler;
+pub mod config_map;
+pub mod disruption_budget;
+pub mod ingress;
+pub mod kube;
+pub mod placement;
+pub mod readiness;
+pub mod vllm_runtime;

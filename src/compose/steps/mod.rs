@@ -1,0 +1,6 @@
+//! Steps the composers of several kinds share: resolving a Model, sizing, the weights cache.
+
+pub mod model_facts;
+pub mod model_ref;
+pub mod plans;
+pub mod weights_cache;
