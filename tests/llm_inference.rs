@@ -42,6 +42,10 @@ fn dot_plan() -> sizing::Plan {
     .unwrap()
 }
 
+/// The runtime reason of an XR served by the platform's default runtime.
+const VLLM_RUNTIME_BY_DEFAULT: &str = "Runtime: vllm-runtime (input.defaults.runtime), the vLLM production-stack \
+     operator's VLLMRuntime: one pod per replica.";
+
 fn dot_runtime_object() -> Value {
     json!({
         "apiVersion": "kubernetes.m.crossplane.io/v1alpha1", "kind": "Object",
@@ -92,7 +96,8 @@ fn first_call_composes_dot_inference_essentials_and_reports_the_plan() {
     // dot-inference's XR, unchanged: 1 GPU -> 2 CPU, 8Gi; Objects for the
     // runtime and the Ingress; nothing observed yet, so nothing is ready.
     let req = request("t1", xr("test-qwen", DOT(), json!({})));
-    let plan = dot_plan();
+    let mut plan = dot_plan();
+    plan.reasons.push(VLLM_RUNTIME_BY_DEFAULT.into());
     let want = full::RunFunctionResponse {
         meta: meta("t1", 60),
         desired: Some(full::State {
@@ -373,7 +378,7 @@ fn refusals_are_fatal_and_name_the_field_and_what_would_work() {
         ("empty model", json!({"model": " "}), "spec.model is empty; set a Hugging Face model id such as Qwen/Qwen2.5-7B-Instruct".into()),
         ("negative gpu", json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "gpu": -3}), "spec.gpu is -3; use a whole number from 1 to 64; omit it to derive the count from the model and GPU type".into()),
         ("gpu as words", json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "gpu": "lots"}), "spec.gpu: the string \"lots\" is not a whole number; use a whole number from 1 to 64".into()),
-        ("unknown field", json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "gpus": 2}), "spec.gpus: unknown field gpus; valid fields are model, modelRef, gpu, gpuType, quantization, maxModelLen, parameterCount, migProfile, replicas, hfTokenSecretRef, image, ingressHost, ingressClassName, tls, extraArgs, providerConfigName, targetNamespace, crossplane".into()),
+        ("unknown field", json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "gpus": 2}), "spec.gpus: unknown field gpus; valid fields are model, modelRef, gpu, gpuType, quantization, maxModelLen, parameterCount, migProfile, replicas, hfTokenSecretRef, runtime, image, ingressHost, ingressClassName, tls, extraArgs, providerConfigName, targetNamespace, crossplane".into()),
         ("unknown GPU", json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "gpuType": "Z9000"}), format!("spec.gpuType: {gpu_error}")),
         ("bad quantization", json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "quantization": "int3"}), "spec.quantization is \"int3\"; use auto, fp32, bf16, fp16, fp8, int8, int4 or fp4".into()),
         ("too many replicas", json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "replicas": 1000}), "spec.replicas is 1000; use a whole number from 0 to 100".into()),

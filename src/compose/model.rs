@@ -14,7 +14,7 @@ use serde_json::Value;
 use super::config_map::{config_map, pretty};
 use super::llm_inference::{plan_status, to_map};
 use super::model_facts::ModelFacts;
-use super::vllm_runtime::unsupported_gpu;
+use super::runtime::cannot_serve;
 use super::{ComposeRequest, Composed, Composition, Refusal, kube, names, weights_cache};
 use crate::outcome;
 use crate::sizing::{self, MigChoice};
@@ -44,18 +44,14 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
                 mig: MigChoice::None,
                 ..facts.sizing_request(gpu, req.settings.gpu_memory_utilization)
             };
-            let plan = sizing::size(&request).map_err(|e| e.to_string()).and_then(|plan| {
-                if let Some(why) = unsupported_gpu(&plan) {
-                    Err(why)
-                } else if plan.nodes > 1 {
-                    Err(format!(
-                        "needs {} GPUs on {} nodes, but a VLLMRuntime replica is one pod on one node",
-                        plan.gpu_count, plan.nodes
-                    ))
-                } else {
-                    Ok(plan)
-                }
-            });
+            // Servable by the platform's default runtime: an XR may choose
+            // another, but the Model cannot know which.
+            let plan = sizing::size(&request)
+                .map_err(|e| e.to_string())
+                .and_then(|plan| match cannot_serve(req.settings.runtime, &plan) {
+                    Some(why) => Err(why),
+                    None => Ok(plan),
+                });
             (gpu.clone(), plan)
         })
         .collect();

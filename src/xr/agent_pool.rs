@@ -11,7 +11,7 @@ use k8s_openapi::api::core::v1::EnvVar;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::common::{Endpoint, NameRef, PlanStatus, SecretKeyRef};
+use super::common::{Endpoint, NameRef, PlanStatus, RuntimeChoice, SecretKeyRef};
 use super::model::Topology;
 
 /// Kind name.
@@ -94,6 +94,9 @@ pub struct AgentPoolSpec {
     /// The model server's GPUs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_requirements: Option<GpuRequirements>,
+    /// What serves the model server: vllm-runtime, deployment, leader-worker-set or auto. Defaults to the platform's (step input).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime: Option<RuntimeChoice>,
     /// Sticky sessions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_affinity: Option<SessionAffinity>,
