@@ -1,4 +1,5 @@
-//! Composes an `AgentPool`: a VLLMRuntime serving the referenced Model,
+//! Composes an `AgentPool`: a model server for the referenced Model (a
+//! VLLMRuntime, or the Deployment or LeaderWorkerSet `spec.runtime` picks),
 //! sized for the pool's GPUs and token budget; the agents (a Deployment and
 //! the ConfigMap it mounts); a HorizontalPodAutoscaler; a
 //! PodDisruptionBudget for more than one replica; and, with `port`, a

@@ -1,5 +1,6 @@
-//! Composes an `LLMInference`: a sized VLLMRuntime and, with `ingressHost`,
-//! an Ingress to it; natively into the XR's namespace, or wrapped in
+//! Composes an `LLMInference`: a sized model server on the runtime
+//! `spec.runtime` picks (a VLLMRuntime, a Deployment or a LeaderWorkerSet,
+//! see `runtime`) and, with `ingressHost`, an Ingress to its Service; natively into the XR's namespace, or wrapped in
 //! provider-kubernetes Objects with `providerConfigName`.
 
 use serde_json::{Map, Value};

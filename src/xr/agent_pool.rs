@@ -2,7 +2,8 @@
 //!
 //! Field names follow the NeuroNetes CRD reference, with its AgentClass
 //! inlined as `agentClass`, so its examples translate line by line. The pool
-//! composes the model server (a sized VLLMRuntime), the agents (a Deployment
+//! composes the model server (a sized VLLMRuntime, Deployment or
+//! LeaderWorkerSet), the agents (a Deployment
 //! with its ConfigMap) and what scales and exposes them.
 
 use std::collections::BTreeMap;
@@ -406,7 +407,7 @@ pub struct AgentPoolStatus {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ModelServerStatus {
-    /// The VLLMRuntime (and its Service).
+    /// The model server and its Service.
     pub name: String,
     pub replicas: i32,
     /// OpenAI-compatible base URL the agents use.
