@@ -955,7 +955,7 @@ fn a_pool_whose_model_needs_several_nodes_is_served_on_a_leader_worker_set() {
     ));
     let fatal = fatals(&rsp);
     assert_eq!(fatal.len(), 1);
-    assert!(fatal[0].starts_with("Model team-a/llama-8b: input.defaults.runtime is vllm-runtime, but one replica of meta-llama/Llama-3.1-405B-Instruct needs 16 H100-80GB GPUs on 2 nodes"), "{}", fatal[0]);
+    assert!(fatal[0].starts_with("input.defaults.runtime is vllm-runtime, but one replica of meta-llama/Llama-3.1-405B-Instruct needs 16 H100-80GB GPUs on 2 nodes"), "{}", fatal[0]);
     assert!(
         fatal[0].contains("set spec.runtime to leader-worker-set (or auto)"),
         "{}",

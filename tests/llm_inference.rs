@@ -1078,14 +1078,14 @@ fn the_operator_runtime_asked_for_what_it_cannot_serve_is_refused_with_the_runti
     let r = &rsp.results[0];
     assert_eq!(r.reason.as_deref(), Some("UnsupportedGpu"));
     assert!(
-        r.message
-            .starts_with("input.defaults.runtime is vllm-runtime: MI300X is an AMD GPU"),
+        r.message.starts_with("spec.gpuType: MI300X is an AMD GPU"),
         "{}",
         r.message
     );
     assert!(
-        r.message
-            .contains("set spec.runtime to deployment (or auto)"),
+        r.message.ends_with(
+            "; or set spec.runtime to deployment (or auto), which runs the ROCm build of vLLM"
+        ),
         "{}",
         r.message
     );

@@ -397,8 +397,17 @@ fn compose_pool(
         operator_cache.as_ref().err().map(String::as_str),
         "use a GPU type with more memory (spec.gpuRequirements.type), a lower precision (the Model's \
          spec.quantization) or a shorter context (spec.agentClass.maxContextLength)",
-    )
-    .map_err(|r| Refusal::new(r.reason, format!("Model {}: {}", model.display, r.message)))?;
+        if spec
+            .gpu_requirements
+            .as_ref()
+            .and_then(|g| g.r#type.as_ref())
+            .is_some()
+        {
+            "spec.gpuRequirements.type"
+        } else {
+            "input.defaults.gpuType"
+        },
+    )?;
     plan.reasons.push(why);
     if server_runtime == Runtime::LeaderWorkerSet {
         // The sizing engine warns that a plan across nodes needs a

@@ -202,6 +202,7 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
         operator_cache.as_ref().err().map(String::as_str),
         "use a GPU with more memory (spec.gpuType, for example H200-141GB or B200), a lower precision \
          (spec.quantization fp8 or int4), or a shorter context (spec.maxModelLen)",
+        gpu_type_field(&spec),
     )?;
     plan.reasons.push(why);
     if runtime == Runtime::LeaderWorkerSet {

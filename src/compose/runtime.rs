@@ -60,12 +60,14 @@ impl Asked {
 /// `operator_cannot_start` says why the VLLMRuntime's fixed startup probe
 /// cannot load the checkpoint, when no weights volume can rescue it.
 /// `what_would_fit` is the advice of a refusal for a plan across nodes
-/// (which fields to change, per XR kind).
+/// (which fields to change, per XR kind); `gpu_field` names the field that
+/// chose the GPU type.
 pub fn choose(
     asked: Asked,
     plan: &Plan,
     operator_cannot_start: Option<&str>,
     what_would_fit: &str,
+    gpu_field: &str,
 ) -> Result<(Runtime, String), Refusal> {
     let Asked { choice, field } = asked;
     let nodes = plan.nodes;
@@ -95,8 +97,8 @@ pub fn choose(
                 return Err(Refusal::new(
                     "UnsupportedGpu",
                     format!(
-                        "{field} is vllm-runtime: {why}; or set spec.runtime to deployment (or auto), which runs a \
-                         ROCm vLLM image"
+                        "{gpu_field}: {why}; or set spec.runtime to deployment (or auto), which runs the ROCm \
+                         build of vLLM"
                     ),
                 ));
             }
