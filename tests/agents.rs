@@ -312,7 +312,7 @@ fn with_its_model_the_pool_composes_server_agents_config_autoscaler_and_budget()
     assert_eq!(
         st["modelServer"],
         json!({
-            "name": "reviewers-model", "replicas": 1,
+            "name": "reviewers-model", "runtime": "vllm-runtime", "replicas": 1,
             "baseUrl": "http://reviewers-model.team-a.svc.cluster.local/v1",
             "tokensPerSecondPerReplica": 65.6,
             "formula": "batch 6 (KV cache room for 25311 tokens / 4096 average context, at most 256) x single-sequence \

@@ -106,7 +106,7 @@ fn first_call_composes_dot_inference_essentials_and_reports_the_plan() {
                 "status": {
                     "model": "Qwen/Qwen2.5-1.5B-Instruct",
                     "plan": serde_json::to_value(plan_status(&plan)).unwrap(),
-                    "gpuType": "L4", "gpuCount": 1,
+                    "gpuType": "L4", "gpuCount": 1, "runtime": "vllm-runtime",
                     "endpoint": {"internal": "http://test-qwen.team-a.svc.cluster.local/v1",
                                  "external": "http://qwen.127.0.0.1.nip.io/v1"},
                     "ready": "False",
@@ -1062,6 +1062,12 @@ fn auto_chooses_the_runtime_that_serves_the_plan_and_says_why() {
         );
         let got = runtime_reason(&rsp);
         assert!(got.starts_with(reason), "{why}: {got}");
+        let runtime = match key {
+            "vllm_runtime" => "vllm-runtime",
+            "leader_worker_set" => "leader-worker-set",
+            other => other,
+        };
+        assert_eq!(desired_status(&rsp)["runtime"], runtime, "{why}");
     }
 }
 

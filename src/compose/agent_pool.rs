@@ -672,6 +672,7 @@ fn compose_pool(
         gpu_type: Some(plan.gpu.name.to_string()),
         model_server: Some(ModelServerStatus {
             name: runtime_name.clone(),
+            runtime: Some(server_runtime.as_str().into()),
             replicas: server_replicas.0,
             base_url: base_url.clone(),
             tokens_per_second_per_replica: (tps * 10.0).round() / 10.0,

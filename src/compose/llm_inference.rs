@@ -312,6 +312,7 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
         }),
         gpu_type: Some(plan.gpu.name.to_string()),
         gpu_count: Some(plan.gpu_count),
+        runtime: Some(runtime.as_str().into()),
         endpoint: Some(endpoint),
         ready: Some(if serving { "True" } else { "False" }.into()),
     };

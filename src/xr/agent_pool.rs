@@ -409,6 +409,9 @@ pub struct AgentPoolStatus {
 pub struct ModelServerStatus {
     /// The model server and its Service.
     pub name: String,
+    /// What serves it: vllm-runtime, deployment or leader-worker-set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime: Option<String>,
     pub replicas: i32,
     /// OpenAI-compatible base URL the agents use.
     pub base_url: String,

@@ -134,6 +134,9 @@ pub struct LlmInferenceStatus {
     /// Copied from the plan for printer columns.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_count: Option<u32>,
+    /// What serves the model: vllm-runtime, deployment or leader-worker-set (spec.runtime auto resolved).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime: Option<String>,
     /// Where to reach the model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub endpoint: Option<Endpoint>,
