@@ -14,7 +14,7 @@ use super::kube;
 use super::leader_worker_set::{LwsParams, leader_labels, leader_worker_set};
 use super::names;
 use super::runtime::Runtime;
-use super::vllm_deployment::{DeploymentParams, vllm_deployment};
+use super::vllm_deployment::{DeploymentParams, needs_recreate, vllm_deployment};
 use super::vllm_pod::{PodParams, resources, startup_budget_seconds};
 use super::vllm_runtime::{RuntimeParams, vllm_runtime};
 use super::vllm_service::vllm_service;
@@ -72,26 +72,25 @@ pub struct ModelServer {
 /// Composes the model server.
 pub fn model_server(s: &ServerSpec) -> ModelServer {
     let p = &s.params;
-    if s.runtime == Runtime::VllmRuntime {
-        let params = RuntimeParams {
-            image: s.image.unwrap_or(&p.settings.image),
-            labels: p.labels.clone(),
-            ..*p
-        };
-        return ModelServer {
-            resources: vec![(s.keys.vllm_runtime, vllm_runtime(&params))],
-            reasons: Vec::new(),
-        };
-    }
+    let nodes = match s.runtime {
+        Runtime::VllmRuntime => {
+            let params = RuntimeParams {
+                image: s.image.unwrap_or(&p.settings.image),
+                labels: p.labels.clone(),
+                ..*p
+            };
+            return ModelServer {
+                resources: vec![(s.keys.vllm_runtime, vllm_runtime(&params))],
+                reasons: Vec::new(),
+            };
+        }
+        Runtime::Deployment => 1,
+        Runtime::LeaderWorkerSet => p.plan.nodes.max(1),
+    };
     let plan = p.plan;
     let image = s
         .image
         .unwrap_or_else(|| p.settings.vllm_image(plan.gpu.vendor));
-    let nodes = if s.runtime == Runtime::LeaderWorkerSet {
-        plan.nodes.max(1)
-    } else {
-        1
-    };
     let pod = PodParams {
         model_url: p.model_url,
         plan,
@@ -104,93 +103,97 @@ pub fn model_server(s: &ServerSpec) -> ModelServer {
     };
     let labels = kube::labels(s.xr_kind, s.xr_name, "model-server");
     let (_, memory) = resources(&pod);
-    let budget = startup_budget_seconds(plan);
     let mut reasons = vec![format!(
-        "Pods: {} image {}/{}; {memory}; startup probe {budget} s on /health (the load-time estimate, \
+        "Pods: {} image {}/{}; {memory}; startup probe {} s on /health (the load-time estimate, \
          uncapped), then readiness and liveness on /health.",
         plan.gpu.vendor.to_ascii_uppercase(),
         image.registry,
-        image.name
+        image.name,
+        startup_budget_seconds(plan)
     )];
-    let mut out = Vec::new();
-    let service_labels = labels.clone();
-    match s.runtime {
-        Runtime::Deployment => {
-            let selector: BTreeMap<String, String> = labels
-                .iter()
-                .filter(|(k, _)| {
-                    matches!(
-                        k.as_str(),
-                        "app.kubernetes.io/name"
-                            | "app.kubernetes.io/instance"
-                            | "app.kubernetes.io/component"
-                    )
-                })
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect();
-            let claim_name = names::dns_subdomain(p.name, "-weights");
-            let claim = p.weights_cache.map(|c| {
-                let mut claim = weights_claim(&claim_name, c);
-                claim.metadata.namespace = Some(p.namespace.to_string());
-                claim.metadata.labels = Some(labels.clone());
-                claim
-            });
-            let deployment = vllm_deployment(&DeploymentParams {
-                name: p.name,
-                namespace: p.namespace,
-                replicas: p.replicas,
-                labels: labels.clone(),
-                selector: selector.clone(),
-                weights_claim: claim.as_ref().map(|_| claim_name.as_str()),
-                pod,
-            });
-            if deployment
-                .spec
-                .as_ref()
-                .and_then(|s| s.strategy.as_ref())
-                .is_some()
-            {
-                reasons.push(
-                    "Update strategy: Recreate, since a surge pod could not schedule beside one that holds every \
-                     GPU of its node, nor attach a ReadWriteOnce volume another node holds."
-                        .into(),
-                );
-            }
-            out.push((s.keys.deployment, kube::manifest(&deployment)));
-            out.push((
-                s.keys.service,
-                kube::manifest(&vllm_service(p.name, p.namespace, service_labels, selector)),
-            ));
-            if let Some(claim) = claim {
-                out.push((s.keys.weights, kube::manifest(&claim)));
-            }
-        }
-        Runtime::LeaderWorkerSet => {
-            let lws = leader_worker_set(&LwsParams {
-                name: p.name,
-                namespace: p.namespace,
-                replicas: p.replicas,
-                labels: labels.clone(),
-                pod,
-            });
-            out.push((
-                s.keys.leader_worker_set,
-                serde_json::to_value(&lws).unwrap_or(Value::Null),
-            ));
-            out.push((
-                s.keys.service,
-                kube::manifest(&vllm_service(
-                    p.name,
-                    p.namespace,
-                    service_labels,
-                    leader_labels(p.name),
-                )),
-            ));
-        }
-        Runtime::VllmRuntime => unreachable!("returned above"),
+    let resources = if s.runtime == Runtime::Deployment {
+        deployment_server(s, pod, labels, &mut reasons)
+    } else {
+        leader_worker_set_server(s, pod, labels)
+    };
+    ModelServer { resources, reasons }
+}
+
+/// A Deployment, its Service and, with a weights volume, its claim.
+fn deployment_server(
+    s: &ServerSpec,
+    pod: PodParams,
+    labels: BTreeMap<String, String>,
+    reasons: &mut Vec<String>,
+) -> Vec<(&'static str, Value)> {
+    let p = &s.params;
+    // The selector never changes for the XR: a Deployment's cannot.
+    let selector: BTreeMap<String, String> = labels
+        .iter()
+        .filter(|(k, _)| {
+            matches!(
+                k.as_str(),
+                "app.kubernetes.io/name"
+                    | "app.kubernetes.io/instance"
+                    | "app.kubernetes.io/component"
+            )
+        })
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let claim_name = names::dns_subdomain(p.name, "-weights");
+    let claim = p.weights_cache.map(|c| {
+        let mut claim = weights_claim(&claim_name, c);
+        claim.metadata.namespace = Some(p.namespace.to_string());
+        claim.metadata.labels = Some(labels.clone());
+        claim
+    });
+    if needs_recreate(&pod) {
+        reasons.push(
+            "Update strategy: Recreate, since a surge pod could not schedule beside one that holds every GPU of \
+             its node, nor attach a ReadWriteOnce volume another node holds."
+                .into(),
+        );
     }
-    ModelServer {
-        resources: out,
-        reasons,
+    let deployment = vllm_deployment(&DeploymentParams {
+        name: p.name,
+        namespace: p.namespace,
+        replicas: p.replicas,
+        labels: labels.clone(),
+        selector: selector.clone(),
+        weights_claim: claim.as_ref().map(|_| claim_name.as_str()),
+        pod,
+    });
+    let service = vllm_service(p.name, p.namespace, labels, selector);
+    let mut out = vec![
+        (s.keys.deployment, kube::manifest(&deployment)),
+        (s.keys.service, kube::manifest(&service)),
+    ];
+    if let Some(claim) = claim {
+        out.push((s.keys.weights, kube::manifest(&claim)));
     }
+    out
+}
+
+/// A LeaderWorkerSet and the Service that selects its leaders.
+fn leader_worker_set_server(
+    s: &ServerSpec,
+    pod: PodParams,
+    labels: BTreeMap<String, String>,
+) -> Vec<(&'static str, Value)> {
+    let p = &s.params;
+    let lws = leader_worker_set(&LwsParams {
+        name: p.name,
+        namespace: p.namespace,
+        replicas: p.replicas,
+        labels: labels.clone(),
+        pod,
+    });
+    let service = vllm_service(p.name, p.namespace, labels, leader_labels(p.name));
+    vec![
+        (
+            s.keys.leader_worker_set,
+            serde_json::to_value(&lws).unwrap_or(Value::Null),
+        ),
+        (s.keys.service, kube::manifest(&service)),
+    ]
 }

@@ -222,3 +222,171 @@ pub fn cannot_serve(choice: RuntimeChoice, plan: &Plan) -> Option<String> {
 pub fn gpus_per_pod(plan: &Plan) -> u32 {
     plan.gpu_count.div_ceil(plan.nodes.max(1))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sizing::{self, MigChoice, Precision, SizingRequest};
+
+    fn plan(model: &str, gpu: &str, quantization: Option<Precision>) -> Plan {
+        sizing::size(&SizingRequest {
+            model_id: model.into(),
+            gpu_type: gpu.into(),
+            quantization,
+            mig: MigChoice::None,
+            ..Default::default()
+        })
+        .unwrap()
+    }
+
+    /// (why, choice, plan, why the operator cannot start it, expected runtime or refusal reason)
+    type Case<'a> = (
+        &'a str,
+        RuntimeChoice,
+        &'a Plan,
+        Option<&'a str>,
+        Result<Runtime, &'a str>,
+    );
+
+    fn asked(choice: RuntimeChoice) -> Asked {
+        Asked::new(Some(choice), RuntimeChoice::VllmRuntime)
+    }
+
+    #[test]
+    fn each_choice_serves_what_it_can_and_refuses_the_rest() {
+        use RuntimeChoice as C;
+        let one_node = plan("Qwen/Qwen2.5-7B-Instruct", "L4", None);
+        let amd = plan("Qwen/Qwen2.5-7B-Instruct", "MI300X", None);
+        let two_nodes = plan(
+            "meta-llama/Llama-3.1-405B-Instruct",
+            "H100-80GB",
+            Some(Precision::Bf16),
+        );
+        assert_eq!(two_nodes.nodes, 2);
+        let slow = Some("spec.replicas: loading takes too long");
+        let cases: [Case; 13] = [
+            (
+                "operator, one NVIDIA node",
+                C::VllmRuntime,
+                &one_node,
+                None,
+                Ok(Runtime::VllmRuntime),
+            ),
+            (
+                "operator, AMD",
+                C::VllmRuntime,
+                &amd,
+                None,
+                Err("UnsupportedGpu"),
+            ),
+            (
+                "operator, two nodes",
+                C::VllmRuntime,
+                &two_nodes,
+                None,
+                Err("DoesNotFitOnePod"),
+            ),
+            (
+                "operator, too slow",
+                C::VllmRuntime,
+                &one_node,
+                slow,
+                Err("CannotStart"),
+            ),
+            (
+                "deployment, one node",
+                C::Deployment,
+                &one_node,
+                None,
+                Ok(Runtime::Deployment),
+            ),
+            (
+                "deployment, AMD",
+                C::Deployment,
+                &amd,
+                None,
+                Ok(Runtime::Deployment),
+            ),
+            (
+                "deployment, slow",
+                C::Deployment,
+                &one_node,
+                slow,
+                Ok(Runtime::Deployment),
+            ),
+            (
+                "deployment, two nodes",
+                C::Deployment,
+                &two_nodes,
+                None,
+                Err("DoesNotFitOnePod"),
+            ),
+            (
+                "lws, two nodes",
+                C::LeaderWorkerSet,
+                &two_nodes,
+                None,
+                Ok(Runtime::LeaderWorkerSet),
+            ),
+            (
+                "lws, one node",
+                C::LeaderWorkerSet,
+                &one_node,
+                None,
+                Ok(Runtime::LeaderWorkerSet),
+            ),
+            (
+                "auto, one NVIDIA node",
+                C::Auto,
+                &one_node,
+                None,
+                Ok(Runtime::VllmRuntime),
+            ),
+            ("auto, AMD", C::Auto, &amd, None, Ok(Runtime::Deployment)),
+            (
+                "auto, too slow for the operator",
+                C::Auto,
+                &one_node,
+                slow,
+                Ok(Runtime::Deployment),
+            ),
+        ];
+        for (why, choice, plan, cannot_start, want) in cases {
+            let got = choose(
+                asked(choice),
+                plan,
+                cannot_start,
+                "use a bigger GPU",
+                "spec.gpuType",
+            )
+            .map(|(r, reason)| {
+                assert!(
+                    reason.starts_with(&format!("Runtime: {} (spec.runtime", r.as_str())),
+                    "{why}: {reason}"
+                );
+                r
+            })
+            .map_err(|r| r.reason);
+            assert_eq!(got, want, "{why}");
+        }
+        let (runtime, _) = choose(asked(C::Auto), &two_nodes, None, "", "spec.gpuType").unwrap();
+        assert_eq!(runtime, Runtime::LeaderWorkerSet, "auto, two nodes");
+    }
+
+    #[test]
+    fn a_model_reports_what_the_default_runtime_cannot_serve() {
+        let two_nodes = plan(
+            "meta-llama/Llama-3.1-405B-Instruct",
+            "H100-80GB",
+            Some(Precision::Bf16),
+        );
+        assert!(cannot_serve(RuntimeChoice::VllmRuntime, &two_nodes).is_some());
+        assert!(cannot_serve(RuntimeChoice::Deployment, &two_nodes).is_some());
+        assert_eq!(
+            cannot_serve(RuntimeChoice::LeaderWorkerSet, &two_nodes),
+            None
+        );
+        assert_eq!(cannot_serve(RuntimeChoice::Auto, &two_nodes), None);
+        assert_eq!(gpus_per_pod(&two_nodes), 8);
+    }
+}

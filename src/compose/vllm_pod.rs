@@ -399,3 +399,34 @@ pub fn pod_spec(p: &PodParams, containers: Vec<Container>, volumes: Vec<Volume>)
         ..Default::default()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sizing::{self, MigChoice, SizingRequest};
+
+    #[test]
+    fn the_startup_budget_is_the_load_estimate_without_the_engines_cap() {
+        let plan = |model: &str, gpu: &str| {
+            sizing::size(&SizingRequest {
+                model_id: model.into(),
+                gpu_type: gpu.into(),
+                mig: MigChoice::None,
+                ..Default::default()
+            })
+            .unwrap()
+        };
+        // Small: the engine's 600 s floor.
+        let small = plan("Qwen/Qwen2.5-1.5B-Instruct", "L4");
+        assert_eq!(startup_budget_seconds(&small), small.startup_probe_seconds);
+        // 70B: 300 + 20 x 131.4 GiB = 2,928 s, rounded up to 2,940 s.
+        let llama = plan("meta-llama/Llama-3.1-70B-Instruct", "H100-80GB");
+        assert_eq!(startup_budget_seconds(&llama), 2940);
+        assert_eq!(startup_failure_threshold(&llama), 294);
+        // Beyond the engine's 3 h cap.
+        let r1 = plan("deepseek-ai/DeepSeek-R1", "H100-80GB");
+        assert_eq!(r1.startup_probe_seconds, 10_800);
+        assert!(startup_budget_seconds(&r1) > 10_800);
+        assert!(f64::from(startup_budget_seconds(&r1)) >= 300.0 + 20.0 * r1.checkpoint_gib);
+    }
+}
