@@ -1206,3 +1206,26 @@ fn wrapped_runtimes_get_a_readiness_query_on_what_they_report() {
             .contains("Available")
     );
 }
+
+#[test]
+fn a_long_name_keeps_its_service_and_gets_a_leader_worker_set_name_its_controller_can_extend() {
+    let name = format!("llama-405b-{}", "x".repeat(45));
+    let spec = json!({"model": "meta-llama/Llama-3.1-405B-Instruct", "gpuType": "H100-80GB",
+        "quantization": "bf16", "runtime": "leader-worker-set"});
+    let rsp = call(&request("long", xr(&name, spec, json!({}))));
+    assert_not_fatal(&rsp.results, "long name");
+    let (lws, _) = composed(&rsp, "leader_worker_set");
+    let lws_name = lws["metadata"]["name"].as_str().unwrap();
+    assert!(lws_name.len() <= 45, "{lws_name}");
+    assert!(lws_name.starts_with("llama-405b-xx"), "{lws_name}");
+    let (service, _) = composed(&rsp, "service");
+    assert_eq!(
+        service["metadata"]["name"],
+        name.as_str(),
+        "the endpoint keeps the runtime's name"
+    );
+    assert_eq!(
+        service["spec"]["selector"]["leaderworkerset.sigs.k8s.io/name"],
+        lws_name
+    );
+}

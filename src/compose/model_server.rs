@@ -21,6 +21,12 @@ use super::vllm_service::vllm_service;
 use super::weights_pvc::weights_claim;
 use crate::input::Image;
 
+/// Longest LeaderWorkerSet name: its controller names the workers'
+/// StatefulSets `<name>-<group>`, whose pods carry the label
+/// `controller-revision-hash: <statefulset>-<10 characters>`, at most 63
+/// characters, and the pods `<name>-<group>-<worker>`.
+const LWS_NAME_MAX: usize = 45;
+
 /// The composition-resource names of a model server, per kind.
 #[derive(Clone, Copy, Debug)]
 pub struct ServerKeys {
@@ -181,14 +187,16 @@ fn leader_worker_set_server(
     labels: BTreeMap<String, String>,
 ) -> Vec<(&'static str, Value)> {
     let p = &s.params;
+    let name = names::short_label(p.name, LWS_NAME_MAX);
     let lws = leader_worker_set(&LwsParams {
-        name: p.name,
+        name: &name,
         namespace: p.namespace,
         replicas: p.replicas,
         labels: labels.clone(),
         pod,
     });
-    let service = vllm_service(p.name, p.namespace, labels, leader_labels(p.name));
+    // The Service keeps the runtime's name, whatever the set is called.
+    let service = vllm_service(p.name, p.namespace, labels, leader_labels(&name));
     vec![
         (
             s.keys.leader_worker_set,
