@@ -9,6 +9,11 @@
 //! one replica gets ReadWriteOnce (and rolls out with Recreate, since a surge
 //! pod on another node could not attach it) and several need ReadWriteMany,
 //! which only a storage class the platform names can provide.
+//!
+//! The runtimes that set their own startup probe (a Deployment, a
+//! LeaderWorkerSet) never need a volume to start, so [`decide_own_probe`]
+//! refuses nothing: it still keeps a long download across restarts, in one
+//! claim the replicas share or, for a LeaderWorkerSet, one claim per pod.
 
 use crate::input::WeightsCacheSettings;
 use crate::manifests::vllm_runtime::{StorageAccessMode, StorageConfig};
