@@ -16,6 +16,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+pub use crate::xr::common::RuntimeChoice;
+
 /// API group of the step input.
 pub const GROUP: &str = "inference.fn.crossplane.io";
 /// API version of the step input.
@@ -100,6 +102,27 @@ pub struct Defaults {
     /// Storage classes of the weights volumes model servers get.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub weights_cache: Option<WeightsCacheSettings>,
+    /// What serves a model when an XR names no runtime: vllm-runtime (the
+    /// default), deployment, leader-worker-set or auto.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime: Option<RuntimeChoice>,
+    /// vLLM images of the deployment and leader-worker-set runtimes, per GPU
+    /// vendor (the VLLMRuntime uses image).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vllm_images: Option<VllmImages>,
+}
+
+/// The vLLM image per GPU vendor for runtimes that run `vllm serve`
+/// themselves: it must have `vllm` (and, for multi-node, `ray`) on its PATH.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct VllmImages {
+    /// For NVIDIA GPUs; default docker.io vllm/vllm-openai (CUDA).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nvidia: Option<Image>,
+    /// For AMD GPUs; default docker.io rocm/vllm (ROCm).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub amd: Option<Image>,
 }
 
 /// Storage classes for weights volumes. A runtime with one replica gets a
@@ -149,6 +172,27 @@ pub struct Settings {
     pub gpu_toleration: bool,
     pub provider_config_kind: ProviderConfigKind,
     pub weights_cache: WeightsCacheSettings,
+    pub runtime: RuntimeChoice,
+    /// Image of the deployment and leader-worker-set runtimes on NVIDIA GPUs.
+    pub nvidia_image: Image,
+    /// The same on AMD GPUs.
+    pub amd_image: Image,
+}
+
+/// vLLM's own CUDA image (`vllm` and `ray` on the PATH), pinned.
+pub const NVIDIA_VLLM_IMAGE: &str = "vllm/vllm-openai:v0.11.0";
+/// AMD's ROCm build of vLLM, pinned.
+pub const AMD_VLLM_IMAGE: &str = "rocm/vllm:rocm7.0.0_vllm_0.11.2_20251210";
+
+impl Settings {
+    /// The image of the deployment and leader-worker-set runtimes for a GPU vendor.
+    pub fn vllm_image(&self, vendor: &str) -> &Image {
+        if vendor == "amd" {
+            &self.amd_image
+        } else {
+            &self.nvidia_image
+        }
+    }
 }
 
 impl Default for Settings {
@@ -169,6 +213,16 @@ impl Default for Settings {
             gpu_toleration: false,
             provider_config_kind: ProviderConfigKind::ProviderConfig,
             weights_cache: WeightsCacheSettings::default(),
+            // Today's VLLMRuntime, so existing XRs keep their resources.
+            runtime: RuntimeChoice::VllmRuntime,
+            nvidia_image: Image {
+                registry: "docker.io".into(),
+                name: NVIDIA_VLLM_IMAGE.into(),
+            },
+            amd_image: Image {
+                registry: "docker.io".into(),
+                name: AMD_VLLM_IMAGE.into(),
+            },
         }
     }
 }
@@ -247,6 +301,22 @@ impl Input {
                 }
             }
             s.weights_cache = w.clone();
+        }
+        s.runtime = d.runtime.unwrap_or(s.runtime);
+        if let Some(images) = &d.vllm_images {
+            for (vendor, image, target) in [
+                ("nvidia", &images.nvidia, &mut s.nvidia_image),
+                ("amd", &images.amd, &mut s.amd_image),
+            ] {
+                if let Some(i) = image {
+                    if i.registry.trim().is_empty() || i.name.trim().is_empty() {
+                        return Err(format!(
+                            "input.defaults.vllmImages.{vendor} needs a non-empty registry and name"
+                        ));
+                    }
+                    *target = i.clone();
+                }
+            }
         }
         Ok(s)
     }

@@ -312,7 +312,7 @@ fn with_its_model_the_pool_composes_server_agents_config_autoscaler_and_budget()
     assert_eq!(
         st["modelServer"],
         json!({
-            "name": "reviewers-model", "replicas": 1,
+            "name": "reviewers-model", "runtime": "vllm-runtime", "replicas": 1,
             "baseUrl": "http://reviewers-model.team-a.svc.cluster.local/v1",
             "tokensPerSecondPerReplica": 65.6,
             "formula": "batch 6 (KV cache room for 27296 tokens / 4096 average context, at most 256) x single-sequence \
@@ -867,4 +867,132 @@ fn example_model() -> Value {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("examples/configuration/agents/model.yaml");
     serde_yaml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// The env value `name` of the agents' container.
+fn agent_env(rsp: &full::RunFunctionResponse, name: &str) -> Value {
+    manifest(rsp, "agents")["spec"]["template"]["spec"]["containers"][0]["env"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["name"] == name)
+        .map(|e| e["value"].clone())
+        .unwrap_or(Value::Null)
+}
+
+#[test]
+fn the_model_server_runs_on_the_runtime_the_pool_asks_for_behind_the_same_url() {
+    let base_url = json!("http://reviewers-model.team-a.svc.cluster.local/v1");
+    let server_keys = |rsp: &full::RunFunctionResponse| -> Vec<String> {
+        names(rsp)
+            .into_iter()
+            .filter(|n| n.starts_with("model_server"))
+            .collect()
+    };
+    // The default: the operator's VLLMRuntime.
+    let rsp = call(&with_model(
+        request("rt", pool(small_pool(), json!({}))),
+        vec![llama_8b()],
+    ));
+    assert_eq!(server_keys(&rsp), ["model_server"]);
+    assert_eq!(agent_env(&rsp, "OPENAI_BASE_URL"), base_url);
+
+    // A Deployment and its Service, named like the runtime was.
+    let mut spec = small_pool();
+    spec["runtime"] = json!("deployment");
+    let rsp = call(&with_model(
+        request("rt", pool(spec, json!({}))),
+        vec![llama_8b()],
+    ));
+    assert_eq!(fatals(&rsp), Vec::<&str>::new());
+    assert_eq!(
+        server_keys(&rsp),
+        ["model_server_deployment", "model_server_service"]
+    );
+    assert_eq!(agent_env(&rsp, "OPENAI_BASE_URL"), base_url);
+    let server = manifest(&rsp, "model_server_deployment");
+    assert_eq!(server["metadata"]["name"], "reviewers-model");
+    let pod = &server["spec"]["template"]["spec"];
+    assert_eq!(
+        pod["containers"][0]["args"][0],
+        "meta-llama/Llama-3.1-8B-Instruct"
+    );
+    assert_eq!(
+        pod["containers"][0]["resources"]["limits"]["nvidia.com/gpu"],
+        "1"
+    );
+    let service = manifest(&rsp, "model_server_service");
+    assert_eq!(service["metadata"]["name"], "reviewers-model");
+    assert_eq!(
+        service["spec"]["selector"]["app.kubernetes.io/component"],
+        "model-server"
+    );
+    assert_eq!(
+        server["spec"]["template"]["metadata"]["labels"]["app.kubernetes.io/component"],
+        "model-server"
+    );
+    assert_ne!(
+        service["spec"]["selector"],
+        manifest(&rsp, "agents")["spec"]["selector"]["matchLabels"],
+        "the model server's Service never selects the agents"
+    );
+    for name in names(&rsp) {
+        let problems = validate_composed(&manifest(&rsp, &name));
+        assert!(problems.is_empty(), "{name}: {problems:#?}");
+    }
+}
+
+#[test]
+fn a_pool_whose_model_needs_several_nodes_is_served_on_a_leader_worker_set() {
+    let big = model(
+        "llama-8b",
+        json!({"weightsURI": "hf://meta-llama/Llama-3.1-405B-Instruct", "quantization": "bf16"}),
+    );
+    let mut spec = small_pool();
+    spec["gpuRequirements"] = json!({"type": "H100-80GB"});
+    spec["agentClass"]["maxContextLength"] = json!(32768);
+    // The operator cannot: refused with the runtime that can.
+    let rsp = call(&with_model(
+        request("big", pool(spec.clone(), json!({}))),
+        vec![big.clone()],
+    ));
+    let fatal = fatals(&rsp);
+    assert_eq!(fatal.len(), 1);
+    assert!(fatal[0].starts_with("input.defaults.runtime is vllm-runtime, but one replica of meta-llama/Llama-3.1-405B-Instruct needs 16 H100-80GB GPUs on 2 nodes"), "{}", fatal[0]);
+    assert!(
+        fatal[0].contains("set spec.runtime to leader-worker-set (or auto)"),
+        "{}",
+        fatal[0]
+    );
+    // auto serves it.
+    spec["runtime"] = json!("auto");
+    let rsp = call(&with_model(
+        request("big", pool(spec, json!({}))),
+        vec![big],
+    ));
+    assert_eq!(fatals(&rsp), Vec::<&str>::new());
+    let lws = manifest(&rsp, "model_server_leader_worker_set");
+    assert_eq!(lws["spec"]["leaderWorkerTemplate"]["size"], 2);
+    let service = manifest(&rsp, "model_server_service");
+    assert_eq!(
+        service["spec"]["selector"],
+        json!({"leaderworkerset.sigs.k8s.io/name": "reviewers-model", "role": "leader"})
+    );
+    assert_eq!(
+        agent_env(&rsp, "OPENAI_BASE_URL"),
+        "http://reviewers-model.team-a.svc.cluster.local/v1"
+    );
+    let status = desired_status(&rsp);
+    let reasons = status["plan"]["reasons"].as_array().unwrap();
+    assert!(
+        reasons.iter().any(|r| r
+            .as_str()
+            .unwrap()
+            .starts_with("Runtime: leader-worker-set (spec.runtime auto)")),
+        "{reasons:#?}"
+    );
+    for name in names(&rsp) {
+        let problems = validate_composed(&manifest(&rsp, &name));
+        assert!(problems.is_empty(), "{name}: {problems:#?}");
+    }
 }

@@ -319,7 +319,7 @@ fn malformed_llm_inference_specs_are_fatal_and_name_the_field_and_what_is_valid(
             "unknown field",
             with("gpus", json!(2)),
             "InvalidSpec",
-            "spec.gpus: unknown field gpus; valid fields are model, modelRef, gpu, gpuType, quantization, maxModelLen, parameterCount, migProfile, replicas, hfTokenSecretRef, image, ingressHost, ingressClassName, tls, extraArgs, providerConfigName, targetNamespace, crossplane",
+            "spec.gpus: unknown field gpus; valid fields are model, modelRef, gpu, gpuType, quantization, maxModelLen, parameterCount, migProfile, replicas, hfTokenSecretRef, runtime, image, ingressHost, ingressClassName, tls, extraArgs, providerConfigName, targetNamespace, crossplane",
         ),
     ];
     assert!(cases.len() >= 20);
@@ -1299,7 +1299,7 @@ fn malformed_agent_pools_are_refused_and_name_the_field_and_what_is_valid() {
                 json!(3),
                 fatal(
                     "InvalidSpec",
-                    "spec.replicas: unknown field replicas; valid fields are agentClass, image, env, port, minReplicas, maxReplicas, prewarmPercent, tokensPerSecondBudget, migProfile, autoscaling, gpuRequirements, sessionAffinity, scheduling, ingressHost, crossplane",
+                    "spec.replicas: unknown field replicas; valid fields are agentClass, image, env, port, minReplicas, maxReplicas, prewarmPercent, tokensPerSecondBudget, migProfile, autoscaling, gpuRequirements, runtime, sessionAffinity, scheduling, ingressHost, crossplane",
                 ),
             ),
         ],

@@ -42,6 +42,10 @@ fn dot_plan() -> sizing::Plan {
     .unwrap()
 }
 
+/// The runtime reason of an XR served by the platform's default runtime.
+const VLLM_RUNTIME_BY_DEFAULT: &str = "Runtime: vllm-runtime (input.defaults.runtime), the vLLM production-stack \
+     operator's VLLMRuntime: one pod per replica.";
+
 fn dot_runtime_object() -> Value {
     json!({
         "apiVersion": "kubernetes.m.crossplane.io/v1alpha1", "kind": "Object",
@@ -92,7 +96,8 @@ fn first_call_composes_dot_inference_essentials_and_reports_the_plan() {
     // dot-inference's XR, unchanged: 1 GPU -> 2 CPU, 8Gi; Objects for the
     // runtime and the Ingress; nothing observed yet, so nothing is ready.
     let req = request("t1", xr("test-qwen", DOT(), json!({})));
-    let plan = dot_plan();
+    let mut plan = dot_plan();
+    plan.reasons.push(VLLM_RUNTIME_BY_DEFAULT.into());
     let want = full::RunFunctionResponse {
         meta: meta("t1", 60),
         desired: Some(full::State {
@@ -101,7 +106,7 @@ fn first_call_composes_dot_inference_essentials_and_reports_the_plan() {
                 "status": {
                     "model": "Qwen/Qwen2.5-1.5B-Instruct",
                     "plan": serde_json::to_value(plan_status(&plan)).unwrap(),
-                    "gpuType": "L4", "gpuCount": 1,
+                    "gpuType": "L4", "gpuCount": 1, "runtime": "vllm-runtime",
                     "endpoint": {"internal": "http://test-qwen.team-a.svc.cluster.local/v1",
                                  "external": "http://qwen.127.0.0.1.nip.io/v1"},
                     "ready": "False",
@@ -373,7 +378,7 @@ fn refusals_are_fatal_and_name_the_field_and_what_would_work() {
         ("empty model", json!({"model": " "}), "spec.model is empty; set a Hugging Face model id such as Qwen/Qwen2.5-7B-Instruct".into()),
         ("negative gpu", json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "gpu": -3}), "spec.gpu is -3; use a whole number from 1 to 64; omit it to derive the count from the model and GPU type".into()),
         ("gpu as words", json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "gpu": "lots"}), "spec.gpu: the string \"lots\" is not a whole number; use a whole number from 1 to 64".into()),
-        ("unknown field", json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "gpus": 2}), "spec.gpus: unknown field gpus; valid fields are model, modelRef, gpu, gpuType, quantization, maxModelLen, parameterCount, migProfile, replicas, hfTokenSecretRef, image, ingressHost, ingressClassName, tls, extraArgs, providerConfigName, targetNamespace, crossplane".into()),
+        ("unknown field", json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "gpus": 2}), "spec.gpus: unknown field gpus; valid fields are model, modelRef, gpu, gpuType, quantization, maxModelLen, parameterCount, migProfile, replicas, hfTokenSecretRef, runtime, image, ingressHost, ingressClassName, tls, extraArgs, providerConfigName, targetNamespace, crossplane".into()),
         ("unknown GPU", json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "gpuType": "Z9000"}), format!("spec.gpuType: {gpu_error}")),
         ("bad quantization", json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "quantization": "int3"}), "spec.quantization is \"int3\"; use auto, fp32, bf16, fp16, fp8, int8, int4 or fp4".into()),
         ("too many replicas", json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "replicas": 1000}), "spec.replicas is 1000; use a whole number from 0 to 100".into()),
@@ -462,4 +467,765 @@ fn the_pipeline_context_reaches_later_steps_unchanged() {
     let mut bad = request("ctx2", xr("bad", json!({"gpu": 1}), json!({})));
     bad.context = Some(context.clone());
     assert_eq!(call(&bad).context, Some(context));
+}
+
+// ---------------------------------------------------------------------------
+// Runtimes: vllm-runtime, deployment, leader-worker-set, auto.
+// ---------------------------------------------------------------------------
+
+fn with_runtime(mut spec: Value, runtime: &str) -> Value {
+    spec["runtime"] = json!(runtime);
+    spec
+}
+
+/// The names of what a response composes, sorted.
+fn composed_names(rsp: &full::RunFunctionResponse) -> Vec<String> {
+    rsp.desired
+        .as_ref()
+        .map(|d| d.resources.keys().cloned().collect())
+        .unwrap_or_default()
+}
+
+fn reasons(rsp: &full::RunFunctionResponse) -> Vec<String> {
+    desired_status(rsp)["plan"]["reasons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_str().unwrap().to_string())
+        .collect()
+}
+
+fn runtime_reason(rsp: &full::RunFunctionResponse) -> String {
+    reasons(rsp)
+        .into_iter()
+        .find(|r| r.starts_with("Runtime: "))
+        .expect("a runtime reason")
+}
+
+/// The container `name` of a pod spec.
+fn container<'a>(pod_spec: &'a Value, name: &str) -> &'a Value {
+    pod_spec["containers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == name)
+        .unwrap_or_else(|| panic!("no container {name} in {pod_spec}"))
+}
+
+fn strings(v: &Value) -> Vec<String> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The value after `flag` in an argument list.
+fn flag<'a>(args: &'a [String], flag: &str) -> Option<&'a str> {
+    args.iter()
+        .position(|a| a == flag)
+        .and_then(|i| args.get(i + 1))
+        .map(String::as_str)
+}
+
+/// Seconds a startup probe allows before the kubelet restarts the container.
+fn startup_seconds(c: &Value) -> u64 {
+    let p = &c["startupProbe"];
+    p["initialDelaySeconds"].as_u64().unwrap_or(0)
+        + p["failureThreshold"].as_u64().unwrap() * p["periodSeconds"].as_u64().unwrap()
+}
+
+fn plan_for(model: &str, gpu: &str, quantization: Option<sizing::Precision>) -> sizing::Plan {
+    sizing::size(&SizingRequest {
+        model_id: model.into(),
+        gpu_type: gpu.into(),
+        quantization,
+        mig: MigChoice::None,
+        ..Default::default()
+    })
+    .unwrap()
+}
+
+/// The load-time estimate of a plan: the sizing engine's budget, and its
+/// formula (300 s + 20 s per GiB of checkpoint) without the engine's 3 h cap.
+fn load_time_estimate(plan: &sizing::Plan) -> u64 {
+    u64::from(plan.startup_probe_seconds).max((300.0 + 20.0 * plan.checkpoint_gib).ceil() as u64)
+}
+
+#[test]
+fn the_deployment_runtime_puts_the_whole_plan_in_a_deployment_service_and_weights_claim() {
+    let spec = json!({
+        "model": "meta-llama/Llama-3.1-70B-Instruct", "gpuType": "H100-80GB", "runtime": "deployment",
+        "hfTokenSecretRef": {"name": "hf-token"}, "extraArgs": ["--max-num-seqs", "64"],
+    });
+    let mut req = request("d", xr("llama", spec, json!({})));
+    req.input = Some(input(json!({"defaults": {"gpuNodeSelector": true,
+        "weightsCache": {"storageClassName": "fast-rwo"}}})));
+    let rsp = call(&req);
+    assert_not_fatal(&rsp.results, "deployment");
+    assert_eq!(
+        composed_names(&rsp),
+        ["deployment", "service", "weights_cache"]
+    );
+    let plan = plan_for("meta-llama/Llama-3.1-70B-Instruct", "H100-80GB", None);
+
+    let (deployment, ready) = composed(&rsp, "deployment");
+    assert_eq!(ready, full::Ready::False as i32, "nothing observed yet");
+    assert_eq!(deployment["apiVersion"], "apps/v1");
+    let spec = &deployment["spec"];
+    assert_eq!(spec["replicas"], 1);
+    assert_eq!(
+        spec["strategy"],
+        json!({"type": "Recreate"}),
+        "a ReadWriteOnce volume"
+    );
+    let pod = &spec["template"]["spec"];
+    let c = container(pod, "vllm");
+    assert_eq!(strings(&c["command"]), ["vllm", "serve"]);
+    let args = strings(&c["args"]);
+    assert_eq!(args[0], "meta-llama/Llama-3.1-70B-Instruct");
+    let tp = plan.tensor_parallel_size.to_string();
+    let len = plan.max_model_len.to_string();
+    for (f, want) in [
+        ("--tensor-parallel-size", tp.as_str()),
+        ("--max-model-len", len.as_str()),
+        ("--dtype", plan.dtype.as_str()),
+        ("--gpu-memory-utilization", "0.9"),
+        ("--port", "8000"),
+        ("--max-num-seqs", "64"),
+    ] {
+        assert_eq!(flag(&args, f), Some(want), "{f} in {args:?}");
+    }
+    assert_eq!(
+        args[args.len() - 2..],
+        ["--max-num-seqs", "64"],
+        "extra arguments come last"
+    );
+    // GPUs, CPU and memory (the plan's plus /dev/shm), requests = limits.
+    let limits = &c["resources"]["limits"];
+    assert_eq!(limits["nvidia.com/gpu"], plan.gpu_count.to_string());
+    assert_eq!(limits["cpu"], plan.cpu);
+    let memory: u64 = plan.memory.trim_end_matches("Gi").parse().unwrap();
+    assert_eq!(limits["memory"], format!("{}Gi", memory + 8));
+    assert_eq!(
+        c["resources"]["requests"], *limits,
+        "the weights volume holds the download"
+    );
+    // /dev/shm in memory, of the plan's size.
+    let shm = pod["volumes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["name"] == "dshm")
+        .unwrap();
+    assert_eq!(
+        shm["emptyDir"],
+        json!({"medium": "Memory", "sizeLimit": plan.shm_size.clone().unwrap()})
+    );
+    assert!(
+        c["volumeMounts"]
+            .as_array()
+            .unwrap()
+            .contains(&json!({"name": "dshm", "mountPath": "/dev/shm"}))
+    );
+    // Probes on /health; the startup probe covers the load-time estimate.
+    for probe in ["startupProbe", "readinessProbe", "livenessProbe"] {
+        assert_eq!(
+            c[probe]["httpGet"],
+            json!({"path": "/health", "port": "http"}),
+            "{probe}"
+        );
+    }
+    assert!(startup_seconds(c) >= load_time_estimate(&plan));
+    assert!(
+        startup_seconds(c) > 2120,
+        "longer than the operator's fixed probe"
+    );
+    // Scheduling: the GPU product, the GPU taint.
+    let mut values = Vec::new();
+    required_values(pod, "nvidia.com/gpu.product", &mut values);
+    assert_eq!(values, vec![json!(["NVIDIA-H100-80GB-HBM3"])]);
+    assert_eq!(
+        pod["tolerations"],
+        json!([{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}])
+    );
+    // Restricted: non-root, no escalation, no capabilities, RuntimeDefault.
+    assert_eq!(pod["securityContext"]["runAsNonRoot"], true);
+    assert_eq!(
+        pod["securityContext"]["seccompProfile"]["type"],
+        "RuntimeDefault"
+    );
+    assert_eq!(c["securityContext"]["allowPrivilegeEscalation"], false);
+    assert_eq!(c["securityContext"]["capabilities"]["drop"], json!(["ALL"]));
+    assert_eq!(pod["enableServiceLinks"], false);
+    // The token from its Secret, the cache on the volume.
+    let env = c["env"].as_array().unwrap();
+    assert!(env.contains(&json!({"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "hf-token", "key": "token"}}})));
+    assert!(env.contains(&json!({"name": "HF_HOME", "value": "/data/huggingface"})));
+    assert!(
+        c["volumeMounts"]
+            .as_array()
+            .unwrap()
+            .contains(&json!({"name": "weights", "mountPath": "/data"}))
+    );
+
+    let (claim, _) = composed(&rsp, "weights_cache");
+    assert_eq!(claim["kind"], "PersistentVolumeClaim");
+    assert_eq!(claim["metadata"]["name"], "llama-weights");
+    assert_eq!(claim["spec"]["accessModes"], json!(["ReadWriteOnce"]));
+    assert_eq!(claim["spec"]["storageClassName"], "fast-rwo");
+    let volume = pod["volumes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["name"] == "weights")
+        .unwrap();
+    assert_eq!(
+        volume["persistentVolumeClaim"]["claimName"],
+        "llama-weights"
+    );
+
+    let (service, _) = composed(&rsp, "service");
+    assert_eq!(service["metadata"]["name"], "llama");
+    assert_eq!(
+        service["spec"]["ports"],
+        json!([{"name": "http", "port": 80, "targetPort": "http", "protocol": "TCP"}])
+    );
+    let selector = service["spec"]["selector"].as_object().unwrap();
+    for (k, v) in selector {
+        assert_eq!(
+            &spec["template"]["metadata"]["labels"][k], v,
+            "the Service selects the pods"
+        );
+    }
+    assert_eq!(spec["selector"]["matchLabels"], service["spec"]["selector"]);
+    for doc in [&deployment, &service, &claim] {
+        let problems = support::manifests::validate_composed(doc);
+        assert!(problems.is_empty(), "{}: {problems:#?}", doc["kind"]);
+    }
+}
+
+#[test]
+fn amd_gpus_get_the_rocm_image_and_amd_gpus_on_a_deployment() {
+    let spec =
+        json!({"model": "Qwen/Qwen2.5-7B-Instruct", "gpuType": "MI300X", "runtime": "deployment"});
+    let rsp = call(&request("amd", xr("qwen", spec, json!({}))));
+    assert_not_fatal(&rsp.results, "MI300X");
+    let (deployment, _) = composed(&rsp, "deployment");
+    let pod = &deployment["spec"]["template"]["spec"];
+    let c = container(pod, "vllm");
+    assert!(
+        c["image"]
+            .as_str()
+            .unwrap()
+            .starts_with("docker.io/rocm/vllm:"),
+        "{}",
+        c["image"]
+    );
+    assert_eq!(c["resources"]["limits"]["amd.com/gpu"], "1");
+    assert!(c["resources"]["limits"].get("nvidia.com/gpu").is_none());
+    assert_eq!(pod["tolerations"][0]["key"], "amd.com/gpu");
+    assert_eq!(
+        deployment["spec"].get("strategy"),
+        None,
+        "one of eight GPUs, no volume: rolling"
+    );
+
+    // The platform names its own images per vendor.
+    let mut req = request(
+        "amd2",
+        xr(
+            "qwen",
+            json!({"model": "Qwen/Qwen2.5-7B-Instruct", "gpuType": "MI300X", "runtime": "deployment"}),
+            json!({}),
+        ),
+    );
+    req.input = Some(input(
+        json!({"defaults": {"vllmImages": {"amd": {"registry": "registry.example.com", "name": "vllm-rocm:1"}}}}),
+    ));
+    let (deployment, _) = composed(&call(&req), "deployment");
+    assert_eq!(
+        container(&deployment["spec"]["template"]["spec"], "vllm")["image"],
+        "registry.example.com/vllm-rocm:1"
+    );
+}
+
+#[test]
+fn the_leader_worker_set_runtime_serves_a_plan_across_nodes() {
+    let spec = json!({
+        "model": "meta-llama/Llama-3.1-405B-Instruct", "gpuType": "H100-80GB", "quantization": "bf16",
+        "runtime": "leader-worker-set", "replicas": 2, "hfTokenSecretRef": {"name": "hf-token"},
+    });
+    let rsp = call(&request("lws", xr("llama-405b", spec, json!({}))));
+    assert_eq!(
+        rsp.results,
+        vec![],
+        "served, and no warning that one pod cannot span nodes"
+    );
+    assert_eq!(composed_names(&rsp), ["leader_worker_set", "service"]);
+    let plan = plan_for(
+        "meta-llama/Llama-3.1-405B-Instruct",
+        "H100-80GB",
+        Some(sizing::Precision::Bf16),
+    );
+    assert_eq!(
+        (
+            plan.nodes,
+            plan.tensor_parallel_size,
+            plan.pipeline_parallel_size
+        ),
+        (2, 8, 2)
+    );
+
+    let (lws, _) = composed(&rsp, "leader_worker_set");
+    assert_eq!(lws["apiVersion"], "leaderworkerset.x-k8s.io/v1");
+    assert_eq!(lws["spec"]["replicas"], 2, "one group per replica");
+    let template = &lws["spec"]["leaderWorkerTemplate"];
+    assert_eq!(template["size"], 2, "group size = nodes of the plan");
+    assert_eq!(template["restartPolicy"], "RecreateGroupOnPodRestart");
+
+    let leader_pod = &template["leaderTemplate"]["spec"];
+    let leader = container(leader_pod, "vllm");
+    let command = strings(&leader["command"]);
+    assert_eq!(command[..2], ["/bin/sh", "-c"]);
+    assert!(
+        command[2].contains("ray start --head --port=6379"),
+        "{}",
+        command[2]
+    );
+    assert!(
+        command[2].contains("$LWS_GROUP_SIZE"),
+        "waits for the group: {}",
+        command[2]
+    );
+    assert!(
+        command[2].ends_with("exec vllm serve \"$@\"\n"),
+        "{}",
+        command[2]
+    );
+    let args = strings(&leader["args"]);
+    assert_eq!(args[0], "meta-llama/Llama-3.1-405B-Instruct");
+    assert_eq!(
+        flag(&args, "--tensor-parallel-size"),
+        Some("8"),
+        "TP = GPUs per node"
+    );
+    assert_eq!(
+        flag(&args, "--pipeline-parallel-size"),
+        Some("2"),
+        "PP = nodes"
+    );
+    assert_eq!(flag(&args, "--distributed-executor-backend"), Some("ray"));
+    assert_eq!(leader["resources"]["limits"]["nvidia.com/gpu"], "8");
+    assert!(startup_seconds(leader) >= load_time_estimate(&plan));
+    assert_eq!(leader["readinessProbe"]["httpGet"]["path"], "/health");
+    assert_eq!(
+        template["leaderTemplate"]["metadata"]["labels"]["role"],
+        "leader"
+    );
+
+    let worker_pod = &template["workerTemplate"]["spec"];
+    let worker = container(worker_pod, "vllm-worker");
+    let command = strings(&worker["command"]);
+    assert!(
+        command[2].contains("ray start --address=\"$LWS_LEADER_ADDRESS:6379\" --block"),
+        "{}",
+        command[2]
+    );
+    assert_eq!(worker["resources"]["limits"]["nvidia.com/gpu"], "8");
+    for pod in [leader_pod, worker_pod] {
+        let shm = pod["volumes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|v| v["name"] == "dshm")
+            .unwrap();
+        assert_eq!(shm["emptyDir"]["medium"], "Memory");
+    }
+    // Every pod keeps its download on its own claim.
+    assert_eq!(
+        template["volumeClaimTemplates"][0]["metadata"]["name"],
+        "weights"
+    );
+    assert_eq!(
+        template["volumeClaimTemplates"][0]["spec"]["accessModes"],
+        json!(["ReadWriteOnce"])
+    );
+
+    let (service, _) = composed(&rsp, "service");
+    assert_eq!(service["metadata"]["name"], "llama-405b");
+    assert_eq!(
+        service["spec"]["selector"],
+        json!({"leaderworkerset.sigs.k8s.io/name": "llama-405b", "role": "leader"})
+    );
+    for doc in [&lws, &service] {
+        let problems = support::manifests::validate_composed(doc);
+        assert!(problems.is_empty(), "{}: {problems:#?}", doc["kind"]);
+    }
+}
+
+#[test]
+fn a_multi_node_plan_is_served_instead_of_refused() {
+    // DeepSeek-R1 needs more than the eight H100-80GB of a node.
+    let spec = json!({"model": "deepseek-ai/DeepSeek-R1", "gpuType": "H100-80GB"});
+    let plan = plan_for("deepseek-ai/DeepSeek-R1", "H100-80GB", None);
+    assert!(plan.nodes > 1);
+    for runtime in ["auto", "leader-worker-set"] {
+        let rsp = call(&request(
+            "r1",
+            xr("r1", with_runtime(spec.clone(), runtime), json!({})),
+        ));
+        assert_eq!(rsp.results, vec![], "{runtime}");
+        assert_eq!(
+            composed_names(&rsp),
+            ["leader_worker_set", "service"],
+            "{runtime}"
+        );
+        assert_eq!(
+            desired_status(&rsp)["gpuCount"],
+            plan.gpu_count,
+            "{runtime}"
+        );
+    }
+    // The platform's default runtime can be auto too.
+    let mut req = request("r1", xr("r1", spec.clone(), json!({})));
+    req.input = Some(input(json!({"defaults": {"runtime": "auto"}})));
+    assert_eq!(
+        composed_names(&call(&req)),
+        ["leader_worker_set", "service"]
+    );
+    // A one-pod runtime asked for explicitly is refused with the runtime that works.
+    for (runtime, field) in [
+        ("vllm-runtime", "spec.runtime"),
+        ("deployment", "spec.runtime"),
+    ] {
+        let rsp = call(&request(
+            "r1",
+            xr("r1", with_runtime(spec.clone(), runtime), json!({})),
+        ));
+        assert_eq!(rsp.results.len(), 1, "{runtime}");
+        let r = &rsp.results[0];
+        assert_eq!(r.severity, full::Severity::Fatal as i32);
+        assert_eq!(r.reason.as_deref(), Some("DoesNotFitOnePod"));
+        assert!(
+            r.message.starts_with(&format!(
+                "{field} is {runtime}, but one replica of deepseek-ai/DeepSeek-R1 needs"
+            )),
+            "{}",
+            r.message
+        );
+        assert!(
+            r.message
+                .contains("set spec.runtime to leader-worker-set (or auto)"),
+            "{}",
+            r.message
+        );
+    }
+}
+
+#[test]
+fn the_startup_probe_covers_the_load_time_estimate_of_the_largest_catalog_model() {
+    let largest = |fits: &dyn Fn(&sizing::Plan) -> bool, gpu: &str| {
+        sizing::models()
+            .iter()
+            .filter_map(|m| {
+                sizing::size(&SizingRequest {
+                    model_id: m.id.into(),
+                    gpu_type: gpu.into(),
+                    mig: MigChoice::None,
+                    ..Default::default()
+                })
+                .ok()
+                .filter(|p| fits(p))
+                .map(|p| (m.params_b, p))
+            })
+            .max_by(|a, b| a.0.total_cmp(&b.0))
+            .map(|(_, p)| p)
+            .unwrap()
+    };
+    // The largest model of the catalog, across nodes; the largest on one node.
+    let cases = [
+        (
+            "leader-worker-set",
+            largest(&|_| true, "H100-80GB"),
+            "H100-80GB",
+            "leader_worker_set",
+        ),
+        (
+            "deployment",
+            largest(&|p| p.nodes == 1, "B200"),
+            "B200",
+            "deployment",
+        ),
+    ];
+    for (runtime, plan, gpu, key) in cases {
+        let spec = json!({"model": plan.model_id, "gpuType": gpu, "runtime": runtime});
+        let rsp = call(&request("big", xr("big", spec, json!({}))));
+        assert_not_fatal(&rsp.results, runtime);
+        let (manifest, _) = composed(&rsp, key);
+        let pod = if key == "deployment" {
+            &manifest["spec"]["template"]["spec"]
+        } else {
+            &manifest["spec"]["leaderWorkerTemplate"]["leaderTemplate"]["spec"]
+        };
+        let budget = startup_seconds(container(pod, "vllm"));
+        let estimate = load_time_estimate(&plan);
+        assert!(
+            budget >= estimate,
+            "{runtime}: {} ({:.0} GiB): startup probe {budget} s < estimate {estimate} s",
+            plan.model_id,
+            plan.checkpoint_gib
+        );
+    }
+}
+
+#[test]
+fn an_llm_inference_moved_between_runtimes_keeps_its_endpoint() {
+    let spec = json!({"model": "Qwen/Qwen2.5-7B-Instruct", "gpuType": "L4", "ingressHost": "qwen.example.com"});
+    let mut seen: Vec<(Value, Value, String)> = Vec::new();
+    for runtime in ["vllm-runtime", "deployment", "leader-worker-set", "auto"] {
+        let rsp = call(&request(
+            "move",
+            xr("qwen", with_runtime(spec.clone(), runtime), json!({})),
+        ));
+        assert_not_fatal(&rsp.results, runtime);
+        let status = desired_status(&rsp);
+        let (ingress, _) = composed(&rsp, "ingress");
+        // The Service the Ingress points at: the operator's (named like the
+        // VLLMRuntime, port 80) or ours.
+        let service = match composed_names(&rsp).iter().any(|n| n == "service") {
+            true => {
+                let (s, _) = composed(&rsp, "service");
+                assert_eq!(s["spec"]["ports"][0]["port"], 80, "{runtime}");
+                s["metadata"]["name"].as_str().unwrap().to_string()
+            }
+            false => composed(&rsp, "vllm_runtime").0["metadata"]["name"]
+                .as_str()
+                .unwrap()
+                .to_string(),
+        };
+        seen.push((status["endpoint"].clone(), ingress["spec"].clone(), service));
+    }
+    assert_eq!(
+        seen[0].0["internal"],
+        "http://qwen.team-a.svc.cluster.local/v1"
+    );
+    for s in &seen[1..] {
+        assert_eq!(s, &seen[0]);
+    }
+}
+
+#[test]
+fn auto_chooses_the_runtime_that_serves_the_plan_and_says_why() {
+    let cases = [
+        (
+            "one NVIDIA node that loads in time: the operator",
+            json!({"model": "Qwen/Qwen2.5-7B-Instruct", "gpuType": "L4"}),
+            "vllm_runtime",
+            "Runtime: vllm-runtime (spec.runtime auto): one NVIDIA node serves a replica",
+        ),
+        (
+            "a 70B checkpoint loads beyond the operator's probe, on a weights volume: still the operator",
+            json!({"model": "meta-llama/Llama-3.1-70B-Instruct", "gpuType": "H100-80GB"}),
+            "vllm_runtime",
+            "Runtime: vllm-runtime (spec.runtime auto)",
+        ),
+        (
+            "AMD: a Deployment with the ROCm image",
+            json!({"model": "Qwen/Qwen2.5-7B-Instruct", "gpuType": "MI300X"}),
+            "deployment",
+            "Runtime: deployment (spec.runtime auto): MI300X is an AMD GPU",
+        ),
+        (
+            "slow to load, two replicas and no shared volume: the operator cannot start it",
+            json!({"model": "meta-llama/Llama-3.1-70B-Instruct", "gpuType": "H100-80GB", "replicas": 2}),
+            "deployment",
+            "Runtime: deployment (spec.runtime auto): the VLLMRuntime cannot start it (spec.replicas: loading",
+        ),
+        (
+            "several nodes: a LeaderWorkerSet",
+            json!({"model": "deepseek-ai/DeepSeek-R1", "gpuType": "H100-80GB"}),
+            "leader_worker_set",
+            "Runtime: leader-worker-set (spec.runtime auto): one replica of deepseek-ai/DeepSeek-R1 needs 16 H100-80GB GPUs on 2 nodes",
+        ),
+    ];
+    for (why, spec, key, reason) in cases {
+        let rsp = call(&request(
+            "auto",
+            xr("m", with_runtime(spec, "auto"), json!({})),
+        ));
+        assert_not_fatal(&rsp.results, why);
+        assert!(
+            composed_names(&rsp).iter().any(|n| n == key),
+            "{why}: {:?}",
+            composed_names(&rsp)
+        );
+        let got = runtime_reason(&rsp);
+        assert!(got.starts_with(reason), "{why}: {got}");
+        let runtime = match key {
+            "vllm_runtime" => "vllm-runtime",
+            "leader_worker_set" => "leader-worker-set",
+            other => other,
+        };
+        assert_eq!(desired_status(&rsp)["runtime"], runtime, "{why}");
+    }
+}
+
+#[test]
+fn the_operator_runtime_asked_for_what_it_cannot_serve_is_refused_with_the_runtime_that_can() {
+    let rsp = call(&request(
+        "amd",
+        xr(
+            "m",
+            json!({"model": "Qwen/Qwen2.5-7B-Instruct", "gpuType": "MI300X"}),
+            json!({}),
+        ),
+    ));
+    let r = &rsp.results[0];
+    assert_eq!(r.reason.as_deref(), Some("UnsupportedGpu"));
+    assert!(
+        r.message.starts_with("spec.gpuType: MI300X is an AMD GPU"),
+        "{}",
+        r.message
+    );
+    assert!(
+        r.message.ends_with(
+            "; or set spec.runtime to deployment (or auto), which runs the ROCm build of vLLM"
+        ),
+        "{}",
+        r.message
+    );
+
+    let spec = json!({"model": "meta-llama/Llama-3.1-70B-Instruct", "gpuType": "H100-80GB", "replicas": 2, "runtime": "vllm-runtime"});
+    let r = &call(&request("slow", xr("m", spec, json!({})))).results[0];
+    assert_eq!(r.reason.as_deref(), Some("CannotStart"));
+    assert!(
+        r.message.starts_with("spec.replicas: loading the"),
+        "{}",
+        r.message
+    );
+    assert!(
+        r.message.ends_with(
+            "or set spec.runtime to deployment (or auto), whose startup probe covers the load"
+        ),
+        "{}",
+        r.message
+    );
+}
+
+#[test]
+fn readiness_of_each_runtime_follows_its_observed_state() {
+    let spec = json!({"model": "Qwen/Qwen2.5-7B-Instruct", "gpuType": "L4"});
+    let observed = |key: &str, v: Value| -> full::RunFunctionRequest {
+        let mut req = request("ready", xr("qwen", spec.clone(), json!({})));
+        req.observed.as_mut().unwrap().resources = [(key.to_string(), resource(v))].into();
+        req
+    };
+    let deployment = |available: &str| {
+        json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "qwen"}, "status": {"availableReplicas": 1,
+        "conditions": [{"type": "Available", "status": available}]}})
+    };
+    let lws = |ready: i64| {
+        json!({"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
+        "metadata": {"name": "qwen"}, "spec": {"leaderWorkerTemplate": {"workerTemplate": {}}},
+        "status": {"replicas": 1, "readyReplicas": ready}})
+    };
+    let cases = [
+        ("deployment", "deployment", deployment("True"), true),
+        ("deployment", "deployment", deployment("False"), false),
+        ("leader-worker-set", "leader_worker_set", lws(1), true),
+        ("leader-worker-set", "leader_worker_set", lws(0), false),
+    ];
+    for (runtime, key, state, serving) in cases {
+        let mut req = observed(key, state);
+        req.observed.as_mut().unwrap().composite = Some(resource(xr(
+            "qwen",
+            with_runtime(spec.clone(), runtime),
+            json!({}),
+        )));
+        let rsp = call(&req);
+        let (_, ready) = composed(&rsp, key);
+        let want = if serving {
+            full::Ready::True
+        } else {
+            full::Ready::False
+        };
+        assert_eq!(ready, want as i32, "{runtime} {serving}");
+        assert_eq!(
+            desired_status(&rsp)["ready"],
+            if serving { "True" } else { "False" },
+            "{runtime}"
+        );
+    }
+}
+
+#[test]
+fn wrapped_runtimes_get_a_readiness_query_on_what_they_report() {
+    let spec = json!({"model": "deepseek-ai/DeepSeek-R1", "gpuType": "H100-80GB", "runtime": "auto",
+        "providerConfigName": "gpu-cluster", "targetNamespace": "inference"});
+    let rsp = call(&request("wrap", xr("r1", spec, json!({}))));
+    assert_not_fatal(&rsp.results, "wrapped");
+    let (object, _) = composed(&rsp, "leader_worker_set");
+    assert_eq!(object["kind"], "Object");
+    assert_eq!(
+        object["spec"]["readiness"],
+        json!({"policy": "DeriveFromCelQuery",
+               "celQuery": "has(object.status) && has(object.status.readyReplicas) && object.status.readyReplicas >= 1"})
+    );
+    assert_eq!(
+        object["spec"]["forProvider"]["manifest"]["metadata"]["namespace"],
+        "inference"
+    );
+    let (service, _) = composed(&rsp, "service");
+    assert_eq!(
+        service["spec"].get("readiness"),
+        None,
+        "a Service exists or not"
+    );
+    assert_eq!(
+        desired_status(&rsp)["endpoint"]["internal"],
+        "http://r1.inference.svc.cluster.local/v1"
+    );
+    for name in composed_names(&rsp) {
+        let (doc, _) = composed(&rsp, &name);
+        let problems = support::manifests::validate_composed(&doc);
+        assert!(problems.is_empty(), "{name}: {problems:#?}");
+    }
+
+    let spec = json!({"model": "Qwen/Qwen2.5-7B-Instruct", "gpuType": "MI300X", "runtime": "auto", "providerConfigName": "gpu-cluster"});
+    let (object, _) = composed(
+        &call(&request("wrap", xr("q", spec, json!({})))),
+        "deployment",
+    );
+    assert_eq!(object["spec"]["readiness"]["policy"], "DeriveFromCelQuery");
+    assert!(
+        object["spec"]["readiness"]["celQuery"]
+            .as_str()
+            .unwrap()
+            .contains("Available")
+    );
+}
+
+#[test]
+fn a_long_name_keeps_its_service_and_gets_a_leader_worker_set_name_its_controller_can_extend() {
+    let name = format!("llama-405b-{}", "x".repeat(45));
+    let spec = json!({"model": "meta-llama/Llama-3.1-405B-Instruct", "gpuType": "H100-80GB",
+        "quantization": "bf16", "runtime": "leader-worker-set"});
+    let rsp = call(&request("long", xr(&name, spec, json!({}))));
+    assert_not_fatal(&rsp.results, "long name");
+    let (lws, _) = composed(&rsp, "leader_worker_set");
+    let lws_name = lws["metadata"]["name"].as_str().unwrap();
+    assert!(lws_name.len() <= 45, "{lws_name}");
+    assert!(lws_name.starts_with("llama-405b-xx"), "{lws_name}");
+    let (service, _) = composed(&rsp, "service");
+    assert_eq!(
+        service["metadata"]["name"],
+        name.as_str(),
+        "the endpoint keeps the runtime's name"
+    );
+    assert_eq!(
+        service["spec"]["selector"]["leaderworkerset.sigs.k8s.io/name"],
+        lws_name
+    );
 }

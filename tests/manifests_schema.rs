@@ -6,6 +6,10 @@ mod support;
 
 use std::collections::BTreeMap;
 
+use function_inference::manifests::leader_worker_set::{
+    LeaderWorkerSet, LeaderWorkerSetSpec, LeaderWorkerSetStatus, LeaderWorkerTemplate,
+    NetworkConfig, RollingUpdateConfiguration, RolloutStrategy, SubGroupPolicy,
+};
 use function_inference::manifests::provider_kubernetes::{
     Condition, ConnectionDetail, DeletionPropagationPolicy, DependsOn, LocalSecretReference,
     ManagementAction, Object, ObjectObservation, ObjectParameters, ObjectSpec, ObjectStatus,
@@ -389,4 +393,170 @@ fn unset_properties_names_what_a_value_leaves_out() {
     assert!(unset.contains(&"spec.storageConfig".to_owned()));
     assert!(unset.contains(&"spec.storageConfig.accessMode".to_owned()));
     assert_eq!(unset.len(), 8, "{unset:#?}");
+}
+
+/// A LeaderWorkerSet with every field of its own (status included); the
+/// pod templates are Kubernetes' PodTemplateSpec, checked by the round trip
+/// of `support::manifests`.
+fn full_leader_worker_set() -> LeaderWorkerSet {
+    use k8s_openapi::api::apps::v1::StatefulSetPersistentVolumeClaimRetentionPolicy;
+    use k8s_openapi::api::core::v1::{
+        Container, PersistentVolumeClaim, PersistentVolumeClaimSpec, PodSpec, PodTemplateSpec,
+    };
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
+        Condition as MetaCondition, ObjectMeta, Time,
+    };
+    use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+    let pod = |name: &str| PodTemplateSpec {
+        metadata: Some(ObjectMeta {
+            labels: Some(BTreeMap::from([("role".into(), name.into())])),
+            ..Default::default()
+        }),
+        spec: Some(PodSpec {
+            containers: vec![Container {
+                name: name.into(),
+                image: Some("docker.io/vllm/vllm-openai:v0.11.0".into()),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }),
+    };
+    LeaderWorkerSet {
+        metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+            name: Some("llama-405b".into()),
+            namespace: Some("team-a".into()),
+            ..Default::default()
+        },
+        spec: LeaderWorkerSetSpec {
+            replicas: Some(2),
+            leader_worker_template: LeaderWorkerTemplate {
+                size: Some(2),
+                restart_policy: Some("RecreateGroupOnPodRestart".into()),
+                leader_template: Some(pod("leader")),
+                worker_template: pod("worker"),
+                sub_group_policy: Some(SubGroupPolicy {
+                    sub_group_policy_type: Some("LeaderWorker".into()),
+                    sub_group_size: Some(2),
+                }),
+                volume_claim_templates: Some(vec![PersistentVolumeClaim {
+                    metadata: ObjectMeta {
+                        name: Some("weights".into()),
+                        ..Default::default()
+                    },
+                    spec: Some(PersistentVolumeClaimSpec {
+                        access_modes: Some(vec!["ReadWriteOnce".into()]),
+                        ..Default::default()
+                    }),
+                    status: None,
+                }]),
+                persistent_volume_claim_retention_policy: Some(
+                    StatefulSetPersistentVolumeClaimRetentionPolicy {
+                        when_deleted: Some("Delete".into()),
+                        when_scaled: Some("Retain".into()),
+                    },
+                ),
+            },
+            rollout_strategy: Some(RolloutStrategy {
+                r#type: Some("RollingUpdate".into()),
+                rolling_update_configuration: Some(RollingUpdateConfiguration {
+                    max_surge: Some(IntOrString::Int(1)),
+                    max_unavailable: Some(IntOrString::String("25%".into())),
+                    partition: Some(0),
+                }),
+            }),
+            startup_policy: Some("LeaderReady".into()),
+            network_config: Some(NetworkConfig {
+                subdomain_policy: "UniquePerReplica".into(),
+            }),
+        },
+        status: Some(LeaderWorkerSetStatus {
+            conditions: Some(vec![MetaCondition {
+                last_transition_time: Time(Default::default()),
+                message: "all groups are ready".into(),
+                observed_generation: Some(1),
+                reason: "AllGroupsReady".into(),
+                status: "True".into(),
+                type_: "Available".into(),
+            }]),
+            hpa_pod_selector: Some("leaderworkerset.sigs.k8s.io/name=llama-405b".into()),
+            observed_generation: Some(1),
+            ready_replicas: Some(2),
+            replicas: Some(2),
+            updated_replicas: Some(2),
+        }),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn a_fully_populated_leader_worker_set_is_valid_against_its_crd() {
+    let value = serde_json::to_value(full_leader_worker_set()).unwrap();
+    assert_eq!(validate(&value), Vec::<String>::new());
+    assert_eq!(
+        support::manifests::validate_composed(&value),
+        Vec::<String>::new()
+    );
+}
+
+#[test]
+fn a_fully_populated_leader_worker_set_sets_every_property_of_its_own() {
+    // Inside the pod and claim templates the CRD repeats Kubernetes' own
+    // schemas, which k8s-openapi's types carry; every other property is set.
+    let value = serde_json::to_value(full_leader_worker_set()).unwrap();
+    let unset: Vec<String> = unset_properties(&value)
+        .into_iter()
+        .filter(|p| {
+            !p.starts_with("spec.leaderWorkerTemplate.leaderTemplate.")
+                && !p.starts_with("spec.leaderWorkerTemplate.workerTemplate.")
+                && !p.starts_with("spec.leaderWorkerTemplate.volumeClaimTemplates[].")
+        })
+        .collect();
+    assert_eq!(unset, Vec::<String>::new());
+}
+
+#[test]
+fn the_leader_worker_set_crd_is_the_shared_reference() {
+    assert!(schema_for(LeaderWorkerSet::API_VERSION, LeaderWorkerSet::KIND).is_some());
+    let ours = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/crds/leaderworkerset.x-k8s.io_leaderworkersets.yaml"
+    ))
+    .unwrap();
+    let shared = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/reference/crds/leaderworkerset.x-k8s.io_leaderworkersets.yaml");
+    // Outside this workspace (a plain checkout) there is nothing to compare with.
+    if let Ok(shared) = std::fs::read(shared) {
+        assert!(
+            ours == shared,
+            "tests/data/crds has another LeaderWorkerSet CRD than ../shared/reference/crds"
+        );
+    }
+}
+
+#[test]
+fn the_validator_catches_leader_worker_set_mistakes() {
+    let mut value = serde_json::to_value(full_leader_worker_set()).unwrap();
+    value["spec"]["leaderWorkerTemplate"]["restartPolicy"] = json!("Always");
+    value["spec"]["leaderWorkerTemplate"]["groupSize"] = json!(2);
+    value["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["containers"][0]["imag"] =
+        json!("x");
+    let problems = support::manifests::validate_composed(&value);
+    assert!(
+        problems.contains(
+            &"spec.leaderWorkerTemplate.groupSize: unknown field (the API server would prune it)"
+                .to_string()
+        ),
+        "{problems:#?}"
+    );
+    assert!(
+        problems
+            .iter()
+            .any(|p| p
+                .starts_with("spec.leaderWorkerTemplate.restartPolicy: \"Always\" is not one of")),
+        "{problems:#?}"
+    );
+    assert!(
+        problems.iter().any(|p| p.contains("containers[0].imag")),
+        "{problems:#?}"
+    );
 }

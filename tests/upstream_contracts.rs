@@ -284,7 +284,8 @@ fn an_amd_gpu_is_refused_with_what_would_work() {
             "UnsupportedGpu",
             "spec.gpuType: MI300X is an AMD GPU, and the vLLM production-stack operator runs /opt/venv/bin/vllm from a \
              CUDA image with the nvidia RuntimeClass, so a VLLMRuntime cannot run on it; choose an NVIDIA GPU type \
-             (for example H100-80GB, H200 or L40S)"
+             (for example H100-80GB, H200 or L40S); or set spec.runtime to deployment (or auto), which runs the ROCm \
+             build of vLLM"
         ))
     );
     assert!(rsp.desired.as_ref().unwrap().resources.is_empty());

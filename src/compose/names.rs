@@ -35,6 +35,16 @@ pub fn dns1035_label(base: &str, suffix: &str) -> String {
     shortened(&head, base, suffix, LABEL_MAX)
 }
 
+/// `label` (a DNS-1035 label) cut to `max` characters with a hash of it,
+/// when it is longer: for objects whose controllers derive longer names and
+/// label values from theirs (a LeaderWorkerSet's StatefulSets and pods).
+pub fn short_label(label: &str, max: usize) -> String {
+    if label.len() <= max {
+        return label.to_string();
+    }
+    shortened(label, label, "", max)
+}
+
 /// A DNS-1123 subdomain for `base` followed by `suffix`: the name of a
 /// ConfigMap, Deployment, Ingress, autoscaler or disruption budget.
 pub fn dns_subdomain(base: &str, suffix: &str) -> String {
@@ -138,6 +148,10 @@ mod tests {
         assert_eq!(name.len(), 63);
         assert!(name.ends_with("-model"), "{name}");
         assert_eq!(label_value(&long).len(), 63);
+        assert_eq!(short_label("llama-405b", 45), "llama-405b");
+        let short = short_label(&long, 45);
+        assert_eq!(short.len(), 45);
+        assert!(is_dns1035_label(&short), "{short}");
         // Two XRs whose rewritten heads agree still get different names.
         assert_ne!(
             dns1035_label("llama.v3", ""),

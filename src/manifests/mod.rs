@@ -1,6 +1,6 @@
 //! Typed manifests for the custom resources function-inference composes.
 //!
-//! Kubernetes' own kinds come from k8s-openapi; the two CRDs we compose have
+//! Kubernetes' own kinds come from k8s-openapi; the CRDs we compose have
 //! no published Rust types, so they are written here by hand from the CRD
 //! files kept in `tests/data/crds/`. Tests serialize fully populated values
 //! and validate them against those CRDs' schemas made strict (unknown fields
@@ -16,8 +16,10 @@
 //! - fields the CRD types as strings (quantities, `gpuMemoryUtilization`)
 //!   are `String`s here too.
 
+pub mod leader_worker_set;
 pub mod provider_kubernetes;
 pub mod vllm_runtime;
 
+pub use leader_worker_set::LeaderWorkerSet;
 pub use provider_kubernetes::Object;
 pub use vllm_runtime::VLLMRuntime;

@@ -2,7 +2,8 @@
 //!
 //! Field names follow the NeuroNetes CRD reference, with its AgentClass
 //! inlined as `agentClass`, so its examples translate line by line. The pool
-//! composes the model server (a sized VLLMRuntime), the agents (a Deployment
+//! composes the model server (a sized VLLMRuntime, Deployment or
+//! LeaderWorkerSet), the agents (a Deployment
 //! with its ConfigMap) and what scales and exposes them.
 
 use std::collections::BTreeMap;
@@ -11,7 +12,7 @@ use k8s_openapi::api::core::v1::EnvVar;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::common::{Endpoint, NameRef, PlanStatus, SecretKeyRef};
+use super::common::{Endpoint, NameRef, PlanStatus, RuntimeChoice, SecretKeyRef};
 use super::model::Topology;
 
 /// Kind name.
@@ -94,6 +95,9 @@ pub struct AgentPoolSpec {
     /// The model server's GPUs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_requirements: Option<GpuRequirements>,
+    /// What serves the model server: vllm-runtime, deployment, leader-worker-set or auto. Defaults to the platform's (step input).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime: Option<RuntimeChoice>,
     /// Sticky sessions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_affinity: Option<SessionAffinity>,
@@ -403,8 +407,11 @@ pub struct AgentPoolStatus {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ModelServerStatus {
-    /// The VLLMRuntime (and its Service).
+    /// The model server and its Service.
     pub name: String,
+    /// What serves it: vllm-runtime, deployment or leader-worker-set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime: Option<String>,
     pub replicas: i32,
     /// OpenAI-compatible base URL the agents use.
     pub base_url: String,

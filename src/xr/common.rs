@@ -114,3 +114,31 @@ pub struct PlanStatus {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
 }
+
+/// What serves the model: the vLLM production-stack operator's VLLMRuntime,
+/// a plain Deployment, a LeaderWorkerSet (multi-node), or the one of those
+/// that can serve the plan.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum RuntimeChoice {
+    /// The operator's VLLMRuntime (one pod per replica, NVIDIA only).
+    #[default]
+    VllmRuntime,
+    /// A Deployment and a Service, no operator needed.
+    Deployment,
+    /// A LeaderWorkerSet: one group of pods per replica, across nodes.
+    LeaderWorkerSet,
+    /// The VLLMRuntime where it can serve the plan, else a Deployment, else a LeaderWorkerSet.
+    Auto,
+}
+
+impl RuntimeChoice {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::VllmRuntime => "vllm-runtime",
+            Self::Deployment => "deployment",
+            Self::LeaderWorkerSet => "leader-worker-set",
+            Self::Auto => "auto",
+        }
+    }
+}

@@ -7,7 +7,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::common::{Endpoint, NameRef, PlanStatus, SecretKeyRef, Tls};
+use super::common::{Endpoint, NameRef, PlanStatus, RuntimeChoice, SecretKeyRef, Tls};
 use crate::input::Image;
 
 /// Kind name.
@@ -84,7 +84,10 @@ pub struct LlmInferenceSpec {
     /// Secret holding a Hugging Face token, for gated models (key defaults to token).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hf_token_secret_ref: Option<SecretKeyRef>,
-    /// The vLLM image; defaults to the platform's.
+    /// What serves the model: vllm-runtime (the production-stack operator), deployment (a plain Deployment and Service), leader-worker-set (multi-node, one LeaderWorkerSet group per replica) or auto (the one that can serve the plan). Defaults to the platform's (step input).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime: Option<RuntimeChoice>,
+    /// The vLLM image; defaults to the platform's (per runtime and GPU vendor).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub image: Option<Image>,
     /// Host name for an Ingress to the model's OpenAI-compatible API. No Ingress when omitted.
@@ -131,6 +134,9 @@ pub struct LlmInferenceStatus {
     /// Copied from the plan for printer columns.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_count: Option<u32>,
+    /// What serves the model: vllm-runtime, deployment or leader-worker-set (spec.runtime auto resolved).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime: Option<String>,
     /// Where to reach the model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub endpoint: Option<Endpoint>,

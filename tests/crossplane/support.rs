@@ -63,6 +63,12 @@ fn write_crds(dir: &Path) -> Result<()> {
         crd::<core::v1::ConfigMap>("", "v1", "ConfigMap", "configmaps"),
         crd::<core::v1::Secret>("", "v1", "Secret", "secrets"),
         crd::<core::v1::Service>("", "v1", "Service", "services"),
+        crd::<core::v1::PersistentVolumeClaim>(
+            "",
+            "v1",
+            "PersistentVolumeClaim",
+            "persistentvolumeclaims",
+        ),
         crd::<apps::v1::Deployment>("apps", "v1", "Deployment", "deployments"),
         crd::<networking::v1::Ingress>("networking.k8s.io", "v1", "Ingress", "ingresses"),
         crd::<autoscaling::v2::HorizontalPodAutoscaler>(

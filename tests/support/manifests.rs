@@ -30,12 +30,44 @@ fn validate_one(m: &Value) -> Vec<String> {
         ("v1", "ConfigMap") => round_trip::<core::v1::ConfigMap>(m),
         ("v1", "Service") => round_trip::<core::v1::Service>(m),
         ("v1", "Secret") => round_trip::<core::v1::Secret>(m),
+        ("v1", "PersistentVolumeClaim") => round_trip::<core::v1::PersistentVolumeClaim>(m),
         ("apps/v1", "Deployment") => round_trip::<apps::v1::Deployment>(m),
         ("networking.k8s.io/v1", "Ingress") => round_trip::<networking::v1::Ingress>(m),
         ("autoscaling/v2", "HorizontalPodAutoscaler") => {
             round_trip::<autoscaling::v2::HorizontalPodAutoscaler>(m)
         }
         ("policy/v1", "PodDisruptionBudget") => round_trip::<policy::v1::PodDisruptionBudget>(m),
+        // A LeaderWorkerSet against its CRD, and its pod templates and claim
+        // templates as the built-in kinds they are (the CRD's copy of the
+        // pod schema is Kubernetes' own, and the round trip is stricter).
+        ("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet") => {
+            let mut problems = schema::validate(m);
+            let lwt = &m["spec"]["leaderWorkerTemplate"];
+            for key in ["leaderTemplate", "workerTemplate"] {
+                if !lwt[key].is_null() {
+                    problems.extend(
+                        round_trip::<core::v1::PodTemplateSpec>(&lwt[key])
+                            .into_iter()
+                            .map(|p| format!("spec.leaderWorkerTemplate.{key}.{p}")),
+                    );
+                }
+            }
+            for (i, claim) in lwt["volumeClaimTemplates"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .enumerate()
+            {
+                problems.extend(
+                    round_trip::<core::v1::PersistentVolumeClaim>(claim)
+                        .into_iter()
+                        .map(|p| {
+                            format!("spec.leaderWorkerTemplate.volumeClaimTemplates[{i}].{p}")
+                        }),
+                );
+            }
+            problems
+        }
         _ => schema::validate(m),
     }
 }

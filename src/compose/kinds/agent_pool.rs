@@ -1,4 +1,5 @@
-//! Composes an `AgentPool`: a VLLMRuntime serving the referenced Model,
+//! Composes an `AgentPool`: a model server for the referenced Model (a
+//! VLLMRuntime, or the Deployment or LeaderWorkerSet `spec.runtime` picks),
 //! sized for the pool's GPUs and token budget; the agents (a Deployment and
 //! the ConfigMap it mounts); a HorizontalPodAutoscaler; a
 //! PodDisruptionBudget for more than one replica; and, with `port`, a
@@ -22,12 +23,13 @@ use crate::compose::resources::agent_service::{AgentServiceParams, agent_service
 use crate::compose::resources::autoscaler::{AutoscalerParams, autoscaler};
 use crate::compose::resources::disruption_budget::disruption_budget;
 use crate::compose::resources::ingress::{IngressParams, ingress};
-use crate::compose::resources::vllm_runtime::{
-    RuntimeParams, internal_url, unsupported_gpu, vllm_runtime,
-};
+use crate::compose::resources::vllm_runtime::{RuntimeParams, internal_url};
 use crate::compose::steps::model_ref::{
     self, Lookup, MODEL_RESOLVED, REQUIREMENT_KEY, ResolvedModel,
 };
+use crate::compose::steps::model_server::{ServerKeys, ServerSpec, model_server};
+use crate::compose::steps::runtime::{self, Runtime};
+use crate::compose::steps::weights_cache::VolumeScope;
 use crate::compose::validate::in_range;
 use crate::compose::{
     ComposeRequest, Composed, Composition, Refusal, names, resources::kube, steps::weights_cache,
@@ -53,9 +55,26 @@ pub const AGENT_SERVICE: &str = "agent_service";
 pub const AUTOSCALER: &str = "autoscaler";
 pub const DISRUPTION_BUDGET: &str = "disruption_budget";
 pub const INGRESS: &str = "ingress";
+/// The model server on the other runtimes: a Deployment (with its Service
+/// and weights claim) or a LeaderWorkerSet (with its Service).
+pub const MODEL_SERVER_DEPLOYMENT: &str = "model_server_deployment";
+pub const MODEL_SERVER_SERVICE: &str = "model_server_service";
+pub const MODEL_SERVER_WEIGHTS: &str = "model_server_weights";
+pub const MODEL_SERVER_LWS: &str = "model_server_leader_worker_set";
+const SERVER_KEYS: ServerKeys = ServerKeys {
+    vllm_runtime: MODEL_SERVER,
+    deployment: MODEL_SERVER_DEPLOYMENT,
+    service: MODEL_SERVER_SERVICE,
+    weights: MODEL_SERVER_WEIGHTS,
+    leader_worker_set: MODEL_SERVER_LWS,
+};
 /// Everything the pool may compose: kept as observed while it waits for its Model.
 pub const RESOURCES: &[&str] = &[
     MODEL_SERVER,
+    MODEL_SERVER_DEPLOYMENT,
+    MODEL_SERVER_SERVICE,
+    MODEL_SERVER_WEIGHTS,
+    MODEL_SERVER_LWS,
     AGENTS,
     AGENT_CONFIG,
     AGENT_SERVICE,
@@ -367,50 +386,98 @@ fn compose_pool(
     // name (which spec.agentClass.modelRef may change) is not one of them.
     let model_labels = kube::labels("AgentPool", &xr.name, "model-server");
     let serve_args = model.facts.serve_args(&plan);
-    let cache = weights_cache::decide(
-        model.facts.cache.is_some(),
+    let replicas_from = "from spec.tokensPerSecondBudget and the Model's data-parallel shards";
+    let requested_cache = model.facts.cache.is_some();
+    let operator_cache = weights_cache::decide(
+        requested_cache,
         &plan,
         server_replicas.0,
-        "from spec.tokensPerSecondBudget and the Model's data-parallel shards",
+        replicas_from,
         &req.settings.weights_cache,
     )
-    .map_err(|e| {
-        Refusal::new(
-            "CannotStart",
-            format!("spec.agentClass.modelRef: Model {}: {e}", model.display),
-        )
-    })?;
+    .map_err(|e| format!("spec.agentClass.modelRef: Model {}: {e}", model.display));
+    let asked = runtime::Asked::new(spec.runtime, req.settings.runtime);
+    let (server_runtime, why) = runtime::choose(
+        asked,
+        &plan,
+        operator_cache.as_ref().err().map(String::as_str),
+        "use a GPU type with more memory (spec.gpuRequirements.type), a lower precision (the Model's \
+         spec.quantization) or a shorter context (spec.agentClass.maxContextLength)",
+        if spec
+            .gpu_requirements
+            .as_ref()
+            .and_then(|g| g.r#type.as_ref())
+            .is_some()
+        {
+            "spec.gpuRequirements.type"
+        } else {
+            "input.defaults.gpuType"
+        },
+    )?;
+    plan.reasons.push(why);
+    if server_runtime == Runtime::LeaderWorkerSet {
+        // The sizing engine warns that a plan across nodes needs a
+        // multi-node runtime: this is one.
+        plan.warnings
+            .retain(|w| !w.starts_with("One replica spans "));
+    }
+    let cache = match server_runtime {
+        Runtime::VllmRuntime => operator_cache.unwrap_or_default(),
+        other => weights_cache::decide_own_probe(
+            requested_cache,
+            &plan,
+            server_replicas.0,
+            replicas_from,
+            if other == Runtime::Deployment {
+                VolumeScope::Shared
+            } else {
+                VolumeScope::PerPod
+            },
+            &req.settings.weights_cache,
+        ),
+    };
     notes.extend(model.facts.cache_not_applied());
     notes.extend(cache.warnings.iter().cloned());
     if let Some(c) = &cache.cache {
         plan.reasons.push(format!("Weights cache: {}.", c.applied));
     }
-    let runtime = vllm_runtime(&RuntimeParams {
-        name: &runtime_name,
-        namespace: &namespace,
-        model_url: &model.facts.model_url,
-        plan: &plan,
-        image: &req.settings.image,
-        replicas: server_replicas.0,
-        hf_token: model
-            .facts
-            .hf_token
-            .as_ref()
-            .map(|(n, k)| (n.as_str(), k.as_str())),
-        extra_args: &serve_args,
-        settings: req.settings,
-        weights_cache: cache.cache.as_ref(),
-        labels: Some(model_labels),
-    });
-    notes.extend(model.facts.notes.iter().cloned());
-    let runtime_ready = req.observed.readiness(MODEL_SERVER);
-    out.resources.insert(
-        MODEL_SERVER.into(),
-        Composed {
-            manifest: runtime,
-            ready: runtime_ready,
+    let hf_token = model
+        .facts
+        .hf_token
+        .as_ref()
+        .map(|(n, k)| (n.as_str(), k.as_str()));
+    let server = model_server(&ServerSpec {
+        runtime: server_runtime,
+        keys: SERVER_KEYS,
+        params: RuntimeParams {
+            name: &runtime_name,
+            namespace: &namespace,
+            model_url: &model.facts.model_url,
+            plan: &plan,
+            image: &req.settings.image,
+            replicas: server_replicas.0,
+            hf_token,
+            extra_args: &serve_args,
+            settings: req.settings,
+            weights_cache: cache.cache.as_ref(),
+            labels: Some(model_labels),
         },
-    );
+        image: None,
+        pod_args: &model.facts.load_args,
+        xr_kind: &xr.kind,
+        xr_name: &xr.name,
+    });
+    plan.reasons.extend(server.reasons);
+    notes.extend(model.facts.notes.iter().cloned());
+    let mut runtime_ready = Ready::False;
+    for (i, (key, manifest)) in server.resources.into_iter().enumerate() {
+        let ready = req.observed.readiness(key);
+        if i == 0 {
+            runtime_ready = ready;
+        }
+        out.resources
+            .insert(key.into(), Composed { manifest, ready });
+    }
 
     // The agents.
     let mut labels = kube::labels("AgentPool", &xr.name, "agent");
@@ -611,6 +678,7 @@ fn compose_pool(
         gpu_type: Some(plan.gpu.name.to_string()),
         model_server: Some(ModelServerStatus {
             name: runtime_name.clone(),
+            runtime: Some(server_runtime.as_str().into()),
             replicas: server_replicas.0,
             base_url: base_url.clone(),
             tokens_per_second_per_replica: (tps * 10.0).round() / 10.0,
@@ -736,25 +804,6 @@ fn size(
     };
     let plan = crate::compose::steps::plans::size(&request)
         .map_err(|e| Refusal::new("CannotSize", sizing_error_message(spec, model, &e)))?;
-    if let Some(why) = unsupported_gpu(&plan) {
-        let field = if gpu.and_then(|g| g.r#type.as_ref()).is_some() {
-            "spec.gpuRequirements.type"
-        } else {
-            "input.defaults.gpuType"
-        };
-        return Err(Refusal::new("UnsupportedGpu", format!("{field}: {why}")));
-    }
-    if plan.nodes > 1 {
-        return Err(Refusal::new(
-            "DoesNotFitOnePod",
-            format!(
-                "Model {} needs {} {} GPUs on {} nodes, but a VLLMRuntime runs each replica as one pod on one node; \
-                 use a GPU type with more memory (spec.gpuRequirements.type), a lower precision (the Model's spec.quantization) \
-                 or a shorter context (spec.agentClass.maxContextLength)",
-                model.display, plan.gpu_count, plan.gpu.name, plan.nodes
-            ),
-        ));
-    }
     if let Some(memory) = gpu.and_then(|g| g.memory.as_deref()) {
         let want = parse_quantity(memory)
             .map_err(|e| invalid(format!("spec.gpuRequirements.memory: {e}")))?;

@@ -1,15 +1,17 @@
-//! Composes an `LLMInference`: a sized VLLMRuntime and, with `ingressHost`,
-//! an Ingress to it; natively into the XR's namespace, or wrapped in
+//! Composes an `LLMInference`: a sized model server on the runtime
+//! `spec.runtime` picks (a VLLMRuntime, a Deployment or a LeaderWorkerSet,
+//! see `runtime`) and, with `ingressHost`, an Ingress to its Service; natively into the XR's namespace, or wrapped in
 //! provider-kubernetes Objects with `providerConfigName`.
 
 use serde_json::{Map, Value};
 
 use crate::compose::resources::ingress::{IngressParams, external_url, ingress};
 use crate::compose::resources::placement::Placement;
-use crate::compose::resources::vllm_runtime::{
-    RuntimeParams, SERVICE_PORT, internal_url, unsupported_gpu, vllm_runtime,
-};
+use crate::compose::resources::vllm_runtime::{RuntimeParams, SERVICE_PORT, internal_url};
 use crate::compose::steps::model_ref::{self, Lookup, REQUIREMENT_KEY, ResolvedModel};
+use crate::compose::steps::model_server::{ServerKeys, ServerSpec, model_server};
+use crate::compose::steps::runtime::{self, Runtime};
+use crate::compose::steps::weights_cache::VolumeScope;
 use crate::compose::{ComposeRequest, Composed, Composition, Refusal, names, steps::weights_cache};
 use crate::outcome;
 use crate::protocol::wire::Ready;
@@ -24,6 +26,19 @@ use crate::xr::llm_inference::{
 /// moving to this function keeps its resources.
 pub const RUNTIME: &str = "vllm_runtime";
 pub const INGRESS: &str = "ingress";
+/// The other runtimes' resources: a Deployment (with its Service and
+/// weights claim), or a LeaderWorkerSet (with its Service).
+pub const DEPLOYMENT: &str = "deployment";
+pub const SERVICE: &str = "service";
+pub const WEIGHTS_CACHE: &str = "weights_cache";
+pub const LEADER_WORKER_SET: &str = "leader_worker_set";
+const KEYS: ServerKeys = ServerKeys {
+    vllm_runtime: RUNTIME,
+    deployment: DEPLOYMENT,
+    service: SERVICE,
+    weights: WEIGHTS_CACHE,
+    leader_worker_set: LEADER_WORKER_SET,
+};
 
 /// Condition types this composer sets.
 pub const SIZED: &str = "Sized";
@@ -59,8 +74,20 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
             match model_ref::lookup(req, "spec.modelRef", &r.name)? {
                 Lookup::Waiting { message, not_found } => {
                     let status = Map::from_iter([("ready".to_string(), Value::from("False"))]);
-                    let mut waiting =
-                        model_ref::waiting(req, &message, not_found, status, &[RUNTIME, INGRESS]);
+                    let mut waiting = model_ref::waiting(
+                        req,
+                        &message,
+                        not_found,
+                        status,
+                        &[
+                            RUNTIME,
+                            DEPLOYMENT,
+                            SERVICE,
+                            WEIGHTS_CACHE,
+                            LEADER_WORKER_SET,
+                            INGRESS,
+                        ],
+                    );
                     waiting.requirements = out.requirements;
                     return Ok(waiting);
                 }
@@ -101,27 +128,6 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
     }
     let mut plan = crate::compose::steps::plans::size(&sizing_request)
         .map_err(|e| Refusal::new("CannotSize", sizing_error_message(&spec, &e)))?;
-    if let Some(why) = unsupported_gpu(&plan) {
-        return Err(Refusal::new(
-            "UnsupportedGpu",
-            format!("{}: {why}", gpu_type_field(&spec)),
-        ));
-    }
-    if plan.nodes > 1 {
-        return Err(Refusal::new(
-            "DoesNotFitOnePod",
-            format!(
-                "{model} needs {} {} GPUs on {} nodes (tensor parallel {} x pipeline parallel {}), but a VLLMRuntime runs \
-                 each replica as one pod on one node; use a GPU with more memory (spec.gpuType, for example H200-141GB or \
-                 B200), a lower precision (spec.quantization fp8 or int4), or a shorter context (spec.maxModelLen)",
-                plan.gpu_count,
-                plan.gpu.name,
-                plan.nodes,
-                plan.tensor_parallel_size,
-                plan.pipeline_parallel_size
-            ),
-        ));
-    }
     let replicas = check_range("spec.replicas", spec.replicas, 0, REPLICAS_MAX, "")?
         .or_else(|| facts.and_then(|f| f.data_parallel).map(i64::from))
         .unwrap_or(1);
@@ -153,7 +159,6 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
     let (runtime_name, renamed) = runtime_name(&xr.name, "");
     plan.reasons.extend(renamed);
     let namespace = placement.namespace().to_string();
-    let image = spec.image.as_ref().unwrap_or(&req.settings.image);
     let hf_token = spec
         .hf_token_secret_ref
         .as_ref()
@@ -179,14 +184,48 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
     } else {
         ("spec.modelRef", "the Model's data-parallel shards")
     };
-    let cache = weights_cache::decide(
-        facts.is_some_and(|f| f.cache.is_some()),
+    let replicas_i32 = i32::try_from(replicas).unwrap_or(1);
+    let requested_cache = facts.is_some_and(|f| f.cache.is_some());
+    // The operator's volume, or why its fixed startup probe cannot work.
+    let operator_cache = weights_cache::decide(
+        requested_cache,
         &plan,
-        i32::try_from(replicas).unwrap_or(1),
+        replicas_i32,
         replicas_from,
         &req.settings.weights_cache,
     )
-    .map_err(|e| Refusal::new("CannotStart", format!("{replicas_field}: {e}")))?;
+    .map_err(|e| format!("{replicas_field}: {e}"));
+    let asked = runtime::Asked::new(spec.runtime, req.settings.runtime);
+    let (runtime, why) = runtime::choose(
+        asked,
+        &plan,
+        operator_cache.as_ref().err().map(String::as_str),
+        "use a GPU with more memory (spec.gpuType, for example H200-141GB or B200), a lower precision \
+         (spec.quantization fp8 or int4), or a shorter context (spec.maxModelLen)",
+        gpu_type_field(&spec),
+    )?;
+    plan.reasons.push(why);
+    if runtime == Runtime::LeaderWorkerSet {
+        // The sizing engine warns that a plan across nodes needs a
+        // multi-node runtime: this is one.
+        plan.warnings
+            .retain(|w| !w.starts_with("One replica spans "));
+    }
+    let cache = match runtime {
+        Runtime::VllmRuntime => operator_cache.unwrap_or_default(),
+        Runtime::Deployment | Runtime::LeaderWorkerSet => weights_cache::decide_own_probe(
+            requested_cache,
+            &plan,
+            replicas_i32,
+            replicas_from,
+            if runtime == Runtime::Deployment {
+                VolumeScope::Shared
+            } else {
+                VolumeScope::PerPod
+            },
+            &req.settings.weights_cache,
+        ),
+    };
     if let Some(f) = facts {
         notes.extend(f.notes.iter().cloned());
         notes.extend(f.cache_not_applied());
@@ -196,27 +235,44 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
         plan.reasons.push(format!("Weights cache: {}.", c.applied));
     }
 
-    let runtime = vllm_runtime(&RuntimeParams {
-        name: &runtime_name,
-        namespace: &namespace,
-        model_url: &model,
-        plan: &plan,
-        image,
-        replicas: i32::try_from(replicas).unwrap_or(1),
-        hf_token,
-        extra_args: &extra_args,
-        settings: req.settings,
-        weights_cache: cache.cache.as_ref(),
-        labels: None,
-    });
-    let runtime_ready = req.observed.readiness(RUNTIME);
-    out.resources.insert(
-        RUNTIME.into(),
-        Composed {
-            manifest: placement.place(runtime),
-            ready: runtime_ready,
+    let mut pod_args = facts.map(|f| f.load_args.clone()).unwrap_or_default();
+    pod_args.extend(spec.extra_args.iter().cloned());
+    let server = model_server(&ServerSpec {
+        runtime,
+        keys: KEYS,
+        params: RuntimeParams {
+            name: &runtime_name,
+            namespace: &namespace,
+            model_url: &model,
+            plan: &plan,
+            image: &req.settings.image,
+            replicas: replicas_i32,
+            hf_token,
+            extra_args: &extra_args,
+            settings: req.settings,
+            weights_cache: cache.cache.as_ref(),
+            labels: None,
         },
-    );
+        image: spec.image.as_ref(),
+        pod_args: &pod_args,
+        xr_kind: &xr.kind,
+        xr_name: &xr.name,
+    });
+    plan.reasons.extend(server.reasons);
+    let mut runtime_ready = Ready::False;
+    for (i, (key, manifest)) in server.resources.into_iter().enumerate() {
+        let ready = req.observed.readiness(key);
+        if i == 0 {
+            runtime_ready = ready;
+        }
+        out.resources.insert(
+            key.into(),
+            Composed {
+                manifest: placement.place(manifest),
+                ready,
+            },
+        );
+    }
 
     let mut endpoint = Endpoint {
         internal: Some(internal_url(&runtime_name, &namespace)),
@@ -256,6 +312,7 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
         }),
         gpu_type: Some(plan.gpu.name.to_string()),
         gpu_count: Some(plan.gpu_count),
+        runtime: Some(runtime.as_str().into()),
         endpoint: Some(endpoint),
         ready: Some(if serving { "True" } else { "False" }.into()),
     };

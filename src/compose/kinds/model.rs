@@ -13,8 +13,8 @@ use serde_json::Value;
 
 use crate::compose::kinds::llm_inference::{plan_status, to_map};
 use crate::compose::resources::config_map::{config_map, pretty};
-use crate::compose::resources::vllm_runtime::unsupported_gpu;
 use crate::compose::steps::model_facts::ModelFacts;
+use crate::compose::steps::runtime::cannot_serve;
 use crate::compose::{
     ComposeRequest, Composed, Composition, Refusal, names, resources::kube, steps::weights_cache,
 };
@@ -46,18 +46,14 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
                 mig: MigChoice::None,
                 ..facts.sizing_request(gpu, req.settings.gpu_memory_utilization)
             };
-            let plan = crate::compose::steps::plans::size(&request).map_err(|e| e.to_string()).and_then(|plan| {
-                if let Some(why) = unsupported_gpu(&plan) {
-                    Err(why)
-                } else if plan.nodes > 1 {
-                    Err(format!(
-                        "needs {} GPUs on {} nodes, but a VLLMRuntime replica is one pod on one node",
-                        plan.gpu_count, plan.nodes
-                    ))
-                } else {
-                    Ok(plan)
-                }
-            });
+            // Servable by the platform's default runtime: an XR may choose
+            // another, but the Model cannot know which.
+            let plan = crate::compose::steps::plans::size(&request)
+                .map_err(|e| e.to_string())
+                .and_then(|plan| match cannot_serve(req.settings.runtime, &plan) {
+                    Some(why) => Err(why),
+                    None => Ok(plan),
+                });
             (gpu.clone(), plan)
         })
         .collect();

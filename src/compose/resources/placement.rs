@@ -69,13 +69,18 @@ impl Placement {
 
 /// The readiness policy that makes an Object Ready when its manifest serves.
 /// `None` keeps provider-kubernetes' default, SuccessfulCreate: right for
-/// objects whose existence is all there is (ConfigMap, Service, Ingress).
+/// objects whose existence is all there is (ConfigMap, Service, Ingress,
+/// PersistentVolumeClaim, which may wait for its first pod to bind).
 fn readiness_for(kind: &str) -> Option<Readiness> {
     match kind {
         // A VLLMRuntime reports replica counts and no conditions, so
         // DeriveFromObject would never turn Ready.
         "VLLMRuntime" => Some(Readiness::cel(
             "has(object.status) && has(object.status.availableReplicas) && object.status.availableReplicas >= 1",
+        )),
+        // A LeaderWorkerSet counts the groups whose pods are all ready.
+        "LeaderWorkerSet" => Some(Readiness::cel(
+            "has(object.status) && has(object.status.readyReplicas) && object.status.readyReplicas >= 1",
         )),
         // A Deployment's conditions are Available/Progressing, not Ready.
         "Deployment" => Some(Readiness::cel(

@@ -18,6 +18,8 @@ pub fn observed_readiness(observed: Option<&Map<String, Value>>) -> Ready {
         // The operator reports replica counts and no conditions.
         "VLLMRuntime" => int_at(o, &["status", "availableReplicas"]) >= 1,
         "Deployment" => condition_is_true(o, "Available"),
+        // Groups whose pods are all ready: the leader serves.
+        "LeaderWorkerSet" => int_at(o, &["status", "readyReplicas"]) >= 1,
         "HorizontalPodAutoscaler" => condition_is_true(o, "AbleToScale"),
         // ConfigMaps, Services, Ingresses, PDBs: existing is all there is.
         _ => true,
@@ -100,6 +102,20 @@ mod tests {
                     json!({"kind": "Deployment", "status": {"conditions": [{"type": "Progressing", "status": "True"}]}}),
                 ),
                 Ready::False,
+            ),
+            (
+                "LeaderWorkerSet, no group ready",
+                Some(
+                    json!({"kind": "LeaderWorkerSet", "status": {"replicas": 1, "readyReplicas": 0}}),
+                ),
+                Ready::False,
+            ),
+            (
+                "LeaderWorkerSet, a group ready",
+                Some(
+                    json!({"kind": "LeaderWorkerSet", "status": {"replicas": 2, "readyReplicas": 1}}),
+                ),
+                Ready::True,
             ),
             (
                 "Ingress exists",

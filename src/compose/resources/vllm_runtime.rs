@@ -142,7 +142,7 @@ pub fn vllm_runtime(p: &RuntimeParams) -> Value {
 /// discovery product label or GKE's accelerator label of this GPU; without
 /// it (or for a GPU with neither label), Linux nodes: never an empty list,
 /// which the operator's controller cannot handle.
-fn node_selector_terms(plan: &Plan, on_gpu_product: bool) -> Vec<NodeSelectorTerm> {
+pub(crate) fn node_selector_terms(plan: &Plan, on_gpu_product: bool) -> Vec<NodeSelectorTerm> {
     let term = |key: &str, value: &str| NodeSelectorTerm {
         match_expressions: Some(vec![NodeSelectorRequirement {
             key: key.to_string(),
@@ -182,7 +182,7 @@ pub fn unsupported_gpu(plan: &Plan) -> Option<String> {
 }
 
 /// GPU nodes are commonly tainted with the GPU's resource name.
-fn gpu_toleration(plan: &Plan) -> Toleration {
+pub(crate) fn gpu_toleration(plan: &Plan) -> Toleration {
     let key = if plan.gpu.resource_name.starts_with("amd.com") {
         "amd.com/gpu"
     } else {

@@ -2,5 +2,7 @@
 
 pub mod model_facts;
 pub mod model_ref;
+pub mod model_server;
 pub mod plans;
+pub mod runtime;
 pub mod weights_cache;

@@ -9,6 +9,11 @@
 //! one replica gets ReadWriteOnce (and rolls out with Recreate, since a surge
 //! pod on another node could not attach it) and several need ReadWriteMany,
 //! which only a storage class the platform names can provide.
+//!
+//! The runtimes that set their own startup probe (a Deployment, a
+//! LeaderWorkerSet) never need a volume to start, so [`decide_own_probe`]
+//! refuses nothing: it still keeps a long download across restarts, in one
+//! claim the replicas share or, for a LeaderWorkerSet, one claim per pod.
 
 use crate::input::WeightsCacheSettings;
 use crate::manifests::vllm_runtime::{StorageAccessMode, StorageConfig};
@@ -123,6 +128,98 @@ pub fn decide(
         }),
         warnings,
     })
+}
+
+/// Where the weights volume of a runtime that sets its own startup probe
+/// lives: one claim for the whole runtime, or one per pod.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VolumeScope {
+    /// One PersistentVolumeClaim the replicas share (a Deployment).
+    Shared,
+    /// One claim per pod from a template, kept across group restarts (a
+    /// LeaderWorkerSet), so ReadWriteOnce always works.
+    PerPod,
+}
+
+/// The weights volume of a runtime whose startup probe covers the load-time
+/// estimate (a Deployment or a LeaderWorkerSet): nothing is refused, since a
+/// slow load no longer restarts for ever. A volume is still composed when a
+/// Model's cachePolicy asks for one or when the load is long (beyond
+/// [`OPERATOR_STARTUP_SECONDS`]), so a pod restarted for any reason (a
+/// drained node, an out-of-memory kill) does not download everything again.
+pub fn decide_own_probe(
+    requested: bool,
+    plan: &Plan,
+    replicas: i32,
+    replicas_from: &str,
+    scope: VolumeScope,
+    settings: &WeightsCacheSettings,
+) -> CacheDecision {
+    let long = plan.startup_probe_seconds > OPERATOR_STARTUP_SECONDS;
+    if !requested && !long {
+        return CacheDecision::default();
+    }
+    let (access_mode, class, mode) = if scope == VolumeScope::PerPod {
+        (
+            StorageAccessMode::ReadWriteOnce,
+            settings.storage_class_name.clone(),
+            "one ReadWriteOnce claim per pod of each group, kept when the group restarts",
+        )
+    } else if replicas <= 1 {
+        (
+            StorageAccessMode::ReadWriteOnce,
+            settings.storage_class_name.clone(),
+            "ReadWriteOnce, rolled out with Recreate since a surge pod on another node could not attach it",
+        )
+    } else if let Some(class) = &settings.shared_storage_class_name {
+        (
+            StorageAccessMode::ReadWriteMany,
+            Some(class.clone()),
+            "ReadWriteMany, shared by the replicas",
+        )
+    } else {
+        let warnings = requested
+            .then(|| {
+                format!(
+                    "cachePolicy is not applied: {replicas} replicas ({replicas_from}) would share one weights                      volume, which needs ReadWriteMany, and the platform names no ReadWriteMany storage class                      (input.defaults.weightsCache.sharedStorageClassName); each pod downloads the weights itself"
+                )
+            })
+            .into_iter()
+            .collect();
+        return CacheDecision {
+            cache: None,
+            warnings,
+        };
+    };
+    let size = gib_quantity(plan.checkpoint_gib * CACHE_HEADROOM);
+    let class_text = match &class {
+        Some(c) => format!("storage class {c}"),
+        None => "the cluster's default storage class".to_string(),
+    };
+    let why = if requested {
+        "the Model's cachePolicy asks for it"
+    } else {
+        "a long download is kept when a pod restarts"
+    };
+    let applied = format!(
+        "a {size} weights volume at {CACHE_MOUNT_PATH} ({mode}; {class_text}): the {:.1} GiB checkpoint plus 20% \
+         headroom, with HF_HOME on it; {why}",
+        plan.checkpoint_gib
+    );
+    CacheDecision {
+        cache: Some(WeightsCache {
+            storage: StorageConfig {
+                enabled: Some(true),
+                size: Some(size),
+                mount_path: Some(CACHE_MOUNT_PATH.into()),
+                access_mode: Some(access_mode),
+                storage_class_name: class,
+                ..Default::default()
+            },
+            applied,
+        }),
+        warnings: Vec::new(),
+    }
 }
 
 #[cfg(test)]

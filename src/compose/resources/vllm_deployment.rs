@@ -1,0 +1,77 @@
+//! vLLM served by a plain `Deployment`: one pod per replica, no operator.
+//! The pod is `vllm_pod`'s; this file decides what only a Deployment has:
+//! the selector, the update strategy and the progress deadline.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec, DeploymentStrategy};
+use k8s_openapi::api::core::v1::PodTemplateSpec;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
+
+use crate::compose::resources::vllm_pod::{
+    PodParams, pod_spec, serve_args, serving_container, startup_budget_seconds, volumes,
+};
+use crate::manifests::vllm_runtime::StorageAccessMode;
+
+/// What the Deployment is built from besides the pod.
+pub struct DeploymentParams<'a> {
+    pub name: &'a str,
+    pub namespace: &'a str,
+    pub replicas: i32,
+    /// Labels of the Deployment and its pods.
+    pub labels: BTreeMap<String, String>,
+    /// The part of them that selects the pods: never changes for the XR,
+    /// since a Deployment's selector cannot change.
+    pub selector: BTreeMap<String, String>,
+    /// The PersistentVolumeClaim of the weights volume, when there is one.
+    pub weights_claim: Option<&'a str>,
+    pub pod: PodParams<'a>,
+}
+
+/// Whether replacing a pod must stop the old one first: a surge pod cannot
+/// schedule beside a pod that holds every GPU of its node, nor attach a
+/// ReadWriteOnce volume another node holds.
+pub fn needs_recreate(p: &PodParams) -> bool {
+    p.plan.gpu_count >= p.plan.gpu.per_node
+        || p.weights_cache
+            .is_some_and(|c| c.storage.access_mode == Some(StorageAccessMode::ReadWriteOnce))
+}
+
+/// The Deployment.
+pub fn vllm_deployment(d: &DeploymentParams) -> Deployment {
+    let p = &d.pod;
+    let container = serving_container(p, vec!["vllm".into(), "serve".into()], serve_args(p));
+    Deployment {
+        metadata: ObjectMeta {
+            name: Some(d.name.to_string()),
+            namespace: Some(d.namespace.to_string()),
+            labels: Some(d.labels.clone()),
+            ..Default::default()
+        },
+        spec: Some(DeploymentSpec {
+            replicas: Some(d.replicas),
+            selector: LabelSelector {
+                match_labels: Some(d.selector.clone()),
+                match_expressions: None,
+            },
+            strategy: needs_recreate(p).then(|| DeploymentStrategy {
+                type_: Some("Recreate".into()),
+                rolling_update: None,
+            }),
+            // The default 600 s would report a rollout as failed while the
+            // weights still load.
+            progress_deadline_seconds: i32::try_from(startup_budget_seconds(p.plan))
+                .ok()
+                .map(|s| s.saturating_add(600)),
+            template: PodTemplateSpec {
+                metadata: Some(ObjectMeta {
+                    labels: Some(d.labels.clone()),
+                    ..Default::default()
+                }),
+                spec: Some(pod_spec(p, vec![container], volumes(p, d.weights_claim))),
+            },
+            ..Default::default()
+        }),
+        status: None,
+    }
+}

@@ -1,0 +1,432 @@
+//! The pod that runs `vllm serve` for the runtimes that build their own pods
+//! (a Deployment, a LeaderWorkerSet): everything the plan knows, where the
+//! operator's VLLMRuntime fixes it.
+//!
+//! - `vllm serve` arguments from the plan (TP, PP, context, dtype,
+//!   quantization, GPU memory utilisation), then the Model's load arguments
+//!   and the user's extra arguments, which come last and win;
+//! - requests equal to limits (GPUs or a MIG slice, CPU, memory), and an
+//!   ephemeral-storage request for the download when no volume holds it;
+//! - `/dev/shm` as a memory-backed emptyDir of the plan's size, counted in
+//!   the memory limit since tmpfs pages are charged to the pod;
+//! - a startup probe whose budget covers the load-time estimate, then
+//!   readiness and liveness on `/health`, which vLLM serves once loaded;
+//! - the GPU taint toleration, and node affinity on the GPU product label
+//!   when the platform asks for it;
+//! - the Pod Security Standard "restricted" on NVIDIA (non-root, no
+//!   privilege escalation, no capabilities, RuntimeDefault seccomp), with
+//!   HOME, the caches and `/tmp` on emptyDirs since the images' HOME is
+//!   root's. ROCm needs the host's `video`/`render` device groups, whose ids
+//!   vary per node, so AMD pods run as root, without capabilities;
+//! - no service links: a Service named `vllm` in the namespace would
+//!   otherwise set `VLLM_PORT` in the pod, which breaks vLLM.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::{
+    Affinity, Capabilities, Container, ContainerPort, EmptyDirVolumeSource, EnvVar, EnvVarSource,
+    HTTPGetAction, NodeAffinity, NodeSelector, PodSecurityContext, PodSpec, Probe,
+    ResourceRequirements, SeccompProfile, SecretKeySelector, SecurityContext, Volume, VolumeMount,
+};
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+
+use crate::compose::resources::vllm_runtime::{gpu_toleration, node_selector_terms};
+use crate::compose::steps::weights_cache::{CACHE_MOUNT_PATH, HF_HOME, WeightsCache};
+use crate::input::{Image, Settings};
+use crate::sizing::Plan;
+use crate::units::{GIB, gib_quantity, parse_quantity};
+
+/// The port `vllm serve` listens on, named for the Service's target port.
+pub const CONTAINER_PORT: i32 = 8000;
+pub const PORT_NAME: &str = "http";
+/// HOME of the vLLM process: an emptyDir, since the images' HOME is /root.
+pub const HOME: &str = "/home/vllm";
+/// Names of the pod's volumes.
+pub const WEIGHTS_VOLUME: &str = "weights";
+const HOME_VOLUME: &str = "home";
+const TMP_VOLUME: &str = "tmp";
+const SHM_VOLUME: &str = "dshm";
+/// The user of NVIDIA pods (the images have no non-root user of their own).
+const USER_ID: i64 = 1000;
+
+/// Probe periods: the startup probe checks every 10 s until the budget is
+/// spent; readiness every 10 s; liveness every 20 s, six misses (2 minutes)
+/// before a restart, so a long request burst does not kill a server.
+const STARTUP_PERIOD_SECONDS: i32 = 10;
+const READINESS_PERIOD_SECONDS: i32 = 10;
+const LIVENESS_PERIOD_SECONDS: i32 = 20;
+const LIVENESS_FAILURES: i32 = 6;
+
+/// The load-time estimate the sizing engine reports (`startup probe
+/// budget`: 300 s + 20 s per GiB of checkpoint, rounded up to a minute) is
+/// capped at 3 h there, the longest budget seen in practice. A runtime that
+/// sets its own probe has no reason for the cap: a checkpoint that needs
+/// longer would be killed just before it loads and start over, so the probe
+/// covers the uncapped estimate.
+pub fn startup_budget_seconds(plan: &Plan) -> u32 {
+    let estimate = 300.0 + 20.0 * plan.checkpoint_gib.max(0.0);
+    let minutes = (estimate / 60.0).ceil().min(f64::from(u32::MAX / 60)) as u32;
+    plan.startup_probe_seconds.max(minutes * 60)
+}
+
+/// The failures the startup probe allows: the budget in probe periods.
+pub fn startup_failure_threshold(plan: &Plan) -> i32 {
+    let periods = startup_budget_seconds(plan).div_ceil(STARTUP_PERIOD_SECONDS as u32);
+    i32::try_from(periods).unwrap_or(i32::MAX)
+}
+
+/// What one vLLM pod is built from.
+pub struct PodParams<'a> {
+    /// What `vllm serve` loads: a Hugging Face id or a path.
+    pub model_url: &'a str,
+    pub plan: &'a Plan,
+    pub image: &'a Image,
+    pub hf_token: Option<(&'a str, &'a str)>,
+    /// The Model's load arguments, then the user's; appended last.
+    pub extra_args: &'a [String],
+    pub settings: &'a Settings,
+    pub weights_cache: Option<&'a WeightsCache>,
+    /// Pods a replica spans (1, or the LeaderWorkerSet's group size).
+    pub nodes: u32,
+}
+
+/// `vllm serve` arguments after the command: the model, the listen address
+/// and everything the plan decided, then the extra arguments.
+pub fn serve_args(p: &PodParams) -> Vec<String> {
+    let plan = p.plan;
+    let mut args = vec![
+        p.model_url.to_string(),
+        "--host".into(),
+        "0.0.0.0".into(),
+        "--port".into(),
+        CONTAINER_PORT.to_string(),
+        "--tensor-parallel-size".into(),
+        plan.tensor_parallel_size.to_string(),
+    ];
+    if plan.pipeline_parallel_size > 1 {
+        args.extend([
+            "--pipeline-parallel-size".into(),
+            plan.pipeline_parallel_size.to_string(),
+        ]);
+    }
+    if p.nodes > 1 {
+        // Ranks on other pods are reached through the Ray cluster.
+        args.extend(["--distributed-executor-backend".into(), "ray".into()]);
+    }
+    args.extend([
+        "--max-model-len".into(),
+        plan.max_model_len.to_string(),
+        "--dtype".into(),
+        plan.dtype.clone(),
+    ]);
+    if let Some(q) = &plan.quantization {
+        args.extend(["--quantization".into(), q.clone()]);
+    }
+    args.extend([
+        "--gpu-memory-utilization".into(),
+        format!("{}", p.settings.gpu_memory_utilization),
+    ]);
+    args.extend(p.extra_args.iter().cloned());
+    args
+}
+
+/// The environment of every vLLM container of the pod.
+pub fn env(p: &PodParams) -> Vec<EnvVar> {
+    let value = |name: &str, value: &str| EnvVar {
+        name: name.into(),
+        value: Some(value.into()),
+        value_from: None,
+    };
+    let mut env = vec![
+        value("HOME", HOME),
+        // torch and Ray ask for the user's name, which a uid without a
+        // passwd entry does not have, unless USER says it.
+        value("USER", "vllm"),
+        value(
+            "HF_HOME",
+            if p.weights_cache.is_some() {
+                HF_HOME
+            } else {
+                "/home/vllm/huggingface"
+            },
+        ),
+        value("VLLM_NO_USAGE_STATS", "1"),
+    ];
+    if p.plan.tensor_parallel_size > 1 && p.nodes <= 1 {
+        // vLLM's default fork breaks CUDA in tensor-parallel workers.
+        env.push(value("VLLM_WORKER_MULTIPROC_METHOD", "spawn"));
+    }
+    if let Some((name, key)) = p.hf_token {
+        env.push(EnvVar {
+            name: "HF_TOKEN".into(),
+            value: None,
+            value_from: Some(EnvVarSource {
+                secret_key_ref: Some(SecretKeySelector {
+                    name: name.into(),
+                    key: key.into(),
+                    optional: None,
+                }),
+                ..Default::default()
+            }),
+        });
+    }
+    env
+}
+
+/// Requests equal to limits for one pod holding `gpus` of the replica's
+/// GPUs (or its MIG slice), its share of CPU and memory, plus the memory
+/// /dev/shm may take. The second value is the pod's memory in words.
+pub fn resources(p: &PodParams) -> (ResourceRequirements, String) {
+    let plan = p.plan;
+    let nodes = f64::from(p.nodes.max(1));
+    let gpus = crate::compose::steps::runtime::gpus_per_pod(plan);
+    let cpu = (parse_quantity(&plan.cpu).unwrap_or(1.0) / nodes)
+        .ceil()
+        .max(1.0);
+    let memory_gib = (parse_quantity(&plan.memory).unwrap_or(8.0 * GIB) / GIB / nodes).ceil();
+    let shm_gib = plan
+        .shm_size
+        .as_deref()
+        .and_then(|s| parse_quantity(s).ok())
+        .map_or(0.0, |b| (b / GIB).ceil());
+    let memory = gib_quantity(memory_gib + shm_gib);
+    let limits = BTreeMap::from([
+        ("cpu".to_string(), Quantity(format!("{cpu}"))),
+        ("memory".to_string(), Quantity(memory.clone())),
+        (plan.gpu_resource_name.clone(), Quantity(gpus.to_string())),
+    ]);
+    let mut requests = limits.clone();
+    if p.weights_cache.is_none() {
+        // The download lands on the node's disk: ask the scheduler for room.
+        requests.insert(
+            "ephemeral-storage".into(),
+            Quantity(gib_quantity(plan.checkpoint_gib * 1.2)),
+        );
+    }
+    let words = if shm_gib > 0.0 {
+        format!("{memory} memory per pod ({memory_gib}Gi of the plan and {shm_gib}Gi for /dev/shm)")
+    } else {
+        format!("{memory} memory per pod")
+    };
+    (
+        ResourceRequirements {
+            limits: Some(limits),
+            requests: Some(requests),
+            ..Default::default()
+        },
+        words,
+    )
+}
+
+fn health(period: i32, failures: i32, timeout: i32) -> Probe {
+    Probe {
+        http_get: Some(HTTPGetAction {
+            path: Some("/health".into()),
+            port: IntOrString::String(PORT_NAME.into()),
+            ..Default::default()
+        }),
+        period_seconds: Some(period),
+        failure_threshold: Some(failures),
+        timeout_seconds: Some(timeout),
+        ..Default::default()
+    }
+}
+
+/// The container that serves: `command` runs vllm serve (directly, or
+/// after starting Ray), with probes on /health.
+pub fn serving_container(p: &PodParams, command: Vec<String>, args: Vec<String>) -> Container {
+    let (resources, _) = resources(p);
+    Container {
+        name: "vllm".into(),
+        image: Some(image_ref(p.image)),
+        command: Some(command),
+        args: Some(args),
+        env: Some(env(p)),
+        ports: Some(vec![ContainerPort {
+            name: Some(PORT_NAME.into()),
+            container_port: CONTAINER_PORT,
+            protocol: Some("TCP".into()),
+            ..Default::default()
+        }]),
+        resources: Some(resources),
+        startup_probe: Some(health(
+            STARTUP_PERIOD_SECONDS,
+            startup_failure_threshold(p.plan),
+            5,
+        )),
+        readiness_probe: Some(health(READINESS_PERIOD_SECONDS, 3, 5)),
+        liveness_probe: Some(health(LIVENESS_PERIOD_SECONDS, LIVENESS_FAILURES, 10)),
+        volume_mounts: Some(volume_mounts(p)),
+        security_context: Some(container_security(p.plan)),
+        ..Default::default()
+    }
+}
+
+/// A container of a LeaderWorkerSet worker: it joins the leader's Ray
+/// cluster and holds its GPUs for it; vLLM's health is the leader's.
+pub fn worker_container(p: &PodParams, command: Vec<String>) -> Container {
+    let (resources, _) = resources(p);
+    Container {
+        name: "vllm-worker".into(),
+        image: Some(image_ref(p.image)),
+        command: Some(command),
+        env: Some(env(p)),
+        resources: Some(resources),
+        volume_mounts: Some(volume_mounts(p)),
+        security_context: Some(container_security(p.plan)),
+        ..Default::default()
+    }
+}
+
+/// `registry/name`, as a pod's image.
+pub fn image_ref(image: &Image) -> String {
+    format!("{}/{}", image.registry.trim_end_matches('/'), image.name)
+}
+
+fn volume_mounts(p: &PodParams) -> Vec<VolumeMount> {
+    let mount = |name: &str, path: &str| VolumeMount {
+        name: name.into(),
+        mount_path: path.into(),
+        ..Default::default()
+    };
+    let mut mounts = vec![mount(HOME_VOLUME, HOME), mount(TMP_VOLUME, "/tmp")];
+    if p.plan.shm_size.is_some() {
+        mounts.push(mount(SHM_VOLUME, "/dev/shm"));
+    }
+    if p.weights_cache.is_some() {
+        mounts.push(mount(WEIGHTS_VOLUME, CACHE_MOUNT_PATH));
+    }
+    mounts
+}
+
+/// The pod's volumes; `weights_claim` names the PersistentVolumeClaim of a
+/// shared weights volume (a LeaderWorkerSet's per-pod claims come from its
+/// template instead).
+pub fn volumes(p: &PodParams, weights_claim: Option<&str>) -> Vec<Volume> {
+    let empty = |name: &str, source: EmptyDirVolumeSource| Volume {
+        name: name.into(),
+        empty_dir: Some(source),
+        ..Default::default()
+    };
+    let mut volumes = vec![
+        empty(HOME_VOLUME, EmptyDirVolumeSource::default()),
+        empty(TMP_VOLUME, EmptyDirVolumeSource::default()),
+    ];
+    if let Some(shm) = &p.plan.shm_size {
+        volumes.push(empty(
+            SHM_VOLUME,
+            EmptyDirVolumeSource {
+                medium: Some("Memory".into()),
+                size_limit: Some(Quantity(shm.clone())),
+            },
+        ));
+    }
+    if let Some(claim) = weights_claim {
+        volumes.push(Volume {
+            name: WEIGHTS_VOLUME.into(),
+            persistent_volume_claim: Some(
+                k8s_openapi::api::core::v1::PersistentVolumeClaimVolumeSource {
+                    claim_name: claim.into(),
+                    read_only: None,
+                },
+            ),
+            ..Default::default()
+        });
+    }
+    volumes
+}
+
+fn is_amd(plan: &Plan) -> bool {
+    plan.gpu.vendor == "amd"
+}
+
+fn container_security(plan: &Plan) -> SecurityContext {
+    SecurityContext {
+        allow_privilege_escalation: Some(false),
+        capabilities: Some(Capabilities {
+            drop: Some(vec!["ALL".into()]),
+            add: None,
+        }),
+        run_as_non_root: (!is_amd(plan)).then_some(true),
+        ..Default::default()
+    }
+}
+
+fn pod_security(plan: &Plan) -> PodSecurityContext {
+    let seccomp = Some(SeccompProfile {
+        type_: "RuntimeDefault".into(),
+        localhost_profile: None,
+    });
+    if is_amd(plan) {
+        return PodSecurityContext {
+            seccomp_profile: seccomp,
+            ..Default::default()
+        };
+    }
+    PodSecurityContext {
+        run_as_non_root: Some(true),
+        run_as_user: Some(USER_ID),
+        run_as_group: Some(USER_ID),
+        // The weights volume is written by the same user.
+        fs_group: Some(USER_ID),
+        seccomp_profile: seccomp,
+        ..Default::default()
+    }
+}
+
+/// A pod spec around `containers`: scheduling on the GPU nodes, security,
+/// volumes.
+pub fn pod_spec(p: &PodParams, containers: Vec<Container>, volumes: Vec<Volume>) -> PodSpec {
+    let affinity = p.settings.gpu_node_selector.then(|| Affinity {
+        node_affinity: Some(NodeAffinity {
+            required_during_scheduling_ignored_during_execution: Some(NodeSelector {
+                node_selector_terms: node_selector_terms(p.plan, true),
+            }),
+            ..Default::default()
+        }),
+        ..Default::default()
+    });
+    PodSpec {
+        containers,
+        volumes: Some(volumes),
+        affinity,
+        // Harmless where the taint is absent, needed where it is.
+        tolerations: Some(vec![gpu_toleration(p.plan)]),
+        security_context: Some(pod_security(p.plan)),
+        enable_service_links: Some(false),
+        automount_service_account_token: Some(false),
+        ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sizing::{self, MigChoice, SizingRequest};
+
+    #[test]
+    fn the_startup_budget_is_the_load_estimate_without_the_engines_cap() {
+        let plan = |model: &str, gpu: &str| {
+            sizing::size(&SizingRequest {
+                model_id: model.into(),
+                gpu_type: gpu.into(),
+                mig: MigChoice::None,
+                ..Default::default()
+            })
+            .unwrap()
+        };
+        // Small: the engine's 600 s floor.
+        let small = plan("Qwen/Qwen2.5-1.5B-Instruct", "L4");
+        assert_eq!(startup_budget_seconds(&small), small.startup_probe_seconds);
+        // 70B: 300 + 20 x 131.4 GiB = 2,928 s, rounded up to 2,940 s.
+        let llama = plan("meta-llama/Llama-3.1-70B-Instruct", "H100-80GB");
+        assert_eq!(startup_budget_seconds(&llama), 2940);
+        assert_eq!(startup_failure_threshold(&llama), 294);
+        // Beyond the engine's 3 h cap.
+        let r1 = plan("deepseek-ai/DeepSeek-R1", "H100-80GB");
+        assert_eq!(r1.startup_probe_seconds, 10_800);
+        assert!(startup_budget_seconds(&r1) > 10_800);
+        assert!(f64::from(startup_budget_seconds(&r1)) >= 300.0 + 20.0 * r1.checkpoint_gib);
+    }
+}

@@ -1,0 +1,209 @@
+//! The model server of an XR on the runtime chosen for it (`runtime`):
+//! the operator's VLLMRuntime, or a Deployment with its Service and weights
+//! claim, or a LeaderWorkerSet with its Service. Every runtime serves
+//! behind a Service named like the runtime on port 80, so the endpoint is
+//! the same whichever one serves. Each manifest comes with the
+//! composition-resource name it is composed under; the first one is the
+//! workload whose readiness means serving.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use crate::compose::names;
+use crate::compose::resources::kube;
+use crate::compose::resources::leader_worker_set::{LwsParams, leader_labels, leader_worker_set};
+use crate::compose::resources::vllm_deployment::{
+    DeploymentParams, needs_recreate, vllm_deployment,
+};
+use crate::compose::resources::vllm_pod::{PodParams, resources, startup_budget_seconds};
+use crate::compose::resources::vllm_runtime::{RuntimeParams, vllm_runtime};
+use crate::compose::resources::vllm_service::vllm_service;
+use crate::compose::resources::weights_pvc::weights_claim;
+use crate::compose::steps::runtime::Runtime;
+use crate::input::Image;
+
+/// Longest LeaderWorkerSet name: its controller names the workers'
+/// StatefulSets `<name>-<group>`, whose pods carry the label
+/// `controller-revision-hash: <statefulset>-<10 characters>`, at most 63
+/// characters, and the pods `<name>-<group>-<worker>`.
+const LWS_NAME_MAX: usize = 45;
+
+/// The composition-resource names of a model server, per kind.
+#[derive(Clone, Copy, Debug)]
+pub struct ServerKeys {
+    pub vllm_runtime: &'static str,
+    pub deployment: &'static str,
+    pub service: &'static str,
+    pub weights: &'static str,
+    pub leader_worker_set: &'static str,
+}
+
+impl ServerKeys {
+    /// Every name a model server may be composed under.
+    pub fn all(&self) -> [&'static str; 5] {
+        [
+            self.vllm_runtime,
+            self.deployment,
+            self.service,
+            self.weights,
+            self.leader_worker_set,
+        ]
+    }
+}
+
+/// A model server to compose.
+pub struct ServerSpec<'a> {
+    pub runtime: Runtime,
+    pub keys: ServerKeys,
+    /// The VLLMRuntime's parameters; the other runtimes read the same
+    /// plan, model, replicas, token, settings and weights volume.
+    pub params: RuntimeParams<'a>,
+    /// The user's image, if any; else the platform's per runtime and vendor.
+    pub image: Option<&'a Image>,
+    /// Arguments after the plan's for the runtimes that build their own
+    /// command line: the Model's load arguments, then the user's.
+    pub pod_args: &'a [String],
+    /// The XR, for the standard labels.
+    pub xr_kind: &'a str,
+    pub xr_name: &'a str,
+}
+
+/// The composed model server.
+pub struct ModelServer {
+    /// (composition-resource name, manifest), the serving workload first.
+    pub resources: Vec<(&'static str, Value)>,
+    /// Sentences for the plan's reasons.
+    pub reasons: Vec<String>,
+}
+
+/// Composes the model server.
+pub fn model_server(s: &ServerSpec) -> ModelServer {
+    let p = &s.params;
+    let nodes = match s.runtime {
+        Runtime::VllmRuntime => {
+            let params = RuntimeParams {
+                image: s.image.unwrap_or(&p.settings.image),
+                labels: p.labels.clone(),
+                ..*p
+            };
+            return ModelServer {
+                resources: vec![(s.keys.vllm_runtime, vllm_runtime(&params))],
+                reasons: Vec::new(),
+            };
+        }
+        Runtime::Deployment => 1,
+        Runtime::LeaderWorkerSet => p.plan.nodes.max(1),
+    };
+    let plan = p.plan;
+    let image = s
+        .image
+        .unwrap_or_else(|| p.settings.vllm_image(plan.gpu.vendor));
+    let pod = PodParams {
+        model_url: p.model_url,
+        plan,
+        image,
+        hf_token: p.hf_token,
+        extra_args: s.pod_args,
+        settings: p.settings,
+        weights_cache: p.weights_cache,
+        nodes,
+    };
+    let labels = kube::labels(s.xr_kind, s.xr_name, "model-server");
+    let (_, memory) = resources(&pod);
+    let mut reasons = vec![format!(
+        "Pods: {} image {}/{}; {memory}; startup probe {} s on /health (the load-time estimate, \
+         uncapped), then readiness and liveness on /health.",
+        plan.gpu.vendor.to_ascii_uppercase(),
+        image.registry,
+        image.name,
+        startup_budget_seconds(plan)
+    )];
+    let resources = if s.runtime == Runtime::Deployment {
+        deployment_server(s, pod, labels, &mut reasons)
+    } else {
+        leader_worker_set_server(s, pod, labels)
+    };
+    ModelServer { resources, reasons }
+}
+
+/// A Deployment, its Service and, with a weights volume, its claim.
+fn deployment_server(
+    s: &ServerSpec,
+    pod: PodParams,
+    labels: BTreeMap<String, String>,
+    reasons: &mut Vec<String>,
+) -> Vec<(&'static str, Value)> {
+    let p = &s.params;
+    // The selector never changes for the XR: a Deployment's cannot.
+    let selector: BTreeMap<String, String> = labels
+        .iter()
+        .filter(|(k, _)| {
+            matches!(
+                k.as_str(),
+                "app.kubernetes.io/name"
+                    | "app.kubernetes.io/instance"
+                    | "app.kubernetes.io/component"
+            )
+        })
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let claim_name = names::dns_subdomain(p.name, "-weights");
+    let claim = p.weights_cache.map(|c| {
+        let mut claim = weights_claim(&claim_name, c);
+        claim.metadata.namespace = Some(p.namespace.to_string());
+        claim.metadata.labels = Some(labels.clone());
+        claim
+    });
+    if needs_recreate(&pod) {
+        reasons.push(
+            "Update strategy: Recreate, since a surge pod could not schedule beside one that holds every GPU of \
+             its node, nor attach a ReadWriteOnce volume another node holds."
+                .into(),
+        );
+    }
+    let deployment = vllm_deployment(&DeploymentParams {
+        name: p.name,
+        namespace: p.namespace,
+        replicas: p.replicas,
+        labels: labels.clone(),
+        selector: selector.clone(),
+        weights_claim: claim.as_ref().map(|_| claim_name.as_str()),
+        pod,
+    });
+    let service = vllm_service(p.name, p.namespace, labels, selector);
+    let mut out = vec![
+        (s.keys.deployment, kube::manifest(&deployment)),
+        (s.keys.service, kube::manifest(&service)),
+    ];
+    if let Some(claim) = claim {
+        out.push((s.keys.weights, kube::manifest(&claim)));
+    }
+    out
+}
+
+/// A LeaderWorkerSet and the Service that selects its leaders.
+fn leader_worker_set_server(
+    s: &ServerSpec,
+    pod: PodParams,
+    labels: BTreeMap<String, String>,
+) -> Vec<(&'static str, Value)> {
+    let p = &s.params;
+    let name = names::short_label(p.name, LWS_NAME_MAX);
+    let lws = leader_worker_set(&LwsParams {
+        name: &name,
+        namespace: p.namespace,
+        replicas: p.replicas,
+        labels: labels.clone(),
+        pod,
+    });
+    // The Service keeps the runtime's name, whatever the set is called.
+    let service = vllm_service(p.name, p.namespace, labels, leader_labels(&name));
+    vec![
+        (
+            s.keys.leader_worker_set,
+            serde_json::to_value(&lws).unwrap_or(Value::Null),
+        ),
+        (s.keys.service, kube::manifest(&service)),
+    ]
+}

@@ -1,0 +1,392 @@
+//! Which runtime serves a plan: the production-stack operator's
+//! `VLLMRuntime`, a plain `Deployment`, or a `LeaderWorkerSet` across nodes.
+//!
+//! The operator runs one pod per replica with a CUDA command and a fixed
+//! 2,120 s startup probe, so it cannot serve a plan that spans nodes, an AMD
+//! GPU, or a checkpoint that loads too slowly without a weights volume. A
+//! Deployment lifts all but the first; a LeaderWorkerSet lifts that one
+//! too. `auto` takes the first of them that serves the plan, so the
+//! operator's users keep it wherever it works. An explicit choice that
+//! cannot serve the plan is refused with the runtime that would.
+
+use crate::compose::Refusal;
+use crate::compose::resources::vllm_runtime::unsupported_gpu;
+use crate::sizing::Plan;
+use crate::xr::common::RuntimeChoice;
+
+/// A runtime that serves a plan.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Runtime {
+    VllmRuntime,
+    Deployment,
+    LeaderWorkerSet,
+}
+
+impl Runtime {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::VllmRuntime => "vllm-runtime",
+            Self::Deployment => "deployment",
+            Self::LeaderWorkerSet => "leader-worker-set",
+        }
+    }
+}
+
+/// The runtime an XR asked for and the field that asked.
+#[derive(Clone, Copy, Debug)]
+pub struct Asked {
+    pub choice: RuntimeChoice,
+    /// `spec.runtime` or `input.defaults.runtime`.
+    pub field: &'static str,
+}
+
+impl Asked {
+    /// `spec` when the XR sets it, else the platform's default.
+    pub fn new(spec: Option<RuntimeChoice>, default: RuntimeChoice) -> Self {
+        match spec {
+            Some(choice) => Self {
+                choice,
+                field: "spec.runtime",
+            },
+            None => Self {
+                choice: default,
+                field: "input.defaults.runtime",
+            },
+        }
+    }
+}
+
+/// The runtime for `plan`, with the sentence the plan's reasons carry.
+/// `operator_cannot_start` says why the VLLMRuntime's fixed startup probe
+/// cannot load the checkpoint, when no weights volume can rescue it.
+/// `what_would_fit` is the advice of a refusal for a plan across nodes
+/// (which fields to change, per XR kind); `gpu_field` names the field that
+/// chose the GPU type.
+pub fn choose(
+    asked: Asked,
+    plan: &Plan,
+    operator_cannot_start: Option<&str>,
+    what_would_fit: &str,
+    gpu_field: &str,
+) -> Result<(Runtime, String), Refusal> {
+    let Asked { choice, field } = asked;
+    let nodes = plan.nodes;
+    let across_nodes = || {
+        format!(
+            "one replica of {} needs {} {} GPUs on {nodes} nodes (tensor parallel {} x pipeline parallel {})",
+            plan.model_id,
+            plan.gpu_count,
+            plan.gpu.name,
+            plan.tensor_parallel_size,
+            plan.pipeline_parallel_size
+        )
+    };
+    let runtime = match choice {
+        RuntimeChoice::VllmRuntime => {
+            if nodes > 1 {
+                return Err(Refusal::new(
+                    "DoesNotFitOnePod",
+                    format!(
+                        "{field} is vllm-runtime, but {}, and a VLLMRuntime runs each replica as one pod on one \
+                         node; set spec.runtime to leader-worker-set (or auto) to serve it across nodes, or {what_would_fit}",
+                        across_nodes()
+                    ),
+                ));
+            }
+            if let Some(why) = unsupported_gpu(plan) {
+                return Err(Refusal::new(
+                    "UnsupportedGpu",
+                    format!(
+                        "{gpu_field}: {why}; or set spec.runtime to deployment (or auto), which runs the ROCm \
+                         build of vLLM"
+                    ),
+                ));
+            }
+            if let Some(why) = operator_cannot_start {
+                return Err(Refusal::new(
+                    "CannotStart",
+                    format!(
+                        "{why}; or set spec.runtime to deployment (or auto), whose startup probe covers the load"
+                    ),
+                ));
+            }
+            return Ok((
+                Runtime::VllmRuntime,
+                format!(
+                    "Runtime: vllm-runtime ({field}), the vLLM production-stack operator's VLLMRuntime: one pod per \
+                     replica."
+                ),
+            ));
+        }
+        RuntimeChoice::Deployment => {
+            if nodes > 1 {
+                return Err(Refusal::new(
+                    "DoesNotFitOnePod",
+                    format!(
+                        "{field} is deployment, but {}, and a Deployment runs each replica as one pod on one node; \
+                         set spec.runtime to leader-worker-set (or auto) to serve it across nodes, or {what_would_fit}",
+                        across_nodes()
+                    ),
+                ));
+            }
+            (
+                Runtime::Deployment,
+                format!(
+                    "Runtime: deployment ({field}): a Deployment and a Service, one pod per replica, with a startup \
+                     probe that covers the load-time estimate."
+                ),
+            )
+        }
+        RuntimeChoice::LeaderWorkerSet => (
+            Runtime::LeaderWorkerSet,
+            format!(
+                "Runtime: leader-worker-set ({field}): one LeaderWorkerSet group of {nodes} pod(s) per replica, \
+                 {} GPUs each, the leader serving (tensor parallel {} x pipeline parallel {}).",
+                gpus_per_pod(plan),
+                plan.tensor_parallel_size,
+                plan.pipeline_parallel_size
+            ),
+        ),
+        RuntimeChoice::Auto => {
+            if nodes > 1 {
+                (
+                    Runtime::LeaderWorkerSet,
+                    format!(
+                        "Runtime: leader-worker-set ({field} auto): {}, so each replica is a LeaderWorkerSet group \
+                         of {nodes} pods with {} GPUs each, the leader running the Ray head and vllm serve, the \
+                         others joining it.",
+                        across_nodes(),
+                        gpus_per_pod(plan)
+                    ),
+                )
+            } else if unsupported_gpu(plan).is_some() {
+                (
+                    Runtime::Deployment,
+                    format!(
+                        "Runtime: deployment ({field} auto): {} is an {} GPU, which the VLLMRuntime's CUDA command \
+                         cannot use; a Deployment runs the ROCm vLLM image.",
+                        plan.gpu.name,
+                        plan.gpu.vendor.to_ascii_uppercase()
+                    ),
+                )
+            } else if let Some(why) = operator_cannot_start {
+                (
+                    Runtime::Deployment,
+                    format!(
+                        "Runtime: deployment ({field} auto): the VLLMRuntime cannot start it ({why}); a \
+                         Deployment's startup probe covers the load-time estimate."
+                    ),
+                )
+            } else {
+                (
+                    Runtime::VllmRuntime,
+                    format!(
+                        "Runtime: vllm-runtime ({field} auto): one NVIDIA node serves a replica and the checkpoint \
+                         loads within the operator's fixed startup probe (or on a weights volume), so the \
+                         production-stack operator's VLLMRuntime serves it."
+                    ),
+                )
+            }
+        }
+    };
+    Ok(runtime)
+}
+
+/// Why the runtime `choice` cannot serve `plan` on a GPU type, for a
+/// Model's per-GPU plans; `None` when it can (auto and leader-worker-set
+/// serve every plan the sizing engine makes).
+pub fn cannot_serve(choice: RuntimeChoice, plan: &Plan) -> Option<String> {
+    match choice {
+        RuntimeChoice::VllmRuntime => unsupported_gpu(plan).or_else(|| {
+            (plan.nodes > 1).then(|| {
+                format!(
+                    "needs {} GPUs on {} nodes, but a VLLMRuntime replica is one pod on one node (the \
+                     leader-worker-set or auto runtime serves it)",
+                    plan.gpu_count, plan.nodes
+                )
+            })
+        }),
+        RuntimeChoice::Deployment => (plan.nodes > 1).then(|| {
+            format!(
+                "needs {} GPUs on {} nodes, but a Deployment replica is one pod on one node (the \
+                 leader-worker-set or auto runtime serves it)",
+                plan.gpu_count, plan.nodes
+            )
+        }),
+        RuntimeChoice::LeaderWorkerSet | RuntimeChoice::Auto => None,
+    }
+}
+
+/// GPUs of each pod: all of the replica's on one node, or a node's share
+/// across nodes (layouts across nodes take whole nodes).
+pub fn gpus_per_pod(plan: &Plan) -> u32 {
+    plan.gpu_count.div_ceil(plan.nodes.max(1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sizing::{self, MigChoice, Precision, SizingRequest};
+
+    fn plan(model: &str, gpu: &str, quantization: Option<Precision>) -> Plan {
+        sizing::size(&SizingRequest {
+            model_id: model.into(),
+            gpu_type: gpu.into(),
+            quantization,
+            mig: MigChoice::None,
+            ..Default::default()
+        })
+        .unwrap()
+    }
+
+    /// (why, choice, plan, why the operator cannot start it, expected runtime or refusal reason)
+    type Case<'a> = (
+        &'a str,
+        RuntimeChoice,
+        &'a Plan,
+        Option<&'a str>,
+        Result<Runtime, &'a str>,
+    );
+
+    fn asked(choice: RuntimeChoice) -> Asked {
+        Asked::new(Some(choice), RuntimeChoice::VllmRuntime)
+    }
+
+    #[test]
+    fn each_choice_serves_what_it_can_and_refuses_the_rest() {
+        use RuntimeChoice as C;
+        let one_node = plan("Qwen/Qwen2.5-7B-Instruct", "L4", None);
+        let amd = plan("Qwen/Qwen2.5-7B-Instruct", "MI300X", None);
+        let two_nodes = plan(
+            "meta-llama/Llama-3.1-405B-Instruct",
+            "H100-80GB",
+            Some(Precision::Bf16),
+        );
+        assert_eq!(two_nodes.nodes, 2);
+        let slow = Some("spec.replicas: loading takes too long");
+        let cases: [Case; 13] = [
+            (
+                "operator, one NVIDIA node",
+                C::VllmRuntime,
+                &one_node,
+                None,
+                Ok(Runtime::VllmRuntime),
+            ),
+            (
+                "operator, AMD",
+                C::VllmRuntime,
+                &amd,
+                None,
+                Err("UnsupportedGpu"),
+            ),
+            (
+                "operator, two nodes",
+                C::VllmRuntime,
+                &two_nodes,
+                None,
+                Err("DoesNotFitOnePod"),
+            ),
+            (
+                "operator, too slow",
+                C::VllmRuntime,
+                &one_node,
+                slow,
+                Err("CannotStart"),
+            ),
+            (
+                "deployment, one node",
+                C::Deployment,
+                &one_node,
+                None,
+                Ok(Runtime::Deployment),
+            ),
+            (
+                "deployment, AMD",
+                C::Deployment,
+                &amd,
+                None,
+                Ok(Runtime::Deployment),
+            ),
+            (
+                "deployment, slow",
+                C::Deployment,
+                &one_node,
+                slow,
+                Ok(Runtime::Deployment),
+            ),
+            (
+                "deployment, two nodes",
+                C::Deployment,
+                &two_nodes,
+                None,
+                Err("DoesNotFitOnePod"),
+            ),
+            (
+                "lws, two nodes",
+                C::LeaderWorkerSet,
+                &two_nodes,
+                None,
+                Ok(Runtime::LeaderWorkerSet),
+            ),
+            (
+                "lws, one node",
+                C::LeaderWorkerSet,
+                &one_node,
+                None,
+                Ok(Runtime::LeaderWorkerSet),
+            ),
+            (
+                "auto, one NVIDIA node",
+                C::Auto,
+                &one_node,
+                None,
+                Ok(Runtime::VllmRuntime),
+            ),
+            ("auto, AMD", C::Auto, &amd, None, Ok(Runtime::Deployment)),
+            (
+                "auto, too slow for the operator",
+                C::Auto,
+                &one_node,
+                slow,
+                Ok(Runtime::Deployment),
+            ),
+        ];
+        for (why, choice, plan, cannot_start, want) in cases {
+            let got = choose(
+                asked(choice),
+                plan,
+                cannot_start,
+                "use a bigger GPU",
+                "spec.gpuType",
+            )
+            .map(|(r, reason)| {
+                assert!(
+                    reason.starts_with(&format!("Runtime: {} (spec.runtime", r.as_str())),
+                    "{why}: {reason}"
+                );
+                r
+            })
+            .map_err(|r| r.reason);
+            assert_eq!(got, want, "{why}");
+        }
+        let (runtime, _) = choose(asked(C::Auto), &two_nodes, None, "", "spec.gpuType").unwrap();
+        assert_eq!(runtime, Runtime::LeaderWorkerSet, "auto, two nodes");
+    }
+
+    #[test]
+    fn a_model_reports_what_the_default_runtime_cannot_serve() {
+        let two_nodes = plan(
+            "meta-llama/Llama-3.1-405B-Instruct",
+            "H100-80GB",
+            Some(Precision::Bf16),
+        );
+        assert!(cannot_serve(RuntimeChoice::VllmRuntime, &two_nodes).is_some());
+        assert!(cannot_serve(RuntimeChoice::Deployment, &two_nodes).is_some());
+        assert_eq!(
+            cannot_serve(RuntimeChoice::LeaderWorkerSet, &two_nodes),
+            None
+        );
+        assert_eq!(cannot_serve(RuntimeChoice::Auto, &two_nodes), None);
+        assert_eq!(gpus_per_pod(&two_nodes), 8);
+    }
+}
