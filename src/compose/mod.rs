@@ -396,6 +396,7 @@ pub mod ingress;
 pub mod kube;
 pub mod llm_inference;
 pub mod model;
+pub mod model_config;
 pub mod model_facts;
 pub mod model_ref;
 pub mod names;
