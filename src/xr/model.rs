@@ -22,6 +22,9 @@ pub const SHARD_COUNT_MAX: i64 = 64;
 /// The desired state of a Model.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schemars(extend("x-kubernetes-validations" = [
+    {"rule": "!(has(self.config) && has(self.configFrom))", "message": "set config (inline) or configFrom (a ConfigMap), not both"}
+]))]
 pub struct ModelSpec {
     /// Where the weights are: hf://org/name, s3://bucket/path, gs://bucket/path, https://... or pvc://claim/path.
     #[serde(rename = "weightsURI")]
