@@ -102,7 +102,7 @@ fn unreadable_input_names_the_field() {
     assert_eq!(code, Some(1));
     let message = "cannot read the step input: input.defaults.gpuTpye: unknown field gpuTpye; \
         valid fields are gpuType, offeredGpuTypes, image, gpuMemoryUtilization, \
-        gpuNodeSelector, gpuToleration, providerConfigKind, weightsCache";
+        gpuNodeSelector, gpuToleration, providerConfigKind, weightsCache, objective, vllmVersion";
     assert_eq!(
         stdout,
         format!(
