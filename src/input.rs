@@ -102,6 +102,13 @@ pub struct Defaults {
     /// Storage classes of the weights volumes model servers get.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub weights_cache: Option<WeightsCacheSettings>,
+    /// What model servers' layouts are chosen for when neither the XR nor its Model says: minimal, balanced (the default) or throughput.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub objective: Option<crate::xr::common::Objective>,
+    /// The vLLM release the platform's image runs, for example 0.19.0: sizing then uses that release's activation peak (0.19 and later need less). Unset, or when an XR sets its own image, plans use the larger peak of earlier releases, which never over-promises the KV cache.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^v?[0-9]+\.[0-9]+"), length(max = 64))]
+    pub vllm_version: Option<String>,
     /// What serves a model when an XR names no runtime: vllm-runtime (the
     /// default), deployment, leader-worker-set or auto.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -172,6 +179,9 @@ pub struct Settings {
     pub gpu_toleration: bool,
     pub provider_config_kind: ProviderConfigKind,
     pub weights_cache: WeightsCacheSettings,
+    pub objective: crate::sizing::Objective,
+    /// The vLLM release of the platform's image, when the platform says.
+    pub vllm_version: Option<String>,
     pub runtime: RuntimeChoice,
     /// Image of the deployment and leader-worker-set runtimes on NVIDIA GPUs.
     pub nvidia_image: Image,
@@ -223,6 +233,8 @@ impl Default for Settings {
                 registry: "docker.io".into(),
                 name: AMD_VLLM_IMAGE.into(),
             },
+            objective: crate::sizing::Objective::Balanced,
+            vllm_version: None,
         }
     }
 }
@@ -318,6 +330,29 @@ impl Input {
                 }
             }
         }
+        if let Some(o) = d.objective {
+            s.objective = o.into();
+        }
+        if let Some(v) = &d.vllm_version {
+            if !is_release(v) {
+                return Err(format!(
+                    "input.defaults.vllmVersion is {v:?}; use the vLLM release the image runs, such as 0.19.0"
+                ));
+            }
+            s.vllm_version = Some(v.clone());
+        }
         Ok(s)
     }
+}
+
+/// `0.19.0`, `v0.19.1`, `0.20`, `0.19.0rc1`: a release number, major and
+/// minor at least (what the sizing engine reads).
+fn is_release(v: &str) -> bool {
+    let v = v.strip_prefix('v').unwrap_or(v);
+    let mut parts = v.splitn(3, '.');
+    let digits =
+        |p: Option<&str>| p.is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+    let (major, minor) = (parts.next(), parts.next());
+    let minor = minor.map(|m| m.split(|c: char| !c.is_ascii_digit()).next().unwrap_or(""));
+    v.len() <= 64 && digits(major) && digits(minor)
 }

@@ -316,10 +316,22 @@ fn malformed_llm_inference_specs_are_fatal_and_name_the_field_and_what_is_valid(
             "spec.targetNamespace is \"Not_A_Namespace\"; use at most 63 lower-case letters, digits and '-', starting and ending with a letter or digit (for example inference)",
         ),
         case(
+            "objective unknown",
+            with("objective", json!("fast")),
+            "InvalidSpec",
+            "spec.objective: \"fast\" is not valid; use one of minimal, balanced, throughput",
+        ),
+        case(
+            "kvCacheDtype unknown",
+            with("kvCacheDtype", json!("int8")),
+            "InvalidSpec",
+            "spec.kvCacheDtype: \"int8\" is not valid; use one of auto or fp8",
+        ),
+        case(
             "unknown field",
             with("gpus", json!(2)),
             "InvalidSpec",
-            "spec.gpus: unknown field gpus; valid fields are model, modelRef, gpu, gpuType, quantization, maxModelLen, parameterCount, migProfile, replicas, hfTokenSecretRef, runtime, image, ingressHost, ingressClassName, tls, extraArgs, providerConfigName, targetNamespace, crossplane",
+            "spec.gpus: unknown field gpus; valid fields are model, modelRef, gpu, gpuType, quantization, maxModelLen, parameterCount, migProfile, kvCacheDtype, objective, replicas, hfTokenSecretRef, runtime, image, ingressHost, ingressClassName, tls, extraArgs, providerConfigName, targetNamespace, crossplane",
         ),
     ];
     assert!(cases.len() >= 20);
@@ -442,6 +454,18 @@ fn malformed_step_inputs_are_fatal_and_name_the_field_and_what_is_valid() {
             json!({"defaults": {"providerConfigKind": "Cluster"}}),
             "InvalidInput",
             "cannot read the step input: input.defaults.providerConfigKind: \"Cluster\" is not valid; use one of ProviderConfig or ClusterProviderConfig",
+        ),
+        case(
+            "vllmVersion not a release",
+            json!({"defaults": {"vllmVersion": "latest"}}),
+            "InvalidInput",
+            "invalid step input: input.defaults.vllmVersion is \"latest\"; use the vLLM release the image runs, such as 0.19.0",
+        ),
+        case(
+            "objective unknown",
+            json!({"defaults": {"objective": "cheap"}}),
+            "InvalidInput",
+            "cannot read the step input: input.defaults.objective: \"cheap\" is not valid; use one of minimal, balanced, throughput",
         ),
         case(
             "unknown field",
@@ -750,12 +774,57 @@ fn malformed_models_are_fatal_and_name_the_field_and_what_is_valid() {
                 ),
             ),
             (
+                "config not an object",
+                "spec.config",
+                json!("see config.json"),
+                fatal(
+                    "InvalidSpec",
+                    "spec.config is not an object; give the content of the model's config.json",
+                ),
+            ),
+            (
+                "config describes no language model",
+                "spec.config",
+                json!({"model_type": "llama", "hidden_size": 4096}),
+                fatal(
+                    "InvalidSpec",
+                    "spec.config: config.json has no num_hidden_layers (nor under text_config): it does not describe a language model sizing can read",
+                ),
+            ),
+            (
+                "config too large",
+                "spec.config",
+                json!({"num_hidden_layers": 32, "num_attention_heads": 32, "hidden_size": 4096, "padding": "x".repeat(300 * 1024)}),
+                fatal(
+                    "InvalidSpec",
+                    "spec.config is 301 KiB; a config.json is a few KiB (at most 256 KiB accepted): give the model's config.json, not its weights or tokenizer",
+                ),
+            ),
+            (
+                "configFrom name invalid",
+                "spec.configFrom",
+                json!({"configMapRef": {"name": "Llama_Config"}}),
+                fatal(
+                    "InvalidSpec",
+                    "spec.configFrom.configMapRef.name is \"Llama_Config\"; use a DNS name: at most 253 characters of lower-case letters, digits, '-' and '.', starting and ending with a letter or digit (for example llama-config)",
+                ),
+            ),
+            (
+                "weightsIndex zero",
+                "spec.weightsIndex",
+                json!({"totalSize": 0}),
+                fatal(
+                    "InvalidSpec",
+                    "spec.weightsIndex.totalSize is 0; use the bytes in metadata.total_size of model.safetensors.index.json",
+                ),
+            ),
+            (
                 "unknown field",
                 "spec.weights",
                 json!("hf://x"),
                 fatal(
                     "InvalidSpec",
-                    "spec.weights: unknown field weights; valid fields are weightsURI, size, quantization, shardSpec, cachePolicy, format, architecture, parameterCount, hfTokenSecretRef, crossplane",
+                    "spec.weights: unknown field weights; valid fields are weightsURI, size, quantization, shardSpec, cachePolicy, format, architecture, parameterCount, hfTokenSecretRef, config, weightsIndex, configFrom, kvCacheDtype, objective, crossplane",
                 ),
             ),
             (
@@ -770,7 +839,7 @@ fn malformed_models_are_fatal_and_name_the_field_and_what_is_valid() {
                 json!({"priority": "high", "preloadNodes": ["n".repeat(1 << 20)]}),
                 fatal(
                     "ConfigTooLarge",
-                    "spec.cachePolicy (about 1048615 bytes) makes the model card ConfigMap 1058030 bytes, more than \
+                    "spec.cachePolicy (about 1048615 bytes) makes the model card ConfigMap 1058418 bytes, more than \
                      the 1048576 bytes a ConfigMap holds; shorten it",
                 ),
             ),
@@ -1299,7 +1368,7 @@ fn malformed_agent_pools_are_refused_and_name_the_field_and_what_is_valid() {
                 json!(3),
                 fatal(
                     "InvalidSpec",
-                    "spec.replicas: unknown field replicas; valid fields are agentClass, image, env, port, minReplicas, maxReplicas, prewarmPercent, tokensPerSecondBudget, migProfile, autoscaling, gpuRequirements, runtime, sessionAffinity, scheduling, ingressHost, crossplane",
+                    "spec.replicas: unknown field replicas; valid fields are agentClass, image, env, port, minReplicas, maxReplicas, prewarmPercent, tokensPerSecondBudget, migProfile, objective, autoscaling, gpuRequirements, runtime, sessionAffinity, scheduling, ingressHost, crossplane",
                 ),
             ),
         ],

@@ -36,7 +36,7 @@ fn examples() -> Vec<RenderArgs> {
                 .unwrap_or_default()
                 .to_string();
             if xr.extension().is_none_or(|e| e != "yaml")
-                || !matches!(kind.as_str(), "LLMInference" | "AgentPool")
+                || !matches!(kind.as_str(), "LLMInference" | "AgentPool" | "Model")
             {
                 continue;
             }

@@ -378,7 +378,7 @@ fn refusals_are_fatal_and_name_the_field_and_what_would_work() {
         ("empty model", json!({"model": " "}), "spec.model is empty; set a Hugging Face model id such as Qwen/Qwen2.5-7B-Instruct".into()),
         ("negative gpu", json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "gpu": -3}), "spec.gpu is -3; use a whole number from 1 to 64; omit it to derive the count from the model and GPU type".into()),
         ("gpu as words", json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "gpu": "lots"}), "spec.gpu: the string \"lots\" is not a whole number; use a whole number from 1 to 64".into()),
-        ("unknown field", json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "gpus": 2}), "spec.gpus: unknown field gpus; valid fields are model, modelRef, gpu, gpuType, quantization, maxModelLen, parameterCount, migProfile, replicas, hfTokenSecretRef, runtime, image, ingressHost, ingressClassName, tls, extraArgs, providerConfigName, targetNamespace, crossplane".into()),
+        ("unknown field", json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "gpus": 2}), "spec.gpus: unknown field gpus; valid fields are model, modelRef, gpu, gpuType, quantization, maxModelLen, parameterCount, migProfile, kvCacheDtype, objective, replicas, hfTokenSecretRef, runtime, image, ingressHost, ingressClassName, tls, extraArgs, providerConfigName, targetNamespace, crossplane".into()),
         ("unknown GPU", json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "gpuType": "Z9000"}), format!("spec.gpuType: {gpu_error}")),
         ("bad quantization", json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "quantization": "int3"}), "spec.quantization is \"int3\"; use auto, fp32, bf16, fp16, fp8, int8, int4 or fp4".into()),
         ("too many replicas", json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "replicas": 1000}), "spec.replicas is 1000; use a whole number from 0 to 100".into()),
@@ -1228,4 +1228,184 @@ fn a_long_name_keeps_its_service_and_gets_a_leader_worker_set_name_its_controlle
         service["spec"]["selector"]["leaderworkerset.sigs.k8s.io/name"],
         lws_name
     );
+}
+
+/// A plan status without the composer's reason for the runtime, to compare
+/// with the sizing engine's plan.
+fn without_runtime_reason(mut plan: Value) -> Value {
+    if let Some(reasons) = plan["reasons"].as_array_mut() {
+        reasons.retain(|r| !r.as_str().is_some_and(|r| r.starts_with("Runtime: ")));
+    }
+    plan
+}
+
+/// A value as it reads back from the protobuf Struct of a response
+/// (whole floats become integers).
+fn as_in_response(v: Value) -> Value {
+    Value::Object(function_inference::protocol::struct_json::struct_to_json(
+        &object(json!({"v": v})),
+    ))["v"]
+        .clone()
+}
+
+/// The runtime's extra arguments.
+fn runtime_args(rsp: &full::RunFunctionResponse) -> Value {
+    composed(rsp, "vllm_runtime").0["spec"]["vllmConfig"]["extraArgs"].clone()
+}
+
+#[test]
+fn an_fp8_kv_cache_reaches_vllm_and_the_plan_says_so() {
+    let spec = json!({"model": "meta-llama/Llama-3.1-8B-Instruct", "gpuType": "L4", "kvCacheDtype": "fp8"});
+    let rsp = call(&request("kv", xr("chat", spec, json!({}))));
+    assert_eq!(rsp.results, vec![]);
+    assert_eq!(runtime_args(&rsp), json!(["--kv-cache-dtype", "fp8"]));
+    let plan = sizing::size(&SizingRequest {
+        model_id: "meta-llama/Llama-3.1-8B-Instruct".into(),
+        gpu_type: "L4".into(),
+        mig: MigChoice::None,
+        kv_cache_dtype: sizing::KvCacheDtype::Fp8,
+        ..Default::default()
+    })
+    .unwrap();
+    let status = desired_status(&rsp);
+    assert_eq!(
+        without_runtime_reason(status["plan"].clone()),
+        as_in_response(serde_json::to_value(plan_status(&plan)).unwrap())
+    );
+    assert_eq!(status["plan"]["kvCacheDtype"], "fp8");
+    assert_eq!(status["plan"]["objective"], "balanced");
+    assert_eq!(status["plan"]["architectureGuessed"], false);
+
+    // auto: no flag, and vLLM's own default.
+    let spec = json!({"model": "meta-llama/Llama-3.1-8B-Instruct", "gpuType": "L4", "kvCacheDtype": "auto"});
+    let rsp = call(&request("kv", xr("chat", spec, json!({}))));
+    assert_eq!(runtime_args(&rsp), Value::Null);
+    assert_eq!(desired_status(&rsp)["plan"]["kvCacheDtype"], "auto");
+
+    // An extra argument that sets it is passed on, and reported.
+    let spec = json!({"model": "meta-llama/Llama-3.1-8B-Instruct", "gpuType": "L4", "kvCacheDtype": "fp8",
+                      "extraArgs": ["--kv-cache-dtype=auto"]});
+    let rsp = call(&request("kv", xr("chat", spec, json!({}))));
+    let note = "spec.extraArgs sets --kv-cache-dtype, which overrides the sizing plan: the reported plan no longer describes the runtime";
+    assert_eq!(rsp.results, vec![warning("SizingWarning", note)]);
+    assert_eq!(
+        runtime_args(&rsp),
+        json!(["--kv-cache-dtype", "fp8", "--kv-cache-dtype=auto"])
+    );
+}
+
+#[test]
+fn the_objective_comes_from_the_spec_else_the_platform_default() {
+    // Llama-3.1-70B FP8 with an fp8 KV cache at 16K on H100s at utilization
+    // 0.95: one GPU starts it (minimal), balanced keeps the recipes' headroom.
+    let plan_for = |objective| {
+        sizing::size(&SizingRequest {
+            model_id: "neuralmagic/Meta-Llama-3.1-70B-Instruct-FP8".into(),
+            gpu_type: "H100-80GB".into(),
+            mig: MigChoice::None,
+            max_model_len: Some(16384),
+            kv_cache_dtype: sizing::KvCacheDtype::Fp8,
+            gpu_memory_utilization: 0.95,
+            objective,
+            ..Default::default()
+        })
+        .unwrap()
+    };
+    let spec = |objective: Option<&str>| {
+        let mut s = json!({"model": "neuralmagic/Meta-Llama-3.1-70B-Instruct-FP8", "gpuType": "H100-80GB",
+                           "maxModelLen": 16384, "kvCacheDtype": "fp8"});
+        if let Some(o) = objective {
+            s["objective"] = json!(o);
+        }
+        s
+    };
+    let with_input = |spec: Value, defaults: Value| {
+        let mut req = request("o", xr("chat", spec, json!({})));
+        let mut d = json!({"gpuMemoryUtilization": 0.95});
+        d.as_object_mut()
+            .unwrap()
+            .extend(defaults.as_object().unwrap().clone());
+        req.input = Some(input(json!({"defaults": d})));
+        desired_status(&call(&req))
+    };
+    use sizing::Objective::*;
+    for (spec, defaults, want) in [
+        (spec(None), json!({}), Balanced),
+        (spec(Some("minimal")), json!({}), Minimal),
+        (spec(None), json!({"objective": "minimal"}), Minimal),
+        (
+            spec(Some("throughput")),
+            json!({"objective": "minimal"}),
+            Throughput,
+        ),
+    ] {
+        let status = with_input(spec.clone(), defaults.clone());
+        let plan = plan_for(want);
+        assert_eq!(
+            status["plan"]["objective"],
+            want.to_string(),
+            "{spec} {defaults}"
+        );
+        assert_eq!(status["gpuCount"], plan.gpu_count, "{spec} {defaults}");
+    }
+    assert_ne!(plan_for(Minimal).gpu_count, plan_for(Balanced).gpu_count);
+}
+
+#[test]
+fn the_platform_vllm_release_sizes_its_image_only() {
+    let engine = |version: Option<&str>| {
+        plan_status(
+            &sizing::size(&SizingRequest {
+                model_id: "meta-llama/Llama-3.1-8B-Instruct".into(),
+                gpu_type: "H100-80GB".into(),
+                mig: MigChoice::None,
+                vllm_version: version.map(String::from),
+                ..Default::default()
+            })
+            .unwrap(),
+        )
+    };
+    let call_with = |spec: Value| {
+        let mut req = request("v", xr("chat", spec, json!({})));
+        req.input = Some(input(json!({"defaults": {"vllmVersion": "0.19.0"}})));
+        without_runtime_reason(desired_status(&call(&req))["plan"].clone())
+    };
+    let spec = json!({"model": "meta-llama/Llama-3.1-8B-Instruct", "gpuType": "H100-80GB"});
+    assert_eq!(
+        call_with(spec.clone()),
+        as_in_response(serde_json::to_value(engine(Some("0.19.0"))).unwrap())
+    );
+    assert_ne!(engine(Some("0.19.0")).estimate, engine(None).estimate);
+    // An XR's own image may run any release: the larger, earlier peak.
+    let mut own_image = spec;
+    own_image["image"] = json!({"registry": "docker.io", "name": "vllm/vllm-openai:v0.6.5"});
+    assert_eq!(
+        call_with(own_image),
+        as_in_response(serde_json::to_value(engine(None)).unwrap())
+    );
+}
+
+#[test]
+fn a_guessed_architecture_warns_once_and_says_how_to_give_the_config() {
+    let spec = json!({"model": "example/my-codellama-7B", "gpuType": "L40S"});
+    let rsp = call(&request("g", xr("code", spec.clone(), json!({}))));
+    let w = "example/my-codellama-7B is not in the model catalog and no config.json was given: its architecture was guessed \
+             on the safe side (multi-head attention, a large vocabulary), which can plan more GPUs than it needs; serve it \
+             through a Model (spec.modelRef) whose spec.config holds the model's config.json, or whose \
+             spec.configFrom.configMapRef names a ConfigMap with the key config.json";
+    assert_eq!(rsp.results, vec![warning("SizingWarning", w)]);
+    let status = desired_status(&rsp);
+    assert_eq!(status["plan"]["architectureGuessed"], true);
+    assert!(
+        status["plan"]["warnings"]
+            .as_array()
+            .unwrap()
+            .contains(&json!(w))
+    );
+    // Reported in the status already: no new event.
+    let again = call(&request(
+        "g",
+        xr("code", spec, json!({"plan": {"warnings": [w]}})),
+    ));
+    assert_eq!(again.results, vec![]);
 }

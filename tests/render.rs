@@ -102,7 +102,7 @@ fn unreadable_input_names_the_field() {
     assert_eq!(code, Some(1));
     let message = "cannot read the step input: input.defaults.gpuTpye: unknown field gpuTpye; \
         valid fields are gpuType, offeredGpuTypes, image, gpuMemoryUtilization, \
-        gpuNodeSelector, gpuToleration, providerConfigKind, weightsCache, runtime, vllmImages";
+        gpuNodeSelector, gpuToleration, providerConfigKind, weightsCache, objective, vllmVersion, runtime, vllmImages";
     assert_eq!(
         stdout,
         format!(
@@ -267,4 +267,47 @@ fn a_binary_file_is_one_line() {
         stderr,
         "function-inference render: FILE: not UTF-8 text (invalid byte at offset 21); pass a YAML or JSON file\n"
     );
+}
+
+/// A Model whose config.json is in a ConfigMap: `render --required` answers
+/// the requirement the way Crossplane does, and the plans use the config.
+#[test]
+fn a_models_config_map_is_read_from_the_required_stream() {
+    let dir = std::env::temp_dir().join(format!("fi-render-config-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let xr = dir.join("model.yaml");
+    std::fs::write(
+        &xr,
+        "apiVersion: infer.dev/v1alpha1\nkind: Model\nmetadata: {name: coder, namespace: team-a}\n\
+         spec:\n  weightsURI: hf://acme/reviewer-coder-7b\n  configFrom: {configMapRef: {name: coder-config}}\n",
+    )
+    .unwrap();
+    let config = std::fs::read_to_string(data("models/codellama-7b-config.json")).unwrap();
+    let map = serde_json::json!({
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "coder-config", "namespace": "team-a"},
+        "data": {"config.json": config},
+    });
+    let required = dir.join("required.yaml");
+    std::fs::write(&required, serde_yaml::to_string(&map).unwrap()).unwrap();
+    let (code, out, err) = render(&[
+        xr.to_str().unwrap(),
+        "--required",
+        required.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("phase: Ready"), "{out}");
+    assert!(out.contains("architectureGuessed: false"), "{out}");
+    assert!(!out.contains("architectureGuessed: true"), "{out}");
+    assert!(
+        out.contains("Architecture from the model's config.json (llama)"),
+        "{out}"
+    );
+
+    // Without the ConfigMap: the Model waits, and render still succeeds.
+    let (code, out, _) = render(&[xr.to_str().unwrap()]);
+    assert_eq!(code, Some(0));
+    assert!(out.contains("phase: Pending"), "{out}");
+    assert!(out.contains("ModelConfigNotFound"), "{out}");
+    std::fs::remove_dir_all(&dir).unwrap();
 }

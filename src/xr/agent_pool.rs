@@ -12,7 +12,7 @@ use k8s_openapi::api::core::v1::EnvVar;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::common::{Endpoint, NameRef, PlanStatus, RuntimeChoice, SecretKeyRef};
+use super::common::{Endpoint, NameRef, Objective, PlanStatus, RuntimeChoice, SecretKeyRef};
 use super::model::Topology;
 
 /// Kind name.
@@ -89,6 +89,9 @@ pub struct AgentPoolSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 32))]
     pub mig_profile: Option<String>,
+    /// What the model server's layout is chosen for: minimal, balanced or throughput. Defaults to the Model's, else the platform's (step input).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub objective: Option<Objective>,
     /// How the agents scale.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub autoscaling: Option<Autoscaling>,

@@ -108,6 +108,12 @@ pub struct PlanStatus {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shm_size: Option<String>,
     pub estimate: EstimateStatus,
+    /// The objective that chose the layout: minimal, balanced or throughput.
+    pub objective: String,
+    /// vLLM's --kv-cache-dtype: auto or fp8.
+    pub kv_cache_dtype: String,
+    /// True when the model's architecture was guessed (not in the catalog, no config.json): give the Model's config.
+    pub architecture_guessed: bool,
     /// Why the plan is what it is, in short sentences with the numbers.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub reasons: Vec<String>,
@@ -139,6 +145,50 @@ impl RuntimeChoice {
             Self::Deployment => "deployment",
             Self::LeaderWorkerSet => "leader-worker-set",
             Self::Auto => "auto",
+        }
+    }
+}
+
+// vLLM's `--kv-cache-dtype`: `fp8` halves the KV cache per token (vLLM
+// scales it per tensor; a small accuracy cost on most models). Plain
+// comments: each field that uses it describes it in its own words.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum KvCacheDtype {
+    // The model's own dtype: no flag.
+    #[default]
+    Auto,
+    Fp8,
+}
+
+impl From<KvCacheDtype> for crate::sizing::KvCacheDtype {
+    fn from(k: KvCacheDtype) -> Self {
+        match k {
+            KvCacheDtype::Auto => crate::sizing::KvCacheDtype::Auto,
+            KvCacheDtype::Fp8 => crate::sizing::KvCacheDtype::Fp8,
+        }
+    }
+}
+
+// What a model server's layout is chosen for (docs/sizing.md,
+// "Objectives"); described by each field that uses it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Objective {
+    // The fewest GPUs on which vLLM starts.
+    Minimal,
+    // Minimal plus the vLLM recipes' headroom for the KV cache.
+    Balanced,
+    // Room for a batch of 16 full-length sequences.
+    Throughput,
+}
+
+impl From<Objective> for crate::sizing::Objective {
+    fn from(o: Objective) -> Self {
+        match o {
+            Objective::Minimal => crate::sizing::Objective::Minimal,
+            Objective::Balanced => crate::sizing::Objective::Balanced,
+            Objective::Throughput => crate::sizing::Objective::Throughput,
         }
     }
 }

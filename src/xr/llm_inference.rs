@@ -7,7 +7,9 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::common::{Endpoint, NameRef, PlanStatus, RuntimeChoice, SecretKeyRef, Tls};
+use super::common::{
+    Endpoint, KvCacheDtype, NameRef, Objective, PlanStatus, RuntimeChoice, SecretKeyRef, Tls,
+};
 use crate::input::Image;
 
 /// Kind name.
@@ -73,6 +75,12 @@ pub struct LlmInferenceSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 32))]
     pub mig_profile: Option<String>,
+    /// vLLM's KV cache dtype: auto (the model's) or fp8 (half the memory per token). Defaults to the Model's with modelRef, else auto.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kv_cache_dtype: Option<KvCacheDtype>,
+    /// What the layout is chosen for: minimal (fewest GPUs that start), balanced (recipes' headroom) or throughput (room for a batch). Defaults to the Model's with modelRef, else the platform's (step input).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub objective: Option<Objective>,
     /// Runtime replicas.
     #[serde(
         default,

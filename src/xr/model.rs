@@ -9,7 +9,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::common::{PlanStatus, SecretKeyRef};
+use super::common::{KvCacheDtype, NameRef, Objective, PlanStatus, SecretKeyRef};
 
 /// Kind name.
 pub const KIND: &str = "Model";
@@ -22,6 +22,9 @@ pub const SHARD_COUNT_MAX: i64 = 64;
 /// The desired state of a Model.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schemars(extend("x-kubernetes-validations" = [
+    {"rule": "!(has(self.config) && has(self.configFrom))", "message": "set config (inline) or configFrom (a ConfigMap), not both"}
+]))]
 pub struct ModelSpec {
     /// Where the weights are: hf://org/name, s3://bucket/path, gs://bucket/path, https://... or pvc://claim/path.
     #[serde(rename = "weightsURI")]
@@ -57,10 +60,51 @@ pub struct ModelSpec {
     /// Secret holding a Hugging Face token for gated hf:// weights (key defaults to token); an extension of the NeuroNetes Model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hf_token_secret_ref: Option<SecretKeyRef>,
+    /// The model's Hugging Face config.json, as an object: its exact architecture (layers, heads, KV heads, vocabulary, sliding window, MLA, quantization) for models the catalog does not know. At most 256 KiB. Not with configFrom.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "free_form_object")]
+    pub config: Option<serde_json::Value>,
+    /// The checkpoint's weights index (model.safetensors.index.json): its total size gives the exact weights.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weights_index: Option<WeightsIndex>,
+    /// A ConfigMap in the Model's namespace holding the model's config.json (key config.json) and, optionally, its model.safetensors.index.json (key model.safetensors.index.json). Not with config.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config_from: Option<ConfigFrom>,
+    /// vLLM's KV cache dtype for the runtimes that serve the Model: auto (the model's) or fp8 (half the memory per token).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kv_cache_dtype: Option<KvCacheDtype>,
+    /// What the layouts of the runtimes serving the Model are chosen for: minimal, balanced or throughput. Defaults to the platform's (step input).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub objective: Option<Objective>,
     /// Crossplane's own fields (composition selection and the like); not read by the function.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(skip)]
     pub crossplane: Option<serde_json::Value>,
+}
+
+/// The schema of a free-form object (a config.json): any fields, kept as given.
+fn free_form_object(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "object",
+        "x-kubernetes-preserve-unknown-fields": true
+    })
+}
+
+/// What sizing reads from a checkpoint's model.safetensors.index.json.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WeightsIndex {
+    /// metadata.total_size: the bytes of all weights as stored.
+    #[schemars(range(min = 1))]
+    pub total_size: i64,
+}
+
+/// Where a Model's config.json comes from when it is not inline.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ConfigFrom {
+    /// The ConfigMap, in the Model's namespace, with the keys config.json and (optionally) model.safetensors.index.json.
+    pub config_map_ref: NameRef,
 }
 
 /// Weight precision of a Model.
@@ -177,7 +221,7 @@ pub enum EvictionPolicy {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ModelStatus {
-    /// Ready when the Model can be served on at least one offered GPU type; Failed otherwise.
+    /// Ready when the Model can be served on at least one offered GPU type; Failed otherwise; Pending while it waits for its configFrom ConfigMap.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phase: Option<String>,
     /// Why the phase is Failed.
@@ -212,6 +256,9 @@ pub struct ModelStatus {
     pub notes: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// What the Model waits for (its spec.configFrom ConfigMap), while it waits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiting_for: Option<String>,
 }
 
 /// The size of the weights.

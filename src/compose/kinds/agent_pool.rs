@@ -24,6 +24,7 @@ use crate::compose::resources::autoscaler::{AutoscalerParams, autoscaler};
 use crate::compose::resources::disruption_budget::disruption_budget;
 use crate::compose::resources::ingress::{IngressParams, ingress};
 use crate::compose::resources::vllm_runtime::{RuntimeParams, internal_url};
+use crate::compose::steps::model_config;
 use crate::compose::steps::model_ref::{
     self, Lookup, MODEL_RESOLVED, REQUIREMENT_KEY, ResolvedModel,
 };
@@ -111,6 +112,16 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
         },
     };
     out.requirements.insert(REQUIREMENT_KEY.into(), requirement);
+    // The Model's spec.configFrom ConfigMap, once the Model is known: asked
+    // for on every call, FATAL or not, so the requirements stay the same.
+    if let Ok(Lookup::Found(m)) = model_ref::lookup(req, "spec.agentClass.modelRef", &model_name)
+        && let Some(name) = &m.facts.config_map
+    {
+        out.requirements.insert(
+            model_config::REQUIREMENT_KEY.into(),
+            model_config::requirement(name, &req.xr.namespace),
+        );
+    }
     Ok(out)
 }
 
@@ -348,7 +359,7 @@ fn compose_pool(
     validate(spec)?;
     let mut notes = Vec::new();
     let bounds = replicas(spec, &mut notes)?;
-    let model = match model_ref::lookup(req, "spec.agentClass.modelRef", model_name)? {
+    let mut model = match model_ref::lookup(req, "spec.agentClass.modelRef", model_name)? {
         Lookup::Found(m) => m,
         Lookup::Waiting { message, not_found } => {
             let status = AgentPoolStatus {
@@ -372,7 +383,16 @@ fn compose_pool(
             format!("spec.agentClass.modelRef: Model {}: {why}", model.display),
         ));
     }
+    if let Some(waiting) = model_config_of(req, &mut model)? {
+        return Ok(waiting);
+    }
     let mut plan = size(req, spec, &model)?;
+    if plan.architecture_guessed {
+        plan.warnings.push(model_config::guessed_warning(
+            &model.facts.model_id,
+            model_config::GIVE_CONFIG_ON_MODEL,
+        ));
+    }
     let server_replicas = model_server_replicas(spec, &model, &plan)?;
     let xr = req.xr;
     let namespace = xr.namespace.clone();
@@ -748,6 +768,39 @@ fn compose_pool(
     Ok(out)
 }
 
+/// Reads the Model's spec.configFrom ConfigMap into its facts; `Some` is
+/// the wait while Crossplane has not returned it (`compose` adds the
+/// requirement on every call, FATAL or not).
+fn model_config_of(
+    req: &ComposeRequest,
+    model: &mut ResolvedModel,
+) -> Result<Option<Composition>, Refusal> {
+    let field = format!(
+        "spec.agentClass.modelRef: Model {} spec.configFrom.configMapRef",
+        model.display
+    );
+    Ok(
+        match model_config::resolve(req, &mut model.facts, &field)? {
+            model_config::Lookup::Ready => None,
+            model_config::Lookup::Waiting { message, not_found } => {
+                let status = AgentPoolStatus {
+                    phase: Some("WaitingForModelConfig".into()),
+                    waiting_for: Some(message.clone()),
+                    model: Some(model.display.clone()),
+                    ..Default::default()
+                };
+                Some(model_config::waiting(
+                    req,
+                    &message,
+                    not_found,
+                    to_map(&status),
+                    RESOURCES,
+                ))
+            }
+        },
+    )
+}
+
 /// Sizes one model-server replica from the Model's facts and the pool's GPUs.
 fn size(
     req: &ComposeRequest,
@@ -800,6 +853,10 @@ fn size(
         },
         mig,
         max_model_len,
+        objective: spec
+            .objective
+            .map_or_else(|| facts.objective_or(req.settings.objective), Into::into),
+        vllm_version: req.settings.vllm_version.clone(),
         ..facts.sizing_request(&gpu_type, req.settings.gpu_memory_utilization)
     };
     let plan = crate::compose::steps::plans::size(&request)

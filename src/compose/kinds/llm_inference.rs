@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 use crate::compose::resources::ingress::{IngressParams, external_url, ingress};
 use crate::compose::resources::placement::Placement;
 use crate::compose::resources::vllm_runtime::{RuntimeParams, SERVICE_PORT, internal_url};
+use crate::compose::steps::model_config;
 use crate::compose::steps::model_ref::{self, Lookup, REQUIREMENT_KEY, ResolvedModel};
 use crate::compose::steps::model_server::{ServerKeys, ServerSpec, model_server};
 use crate::compose::steps::runtime::{self, Runtime};
@@ -91,12 +92,15 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
                     waiting.requirements = out.requirements;
                     return Ok(waiting);
                 }
-                Lookup::Found(m) => {
+                Lookup::Found(mut m) => {
                     if let Some(why) = &m.facts.unservable {
                         return Err(Refusal::new(
                             "UnservableModel",
                             format!("spec.modelRef: Model {}: {why}", m.display),
                         ));
+                    }
+                    if let Some(waiting) = model_config_of(req, &mut m, &mut out.requirements) {
+                        return Ok(waiting);
                     }
                     let url = m.facts.model_url.clone();
                     referenced = Some(m);
@@ -120,6 +124,14 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
         sizing_request.parameter_count = sizing_request
             .parameter_count
             .or_else(|| f.parameter_count.clone());
+        if spec.kv_cache_dtype.is_none() {
+            sizing_request.kv_cache_dtype = f.kv_cache_dtype;
+        }
+        if spec.objective.is_none() {
+            sizing_request.objective = f.objective_or(req.settings.objective);
+        }
+        sizing_request.model_config = f.model_config.clone();
+        sizing_request.checkpoint_bytes = f.checkpoint_bytes;
         // The Model's shardSpec fixes the parallelism unless spec.gpu does.
         if sizing_request.gpu_count.is_none() {
             sizing_request.tensor_parallel = f.tensor_parallel;
@@ -300,6 +312,14 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
         endpoint.external = Some(external_url(host, spec.tls.is_some()));
     }
 
+    if plan.architecture_guessed {
+        let how = if facts.is_some() {
+            model_config::GIVE_CONFIG_ON_MODEL
+        } else {
+            model_config::GIVE_CONFIG_VIA_MODEL_REF
+        };
+        notes.push(model_config::guessed_warning(&plan.model_id, how));
+    }
     notes.extend(overridden_by_extra_args(&spec.extra_args));
     let serving = runtime_ready == Ready::True;
     let mut warnings = plan.warnings.clone();
@@ -469,8 +489,49 @@ fn sizing_request(
         gpu_count: gpu.map(|g| g as u32),
         mig,
         gpu_memory_utilization: req.settings.gpu_memory_utilization,
+        kv_cache_dtype: spec.kv_cache_dtype.unwrap_or_default().into(),
+        objective: spec.objective.map_or(req.settings.objective, Into::into),
+        // The platform's release describes the platform's image only.
+        vllm_version: spec
+            .image
+            .is_none()
+            .then(|| req.settings.vllm_version.clone())
+            .flatten(),
         ..Default::default()
     })
+}
+
+/// Reads the referenced Model's spec.configFrom ConfigMap into its facts,
+/// adding the requirement for it. `Some` is what to return instead of
+/// composing: a wait while Crossplane has not returned the ConfigMap, or a
+/// FATAL that keeps the requirements when it is unusable.
+fn model_config_of(
+    req: &ComposeRequest,
+    m: &mut ResolvedModel,
+    requirements: &mut std::collections::BTreeMap<String, crate::protocol::wire::ResourceSelector>,
+) -> Option<Composition> {
+    let name = m.facts.config_map.clone()?;
+    requirements.insert(
+        model_config::REQUIREMENT_KEY.into(),
+        model_config::requirement(&name, &req.xr.namespace),
+    );
+    let field = format!(
+        "spec.modelRef: Model {} spec.configFrom.configMapRef",
+        m.display
+    );
+    let mut out = match model_config::resolve(req, &mut m.facts, &field) {
+        Ok(model_config::Lookup::Ready) => return None,
+        Ok(model_config::Lookup::Waiting { message, not_found }) => {
+            let status = Map::from_iter([("ready".to_string(), Value::from("False"))]);
+            model_config::waiting(req, &message, not_found, status, &[RUNTIME, INGRESS])
+        }
+        Err(refusal) => Composition {
+            results: vec![outcome::fatal(refusal.reason, refusal.message)],
+            ..Default::default()
+        },
+    };
+    out.requirements = requirements.clone();
+    Some(out)
 }
 
 /// vllm serve flags the plan derives. Extra arguments come last and win, so
@@ -482,6 +543,7 @@ const DERIVED_FLAGS: &[&str] = &[
     "--dtype",
     "--quantization",
     "--gpu-memory-utilization",
+    "--kv-cache-dtype",
 ];
 
 fn overridden_by_extra_args(extra_args: &[String]) -> Vec<String> {
@@ -591,6 +653,9 @@ pub fn plan_status(plan: &Plan) -> PlanStatus {
         memory: plan.memory.clone(),
         shm_size: plan.shm_size.clone(),
         estimate: EstimateStatus::from(&plan.estimate),
+        objective: plan.objective.to_string(),
+        kv_cache_dtype: plan.kv_cache_dtype.to_string(),
+        architecture_guessed: plan.architecture_guessed,
         reasons: plan.reasons.clone(),
         warnings: plan.warnings.clone(),
     }

@@ -13,6 +13,7 @@ use serde_json::Value;
 
 use crate::compose::kinds::llm_inference::{plan_status, to_map};
 use crate::compose::resources::config_map::{config_map, pretty};
+use crate::compose::steps::model_config;
 use crate::compose::steps::model_facts::ModelFacts;
 use crate::compose::steps::runtime::cannot_serve;
 use crate::compose::{
@@ -33,8 +34,40 @@ pub const SERVABLE: &str = "Servable";
 pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
     let spec: ModelSpec = req.xr.spec().map_err(|e| Refusal::new("InvalidSpec", e))?;
     check_strings(&spec).map_err(|e| Refusal::new("InvalidSpec", e))?;
-    let facts = ModelFacts::from_spec(&spec, "spec").map_err(|e| Refusal::new("InvalidSpec", e))?;
+    let mut facts =
+        ModelFacts::from_spec(&spec, "spec").map_err(|e| Refusal::new("InvalidSpec", e))?;
     let xr = req.xr;
+    // spec.configFrom: the ConfigMap is asked for on every call.
+    let mut requirements = std::collections::BTreeMap::new();
+    if let Some(name) = &facts.config_map {
+        requirements.insert(
+            model_config::REQUIREMENT_KEY.to_string(),
+            model_config::requirement(name, &xr.namespace),
+        );
+    }
+    match model_config::resolve(req, &mut facts, "spec.configFrom.configMapRef") {
+        Ok(model_config::Lookup::Ready) => {}
+        Ok(model_config::Lookup::Waiting { message, not_found }) => {
+            let status = ModelStatus {
+                phase: Some("Pending".into()),
+                waiting_for: Some(message.clone()),
+                model_id: Some(facts.model_url.clone()),
+                ..Default::default()
+            };
+            let mut out = model_config::waiting(req, &message, not_found, to_map(&status), &[CARD]);
+            out.requirements = requirements;
+            return Ok(out);
+        }
+        // A FATAL that keeps the requirement, so that Crossplane does not
+        // call again without the ConfigMap.
+        Err(refusal) => {
+            return Ok(Composition {
+                results: vec![outcome::fatal(refusal.reason, refusal.message)],
+                requirements,
+                ..Default::default()
+            });
+        }
+    }
 
     let plans: Vec<(String, Result<sizing::Plan, String>)> = req
         .settings
@@ -44,6 +77,8 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
             // Whole GPUs: a MIG plan depends on the pool that serves the Model.
             let request = sizing::SizingRequest {
                 mig: MigChoice::None,
+                objective: facts.objective_or(req.settings.objective),
+                vllm_version: req.settings.vllm_version.clone(),
                 ..facts.sizing_request(gpu, req.settings.gpu_memory_utilization)
             };
             // Servable by the platform's default runtime: an XR may choose
@@ -104,6 +139,12 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
     });
     if let Some(plan) = first_plan {
         warnings.extend(plan.warnings.iter().cloned());
+        if plan.architecture_guessed {
+            warnings.push(model_config::guessed_warning(
+                &facts.model_id,
+                model_config::GIVE_CONFIG_ON_MODEL,
+            ));
+        }
     }
 
     let errors: Vec<String> = plans
@@ -160,9 +201,13 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
         config_map: Some(card_name.clone()),
         notes,
         warnings: warnings.clone(),
+        waiting_for: None,
     };
 
-    let mut out = Composition::default();
+    let mut out = Composition {
+        requirements,
+        ..Default::default()
+    };
     let card = card(&xr.name, &spec, &facts);
     let data = BTreeMap::from([
         ("model.json".to_string(), pretty(&card)),
@@ -222,6 +267,16 @@ struct Card<'a> {
     shard_spec: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     cache_policy: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    config: Option<&'a Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    weights_index: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    config_from: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    kv_cache_dtype: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    objective: Option<Value>,
 }
 
 fn card<'a>(name: &'a str, spec: &'a ModelSpec, facts: &'a ModelFacts) -> Card<'a> {
@@ -244,6 +299,19 @@ fn card<'a>(name: &'a str, spec: &'a ModelSpec, facts: &'a ModelFacts) -> Card<'
             .cache_policy
             .as_ref()
             .and_then(|c| serde_json::to_value(c).ok()),
+        config: spec.config.as_ref(),
+        weights_index: spec
+            .weights_index
+            .as_ref()
+            .and_then(|w| serde_json::to_value(w).ok()),
+        config_from: spec
+            .config_from
+            .as_ref()
+            .and_then(|c| serde_json::to_value(c).ok()),
+        kv_cache_dtype: spec
+            .kv_cache_dtype
+            .and_then(|k| serde_json::to_value(k).ok()),
+        objective: spec.objective.and_then(|o| serde_json::to_value(o).ok()),
     }
 }
 
@@ -283,6 +351,13 @@ fn check_strings(spec: &ModelSpec) -> Result<(), String> {
     }
     if let Some(r) = &spec.hf_token_secret_ref {
         dns_subdomain("spec.hfTokenSecretRef.name", &r.name, "hf-token")?;
+    }
+    if let Some(c) = &spec.config_from {
+        dns_subdomain(
+            "spec.configFrom.configMapRef.name",
+            &c.config_map_ref.name,
+            "llama-config",
+        )?;
     }
     if let Some(a) = &spec.architecture {
         text("spec.architecture", a, 64, "llama")?;

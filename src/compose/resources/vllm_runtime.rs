@@ -47,10 +47,8 @@ pub struct RuntimeParams<'a> {
 pub fn vllm_runtime(p: &RuntimeParams) -> Value {
     let plan = p.plan;
     let tp = plan.tensor_parallel_size;
-    let mut args = Vec::new();
-    if let Some(q) = &plan.quantization {
-        args.extend(["--quantization".to_string(), q.clone()]);
-    }
+    // --quantization and --kv-cache-dtype, when the plan needs them.
+    let mut args = plan.engine_args();
     args.extend(p.extra_args.iter().cloned());
 
     let mut env = Vec::new();

@@ -1,5 +1,6 @@
 //! Steps the composers of several kinds share: resolving a Model, sizing, the weights cache.
 
+pub mod model_config;
 pub mod model_facts;
 pub mod model_ref;
 pub mod model_server;

@@ -7,7 +7,7 @@
 //! is served. Errors name the Model field (`spec.shardSpec.count`) and what
 //! would be valid; `prefix` says whose spec it is.
 
-use crate::sizing::{Plan, Precision, SizingRequest};
+use crate::sizing::{KvCacheDtype, ModelConfig, Objective, Plan, Precision, SizingRequest};
 use crate::units::{GIB, parse_quantity};
 use crate::xr::model::{CachePolicy, EvictionPolicy, Locality, ModelSpec, ShardStrategy};
 
@@ -38,6 +38,31 @@ pub struct ModelFacts {
     pub unservable: Option<String>,
     /// Fields that have no effect, and why.
     pub notes: Vec<String>,
+    /// The model's config.json (spec.config, or the spec.configFrom ConfigMap once read).
+    pub model_config: Option<ModelConfig>,
+    /// The checkpoint's total bytes (weights index).
+    pub checkpoint_bytes: Option<u64>,
+    /// The ConfigMap spec.configFrom names, still to be read.
+    pub config_map: Option<String>,
+    pub kv_cache_dtype: KvCacheDtype,
+    /// spec.objective; `None` = the platform's default.
+    pub objective: Option<Objective>,
+}
+
+/// Largest config.json accepted, inline or in a ConfigMap: real ones are a
+/// few KiB (multimodal ones tens of KiB).
+pub const CONFIG_MAX_BYTES: usize = 256 * 1024;
+
+/// Reads a config.json given as text; `field` names where it came from.
+pub fn parse_config(field: &str, text: &str) -> Result<ModelConfig, String> {
+    if text.len() > CONFIG_MAX_BYTES {
+        return Err(format!(
+            "{field} is {} KiB; a config.json is a few KiB (at most {} KiB accepted): give the model's config.json, not its weights or tokenizer",
+            text.len().div_ceil(1024),
+            CONFIG_MAX_BYTES / 1024
+        ));
+    }
+    ModelConfig::from_json(text).map_err(|e| format!("{field}: {e}"))
 }
 
 impl ModelFacts {
@@ -133,6 +158,29 @@ impl ModelFacts {
                 }
             }
         }
+        if spec.config.is_some() && spec.config_from.is_some() {
+            return Err(format!(
+                "{prefix}.config and {prefix}.configFrom are both set; give the config.json once: inline (config) or from a ConfigMap (configFrom)"
+            ));
+        }
+        let model_config = match &spec.config {
+            Some(v) if !v.is_object() => {
+                return Err(format!(
+                    "{prefix}.config is not an object; give the content of the model's config.json"
+                ));
+            }
+            Some(v) => Some(parse_config(&format!("{prefix}.config"), &v.to_string())?),
+            None => None,
+        };
+        let checkpoint_bytes = match &spec.weights_index {
+            Some(w) => Some(u64::try_from(w.total_size).ok().filter(|b| *b > 0).ok_or_else(|| {
+                format!(
+                    "{prefix}.weightsIndex.totalSize is {}; use the bytes in metadata.total_size of model.safetensors.index.json",
+                    w.total_size
+                )
+            })?),
+            None => None,
+        };
         let hf_token = spec.hf_token_secret_ref.as_ref().map(|r| {
             (
                 r.name.clone(),
@@ -156,6 +204,14 @@ impl ModelFacts {
             hf_token,
             unservable,
             notes,
+            model_config,
+            checkpoint_bytes,
+            config_map: spec
+                .config_from
+                .as_ref()
+                .map(|c| c.config_map_ref.name.clone()),
+            kv_cache_dtype: spec.kv_cache_dtype.unwrap_or_default().into(),
+            objective: spec.objective.map(Into::into),
         })
     }
 
@@ -170,8 +226,18 @@ impl ModelFacts {
             tensor_parallel: self.tensor_parallel,
             pipeline_parallel: self.pipeline_parallel,
             gpu_memory_utilization,
+            kv_cache_dtype: self.kv_cache_dtype,
+            objective: self.objective.unwrap_or_default(),
+            model_config: self.model_config.clone(),
+            checkpoint_bytes: self.checkpoint_bytes,
             ..Default::default()
         }
+    }
+
+    /// The objective for a runtime serving the Model: the Model's, else
+    /// `default` (the platform's).
+    pub fn objective_or(&self, default: Objective) -> Objective {
+        self.objective.unwrap_or(default)
     }
 
     /// The vLLM arguments these weights and this plan need beyond what the

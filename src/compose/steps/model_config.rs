@@ -1,0 +1,193 @@
+//! Reading a Model's `config.json` (and weights index) from the ConfigMap
+//! its `spec.configFrom.configMapRef` names, through Crossplane's required
+//! resources, the way `model_ref` reads a Model.
+//!
+//! Every composer that sizes a Model (the Model itself, an LLMInference
+//! with `modelRef`, an AgentPool) asks for the ConfigMap with the same
+//! requirement on every call and waits, without a FATAL, until Crossplane
+//! returns it. A ConfigMap that is there but unusable (no key, a key that is
+//! not JSON, a config.json that describes no language model, an absurd
+//! size) is a FATAL naming the field and the key: sizing on a guess instead
+//! would silently drop what the user gave.
+
+use serde_json::{Map, Value};
+
+use crate::compose::steps::model_facts::{ModelFacts, parse_config};
+use crate::compose::{ComposeRequest, Composition, Refusal};
+use crate::outcome;
+use crate::protocol::struct_json::struct_to_json;
+use crate::protocol::wire::{ResourceSelector, resource_selector::Match};
+use crate::sizing::weights_index_total_bytes;
+
+/// Key of the requirement, in the request's `required` and the response's requirements.
+pub const REQUIREMENT_KEY: &str = "model-config";
+
+/// Condition type saying whether the Model's config ConfigMap was found.
+pub const MODEL_CONFIG_RESOLVED: &str = "ModelConfigResolved";
+
+/// The ConfigMap keys read.
+pub const CONFIG_KEY: &str = "config.json";
+pub const INDEX_KEY: &str = "model.safetensors.index.json";
+
+/// The requirement for the ConfigMap `name` in `namespace`.
+pub fn requirement(name: &str, namespace: &str) -> ResourceSelector {
+    ResourceSelector {
+        api_version: "v1".into(),
+        kind: "ConfigMap".into(),
+        namespace: Some(namespace.into()),
+        r#match: Some(Match::MatchName(name.into())),
+    }
+}
+
+/// What reading the ConfigMap gave.
+#[derive(Debug, PartialEq)]
+pub enum Lookup {
+    /// The facts hold the ConfigMap's config.json and weights index (or the
+    /// Model names no ConfigMap).
+    Ready,
+    /// Crossplane has not looked it up yet, or found nothing.
+    Waiting { message: String, not_found: bool },
+}
+
+/// Reads the ConfigMap `facts.config_map` names into `facts`. `field` is
+/// the path of spec.configFrom.configMapRef as the caller's user sees it
+/// ("spec.configFrom.configMapRef", or "spec.modelRef: Model team-a/x
+/// spec.configFrom.configMapRef").
+pub fn resolve(
+    req: &ComposeRequest,
+    facts: &mut ModelFacts,
+    field: &str,
+) -> Result<Lookup, Refusal> {
+    let Some(name) = facts.config_map.clone() else {
+        return Ok(Lookup::Ready);
+    };
+    let display = format!("{}/{name}", req.xr.namespace);
+    let invalid = |m: String| {
+        Refusal::new(
+            "InvalidModelConfig",
+            format!("{field}: ConfigMap {display}: {m}"),
+        )
+    };
+    let Some(found) = req.required.get(REQUIREMENT_KEY) else {
+        return Ok(Lookup::Waiting {
+            message: format!("waiting for Crossplane to look up ConfigMap {display} ({field})"),
+            not_found: false,
+        });
+    };
+    let mut objects = Vec::with_capacity(found.items.len());
+    for raw in &found.items {
+        let r = raw.decode_full().map_err(|e| {
+            invalid(format!(
+                "Crossplane returned a resource that cannot be read ({})",
+                crate::protocol::raw_message::decode_problem(&e)
+            ))
+        })?;
+        objects.extend(r.resource.as_ref().map(struct_to_json));
+    }
+    let Some(object) = objects
+        .into_iter()
+        .find(|o| crate::compose::str_at(o, &["metadata", "name"]) == name)
+    else {
+        return Ok(Lookup::Waiting {
+            message: format!(
+                "waiting for ConfigMap {display} ({field}): it does not exist yet; create it with the model's config.json under the key {CONFIG_KEY}"
+            ),
+            not_found: true,
+        });
+    };
+    let data = object.get("data").and_then(Value::as_object);
+    let text = |key: &str| data.and_then(|d| d.get(key)).and_then(Value::as_str);
+    let in_binary = |key: &str| {
+        object
+            .get("binaryData")
+            .and_then(Value::as_object)
+            .is_some_and(|b| b.contains_key(key))
+    };
+    for key in [CONFIG_KEY, INDEX_KEY] {
+        if text(key).is_none() && in_binary(key) {
+            return Err(invalid(format!(
+                "{key} is under binaryData; put it under data, as text"
+            )));
+        }
+    }
+    let (config, index) = (text(CONFIG_KEY), text(INDEX_KEY));
+    if config.is_none() && index.is_none() {
+        let keys: Vec<&str> = data
+            .map(|d| d.keys().map(String::as_str).collect())
+            .unwrap_or_default();
+        return Err(invalid(format!(
+            "has neither {CONFIG_KEY} nor {INDEX_KEY} under data (its keys: {}); put the model's config.json under {CONFIG_KEY}",
+            if keys.is_empty() {
+                "none".to_string()
+            } else {
+                keys.join(", ")
+            }
+        )));
+    }
+    if let Some(t) = config {
+        let config = parse_config(&format!("key {CONFIG_KEY}"), t).map_err(invalid)?;
+        facts.model_config = Some(config);
+    }
+    if let Some(t) = index {
+        if facts.checkpoint_bytes.is_some() {
+            return Err(invalid(format!(
+                "has {INDEX_KEY} and the Model sets spec.weightsIndex too; give the weights' size once"
+            )));
+        }
+        let bytes =
+            weights_index_total_bytes(t).map_err(|e| invalid(format!("key {INDEX_KEY}: {e}")))?;
+        facts.checkpoint_bytes = Some(bytes);
+    }
+    Ok(Lookup::Ready)
+}
+
+/// The composition of a composer that waits for the ConfigMap: a
+/// condition, `status` (which should say what it waits for), the resources
+/// in `keep` kept as observed, and a warning only when the ConfigMap turns
+/// out missing and the observed status (`waitingFor`) did not say so yet.
+/// The caller adds its requirements.
+pub fn waiting(
+    req: &ComposeRequest,
+    message: &str,
+    not_found: bool,
+    status: Map<String, Value>,
+    keep: &[&str],
+) -> Composition {
+    let mut out = Composition {
+        status,
+        keep_observed: keep.iter().map(|k| k.to_string()).collect(),
+        ..Default::default()
+    };
+    out.conditions.push(if not_found {
+        outcome::condition(MODEL_CONFIG_RESOLVED, false, "ModelConfigNotFound", message)
+    } else {
+        outcome::condition_unknown(MODEL_CONFIG_RESOLVED, "WaitingForModelConfig", message)
+    });
+    let observed = req.xr.status();
+    let seen = observed
+        .as_ref()
+        .and_then(|s| s.get("waitingFor"))
+        .and_then(Value::as_str);
+    if not_found && seen != Some(message) {
+        out.results
+            .push(outcome::warning("ModelConfigNotFound", message));
+    }
+    out
+}
+
+/// The warning a plan on a guessed architecture gets: what was guessed, and
+/// how to give the config (`how`: where this XR's Model is).
+pub fn guessed_warning(model: &str, how: &str) -> String {
+    format!(
+        "{model} is not in the model catalog and no config.json was given: its architecture was guessed on the safe side \
+         (multi-head attention, a large vocabulary), which can plan more GPUs than it needs; {how}"
+    )
+}
+
+/// `how` for an LLMInference with spec.model.
+pub const GIVE_CONFIG_VIA_MODEL_REF: &str = "serve it through a Model (spec.modelRef) whose spec.config holds the model's \
+     config.json, or whose spec.configFrom.configMapRef names a ConfigMap with the key config.json";
+
+/// `how` for a Model and the runtimes that serve one.
+pub const GIVE_CONFIG_ON_MODEL: &str = "set the Model's spec.config to the model's config.json, or spec.configFrom.configMapRef \
+     to a ConfigMap with the key config.json";
