@@ -290,7 +290,7 @@ fn both_kinds_survive_a_round_trip_through_json() {
 #[test]
 fn the_constants_name_a_crd_in_tests_data() {
     assert!(schema_for(VLLMRuntime::API_VERSION, VLLMRuntime::KIND).is_some());
-    assert!(schema_for(Object::API_VERSION, Object::KIND).is_some());
+    assert!(schema_for(Object::<Value>::API_VERSION, Object::<Value>::KIND).is_some());
 }
 
 #[test]

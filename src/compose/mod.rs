@@ -319,10 +319,43 @@ pub struct ComposeRequest<'a> {
 }
 
 /// One composed resource and whether it is ready.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Debug)]
 pub struct Composed {
-    pub manifest: Value,
+    pub manifest: Manifest,
     pub ready: Ready,
+}
+
+/// A composed manifest, typed until the edge encodes it, once.
+pub struct Manifest {
+    kind: &'static str,
+    object: Box<dyn erased_serde::Serialize + Send + Sync>,
+}
+
+impl Manifest {
+    /// `object`, a Kubernetes object of `kind`.
+    pub fn new(kind: &'static str, object: impl serde::Serialize + Send + Sync + 'static) -> Self {
+        Self {
+            kind,
+            object: Box::new(object),
+        }
+    }
+
+    /// The manifest's kind, for the policies that depend on it.
+    pub fn kind(&self) -> &'static str {
+        self.kind
+    }
+}
+
+impl serde::Serialize for Manifest {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        erased_serde::serialize(self.object.as_ref(), serializer)
+    }
+}
+
+impl std::fmt::Debug for Manifest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Manifest({})", self.kind)
+    }
 }
 
 /// What a composer returns.

@@ -14,33 +14,36 @@
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::{Deserialize, Serialize};
 
-/// A manifest applied by provider-kubernetes through a ProviderConfig.
+/// A manifest applied by provider-kubernetes through a ProviderConfig. `M`
+/// is the manifest's type: a composer's typed object, or JSON when read.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[serde(rename_all = "camelCase")]
-pub struct Object {
+pub struct Object<M = serde_json::Value> {
     pub api_version: String,
     pub kind: String,
     #[serde(default)]
     pub metadata: ObjectMeta,
-    pub spec: ObjectSpec,
+    pub spec: ObjectSpec<M>,
     /// Written by the provider; a composer never sets it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<ObjectStatus>,
 }
 
-impl Object {
+impl<M> Object<M> {
     pub const API_VERSION: &str = "kubernetes.m.crossplane.io/v1alpha1";
     pub const KIND: &str = "Object";
 
     /// An Object named `name` with apiVersion and kind set.
-    pub fn new(name: impl Into<String>, spec: ObjectSpec) -> Self {
+    pub fn new(name: impl Into<String>, spec: ObjectSpec<M>) -> Self {
         Self {
+            api_version: Self::API_VERSION.to_owned(),
+            kind: Self::KIND.to_owned(),
             metadata: ObjectMeta {
                 name: Some(name.into()),
                 ..ObjectMeta::default()
             },
             spec,
-            ..Self::default()
+            status: None,
         }
     }
 }
@@ -61,11 +64,11 @@ impl Default for Object {
 /// `spec`.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
 #[serde(rename_all = "camelCase")]
-pub struct ObjectSpec {
+pub struct ObjectSpec<M = serde_json::Value> {
     /// Values copied from the applied object into the connection secret.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub connection_details: Option<Vec<ConnectionDetail>>,
-    pub for_provider: ObjectParameters,
+    pub for_provider: ObjectParameters<M>,
     /// What Crossplane may do; the CRD defaults it to `["*"]`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub management_policies: Option<Vec<ManagementAction>>,
@@ -84,15 +87,21 @@ pub struct ObjectSpec {
     pub write_connection_secret_to_ref: Option<LocalSecretReference>,
 }
 
-impl ObjectSpec {
+impl<M> ObjectSpec<M> {
     /// A spec that applies `manifest` and leaves everything else unset.
-    pub fn for_manifest(manifest: serde_json::Value) -> Self {
+    pub fn for_manifest(manifest: M) -> Self {
         Self {
+            connection_details: None,
             for_provider: ObjectParameters {
+                deletion_propagation_policy: None,
                 manifest,
-                ..ObjectParameters::default()
             },
-            ..Self::default()
+            management_policies: None,
+            provider_config_ref: None,
+            readiness: None,
+            references: None,
+            watch: None,
+            write_connection_secret_to_ref: None,
         }
     }
 }
@@ -100,12 +109,11 @@ impl ObjectSpec {
 /// `spec.forProvider`.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
 #[serde(rename_all = "camelCase")]
-pub struct ObjectParameters {
+pub struct ObjectParameters<M = serde_json::Value> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub deletion_propagation_policy: Option<DeletionPropagationPolicy>,
     /// The whole Kubernetes object to apply (apiVersion, kind, metadata, ...).
-    /// Kept untyped: it is whatever the composer built, serialized once.
-    pub manifest: serde_json::Value,
+    pub manifest: M,
 }
 
 /// `spec.forProvider.deletionPropagationPolicy`.

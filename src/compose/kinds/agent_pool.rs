@@ -520,7 +520,7 @@ fn compose_pool(
         spec.session_affinity.as_ref(),
     );
     let config = agent_config_map(&config_name, &namespace, labels.clone(), &document);
-    check_config_size(&document, &config)?;
+    check_config_size(&document)?;
     let ready = req.observed.readiness(AGENT_CONFIG);
     out.resources.insert(
         AGENT_CONFIG.into(),
@@ -886,15 +886,8 @@ fn size(
 
 /// Refuses an agent configuration larger than a ConfigMap holds, naming
 /// the spec fields that made it large.
-fn check_config_size(
-    document: &serde_json::Value,
-    config: &serde_json::Value,
-) -> Result<(), Refusal> {
-    let data: BTreeMap<String, String> = config
-        .get("data")
-        .cloned()
-        .and_then(|d| serde_json::from_value(d).ok())
-        .unwrap_or_default();
+fn check_config_size(document: &serde_json::Value) -> Result<(), Refusal> {
+    let data = crate::compose::resources::agent_config::config_data(document);
     let field = |key: &str| match key {
         "systemPrompt" => "spec.agentClass.systemPrompt",
         "tools" => "spec.agentClass.toolPermissions",

@@ -163,13 +163,13 @@ pub fn agent_config_map(
     namespace: &str,
     labels: BTreeMap<String, String>,
     document: &Value,
-) -> Value {
-    config_map(
-        name,
-        namespace,
-        labels,
-        BTreeMap::from([(CONFIG_FILE.to_string(), pretty(document))]),
-    )
+) -> crate::compose::Manifest {
+    config_map(name, namespace, labels, config_data(document))
+}
+
+/// The ConfigMap's data: the document, pretty-printed, under one key.
+pub fn config_data(document: &Value) -> BTreeMap<String, String> {
+    BTreeMap::from([(CONFIG_FILE.to_string(), pretty(document))])
 }
 
 /// A short, stable hash of the configuration: a pod annotation, so a

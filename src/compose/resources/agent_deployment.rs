@@ -15,7 +15,6 @@ use k8s_openapi::api::core::v1::{
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
-use serde_json::Value;
 
 use crate::compose::resources::agent_config::{CONFIG_DIR, CONFIG_FILE};
 use crate::compose::resources::kube;
@@ -45,7 +44,7 @@ pub struct AgentDeploymentParams<'a> {
 }
 
 /// The Deployment manifest.
-pub fn agent_deployment(p: &AgentDeploymentParams) -> Value {
+pub fn agent_deployment(p: &AgentDeploymentParams) -> crate::compose::Manifest {
     let mut env: Vec<EnvVar> = p
         .env
         .iter()
@@ -181,7 +180,7 @@ pub fn agent_deployment(p: &AgentDeploymentParams) -> Value {
         }),
         status: None,
     };
-    kube::manifest(&deployment)
+    kube::manifest(deployment)
 }
 
 /// A plain environment variable.

@@ -10,7 +10,6 @@ use k8s_openapi::api::core::v1::{
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
-use serde_json::Value;
 
 use crate::compose::resources::kube;
 
@@ -26,7 +25,7 @@ pub struct AgentServiceParams<'a> {
 }
 
 /// The Service manifest.
-pub fn agent_service(p: &AgentServiceParams) -> Value {
+pub fn agent_service(p: &AgentServiceParams) -> crate::compose::Manifest {
     let service = Service {
         metadata: ObjectMeta {
             name: Some(p.name.to_string()),
@@ -53,5 +52,5 @@ pub fn agent_service(p: &AgentServiceParams) -> Value {
         }),
         status: None,
     };
-    kube::manifest(&service)
+    kube::manifest(service)
 }

@@ -17,7 +17,6 @@ use k8s_openapi::api::autoscaling::v2::{
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use serde_json::Value;
 
 use crate::compose::resources::kube;
 use crate::units::parse_duration_seconds;
@@ -54,7 +53,7 @@ pub struct AutoscalerParams<'a> {
 /// The autoscaler, how each metric mapped, and what did not apply.
 #[derive(Debug)]
 pub struct AutoscalerPlan {
-    pub manifest: Value,
+    pub manifest: crate::compose::Manifest,
     pub mappings: Vec<MetricMapping>,
     /// Unsupported metric types: warnings (on transition) and status notes.
     pub warnings: Vec<String>,
@@ -130,7 +129,7 @@ pub fn autoscaler(p: &AutoscalerParams) -> Result<AutoscalerPlan, String> {
         status: None,
     };
     Ok(AutoscalerPlan {
-        manifest: kube::manifest(&hpa),
+        manifest: kube::manifest(hpa),
         mappings,
         warnings,
         notes,

@@ -5,7 +5,6 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use serde_json::Value;
 
 /// The most a ConfigMap's data may hold, keys and values together: the API
 /// server refuses a ConfigMap of more than 1 MiB, and Crossplane would retry
@@ -50,7 +49,7 @@ pub fn config_map(
     namespace: &str,
     labels: BTreeMap<String, String>,
     data: BTreeMap<String, String>,
-) -> Value {
+) -> crate::compose::Manifest {
     let cm = ConfigMap {
         metadata: ObjectMeta {
             name: Some(name.to_string()),
@@ -61,7 +60,7 @@ pub fn config_map(
         data: Some(data),
         ..Default::default()
     };
-    crate::compose::resources::kube::manifest(&cm)
+    crate::compose::resources::kube::manifest(cm)
 }
 
 /// Pretty JSON for a ConfigMap value: reviewers read these.

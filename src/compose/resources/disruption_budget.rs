@@ -6,7 +6,6 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::policy::v1::{PodDisruptionBudget, PodDisruptionBudgetSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
-use serde_json::Value;
 
 use crate::compose::resources::kube;
 
@@ -16,7 +15,7 @@ pub fn disruption_budget(
     namespace: &str,
     labels: BTreeMap<String, String>,
     selector: BTreeMap<String, String>,
-) -> Value {
+) -> crate::compose::Manifest {
     let pdb = PodDisruptionBudget {
         metadata: ObjectMeta {
             name: Some(name.to_string()),
@@ -34,5 +33,5 @@ pub fn disruption_budget(
         }),
         status: None,
     };
-    kube::manifest(&pdb)
+    kube::manifest(pdb)
 }

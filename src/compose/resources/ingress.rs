@@ -5,7 +5,6 @@ use k8s_openapi::api::networking::v1::{
     IngressServiceBackend, IngressSpec, IngressTLS, ServiceBackendPort,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use serde_json::Value;
 
 /// What the Ingress routes.
 pub struct IngressParams<'a> {
@@ -19,7 +18,7 @@ pub struct IngressParams<'a> {
 }
 
 /// An Ingress sending every path on `host` to `service:port`.
-pub fn ingress(p: &IngressParams) -> Value {
+pub fn ingress(p: &IngressParams) -> crate::compose::Manifest {
     let ingress = Ingress {
         metadata: ObjectMeta {
             name: Some(p.name.to_string()),
@@ -57,12 +56,7 @@ pub fn ingress(p: &IngressParams) -> Value {
         }),
         status: None,
     };
-    let mut v = serde_json::to_value(&ingress).unwrap_or(Value::Null);
-    if let Some(o) = v.as_object_mut() {
-        o.insert("apiVersion".into(), "networking.k8s.io/v1".into());
-        o.insert("kind".into(), "Ingress".into());
-    }
-    v
+    crate::compose::resources::kube::manifest(ingress)
 }
 
 /// The external base URL of the OpenAI-compatible API.

@@ -1,18 +1,14 @@
-//! Kubernetes built-in objects, built with k8s-openapi types and turned into
-//! JSON once, at the edge, with their apiVersion and kind.
+//! Kubernetes built-in objects, built with k8s-openapi types, which write
+//! their own apiVersion and kind when the edge encodes them.
 
 use k8s_openapi::Resource;
 use serde::Serialize;
-use serde_json::Value;
+
+use crate::compose::Manifest;
 
 /// A k8s-openapi object as a manifest.
-pub fn manifest<T: Resource + Serialize>(object: &T) -> Value {
-    let mut v = serde_json::to_value(object).unwrap_or(Value::Null);
-    if let Some(o) = v.as_object_mut() {
-        o.insert("apiVersion".into(), T::API_VERSION.into());
-        o.insert("kind".into(), T::KIND.into());
-    }
-    v
+pub fn manifest<T: Resource + Serialize + Send + Sync + 'static>(object: T) -> Manifest {
+    Manifest::new(T::KIND, object)
 }
 
 /// The standard labels of everything an XR composes.

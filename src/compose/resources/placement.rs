@@ -3,8 +3,7 @@
 //! ProviderConfig. Each wrapped kind gets a readiness policy under which the
 //! Object's Ready means the workload really serves.
 
-use serde_json::Value;
-
+use crate::compose::Manifest;
 use crate::input::ProviderConfigKind;
 use crate::manifests::provider_kubernetes::{
     Object, ObjectSpec, ProviderConfigReference, Readiness,
@@ -32,7 +31,7 @@ impl Placement {
     }
 
     /// The manifest as it should be composed.
-    pub fn place(&self, manifest: Value) -> Value {
+    pub fn place(&self, manifest: Manifest) -> Manifest {
         let Self::Remote {
             provider_config,
             kind,
@@ -41,12 +40,7 @@ impl Placement {
         else {
             return manifest;
         };
-        let readiness = readiness_for(
-            manifest
-                .get("kind")
-                .and_then(Value::as_str)
-                .unwrap_or_default(),
-        );
+        let readiness = readiness_for(manifest.kind());
         let reference = match kind {
             ProviderConfigKind::ProviderConfig => {
                 ProviderConfigReference::provider_config(provider_config.clone())
@@ -56,14 +50,17 @@ impl Placement {
             }
         };
         let object = Object {
+            api_version: Object::<Manifest>::API_VERSION.into(),
+            kind: Object::<Manifest>::KIND.into(),
+            metadata: Default::default(),
             spec: ObjectSpec {
                 provider_config_ref: Some(reference),
                 readiness,
                 ..ObjectSpec::for_manifest(manifest)
             },
-            ..Object::default()
+            status: None,
         };
-        serde_json::to_value(object).unwrap_or(Value::Null)
+        Manifest::new(Object::<Manifest>::KIND, object)
     }
 }
 

@@ -12,7 +12,6 @@
 
 use k8s_openapi::api::core::v1::{NodeSelectorRequirement, NodeSelectorTerm, Toleration};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use serde_json::Value;
 
 use crate::compose::steps::weights_cache::{HF_HOME, WeightsCache};
 use crate::input::{Image, Settings};
@@ -44,7 +43,7 @@ pub struct RuntimeParams<'a> {
 }
 
 /// The VLLMRuntime manifest.
-pub fn vllm_runtime(p: &RuntimeParams) -> Value {
+pub fn vllm_runtime(p: &RuntimeParams) -> crate::compose::Manifest {
     let plan = p.plan;
     let tp = plan.tensor_parallel_size;
     // --quantization and --kv-cache-dtype, when the plan needs them.
@@ -133,7 +132,7 @@ pub fn vllm_runtime(p: &RuntimeParams) -> Value {
         },
         ..Default::default()
     };
-    serde_json::to_value(runtime).unwrap_or(Value::Null)
+    crate::compose::Manifest::new(VLLMRuntime::KIND, runtime)
 }
 
 /// Node affinity terms (ORed). With `on_gpu_product`, the GPU feature

@@ -8,9 +8,6 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::Value;
-
-use crate::compose::names;
 use crate::compose::resources::kube;
 use crate::compose::resources::leader_worker_set::{LwsParams, leader_labels, leader_worker_set};
 use crate::compose::resources::vllm_deployment::{
@@ -21,7 +18,9 @@ use crate::compose::resources::vllm_runtime::{RuntimeParams, vllm_runtime};
 use crate::compose::resources::vllm_service::vllm_service;
 use crate::compose::resources::weights_pvc::weights_claim;
 use crate::compose::steps::runtime::Runtime;
+use crate::compose::{Manifest, names};
 use crate::input::Image;
+use crate::manifests::leader_worker_set::LeaderWorkerSet;
 
 /// Longest LeaderWorkerSet name: its controller names the workers'
 /// StatefulSets `<name>-<group>`, whose pods carry the label
@@ -72,7 +71,7 @@ pub struct ServerSpec<'a> {
 /// The composed model server.
 pub struct ModelServer {
     /// (composition-resource name, manifest), the serving workload first.
-    pub resources: Vec<(&'static str, Value)>,
+    pub resources: Vec<(&'static str, Manifest)>,
     /// Sentences for the plan's reasons.
     pub reasons: Vec<String>,
 }
@@ -133,7 +132,7 @@ fn deployment_server(
     pod: PodParams,
     labels: BTreeMap<String, String>,
     reasons: &mut Vec<String>,
-) -> Vec<(&'static str, Value)> {
+) -> Vec<(&'static str, Manifest)> {
     let p = &s.params;
     // The selector never changes for the XR: a Deployment's cannot.
     let selector: BTreeMap<String, String> = labels
@@ -173,11 +172,11 @@ fn deployment_server(
     });
     let service = vllm_service(p.name, p.namespace, labels, selector);
     let mut out = vec![
-        (s.keys.deployment, kube::manifest(&deployment)),
-        (s.keys.service, kube::manifest(&service)),
+        (s.keys.deployment, kube::manifest(deployment)),
+        (s.keys.service, kube::manifest(service)),
     ];
     if let Some(claim) = claim {
-        out.push((s.keys.weights, kube::manifest(&claim)));
+        out.push((s.keys.weights, kube::manifest(claim)));
     }
     out
 }
@@ -187,7 +186,7 @@ fn leader_worker_set_server(
     s: &ServerSpec,
     pod: PodParams,
     labels: BTreeMap<String, String>,
-) -> Vec<(&'static str, Value)> {
+) -> Vec<(&'static str, Manifest)> {
     let p = &s.params;
     let name = names::short_label(p.name, LWS_NAME_MAX);
     let lws = leader_worker_set(&LwsParams {
@@ -202,8 +201,8 @@ fn leader_worker_set_server(
     vec![
         (
             s.keys.leader_worker_set,
-            serde_json::to_value(&lws).unwrap_or(Value::Null),
+            Manifest::new(LeaderWorkerSet::KIND, lws),
         ),
-        (s.keys.service, kube::manifest(&service)),
+        (s.keys.service, kube::manifest(service)),
     ]
 }
