@@ -10,8 +10,7 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
-use prost::Message;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::compose::{self, ComposeRequest, Composite, Composition, Observed};
 use crate::input::{Input, Settings};
@@ -235,14 +234,24 @@ fn apply(
     // What could fail is worked out before the response changes: a FATAL
     // answer then carries the earlier steps' desired state untouched.
     let desired = rsp.desired.get_or_insert_with(Default::default);
-    let composite = if composition.status.is_empty() {
+    let status = match composition.status.to_struct_bytes() {
+        Ok(s) => s,
+        Err(e) => {
+            return refuse(
+                rsp,
+                "InternalError",
+                format!("cannot encode the XR's status: {e}"),
+            );
+        }
+    };
+    let composite = if status.is_empty() {
         None
     } else {
         match merge_status(
             desired.composite.as_ref(),
             &xr.api_version,
             &xr.kind,
-            composition.status,
+            &status,
         ) {
             Ok(m) => Some(m),
             Err(message) => return refuse(rsp, "UnreadableState", message),
@@ -294,112 +303,72 @@ fn apply(
     rsp
 }
 
-/// Merges the composer's status into the desired composite earlier steps
-/// built, keeping their fields. Only apiVersion, kind and status are written:
-/// a function never sets an XR's spec or metadata. A desired composite too
-/// deep to decode is merged as bytes ([`merge_status_raw`]); one that is
-/// not a resource at all is an error naming it.
+/// Merges the composer's status (the bytes of a Struct) into the desired
+/// composite earlier steps built, keeping their fields. Only apiVersion,
+/// kind and status are written: a function never sets an XR's spec or
+/// metadata. Only the top level and the status of the earlier step's object
+/// are read; every other field is copied as it came, so an object nested
+/// too deep to decode is merged all the same. One that is not a resource at
+/// all is an error naming it.
 fn merge_status(
     existing: Option<&RawResource>,
     api_version: &str,
     kind: &str,
-    status: Map<String, Value>,
+    status: &[u8],
 ) -> Result<RawResource, String> {
-    let mut existing = match existing {
-        None => Default::default(),
-        Some(raw) => match raw.decode_full() {
-            Ok(e) => e,
-            Err(e) => {
-                let problem = crate::protocol::raw_message::decode_problem(&e);
-                return merge_status_raw(raw, api_version, kind, &status).ok_or_else(|| {
-                    format!(
-                        "cannot read the desired composite resource an earlier pipeline step set, to merge \
-                         status into it ({problem})"
-                    )
-                });
-            }
-        },
-    };
-    let mut object = existing
-        .resource
-        .as_ref()
-        .map(struct_to_json)
-        .unwrap_or_default();
-    object
-        .entry("apiVersion")
-        .or_insert_with(|| Value::String(api_version.to_string()));
-    object
-        .entry("kind")
-        .or_insert_with(|| Value::String(kind.to_string()));
-    let merged = object
-        .entry("status")
-        .or_insert_with(|| Value::Object(Map::new()));
-    if !merged.is_object() {
-        *merged = Value::Object(Map::new());
-    }
-    if let Value::Object(m) = merged {
-        m.extend(status);
-    }
-    // prost writes fields in number order, so the object (field 1) followed
-    // by the rest of the earlier step's resource is its encoding.
-    existing.resource = None;
-    let mut bytes = resource_field(&object);
-    bytes.extend_from_slice(&existing.encode_to_vec());
-    Ok(RawResource::from(Bytes::from(bytes)))
+    let none = RawResource::default();
+    let existing = existing.unwrap_or(&none);
+    merge_status_raw(existing, api_version, kind, status).ok_or_else(|| {
+        let problem = match existing.decode_full() {
+            Err(e) => crate::protocol::raw_message::decode_problem(&e),
+            Ok(_) => "its object is not a Struct".into(),
+        };
+        format!(
+            "cannot read the desired composite resource an earlier pipeline step set, to merge status into it \
+             ({problem})"
+        )
+    })
 }
 
-/// [`merge_status`] on the bytes: only the top level and the status of the
-/// earlier step's object are read, every other field is copied as it came.
-/// The result decodes to what merging the decoded objects would give.
 fn merge_status_raw(
     existing: &RawResource,
     api_version: &str,
     kind: &str,
-    status: &Map<String, Value>,
+    status: &[u8],
 ) -> Option<RawResource> {
     use crate::protocol::struct_json::{
         encode_raw_entry, raw_entries, raw_struct_value, struct_value,
     };
     let (object, rest) = existing.parts()?;
     let entries = raw_entries(&object).ok()?;
-    // A status that is not an object is replaced by one, as above.
+    // A status that is not an object is replaced by one.
     let earlier_status = match entries.get("status") {
         Some(v) => raw_struct_value(v).ok()?.unwrap_or_default(),
         None => Vec::new(),
     };
     let earlier_status = raw_entries(&earlier_status).ok()?;
-    let mut fields = Vec::new();
-    let keys: std::collections::BTreeSet<&str> = earlier_status
-        .keys()
-        .copied()
-        .chain(status.keys().map(String::as_str))
-        .collect();
+    let ours = raw_entries(status).ok()?;
+    let mut fields = Vec::with_capacity(status.len());
+    let keys: std::collections::BTreeSet<&str> =
+        earlier_status.keys().chain(ours.keys()).copied().collect();
     for key in keys {
-        match status.get(key) {
-            Some(v) => {
-                struct_serializer::encode_entry(key, v, &mut fields).expect("JSON always encodes")
-            }
-            None => encode_raw_entry(key, earlier_status[key], &mut fields),
-        }
+        let value = ours.get(key).or_else(|| earlier_status.get(key))?;
+        encode_raw_entry(key, value, &mut fields);
     }
-    let own = [
-        ("apiVersion", Value::String(api_version.to_string())),
-        ("kind", Value::String(kind.to_string())),
-    ];
     let keys: std::collections::BTreeSet<&str> = entries
         .keys()
         .copied()
         .chain(["apiVersion", "kind", "status"])
         .collect();
-    let mut body = Vec::with_capacity(object.len() + fields.len());
+    let mut body = Vec::with_capacity(object.len() + fields.len() + 64);
     for key in keys {
         match (key, entries.get(key)) {
             ("status", _) => encode_raw_entry(key, &struct_value(&fields), &mut body),
             (_, Some(v)) => encode_raw_entry(key, v, &mut body),
-            (_, None) => {
-                let (_, v) = own.iter().find(|(k, _)| *k == key)?;
-                struct_serializer::encode_entry(key, v, &mut body).expect("JSON always encodes");
+            ("apiVersion", None) => {
+                struct_serializer::encode_entry(key, api_version, &mut body).ok()?
             }
+            (_, None) => struct_serializer::encode_entry(key, kind, &mut body).ok()?,
         }
     }
     let mut bytes = Vec::with_capacity(body.len() + rest.len() + 8);
@@ -422,14 +391,6 @@ fn encode_resource<T: serde::Serialize + ?Sized>(manifest: &T, ready: wire::Read
         prost::encoding::int32::encode(3, &(ready as i32), &mut bytes);
     }
     RawResource::from(Bytes::from(bytes))
-}
-
-/// `Resource.resource` (field 1, a Struct) holding `object`.
-fn resource_field(object: &Map<String, Value>) -> Vec<u8> {
-    let mut bytes = Vec::with_capacity(1024);
-    struct_serializer::encode_resource_field(object, &mut bytes)
-        .expect("a JSON object always encodes");
-    bytes
 }
 
 #[cfg(test)]
@@ -468,6 +429,10 @@ mod tests {
         );
     }
 
+    fn struct_bytes(v: &Value) -> Vec<u8> {
+        struct_serializer::to_struct_bytes(v).unwrap()
+    }
+
     #[test]
     fn merging_status_keeps_what_an_earlier_step_set() {
         let earlier = RawResource::from_full(&full::Resource {
@@ -483,7 +448,7 @@ mod tests {
             Some(&earlier),
             "infer.dev/v1alpha1",
             "LLMInference",
-            status.as_object().unwrap().clone(),
+            &struct_bytes(&status),
         )
         .unwrap();
         let want = full::Resource {
@@ -496,34 +461,72 @@ mod tests {
         };
         assert_eq!(merged, RawResource::from_full(&want), "byte for byte");
         // With nothing earlier: apiVersion, kind and status only.
-        let alone = merge_status(None, "infer.dev/v1alpha1", "LLMInference", Map::new()).unwrap();
+        let alone = merge_status(
+            None,
+            "infer.dev/v1alpha1",
+            "LLMInference",
+            &struct_bytes(&json!({"a": 1})),
+        )
+        .unwrap();
         let want =
-            json!({"apiVersion": "infer.dev/v1alpha1", "kind": "LLMInference", "status": {}});
+            json!({"apiVersion": "infer.dev/v1alpha1", "kind": "LLMInference", "status": {"a": 1}});
         assert_eq!(alone, encode_resource(&want, wire::Ready::Unspecified));
+    }
+
+    /// What merging the decoded objects gives: the earlier object with
+    /// apiVersion and kind if it had none, and its status (an object, or
+    /// none) extended by ours.
+    fn merged_as_json(earlier: &Value, ours: &Value) -> Value {
+        let mut object = earlier.as_object().cloned().unwrap_or_default();
+        object.entry("apiVersion").or_insert_with(|| json!("v"));
+        object.entry("kind").or_insert_with(|| json!("K"));
+        let status = object.entry("status").or_insert_with(|| json!({}));
+        if !status.is_object() {
+            *status = json!({});
+        }
+        for (k, v) in ours.as_object().unwrap() {
+            status[k] = v.clone();
+        }
+        Value::Object(object)
     }
 
     #[test]
     fn merging_status_as_bytes_equals_merging_the_decoded_objects() {
-        let status = json!({"ready": true, "endpoint": "http://e"});
-        let status = status.as_object().unwrap();
-        let earlier = |object: Value| {
-            RawResource::from_full(&full::Resource {
-                resource: object.as_object().map(json_to_struct),
-                connection_details: [("url".to_string(), b"http://x".to_vec())].into(),
-                ready: wire::Ready::True as i32,
-            })
-        };
+        let status = json!({"ready": true, "endpoint": "http://e", "plan": {"gpuCount": 2}});
         for object in [
             json!({"apiVersion": "infer.dev/v1alpha1", "kind": "LLMInference",
-                   "status": {"fromEarlier": 1, "ready": false}, "spec": {"a": [1, {"b": null}]}}),
+                   "status": {"fromEarlier": 1, "ready": false, "plan": {"old": 1}}, "spec": {"a": [1, {"b": null}]}}),
             json!({"status": "not an object", "": "empty key", "z": {}}),
             json!({"kind": "Other", "metadata": {"name": "x"}}),
             json!({}),
         ] {
-            let raw = earlier(object.clone());
-            let want = merge_status(Some(&raw), "v", "K", status.clone()).unwrap();
-            let got = merge_status_raw(&raw, "v", "K", status).unwrap();
+            let raw = RawResource::from_full(&full::Resource {
+                resource: object.as_object().map(json_to_struct),
+                connection_details: [("url".to_string(), b"http://x".to_vec())].into(),
+                ready: wire::Ready::True as i32,
+            });
+            let got = merge_status(Some(&raw), "v", "K", &struct_bytes(&status)).unwrap();
+            let want = RawResource::from_full(&full::Resource {
+                resource: merged_as_json(&object, &status)
+                    .as_object()
+                    .map(json_to_struct),
+                connection_details: [("url".to_string(), b"http://x".to_vec())].into(),
+                ready: wire::Ready::True as i32,
+            });
             assert_eq!(got, want, "{object}");
         }
+    }
+
+    #[test]
+    fn a_desired_composite_that_is_not_a_resource_is_an_error_naming_it() {
+        let garbage = RawResource::from(Bytes::from_static(&[0x0a, 0x05, 0x01]));
+        let e =
+            merge_status(Some(&garbage), "v", "K", &struct_bytes(&json!({"a": 1}))).unwrap_err();
+        assert!(
+            e.starts_with(
+                "cannot read the desired composite resource an earlier pipeline step set"
+            ),
+            "{e}"
+        );
     }
 }

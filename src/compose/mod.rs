@@ -325,6 +325,36 @@ pub struct Composed {
     pub ready: Ready,
 }
 
+/// Fields merged into the XR's desired status, typed until the edge encodes
+/// them, once; none by default.
+#[derive(Default)]
+pub struct Status(Option<Box<dyn erased_serde::Serialize + Send + Sync>>);
+
+impl Status {
+    /// `fields`, which serialize as an object.
+    pub fn new(fields: impl serde::Serialize + Send + Sync + 'static) -> Self {
+        Self(Some(Box::new(fields)))
+    }
+
+    /// The bytes of the Struct the fields make; empty when there are none.
+    pub fn to_struct_bytes(&self) -> Result<Vec<u8>, crate::protocol::struct_serializer::Error> {
+        match &self.0 {
+            Some(fields) => crate::protocol::struct_serializer::to_struct_bytes(fields.as_ref()),
+            None => Ok(Vec::new()),
+        }
+    }
+}
+
+impl std::fmt::Debug for Status {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "Status(..)"
+        } else {
+            "Status(none)"
+        })
+    }
+}
+
 /// A composed manifest, typed until the edge encodes it, once.
 pub struct Manifest {
     kind: &'static str,
@@ -364,7 +394,7 @@ pub struct Composition {
     /// Composed resources by composition-resource-name.
     pub resources: BTreeMap<String, Composed>,
     /// Fields merged into the XR's desired status.
-    pub status: Map<String, Value>,
+    pub status: Status,
     pub conditions: Vec<wire::Condition>,
     pub results: Vec<wire::Result>,
     pub requirements: BTreeMap<String, wire::ResourceSelector>,

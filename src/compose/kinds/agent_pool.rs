@@ -12,7 +12,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::compose::kinds::llm_inference::{layout_summary, plan_status, runtime_name, to_map};
+use crate::compose::kinds::llm_inference::{layout_summary, plan_status, runtime_name};
 use crate::compose::resources::agent_config::{
     ModelEndpoint, agent_config_map, check_no_credentials, config_document, config_hash, memory_env,
 };
@@ -372,7 +372,7 @@ fn compose_pool(
                 req,
                 &message,
                 not_found,
-                to_map(&status),
+                crate::compose::Status::new(status),
                 RESOURCES,
             ));
         }
@@ -719,7 +719,7 @@ fn compose_pool(
         &warnings,
         &req.xr.status_strings(&["warnings"]),
     );
-    out.status = to_map(&status);
+    out.status = crate::compose::Status::new(status);
     out.conditions.push(outcome::condition(
         MODEL_RESOLVED,
         true,
@@ -793,7 +793,7 @@ fn model_config_of(
                     req,
                     &message,
                     not_found,
-                    to_map(&status),
+                    crate::compose::Status::new(status),
                     RESOURCES,
                 ))
             }

@@ -79,7 +79,7 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
                         req,
                         &message,
                         not_found,
-                        status,
+                        crate::compose::Status::new(status),
                         &[
                             RUNTIME,
                             DEPLOYMENT,
@@ -341,7 +341,7 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
         &warnings,
         &req.xr.status_strings(&["plan", "warnings"]),
     );
-    out.status = to_map(&status);
+    out.status = crate::compose::Status::new(status);
     out.conditions.push(outcome::condition(
         SIZED,
         true,
@@ -523,7 +523,13 @@ fn model_config_of(
         Ok(model_config::Lookup::Ready) => return None,
         Ok(model_config::Lookup::Waiting { message, not_found }) => {
             let status = Map::from_iter([("ready".to_string(), Value::from("False"))]);
-            model_config::waiting(req, &message, not_found, status, &[RUNTIME, INGRESS])
+            model_config::waiting(
+                req,
+                &message,
+                not_found,
+                crate::compose::Status::new(status),
+                &[RUNTIME, INGRESS],
+            )
         }
         Err(refusal) => Composition {
             results: vec![outcome::fatal(refusal.reason, refusal.message)],

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::compose::kinds::llm_inference::{plan_status, to_map};
+use crate::compose::kinds::llm_inference::plan_status;
 use crate::compose::resources::config_map::{config_map, pretty};
 use crate::compose::steps::model_config;
 use crate::compose::steps::model_facts::ModelFacts;
@@ -54,7 +54,13 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
                 model_id: Some(facts.model_url.clone()),
                 ..Default::default()
             };
-            let mut out = model_config::waiting(req, &message, not_found, to_map(&status), &[CARD]);
+            let mut out = model_config::waiting(
+                req,
+                &message,
+                not_found,
+                crate::compose::Status::new(status),
+                &[CARD],
+            );
             out.requirements = requirements;
             return Ok(out);
         }
@@ -241,7 +247,7 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
             format!("servable on {}", serveable.join(", ")),
         ),
     });
-    out.status = to_map(&status);
+    out.status = crate::compose::Status::new(status);
     Ok(out)
 }
 

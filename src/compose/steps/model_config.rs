@@ -10,7 +10,7 @@
 //! size) is a FATAL naming the field and the key: sizing on a guess instead
 //! would silently drop what the user gave.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::compose::steps::model_facts::{ModelFacts, parse_config};
 use crate::compose::{ComposeRequest, Composition, Refusal};
@@ -150,7 +150,7 @@ pub fn waiting(
     req: &ComposeRequest,
     message: &str,
     not_found: bool,
-    status: Map<String, Value>,
+    status: crate::compose::Status,
     keep: &[&str],
 ) -> Composition {
     let mut out = Composition {

@@ -116,7 +116,7 @@ pub fn waiting(
     req: &ComposeRequest,
     message: &str,
     not_found: bool,
-    status: Map<String, Value>,
+    status: crate::compose::Status,
     keep: &[&str],
 ) -> Composition {
     let mut out = Composition {
