@@ -17,7 +17,7 @@ use function_inference::manifests::provider_kubernetes::{
 };
 use function_inference::manifests::vllm_runtime::{
     AutoscalingConfig, AutoscalingTriggers, DeploymentConfig, DeploymentStrategy, EnvVar,
-    HfTokenSecret, ImageSpec, LMCacheConfig, ModelSpec, ResourceSpec, ScaleDownPolicy,
+    HfTokenSecret, ImageSpec, LMCacheConfig, ResourceSpec, RuntimeModelSpec, ScaleDownPolicy,
     ScaleUpPolicy, SidecarConfig, StorageAccessMode, StorageConfig, VLLMConfig, VLLMRuntime,
     VLLMRuntimeSpec, VLLMRuntimeStatus,
 };
@@ -54,7 +54,7 @@ fn full_vllm_runtime() -> VLLMRuntime {
     let mut vr = VLLMRuntime::new(
         "llama-70b",
         VLLMRuntimeSpec {
-            model: ModelSpec {
+            model: RuntimeModelSpec {
                 model_url: "meta-llama/Llama-3.1-70B-Instruct".into(),
                 chat_template: Some("{{ messages }}".into()),
                 dtype: Some("bfloat16".into()),

@@ -67,7 +67,7 @@ impl Default for VLLMRuntime {
 #[serde(rename_all = "camelCase")]
 pub struct VLLMRuntimeSpec {
     /// The model and the `vllm serve` options tied to it.
-    pub model: ModelSpec,
+    pub model: RuntimeModelSpec,
     /// vLLM server options. Required by the CRD even when empty.
     pub vllm_config: VLLMConfig,
     /// The pod: image, resources, scheduling, replicas.
@@ -85,7 +85,7 @@ pub struct VLLMRuntimeSpec {
 /// `spec.model`.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
 #[serde(rename_all = "camelCase")]
-pub struct ModelSpec {
+pub struct RuntimeModelSpec {
     /// What `vllm serve` loads: a Hugging Face repository id or a path.
     #[serde(rename = "modelURL")]
     pub model_url: String,
@@ -414,7 +414,7 @@ mod tests {
         let vr = VLLMRuntime::new(
             "qwen",
             VLLMRuntimeSpec {
-                model: ModelSpec {
+                model: RuntimeModelSpec {
                     model_url: "Qwen/Qwen2.5-1.5B-Instruct".into(),
                     ..Default::default()
                 },

@@ -4,8 +4,8 @@
 //! default is a wish: the model's own context up to 32,768 tokens, capped to
 //! what fits rather than buying more GPUs for a length nobody asked for.
 
+use super::candidates::smallest_layout;
 use super::fit::{Fit, Sizer, layout_name};
-use super::layout::smallest_layout;
 use super::memory::{Arch, GIB};
 use super::model::Model;
 use super::text::{gib, thousands};
@@ -24,7 +24,7 @@ pub const CONTEXT_STEP: u64 = 256;
 
 /// The context the engine sizes for.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Context {
+pub struct ContextTarget {
     /// Tokens per sequence: the `maxModelLen` to aim for.
     pub target: u64,
     /// True when the caller set `maxModelLen`.
@@ -39,7 +39,7 @@ pub struct Context {
     pub arch: Arch,
 }
 
-impl Context {
+impl ContextTarget {
     /// Tokens the KV cache must hold: `target x concurrency`, counted as
     /// [`Arch::kv_tokens`] does (sliding-window layers keep only their window).
     pub fn tokens(&self) -> u64 {
@@ -70,7 +70,7 @@ impl Context {
 
 /// The caller's `maxModelLen`, which must not exceed the model's context, or
 /// the default.
-pub fn context_target(req: &SizingRequest, m: &Model) -> Result<Context, SizingError> {
+pub fn context_target(req: &SizingRequest, m: &Model) -> Result<ContextTarget, SizingError> {
     if let (Some(l), Some(c)) = (req.max_model_len, m.context)
         && l > c
     {
@@ -89,7 +89,7 @@ pub fn context_target(req: &SizingRequest, m: &Model) -> Result<Context, SizingE
         Objective::Throughput => concurrency.max(THROUGHPUT_SEQUENCES),
         Objective::Minimal | Objective::Balanced => concurrency,
     };
-    Ok(Context {
+    Ok(ContextTarget {
         target,
         explicit: req.max_model_len.is_some(),
         concurrency,
@@ -100,7 +100,7 @@ pub fn context_target(req: &SizingRequest, m: &Model) -> Result<Context, SizingE
 
 /// The KV cache the context needs, with the per-token formula (MLA caches one
 /// latent vector per layer, other models a K and a V per KV head).
-pub fn kv_reason(m: &Model, kv_bytes: f64, ctx: &Context) -> String {
+pub fn kv_reason(m: &Model, kv_bytes: f64, ctx: &ContextTarget) -> String {
     let a = &m.arch;
     let per_token = a.kv_bytes_per_token(kv_bytes, 1, 1);
     let tokens = ctx.tokens();
@@ -143,7 +143,7 @@ pub fn kv_reason(m: &Model, kv_bytes: f64, ctx: &Context) -> String {
 }
 
 /// Why `maxModelLen` is the target, when the engine kept it.
-fn context_reason(ctx: &Context, m: &Model, capacity_tokens: u64) -> String {
+fn context_reason(ctx: &ContextTarget, m: &Model, capacity_tokens: u64) -> String {
     let why = match (ctx.explicit, m.context) {
         (true, _) => "as requested".to_string(),
         (false, Some(c)) if c > DEFAULT_CONTEXT => format!(
@@ -182,7 +182,7 @@ pub fn cap_context(
     gpu: &Gpu,
     slice: Option<&MigProfile>,
     fit: Fit,
-    ctx: &Context,
+    ctx: &ContextTarget,
 ) -> Result<Settled, SizingError> {
     let m = sizer.model;
     let mut settled = Settled {
@@ -257,8 +257,8 @@ pub fn cap_context(
 mod tests {
     use super::*;
 
-    fn ctx(target: u64, concurrency: u64) -> Context {
-        Context {
+    fn ctx(target: u64, concurrency: u64) -> ContextTarget {
+        ContextTarget {
             target,
             explicit: false,
             concurrency,

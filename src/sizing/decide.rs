@@ -15,10 +15,11 @@
 //! parallelism within a node, then pipeline stages within a node, then whole
 //! nodes of TP = GPUs per node.
 
+use super::candidates::valid_tps;
 use super::context::{cap_context, context_target, kv_reason};
 use super::fit::{Device, Fit, Sizer};
 use super::host::{host, host_reason};
-use super::layout::{choose_layout, fixed_layout, requested_layout, valid_tps};
+use super::layout::{choose_layout, fixed_layout, requested_layout};
 use super::memory::{
     ACTIVATION_FLOOR_GIB, NON_TORCH_MULTI_GIB, NON_TORCH_SINGLE_GIB, VllmGeneration,
 };

@@ -6,31 +6,13 @@
 //! preference, because TP within a node is the fastest way to add memory and
 //! crossing nodes is the slowest.
 
-use super::context::{Context, MIN_DEFAULT_CONTEXT};
+use super::candidates::{candidates, valid_tp};
+use super::context::{ContextTarget, MIN_DEFAULT_CONTEXT};
 use super::fit::{Device, Fit, Sizer, layout_name};
 use super::model::Model;
 use super::no_fit::no_fit;
 use super::text::{gib, join_counts, thousands};
 use super::{Gpu, Precision, SizingError, SizingRequest, TpLimits};
-
-/// Largest replica the engine plans, in nodes.
-pub const MAX_NODES: u32 = 16;
-
-/// vLLM's rule: heads % tp == 0 and (kv % tp == 0 or tp % kv == 0).
-pub fn valid_tp(heads: u32, kv_heads: u32, tp: u32) -> bool {
-    tp > 0
-        && kv_heads > 0
-        && heads.is_multiple_of(tp)
-        && (kv_heads.is_multiple_of(tp) || tp.is_multiple_of(kv_heads))
-}
-
-/// Powers of two up to `per_node` that are valid tensor-parallel sizes.
-pub fn valid_tps(heads: u32, kv_heads: u32, per_node: u32) -> Vec<u32> {
-    std::iter::successors(Some(1u32), |t| t.checked_mul(2))
-        .take_while(|t| *t <= per_node.max(1))
-        .filter(|t| valid_tp(heads, kv_heads, *t))
-        .collect()
-}
 
 /// What an invalid TP or GPU count is checked against, for its error.
 fn tp_limits(m: &Model, gpu: &Gpu) -> TpLimits {
@@ -41,52 +23,6 @@ fn tp_limits(m: &Model, gpu: &Gpu) -> TpLimits {
         gpu: gpu.name.to_string(),
         per_node: gpu.per_node,
     }
-}
-
-/// Layouts in order of preference: TP alone within a node, then TP x PP
-/// within a node, then whole nodes with TP = the largest valid TP.
-pub fn candidates(m: &Model, gpu: &Gpu, tp: Option<u32>, pp: Option<u32>) -> Vec<(u32, u32)> {
-    let per_node = gpu.per_node;
-    let tps = match tp {
-        Some(t) => vec![t],
-        None => valid_tps(m.arch.attention_heads, m.arch.kv_heads, per_node),
-    };
-    let max_tp = tps.iter().copied().max().unwrap_or(1);
-    let max_gpus = per_node.saturating_mul(MAX_NODES);
-    let pps: Vec<u32> = match pp {
-        Some(p) => vec![p],
-        None => (1..=m.arch.layers.min(max_gpus)).collect(),
-    };
-    let mut single = Vec::new();
-    let mut staged = Vec::new();
-    let mut multi = Vec::new();
-    for &t in &tps {
-        for &p in &pps {
-            let Some(n) = t.checked_mul(p).filter(|n| *n <= max_gpus) else {
-                continue;
-            };
-            if n <= per_node {
-                if p == 1 {
-                    single.push((t, p));
-                } else {
-                    staged.push((t, p));
-                }
-            } else if n % per_node == 0 && (t == max_tp || tp.is_some()) {
-                multi.push((t, p));
-            }
-        }
-    }
-    single.sort_by_key(|&(t, _)| t);
-    staged.sort_by_key(|&(t, p)| (t * p, p));
-    multi.sort_by_key(|&(t, p)| (t * p, p));
-    single.into_iter().chain(staged).chain(multi).collect()
-}
-
-/// The smallest layout of any shape that holds `tokens`, for suggestions.
-pub fn smallest_layout(sizer: &Sizer, gpu: &Gpu, tokens: u64) -> Option<Fit> {
-    sizer
-        .search(gpu, &candidates(sizer.model, gpu, None, None), tokens)
-        .0
 }
 
 /// The layout for an explicit GPU count: TP = count within a node, whole
@@ -207,7 +143,7 @@ pub fn choose_layout(
     sizer: &Sizer,
     gpu: &Gpu,
     precision: Precision,
-    ctx: &Context,
+    ctx: &ContextTarget,
     tps: &[u32],
 ) -> Result<(Fit, String), SizingError> {
     let m = sizer.model;
@@ -296,7 +232,7 @@ pub fn fixed_layout(
     sizer: &Sizer,
     gpu: &Gpu,
     (tp, pp): (u32, u32),
-    ctx: &Context,
+    ctx: &ContextTarget,
 ) -> (Fit, String) {
     let fit = sizer.evaluate(Device::gpu(gpu), tp, pp, ctx.tokens());
     (fit, format!("{} as requested.", layout_name(gpu, tp, pp)))
@@ -305,6 +241,7 @@ pub fn fixed_layout(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sizing::candidates::{smallest_layout, valid_tps};
     use crate::sizing::context::context_target;
     use crate::sizing::gpu;
     use crate::sizing::memory::VllmGeneration;
@@ -325,7 +262,7 @@ mod tests {
     /// Runs `f` on the request's GPU, a bf16 sizer (2-byte KV cache, 0.9
     /// utilization), the context the request asks for and the valid TPs, as
     /// `size` does.
-    fn with<T>(r: &SizingRequest, f: impl FnOnce(&Gpu, &Sizer, &Context, &[u32]) -> T) -> T {
+    fn with<T>(r: &SizingRequest, f: impl FnOnce(&Gpu, &Sizer, &ContextTarget, &[u32]) -> T) -> T {
         let m = resolve_model(r).unwrap().0;
         let ctx = context_target(r, &m).unwrap();
         let g = gpu(&r.gpu_type).unwrap();

@@ -16,7 +16,7 @@
 //! from are in docs/sizing.md and `../shared/reference/VLLM-MEMORY.md`.
 
 use super::Precision;
-use super::models::ModelSpec;
+use super::models::CatalogModel;
 
 /// Bytes in a GiB.
 pub const GIB: f64 = 1_073_741_824.0;
@@ -121,7 +121,7 @@ pub struct Arch {
 }
 
 impl Arch {
-    pub fn from_spec(m: &ModelSpec) -> Arch {
+    pub fn from_spec(m: &CatalogModel) -> Arch {
         Arch {
             layers: m.layers,
             attention_heads: m.attention_heads,

@@ -5,7 +5,7 @@
 //! takes the smallest slice that leaves room for a few sequences, so that
 //! the slice is useful rather than merely able to start.
 
-use super::context::{Context, MIN_DEFAULT_CONTEXT};
+use super::context::{ContextTarget, MIN_DEFAULT_CONTEXT};
 use super::fit::{Device, Fit, RECIPE_HEADROOM, Sizer};
 use super::memory::GIB;
 use super::text::{gpus_with, thousands};
@@ -22,7 +22,7 @@ pub fn choose_mig(
     req: &SizingRequest,
     gpu: &'static Gpu,
     sizer: &Sizer,
-    ctx: &Context,
+    ctx: &ContextTarget,
 ) -> Result<(Option<&'static MigProfile>, Option<String>), SizingError> {
     match &req.mig {
         MigChoice::Profile(name) => {
@@ -63,7 +63,7 @@ fn requested_slice(
     gpu: &'static Gpu,
     name: &str,
     sizer: &Sizer,
-    ctx: &Context,
+    ctx: &ContextTarget,
 ) -> Result<&'static MigProfile, SizingError> {
     if !gpu.has_mig() {
         return Err(SizingError::MigUnsupported {
@@ -128,7 +128,7 @@ fn auto_slice(
     req: &SizingRequest,
     gpu: &'static Gpu,
     sizer: &Sizer,
-    ctx: &Context,
+    ctx: &ContextTarget,
 ) -> (Option<&'static MigProfile>, Option<String>) {
     let m = sizer.model;
     if m.total_b > MIG_MAX_PARAMS_B {
@@ -185,7 +185,7 @@ mod tests {
 
     /// Runs `f` on the request's GPU, a bf16 sizer (2-byte KV cache, 0.9
     /// utilization) and the context the request asks for, as `size` does.
-    fn with<T>(r: &SizingRequest, f: impl FnOnce(&'static Gpu, &Sizer, &Context) -> T) -> T {
+    fn with<T>(r: &SizingRequest, f: impl FnOnce(&'static Gpu, &Sizer, &ContextTarget) -> T) -> T {
         let m: Model = resolve_model(r).unwrap().0;
         let ctx = context_target(r, &m).unwrap();
         let sizer = Sizer {

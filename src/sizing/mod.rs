@@ -17,11 +17,13 @@
 //! - `context`: the context to size for, and capping it to what fits.
 //! - `fit`: the memory arithmetic of one layout on one device.
 //! - `mig`: a MIG slice or whole GPUs.
+//! - `candidates`: the layouts considered, and the smallest that holds a context.
 //! - `layout`: TP x PP, requested or the smallest that holds the model.
 //! - `no_fit`: the error when nothing fits, with what would.
 //! - `host`: CPU, memory, /dev/shm and startup budget per replica.
 //! - `text`: how numbers and lists read in reasons and errors.
 
+mod candidates;
 mod config;
 mod context;
 mod decide;
@@ -47,7 +49,7 @@ pub use config::{CheckpointQuantization, ConfigError, ModelConfig, weights_index
 pub use error::{SizingError, TpLimits};
 pub use gpus::{Gpu, MigProfile, gpu, gpu_names, gpus};
 pub use memory::{Arch, GIB, VllmGeneration};
-pub use models::{ModelMatch, ModelSpec, lookup as lookup_model, model, models};
+pub use models::{CatalogModel, ModelMatch, lookup as lookup_model, model, models};
 pub use params::{ParamCount, count_from_id, parse_parameter_count, quantization_marker};
 pub use precision::{KvCacheDtype, MigChoice, Objective, Precision};
 
@@ -300,17 +302,17 @@ pub fn size(req: &SizingRequest) -> Result<Plan, SizingError> {
 
 /// Checks a tensor-parallel size against the attention heads of the model
 /// `req` names, with the rule [`size`] applies on every GPU type (see
-/// `layout::valid_tp`): for a Model's shardSpec, which no GPU type is chosen
+/// `candidates::valid_tp`): for a Model's shardSpec, which no GPU type is chosen
 /// for. Ok when the model cannot be resolved: sizing then says why.
 pub fn check_tensor_parallel(req: &SizingRequest, tp: u32) -> Result<(), String> {
     let Ok((m, _)) = model::resolve_model(req) else {
         return Ok(());
     };
     let (heads, kv) = (m.arch.attention_heads, m.arch.kv_heads);
-    if layout::valid_tp(heads, kv, tp) {
+    if candidates::valid_tp(heads, kv, tp) {
         return Ok(());
     }
-    let valid = layout::valid_tps(heads, kv, u32::MAX)
+    let valid = candidates::valid_tps(heads, kv, u32::MAX)
         .iter()
         .map(u32::to_string)
         .collect::<Vec<_>>()

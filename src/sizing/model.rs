@@ -10,7 +10,7 @@ use super::config::ModelConfig;
 use super::memory::{
     Arch, GIB, GUESSED_ROPE_POSITIONS, GUESSED_VOCAB, WeightParts, Weights, weights,
 };
-use super::models::{ModelMatch, ModelSpec, lookup};
+use super::models::{CatalogModel, ModelMatch, lookup};
 use super::params::{ParamCount, count_from_id, parse_parameter_count};
 use super::text::{gib, thousands};
 use super::{Precision, SizingError, SizingRequest};
@@ -19,7 +19,7 @@ use super::{Precision, SizingError, SizingRequest};
 pub struct Model {
     /// The id as the caller wrote it.
     pub id: String,
-    pub spec: Option<&'static ModelSpec>,
+    pub spec: Option<&'static CatalogModel>,
     /// The name errors use: the catalog id, else the caller's.
     pub name: String,
     pub arch: Arch,
@@ -187,7 +187,7 @@ fn from_config(
         .as_ref()
         .map(|q| q.precision)
         .or(c.dtype)
-        .or(spec.map(ModelSpec::native_precision));
+        .or(spec.map(CatalogModel::native_precision));
     let (shape_total, shape_active) = c.estimated_params_b();
     let (total_b, active_b, source) = if let Some(p) = explicit {
         (p.total_b, p.active_b, "as given".to_string())

@@ -15,7 +15,7 @@ const MODELS_CSV: &str = include_str!("data/models.csv");
 
 /// Architecture and size of one model, as its `config.json` and card say.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ModelSpec {
+pub struct CatalogModel {
     /// Hugging Face id, e.g. `meta-llama/Llama-3.1-8B-Instruct`.
     pub id: &'static str,
     /// Other ids of the same weights' architecture.
@@ -53,7 +53,7 @@ pub struct ModelSpec {
     pub sliding_window: u32,
 }
 
-impl ModelSpec {
+impl CatalogModel {
     /// The precision the published checkpoint stores its weights in.
     pub fn native_precision(&self) -> Precision {
         match self.native_dtype {
@@ -71,7 +71,7 @@ impl ModelSpec {
     }
 }
 
-static MODELS: LazyLock<Vec<ModelSpec>> = LazyLock::new(|| {
+static MODELS: LazyLock<Vec<CatalogModel>> = LazyLock::new(|| {
     MODELS_CSV
         .lines()
         .filter(|l| !l.trim().is_empty() && !l.starts_with('#') && !l.starts_with("id|"))
@@ -79,7 +79,7 @@ static MODELS: LazyLock<Vec<ModelSpec>> = LazyLock::new(|| {
         .collect()
 });
 
-fn parse_line(line: &'static str) -> ModelSpec {
+fn parse_line(line: &'static str) -> CatalogModel {
     let f: Vec<&'static str> = line.split('|').map(str::trim).collect();
     assert_eq!(f.len(), 19, "models.csv: expected 19 fields in `{line}`");
     let num = |s: &str| -> f64 {
@@ -90,7 +90,7 @@ fn parse_line(line: &'static str) -> ModelSpec {
         s.parse()
             .unwrap_or_else(|_| panic!("models.csv: bad integer `{s}` in `{line}`"))
     };
-    ModelSpec {
+    CatalogModel {
         id: f[0],
         aliases: f[1].split(';').filter(|a| !a.is_empty()).collect(),
         params_b: num(f[2]),
@@ -114,7 +114,7 @@ fn parse_line(line: &'static str) -> ModelSpec {
 }
 
 /// Every model in the catalog.
-pub fn models() -> &'static [ModelSpec] {
+pub fn models() -> &'static [CatalogModel] {
     &MODELS
 }
 
@@ -122,7 +122,7 @@ pub fn models() -> &'static [ModelSpec] {
 /// matched (a sentence for the plan's reasons).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ModelMatch {
-    pub spec: &'static ModelSpec,
+    pub spec: &'static CatalogModel,
     pub note: Option<String>,
 }
 
@@ -163,7 +163,7 @@ pub fn lookup(id: &str) -> Option<ModelMatch> {
     if wanted.is_empty() {
         return None;
     }
-    let ids = |m: &'static ModelSpec| std::iter::once(m.id).chain(m.aliases.iter().copied());
+    let ids = |m: &'static CatalogModel| std::iter::once(m.id).chain(m.aliases.iter().copied());
     if let Some(spec) = models()
         .iter()
         .find(|m| ids(m).any(|i| i.eq_ignore_ascii_case(&wanted)))
@@ -233,7 +233,7 @@ fn same_name(a: &str, b: &str) -> bool {
 }
 
 /// The catalog entry for `id`, matched as [`lookup`] does.
-pub fn model(id: &str) -> Option<&'static ModelSpec> {
+pub fn model(id: &str) -> Option<&'static CatalogModel> {
     lookup(id).map(|m| m.spec)
 }
 

@@ -4,9 +4,9 @@
 //! how to size, so it tries the obvious ways out (a shorter context, lower
 //! precision, a bigger GPU) and names the ones that work.
 
-use super::context::Context;
+use super::candidates::{MAX_NODES, smallest_layout};
+use super::context::ContextTarget;
 use super::fit::{Device, Fit, Sizer, layout_name};
-use super::layout::{MAX_NODES, smallest_layout};
 use super::{Gpu, Precision, SizingError, gpus};
 
 /// The error for a model that no candidate layout holds.
@@ -15,7 +15,7 @@ pub fn no_fit(
     gpu: &Gpu,
     precision: Precision,
     cands: &[(u32, u32)],
-    ctx: &Context,
+    ctx: &ContextTarget,
 ) -> SizingError {
     let m = sizer.model;
     if ctx.explicit
@@ -62,7 +62,7 @@ fn context_is_the_problem(
     sizer: &Sizer,
     gpu: &Gpu,
     cands: &[(u32, u32)],
-    ctx: &Context,
+    ctx: &ContextTarget,
 ) -> Option<SizingError> {
     let best = cands
         .iter()

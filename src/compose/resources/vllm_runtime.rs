@@ -16,8 +16,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use crate::compose::steps::weights_cache::{HF_HOME, WeightsCache};
 use crate::input::{Image, Settings};
 use crate::manifests::vllm_runtime::{
-    DeploymentConfig, DeploymentStrategy, EnvVar, HfTokenSecret, ImageSpec, ModelSpec,
-    ResourceSpec, StorageAccessMode, VLLMConfig, VLLMRuntime, VLLMRuntimeSpec,
+    DeploymentConfig, DeploymentStrategy, EnvVar, HfTokenSecret, ImageSpec, ResourceSpec,
+    RuntimeModelSpec, StorageAccessMode, VLLMConfig, VLLMRuntime, VLLMRuntimeSpec,
 };
 use crate::sizing::Plan;
 
@@ -83,7 +83,7 @@ pub fn vllm_runtime(p: &RuntimeParams) -> crate::compose::Manifest {
             ..Default::default()
         },
         spec: VLLMRuntimeSpec {
-            model: ModelSpec {
+            model: RuntimeModelSpec {
                 model_url: p.model_url.to_string(),
                 dtype: Some(plan.dtype.clone()),
                 max_model_len: i32::try_from(plan.max_model_len).ok(),

@@ -1,0 +1,73 @@
+//! The layouts the engine considers for a model on a GPU, in order of
+//! preference, and the smallest of them that holds a given context: the
+//! search every other decision (the chosen layout, the context cap, the
+//! suggestions when nothing fits) is built on.
+
+use super::Gpu;
+use super::fit::{Fit, Sizer};
+use super::model::Model;
+
+/// Largest replica the engine plans, in nodes.
+pub const MAX_NODES: u32 = 16;
+
+/// vLLM's rule: heads % tp == 0 and (kv % tp == 0 or tp % kv == 0).
+pub fn valid_tp(heads: u32, kv_heads: u32, tp: u32) -> bool {
+    tp > 0
+        && kv_heads > 0
+        && heads.is_multiple_of(tp)
+        && (kv_heads.is_multiple_of(tp) || tp.is_multiple_of(kv_heads))
+}
+
+/// Powers of two up to `per_node` that are valid tensor-parallel sizes.
+pub fn valid_tps(heads: u32, kv_heads: u32, per_node: u32) -> Vec<u32> {
+    std::iter::successors(Some(1u32), |t| t.checked_mul(2))
+        .take_while(|t| *t <= per_node.max(1))
+        .filter(|t| valid_tp(heads, kv_heads, *t))
+        .collect()
+}
+
+/// Layouts in order of preference: TP alone within a node, then TP x PP
+/// within a node, then whole nodes with TP = the largest valid TP.
+pub fn candidates(m: &Model, gpu: &Gpu, tp: Option<u32>, pp: Option<u32>) -> Vec<(u32, u32)> {
+    let per_node = gpu.per_node;
+    let tps = match tp {
+        Some(t) => vec![t],
+        None => valid_tps(m.arch.attention_heads, m.arch.kv_heads, per_node),
+    };
+    let max_tp = tps.iter().copied().max().unwrap_or(1);
+    let max_gpus = per_node.saturating_mul(MAX_NODES);
+    let pps: Vec<u32> = match pp {
+        Some(p) => vec![p],
+        None => (1..=m.arch.layers.min(max_gpus)).collect(),
+    };
+    let mut single = Vec::new();
+    let mut staged = Vec::new();
+    let mut multi = Vec::new();
+    for &t in &tps {
+        for &p in &pps {
+            let Some(n) = t.checked_mul(p).filter(|n| *n <= max_gpus) else {
+                continue;
+            };
+            if n <= per_node {
+                if p == 1 {
+                    single.push((t, p));
+                } else {
+                    staged.push((t, p));
+                }
+            } else if n % per_node == 0 && (t == max_tp || tp.is_some()) {
+                multi.push((t, p));
+            }
+        }
+    }
+    single.sort_by_key(|&(t, _)| t);
+    staged.sort_by_key(|&(t, p)| (t * p, p));
+    multi.sort_by_key(|&(t, p)| (t * p, p));
+    single.into_iter().chain(staged).chain(multi).collect()
+}
+
+/// The smallest layout of any shape that holds `tokens`, for suggestions.
+pub fn smallest_layout(sizer: &Sizer, gpu: &Gpu, tokens: u64) -> Option<Fit> {
+    sizer
+        .search(gpu, &candidates(sizer.model, gpu, None, None), tokens)
+        .0
+}
