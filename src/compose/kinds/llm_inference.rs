@@ -368,7 +368,13 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
             false,
             "Starting",
             format!(
-                "the vLLM runtime has no available replica yet; it will serve at {}",
+                "{}; it will serve at {}",
+                match runtime {
+                    Runtime::VllmRuntime => "the vLLM runtime has no available replica yet",
+                    Runtime::Deployment =>
+                        "the model server's Deployment has no available replica yet",
+                    Runtime::LeaderWorkerSet => "no LeaderWorkerSet group is ready yet",
+                },
                 internal_url(&runtime_name, &namespace)
             ),
         )
