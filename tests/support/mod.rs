@@ -6,6 +6,7 @@
 #![allow(dead_code)]
 
 pub mod manifests;
+pub mod models;
 pub mod schema;
 
 use std::io::{BufRead, BufReader};

@@ -1,0 +1,386 @@
+//! Model, call by call: its plans on each GPU type the platform offers, its
+//! size and card, shard specs the heads cannot be split by, its config.json
+//! inline or from a ConfigMap read through Crossplane, and what an
+//! LLMInference with `modelRef` reads from it.
+
+mod support;
+
+use function_inference::protocol::full;
+use serde_json::{Value, json};
+use support::models::*;
+use support::*;
+
+#[test]
+fn a_model_reports_its_plans_its_size_and_its_card() {
+    let rsp = call(&request(
+        "m1",
+        model_xr(llama_8b()["spec"].clone(), json!({})),
+    ));
+    assert_eq!(rsp.results, vec![]);
+    let st = desired_status(&rsp);
+    assert_eq!(st["phase"], "Ready");
+    assert_eq!(st["modelId"], "meta-llama/Llama-3.1-8B-Instruct");
+    assert_eq!(st["serveableOn"], "L4,L40S,A100-80GB,H100-80GB");
+    assert_eq!(
+        st["size"],
+        json!({"declared": "16Gi", "derivedGiB": 14.9, "formula": "8.00B parameters x 2 bytes (fp16) = 14.90 GiB", "consistent": true})
+    );
+    assert_eq!(st["plans"].as_array().map(Vec::len), Some(4));
+    assert_eq!(
+        rsp.conditions,
+        vec![condition(
+            "Servable",
+            full::Status::ConditionTrue,
+            "Planned",
+            "servable on L4, L40S, A100-80GB, H100-80GB"
+        )]
+    );
+    let card = manifest(&rsp, "model_card");
+    assert_eq!(card["metadata"]["name"], "llama-8b-model");
+    let model_json: Value =
+        serde_json::from_str(card["data"]["model.json"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        model_json,
+        json!({"name": "llama-8b", "weightsURI": "hf://meta-llama/Llama-3.1-8B-Instruct",
+               "modelId": "meta-llama/Llama-3.1-8B-Instruct", "size": "16Gi", "quantization": "fp16",
+               "parameterCount": "8B", "architecture": "llama"})
+    );
+
+    // A declared size that contradicts parameters x precision is a warning, once.
+    let mut spec = llama_8b()["spec"].clone();
+    spec["size"] = json!("4Gi");
+    let rsp = call(&request("m2", model_xr(spec.clone(), json!({}))));
+    let w = "spec.size 4Gi (4.00 GiB) contradicts 8.00B parameters x 2 bytes (fp16) = 14.90 GiB; check spec.parameterCount and spec.quantization, or correct spec.size";
+    assert_eq!(rsp.results, vec![warning("ModelWarning", w)]);
+    assert_eq!(desired_status(&rsp)["size"]["consistent"], false);
+    assert_eq!(
+        call(&request("m3", model_xr(spec, json!({"warnings": [w]})))).results,
+        vec![]
+    );
+
+    // Weights no offered GPU can hold: Failed, with each GPU type's reason.
+    let mut req = request(
+        "m4",
+        model_xr(
+            json!({"weightsURI": "hf://meta-llama/Llama-3.1-405B-Instruct", "quantization": "fp32"}),
+            json!({}),
+        ),
+    );
+    req.input = Some(input(json!({"defaults": {"offeredGpuTypes": ["L4"]}})));
+    let rsp = call(&req);
+    let st = desired_status(&rsp);
+    assert_eq!(st["phase"], "Failed");
+    assert!(
+        st["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("no offered GPU type (L4) can serve the Model: L4: "),
+        "{}",
+        st["reason"]
+    );
+    assert_eq!(
+        rsp.conditions[0].status,
+        full::Status::ConditionFalse as i32
+    );
+}
+
+#[test]
+fn llm_inference_model_ref_waits_for_and_serves_the_model() {
+    let xr = json!({"apiVersion": "infer.dev/v1alpha1", "kind": "LLMInference",
+                    "metadata": {"name": "chat", "namespace": "team-a"},
+                    "spec": {"modelRef": {"name": "llama-8b"}, "gpuType": "L40S"}});
+    let rsp = call(&request("l1", xr.clone()));
+    assert_eq!(fatals(&rsp), Vec::<&str>::new());
+    assert_eq!(rsp.requirements, requirement());
+    assert_eq!(names(&rsp), Vec::<String>::new());
+    assert_eq!(rsp.conditions[0].reason, "WaitingForModel");
+
+    let mut m = llama_8b();
+    m["spec"]["cachePolicy"] = json!({"priority": "low"});
+    let rsp = call(&with_model(request("l2", xr), vec![m]));
+    assert_eq!(fatals(&rsp), Vec::<&str>::new());
+    assert_eq!(rsp.requirements, requirement());
+    let runtime = manifest(&rsp, "vllm_runtime");
+    assert_eq!(
+        runtime["spec"]["model"]["modelURL"],
+        "meta-llama/Llama-3.1-8B-Instruct"
+    );
+    assert_eq!(runtime["spec"]["model"]["dtype"], "float16");
+    assert_eq!(runtime["spec"]["storageConfig"]["size"], "18Gi");
+}
+
+/// A tensor-parallel shardSpec the Model's attention heads cannot be split
+/// by fails the Model itself (phase Failed, the field and the rule named
+/// once), not each plan on its own, and not only once a runtime serves it.
+#[test]
+fn a_shard_spec_the_heads_cannot_be_split_by_fails_the_model() {
+    let mut m = example_model();
+    m["spec"]["shardSpec"] = json!({"count": 3, "strategy": "tensor-parallel"});
+    let rsp = call(&request("m", m));
+    let reason = "spec.shardSpec.count: tensor parallel 3 does not split the 32 attention heads and 8 KV heads of \
+                  meta-llama/Llama-3.1-8B-Instruct: the attention heads must divide by it, and the KV heads divide \
+                  by it or it by them; use 1, 2, 4, 8, 16, 32";
+    assert!(fatals(&rsp).is_empty(), "{:?}", rsp.results);
+    let status = desired_status(&rsp);
+    assert_eq!(status["phase"], "Failed");
+    assert_eq!(status["reason"], reason);
+    assert_eq!(
+        rsp.conditions,
+        vec![condition(
+            "Servable",
+            full::Status::ConditionFalse,
+            "InvalidShardSpec",
+            reason
+        )]
+    );
+    assert!(names(&rsp).contains(&"model_card".to_string()));
+    // A valid one is still Ready.
+    let mut m = example_model();
+    m["spec"]["shardSpec"] = json!({"count": 2, "strategy": "tensor-parallel"});
+    assert_eq!(desired_status(&call(&request("m", m)))["phase"], "Ready");
+}
+
+fn example_model() -> Value {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples/configuration/agents/model.yaml");
+    serde_yaml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// CodeLlama-7b under a name the catalog does not know.
+fn codellama(spec: Value) -> Value {
+    let mut s = json!({"weightsURI": "hf://example/my-codellama"});
+    s.as_object_mut()
+        .unwrap()
+        .extend(spec.as_object().unwrap().clone());
+    model_xr(s, json!({}))
+}
+
+fn first_plan(rsp: &full::RunFunctionResponse) -> Value {
+    desired_status(rsp)["plans"][0]["plan"].clone()
+}
+
+#[test]
+fn a_model_with_its_config_json_is_sized_exactly_and_without_it_warns() {
+    let index = std::fs::read_to_string(data("models/codellama-7b-index.json")).unwrap();
+    let total = function_inference::sizing::weights_index_total_bytes(&index).unwrap();
+    let rsp = call(&request(
+        "c1",
+        codellama(
+            json!({"config": codellama_config(), "weightsIndex": {"totalSize": total},
+                         "kvCacheDtype": "fp8", "objective": "minimal"}),
+        ),
+    ));
+    assert_eq!(rsp.results, vec![]);
+    let st = desired_status(&rsp);
+    assert_eq!(st["phase"], "Ready");
+    let plan = first_plan(&rsp);
+    assert_eq!(plan["architectureGuessed"], false);
+    assert_eq!(plan["kvCacheDtype"], "fp8");
+    assert_eq!(plan["objective"], "minimal");
+    // The engine with the same config and index gives the same plan.
+    let engine = function_inference::sizing::size(&function_inference::sizing::SizingRequest {
+        model_id: "example/my-codellama".into(),
+        gpu_type: "L4".into(),
+        mig: function_inference::sizing::MigChoice::None,
+        kv_cache_dtype: function_inference::sizing::KvCacheDtype::Fp8,
+        objective: function_inference::sizing::Objective::Minimal,
+        model_config: Some(
+            function_inference::sizing::ModelConfig::from_json(&codellama_config().to_string())
+                .unwrap(),
+        ),
+        checkpoint_bytes: Some(total),
+        ..Default::default()
+    })
+    .unwrap();
+    assert_eq!(plan["gpuCount"], engine.gpu_count);
+    assert_eq!(plan["reasons"], json!(engine.reasons));
+    // The card keeps what was given.
+    let card: Value = serde_json::from_str(
+        manifest(&rsp, "model_card")["data"]["model.json"]
+            .as_str()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(card["config"], codellama_config());
+    assert_eq!(card["weightsIndex"], json!({"totalSize": total}));
+
+    // Without it: the id's size, a guessed architecture, and a warning
+    // saying how to give the config, once.
+    let guessed = codellama(json!({"parameterCount": "7B"}));
+    let rsp = call(&request("c2", guessed.clone()));
+    let w = "example/my-codellama is not in the model catalog and no config.json was given: its architecture was guessed \
+             on the safe side (multi-head attention, a large vocabulary), which can plan more GPUs than it needs; set the \
+             Model's spec.config to the model's config.json, or spec.configFrom.configMapRef to a ConfigMap with the key \
+             config.json";
+    assert_eq!(rsp.results, vec![warning("ModelWarning", w)]);
+    assert_eq!(first_plan(&rsp)["architectureGuessed"], true);
+    let mut seen = guessed;
+    seen["status"] = json!({"warnings": [w]});
+    assert_eq!(call(&request("c3", seen)).results, vec![]);
+
+    // Both an inline config and a ConfigMap: which one is meant is unclear.
+    let both = codellama(json!({"config": codellama_config(),
+                                 "configFrom": {"configMapRef": {"name": "codellama-config"}}}));
+    assert_eq!(
+        fatals(&call(&request("c4", both))),
+        vec![
+            "spec.config and spec.configFrom are both set; give the config.json once: inline (config) or from a ConfigMap (configFrom)"
+        ]
+    );
+}
+
+#[test]
+fn a_model_reads_its_config_from_a_config_map_through_crossplane() {
+    let xr = codellama(json!({"configFrom": {"configMapRef": {"name": "codellama-config"}}}));
+    let requirements = Some(full::Requirements {
+        resources: [(
+            "model-config".to_string(),
+            config_map_selector("codellama-config"),
+        )]
+        .into(),
+        ..Default::default()
+    });
+    // Not looked up yet: ask, and wait without a FATAL.
+    let rsp = call(&request("r1", xr.clone()));
+    let message = "waiting for Crossplane to look up ConfigMap team-a/codellama-config (spec.configFrom.configMapRef)";
+    assert_eq!(rsp.results, vec![]);
+    assert_eq!(rsp.requirements, requirements);
+    assert_eq!(
+        rsp.conditions,
+        vec![condition(
+            "ModelConfigResolved",
+            full::Status::ConditionUnknown,
+            "WaitingForModelConfig",
+            message
+        )]
+    );
+    assert_eq!(desired_status(&rsp)["waitingFor"], message);
+    assert_eq!(names(&rsp), Vec::<String>::new());
+
+    // Looked up and missing: a warning once, the condition False.
+    let rsp = call(&with_config_map(request("r2", xr.clone()), vec![]));
+    let missing = "waiting for ConfigMap team-a/codellama-config (spec.configFrom.configMapRef): it does not exist yet; \
+                   create it with the model's config.json under the key config.json";
+    assert_eq!(rsp.results, vec![warning("ModelConfigNotFound", missing)]);
+    assert_eq!(rsp.requirements, requirements);
+    assert_eq!(rsp.conditions[0].reason, "ModelConfigNotFound");
+    let mut seen = xr.clone();
+    seen["status"] = json!({"waitingFor": missing});
+    assert_eq!(
+        call(&with_config_map(request("r3", seen), vec![])).results,
+        vec![]
+    );
+
+    // Found: sized from it, the requirement kept.
+    let index = std::fs::read_to_string(data("models/codellama-7b-index.json")).unwrap();
+    let found = config_map(
+        "codellama-config",
+        json!({"config.json": codellama_config().to_string(), "model.safetensors.index.json": index}),
+    );
+    let rsp = call(&with_config_map(request("r4", xr.clone()), vec![found]));
+    assert_eq!(rsp.results, vec![]);
+    assert_eq!(rsp.requirements, requirements);
+    assert_eq!(desired_status(&rsp)["phase"], "Ready");
+    assert_eq!(first_plan(&rsp)["architectureGuessed"], false);
+    let inline = call(&request(
+        "r5",
+        codellama(json!({"config": codellama_config(),
+                         "weightsIndex": {"totalSize": function_inference::sizing::weights_index_total_bytes(&index).unwrap()}})),
+    ));
+    assert_eq!(
+        desired_status(&rsp)["plans"],
+        desired_status(&inline)["plans"],
+        "a ConfigMap and the same config inline size alike"
+    );
+
+    // Unusable: a FATAL naming the field and the key, the requirement kept.
+    for (data, why) in [
+        (
+            json!({"config.json": "{not json"}),
+            "key config.json: config.json is not valid JSON: key must be a string at line 1 column 2",
+        ),
+        (
+            json!({"README": "see hf"}),
+            "has neither config.json nor model.safetensors.index.json under data (its keys: README); put the model's config.json under config.json",
+        ),
+        (
+            json!({"config.json": format!("{{\"pad\": \"{}\"}}", "x".repeat(300 * 1024))}),
+            "key config.json is 301 KiB; a config.json is a few KiB (at most 256 KiB accepted): give the model's config.json, not its weights or tokenizer",
+        ),
+    ] {
+        let rsp = call(&with_config_map(
+            request("r6", xr.clone()),
+            vec![config_map("codellama-config", data)],
+        ));
+        assert_eq!(
+            fatals(&rsp),
+            vec![
+                format!("spec.configFrom.configMapRef: ConfigMap team-a/codellama-config: {why}")
+                    .as_str()
+            ]
+        );
+        assert_eq!(rsp.requirements, requirements);
+    }
+}
+
+#[test]
+fn llm_inference_model_ref_inherits_the_models_config_kv_dtype_and_objective() {
+    let m = model(
+        "llama-8b",
+        json!({"weightsURI": "hf://example/my-codellama", "kvCacheDtype": "fp8", "objective": "minimal",
+               "configFrom": {"configMapRef": {"name": "codellama-config"}}}),
+    );
+    let xr = json!({"apiVersion": "infer.dev/v1alpha1", "kind": "LLMInference",
+                    "metadata": {"name": "code", "namespace": "team-a"},
+                    "spec": {"modelRef": {"name": "llama-8b"}, "gpuType": "L4"}});
+    let mut want_requirements = requirement().unwrap();
+    want_requirements.resources.insert(
+        "model-config".into(),
+        config_map_selector("codellama-config"),
+    );
+
+    // The Model found: its ConfigMap asked for, and waited for.
+    let rsp = call(&with_model(request("i1", xr.clone()), vec![m.clone()]));
+    assert_eq!(fatals(&rsp), Vec::<&str>::new());
+    assert_eq!(rsp.requirements, Some(want_requirements.clone()));
+    assert_eq!(rsp.conditions[0].reason, "WaitingForModelConfig");
+    assert_eq!(names(&rsp), Vec::<String>::new());
+
+    // Both there: served with the Model's facts.
+    let cm = config_map(
+        "codellama-config",
+        json!({"config.json": codellama_config().to_string()}),
+    );
+    let rsp = call(&with_config_map(
+        with_model(request("i2", xr.clone()), vec![m.clone()]),
+        vec![cm.clone()],
+    ));
+    assert_eq!(fatals(&rsp), Vec::<&str>::new());
+    assert_eq!(rsp.requirements, Some(want_requirements.clone()));
+    let runtime = manifest(&rsp, "vllm_runtime");
+    assert_eq!(
+        runtime["spec"]["vllmConfig"]["extraArgs"],
+        json!(["--kv-cache-dtype", "fp8"])
+    );
+    let plan = &desired_status(&rsp)["plan"];
+    assert_eq!(plan["objective"], "minimal");
+    assert_eq!(plan["kvCacheDtype"], "fp8");
+    assert_eq!(plan["architectureGuessed"], false);
+
+    // The LLMInference's own fields win.
+    let mut own = xr;
+    own["spec"]["objective"] = json!("balanced");
+    own["spec"]["kvCacheDtype"] = json!("auto");
+    let rsp = call(&with_config_map(
+        with_model(request("i3", own), vec![m]),
+        vec![cm],
+    ));
+    assert_eq!(fatals(&rsp), Vec::<&str>::new(), "{:?}", rsp.results);
+    let plan = &desired_status(&rsp)["plan"];
+    assert_eq!(plan["objective"], "balanced");
+    assert_eq!(plan["kvCacheDtype"], "auto");
+    assert_eq!(
+        manifest(&rsp, "vllm_runtime")["spec"]["vllmConfig"]["extraArgs"],
+        Value::Null
+    );
+}

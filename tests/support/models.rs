@@ -1,0 +1,116 @@
+//! Models as Crossplane sends them, and what the tests of the kinds that
+//! read one (Model, LLMInference with modelRef, AgentPool) share: the
+//! `model` and `model-config` requirements and reading a response.
+
+use function_inference::protocol::full;
+use function_inference::protocol::struct_json::struct_to_json;
+use serde_json::{Value, json};
+
+use super::{data, resource};
+
+pub fn model(name: &str, spec: Value) -> Value {
+    json!({
+        "apiVersion": "infer.dev/v1alpha1", "kind": "Model",
+        "metadata": {"name": name, "namespace": "team-a"},
+        "spec": spec,
+    })
+}
+
+pub fn llama_8b() -> Value {
+    model(
+        "llama-8b",
+        json!({"weightsURI": "hf://meta-llama/Llama-3.1-8B-Instruct", "size": "16Gi",
+               "quantization": "fp16", "parameterCount": "8B", "architecture": "llama"}),
+    )
+}
+
+/// A request carrying what Crossplane fetched for the `model` requirement.
+pub fn with_model(
+    mut req: full::RunFunctionRequest,
+    models: Vec<Value>,
+) -> full::RunFunctionRequest {
+    req.required_resources.insert(
+        "model".into(),
+        full::Resources {
+            items: models.into_iter().map(resource).collect(),
+        },
+    );
+    req
+}
+
+pub fn requirement() -> Option<full::Requirements> {
+    Some(full::Requirements {
+        resources: [(
+            "model".to_string(),
+            full::ResourceSelector {
+                api_version: "infer.dev/v1alpha1".into(),
+                kind: "Model".into(),
+                namespace: Some("team-a".into()),
+                r#match: Some(full::resource_selector::Match::MatchName("llama-8b".into())),
+            },
+        )]
+        .into(),
+        ..Default::default()
+    })
+}
+
+pub fn manifest(rsp: &full::RunFunctionResponse, name: &str) -> Value {
+    let r = &rsp.desired.as_ref().unwrap().resources[name];
+    Value::Object(struct_to_json(r.resource.as_ref().unwrap()))
+}
+
+pub fn names(rsp: &full::RunFunctionResponse) -> Vec<String> {
+    rsp.desired
+        .as_ref()
+        .unwrap()
+        .resources
+        .keys()
+        .cloned()
+        .collect()
+}
+
+pub fn fatals(rsp: &full::RunFunctionResponse) -> Vec<&str> {
+    rsp.results
+        .iter()
+        .filter(|r| r.severity == full::Severity::Fatal as i32)
+        .map(|r| r.message.as_str())
+        .collect()
+}
+
+pub fn model_xr(spec: Value, status: Value) -> Value {
+    json!({"apiVersion": "infer.dev/v1alpha1", "kind": "Model",
+           "metadata": {"name": "llama-8b", "namespace": "team-a"}, "spec": spec, "status": status})
+}
+
+pub fn codellama_config() -> Value {
+    serde_json::from_str(&std::fs::read_to_string(data("models/codellama-7b-config.json")).unwrap())
+        .unwrap()
+}
+
+pub fn config_map(name: &str, data: Value) -> Value {
+    json!({"apiVersion": "v1", "kind": "ConfigMap",
+           "metadata": {"name": name, "namespace": "team-a"}, "data": data})
+}
+
+/// A request carrying what Crossplane fetched for the `model-config` requirement.
+pub fn with_config_map(
+    mut req: full::RunFunctionRequest,
+    maps: Vec<Value>,
+) -> full::RunFunctionRequest {
+    req.required_resources.insert(
+        "model-config".into(),
+        full::Resources {
+            items: maps.into_iter().map(resource).collect(),
+        },
+    );
+    req
+}
+
+pub fn config_map_selector(name: &str) -> full::ResourceSelector {
+    full::ResourceSelector {
+        api_version: "v1".into(),
+        kind: "ConfigMap".into(),
+        namespace: Some("team-a".into()),
+        r#match: Some(full::resource_selector::Match::MatchName(name.into())),
+    }
+}
