@@ -519,12 +519,6 @@ fn a_step_input_that_is_not_a_struct_is_fatal_and_keeps_earlier_steps() {
     assert_eq!(rsp.desired, Some(earlier_desired()));
 }
 
-fn example(path: &str) -> Value {
-    let text = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path))
-        .unwrap();
-    serde_yaml::from_str(&text).unwrap()
-}
-
 /// Sets (or with `null`, removes) the field at a dotted path.
 fn set(v: &mut Value, path: &str, x: Value) {
     let parts: Vec<&str> = path.split('.').collect();

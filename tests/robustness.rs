@@ -128,10 +128,6 @@ async fn a_panicking_composer_is_answered_fatal_logged_and_the_server_keeps_serv
 // Nothing is lost
 // ---------------------------------------------------------------------------
 
-fn call(req: &full::RunFunctionRequest) -> full::RunFunctionResponse {
-    from_wire(&run_function(to_wire(req)).response).unwrap()
-}
-
 /// What an earlier pipeline step desired for an LLMInference.
 fn earlier() -> full::State {
     let mut s = earlier_desired();
@@ -625,12 +621,6 @@ proptest! {
         req.desired = Some(earlier_desired());
         check(to_wire(&req))?;
     }
-}
-
-fn example(path: &str) -> Value {
-    let text = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path))
-        .unwrap();
-    serde_yaml::from_str(&text).unwrap()
 }
 
 /// A Model that disappears keeps everything composed from it: the next

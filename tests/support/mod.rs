@@ -312,6 +312,13 @@ pub fn assert_not_fatal(results: &[full::Result], context: &str) {
     );
 }
 
+/// A file of this repository (an example, usually) read as YAML.
+pub fn example(path: &str) -> Value {
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(path))
+        .unwrap_or_else(|e| panic!("{path}: {e}"));
+    serde_yaml::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
 /// Runs the core on a full request, as the server would, and decodes the answer.
 pub fn call(req: &full::RunFunctionRequest) -> full::RunFunctionResponse {
     function_inference::protocol::from_wire(
