@@ -13,8 +13,8 @@
 use serde_json::Value;
 
 use crate::compose::steps::model_facts::{ModelFacts, parse_config};
+use crate::compose::steps::model_ref::{WaitingFor, waiting_for};
 use crate::compose::{ComposeRequest, Composition, Refusal};
-use crate::outcome;
 use crate::protocol::struct_json::struct_to_json;
 use crate::protocol::wire::{ResourceSelector, resource_selector::Match};
 use crate::sizing::weights_index_total_bytes;
@@ -141,11 +141,8 @@ pub fn resolve(
     Ok(Lookup::Ready)
 }
 
-/// The composition of a composer that waits for the ConfigMap: a
-/// condition, `status` (which should say what it waits for), the resources
-/// in `keep` kept as observed, and a warning only when the ConfigMap turns
-/// out missing and the observed status (`waitingFor`) did not say so yet.
-/// The caller adds its requirements.
+/// The composition of a composer that waits for the ConfigMap (see
+/// [`waiting_for`]). The caller adds its requirements.
 pub fn waiting(
     req: &ComposeRequest,
     message: &str,
@@ -153,26 +150,18 @@ pub fn waiting(
     status: crate::compose::Status,
     keep: &[&str],
 ) -> Composition {
-    let mut out = Composition {
+    waiting_for(
+        &WaitingFor {
+            condition: MODEL_CONFIG_RESOLVED,
+            not_found: "ModelConfigNotFound",
+            waiting: "WaitingForModelConfig",
+        },
+        req,
+        message,
+        not_found,
         status,
-        keep_observed: keep.iter().map(|k| k.to_string()).collect(),
-        ..Default::default()
-    };
-    out.conditions.push(if not_found {
-        outcome::condition(MODEL_CONFIG_RESOLVED, false, "ModelConfigNotFound", message)
-    } else {
-        outcome::condition_unknown(MODEL_CONFIG_RESOLVED, "WaitingForModelConfig", message)
-    });
-    let observed = req.xr.status();
-    let seen = observed
-        .as_ref()
-        .and_then(|s| s.get("waitingFor"))
-        .and_then(Value::as_str);
-    if not_found && seen != Some(message) {
-        out.results
-            .push(outcome::warning("ModelConfigNotFound", message));
-    }
-    out
+        keep,
+    )
 }
 
 /// The warning a plan on a guessed architecture gets: what was guessed, and

@@ -119,23 +119,60 @@ pub fn waiting(
     status: crate::compose::Status,
     keep: &[&str],
 ) -> Composition {
+    waiting_for(
+        &WaitingFor {
+            condition: MODEL_RESOLVED,
+            not_found: "ModelNotFound",
+            waiting: "WaitingForModel",
+        },
+        req,
+        message,
+        not_found,
+        status,
+        keep,
+    )
+}
+
+/// What a composer waits for, in the words of its condition.
+pub struct WaitingFor {
+    /// The condition type.
+    pub condition: &'static str,
+    /// Its reason (and the warning's) once the resource turns out missing.
+    pub not_found: &'static str,
+    /// Its reason while the resource may still come.
+    pub waiting: &'static str,
+}
+
+/// The composition of a composer that waits for a required resource: a
+/// condition, `status` (which should say what it waits for), the resources
+/// in `keep` kept as observed, and a warning only when the resource turns
+/// out missing and the observed status (`waitingFor`) did not say so yet.
+/// The caller adds its requirements.
+pub fn waiting_for(
+    what: &WaitingFor,
+    req: &ComposeRequest,
+    message: &str,
+    not_found: bool,
+    status: crate::compose::Status,
+    keep: &[&str],
+) -> Composition {
     let mut out = Composition {
         status,
         keep_observed: keep.iter().map(|k| k.to_string()).collect(),
         ..Default::default()
     };
     out.conditions.push(if not_found {
-        outcome::condition(MODEL_RESOLVED, false, "ModelNotFound", message)
+        outcome::condition(what.condition, false, what.not_found, message)
     } else {
-        outcome::condition_unknown(MODEL_RESOLVED, "WaitingForModel", message)
+        outcome::condition_unknown(what.condition, what.waiting, message)
     });
-    let status = req.xr.status();
-    let seen = status
+    let observed = req.xr.status();
+    let seen = observed
         .as_ref()
         .and_then(|s| s.get("waitingFor"))
         .and_then(Value::as_str);
     if not_found && seen != Some(message) {
-        out.results.push(outcome::warning("ModelNotFound", message));
+        out.results.push(outcome::warning(what.not_found, message));
     }
     out
 }
