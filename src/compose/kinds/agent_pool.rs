@@ -14,7 +14,8 @@ use std::collections::BTreeMap;
 
 use crate::compose::kinds::llm_inference::{layout_summary, plan_status, runtime_name};
 use crate::compose::resources::agent_config::{
-    ModelEndpoint, agent_config_map, check_no_credentials, config_document, config_hash, memory_env,
+    ModelEndpoint, agent_config_map, check_no_credentials, config_data, config_document,
+    config_hash, memory_env,
 };
 use crate::compose::resources::agent_deployment::{
     AgentDeploymentParams, agent_deployment, config_path, env,
@@ -519,8 +520,9 @@ fn compose_pool(
         },
         spec.session_affinity.as_ref(),
     );
-    let config = agent_config_map(&config_name, &namespace, labels.clone(), &document);
-    check_config_size(&document)?;
+    let data = config_data(&document);
+    check_config_size(&document, &data)?;
+    let config = agent_config_map(&config_name, &namespace, labels.clone(), data);
     let ready = req.observed.readiness(AGENT_CONFIG);
     out.resources.insert(
         AGENT_CONFIG.into(),
@@ -886,8 +888,10 @@ fn size(
 
 /// Refuses an agent configuration larger than a ConfigMap holds, naming
 /// the spec fields that made it large.
-fn check_config_size(document: &serde_json::Value) -> Result<(), Refusal> {
-    let data = crate::compose::resources::agent_config::config_data(document);
+fn check_config_size(
+    document: &serde_json::Value,
+    data: &BTreeMap<String, String>,
+) -> Result<(), Refusal> {
     let field = |key: &str| match key {
         "systemPrompt" => "spec.agentClass.systemPrompt",
         "tools" => "spec.agentClass.toolPermissions",
@@ -904,7 +908,7 @@ fn check_config_size(document: &serde_json::Value) -> Result<(), Refusal> {
         .flatten()
         .map(|(k, v)| (field(k).to_string(), v.to_string().len()))
         .collect();
-    crate::compose::resources::config_map::check_size("the agent ConfigMap", &data, &parts)
+    crate::compose::resources::config_map::check_size("the agent ConfigMap", data, &parts)
         .map_err(|m| Refusal::new("ConfigTooLarge", m))
 }
 

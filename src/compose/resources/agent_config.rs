@@ -157,14 +157,15 @@ pub fn config_document(
     Value::Object(doc)
 }
 
-/// The ConfigMap holding the configuration document.
+/// The ConfigMap holding the configuration document, whose data is
+/// [`config_data`].
 pub fn agent_config_map(
     name: &str,
     namespace: &str,
     labels: BTreeMap<String, String>,
-    document: &Value,
+    data: BTreeMap<String, String>,
 ) -> crate::compose::Manifest {
-    config_map(name, namespace, labels, config_data(document))
+    config_map(name, namespace, labels, data)
 }
 
 /// The ConfigMap's data: the document, pretty-printed, under one key.
