@@ -90,22 +90,19 @@ pub fn decide(
             )],
         });
     };
-    let size = gib_quantity(plan.checkpoint_gib * CACHE_HEADROOM);
     let mode = match access_mode {
         StorageAccessMode::ReadWriteOnce => {
             "ReadWriteOnce, rolled out with Recreate since a surge pod on another node could not attach it"
         }
         _ => "ReadWriteMany, shared by the replicas",
     };
-    let class_text = match &class {
-        Some(c) => format!("storage class {c}"),
-        None => "the cluster's default storage class".to_string(),
-    };
-    let applied = format!(
-        "a {size} weights volume at {CACHE_MOUNT_PATH} (storageConfig, {mode}; {class_text}): the {:.1} GiB checkpoint plus 20% headroom, \
-         with HF_HOME on it so a restarted pod reuses the download",
-        plan.checkpoint_gib
-    );
+    let cache = weights_volume(plan, access_mode, class, |size, class_text| {
+        format!(
+            "a {size} weights volume at {CACHE_MOUNT_PATH} (storageConfig, {mode}; {class_text}): the {:.1} GiB checkpoint plus 20% headroom, \
+             with HF_HOME on it so a restarted pod reuses the download",
+            plan.checkpoint_gib
+        )
+    });
     let mut warnings = Vec::new();
     if slow {
         warnings.push(format!(
@@ -115,19 +112,37 @@ pub fn decide(
         ));
     }
     Ok(CacheDecision {
-        cache: Some(WeightsCache {
-            storage: StorageConfig {
-                enabled: Some(true),
-                size: Some(size),
-                mount_path: Some(CACHE_MOUNT_PATH.into()),
-                access_mode: Some(access_mode),
-                storage_class_name: class,
-                ..Default::default()
-            },
-            applied,
-        }),
+        cache: Some(cache),
         warnings,
     })
+}
+
+/// A volume of `access_mode` on `class` (None: the cluster's default)
+/// holding the plan's checkpoint with headroom; `applied` words it, given
+/// its size and its storage class in words.
+fn weights_volume(
+    plan: &Plan,
+    access_mode: StorageAccessMode,
+    class: Option<String>,
+    applied: impl FnOnce(&str, &str) -> String,
+) -> WeightsCache {
+    let size = gib_quantity(plan.checkpoint_gib * CACHE_HEADROOM);
+    let class_text = match &class {
+        Some(c) => format!("storage class {c}"),
+        None => "the cluster's default storage class".to_string(),
+    };
+    let applied = applied(&size, &class_text);
+    WeightsCache {
+        storage: StorageConfig {
+            enabled: Some(true),
+            size: Some(size),
+            mount_path: Some(CACHE_MOUNT_PATH.into()),
+            access_mode: Some(access_mode),
+            storage_class_name: class,
+            ..Default::default()
+        },
+        applied,
+    }
 }
 
 /// Where the weights volume of a runtime that sets its own startup probe
@@ -191,33 +206,20 @@ pub fn decide_own_probe(
             warnings,
         };
     };
-    let size = gib_quantity(plan.checkpoint_gib * CACHE_HEADROOM);
-    let class_text = match &class {
-        Some(c) => format!("storage class {c}"),
-        None => "the cluster's default storage class".to_string(),
-    };
     let why = if requested {
         "the Model's cachePolicy asks for it"
     } else {
         "a long download is kept when a pod restarts"
     };
-    let applied = format!(
-        "a {size} weights volume at {CACHE_MOUNT_PATH} ({mode}; {class_text}): the {:.1} GiB checkpoint plus 20% \
-         headroom, with HF_HOME on it; {why}",
-        plan.checkpoint_gib
-    );
+    let cache = weights_volume(plan, access_mode, class, |size, class_text| {
+        format!(
+            "a {size} weights volume at {CACHE_MOUNT_PATH} ({mode}; {class_text}): the {:.1} GiB checkpoint plus 20% \
+             headroom, with HF_HOME on it; {why}",
+            plan.checkpoint_gib
+        )
+    });
     CacheDecision {
-        cache: Some(WeightsCache {
-            storage: StorageConfig {
-                enabled: Some(true),
-                size: Some(size),
-                mount_path: Some(CACHE_MOUNT_PATH.into()),
-                access_mode: Some(access_mode),
-                storage_class_name: class,
-                ..Default::default()
-            },
-            applied,
-        }),
+        cache: Some(cache),
         warnings: Vec::new(),
     }
 }
