@@ -196,7 +196,9 @@ pub fn decide_own_probe(
         let warnings = requested
             .then(|| {
                 format!(
-                    "cachePolicy is not applied: {replicas} replicas ({replicas_from}) would share one weights                      volume, which needs ReadWriteMany, and the platform names no ReadWriteMany storage class                      (input.defaults.weightsCache.sharedStorageClassName); each pod downloads the weights itself"
+                    "cachePolicy is not applied: {replicas} replicas ({replicas_from}) would share one weights \
+                     volume, which needs ReadWriteMany, and the platform names no ReadWriteMany storage class \
+                     (input.defaults.weightsCache.sharedStorageClassName); each pod downloads the weights itself"
                 )
             })
             .into_iter()
@@ -282,6 +284,33 @@ mod tests {
         let storage = d.cache.unwrap().storage;
         assert_eq!(storage.access_mode, Some(StorageAccessMode::ReadWriteMany));
         assert_eq!(storage.storage_class_name.as_deref(), Some("efs"));
+    }
+
+    #[test]
+    fn a_shared_deployment_volume_without_a_shared_class_is_dropped_with_a_warning_in_plain_words()
+    {
+        let small = plan("Qwen/Qwen2.5-7B-Instruct", "L4");
+        let settings = WeightsCacheSettings::default();
+        let d = decide_own_probe(
+            true,
+            &small,
+            2,
+            "spec.replicas",
+            VolumeScope::Shared,
+            &settings,
+        );
+        assert_eq!(
+            d,
+            CacheDecision {
+                cache: None,
+                warnings: vec![
+                    "cachePolicy is not applied: 2 replicas (spec.replicas) would share one weights volume, which \
+                     needs ReadWriteMany, and the platform names no ReadWriteMany storage class \
+                     (input.defaults.weightsCache.sharedStorageClassName); each pod downloads the weights itself"
+                        .to_string()
+                ],
+            }
+        );
     }
 
     #[test]
