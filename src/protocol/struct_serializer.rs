@@ -130,10 +130,12 @@ impl Writer {
             self.out[start - 1] = len as u8;
             return;
         }
-        let mut varint = Vec::with_capacity(10);
-        prost::encoding::encode_varint(len as u64, &mut varint);
+        let mut varint = [0u8; 10];
+        let mut rest = &mut varint[..];
+        prost::encoding::encode_varint(len as u64, &mut rest);
+        let n = 10 - rest.len();
         self.out[start - 1] = varint[0];
-        self.out.splice(start..start, varint[1..].iter().copied());
+        self.out.splice(start..start, varint[1..n].iter().copied());
     }
 
     fn delimited(&mut self, tag: u8, bytes: &[u8]) {
