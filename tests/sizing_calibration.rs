@@ -20,6 +20,10 @@
 //! (tried for k = 1 to 16) never matches more rows than `balanced`: the
 //! published deployments keep from 1 to over 100 sequences of room.
 
+#[path = "support/csv.rs"]
+mod csv;
+
+use csv::fields;
 use function_inference::sizing::{
     self, KvCacheDtype, Objective, Precision, SizingRequest, lookup_model,
 };
@@ -39,20 +43,6 @@ pub struct Row {
     pub tp: u32,
     pub max_model_len: Option<u64>,
     pub source: String,
-}
-
-/// Splits one CSV line, honouring double quotes.
-fn fields(line: &str) -> Vec<String> {
-    let mut out = vec![String::new()];
-    let mut quoted = false;
-    for c in line.chars() {
-        match c {
-            '"' => quoted = !quoted,
-            ',' if !quoted => out.push(String::new()),
-            c => out.last_mut().unwrap().push(c),
-        }
-    }
-    out
 }
 
 pub fn rows() -> Vec<Row> {

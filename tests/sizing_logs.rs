@@ -8,6 +8,10 @@
 //! thresholds of issue 14. The engine implements formulas, not the rows:
 //! rows of the same kind that are not in this file must pass too.
 
+#[path = "support/csv.rs"]
+mod csv;
+
+use csv::fields;
 use function_inference::sizing::{self, KvCacheDtype, MigChoice, Precision, SizingRequest};
 
 /// Weights per GPU within 5% on at least 95% of rows.
@@ -42,20 +46,6 @@ pub struct LogRow {
     pub weights_gib: Option<f64>,
     pub kv_gib: Option<f64>,
     pub kv_tokens: Option<u64>,
-}
-
-/// Splits one CSV line, honouring double quotes.
-fn fields(line: &str) -> Vec<String> {
-    let mut out = vec![String::new()];
-    let mut quoted = false;
-    for c in line.chars() {
-        match c {
-            '"' => quoted = !quoted,
-            ',' if !quoted => out.push(String::new()),
-            c => out.last_mut().unwrap().push(c),
-        }
-    }
-    out
 }
 
 pub fn rows() -> Vec<LogRow> {
