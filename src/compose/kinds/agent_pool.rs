@@ -30,12 +30,9 @@ use crate::compose::steps::model_ref::{
     self, Lookup, MODEL_RESOLVED, REQUIREMENT_KEY, ResolvedModel,
 };
 use crate::compose::steps::model_server::{ServerKeys, ServerSpec, model_server};
-use crate::compose::steps::runtime::{self, Runtime};
-use crate::compose::steps::weights_cache::VolumeScope;
+use crate::compose::steps::runtime;
 use crate::compose::validate::in_range;
-use crate::compose::{
-    ComposeRequest, Composed, Composition, Refusal, names, resources::kube, steps::weights_cache,
-};
+use crate::compose::{ComposeRequest, Composed, Composition, Refusal, names, resources::kube};
 use crate::outcome;
 use crate::protocol::wire::Ready;
 use crate::sizing::{self, MAX_NUM_SEQS, MigChoice, Plan, Throughput};
@@ -408,60 +405,32 @@ fn compose_pool(
     let model_labels = kube::labels("AgentPool", &xr.name, "model-server");
     let serve_args = model.facts.serve_args(&plan);
     let replicas_from = "from spec.tokensPerSecondBudget and the Model's data-parallel shards";
-    let requested_cache = model.facts.cache.is_some();
-    let operator_cache = weights_cache::decide(
-        requested_cache,
-        &plan,
-        server_replicas.0,
-        replicas_from,
-        &req.settings.weights_cache,
-    )
-    .map_err(|e| format!("spec.agentClass.modelRef: Model {}: {e}", model.display));
-    let asked = runtime::Asked::new(spec.runtime, req.settings.runtime);
-    let (server_runtime, why) = runtime::choose(
-        asked,
-        &plan,
-        operator_cache.as_ref().err().map(String::as_str),
-        "use a GPU type with more memory (spec.gpuRequirements.type), a lower precision (the Model's \
-         spec.quantization) or a shorter context (spec.agentClass.maxContextLength)",
-        if spec
-            .gpu_requirements
-            .as_ref()
-            .and_then(|g| g.r#type.as_ref())
-            .is_some()
-        {
-            "spec.gpuRequirements.type"
-        } else {
-            "input.defaults.gpuType"
-        },
-    )?;
-    plan.reasons.push(why);
-    if server_runtime == Runtime::LeaderWorkerSet {
-        // The sizing engine warns that a plan across nodes needs a
-        // multi-node runtime: this is one.
-        plan.warnings
-            .retain(|w| !w.starts_with("One replica spans "));
-    }
-    let cache = match server_runtime {
-        Runtime::VllmRuntime => operator_cache.unwrap_or_default(),
-        other => weights_cache::decide_own_probe(
-            requested_cache,
-            &plan,
-            server_replicas.0,
+    let operator_field = format!("spec.agentClass.modelRef: Model {}", model.display);
+    let (server_runtime, cache) = runtime::choose_with_volume(
+        &runtime::ServerChoice {
+            asked: runtime::Asked::new(spec.runtime, req.settings.runtime),
+            requested_cache: model.facts.cache.is_some(),
+            replicas: server_replicas.0,
             replicas_from,
-            if other == Runtime::Deployment {
-                VolumeScope::Shared
+            operator_field: &operator_field,
+            what_would_fit: "use a GPU type with more memory (spec.gpuRequirements.type), a lower precision (the \
+                             Model's spec.quantization) or a shorter context (spec.agentClass.maxContextLength)",
+            gpu_field: if spec
+                .gpu_requirements
+                .as_ref()
+                .and_then(|g| g.r#type.as_ref())
+                .is_some()
+            {
+                "spec.gpuRequirements.type"
             } else {
-                VolumeScope::PerPod
+                "input.defaults.gpuType"
             },
-            &req.settings.weights_cache,
-        ),
-    };
+        },
+        &mut plan,
+        &req.settings.weights_cache,
+    )?;
     notes.extend(model.facts.cache_not_applied());
     notes.extend(cache.warnings.iter().cloned());
-    if let Some(c) = &cache.cache {
-        plan.reasons.push(format!("Weights cache: {}.", c.applied));
-    }
     let hf_token = model
         .facts
         .hf_token

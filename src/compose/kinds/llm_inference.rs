@@ -12,8 +12,7 @@ use crate::compose::steps::model_config;
 use crate::compose::steps::model_ref::{self, Lookup, REQUIREMENT_KEY, ResolvedModel};
 use crate::compose::steps::model_server::{ServerKeys, ServerSpec, model_server};
 use crate::compose::steps::runtime::{self, Runtime};
-use crate::compose::steps::weights_cache::VolumeScope;
-use crate::compose::{ComposeRequest, Composed, Composition, Refusal, names, steps::weights_cache};
+use crate::compose::{ComposeRequest, Composed, Composition, Refusal, names};
 use crate::outcome;
 use crate::protocol::wire::Ready;
 use crate::sizing::{self, MigChoice, Plan, Precision, SizingRequest};
@@ -197,55 +196,25 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
         ("spec.modelRef", "the Model's data-parallel shards")
     };
     let replicas_i32 = i32::try_from(replicas).unwrap_or(1);
-    let requested_cache = facts.is_some_and(|f| f.cache.is_some());
-    // The operator's volume, or why its fixed startup probe cannot work.
-    let operator_cache = weights_cache::decide(
-        requested_cache,
-        &plan,
-        replicas_i32,
-        replicas_from,
-        &req.settings.weights_cache,
-    )
-    .map_err(|e| format!("{replicas_field}: {e}"));
-    let asked = runtime::Asked::new(spec.runtime, req.settings.runtime);
-    let (runtime, why) = runtime::choose(
-        asked,
-        &plan,
-        operator_cache.as_ref().err().map(String::as_str),
-        "use a GPU with more memory (spec.gpuType, for example H200-141GB or B200), a lower precision \
-         (spec.quantization fp8 or int4), or a shorter context (spec.maxModelLen)",
-        gpu_type_field(&spec),
-    )?;
-    plan.reasons.push(why);
-    if runtime == Runtime::LeaderWorkerSet {
-        // The sizing engine warns that a plan across nodes needs a
-        // multi-node runtime: this is one.
-        plan.warnings
-            .retain(|w| !w.starts_with("One replica spans "));
-    }
-    let cache = match runtime {
-        Runtime::VllmRuntime => operator_cache.unwrap_or_default(),
-        Runtime::Deployment | Runtime::LeaderWorkerSet => weights_cache::decide_own_probe(
-            requested_cache,
-            &plan,
-            replicas_i32,
+    let (runtime, cache) = runtime::choose_with_volume(
+        &runtime::ServerChoice {
+            asked: runtime::Asked::new(spec.runtime, req.settings.runtime),
+            requested_cache: facts.is_some_and(|f| f.cache.is_some()),
+            replicas: replicas_i32,
             replicas_from,
-            if runtime == Runtime::Deployment {
-                VolumeScope::Shared
-            } else {
-                VolumeScope::PerPod
-            },
-            &req.settings.weights_cache,
-        ),
-    };
+            operator_field: replicas_field,
+            what_would_fit: "use a GPU with more memory (spec.gpuType, for example H200-141GB or B200), a lower \
+                             precision (spec.quantization fp8 or int4), or a shorter context (spec.maxModelLen)",
+            gpu_field: gpu_type_field(&spec),
+        },
+        &mut plan,
+        &req.settings.weights_cache,
+    )?;
     if let Some(f) = facts {
         notes.extend(f.notes.iter().cloned());
         notes.extend(f.cache_not_applied());
     }
     notes.extend(cache.warnings.iter().cloned());
-    if let Some(c) = &cache.cache {
-        plan.reasons.push(format!("Weights cache: {}.", c.applied));
-    }
 
     let mut pod_args = facts.map(|f| f.load_args.clone()).unwrap_or_default();
     pod_args.extend(spec.extra_args.iter().cloned());

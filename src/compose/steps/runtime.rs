@@ -11,6 +11,8 @@
 
 use crate::compose::Refusal;
 use crate::compose::resources::vllm_runtime::unsupported_gpu;
+use crate::compose::steps::weights_cache::{self, CacheDecision, VolumeScope};
+use crate::input::WeightsCacheSettings;
 use crate::sizing::Plan;
 use crate::xr::common::RuntimeChoice;
 
@@ -221,6 +223,72 @@ pub fn cannot_serve(choice: RuntimeChoice, plan: &Plan) -> Option<String> {
 /// across nodes (layouts across nodes take whole nodes).
 pub fn gpus_per_pod(plan: &Plan) -> u32 {
     plan.gpu_count.div_ceil(plan.nodes.max(1))
+}
+
+/// What a composer knows when it picks the runtime of its model server.
+pub struct ServerChoice<'a> {
+    pub asked: Asked,
+    /// True when the Model's cachePolicy asks for a weights volume.
+    pub requested_cache: bool,
+    pub replicas: i32,
+    /// What set the replica count, in words, for messages.
+    pub replicas_from: &'a str,
+    /// The field a refusal of the operator's volume names.
+    pub operator_field: &'a str,
+    /// What would fit when no runtime can serve the plan.
+    pub what_would_fit: &'a str,
+    pub gpu_field: &'a str,
+}
+
+/// The runtime that serves `plan` (see [`choose`]) and the weights volume
+/// it gets. The choice and the volume are added to the plan's reasons; the
+/// sizing engine's warning that a plan across nodes needs a multi-node
+/// runtime is dropped when a LeaderWorkerSet is that runtime.
+pub fn choose_with_volume(
+    c: &ServerChoice,
+    plan: &mut Plan,
+    settings: &WeightsCacheSettings,
+) -> Result<(Runtime, CacheDecision), Refusal> {
+    // The operator's volume, or why its fixed startup probe cannot work.
+    let operator_cache = weights_cache::decide(
+        c.requested_cache,
+        plan,
+        c.replicas,
+        c.replicas_from,
+        settings,
+    )
+    .map_err(|e| format!("{}: {e}", c.operator_field));
+    let (runtime, why) = choose(
+        c.asked,
+        plan,
+        operator_cache.as_ref().err().map(String::as_str),
+        c.what_would_fit,
+        c.gpu_field,
+    )?;
+    plan.reasons.push(why);
+    if runtime == Runtime::LeaderWorkerSet {
+        plan.warnings
+            .retain(|w| !w.starts_with("One replica spans "));
+    }
+    let cache = match runtime {
+        Runtime::VllmRuntime => operator_cache.unwrap_or_default(),
+        Runtime::Deployment | Runtime::LeaderWorkerSet => weights_cache::decide_own_probe(
+            c.requested_cache,
+            plan,
+            c.replicas,
+            c.replicas_from,
+            if runtime == Runtime::Deployment {
+                VolumeScope::Shared
+            } else {
+                VolumeScope::PerPod
+            },
+            settings,
+        ),
+    };
+    if let Some(v) = &cache.cache {
+        plan.reasons.push(format!("Weights cache: {}.", v.applied));
+    }
+    Ok((runtime, cache))
 }
 
 #[cfg(test)]
