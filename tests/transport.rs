@@ -498,8 +498,9 @@ async fn a_request_that_is_not_grpc_gets_415() {
             .send_request(run_function_head(addr, content_type), false)
             .unwrap();
         // An empty protobuf message, framed as gRPC: valid but for its type.
-        body.send_data(Bytes::from_static(&[0, 0, 0, 0, 0]), true)
-            .unwrap();
+        // The server may answer from the headers and reset the stream before
+        // the body is sent; then sending fails, and the answer still counts.
+        let _ = body.send_data(Bytes::from_static(&[0, 0, 0, 0, 0]), true);
         let response = tokio::time::timeout(PATIENCE, response)
             .await
             .expect("an answer in time")
