@@ -1296,24 +1296,20 @@ fn an_fp8_kv_cache_reaches_vllm_and_the_plan_says_so() {
 
 #[test]
 fn the_objective_comes_from_the_spec_else_the_platform_default() {
-    // Llama-3.1-70B FP8 with an fp8 KV cache at 16K on H100s at utilization
-    // 0.95: one GPU starts it (minimal), balanced keeps the recipes' headroom.
+    // Llama-2-70B on A100-80GB with no stated context: two GPUs start it
+    // (minimal), balanced keeps the recipes' headroom and plans four.
     let plan_for = |objective| {
         sizing::size(&SizingRequest {
-            model_id: "neuralmagic/Meta-Llama-3.1-70B-Instruct-FP8".into(),
-            gpu_type: "H100-80GB".into(),
+            model_id: "meta-llama/Llama-2-70b-hf".into(),
+            gpu_type: "A100-80GB".into(),
             mig: MigChoice::None,
-            max_model_len: Some(16384),
-            kv_cache_dtype: sizing::KvCacheDtype::Fp8,
-            gpu_memory_utilization: 0.95,
             objective,
             ..Default::default()
         })
         .unwrap()
     };
     let spec = |objective: Option<&str>| {
-        let mut s = json!({"model": "neuralmagic/Meta-Llama-3.1-70B-Instruct-FP8", "gpuType": "H100-80GB",
-                           "maxModelLen": 16384, "kvCacheDtype": "fp8"});
+        let mut s = json!({"model": "meta-llama/Llama-2-70b-hf", "gpuType": "A100-80GB"});
         if let Some(o) = objective {
             s["objective"] = json!(o);
         }
@@ -1321,11 +1317,7 @@ fn the_objective_comes_from_the_spec_else_the_platform_default() {
     };
     let with_input = |spec: Value, defaults: Value| {
         let mut req = request("o", xr("chat", spec, json!({})));
-        let mut d = json!({"gpuMemoryUtilization": 0.95});
-        d.as_object_mut()
-            .unwrap()
-            .extend(defaults.as_object().unwrap().clone());
-        req.input = Some(input(json!({"defaults": d})));
+        req.input = Some(input(json!({"defaults": defaults})));
         desired_status(&call(&req))
     };
     use sizing::Objective::*;

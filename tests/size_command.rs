@@ -271,16 +271,24 @@ fn kv_cache_dtype_and_objective_reach_the_plan() {
         serde_json::json!(["--kv-cache-dtype", "fp8"])
     );
     assert_eq!(fp8["estimate"]["kvBytesPerToken"], 163_840);
-    // KubeAI serves it on one H100 at 0.95 with an fp8 KV cache: the
-    // minimal objective agrees; balanced keeps the recipes' headroom.
+    // KubeAI serves it on one H100 at 0.95 with an fp8 KV cache: minimal
+    // agrees, and so does balanced, which sizes for the stated context;
+    // throughput makes room for a batch of 16.
     assert_eq!(
         (fp8["gpuCount"].as_u64(), fp8["objective"].as_str()),
         (Some(1), Some("minimal"))
     );
     let balanced = with(&["--kv-cache-dtype", "fp8"]);
-    assert_eq!(balanced["gpuCount"], 2);
+    assert_eq!(balanced["gpuCount"], 1);
     let reasons = balanced["reasons"].to_string();
-    assert!(reasons.contains("(objective balanced)"), "{reasons}");
+    assert!(
+        reasons.contains(
+            "(objective balanced, sized for the stated context without the recipes' headroom)"
+        ),
+        "{reasons}"
+    );
+    let throughput = with(&["--kv-cache-dtype", "fp8", "--objective", "throughput"]);
+    assert_eq!(throughput["gpuCount"], 2);
     let e = render(&args(&[
         "--model",
         "x/y-7B",

@@ -6,19 +6,26 @@
 //! of every row, refuse none, never plan fewer GPUs than the weights need,
 //! and only ever pick valid TP sizes.
 //!
-//! Issue 14 asks for 90% matches. With vLLM's real memory model the default
-//! objective (`balanced`) matches 18 of 22 rows and `minimal` 17: the rows
-//! contradict each other in both directions (see docs/sizing.md,
-//! "Calibration"), so no single objective matches more without bending the
-//! memory model. The floors below are the measured figures.
+//! Issue 14 asks for 90% matches: the default objective (`balanced`)
+//! matches 20 of 22 rows, `minimal` 18. `balanced` sizes for the context a
+//! deployment states (KubeAI's one-H100 70B FP8 keeps room for two 16k
+//! sequences at utilization 0.95) and keeps the recipes' headroom where it
+//! states none (NIM's throughput profiles). The two rows it misses pull
+//! against vLLM's memory model, and docs/sizing.md ("Calibration") says
+//! why: TGI's nf4 70B on two L4s cannot start under vLLM, and the Qwen3-235B
+//! FP8 recipe on MI300X uses TP 4 where two GPUs hold 17 sequences of its
+//! context.
 //!
-//! Two rows cannot start under vLLM as published (weights, overhead and one
-//! sequence exceed the usable memory at the published GPU count), so no
-//! engine faithful to vLLM's memory model can match them: on the rows vLLM
-//! can start as published, `balanced` matches 18 of 20 (90%). A KV floor
-//! of `k` full-length sequences instead of the recipes' weights multiple
-//! (tried for k = 1 to 16) never matches more rows than `balanced`: the
-//! published deployments keep from 1 to over 100 sequences of room.
+//! One row differs from the shared table: production-stack's Qwen3-Next
+//! deployment downloads the FP8 checkpoint (its init container runs `hf
+//! download Qwen/Qwen3-Next-80B-A3B-Instruct-FP8`) and sets utilization
+//! 0.60, where the table says bf16; 160 GB of bf16 weights cannot start on
+//! two 80 GB GPUs.
+//!
+//! A KV floor of `k` full-length sequences for every row instead of the
+//! recipes' weights multiple (tried for k = 1 to 16) never matches more
+//! rows than `balanced`: the published deployments keep from 1 to over 100
+//! sequences of room.
 
 #[path = "support/csv.rs"]
 mod csv;
@@ -29,8 +36,8 @@ use function_inference::sizing::{
 };
 
 /// Share of rows whose GPU count must match the published one, per objective.
-const MIN_MATCH_RATE_BALANCED: f64 = 0.81;
-const MIN_MATCH_RATE_MINIMAL: f64 = 0.77;
+const MIN_MATCH_RATE_BALANCED: f64 = 0.90;
+const MIN_MATCH_RATE_MINIMAL: f64 = 0.81;
 /// The same for `balanced`, on the rows vLLM can start as published.
 const MIN_MATCH_RATE_STARTABLE: f64 = 0.90;
 
@@ -236,7 +243,7 @@ fn on_rows_vllm_can_start_as_published_balanced_matches_ninety_percent() {
     );
     assert!(rate >= MIN_MATCH_RATE_STARTABLE, "{rate:.3}");
     assert!(
-        not.len() <= 2,
+        not.len() <= 1,
         "{} rows cannot start as published",
         not.len()
     );

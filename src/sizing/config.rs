@@ -49,6 +49,14 @@ pub struct ModelConfig {
     pub sliding_layers: u32,
     /// `sliding_window` in tokens, when some layers slide.
     pub sliding_window: u32,
+    /// Layers with linear attention (`layer_types`, else every layer but
+    /// each `full_attention_interval`-th).
+    pub linear_layers: u32,
+    /// Their recurrent state per layer and sequence at 16 bits on one GPU:
+    /// `linear_num_value_heads x linear_key_head_dim x linear_value_head_dim`
+    /// plus the convolution's `(2 x key heads x key dim + value heads x
+    /// value dim) x (linear_conv_kernel_dim - 1)`, 2 bytes each.
+    pub linear_state_bytes: u64,
     /// `torch_dtype` (or `dtype`).
     pub dtype: Option<Precision>,
     /// The checkpoint's quantization (`quantization_config`).
@@ -179,6 +187,12 @@ impl ModelConfig {
         } else {
             0
         };
+        let linear_layers = linear_layers(&m, layers);
+        let linear_state_bytes = if linear_layers > 0 {
+            linear_state_bytes(&m)
+        } else {
+            0
+        };
         let dtype = ["torch_dtype", "dtype"]
             .iter()
             .find_map(|k| m.get(*k).and_then(Value::as_str).and_then(dtype_of));
@@ -216,6 +230,8 @@ impl ModelConfig {
             mla_kv_dim,
             sliding_layers,
             sliding_window,
+            linear_layers,
+            linear_state_bytes,
             dtype,
             quantization: quantization.flatten(),
             has_vision: vision.is_some(),
@@ -285,6 +301,34 @@ fn sliding_layers(m: &Map<String, Value>, layers: u32) -> u32 {
         Some("gemma3" | "gemma3_text") => layers - layers / 6,
         _ => 0,
     }
+}
+
+/// Linear-attention layers: `layer_types` when given, else every layer but
+/// each `full_attention_interval`-th (Qwen3-Next).
+fn linear_layers(m: &Map<String, Value>, layers: u32) -> u32 {
+    if let Some(types) = m.get("layer_types").and_then(Value::as_array) {
+        let linear = types
+            .iter()
+            .filter(|t| t.as_str().is_some_and(|s| s.contains("linear")))
+            .count();
+        return u32::try_from(linear).unwrap_or(0).min(layers);
+    }
+    match u32_of(m, &["full_attention_interval"]).filter(|i| *i > 1) {
+        Some(interval) if m.contains_key("linear_num_value_heads") => layers - layers / interval,
+        _ => 0,
+    }
+}
+
+/// A linear-attention layer's recurrent state per sequence, in bytes at 16
+/// bits: the temporal state and the convolution's, as vLLM allocates them.
+fn linear_state_bytes(m: &Map<String, Value>) -> u64 {
+    let get = |k: &str| uint(m, &[k]).unwrap_or(0);
+    let (key_heads, key_dim) = (get("linear_num_key_heads"), get("linear_key_head_dim"));
+    let (value_heads, value_dim) = (get("linear_num_value_heads"), get("linear_value_head_dim"));
+    let kernel = get("linear_conv_kernel_dim").max(1);
+    let temporal = value_heads * key_dim * value_dim;
+    let conv = (2 * key_heads * key_dim + value_heads * value_dim) * (kernel - 1);
+    2 * (temporal + conv)
 }
 
 /// The format of a pre-quantized checkpoint, when sizing knows it.
@@ -425,6 +469,41 @@ mod tests {
         assert_eq!(c.sliding_layers, 52);
         assert_eq!(c.vocab, 262_208);
         assert!(c.has_vision && (c.vision_params_b - 0.41).abs() < 0.05);
+    }
+
+    #[test]
+    fn qwen3_next_has_linear_attention_layers() {
+        // Qwen3-Next's config.json: every fourth layer is full attention,
+        // the others Gated DeltaNet; the catalog entry says the same.
+        let json = r#"{"model_type":"qwen3_next","hidden_size":2048,"num_hidden_layers":48,
+            "num_attention_heads":16,"num_key_value_heads":2,"head_dim":256,"vocab_size":151936,
+            "num_experts":512,"num_experts_per_tok":10,"moe_intermediate_size":512,
+            "shared_expert_intermediate_size":512,"linear_num_key_heads":16,"linear_key_head_dim":128,
+            "linear_num_value_heads":32,"linear_value_head_dim":128,"linear_conv_kernel_dim":4,
+            "full_attention_interval":4,"max_position_embeddings":262144,"tie_word_embeddings":false,
+            "torch_dtype":"bfloat16"}"#;
+        let c = ModelConfig::from_json(json).unwrap();
+        assert_eq!((c.linear_layers, c.sliding_layers), (36, 0));
+        assert_eq!(c.linear_state_bytes, 1_097_728);
+        let catalog = crate::sizing::models::lookup("Qwen/Qwen3-Next-80B-A3B-Instruct").unwrap();
+        assert_eq!(c.linear_state_bytes, catalog.spec.linear_state_kib * 1024);
+        assert_eq!(c.linear_layers, catalog.spec.linear_layers);
+        let mut typed: serde_json::Value = serde_json::from_str(json).unwrap();
+        typed["layer_types"] = serde_json::json!(
+            (0..48)
+                .map(|i| if i % 4 == 3 {
+                    "full_attention"
+                } else {
+                    "linear_attention"
+                })
+                .collect::<Vec<_>>()
+        );
+        assert_eq!(
+            ModelConfig::from_json(&typed.to_string())
+                .unwrap()
+                .linear_layers,
+            36
+        );
     }
 
     #[test]

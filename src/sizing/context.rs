@@ -29,6 +29,8 @@ pub struct ContextTarget {
     pub target: u64,
     /// True when the caller set `maxModelLen`.
     pub explicit: bool,
+    /// True when the caller set the concurrency.
+    pub concurrency_stated: bool,
     /// Full-length sequences the KV cache must hold at once.
     pub concurrency: u64,
     /// Sequences the layout is chosen to hold: `concurrency`, or more for
@@ -40,6 +42,12 @@ pub struct ContextTarget {
 }
 
 impl ContextTarget {
+    /// True when the caller said what a replica must hold (its context or
+    /// its concurrency), which the `balanced` objective then sizes for.
+    pub fn need_stated(&self) -> bool {
+        self.explicit || self.concurrency_stated
+    }
+
     /// Tokens the KV cache must hold: `target x concurrency`, counted as
     /// [`Arch::kv_tokens`] does (sliding-window layers keep only their window).
     pub fn tokens(&self) -> u64 {
@@ -92,6 +100,7 @@ pub fn context_target(req: &SizingRequest, m: &Model) -> Result<ContextTarget, S
     Ok(ContextTarget {
         target,
         explicit: req.max_model_len.is_some(),
+        concurrency_stated: req.concurrency.is_some(),
         concurrency,
         serving,
         arch: m.arch.clone(),
@@ -104,13 +113,17 @@ pub fn kv_reason(m: &Model, kv_bytes: f64, ctx: &ContextTarget) -> String {
     let a = &m.arch;
     let per_token = a.kv_bytes_per_token(kv_bytes, 1, 1);
     let tokens = ctx.tokens();
+    let partial_kind = if a.linear_layers > 0 {
+        "linear-attention"
+    } else {
+        "sliding-window"
+    };
     let layers = if a.kv_layers() != a.layers {
+        let (full, partial) = (a.layers - a.partial_layers(), a.partial_layers());
         format!(
-            "{} layer-equivalents (vLLM groups the {} full and {} sliding-window layers in groups of {}, padded)",
+            "{} layer-equivalents (vLLM groups the {full} full and {partial} {partial_kind} layers in groups of {}, padded)",
             a.kv_layers(),
-            a.layers - a.sliding_layers,
-            a.sliding_layers,
-            (a.layers - a.sliding_layers).min(a.sliding_layers)
+            full.min(partial)
         )
     } else {
         format!("{} layers", a.layers)
@@ -123,14 +136,19 @@ pub fn kv_reason(m: &Model, kv_bytes: f64, ctx: &ContextTarget) -> String {
             a.kv_heads, a.head_dim
         )
     };
-    let window = if tokens != ctx.target.saturating_mul(ctx.concurrency) {
+    let window = if tokens == ctx.target.saturating_mul(ctx.concurrency) {
+        String::new()
+    } else if a.linear_layers > 0 {
         format!(
-            ", the sliding-window groups keeping {} tokens (window {} + one 8,192-token chunk + a block) of each sequence",
-            thousands(u64::from(a.sliding_window) + 8192 + 16),
-            thousands(u64::from(a.sliding_window))
+            ", the linear-attention groups keeping one {}-token block of each sequence (vLLM sizes a block so that a page holds a layer's state)",
+            thousands(a.window_tokens())
         )
     } else {
-        String::new()
+        format!(
+            ", the sliding-window groups keeping {} tokens (window {} + one 8,192-token chunk + a block) of each sequence",
+            thousands(a.window_tokens()),
+            thousands(u64::from(a.sliding_window))
+        )
     };
     format!(
         "KV cache: {} B per token ({kv_formula}); {} for {} sequence{} of {} tokens{window}.",
@@ -261,6 +279,7 @@ mod tests {
         ContextTarget {
             target,
             explicit: false,
+            concurrency_stated: false,
             concurrency,
             serving: concurrency,
             arch: Arch::guess(8.0),

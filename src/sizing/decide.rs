@@ -9,8 +9,9 @@
 //! Sizing rule: a layout holds the model when, on every GPU,
 //! `weights per GPU + activation peak + non-torch + KV(maxModelLen x concurrency) <= utilization x memory`
 //! (vLLM's own start-up check, with the memory as vLLM sees it) and the
-//! objective's headroom holds (`balanced`: the recipes' 1.2 x weights and a
-//! sixth of the memory for the KV cache). The engine takes the smallest
+//! objective's headroom holds (`balanced` without a stated context or
+//! concurrency, and `throughput`: the recipes' 1.2 x weights and a sixth of
+//! the memory for the KV cache). The engine takes the smallest
 //! layout that holds the model at the target context, preferring tensor
 //! parallelism within a node, then pipeline stages within a node, then whole
 //! nodes of TP = GPUs per node.
@@ -66,6 +67,7 @@ pub fn size(req: &SizingRequest) -> Result<Plan, SizingError> {
     let weights = m.weights(precision);
     reasons.push(weights_reason(&m, precision, &weights));
     let generation = VllmGeneration::from_version(req.vllm_version.as_deref());
+    let ctx = context_target(req, &m)?;
     let sizer = Sizer {
         model: &m,
         weights,
@@ -73,9 +75,9 @@ pub fn size(req: &SizingRequest) -> Result<Plan, SizingError> {
         util: req.gpu_memory_utilization,
         generation,
         objective: req.objective,
+        headroom: req.objective.keeps_headroom(ctx.need_stated()),
     };
 
-    let ctx = context_target(req, &m)?;
     reasons.push(kv_reason(&m, kv_bytes, &ctx));
     reasons.push(overhead_reason(&sizer, gpu, req.vllm_version.as_deref()));
 
@@ -317,10 +319,10 @@ mod tests {
 
     #[test]
     fn objectives_choose_the_layout_and_say_so() {
-        let with = |objective, model: &str, gpu: &str| {
+        let with = |objective, model: &str, gpu: &str, max_model_len| {
             size(&SizingRequest {
                 objective,
-                max_model_len: Some(8192),
+                max_model_len,
                 vllm_version: Some("0.19.0".into()),
                 ..req(model, gpu)
             })
@@ -333,19 +335,36 @@ mod tests {
                 .cloned()
                 .unwrap_or_default()
         };
-        // (model, GPU, GPUs for minimal, balanced, throughput)
+        // (model, GPU, maxModelLen, GPUs for minimal, balanced, throughput).
+        // A stated context sizes `balanced` for it, without the headroom.
         let cases = [
-            ("meta-llama/Llama-3.1-8B-Instruct", "L4", 1, 1, 2),
-            ("meta-llama/Llama-3.1-70B-Instruct", "H100", 2, 4, 4),
-            ("Qwen/Qwen2.5-7B-Instruct", "A10G", 1, 1, 2),
+            (
+                "meta-llama/Llama-3.1-8B-Instruct",
+                "L4",
+                Some(8192),
+                1,
+                1,
+                2,
+            ),
+            ("meta-llama/Llama-3.1-70B-Instruct", "H100", None, 4, 4, 8),
+            ("meta-llama/Llama-2-70b-hf", "A100-80GB", None, 2, 4, 4),
+            (
+                "meta-llama/Llama-3.1-70B-Instruct",
+                "H100",
+                Some(8192),
+                2,
+                2,
+                4,
+            ),
+            ("Qwen/Qwen2.5-7B-Instruct", "A10G", Some(8192), 1, 1, 2),
         ];
-        for (model, gpu, minimal, balanced, throughput) in cases {
+        for (model, gpu, context, minimal, balanced, throughput) in cases {
             let got = [
                 Objective::Minimal,
                 Objective::Balanced,
                 Objective::Throughput,
             ]
-            .map(|o| with(o, model, gpu));
+            .map(|o| with(o, model, gpu, context));
             assert_eq!(
                 got.each_ref().map(|p| p.gpu_count),
                 [minimal, balanced, throughput],
@@ -353,7 +372,7 @@ mod tests {
             );
             for p in &got {
                 assert!(
-                    layout(p).contains(&format!("(objective {})", p.objective)),
+                    layout(p).contains(&format!("(objective {}", p.objective)),
                     "{}",
                     layout(p)
                 );
@@ -364,6 +383,7 @@ mod tests {
             Objective::Throughput,
             "meta-llama/Llama-3.1-8B-Instruct",
             "L4",
+            Some(8192),
         );
         assert!(
             layout(&p).contains("holds 16 sequences of 8,192 tokens"),

@@ -2,7 +2,7 @@
 //!
 //! A layout holds the model when, on every GPU,
 //! `weights per GPU + activation peak + non-torch + KV(tokens) <= utilization x memory`
-//! (vLLM's own start-up check) and, unless the objective is `minimal`, the
+//! (vLLM's own start-up check) and, when the objective keeps headroom, the
 //! layout's memory is at least 1.2 x the weights (the vLLM recipes' minimum)
 //! and the KV cache gets at least a sixth of the usable memory, which leaves
 //! room for a useful KV cache. Every decision after the precision (MIG,
@@ -58,6 +58,9 @@ pub struct Sizer<'a> {
     pub util: f64,
     pub generation: VllmGeneration,
     pub objective: Objective,
+    /// Whether a layout must also keep the recipes' headroom
+    /// ([`Objective::keeps_headroom`]).
+    pub headroom: bool,
 }
 
 /// One layout evaluated on one device size.
@@ -111,6 +114,7 @@ impl<'a> Sizer<'a> {
             util: self.util,
             generation: self.generation,
             objective: self.objective,
+            headroom: self.headroom,
         }
     }
 
@@ -131,12 +135,13 @@ impl<'a> Sizer<'a> {
             0
         };
         let raw_gb = n * device.nominal_gb;
-        let (recipe_ok, room_ok) = match self.objective {
-            Objective::Minimal => (true, true),
-            Objective::Balanced | Objective::Throughput => (
+        let (recipe_ok, room_ok) = if self.headroom {
+            (
                 raw_gb >= RECIPE_HEADROOM * self.weights_gb(),
                 free >= KV_SHARE * usable,
-            ),
+            )
+        } else {
+            (true, true)
         };
         Fit {
             device,

@@ -12,7 +12,7 @@ use super::fit::{Device, Fit, Sizer, layout_name};
 use super::model::Model;
 use super::no_fit::no_fit;
 use super::text::{gib, join_counts, thousands};
-use super::{Gpu, Precision, SizingError, SizingRequest, TpLimits};
+use super::{Gpu, Objective, Precision, SizingError, SizingRequest, TpLimits};
 
 /// What an invalid TP or GPU count is checked against, for its error.
 fn tp_limits(m: &Model, gpu: &Gpu) -> TpLimits {
@@ -216,9 +216,14 @@ pub fn choose_layout(
         None => String::new(),
     };
     let reason = format!(
-        "{}: the smallest layout that holds it (objective {}){why_not}{serving_note}. Valid TP sizes for {} attention heads and {} KV heads on {} GPUs per node: {}.",
+        "{}: the smallest layout that holds it (objective {}{}){why_not}{serving_note}. Valid TP sizes for {} attention heads and {} KV heads on {} GPUs per node: {}.",
         layout_name(gpu, fit.tp, fit.pp),
         sizer.objective,
+        if sizer.objective == Objective::Balanced && !sizer.headroom {
+            ", sized for the stated context without the recipes' headroom"
+        } else {
+            ""
+        },
         m.arch.attention_heads,
         m.arch.kv_heads,
         gpu.per_node,
@@ -274,6 +279,7 @@ mod tests {
             util: r.gpu_memory_utilization,
             generation: VllmGeneration::from_version(r.vllm_version.as_deref()),
             objective: r.objective,
+            headroom: r.objective.keeps_headroom(ctx.need_stated()),
         };
         f(g, &sizer, &ctx, &tps)
     }
@@ -698,7 +704,7 @@ mod tests {
                 (2, 4),
                 false,
                 Ok(format!(
-                    "8 x L4 (TP 2, PP 4): the smallest layout that holds it (objective balanced); 7 x L4 (TP 1, PP 7) would need 23.5 GiB per GPU of 19.7 GiB usable. {}",
+                    "8 x L4 (TP 2, PP 4): the smallest layout that holds it (objective balanced, sized for the stated context without the recipes' headroom); 7 x L4 (TP 1, PP 7) would need 23.5 GiB per GPU of 19.7 GiB usable. {}",
                     valid(14, 2, "1, 2")
                 )),
             ),

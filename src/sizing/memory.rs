@@ -114,6 +114,12 @@ pub struct Arch {
     pub sliding_layers: u32,
     /// Their window in tokens.
     pub sliding_window: u32,
+    /// Layers with linear attention (Qwen3-Next's Gated DeltaNet), which
+    /// keep a fixed recurrent state per sequence instead of a KV cache.
+    pub linear_layers: u32,
+    /// That state per layer and sequence in bytes at 16 bits on one GPU
+    /// (temporal state plus convolution state).
+    pub linear_state_bytes: u64,
     /// Routed experts, 0 for dense models.
     pub experts: u32,
     /// Positions of the rotary cache (`max_position_embeddings`).
@@ -132,6 +138,8 @@ impl Arch {
             vocab: m.vocab,
             sliding_layers: m.sliding_layers,
             sliding_window: m.sliding_window,
+            linear_layers: m.linear_layers,
+            linear_state_bytes: m.linear_state_kib * 1024,
             experts: m.experts,
             rope_positions: m.context,
         }
@@ -169,58 +177,83 @@ impl Arch {
             vocab: GUESSED_VOCAB,
             sliding_layers: 0,
             sliding_window: 0,
+            linear_layers: 0,
+            linear_state_bytes: 0,
             experts: 0,
             rope_positions: GUESSED_ROPE_POSITIONS,
         }
     }
 
+    /// Layers that do not cache the whole context: sliding-window layers,
+    /// or linear-attention layers (a model has one kind or the other).
+    pub fn partial_layers(&self) -> u32 {
+        (self.sliding_layers + self.linear_layers).min(self.layers)
+    }
+
     /// Layers the KV cache holds per token. vLLM's hybrid allocator groups a
-    /// sliding-window model's layers into groups of `g` = the smaller layer
-    /// count of the two kinds, padding the last group of each kind, and gives
-    /// every group a full page per block:
-    /// `g x (ceil(full / g) + ceil(sliding / g))`. Gemma-3-27B: 10 full and 52
-    /// sliding layers cache as 70 (573,440 B per token, its log says 573,583).
-    /// Gemma 2 and gpt-oss alternate 1:1, which is every layer.
+    /// hybrid model's layers into groups of `g` = the smaller layer count of
+    /// the two kinds, padding the last group of each kind, and gives every
+    /// group a full page per block: `g x (ceil(full / g) + ceil(partial /
+    /// g))`. Gemma-3-27B: 10 full and 52 sliding layers cache as 70 (573,440 B
+    /// per token, its log says 573,583). Gemma 2 and gpt-oss alternate 1:1,
+    /// which is every layer; Qwen3-Next's 12 full and 36 linear-attention
+    /// layers count as 48 (vLLM pads their state to an attention page).
     pub fn kv_layers(&self) -> u32 {
-        let sliding = self.sliding_layers.min(self.layers);
-        let full = self.layers - sliding;
-        if sliding == 0 || full == 0 {
+        let partial = self.partial_layers();
+        let full = self.layers - partial;
+        if partial == 0 || full == 0 {
             return self.layers;
         }
-        let g = full.min(sliding);
-        g * (full.div_ceil(g) + sliding.div_ceil(g))
+        let g = full.min(partial);
+        g * (full.div_ceil(g) + partial.div_ceil(g))
     }
 
-    /// The padded groups of a hybrid sliding-window model: (full groups,
-    /// sliding groups), or `None` when every layer caches the whole context.
+    /// The padded groups of a hybrid model: (full groups, partial groups),
+    /// or `None` when every layer caches the whole context.
     fn groups(&self) -> Option<(u64, u64)> {
-        let sliding = self.sliding_layers.min(self.layers);
-        let full = self.layers - sliding;
-        if sliding == 0 || full == 0 || self.sliding_window == 0 {
+        let partial = self.partial_layers();
+        let full = self.layers - partial;
+        if partial == 0 || full == 0 || (self.linear_layers == 0 && self.sliding_window == 0) {
             return None;
         }
-        let g = full.min(sliding);
-        Some((u64::from(full.div_ceil(g)), u64::from(sliding.div_ceil(g))))
+        let g = full.min(partial);
+        Some((u64::from(full.div_ceil(g)), u64::from(partial.div_ceil(g))))
     }
 
-    /// Tokens a sliding-window group keeps per sequence at most: the window,
-    /// plus one chunk of [`MAX_NUM_BATCHED_TOKENS`] being prefilled, plus a
-    /// block (vLLM's `SlidingWindowSpec.max_memory_usage_bytes`).
-    fn window_tokens(&self) -> u64 {
+    /// Tokens a partial group keeps per sequence at most. Sliding window:
+    /// the window, plus one chunk of [`MAX_NUM_BATCHED_TOKENS`] being
+    /// prefilled, plus a block (vLLM's `SlidingWindowSpec.max_memory_usage_bytes`).
+    /// Linear attention: one block, whose size vLLM raises so that an
+    /// attention page holds a layer's state (a multiple of 16 tokens; with
+    /// a 16-bit KV cache on one GPU, the largest it gets).
+    pub fn window_tokens(&self) -> u64 {
+        if self.linear_layers > 0 {
+            let attention_token = 2 * u64::from(self.kv_heads) * u64::from(self.head_dim) * 2;
+            return self
+                .linear_state_bytes
+                .div_ceil(16 * attention_token.max(1))
+                * 16;
+        }
         u64::from(self.sliding_window) + MAX_NUM_BATCHED_TOKENS + KV_BLOCK_TOKENS
     }
 
     /// The KV cache `sequences` sequences of `len` tokens need, in tokens of
     /// [`Self::kv_bytes_per_token`]: `len x sequences`, except that the
-    /// sliding-window groups of a hybrid model hold at most
-    /// [`Self::window_tokens`] of each sequence.
+    /// sliding-window and linear-attention groups of a hybrid model hold at
+    /// most [`Self::window_tokens`] of each sequence.
     pub fn kv_tokens(&self, len: u64, sequences: u64) -> u64 {
         let Some((full, sliding)) = self.groups() else {
             return len.saturating_mul(sequences);
         };
-        let per_seq = (full as u128 * len as u128
-            + sliding as u128 * u128::from(len.min(self.window_tokens())))
-        .div_ceil(u128::from(full + sliding));
+        // A linear-attention group holds its block however short the
+        // sequence; a sliding-window group at most the sequence.
+        let partial = if self.linear_layers > 0 {
+            self.window_tokens()
+        } else {
+            len.min(self.window_tokens())
+        };
+        let per_seq = (full as u128 * len as u128 + sliding as u128 * u128::from(partial))
+            .div_ceil(u128::from(full + sliding));
         u64::try_from(per_seq.saturating_mul(u128::from(sequences))).unwrap_or(u64::MAX)
     }
 
@@ -232,12 +265,12 @@ impl Arch {
             return per_seq;
         };
         let w = self.window_tokens();
-        if per_seq <= w {
+        if per_seq <= w && self.linear_layers == 0 {
             return per_seq;
         }
         // per_seq x (full + sliding) = full x len + sliding x w
         let total = u128::from(per_seq) * u128::from(full + sliding);
-        let len = (total - u128::from(sliding) * u128::from(w)) / u128::from(full);
+        let len = total.saturating_sub(u128::from(sliding) * u128::from(w)) / u128::from(full);
         u64::try_from(len).unwrap_or(u64::MAX)
     }
 
@@ -482,6 +515,26 @@ mod tests {
         let llama = arch("meta-llama/Llama-3.1-8B-Instruct");
         assert_eq!(llama.kv_tokens(32_768, 4), 131_072);
         assert_eq!(llama.longest_sequence(131_072, 4), 32_768);
+    }
+
+    #[test]
+    fn linear_attention_keeps_one_block_per_sequence() {
+        // Qwen3-Next: 12 full and 36 Gated DeltaNet layers (3 groups of 12)
+        // count as 48; a layer's 1,072 KiB state fits a page of 544 tokens
+        // (34 x 16) at 2 KiB per token and layer, which each linear group
+        // keeps per sequence, however short.
+        let a = arch("Qwen/Qwen3-Next-80B-A3B-Instruct");
+        assert_eq!(a.kv_layers(), 48);
+        assert_eq!(a.kv_bytes_per_token(2.0, 1, 1), 98_304.0);
+        assert_eq!(a.window_tokens(), 544);
+        assert_eq!(a.kv_tokens(32_768, 1), (32_768u64 + 3 * 544).div_ceil(4));
+        assert_eq!(a.kv_tokens(16, 2), 2 * (16u64 + 3 * 544).div_ceil(4));
+        for len in [1, 544, 20_000, 262_144] {
+            let need = a.kv_tokens(len, 3);
+            assert!(a.longest_sequence(need, 3) >= len - 1, "{len}");
+            assert!(a.kv_tokens(a.longest_sequence(need, 3), 3) <= need, "{len}");
+        }
+        assert_eq!(a.longest_sequence(100, 1), 0);
     }
 
     #[test]

@@ -195,6 +195,7 @@ mod tests {
             util: r.gpu_memory_utilization,
             generation: VllmGeneration::from_version(r.vllm_version.as_deref()),
             objective: r.objective,
+            headroom: r.objective.keeps_headroom(ctx.need_stated()),
         };
         f(gpu(&r.gpu_type).unwrap(), &sizer, &ctx)
     }

@@ -121,6 +121,14 @@ fn attention_words(a: &Arch) -> String {
             a.sliding_layers, a.layers
         ));
     }
+    if a.linear_layers > 0 {
+        s.push_str(&format!(
+            ", {} of the {} layers with linear attention ({} KiB of state per layer and sequence)",
+            a.linear_layers,
+            a.layers,
+            a.linear_state_bytes / 1024
+        ));
+    }
     s
 }
 
@@ -224,6 +232,8 @@ fn from_config(
         vocab,
         sliding_layers: c.sliding_layers,
         sliding_window: c.sliding_window,
+        linear_layers: c.linear_layers,
+        linear_state_bytes: c.linear_state_bytes,
         experts: c.experts,
         rope_positions: c.context.unwrap_or(GUESSED_ROPE_POSITIONS),
     };

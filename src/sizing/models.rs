@@ -51,6 +51,10 @@ pub struct CatalogModel {
     pub sliding_layers: u32,
     /// Their window in tokens (0 when none).
     pub sliding_window: u32,
+    /// Layers with linear attention (0 when none).
+    pub linear_layers: u32,
+    /// Their recurrent state per layer and sequence at 16 bits, in KiB.
+    pub linear_state_kib: u64,
 }
 
 impl CatalogModel {
@@ -81,7 +85,7 @@ static MODELS: LazyLock<Vec<CatalogModel>> = LazyLock::new(|| {
 
 fn parse_line(line: &'static str) -> CatalogModel {
     let f: Vec<&'static str> = line.split('|').map(str::trim).collect();
-    assert_eq!(f.len(), 19, "models.csv: expected 19 fields in `{line}`");
+    assert_eq!(f.len(), 21, "models.csv: expected 21 fields in `{line}`");
     let num = |s: &str| -> f64 {
         s.parse()
             .unwrap_or_else(|_| panic!("models.csv: bad number `{s}` in `{line}`"))
@@ -110,6 +114,8 @@ fn parse_line(line: &'static str) -> CatalogModel {
         vision_params_b: num(f[16]),
         sliding_layers: int(f[17]),
         sliding_window: int(f[18]),
+        linear_layers: int(f[19]),
+        linear_state_kib: u64::from(int(f[20])),
     }
 }
 
@@ -343,7 +349,17 @@ mod tests {
                 Some("meta-llama/Llama-2-70b-hf"),
                 true,
             ),
-            ("Qwen/Qwen3-Next-80B-A3B-Instruct", None, false),
+            (
+                "Qwen/Qwen3-Next-80B-A3B-Instruct",
+                Some("Qwen/Qwen3-Next-80B-A3B-Instruct"),
+                false,
+            ),
+            (
+                "Qwen/Qwen3-Next-80B-A3B-Instruct-FP8",
+                Some("Qwen/Qwen3-Next-80B-A3B-Instruct"),
+                true,
+            ),
+            ("Qwen/Qwen3-Coder-480B-A35B-Instruct", None, false),
             ("", None, false),
         ];
         for (id, want, noted) in cases {

@@ -179,8 +179,11 @@ pub enum Objective {
     /// The fewest GPUs on which vLLM starts and holds `concurrency` sequences
     /// of maxModelLen: its own start-up check, nothing more.
     Minimal,
-    /// [`Objective::Minimal`] plus the vLLM recipes' headroom: the layout's
-    /// memory is at least 1.2 x the weights, so the KV cache is useful.
+    /// Room for what the caller asked: with a maxModelLen or a concurrency,
+    /// the fewest GPUs that hold `concurrency` sequences of maxModelLen (the
+    /// caller said what the replica must serve); without either, the vLLM
+    /// recipes' headroom on top of [`Objective::Minimal`] (the layout's
+    /// memory is at least 1.2 x the weights, so the KV cache is useful).
     #[default]
     Balanced,
     /// Room for a full batch: the KV cache holds
@@ -190,6 +193,17 @@ pub enum Objective {
 }
 
 impl Objective {
+    /// Whether a layout must keep the recipes' headroom beyond what vLLM
+    /// needs to start: `need_stated` is true when the caller gave the
+    /// context or the concurrency to hold, which then sizes `balanced`.
+    pub fn keeps_headroom(self, need_stated: bool) -> bool {
+        match self {
+            Objective::Minimal => false,
+            Objective::Balanced => !need_stated,
+            Objective::Throughput => true,
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Objective::Minimal => "minimal",

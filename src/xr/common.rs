@@ -177,7 +177,8 @@ impl From<KvCacheDtype> for crate::sizing::KvCacheDtype {
 pub enum Objective {
     // The fewest GPUs on which vLLM starts.
     Minimal,
-    // Minimal plus the vLLM recipes' headroom for the KV cache.
+    // Room for the stated context and concurrency, else minimal plus the
+    // vLLM recipes' headroom for the KV cache.
     Balanced,
     // Room for a batch of 16 full-length sequences.
     Throughput,

@@ -78,7 +78,7 @@ pub struct LlmInferenceSpec {
     /// vLLM's KV cache dtype: auto (the model's) or fp8 (half the memory per token). Defaults to the Model's with modelRef, else auto.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kv_cache_dtype: Option<KvCacheDtype>,
-    /// What the layout is chosen for: minimal (fewest GPUs that start), balanced (recipes' headroom) or throughput (room for a batch). Defaults to the Model's with modelRef, else the platform's (step input).
+    /// What the layout is chosen for: minimal (fewest GPUs that start), balanced (room for the stated maxModelLen, else the recipes' headroom) or throughput (room for a batch). Defaults to the Model's with modelRef, else the platform's (step input).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub objective: Option<Objective>,
     /// Runtime replicas.
