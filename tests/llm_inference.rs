@@ -5,7 +5,7 @@
 
 mod support;
 
-use function_inference::compose::kinds::llm_inference::plan_status;
+use function_inference::cli::size::SizeOutput;
 use function_inference::protocol::full;
 use function_inference::sizing::{self, MigChoice, SizingRequest};
 use serde_json::{Value, json};
@@ -105,7 +105,7 @@ fn first_call_composes_dot_inference_essentials_and_reports_the_plan() {
                 "apiVersion": "infer.dev/v1alpha1", "kind": "LLMInference",
                 "status": {
                     "model": "Qwen/Qwen2.5-1.5B-Instruct",
-                    "plan": serde_json::to_value(plan_status(&plan)).unwrap(),
+                    "plan": serde_json::to_value(SizeOutput::from(&plan).plan).unwrap(),
                     "gpuType": "L4", "gpuCount": 1, "runtime": "vllm-runtime",
                     "endpoint": {"internal": "http://test-qwen.team-a.svc.cluster.local/v1",
                                  "external": "http://qwen.127.0.0.1.nip.io/v1"},
@@ -1270,7 +1270,7 @@ fn an_fp8_kv_cache_reaches_vllm_and_the_plan_says_so() {
     let status = desired_status(&rsp);
     assert_eq!(
         without_runtime_reason(status["plan"].clone()),
-        as_in_response(serde_json::to_value(plan_status(&plan)).unwrap())
+        as_in_response(serde_json::to_value(SizeOutput::from(&plan).plan).unwrap())
     );
     assert_eq!(status["plan"]["kvCacheDtype"], "fp8");
     assert_eq!(status["plan"]["objective"], "balanced");
@@ -1346,7 +1346,7 @@ fn the_objective_comes_from_the_spec_else_the_platform_default() {
 #[test]
 fn the_platform_vllm_release_sizes_its_image_only() {
     let engine = |version: Option<&str>| {
-        plan_status(
+        SizeOutput::from(
             &sizing::size(&SizingRequest {
                 model_id: "meta-llama/Llama-3.1-8B-Instruct".into(),
                 gpu_type: "H100-80GB".into(),
@@ -1356,6 +1356,7 @@ fn the_platform_vllm_release_sizes_its_image_only() {
             })
             .unwrap(),
         )
+        .plan
     };
     let call_with = |spec: Value| {
         let mut req = request("v", xr("chat", spec, json!({})));

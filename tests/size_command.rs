@@ -5,6 +5,8 @@ use clap::Parser;
 use function_inference::cli::size::{OutputFormat, SizeArgs, render, run};
 use serde_json::Value;
 
+mod support;
+
 #[path = "sizing_calibration.rs"]
 #[allow(dead_code)]
 mod calibration;
@@ -133,6 +135,75 @@ fn errors_are_typed() {
     assert!(e.to_string().starts_with("invalid parameter count `1e30B`"));
 }
 
+/// What an XR's `status.plan` always reports.
+const STATUS_KEYS: &[&str] = &[
+    "gpuType",
+    "gpuCount",
+    "tensorParallelSize",
+    "pipelineParallelSize",
+    "gpuResourceName",
+    "dtype",
+    "quantization",
+    "maxModelLen",
+    "cpu",
+    "memory",
+    "estimate",
+    "objective",
+    "kvCacheDtype",
+    "architectureGuessed",
+    "reasons",
+];
+/// What it reports when the plan has it.
+const OPTIONAL_STATUS_KEYS: &[&str] = &["migProfile", "quantizationMethod", "shmSize", "warnings"];
+/// What `size -o json` adds for a person sizing by hand.
+const ADDED_KEYS: &[&str] = &[
+    "model",
+    "catalogModel",
+    "nodes",
+    "engineArgs",
+    "gpuMemoryUtilization",
+    "startupProbeSeconds",
+    "decodeTokensPerSecond",
+    "weightsPerGpuGiB",
+    "kvCache",
+];
+
+/// `size -o json` is an XR's `status.plan` plus what [`ADDED_KEYS`] name:
+/// every field the function reports for an LLMInference on the same model
+/// and GPU reads the same here, and nothing else differs.
+#[test]
+fn the_json_is_the_xr_status_plan_plus_the_added_fields() {
+    let v = json_of(&[
+        "--model",
+        "meta-llama/Llama-3.1-8B-Instruct",
+        "--gpu-type",
+        "L4",
+    ]);
+    let xr = serde_json::json!({
+        "apiVersion": "infer.dev/v1alpha1", "kind": "LLMInference",
+        "metadata": {"name": "chat", "namespace": "team-a"},
+        "spec": {"model": "meta-llama/Llama-3.1-8B-Instruct", "gpuType": "L4"},
+    });
+    let status = support::desired_status(&support::call(&support::request("t", xr)));
+    let mut plan = status["plan"].as_object().unwrap().clone();
+    // The composer adds one reason: the runtime it chose.
+    let reasons = plan["reasons"].as_array_mut().unwrap();
+    let before = reasons.len();
+    reasons.retain(|r| !r.as_str().is_some_and(|r| r.starts_with("Runtime: ")));
+    assert_eq!(reasons.len(), before - 1);
+    let mut size = v.as_object().unwrap().clone();
+    for key in ADDED_KEYS {
+        assert!(size.remove(*key).is_some(), "no {key}");
+    }
+    // Whole GiB figures read back from the response's Struct as integers.
+    let as_in_response = |m: serde_json::Map<String, Value>| {
+        Value::Object(function_inference::protocol::struct_json::struct_to_json(
+            &support::object(Value::Object(m)),
+        ))
+    };
+    assert_eq!(as_in_response(size), as_in_response(plan));
+}
+
 #[test]
 fn answers_every_calibration_row_in_json() {
     for row in calibration::rows() {
@@ -154,26 +225,17 @@ fn answers_every_calibration_row_in_json() {
         }
         let refs: Vec<&str> = argv.iter().map(String::as_str).collect();
         let v = json_of(&refs);
-        for key in [
-            "gpuType",
-            "gpuCount",
-            "tensorParallelSize",
-            "pipelineParallelSize",
-            "nodes",
-            "migProfile",
-            "gpuResourceName",
-            "dtype",
-            "quantization",
-            "maxModelLen",
-            "cpu",
-            "memory",
-            "shmSize",
-            "startupProbeSeconds",
-            "estimate",
-            "reasons",
-            "warnings",
-        ] {
-            assert!(v.get(key).is_some(), "{}: no {key}", row.model);
+        for key in STATUS_KEYS.iter().chain(ADDED_KEYS) {
+            assert!(v.get(*key).is_some(), "{}: no {key}", row.model);
+        }
+        for key in v.as_object().unwrap().keys() {
+            assert!(
+                STATUS_KEYS.contains(&key.as_str())
+                    || OPTIONAL_STATUS_KEYS.contains(&key.as_str())
+                    || ADDED_KEYS.contains(&key.as_str()),
+                "{}: unexpected {key}",
+                row.model
+            );
         }
         for key in [
             "weightsGiB",
@@ -214,7 +276,7 @@ fn a_config_json_gives_the_exact_architecture_of_any_model() {
         &index,
     ]);
     // Multi-head attention: 2 x 32 layers x 32 KV heads x 128 x 2 B.
-    assert_eq!(v["estimate"]["kvBytesPerToken"], 524_288);
+    assert_eq!(v["kvCache"]["bytesPerToken"], 524_288);
     assert_eq!(v["estimate"]["weightsGiB"], 12.55);
     assert_eq!(v["architectureGuessed"], false);
     let reasons = v["reasons"].to_string();
@@ -232,7 +294,7 @@ fn a_config_json_gives_the_exact_architecture_of_any_model() {
         "--config",
         &data("deepseek-v2-lite-config.json"),
     ]);
-    assert_eq!(v["estimate"]["kvBytesPerToken"], 31_104);
+    assert_eq!(v["kvCache"]["bytesPerToken"], 31_104);
 }
 
 #[test]
@@ -240,7 +302,7 @@ fn a_guessed_architecture_is_multi_head_and_says_how_to_give_the_config() {
     let v = json_of(&["--model", "example/my-codellama-7B", "--gpu-type", "H100"]);
     assert_eq!(v["architectureGuessed"], true);
     // Never fewer KV bytes than the real model's 524,288 (the safe side).
-    assert!(v["estimate"]["kvBytesPerToken"].as_u64().unwrap() >= 524_288);
+    assert!(v["kvCache"]["bytesPerToken"].as_u64().unwrap() >= 524_288);
     let reasons = v["reasons"].to_string();
     assert!(reasons.contains("multi-head attention"), "{reasons}");
     assert!(reasons.contains("size --config"), "{reasons}");
@@ -270,7 +332,7 @@ fn kv_cache_dtype_and_objective_reach_the_plan() {
         fp8["engineArgs"],
         serde_json::json!(["--kv-cache-dtype", "fp8"])
     );
-    assert_eq!(fp8["estimate"]["kvBytesPerToken"], 163_840);
+    assert_eq!(fp8["kvCache"]["bytesPerToken"], 163_840);
     // KubeAI serves it on one H100 at 0.95 with an fp8 KV cache: minimal
     // agrees, and so does balanced, which sizes for the stated context;
     // throughput makes room for a batch of 16.

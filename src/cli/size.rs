@@ -15,7 +15,7 @@ use crate::sizing::{
     self, KvCacheDtype, MigChoice, ModelConfig, Objective, Plan, Precision, SizingError,
     SizingRequest, weights_index_total_bytes,
 };
-use crate::xr::common::EstimateStatus;
+use crate::xr::common::{PlanStatus, round2};
 
 /// Output format of `size`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
@@ -183,62 +183,38 @@ pub fn render(args: &SizeArgs) -> Result<String, SizingError> {
     })
 }
 
-/// The JSON document of `size -o json`.
+/// The JSON document of `size -o json`: what an XR's `status.plan` reports,
+/// plus what only a person sizing by hand needs.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct SizeOutput {
     pub model: String,
     pub catalog_model: Option<String>,
-    pub gpu_type: String,
-    /// GPUs (or MIG slices) of one replica: TP x PP.
-    pub gpu_count: u32,
-    pub tensor_parallel_size: u32,
-    pub pipeline_parallel_size: u32,
+    #[serde(flatten)]
+    pub plan: PlanStatus,
     pub nodes: u32,
-    pub mig_profile: Option<String>,
-    pub gpu_resource_name: String,
-    pub dtype: String,
-    /// Weight precision (`bf16`, `fp8`, ...).
-    pub quantization: String,
-    /// vLLM `--quantization`, when vLLM must be told.
-    pub quantization_method: Option<String>,
-    /// vLLM `--kv-cache-dtype`: `auto` or `fp8`.
-    pub kv_cache_dtype: String,
-    /// The objective that chose the layout.
-    pub objective: String,
     /// `vllm serve` flags the plan needs beyond TP, PP, dtype,
     /// max-model-len and gpu-memory-utilization.
     pub engine_args: Vec<String>,
-    /// True when the architecture was guessed: give `--config`.
-    pub architecture_guessed: bool,
-    pub max_model_len: u64,
     pub gpu_memory_utilization: f64,
-    pub cpu: String,
-    pub memory: String,
-    pub shm_size: Option<String>,
     pub startup_probe_seconds: u32,
     pub decode_tokens_per_second: f64,
-    pub estimate: EstimateOutput,
-    pub reasons: Vec<String>,
-    pub warnings: Vec<String>,
-}
-
-/// Memory figures in GiB, rounded to 0.01, as XR status reports them, plus
-/// the KV cache's per-token size and capacity.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct EstimateOutput {
-    #[serde(flatten)]
-    pub memory: EstimateStatus,
-    #[serde(rename = "kvBytesPerToken")]
-    pub kv_bytes_per_token: u64,
-    #[serde(rename = "kvCapacityTokens")]
-    pub kv_capacity_tokens: u64,
-    /// Weights on one GPU, rotary cache included.
+    /// Weights on one GPU, rotary cache included, in GiB.
     #[serde(rename = "weightsPerGpuGiB")]
     pub weights_per_gpu_gib: f64,
-    /// The KV cache vLLM allocates on each GPU.
-    #[serde(rename = "kvCachePerGpuGiB")]
-    pub kv_cache_per_gpu_gib: f64,
+    pub kv_cache: KvCacheOutput,
+}
+
+/// The KV cache vLLM will allocate.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct KvCacheOutput {
+    pub bytes_per_token: u64,
+    /// Tokens it holds per replica.
+    pub capacity_tokens: u64,
+    /// Its memory on each GPU, in GiB.
+    #[serde(rename = "perGpuGiB")]
+    pub per_gpu_gib: f64,
 }
 
 impl From<&Plan> for SizeOutput {
@@ -246,42 +222,20 @@ impl From<&Plan> for SizeOutput {
         SizeOutput {
             model: p.model_id.clone(),
             catalog_model: p.catalog_model.clone(),
-            gpu_type: p.gpu.name.to_string(),
-            gpu_count: p.gpu_count,
-            tensor_parallel_size: p.tensor_parallel_size,
-            pipeline_parallel_size: p.pipeline_parallel_size,
+            plan: PlanStatus::from(p),
             nodes: p.nodes,
-            mig_profile: p.mig_profile.clone(),
-            gpu_resource_name: p.gpu_resource_name.clone(),
-            dtype: p.dtype.clone(),
-            quantization: p.weight_precision.to_string(),
-            quantization_method: p.quantization.clone(),
-            kv_cache_dtype: p.kv_cache_dtype.to_string(),
-            objective: p.objective.to_string(),
             engine_args: p.engine_args(),
-            architecture_guessed: p.architecture_guessed,
-            max_model_len: p.max_model_len,
             gpu_memory_utilization: p.gpu_memory_utilization,
-            cpu: p.cpu.clone(),
-            memory: p.memory.clone(),
-            shm_size: p.shm_size.clone(),
             startup_probe_seconds: p.startup_probe_seconds,
             decode_tokens_per_second: p.decode_tokens_per_second().round(),
-            estimate: EstimateOutput {
-                memory: EstimateStatus::from(&p.estimate),
-                kv_bytes_per_token: p.estimate.kv_bytes_per_token.round() as u64,
-                kv_capacity_tokens: p.estimate.kv_capacity_tokens,
-                weights_per_gpu_gib: round2(p.estimate.weights_per_gpu_gib),
-                kv_cache_per_gpu_gib: round2(p.estimate.kv_cache_per_gpu_gib),
+            weights_per_gpu_gib: round2(p.estimate.weights_per_gpu_gib),
+            kv_cache: KvCacheOutput {
+                bytes_per_token: p.estimate.kv_bytes_per_token.round() as u64,
+                capacity_tokens: p.estimate.kv_capacity_tokens,
+                per_gpu_gib: round2(p.estimate.kv_cache_per_gpu_gib),
             },
-            reasons: p.reasons.clone(),
-            warnings: p.warnings.clone(),
         }
     }
-}
-
-fn round2(v: f64) -> f64 {
-    (v * 100.0).round() / 100.0
 }
 
 /// The human-readable plan: a two-column table, then reasons and warnings.

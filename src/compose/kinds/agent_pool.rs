@@ -12,7 +12,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::compose::kinds::llm_inference::{layout_summary, plan_status, runtime_name};
+use crate::compose::kinds::llm_inference::{layout_summary, runtime_name};
 use crate::compose::resources::agent_config::{
     ModelEndpoint, agent_config_map, check_no_credentials, config_data, config_document,
     config_hash, memory_env,
@@ -43,7 +43,7 @@ use crate::xr::agent_pool::{
     PORT_MAX, REPLICAS_MAX, SCALING_CHANGE_MAX, SCALING_PERIOD_MAX, SYSTEM_PROMPT_MAX,
     TEMPERATURE_MAX, THRESHOLD_MAX, TOOL_NAME_MAX,
 };
-use crate::xr::common::Endpoint;
+use crate::xr::common::{Endpoint, PlanStatus};
 use crate::xr::model::Locality;
 
 /// Composition resource names.
@@ -665,7 +665,7 @@ fn compose_pool(
         phase: Some(if serving { "Serving" } else { "Starting" }.into()),
         waiting_for: None,
         model: Some(model.display.clone()),
-        plan: Some(plan_status(&plan)),
+        plan: Some(PlanStatus::from(&plan)),
         gpu_type: Some(plan.gpu.name.to_string()),
         model_server: Some(ModelServerStatus {
             name: runtime_name.clone(),

@@ -16,7 +16,7 @@ use crate::compose::{ComposeRequest, Composed, Composition, Refusal, names};
 use crate::outcome;
 use crate::protocol::wire::Ready;
 use crate::sizing::{self, MigChoice, Plan, Precision, SizingRequest};
-use crate::xr::common::{Endpoint, EstimateStatus, PlanStatus};
+use crate::xr::common::{Endpoint, PlanStatus};
 use crate::xr::llm_inference::{
     GPU_MAX, LlmInferenceSpec, LlmInferenceStatus, MAX_MODEL_LEN_MAX, MAX_MODEL_LEN_MIN,
     REPLICAS_MAX,
@@ -297,7 +297,7 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
         model: Some(model.clone()),
         plan: Some(PlanStatus {
             warnings: warnings.clone(),
-            ..plan_status(&plan)
+            ..PlanStatus::from(&plan)
         }),
         gpu_type: Some(plan.gpu.name.to_string()),
         gpu_count: Some(plan.gpu_count),
@@ -615,31 +615,6 @@ pub fn layout_summary(plan: &Plan) -> String {
         "{} x {device} ({}), tensor parallel {}, max model length {}",
         plan.gpu_count, plan.dtype, plan.tensor_parallel_size, plan.max_model_len
     )
-}
-
-/// The plan as the XR's status reports it.
-pub fn plan_status(plan: &Plan) -> PlanStatus {
-    PlanStatus {
-        gpu_type: plan.gpu.name.to_string(),
-        gpu_count: plan.gpu_count,
-        tensor_parallel_size: plan.tensor_parallel_size,
-        pipeline_parallel_size: plan.pipeline_parallel_size,
-        mig_profile: plan.mig_profile.clone(),
-        gpu_resource_name: plan.gpu_resource_name.clone(),
-        dtype: plan.dtype.clone(),
-        quantization: plan.weight_precision.to_string(),
-        quantization_method: plan.quantization.clone(),
-        max_model_len: plan.max_model_len,
-        cpu: plan.cpu.clone(),
-        memory: plan.memory.clone(),
-        shm_size: plan.shm_size.clone(),
-        estimate: EstimateStatus::from(&plan.estimate),
-        objective: plan.objective.to_string(),
-        kv_cache_dtype: plan.kv_cache_dtype.to_string(),
-        architecture_guessed: plan.architecture_guessed,
-        reasons: plan.reasons.clone(),
-        warnings: plan.warnings.clone(),
-    }
 }
 
 /// A serializable value as a JSON object (empty if it is not one).

@@ -11,7 +11,6 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::compose::kinds::llm_inference::plan_status;
 use crate::compose::resources::config_map::{config_map, pretty};
 use crate::compose::steps::model_config;
 use crate::compose::steps::model_facts::ModelFacts;
@@ -21,6 +20,7 @@ use crate::compose::{
 };
 use crate::outcome;
 use crate::sizing::{self, MigChoice};
+use crate::xr::common::PlanStatus;
 use crate::xr::common::round2;
 use crate::xr::model::{CacheStatus, GpuPlanStatus, ModelSpec, ModelStatus, SizeStatus};
 
@@ -198,7 +198,7 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
             .iter()
             .map(|(gpu, p)| GpuPlanStatus {
                 gpu_type: gpu.clone(),
-                plan: p.as_ref().ok().map(plan_status),
+                plan: p.as_ref().ok().map(PlanStatus::from),
                 error: p.as_ref().err().cloned(),
             })
             .collect(),
