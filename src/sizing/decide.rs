@@ -185,7 +185,7 @@ fn overhead_reason(sizer: &Sizer, gpu: &Gpu, version: Option<&str>) -> String {
 }
 
 /// A replica across nodes needs a multi-node runtime; one pod cannot do it.
-fn multi_node_warning(gpu: &Gpu, nodes: u32, tp: u32, pp: u32) -> Option<String> {
+pub(super) fn multi_node_warning(gpu: &Gpu, nodes: u32, tp: u32, pp: u32) -> Option<String> {
     (nodes > 1).then(|| {
         format!(
             "One replica spans {nodes} nodes ({} per node, TP {tp} x PP {pp}): the runtime must support multi-node serving; a single pod cannot span nodes.",

@@ -213,6 +213,17 @@ pub struct Throughput {
 pub const BANDWIDTH_EFFICIENCY: f64 = 0.7;
 
 impl Plan {
+    /// The warning a plan across nodes carries: a runtime that serves one
+    /// replica across nodes (a LeaderWorkerSet) answers it.
+    pub fn multi_node_warning(&self) -> Option<String> {
+        decide::multi_node_warning(
+            self.gpu,
+            self.nodes,
+            self.tensor_parallel_size,
+            self.pipeline_parallel_size,
+        )
+    }
+
     /// Single-sequence decode rate of one replica in tokens per second, the
     /// memory-bandwidth bound: each generated token reads every active weight
     /// once, and the TP ranks read their shards in parallel.

@@ -266,9 +266,10 @@ pub fn choose_with_volume(
         c.gpu_field,
     )?;
     plan.reasons.push(why);
-    if runtime == Runtime::LeaderWorkerSet {
-        plan.warnings
-            .retain(|w| !w.starts_with("One replica spans "));
+    if runtime == Runtime::LeaderWorkerSet
+        && let Some(answered) = plan.multi_node_warning()
+    {
+        plan.warnings.retain(|w| *w != answered);
     }
     let cache = match runtime {
         Runtime::VllmRuntime => operator_cache.unwrap_or_default(),
