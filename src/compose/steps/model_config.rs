@@ -14,8 +14,8 @@ use serde_json::Value;
 
 use crate::compose::steps::model_facts::{ModelFacts, parse_config};
 use crate::compose::steps::model_ref::{WaitingFor, waiting_for};
+use crate::compose::steps::required::{Required, required_object};
 use crate::compose::{ComposeRequest, Composition, Refusal};
-use crate::protocol::struct_json::struct_to_json;
 use crate::protocol::wire::{ResourceSelector, resource_selector::Match};
 use crate::sizing::weights_index_total_bytes;
 
@@ -68,32 +68,23 @@ pub fn resolve(
             format!("{field}: ConfigMap {display}: {m}"),
         )
     };
-    let Some(found) = req.required.get(REQUIREMENT_KEY) else {
-        return Ok(Lookup::Waiting {
-            message: format!("waiting for Crossplane to look up ConfigMap {display} ({field})"),
-            not_found: false,
-        });
-    };
-    let mut objects = Vec::with_capacity(found.items.len());
-    for raw in &found.items {
-        let r = raw.decode_full().map_err(|e| {
-            invalid(format!(
-                "Crossplane returned a resource that cannot be read ({})",
-                crate::protocol::raw_message::decode_problem(&e)
-            ))
-        })?;
-        objects.extend(r.resource.as_ref().map(struct_to_json));
-    }
-    let Some(object) = objects
-        .into_iter()
-        .find(|o| crate::compose::str_at(o, &["metadata", "name"]) == name)
-    else {
-        return Ok(Lookup::Waiting {
-            message: format!(
-                "waiting for ConfigMap {display} ({field}): it does not exist yet; create it with the model's config.json under the key {CONFIG_KEY}"
-            ),
-            not_found: true,
-        });
+    let object = match required_object(req, REQUIREMENT_KEY, &name) {
+        Ok(Required::Found(object)) => object,
+        Ok(Required::NotLookedUp) => {
+            return Ok(Lookup::Waiting {
+                message: format!("waiting for Crossplane to look up ConfigMap {display} ({field})"),
+                not_found: false,
+            });
+        }
+        Ok(Required::Missing) => {
+            return Ok(Lookup::Waiting {
+                message: format!(
+                    "waiting for ConfigMap {display} ({field}): it does not exist yet; create it with the model's config.json under the key {CONFIG_KEY}"
+                ),
+                not_found: true,
+            });
+        }
+        Err(e) => return Err(invalid(e)),
     };
     let data = object.get("data").and_then(Value::as_object);
     let text = |key: &str| data.and_then(|d| d.get(key)).and_then(Value::as_str);

@@ -10,9 +10,9 @@
 use serde_json::{Map, Value};
 
 use crate::compose::steps::model_facts::ModelFacts;
+use crate::compose::steps::required::{Required, required_object};
 use crate::compose::{ComposeRequest, Composition, Refusal};
 use crate::outcome;
-use crate::protocol::struct_json::struct_to_json;
 use crate::protocol::wire::{ResourceSelector, resource_selector::Match};
 use crate::xr::model::{KIND as MODEL_KIND, ModelSpec};
 
@@ -56,38 +56,29 @@ pub enum Lookup {
 /// cannot be read is a refusal that names the Model's field.
 pub fn lookup(req: &ComposeRequest, field: &str, name: &str) -> Result<Lookup, Refusal> {
     let display = format!("{}/{name}", req.xr.namespace);
-    let Some(found) = req.required.get(REQUIREMENT_KEY) else {
-        return Ok(Lookup::Waiting {
-            message: format!("waiting for Crossplane to look up Model {display} ({field})"),
-            not_found: false,
-        });
-    };
-    // A Model that cannot be decoded is refused, not skipped: skipping it
-    // would report an existing Model as missing.
-    let mut objects = Vec::with_capacity(found.items.len());
-    for raw in &found.items {
-        let r = raw.decode_full().map_err(|e| {
-            Refusal::new(
-                "InvalidModel",
-                format!(
-                    "{field}: Model {display}: Crossplane returned a resource that cannot be read ({})",
-                    crate::protocol::raw_message::decode_problem(&e)
+    let object = match required_object(req, REQUIREMENT_KEY, name) {
+        Ok(Required::Found(object)) => object,
+        Ok(Required::NotLookedUp) => {
+            return Ok(Lookup::Waiting {
+                message: format!("waiting for Crossplane to look up Model {display} ({field})"),
+                not_found: false,
+            });
+        }
+        Ok(Required::Missing) => {
+            return Ok(Lookup::Waiting {
+                message: format!(
+                    "waiting for Model {display} ({field}): it does not exist yet; create it in namespace {}",
+                    req.xr.namespace
                 ),
-            )
-        })?;
-        objects.extend(r.resource.as_ref().map(struct_to_json));
-    }
-    let object = objects
-        .into_iter()
-        .find(|o| crate::compose::str_at(o, &["metadata", "name"]) == name);
-    let Some(object) = object else {
-        return Ok(Lookup::Waiting {
-            message: format!(
-                "waiting for Model {display} ({field}): it does not exist yet; create it in namespace {}",
-                req.xr.namespace
-            ),
-            not_found: true,
-        });
+                not_found: true,
+            });
+        }
+        Err(e) => {
+            return Err(Refusal::new(
+                "InvalidModel",
+                format!("{field}: Model {display}: {e}"),
+            ));
+        }
     };
     let spec = read_spec(&object)
         .map_err(|e| Refusal::new("InvalidModel", format!("{field}: Model {display}: {e}")))?;
