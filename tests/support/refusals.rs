@@ -8,6 +8,7 @@
 //!     refusal("gpu zero", "spec.gpu", json!(0), fatal("InvalidSpec", "spec.gpu is 0; ...")),
 //!     refusal("spec null", "spec", Value::Null, fatal("InvalidSpec", "spec must be an object; it is null")),
 //!     refusal("image missing", "spec.image", Remove, fatal("InvalidSpec", "spec: image is required")),
+//!     refusal("min above max", "spec", Merge(json!({"minReplicas": 8, "maxReplicas": 4})), fatal(...)),
 //!     refusal("ttl zero", "input.ttl", json!("0s"), fatal("InvalidInput", "invalid step input: ...")),
 //! ]);
 //! ```
