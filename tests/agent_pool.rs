@@ -1,23 +1,34 @@
-//! AgentPool, call by call: the requirement and the wait while the Model is
+//! The specification of AgentPool: its behaviour, then its refusals.
+//!
+//! Behaviour, call by call: the requirement and the wait while the Model is
 //! missing, the whole composition once it is there, a changed Model
 //! resizing the runtime, the model server on each runtime, credentials kept
 //! out of ConfigMaps, the autoscaler's metric mapping, and every composed
 //! manifest schema-valid.
+//!
+//! Refusals: every malformed spec is a FATAL result (or, where a field is
+//! only not applied, a warning) that names the field and what would be
+//! valid, keeps the earlier steps' desired state and still asks for the
+//! Model (one table shape, `support::refusals`).
 
 mod support;
 
 use function_inference::protocol::full;
 use serde_json::{Value, json};
+use support::fixtures::*;
 use support::manifests::validate_composed;
 use support::models::*;
+use support::refusals::*;
 use support::*;
 
+/// The AgentPool `reviewers` as these tests send it: with a uid, and the
+/// status Crossplane observed.
 fn pool(spec: Value, status: Value) -> Value {
-    json!({
-        "apiVersion": "infer.dev/v1alpha1", "kind": "AgentPool",
-        "metadata": {"name": "reviewers", "namespace": "team-a", "uid": "0a9e"},
-        "spec": spec, "status": status,
-    })
+    AgentPool::new("reviewers")
+        .uid("0a9e")
+        .spec(spec)
+        .status(status)
+        .build()
 }
 
 /// The smallest pool worth composing: two warm agents of up to six, no port.
@@ -569,57 +580,6 @@ fn autoscaling_metrics_map_to_the_hpa() {
 }
 
 #[test]
-fn bad_specs_are_fatal_results_naming_the_field() {
-    let cases = [
-        (
-            "temperature out of range",
-            json!({"agentClass": {"temperature": 3.0}}),
-            "spec.agentClass.temperature is 3; use 0 to 2",
-        ),
-        (
-            "min above max",
-            json!({"minReplicas": 8, "maxReplicas": 4}),
-            "spec.minReplicas 8 exceeds spec.maxReplicas 4",
-        ),
-        (
-            "ingress without port",
-            json!({"ingressHost": "agents.example.com"}),
-            "spec.ingressHost needs spec.port: the Ingress routes to the agents' Service on that port",
-        ),
-        (
-            "GPU too small",
-            json!({"gpuRequirements": {"type": "L4", "count": 1, "memory": "40Gi"}}),
-            "spec.gpuRequirements.memory 40Gi exceeds the 22 GiB of a L4; choose a larger spec.gpuRequirements.type",
-        ),
-    ];
-    for (reason, patch, want) in cases {
-        let mut spec = small_pool();
-        merge(&mut spec, &patch);
-        let rsp = call(&with_model(
-            request("e", pool(spec, json!({}))),
-            vec![llama_8b()],
-        ));
-        assert_eq!(fatals(&rsp), vec![want], "{reason}");
-        assert_eq!(
-            rsp.requirements,
-            requirement(),
-            "{reason}: the requirement stays"
-        );
-    }
-}
-
-fn merge(into: &mut Value, patch: &Value) {
-    match (into, patch) {
-        (Value::Object(a), Value::Object(b)) => {
-            for (k, v) in b {
-                merge(a.entry(k.clone()).or_insert(Value::Null), v);
-            }
-        }
-        (slot, v) => *slot = v.clone(),
-    }
-}
-
-#[test]
 fn every_composed_manifest_is_schema_valid() {
     let mut full_pool = small_pool();
     merge(
@@ -654,11 +614,7 @@ fn every_composed_manifest_is_schema_valid() {
             );
         }
     }
-    let rsp = call(&request(
-        "v",
-        json!({"apiVersion": "infer.dev/v1alpha1", "kind": "Model",
-        "metadata": {"name": "llama-8b", "namespace": "team-a"}, "spec": llama_8b()["spec"]}),
-    ));
+    let rsp = call(&request("v", llama_8b()));
     problems.extend(validate_composed(&manifest(&rsp, "model_card")));
     assert_eq!(problems, Vec::<String>::new());
 }
@@ -838,4 +794,592 @@ fn an_agent_pool_sizes_with_its_objective_and_the_models_config_map() {
     let plan = &desired_status(&rsp)["plan"];
     assert_eq!(plan["objective"], "minimal");
     assert_eq!(plan["architectureGuessed"], false);
+}
+
+// ---------------------------------------------------------------------------
+// Refusals
+// ---------------------------------------------------------------------------
+
+#[test]
+fn malformed_agent_pools_are_refused_and_name_the_field_and_what_is_valid() {
+    let long = "x".repeat(5000);
+    let rows = vec![
+        refusal(
+            "image missing",
+            "spec.image",
+            Remove,
+            fatal("InvalidSpec", "spec: image is required"),
+        ),
+        refusal(
+            "image empty",
+            "spec.image",
+            json!(""),
+            fatal(
+                "InvalidSpec",
+                "spec.image is empty; set the agent runtime image",
+            ),
+        ),
+        refusal(
+            "image long",
+            "spec.image",
+            json!(long),
+            fatal(
+                "InvalidSpec",
+                "spec.image is 5000 characters long; use at most 512 (for example ghcr.io/example/agent-runtime:1.0)",
+            ),
+        ),
+        refusal(
+            "port zero",
+            "spec.port",
+            json!(0),
+            fatal("InvalidSpec", "spec.port is 0; use 1 to 65535"),
+        ),
+        refusal(
+            "port huge",
+            "spec.port",
+            json!(70000),
+            fatal("InvalidSpec", "spec.port is 70000; use 1 to 65535"),
+        ),
+        refusal(
+            "port fraction",
+            "spec.port",
+            json!(80.5),
+            fatal("InvalidSpec", "spec.port: 80.5 is not a whole number"),
+        ),
+        refusal(
+            "minReplicas negative",
+            "spec.minReplicas",
+            json!(-1),
+            fatal("InvalidSpec", "spec.minReplicas is -1; use 0 to 1000"),
+        ),
+        refusal(
+            "maxReplicas below min",
+            "spec.maxReplicas",
+            json!(1),
+            fatal(
+                "InvalidSpec",
+                "spec.minReplicas 2 exceeds spec.maxReplicas 1",
+            ),
+        ),
+        refusal(
+            "maxReplicas 1e30",
+            "spec.maxReplicas",
+            json!(1e30),
+            fatal(
+                "InvalidSpec",
+                "spec.maxReplicas: 1e+30 is out of range for a whole number",
+            ),
+        ),
+        refusal(
+            "prewarmPercent 150",
+            "spec.prewarmPercent",
+            json!(150),
+            fatal("InvalidSpec", "spec.prewarmPercent is 150; use 0 to 100"),
+        ),
+        refusal(
+            "tokensPerSecondBudget negative",
+            "spec.tokensPerSecondBudget",
+            json!(-5),
+            fatal(
+                "InvalidSpec",
+                "spec.tokensPerSecondBudget is -5; use at least 1",
+            ),
+        ),
+        refusal(
+            "temperature NaN",
+            "spec.agentClass.temperature",
+            json!("NaN"),
+            fatal(
+                "InvalidSpec",
+                "spec.agentClass.temperature: the string \"NaN\" is not a number",
+            ),
+        ),
+        refusal(
+            "temperature 5",
+            "spec.agentClass.temperature",
+            json!(5),
+            fatal(
+                "InvalidSpec",
+                "spec.agentClass.temperature is 5; use 0 to 2",
+            ),
+        ),
+        refusal(
+            "temperature negative",
+            "spec.agentClass.temperature",
+            json!(-0.5),
+            fatal(
+                "InvalidSpec",
+                "spec.agentClass.temperature is -0.5; use 0 to 2",
+            ),
+        ),
+        refusal(
+            "maxTokens zero",
+            "spec.agentClass.maxTokens",
+            json!(0),
+            fatal(
+                "InvalidSpec",
+                "spec.agentClass.maxTokens is 0; use a whole number of at least 1, or omit it",
+            ),
+        ),
+        refusal(
+            "maxTokens huge",
+            "spec.agentClass.maxTokens",
+            json!(1e30),
+            fatal(
+                "InvalidSpec",
+                "spec.agentClass.maxTokens: 1e+30 is out of range for a whole number",
+            ),
+        ),
+        refusal(
+            "maxContextLength string",
+            "spec.agentClass.maxContextLength",
+            json!("16k"),
+            fatal(
+                "InvalidSpec",
+                "spec.agentClass.maxContextLength: the string \"16k\" is not a whole number",
+            ),
+        ),
+        refusal(
+            "modelRef missing name",
+            "spec.agentClass.modelRef",
+            json!({}),
+            fatal("InvalidSpec", "spec.agentClass.modelRef: name is required"),
+        ),
+        refusal(
+            "modelRef empty name",
+            "spec.agentClass.modelRef",
+            json!({"name": ""}),
+            fatal(
+                "InvalidSpec",
+                "spec.agentClass.modelRef.name is empty; name a Model in the AgentPool's namespace",
+            ),
+        ),
+        refusal(
+            "memory credential in configmap",
+            "spec.agentClass.memoryConfig",
+            json!({"type": "redis", "connectionString": "redis://:pw@redis:6379"}),
+            fatal(
+                "CredentialInConfig",
+                "spec.agentClass.memoryConfig.connectionString holds a password, which would land in a ConfigMap; put the connection string in a Secret and set spec.agentClass.memoryConfig.connectionSecretRef {name, key} instead",
+            ),
+        ),
+        refusal(
+            "memory password with spaces",
+            "spec.agentClass.memoryConfig",
+            json!({"type": "postgres", "connectionString": "host=db user=agent password = pw dbname=m"}),
+            fatal(
+                "CredentialInConfig",
+                "spec.agentClass.memoryConfig.connectionString holds a password, which would land in a ConfigMap; put the connection string in a Secret and set spec.agentClass.memoryConfig.connectionSecretRef {name, key} instead",
+            ),
+        ),
+        refusal(
+            "memory ADO.NET password",
+            "spec.agentClass.memoryConfig",
+            json!({"type": "postgres", "connectionString": "Server=db;User Id=agent;Password=x;"}),
+            fatal(
+                "CredentialInConfig",
+                "spec.agentClass.memoryConfig.connectionString holds a password, which would land in a ConfigMap; put the connection string in a Secret and set spec.agentClass.memoryConfig.connectionSecretRef {name, key} instead",
+            ),
+        ),
+        refusal(
+            "memory api_key parameter",
+            "spec.agentClass.memoryConfig",
+            json!({"type": "postgres", "connectionString": "rediss://redis:6380?api_key=k"}),
+            fatal(
+                "CredentialInConfig",
+                "spec.agentClass.memoryConfig.connectionString holds a password, which would land in a ConfigMap; put the connection string in a Secret and set spec.agentClass.memoryConfig.connectionSecretRef {name, key} instead",
+            ),
+        ),
+        refusal(
+            "memory access_token parameter",
+            "spec.agentClass.memoryConfig",
+            json!({"type": "postgres", "connectionString": "https://mem.example.com/v1?access_token=t"}),
+            fatal(
+                "CredentialInConfig",
+                "spec.agentClass.memoryConfig.connectionString holds a password, which would land in a ConfigMap; put the connection string in a Secret and set spec.agentClass.memoryConfig.connectionSecretRef {name, key} instead",
+            ),
+        ),
+        refusal(
+            "memory sslpassword",
+            "spec.agentClass.memoryConfig",
+            json!({"type": "postgres", "connectionString": "host=db sslpassword=x"}),
+            fatal(
+                "CredentialInConfig",
+                "spec.agentClass.memoryConfig.connectionString holds a password, which would land in a ConfigMap; put the connection string in a Secret and set spec.agentClass.memoryConfig.connectionSecretRef {name, key} instead",
+            ),
+        ),
+        refusal(
+            "memory userinfo without scheme",
+            "spec.agentClass.memoryConfig",
+            json!({"type": "postgres", "connectionString": "agent:pw@db:5432/memory"}),
+            fatal(
+                "CredentialInConfig",
+                "spec.agentClass.memoryConfig.connectionString holds a password, which would land in a ConfigMap; put the connection string in a Secret and set spec.agentClass.memoryConfig.connectionSecretRef {name, key} instead",
+            ),
+        ),
+        refusal(
+            "guardrail authorization key",
+            "spec.agentClass.guardrails",
+            json!([{"type": "content-filter", "action": "block", "config": {"authorization": "x"}}]),
+            fatal(
+                "CredentialInConfig",
+                "spec.agentClass.guardrails[0].config.authorization looks like a credential, which would land in a ConfigMap; put it in a Secret and pass it with spec.env valueFrom.secretKeyRef",
+            ),
+        ),
+        refusal(
+            "guardrail auth key",
+            "spec.agentClass.guardrails",
+            json!([{"type": "content-filter", "action": "block", "config": {"auth": "x"}}]),
+            fatal(
+                "CredentialInConfig",
+                "spec.agentClass.guardrails[0].config.auth looks like a credential, which would land in a ConfigMap; put it in a Secret and pass it with spec.env valueFrom.secretKeyRef",
+            ),
+        ),
+        refusal(
+            "guardrail accessKey",
+            "spec.agentClass.guardrails",
+            json!([{"type": "content-filter", "action": "block", "config": {"accessKey": "x"}}]),
+            fatal(
+                "CredentialInConfig",
+                "spec.agentClass.guardrails[0].config.accessKey looks like a credential, which would land in a ConfigMap; put it in a Secret and pass it with spec.env valueFrom.secretKeyRef",
+            ),
+        ),
+        refusal(
+            "guardrail password in a URL value",
+            "spec.agentClass.guardrails",
+            json!([{"type": "content-filter", "action": "block", "config": {"endpoint": "https://u:p@filter.example.com"}}]),
+            fatal(
+                "CredentialInConfig",
+                "spec.agentClass.guardrails[0].config.endpoint holds a credential (a password in a URL or a secret key=value pair), which would land in a ConfigMap; put it in a Secret and pass it with spec.env valueFrom.secretKeyRef",
+            ),
+        ),
+        refusal(
+            "memory type unknown",
+            "spec.agentClass.memoryConfig.type",
+            json!("floppy"),
+            fatal(
+                "InvalidSpec",
+                "spec.agentClass.memoryConfig.type: \"floppy\" is not valid; use one of ephemeral, redis, memcached, postgres",
+            ),
+        ),
+        refusal(
+            "memory ttl bad",
+            "spec.agentClass.memoryConfig.ttl",
+            json!("a while"),
+            fatal(
+                "InvalidSpec",
+                "spec.agentClass.memoryConfig.ttl: \"a while\" is not a duration; write one like 500ms, 30s, 5m, 2h or 1d",
+            ),
+        ),
+        refusal(
+            "slo ttft bad",
+            "spec.agentClass.slo.ttft",
+            json!("fast"),
+            fatal(
+                "InvalidSpec",
+                "spec.agentClass.slo.ttft: \"fast\" is not a duration; write one like 500ms, 30s, 5m, 2h or 1d",
+            ),
+        ),
+        refusal(
+            "tool timeout bad",
+            "spec.agentClass.toolPermissions",
+            json!([{"name": "x", "timeout": "soon"}]),
+            fatal(
+                "InvalidSpec",
+                "spec.agentClass.toolPermissions[0].timeout: \"soon\" is not a duration; write one like 500ms, 30s, 5m, 2h or 1d",
+            ),
+        ),
+        refusal(
+            "rateLimit bad",
+            "spec.agentClass.toolPermissions",
+            json!([{"name": "x", "rateLimit": "lots"}]),
+            fatal(
+                "InvalidSpec",
+                "spec.agentClass.toolPermissions[0].rateLimit is \"lots\"; write it like 100/min, 10/s or 1000/h",
+            ),
+        ),
+        refusal(
+            "guardrail action unknown",
+            "spec.agentClass.guardrails",
+            json!([{"type": "pii-detection", "action": "explode"}]),
+            fatal(
+                "InvalidSpec",
+                "spec.agentClass.guardrails[0].action: \"explode\" is not valid; use one of block, redact, warn, log",
+            ),
+        ),
+        refusal(
+            "autoscaling metric unknown",
+            "spec.autoscaling.metrics",
+            json!([{"type": "vibes", "target": "1"}]),
+            warning(
+                "AgentPoolWarning",
+                "spec.autoscaling.metrics[0].type \"vibes\" has no HorizontalPodAutoscaler mapping and is not applied; use concurrent-sessions, tokens-in-queue, queue-depth, tokens-per-second, tool-call-rate, context-length, ttft-p95, cpu or memory",
+            ),
+        ),
+        refusal(
+            "gpu count 1e30",
+            "spec.gpuRequirements.count",
+            json!(1e30),
+            fatal(
+                "InvalidSpec",
+                "spec.gpuRequirements.count: 1e+30 is out of range for a whole number",
+            ),
+        ),
+        refusal(
+            "gpu type unknown",
+            "spec.gpuRequirements.type",
+            json!("Z9000"),
+            fatal(
+                "CannotSize",
+                "spec.gpuRequirements.type: unknown GPU type `Z9000`: known GPU types are T4, V100, V100-PCIe, V100-32GB, V100-32GB-PCIe, L4, A10G, L40S, A30, A100-40GB, A100-40GB-PCIe, A100-80GB, A100-80GB-PCIe, H100-80GB, H100-PCIe, H100-NVL, H20, H200, H200-NVL, B200, GB200, B300, GH200, RTX-PRO-6000, MI300X, MI325X",
+            ),
+        ),
+        refusal(
+            "migProfile unknown",
+            "spec.migProfile",
+            json!("9g.1tb"),
+            fatal(
+                "InvalidSpec",
+                "spec.migProfile: invalid MIG choice `9g.1tb`: use auto, none or a profile such as 1g.10gb",
+            ),
+        ),
+        refusal(
+            "sessionAffinity ttl bad",
+            "spec.sessionAffinity.ttl",
+            json!("1 hour"),
+            fatal(
+                "InvalidSpec",
+                "spec.sessionAffinity.ttl: \"1 hour\" is not a duration; write one like 500ms, 30s, 5m, 2h or 1d",
+            ),
+        ),
+        refusal(
+            "ingressHost invalid",
+            "spec.ingressHost",
+            json!("Not A Host"),
+            fatal(
+                "InvalidSpec",
+                "spec.ingressHost is \"Not A Host\"; use a DNS name: at most 253 characters of lower-case letters, digits, '-' and '.', starting and ending with a letter or digit (for example agents.example.com)",
+            ),
+        ),
+        refusal(
+            "guardrails too large for a ConfigMap",
+            "spec.agentClass.guardrails",
+            json!([
+                {"type": "content-filter", "action": "block", "config": {"blocklist": "x".repeat(700 << 10)}},
+                {"type": "pii-detection", "action": "redact", "config": {"patterns": "y".repeat(400 << 10)}},
+            ]),
+            fatal(
+                "ConfigTooLarge",
+                "spec.agentClass.guardrails (about 1126538 bytes) makes the agent ConfigMap 1127920 bytes, more \
+                     than the 1048576 bytes a ConfigMap holds; shorten it",
+            ),
+        ),
+        refusal(
+            "tool maxConcurrency zero",
+            "spec.agentClass.toolPermissions",
+            json!([{"name": "code-search", "maxConcurrency": 0}]),
+            fatal(
+                "InvalidSpec",
+                "spec.agentClass.toolPermissions[0].maxConcurrency is 0; use at least 1",
+            ),
+        ),
+        refusal(
+            "guardrail threshold above 1",
+            "spec.agentClass.guardrails",
+            json!([{"type": "pii-detection", "action": "redact", "threshold": 1.5}]),
+            fatal(
+                "InvalidSpec",
+                "spec.agentClass.guardrails[0].threshold is 1.5; use 0 to 1",
+            ),
+        ),
+        refusal(
+            "slo tokensPerSecond zero",
+            "spec.agentClass.slo.tokensPerSecond",
+            json!(0),
+            fatal(
+                "InvalidSpec",
+                "spec.agentClass.slo.tokensPerSecond is 0; use at least 1",
+            ),
+        ),
+        refusal(
+            "slo maxCostPerRequest negative",
+            "spec.agentClass.slo.maxCostPerRequest",
+            json!(-0.5),
+            fatal(
+                "InvalidSpec",
+                "spec.agentClass.slo.maxCostPerRequest is -0.5; use at least 0",
+            ),
+        ),
+        refusal(
+            "slo availabilityPercent above 100",
+            "spec.agentClass.slo.availabilityPercent",
+            json!(101),
+            fatal(
+                "InvalidSpec",
+                "spec.agentClass.slo.availabilityPercent is 101; use 0 to 100",
+            ),
+        ),
+        refusal(
+            "memory maxSize zero",
+            "spec.agentClass.memoryConfig.maxSize",
+            json!(0),
+            fatal(
+                "InvalidSpec",
+                "spec.agentClass.memoryConfig.maxSize is 0; use at least 1",
+            ),
+        ),
+        refusal(
+            "scaleUp periodSeconds zero",
+            "spec.autoscaling.behavior.scaleUp.periodSeconds",
+            json!(0),
+            fatal(
+                "InvalidSpec",
+                "spec.autoscaling.behavior.scaleUp.periodSeconds is 0; use 1 to 1800",
+            ),
+        ),
+        refusal(
+            "scaleDown maxChangePercent above 1000",
+            "spec.autoscaling.behavior.scaleDown.maxChangePercent",
+            json!(2000),
+            fatal(
+                "InvalidSpec",
+                "spec.autoscaling.behavior.scaleDown.maxChangePercent is 2000; use 1 to 1000",
+            ),
+        ),
+        refusal(
+            "scaleDown maxChangeAbsolute zero",
+            "spec.autoscaling.behavior.scaleDown.maxChangeAbsolute",
+            json!(0),
+            fatal(
+                "InvalidSpec",
+                "spec.autoscaling.behavior.scaleDown.maxChangeAbsolute is 0; use 1 to 1000",
+            ),
+        ),
+        refusal(
+            "systemPrompt 2 MiB",
+            "spec.agentClass.systemPrompt",
+            json!("p".repeat(2 << 20)),
+            fatal(
+                "InvalidSpec",
+                "spec.agentClass.systemPrompt is 2097152 characters long; use at most 65536",
+            ),
+        ),
+        refusal(
+            "tool name over 128",
+            "spec.agentClass.toolPermissions",
+            json!([{"name": "t".repeat(129)}]),
+            fatal(
+                "InvalidSpec",
+                "spec.agentClass.toolPermissions[0].name is 129 characters long; use at most 128 (for example code-search)",
+            ),
+        ),
+        refusal(
+            "env entry a list that serde would read by position",
+            "spec.env",
+            json!([["A", "B"]]),
+            fatal("InvalidSpec", "spec.env[0] must be an object; it is a list"),
+        ),
+        refusal(
+            "modelRef a list that serde would read by position",
+            "spec.agentClass.modelRef",
+            json!(["llama-3-1-8b"]),
+            fatal(
+                "InvalidSpec",
+                "spec.agentClass.modelRef must be an object; it is a list",
+            ),
+        ),
+        refusal(
+            "env not list",
+            "spec.env",
+            json!("A=B"),
+            fatal("InvalidSpec", "spec.env: the string \"A=B\" is not a list"),
+        ),
+        refusal(
+            "unknown field",
+            "spec.replicas",
+            json!(3),
+            fatal(
+                "InvalidSpec",
+                "spec.replicas: unknown field replicas; valid fields are agentClass, image, env, port, minReplicas, maxReplicas, prewarmPercent, tokensPerSecondBudget, migProfile, objective, autoscaling, gpuRequirements, runtime, sessionAffinity, scheduling, ingressHost, crossplane",
+            ),
+        ),
+    ];
+    assert!(rows.len() >= 20, "at least twenty cases");
+    Refusals::of(example("examples/configuration/agents/agentpool.yaml"))
+        .with_model(example("examples/configuration/agents/model.yaml"))
+        .requirements_unchecked()
+        .check(rows);
+}
+
+#[test]
+fn bad_specs_are_fatal_results_naming_the_field() {
+    Refusals::of(pool(small_pool(), json!({})))
+        .tag("e")
+        .with_model(llama_8b())
+        .after(full::State::default())
+        .requiring(requirement())
+        .check(vec![
+            refusal(
+                "temperature out of range",
+                "spec",
+                Merge(json!({"agentClass": {"temperature": 3.0}})),
+                fatal("InvalidSpec", "spec.agentClass.temperature is 3; use 0 to 2"),
+            ),
+            refusal(
+                "min above max",
+                "spec",
+                Merge(json!({"minReplicas": 8, "maxReplicas": 4})),
+                fatal("InvalidSpec", "spec.minReplicas 8 exceeds spec.maxReplicas 4"),
+            ),
+            refusal(
+                "ingress without port",
+                "spec",
+                Merge(json!({"ingressHost": "agents.example.com"})),
+                fatal("InvalidSpec", "spec.ingressHost needs spec.port: the Ingress routes to the agents' Service on that port"),
+            ),
+            refusal(
+                "GPU too small",
+                "spec",
+                Merge(json!({"gpuRequirements": {"type": "L4", "count": 1, "memory": "40Gi"}})),
+                fatal("InvalidSpec", "spec.gpuRequirements.memory 40Gi exceeds the 22 GiB of a L4; choose a larger spec.gpuRequirements.type"),
+            ),
+        ]);
+}
+
+#[test]
+fn an_agent_pool_waiting_for_its_model_still_checks_its_numbers() {
+    // No Model yet: the refusal still asks Crossplane for it.
+    Refusals::of(example("examples/configuration/agents/agentpool.yaml"))
+        .tag("w")
+        .after(full::State::default())
+        .requiring(requirement_of("llama-3-1-8b"))
+        .check(vec![
+            refusal(
+                "gpu count zero",
+                "spec.gpuRequirements.count",
+                json!(0),
+                fatal(
+                    "InvalidSpec",
+                    "spec.gpuRequirements.count is 0; use 1 to 64, or omit it to derive the count",
+                ),
+            ),
+            refusal(
+                "maxContextLength 100",
+                "spec.agentClass.maxContextLength",
+                json!(100),
+                fatal(
+                    "InvalidSpec",
+                    "spec.agentClass.maxContextLength is 100; use 256 to 10485760 tokens",
+                ),
+            ),
+            refusal(
+                "tokensPerSecondBudget zero",
+                "spec.tokensPerSecondBudget",
+                json!(0),
+                fatal(
+                    "InvalidSpec",
+                    "spec.tokensPerSecondBudget is 0; use at least 1",
+                ),
+            ),
+        ]);
 }

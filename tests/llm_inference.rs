@@ -1,7 +1,14 @@
-//! LLMInference, call by call: whole responses for the first call, for
-//! readiness transitions, for warnings that must appear once, and for
-//! refusals. The sizing plan itself is tested in the sizing tests; here it is
-//! taken from the engine so these cases test what the composer does with it.
+//! The specification of LLMInference: its behaviour, then its refusals.
+//!
+//! Behaviour, call by call: whole responses for the first call, readiness
+//! transitions, warnings that must appear once, and each runtime
+//! (vllm-runtime, deployment, leader-worker-set, auto). The sizing plan
+//! itself is tested in the sizing tests; here it is taken from the engine so
+//! these cases test what the composer does with it.
+//!
+//! Refusals: every malformed spec is a FATAL result that names the field and
+//! what would be valid, and keeps the earlier steps' desired state (one
+//! table shape, `support::refusals`).
 
 mod support;
 
@@ -9,16 +16,20 @@ use function_inference::cli::size::SizeOutput;
 use function_inference::protocol::full;
 use function_inference::sizing::{self, MigChoice, SizingRequest};
 use serde_json::{Value, json};
+use support::fixtures::*;
+use support::refusals::*;
 use support::*;
 
 const DOT: fn() -> Value = || json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "gpu": 1, "ingressHost": "qwen.127.0.0.1.nip.io", "providerConfigName": "incluster"});
 
+/// An LLMInference as these tests send it: with a uid, and the status
+/// Crossplane observed.
 fn xr(name: &str, spec: Value, status: Value) -> Value {
-    json!({
-        "apiVersion": "infer.dev/v1alpha1", "kind": "LLMInference",
-        "metadata": {"name": name, "namespace": "team-a", "uid": "0c1d"},
-        "spec": spec, "status": status,
-    })
+    LlmInference::new(name)
+        .uid("0c1d")
+        .spec(spec)
+        .status(status)
+        .build()
 }
 
 fn composed(rsp: &full::RunFunctionResponse, name: &str) -> (Value, i32) {
@@ -368,51 +379,6 @@ fn a_runtime_named_vllm_is_renamed_so_its_service_does_not_break_vllm() {
         composed(&rsp, "ingress").0["spec"]["rules"][0]["http"]["paths"][0]["backend"]["service"]["name"],
         "vllm-server"
     );
-}
-
-#[test]
-fn refusals_are_fatal_and_name_the_field_and_what_would_work() {
-    let gpu_error = sizing::gpu("Z9000").unwrap_err();
-    let cases: Vec<(&str, Value, String)> = vec![
-        ("no model", json!({"gpu": 1}), "spec.model is required: set a Hugging Face model id such as Qwen/Qwen2.5-7B-Instruct (or spec.modelRef to a Model)".into()),
-        ("empty model", json!({"model": " "}), "spec.model is empty; set a Hugging Face model id such as Qwen/Qwen2.5-7B-Instruct".into()),
-        ("negative gpu", json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "gpu": -3}), "spec.gpu is -3; use a whole number from 1 to 64; omit it to derive the count from the model and GPU type".into()),
-        ("gpu as words", json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "gpu": "lots"}), "spec.gpu: the string \"lots\" is not a whole number; use a whole number from 1 to 64".into()),
-        ("unknown field", json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "gpus": 2}), "spec.gpus: unknown field gpus; valid fields are model, modelRef, gpu, gpuType, quantization, maxModelLen, parameterCount, migProfile, kvCacheDtype, objective, replicas, hfTokenSecretRef, runtime, image, ingressHost, ingressClassName, tls, extraArgs, providerConfigName, targetNamespace, crossplane".into()),
-        ("unknown GPU", json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "gpuType": "Z9000"}), format!("spec.gpuType: {gpu_error}")),
-        ("bad quantization", json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "quantization": "int3"}), "spec.quantization is \"int3\"; use auto, fp32, bf16, fp16, fp8, int8, int4 or fp4".into()),
-        ("too many replicas", json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "replicas": 1000}), "spec.replicas is 1000; use a whole number from 0 to 100".into()),
-    ];
-    for (name, spec, message) in cases {
-        let rsp = call(&request("r", xr("bad", spec, json!({}))));
-        let reason = if message.starts_with("spec.gpuType") {
-            "CannotSize"
-        } else {
-            "InvalidSpec"
-        };
-        assert_eq!(rsp.results, vec![fatal(reason, &message)], "{name}");
-        assert_eq!(
-            rsp.desired,
-            Some(full::State::default()),
-            "{name}: a refusal composes nothing"
-        );
-    }
-}
-
-#[test]
-fn a_model_that_needs_more_than_one_node_is_refused_with_what_would_work() {
-    let spec = json!({"model": "deepseek-ai/DeepSeek-R1", "gpuType": "L4"});
-    let rsp = call(&request("m", xr("r1", spec, json!({}))));
-    assert_eq!(rsp.results.len(), 1);
-    let r = &rsp.results[0];
-    assert_eq!(r.severity, full::Severity::Fatal as i32);
-    for needle in ["deepseek-ai/DeepSeek-R1", "spec.gpuType"] {
-        assert!(
-            r.message.contains(needle),
-            "{needle:?} not in {:?}",
-            r.message
-        );
-    }
 }
 
 #[test]
@@ -1072,48 +1038,6 @@ fn auto_chooses_the_runtime_that_serves_the_plan_and_says_why() {
 }
 
 #[test]
-fn the_operator_runtime_asked_for_what_it_cannot_serve_is_refused_with_the_runtime_that_can() {
-    let rsp = call(&request(
-        "amd",
-        xr(
-            "m",
-            json!({"model": "Qwen/Qwen2.5-7B-Instruct", "gpuType": "MI300X"}),
-            json!({}),
-        ),
-    ));
-    let r = &rsp.results[0];
-    assert_eq!(r.reason.as_deref(), Some("UnsupportedGpu"));
-    assert!(
-        r.message.starts_with("spec.gpuType: MI300X is an AMD GPU"),
-        "{}",
-        r.message
-    );
-    assert!(
-        r.message.ends_with(
-            "; or set spec.runtime to deployment (or auto), which runs the ROCm build of vLLM"
-        ),
-        "{}",
-        r.message
-    );
-
-    let spec = json!({"model": "meta-llama/Llama-3.1-70B-Instruct", "gpuType": "H100-80GB", "replicas": 2, "runtime": "vllm-runtime"});
-    let r = &call(&request("slow", xr("m", spec, json!({})))).results[0];
-    assert_eq!(r.reason.as_deref(), Some("CannotStart"));
-    assert!(
-        r.message.starts_with("spec.replicas: loading the"),
-        "{}",
-        r.message
-    );
-    assert!(
-        r.message.ends_with(
-            "or set spec.runtime to deployment (or auto), whose startup probe covers the load"
-        ),
-        "{}",
-        r.message
-    );
-}
-
-#[test]
 fn readiness_of_each_runtime_follows_its_observed_state() {
     let spec = json!({"model": "Qwen/Qwen2.5-7B-Instruct", "gpuType": "L4"});
     let observed = |key: &str, v: Value| -> full::RunFunctionRequest {
@@ -1401,4 +1325,489 @@ fn a_guessed_architecture_warns_once_and_says_how_to_give_the_config() {
         xr("code", spec, json!({"plan": {"warnings": [w]}})),
     ));
     assert_eq!(again.results, vec![]);
+}
+
+// ---------------------------------------------------------------------------
+// Refusals
+// ---------------------------------------------------------------------------
+
+#[test]
+fn refusals_are_fatal_and_name_the_field_and_what_would_work() {
+    let gpu_error = sizing::gpu("Z9000").unwrap_err();
+    Refusals::of(xr("bad", json!({"model": QWEN}), json!({})))
+        .tag("r")
+        .after(full::State::default())
+        .check(vec![
+            refusal("no model", "spec", json!({"gpu": 1}), fatal("InvalidSpec", "spec.model is required: set a Hugging Face model id such as Qwen/Qwen2.5-7B-Instruct (or spec.modelRef to a Model)")),
+            refusal("empty model", "spec.model", json!(" "), fatal("InvalidSpec", "spec.model is empty; set a Hugging Face model id such as Qwen/Qwen2.5-7B-Instruct")),
+            refusal("negative gpu", "spec.gpu", json!(-3), fatal("InvalidSpec", "spec.gpu is -3; use a whole number from 1 to 64; omit it to derive the count from the model and GPU type")),
+            refusal("gpu as words", "spec.gpu", json!("lots"), fatal("InvalidSpec", "spec.gpu: the string \"lots\" is not a whole number; use a whole number from 1 to 64")),
+            refusal("unknown field", "spec.gpus", json!(2), fatal("InvalidSpec", "spec.gpus: unknown field gpus; valid fields are model, modelRef, gpu, gpuType, quantization, maxModelLen, parameterCount, migProfile, kvCacheDtype, objective, replicas, hfTokenSecretRef, runtime, image, ingressHost, ingressClassName, tls, extraArgs, providerConfigName, targetNamespace, crossplane")),
+            refusal("unknown GPU", "spec.gpuType", json!("Z9000"), fatal("CannotSize", &format!("spec.gpuType: {gpu_error}"))),
+            refusal("bad quantization", "spec.quantization", json!("int3"), fatal("InvalidSpec", "spec.quantization is \"int3\"; use auto, fp32, bf16, fp16, fp8, int8, int4 or fp4")),
+            refusal("too many replicas", "spec.replicas", json!(1000), fatal("InvalidSpec", "spec.replicas is 1000; use a whole number from 0 to 100")),
+        ]);
+}
+
+#[test]
+fn malformed_specs_are_fatal_and_name_the_field_and_what_is_valid() {
+    let long = "x".repeat(5000);
+    let rows = vec![
+        refusal(
+            "spec not an object",
+            "spec",
+            json!("qwen"),
+            fatal(
+                "InvalidSpec",
+                "spec must be an object; it is the string \"qwen\"",
+            ),
+        ),
+        refusal(
+            "spec a list that serde would read by position",
+            "spec",
+            json!([QWEN]),
+            fatal("InvalidSpec", "spec must be an object; it is a list"),
+        ),
+        refusal(
+            "spec null",
+            "spec",
+            Value::Null,
+            fatal("InvalidSpec", "spec must be an object; it is null"),
+        ),
+        refusal(
+            "modelRef a list that serde would read by position",
+            "spec",
+            json!({"modelRef": ["llama"]}),
+            fatal(
+                "InvalidSpec",
+                "spec.modelRef must be an object; it is a list",
+            ),
+        ),
+        refusal(
+            "image a list that serde would read by position",
+            "spec.image",
+            json!(["docker.io", "vllm/vllm-openai:v0.8.0"]),
+            fatal("InvalidSpec", "spec.image must be an object; it is a list"),
+        ),
+        refusal(
+            "model and modelRef both set",
+            "spec.modelRef",
+            json!({"name": "llama"}),
+            fatal(
+                "InvalidSpec",
+                "spec.model and spec.modelRef are both set; pick one: model (a Hugging Face id) or modelRef (a Model in this namespace)",
+            ),
+        ),
+        refusal(
+            "model a number",
+            "spec.model",
+            json!(7),
+            fatal("InvalidSpec", "spec.model: 7 is not a string"),
+        ),
+        refusal(
+            "model empty",
+            "spec.model",
+            json!(""),
+            fatal(
+                "InvalidSpec",
+                "spec.model is empty; set a Hugging Face model id such as Qwen/Qwen2.5-7B-Instruct",
+            ),
+        ),
+        refusal(
+            "model very long",
+            "spec.model",
+            json!(long),
+            fatal(
+                "InvalidSpec",
+                "spec.model is 5000 characters long; use at most 256 (for example Qwen/Qwen2.5-7B-Instruct)",
+            ),
+        ),
+        refusal(
+            "model without parameter count",
+            "spec.model",
+            json!("acme/mystery-chat"),
+            fatal(
+                "CannotSize",
+                "spec.parameterCount: cannot tell how many parameters `acme/mystery-chat` has: it is not in the model catalog and its id carries no size; set parameterCount (for example 8B, 70B or 8x7B)",
+            ),
+        ),
+        refusal(
+            "gpu fraction",
+            "spec.gpu",
+            json!(1.5),
+            fatal(
+                "InvalidSpec",
+                "spec.gpu: 1.5 is not a whole number; use a whole number from 1 to 64",
+            ),
+        ),
+        refusal(
+            "gpu zero",
+            "spec.gpu",
+            json!(0),
+            fatal(
+                "InvalidSpec",
+                "spec.gpu is 0; use a whole number from 1 to 64; omit it to derive the count from the model and GPU type",
+            ),
+        ),
+        refusal(
+            "gpu huge",
+            "spec.gpu",
+            json!(1e30),
+            fatal(
+                "InvalidSpec",
+                "spec.gpu: 1e+30 is out of range; use a whole number from 1 to 64",
+            ),
+        ),
+        refusal(
+            "gpu NaN",
+            "spec.gpu",
+            json!("NaN"),
+            fatal(
+                "InvalidSpec",
+                "spec.gpu: the string \"NaN\" is not a whole number; use a whole number from 1 to 64",
+            ),
+        ),
+        refusal(
+            "gpu 65",
+            "spec.gpu",
+            json!(65),
+            fatal(
+                "InvalidSpec",
+                "spec.gpu is 65; use a whole number from 1 to 64; omit it to derive the count from the model and GPU type",
+            ),
+        ),
+        refusal(
+            "maxModelLen negative",
+            "spec.maxModelLen",
+            json!(-1),
+            fatal(
+                "InvalidSpec",
+                "spec.maxModelLen is -1; use a whole number from 256 to 10485760 tokens; omit it to derive the longest context that fits",
+            ),
+        ),
+        refusal(
+            "maxModelLen huge",
+            "spec.maxModelLen",
+            json!(1e30),
+            fatal(
+                "InvalidSpec",
+                "spec.maxModelLen: 1e+30 is out of range; use a whole number from 256 to 10485760",
+            ),
+        ),
+        refusal(
+            "maxModelLen string",
+            "spec.maxModelLen",
+            json!("32k"),
+            fatal(
+                "InvalidSpec",
+                "spec.maxModelLen: the string \"32k\" is not a whole number; use a whole number from 256 to 10485760",
+            ),
+        ),
+        refusal(
+            "gpuType unknown",
+            "spec.gpuType",
+            json!("Z9000"),
+            fatal(
+                "CannotSize",
+                "spec.gpuType: unknown GPU type `Z9000`: known GPU types are T4, V100, V100-PCIe, V100-32GB, V100-32GB-PCIe, L4, A10G, L40S, A30, A100-40GB, A100-40GB-PCIe, A100-80GB, A100-80GB-PCIe, H100-80GB, H100-PCIe, H100-NVL, H20, H200, H200-NVL, B200, GB200, B300, GH200, RTX-PRO-6000, MI300X, MI325X",
+            ),
+        ),
+        refusal(
+            "gpuType empty",
+            "spec.gpuType",
+            json!(""),
+            fatal(
+                "InvalidSpec",
+                "spec.gpuType is empty; set it (for example L4, A100-80GB or H100-80GB) or omit it",
+            ),
+        ),
+        refusal(
+            "gpuType long",
+            "spec.gpuType",
+            json!(long),
+            fatal(
+                "InvalidSpec",
+                "spec.gpuType is 5000 characters long; use at most 64 (for example L4, A100-80GB or H100-80GB)",
+            ),
+        ),
+        refusal(
+            "quantization unknown",
+            "spec.quantization",
+            json!("int3"),
+            fatal(
+                "InvalidSpec",
+                "spec.quantization is \"int3\"; use auto, fp32, bf16, fp16, fp8, int8, int4 or fp4",
+            ),
+        ),
+        refusal(
+            "quantization number",
+            "spec.quantization",
+            json!(8),
+            fatal("InvalidSpec", "spec.quantization: 8 is not a string"),
+        ),
+        refusal(
+            "migProfile unknown",
+            "spec",
+            json!({"model": QWEN, "gpuType": "A100-80GB", "migProfile": "5g.99gb"}),
+            fatal(
+                "CannotSize",
+                "spec.migProfile: A100-80GB has no MIG profile `5g.99gb`: its profiles are 1g.10gb, 1g.20gb, 2g.20gb, 3g.40gb, 4g.40gb, 7g.80gb",
+            ),
+        ),
+        refusal(
+            "migProfile on L4",
+            "spec.migProfile",
+            json!("1g.10gb"),
+            fatal(
+                "CannotSize",
+                "spec.migProfile: L4 has no MIG: use mig none, or a GPU with MIG (A30, A100-40GB, A100-40GB-PCIe, A100-80GB, A100-80GB-PCIe, H100-80GB, H100-PCIe, H100-NVL, H20, H200, H200-NVL, B200, GB200, B300, GH200, RTX-PRO-6000)",
+            ),
+        ),
+        refusal(
+            "parameterCount 1e30B",
+            "spec",
+            json!({"model": "acme/mystery-chat", "parameterCount": "1e30B"}),
+            fatal(
+                "CannotSize",
+                "spec.parameterCount: invalid parameter count `1e30B`: it is not a number with a unit; write it like 500M, 8B, 70B, 8x7B or 1.5T",
+            ),
+        ),
+        refusal(
+            "parameterCount negative",
+            "spec",
+            json!({"model": "acme/mystery-chat", "parameterCount": "-7B"}),
+            fatal(
+                "CannotSize",
+                "spec.parameterCount: invalid parameter count `-7B`: it is not a number with a unit; write it like 500M, 8B, 70B, 8x7B or 1.5T",
+            ),
+        ),
+        refusal(
+            "parameterCount zero",
+            "spec",
+            json!({"model": "acme/mystery-chat", "parameterCount": "0B"}),
+            fatal(
+                "CannotSize",
+                "spec.parameterCount: invalid parameter count `0B`: it must be a positive number; write it like 500M, 8B, 70B, 8x7B or 1.5T",
+            ),
+        ),
+        refusal(
+            "parameterCount huge",
+            "spec",
+            json!({"model": "acme/mystery-chat", "parameterCount": "99999999999T"}),
+            fatal(
+                "CannotSize",
+                "spec.parameterCount: invalid parameter count `99999999999T`: it is larger than 100T; write it like 500M, 8B, 70B, 8x7B or 1.5T",
+            ),
+        ),
+        refusal(
+            "parameterCount words",
+            "spec",
+            json!({"model": "acme/mystery-chat", "parameterCount": "seven billion"}),
+            fatal(
+                "CannotSize",
+                "spec.parameterCount: invalid parameter count `seven billion`: it is not a number with a unit; write it like 500M, 8B, 70B, 8x7B or 1.5T",
+            ),
+        ),
+        refusal(
+            "replicas negative",
+            "spec.replicas",
+            json!(-1),
+            fatal(
+                "InvalidSpec",
+                "spec.replicas is -1; use a whole number from 0 to 100",
+            ),
+        ),
+        refusal(
+            "replicas bool",
+            "spec.replicas",
+            json!(true),
+            fatal(
+                "InvalidSpec",
+                "spec.replicas: true is not a whole number; use a whole number from 0 to 100",
+            ),
+        ),
+        refusal(
+            "modelRef no name",
+            "spec",
+            json!({"modelRef": {}}),
+            fatal("InvalidSpec", "spec.modelRef: name is required"),
+        ),
+        refusal(
+            "hfTokenSecretRef configmap",
+            "spec.hfTokenSecretRef",
+            json!({"name": "hf", "kind": "ConfigMap"}),
+            fatal(
+                "InvalidSpec",
+                "spec.hfTokenSecretRef.kind: unknown field kind; valid fields are name or key",
+            ),
+        ),
+        refusal(
+            "hfTokenSecretRef empty name",
+            "spec.hfTokenSecretRef",
+            json!({"name": ""}),
+            fatal(
+                "InvalidSpec",
+                "spec.hfTokenSecretRef.name is \"\"; use a DNS name: at most 253 characters of lower-case letters, digits, '-' and '.', starting and ending with a letter or digit (for example hf-token)",
+            ),
+        ),
+        refusal(
+            "image missing name",
+            "spec.image",
+            json!({"registry": "docker.io"}),
+            fatal("InvalidSpec", "spec.image: name is required"),
+        ),
+        refusal(
+            "image empty",
+            "spec.image",
+            json!({"registry": "", "name": ""}),
+            fatal(
+                "InvalidSpec",
+                "spec.image.registry is empty; set it (for example docker.io) or omit it",
+            ),
+        ),
+        refusal(
+            "ingressHost invalid",
+            "spec.ingressHost",
+            json!("not a host!"),
+            fatal(
+                "InvalidSpec",
+                "spec.ingressHost is \"not a host!\"; use a DNS name: at most 253 characters of lower-case letters, digits, '-' and '.', starting and ending with a letter or digit (for example qwen.example.com)",
+            ),
+        ),
+        refusal(
+            "ingressHost long",
+            "spec.ingressHost",
+            json!(long),
+            fatal(
+                "InvalidSpec",
+                "spec.ingressHost is \"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"... (5000 characters); use a DNS name: at most 253 characters of lower-case letters, digits, '-' and '.', starting and ending with a letter or digit (for example qwen.example.com)",
+            ),
+        ),
+        refusal(
+            "tls without secretName",
+            "spec",
+            json!({"model": QWEN, "ingressHost": "a.example.com", "tls": {}}),
+            fatal("InvalidSpec", "spec.tls: secretName is required"),
+        ),
+        refusal(
+            "extraArgs not list",
+            "spec.extraArgs",
+            json!("--x"),
+            fatal(
+                "InvalidSpec",
+                "spec.extraArgs: the string \"--x\" is not a list",
+            ),
+        ),
+        refusal(
+            "extraArgs numbers",
+            "spec.extraArgs",
+            json!([1]),
+            fatal("InvalidSpec", "spec.extraArgs[0]: 1 is not a string"),
+        ),
+        refusal(
+            "providerConfigName empty",
+            "spec.providerConfigName",
+            json!(""),
+            fatal(
+                "InvalidSpec",
+                "spec.providerConfigName is \"\"; use a DNS name: at most 253 characters of lower-case letters, digits, '-' and '.', starting and ending with a letter or digit (for example incluster)",
+            ),
+        ),
+        refusal(
+            "targetNamespace invalid",
+            "spec",
+            json!({"model": QWEN, "providerConfigName": "pc", "targetNamespace": "Not_A_Namespace"}),
+            fatal(
+                "InvalidSpec",
+                "spec.targetNamespace is \"Not_A_Namespace\"; use at most 63 lower-case letters, digits and '-', starting and ending with a letter or digit (for example inference)",
+            ),
+        ),
+        refusal(
+            "objective unknown",
+            "spec.objective",
+            json!("fast"),
+            fatal(
+                "InvalidSpec",
+                "spec.objective: \"fast\" is not valid; use one of minimal, balanced, throughput",
+            ),
+        ),
+        refusal(
+            "kvCacheDtype unknown",
+            "spec.kvCacheDtype",
+            json!("int8"),
+            fatal(
+                "InvalidSpec",
+                "spec.kvCacheDtype: \"int8\" is not valid; use one of auto or fp8",
+            ),
+        ),
+        refusal(
+            "unknown field",
+            "spec.gpus",
+            json!(2),
+            fatal(
+                "InvalidSpec",
+                "spec.gpus: unknown field gpus; valid fields are model, modelRef, gpu, gpuType, quantization, maxModelLen, parameterCount, migProfile, kvCacheDtype, objective, replicas, hfTokenSecretRef, runtime, image, ingressHost, ingressClassName, tls, extraArgs, providerConfigName, targetNamespace, crossplane",
+            ),
+        ),
+    ];
+    assert!(rows.len() >= 20);
+    Refusals::of(LlmInference::new("bad").model(QWEN).build()).check(rows);
+}
+
+#[test]
+fn a_model_that_needs_more_than_one_node_is_refused_with_what_would_work() {
+    let spec = json!({"model": "deepseek-ai/DeepSeek-R1", "gpuType": "L4"});
+    let rsp = call(&request("m", xr("r1", spec, json!({}))));
+    assert_eq!(rsp.results.len(), 1);
+    let r = &rsp.results[0];
+    assert_eq!(r.severity, full::Severity::Fatal as i32);
+    for needle in ["deepseek-ai/DeepSeek-R1", "spec.gpuType"] {
+        assert!(
+            r.message.contains(needle),
+            "{needle:?} not in {:?}",
+            r.message
+        );
+    }
+}
+
+#[test]
+fn the_operator_runtime_asked_for_what_it_cannot_serve_is_refused_with_the_runtime_that_can() {
+    let rsp = call(&request(
+        "amd",
+        xr(
+            "m",
+            json!({"model": "Qwen/Qwen2.5-7B-Instruct", "gpuType": "MI300X"}),
+            json!({}),
+        ),
+    ));
+    let r = &rsp.results[0];
+    assert_eq!(r.reason.as_deref(), Some("UnsupportedGpu"));
+    assert!(
+        r.message.starts_with("spec.gpuType: MI300X is an AMD GPU"),
+        "{}",
+        r.message
+    );
+    assert!(
+        r.message.ends_with(
+            "; or set spec.runtime to deployment (or auto), which runs the ROCm build of vLLM"
+        ),
+        "{}",
+        r.message
+    );
+
+    let spec = json!({"model": "meta-llama/Llama-3.1-70B-Instruct", "gpuType": "H100-80GB", "replicas": 2, "runtime": "vllm-runtime"});
+    let r = &call(&request("slow", xr("m", spec, json!({})))).results[0];
+    assert_eq!(r.reason.as_deref(), Some("CannotStart"));
+    assert!(
+        r.message.starts_with("spec.replicas: loading the"),
+        "{}",
+        r.message
+    );
+    assert!(
+        r.message.ends_with(
+            "or set spec.runtime to deployment (or auto), whose startup probe covers the load"
+        ),
+        "{}",
+        r.message
+    );
 }

@@ -1,13 +1,21 @@
-//! Model, call by call: its plans on each GPU type the platform offers, its
-//! size and card, shard specs the heads cannot be split by, its config.json
-//! inline or from a ConfigMap read through Crossplane, and what an
-//! LLMInference with `modelRef` reads from it.
+//! The specification of Model: its behaviour, then its refusals.
+//!
+//! Behaviour, call by call: its plans on each GPU type the platform offers,
+//! its size and card, shard specs the heads cannot be split by, its
+//! config.json inline or from a ConfigMap read through Crossplane, and what
+//! an LLMInference with `modelRef` reads from it.
+//!
+//! Refusals: every malformed spec is a FATAL result that names the field and
+//! what would be valid, and keeps the earlier steps' desired state (one
+//! table shape, `support::refusals`).
 
 mod support;
 
 use function_inference::protocol::full;
 use serde_json::{Value, json};
+use support::fixtures::*;
 use support::models::*;
+use support::refusals::*;
 use support::*;
 
 #[test]
@@ -86,9 +94,10 @@ fn a_model_reports_its_plans_its_size_and_its_card() {
 
 #[test]
 fn llm_inference_model_ref_waits_for_and_serves_the_model() {
-    let xr = json!({"apiVersion": "infer.dev/v1alpha1", "kind": "LLMInference",
-                    "metadata": {"name": "chat", "namespace": "team-a"},
-                    "spec": {"modelRef": {"name": "llama-8b"}, "gpuType": "L40S"}});
+    let xr = LlmInference::new("chat")
+        .model_ref("llama-8b")
+        .gpu_type("L40S")
+        .build();
     let rsp = call(&request("l1", xr.clone()));
     assert_eq!(fatals(&rsp), Vec::<&str>::new());
     assert_eq!(rsp.requirements, requirement());
@@ -141,9 +150,7 @@ fn a_shard_spec_the_heads_cannot_be_split_by_fails_the_model() {
 }
 
 fn example_model() -> Value {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("examples/configuration/agents/model.yaml");
-    serde_yaml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    example("examples/configuration/agents/model.yaml")
 }
 
 /// CodeLlama-7b under a name the catalog does not know.
@@ -330,9 +337,10 @@ fn llm_inference_model_ref_inherits_the_models_config_kv_dtype_and_objective() {
         json!({"weightsURI": "hf://example/my-codellama", "kvCacheDtype": "fp8", "objective": "minimal",
                "configFrom": {"configMapRef": {"name": "codellama-config"}}}),
     );
-    let xr = json!({"apiVersion": "infer.dev/v1alpha1", "kind": "LLMInference",
-                    "metadata": {"name": "code", "namespace": "team-a"},
-                    "spec": {"modelRef": {"name": "llama-8b"}, "gpuType": "L4"}});
+    let xr = LlmInference::new("code")
+        .model_ref("llama-8b")
+        .gpu_type("L4")
+        .build();
     let mut want_requirements = requirement().unwrap();
     want_requirements.resources.insert(
         "model-config".into(),
@@ -383,4 +391,285 @@ fn llm_inference_model_ref_inherits_the_models_config_kv_dtype_and_objective() {
         manifest(&rsp, "vllm_runtime")["spec"]["vllmConfig"]["extraArgs"],
         Value::Null
     );
+}
+
+// ---------------------------------------------------------------------------
+// Refusals
+// ---------------------------------------------------------------------------
+
+#[test]
+fn malformed_models_are_fatal_and_name_the_field_and_what_is_valid() {
+    let long = "x".repeat(5000);
+    let rows = vec![
+        refusal(
+            "weightsURI missing",
+            "spec.weightsURI",
+            Remove,
+            fatal("InvalidSpec", "spec: weightsURI is required"),
+        ),
+        refusal(
+            "weightsURI number",
+            "spec.weightsURI",
+            json!(7),
+            fatal("InvalidSpec", "spec.weightsURI: 7 is not a string"),
+        ),
+        refusal(
+            "weightsURI empty",
+            "spec.weightsURI",
+            json!(""),
+            fatal(
+                "InvalidSpec",
+                "spec.weightsURI is empty; set it (for example hf://meta-llama/Llama-3.1-8B-Instruct) or omit it",
+            ),
+        ),
+        refusal(
+            "weightsURI scheme",
+            "spec.weightsURI",
+            json!("ftp://x/y"),
+            fatal(
+                "InvalidSpec",
+                "spec.weightsURI has scheme ftp://; use hf://, s3://, gs://, https:// or pvc://",
+            ),
+        ),
+        refusal(
+            "weightsURI long",
+            "spec.weightsURI",
+            json!(format!("hf://{long}")),
+            fatal(
+                "InvalidSpec",
+                "spec.weightsURI is 5005 characters long; use at most 1024 (for example hf://meta-llama/Llama-3.1-8B-Instruct)",
+            ),
+        ),
+        refusal(
+            "size bad quantity",
+            "spec.size",
+            json!("sixteen gigs"),
+            fatal(
+                "InvalidSpec",
+                "spec.size: \"sixteen gigs\" is not a quantity; write one like 16Gi, 40G or 500Mi",
+            ),
+        ),
+        refusal(
+            "size negative",
+            "spec.size",
+            json!("-16Gi"),
+            fatal(
+                "InvalidSpec",
+                "spec.size: \"-16Gi\" is not a quantity; write one like 16Gi, 40G or 500Mi",
+            ),
+        ),
+        refusal(
+            "size huge",
+            "spec.size",
+            json!("1e30Gi"),
+            fatal(
+                "InvalidSpec",
+                "spec.size: \"1e30Gi\" has an unknown unit \"e30Gi\"; use Ki, Mi, Gi, Ti (or k, M, G, T)",
+            ),
+        ),
+        refusal(
+            "quantization unknown",
+            "spec.quantization",
+            json!("int3"),
+            fatal(
+                "InvalidSpec",
+                "spec.quantization: \"int3\" is not valid; use one of fp32, bf16, fp16, fp8, int8, int4, fp4, none",
+            ),
+        ),
+        refusal(
+            "parameterCount 1e30B",
+            "spec.parameterCount",
+            json!("1e30B"),
+            fatal(
+                "InvalidSpec",
+                "spec.parameterCount: invalid parameter count `1e30B`: it is not a number with a unit; write it like 500M, 8B, 70B, 8x7B or 1.5T",
+            ),
+        ),
+        refusal(
+            "parameterCount zero",
+            "spec.parameterCount",
+            json!("0B"),
+            fatal(
+                "InvalidSpec",
+                "spec.parameterCount: invalid parameter count `0B`: it must be a positive number; write it like 500M, 8B, 70B, 8x7B or 1.5T",
+            ),
+        ),
+        refusal(
+            "parameterCount number",
+            "spec.parameterCount",
+            json!(8),
+            fatal("InvalidSpec", "spec.parameterCount: 8 is not a string"),
+        ),
+        refusal(
+            "shardSpec strategy short name",
+            "spec.shardSpec",
+            json!({"count": 0, "strategy": "tensor"}),
+            fatal(
+                "InvalidSpec",
+                "spec.shardSpec.strategy: \"tensor\" is not valid; use one of tensor-parallel, pipeline-parallel, data-parallel",
+            ),
+        ),
+        refusal(
+            "shardSpec count huge",
+            "spec.shardSpec",
+            json!({"count": 1e30, "strategy": "tensor"}),
+            fatal(
+                "InvalidSpec",
+                "spec.shardSpec.count: 1e+30 is out of range for a whole number",
+            ),
+        ),
+        refusal(
+            "shardSpec strategy unknown",
+            "spec.shardSpec",
+            json!({"count": 2, "strategy": "diagonal"}),
+            fatal(
+                "InvalidSpec",
+                "spec.shardSpec.strategy: \"diagonal\" is not valid; use one of tensor-parallel, pipeline-parallel, data-parallel",
+            ),
+        ),
+        refusal(
+            "cachePolicy priority unknown",
+            "spec.cachePolicy.priority",
+            json!("urgent"),
+            fatal(
+                "InvalidSpec",
+                "spec.cachePolicy.priority: \"urgent\" is not valid; use one of critical, high, medium, low",
+            ),
+        ),
+        refusal(
+            "cachePolicy pinDuration bad",
+            "spec.cachePolicy.pinDuration",
+            json!("forever"),
+            fatal(
+                "InvalidSpec",
+                "spec.cachePolicy.pinDuration: \"forever\" is not a duration; write one like 500ms, 30s, 5m, 2h or 1d",
+            ),
+        ),
+        refusal(
+            "evictionPolicy unknown",
+            "spec.cachePolicy.evictionPolicy",
+            json!("sometimes"),
+            fatal(
+                "InvalidSpec",
+                "spec.cachePolicy.evictionPolicy: \"sometimes\" is not valid; use one of never, idle, low-priority",
+            ),
+        ),
+        refusal(
+            "hfTokenSecretRef configmap",
+            "spec.hfTokenSecretRef",
+            json!({"name": "hf", "kind": "ConfigMap"}),
+            fatal(
+                "InvalidSpec",
+                "spec.hfTokenSecretRef.kind: unknown field kind; valid fields are name or key",
+            ),
+        ),
+        refusal(
+            "hfTokenSecretRef empty name",
+            "spec.hfTokenSecretRef",
+            json!({"name": ""}),
+            fatal(
+                "InvalidSpec",
+                "spec.hfTokenSecretRef.name is \"\"; use a DNS name: at most 253 characters of lower-case letters, digits, '-' and '.', starting and ending with a letter or digit (for example hf-token)",
+            ),
+        ),
+        refusal(
+            "architecture long",
+            "spec.architecture",
+            json!(long),
+            fatal(
+                "InvalidSpec",
+                "spec.architecture is 5000 characters long; use at most 64 (for example llama)",
+            ),
+        ),
+        refusal(
+            "config not an object",
+            "spec.config",
+            json!("see config.json"),
+            fatal(
+                "InvalidSpec",
+                "spec.config is not an object; give the content of the model's config.json",
+            ),
+        ),
+        refusal(
+            "config describes no language model",
+            "spec.config",
+            json!({"model_type": "llama", "hidden_size": 4096}),
+            fatal(
+                "InvalidSpec",
+                "spec.config: config.json has no num_hidden_layers (nor under text_config): it does not describe a language model sizing can read",
+            ),
+        ),
+        refusal(
+            "config too large",
+            "spec.config",
+            json!({"num_hidden_layers": 32, "num_attention_heads": 32, "hidden_size": 4096, "padding": "x".repeat(300 * 1024)}),
+            fatal(
+                "InvalidSpec",
+                "spec.config is 301 KiB; a config.json is a few KiB (at most 256 KiB accepted): give the model's config.json, not its weights or tokenizer",
+            ),
+        ),
+        refusal(
+            "configFrom name invalid",
+            "spec.configFrom",
+            json!({"configMapRef": {"name": "Llama_Config"}}),
+            fatal(
+                "InvalidSpec",
+                "spec.configFrom.configMapRef.name is \"Llama_Config\"; use a DNS name: at most 253 characters of lower-case letters, digits, '-' and '.', starting and ending with a letter or digit (for example llama-config)",
+            ),
+        ),
+        refusal(
+            "weightsIndex zero",
+            "spec.weightsIndex",
+            json!({"totalSize": 0}),
+            fatal(
+                "InvalidSpec",
+                "spec.weightsIndex.totalSize is 0; use the bytes in metadata.total_size of model.safetensors.index.json",
+            ),
+        ),
+        refusal(
+            "unknown field",
+            "spec.weights",
+            json!("hf://x"),
+            fatal(
+                "InvalidSpec",
+                "spec.weights: unknown field weights; valid fields are weightsURI, size, quantization, shardSpec, cachePolicy, format, architecture, parameterCount, hfTokenSecretRef, config, weightsIndex, configFrom, kvCacheDtype, objective, crossplane",
+            ),
+        ),
+        refusal(
+            "spec list",
+            "spec",
+            json!([]),
+            fatal("InvalidSpec", "spec must be an object; it is a list"),
+        ),
+        refusal(
+            "cachePolicy too large for a ConfigMap",
+            "spec.cachePolicy",
+            json!({"priority": "high", "preloadNodes": ["n".repeat(1 << 20)]}),
+            fatal(
+                "ConfigTooLarge",
+                "spec.cachePolicy (about 1048615 bytes) makes the model card ConfigMap 1058418 bytes, more than \
+                     the 1048576 bytes a ConfigMap holds; shorten it",
+            ),
+        ),
+        refusal(
+            "weightsURI over the schema's 1024 characters",
+            "spec.weightsURI",
+            json!(format!("hf://org/{}", "w".repeat(1100))),
+            fatal(
+                "InvalidSpec",
+                "spec.weightsURI is 1109 characters long; use at most 1024 (for example hf://meta-llama/Llama-3.1-8B-Instruct)",
+            ),
+        ),
+        refusal(
+            "shardSpec a list that serde would read by position",
+            "spec.shardSpec",
+            json!([2, "tensor-parallel"]),
+            fatal(
+                "InvalidSpec",
+                "spec.shardSpec must be an object; it is a list",
+            ),
+        ),
+    ];
+    assert!(rows.len() >= 20, "at least twenty cases");
+    Refusals::of(example("examples/configuration/agents/model.yaml")).check(rows);
 }

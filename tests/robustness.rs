@@ -19,6 +19,7 @@ use proptest::prelude::*;
 use prost::Message;
 use prost_types::value::Kind;
 use serde_json::{Value, json};
+use support::fixtures::*;
 use support::*;
 
 // ---------------------------------------------------------------------------
@@ -62,18 +63,6 @@ fn panicking_core(_: wire::RunFunctionRequest) -> Call {
     panic!("index out of bounds: the len is 0 but the index is 3")
 }
 
-fn llm_xr(name: &str, spec: Value) -> Value {
-    json!({
-        "apiVersion": "infer.dev/v1alpha1", "kind": "LLMInference",
-        "metadata": {"name": name, "namespace": "team-a"},
-        "spec": spec,
-    })
-}
-
-fn qwen() -> Value {
-    json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "gpu": 1})
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_panicking_composer_is_answered_fatal_logged_and_the_server_keeps_serving() {
     let _ = captured_log();
@@ -86,7 +75,7 @@ async fn a_panicking_composer_is_answered_fatal_logged_and_the_server_keeps_serv
         let server = TestServer::start_handler(handler, None, 4).await;
         let mut c = client(server.endpoint(None));
 
-        let mut req = request("boom", llm_xr(xr_name, qwen()));
+        let mut req = request("boom", LlmInference::qwen(xr_name).build());
         req.desired = Some(earlier_desired());
         let rsp = c
             .run_function(req)
@@ -128,28 +117,18 @@ async fn a_panicking_composer_is_answered_fatal_logged_and_the_server_keeps_serv
 // Nothing is lost
 // ---------------------------------------------------------------------------
 
-/// What an earlier pipeline step desired for an LLMInference.
-fn earlier() -> full::State {
-    let mut s = earlier_desired();
-    s.composite = Some(resource(json!({
-        "apiVersion": "infer.dev/v1alpha1", "kind": "LLMInference",
-        "status": {"fromEarlierStep": "kept"},
-    })));
-    s
-}
-
 #[test]
 fn a_composition_adds_its_resources_and_changes_nothing_else() {
-    let alone = call(&request("p", llm_xr("qwen", qwen())));
-    let mut req = request("p", llm_xr("qwen", qwen()));
-    req.desired = Some(earlier());
+    let alone = call(&request("p", LlmInference::qwen("qwen").build()));
+    let mut req = request("p", LlmInference::qwen("qwen").build());
+    req.desired = Some(earlier_llm_inference_desired());
     let after_earlier = call(&req);
 
     // The whole response is the function's own response, plus the earlier
     // step's resources, with its status fields merged under ours.
     let mut expected = alone.clone();
     let desired = expected.desired.as_mut().unwrap();
-    for (name, r) in earlier().resources {
+    for (name, r) in earlier_llm_inference_desired().resources {
         assert!(!desired.resources.contains_key(&name));
         desired.resources.insert(name, r);
     }
@@ -162,7 +141,14 @@ fn a_composition_adds_its_resources_and_changes_nothing_else() {
             .as_ref()
             .unwrap(),
     );
-    let mut merged = struct_to_json(earlier().composite.unwrap().resource.as_ref().unwrap());
+    let mut merged = struct_to_json(
+        earlier_llm_inference_desired()
+            .composite
+            .unwrap()
+            .resource
+            .as_ref()
+            .unwrap(),
+    );
     let status = merged["status"].as_object_mut().unwrap();
     status.extend(ours["status"].as_object().unwrap().clone());
     desired.composite = Some(full::Resource {
@@ -175,7 +161,7 @@ fn a_composition_adds_its_resources_and_changes_nothing_else() {
 #[test]
 fn an_xr_that_turns_invalid_keeps_what_was_composed() {
     // First call: the runtime is composed.
-    let first = call(&request("1", llm_xr("qwen", qwen())));
+    let first = call(&request("1", LlmInference::qwen("qwen").build()));
     let runtime = first.desired.as_ref().unwrap().resources["vllm_runtime"].clone();
 
     // The XR's spec (or the step input) turns invalid while the runtime
@@ -184,10 +170,10 @@ fn an_xr_that_turns_invalid_keeps_what_was_composed() {
     // so the runtime stays, and the XR's Synced condition carries the message.
     let mut observed = request(
         "2",
-        llm_xr(
-            "qwen",
-            json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "gpu": "two"}),
-        ),
+        LlmInference::new("qwen")
+            .model(QWEN)
+            .field("gpu", json!("two"))
+            .build(),
     );
     observed
         .observed
@@ -195,13 +181,13 @@ fn an_xr_that_turns_invalid_keeps_what_was_composed() {
         .unwrap()
         .resources
         .insert("vllm_runtime".into(), runtime.clone());
-    observed.desired = Some(earlier());
+    observed.desired = Some(earlier_llm_inference_desired());
     let rsp = call(&observed);
     assert_eq!(
         rsp,
         full::RunFunctionResponse {
             meta: meta("2", 60),
-            desired: Some(earlier()),
+            desired: Some(earlier_llm_inference_desired()),
             results: vec![fatal(
                 "InvalidSpec",
                 "spec.gpu: the string \"two\" is not a whole number; use a whole number from 1 to 64"
@@ -211,14 +197,15 @@ fn an_xr_that_turns_invalid_keeps_what_was_composed() {
     );
 
     let mut bad_input = observed.clone();
-    bad_input.observed.as_mut().unwrap().composite = Some(resource(llm_xr("qwen", qwen())));
+    bad_input.observed.as_mut().unwrap().composite =
+        Some(resource(LlmInference::qwen("qwen").build()));
     bad_input.input = Some(input(json!({"defaults": {"gpuMemoryUtilization": "NaN"}})));
     let rsp = call(&bad_input);
     assert_eq!(
         rsp,
         full::RunFunctionResponse {
             meta: meta("2", 60),
-            desired: Some(earlier()),
+            desired: Some(earlier_llm_inference_desired()),
             results: vec![fatal(
                 "InvalidInput",
                 "cannot read the step input: input.defaults.gpuMemoryUtilization: the string \"NaN\" is not a number"
@@ -617,7 +604,7 @@ proptest! {
 
     #[test]
     fn near_valid_specs_are_answered(spec in near_valid_spec()) {
-        let mut req = request("near", llm_xr("near", spec));
+        let mut req = request("near", LlmInference::new("near").spec(spec).build());
         req.desired = Some(earlier_desired());
         check(to_wire(&req))?;
     }
@@ -630,7 +617,7 @@ proptest! {
 #[test]
 fn a_model_that_disappears_keeps_what_was_composed() {
     let model = example("examples/configuration/agents/model.yaml");
-    let mut llm = llm_xr("qwen", json!({"modelRef": {"name": "llama-3-1-8b"}}));
+    let mut llm = LlmInference::new("qwen").model_ref("llama-3-1-8b").build();
     llm["metadata"]["namespace"] = json!("team-a");
     for xr in [example("examples/configuration/agents/agentpool.yaml"), llm] {
         let kind = xr["kind"].as_str().unwrap().to_string();
@@ -754,7 +741,7 @@ fn an_earlier_desired_composite_nested_too_deep_to_decode_keeps_every_field() {
         "status": {"fromEarlierStep": "kept", "deep": deep, "ready": "overwritten"},
         "spec": {"deep": deep},
     });
-    let mut req = request("deep", llm_xr("qwen", qwen()));
+    let mut req = request("deep", LlmInference::qwen("qwen").build());
     let mut desired = earlier_desired();
     desired.composite = Some(full::Resource {
         resource: Some(json_to_struct(earlier_xr.as_object().unwrap())),
@@ -771,7 +758,7 @@ fn an_earlier_desired_composite_nested_too_deep_to_decode_keeps_every_field() {
         rsp.results
     );
     // The status the function reports on its own, to merge by hand.
-    let alone = call(&request("deep", llm_xr("qwen", qwen())));
+    let alone = call(&request("deep", LlmInference::qwen("qwen").build()));
     let ours = desired_status(&alone);
     let mut want = earlier_xr.clone();
     for (k, v) in ours.as_object().unwrap() {
@@ -804,7 +791,7 @@ fn an_earlier_desired_composite_nested_too_deep_to_decode_keeps_every_field() {
 
 #[test]
 fn an_earlier_desired_composite_that_is_not_a_struct_is_fatal_and_kept() {
-    let mut wire_req = to_wire(&request("bad", llm_xr("qwen", qwen())));
+    let mut wire_req = to_wire(&request("bad", LlmInference::qwen("qwen").build()));
     // A Resource whose object (field 1) holds a map entry longer than itself.
     let bad =
         function_inference::protocol::raw_message::RawResource::from(bytes::Bytes::from_static(&[
@@ -871,7 +858,7 @@ fn a_required_model_too_deep_to_decode_is_fatal_not_missing() {
     model["status"] = nested(200);
     let mut req = request(
         "m",
-        llm_xr("qwen", json!({"modelRef": {"name": "llama-3-1-8b"}})),
+        LlmInference::new("qwen").model_ref("llama-3-1-8b").build(),
     );
     req.required_resources.insert(
         "model".into(),

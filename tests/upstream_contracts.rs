@@ -12,49 +12,27 @@ mod support;
 use function_inference::protocol::full;
 use function_inference::protocol::struct_json::struct_to_json;
 use serde_json::{Value, json};
+use support::fixtures::*;
+use support::models::with_model;
 use support::*;
 
 fn llm(name: &str, spec: Value) -> Value {
-    json!({
-        "apiVersion": "infer.dev/v1alpha1", "kind": "LLMInference",
-        "metadata": {"name": name, "namespace": "team-a"},
-        "spec": spec,
-    })
+    LlmInference::new(name).spec(spec).build()
 }
 
 fn pool(model: &str) -> Value {
-    json!({
-        "apiVersion": "infer.dev/v1alpha1", "kind": "AgentPool",
-        "metadata": {"name": "reviewers", "namespace": "team-a"},
-        "spec": {
+    AgentPool::new("reviewers")
+        .spec(json!({
             "agentClass": {"modelRef": {"name": model}, "maxContextLength": 8192},
             "image": "ghcr.io/example/agent-runtime:1.0",
             "minReplicas": 1, "maxReplicas": 1,
             "gpuRequirements": {"type": "L4"},
-        },
-    })
-}
-
-fn model(name: &str, uri: &str) -> Value {
-    json!({
-        "apiVersion": "infer.dev/v1alpha1", "kind": "Model",
-        "metadata": {"name": name, "namespace": "team-a"},
-        "spec": {"weightsURI": uri},
-    })
+        }))
+        .build()
 }
 
 fn with_input(mut req: full::RunFunctionRequest, fields: Value) -> full::RunFunctionRequest {
     req.input = Some(input(fields));
-    req
-}
-
-fn with_model(mut req: full::RunFunctionRequest, m: Value) -> full::RunFunctionRequest {
-    req.required_resources.insert(
-        "model".into(),
-        full::Resources {
-            items: vec![resource(m)],
-        },
-    );
     req
 }
 
@@ -131,7 +109,11 @@ fn every_runtime_carries_a_node_selector_term() {
     // An AgentPool's model server too.
     let rsp = call(&with_model(
         request("t", pool("llama-8b")),
-        model("llama-8b", "hf://meta-llama/Llama-3.1-8B-Instruct"),
+        vec![
+            Model::new("llama-8b")
+                .weights_uri("hf://meta-llama/Llama-3.1-8B-Instruct")
+                .build(),
+        ],
     ));
     assert_eq!(
         manifest(&rsp, "model_server")["spec"]["deploymentConfig"]["nodeSelectorTerms"],
@@ -213,7 +195,11 @@ fn agent_pool_names_and_label_values_fit_their_kinds() {
     xr["spec"]["port"] = json!(8080);
     let rsp = call(&with_model(
         request("t", xr),
-        model("llama-8b", "hf://meta-llama/Llama-3.1-8B-Instruct"),
+        vec![
+            Model::new("llama-8b")
+                .weights_uri("hf://meta-llama/Llama-3.1-8B-Instruct")
+                .build(),
+        ],
     ));
     assert_eq!(fatal_of(&rsp), None);
     let server = manifest(&rsp, "model_server");
@@ -243,11 +229,19 @@ fn a_changed_model_ref_keeps_the_model_servers_labels() {
     // cannot change: a label naming the Model would fail every later update.
     let first = call(&with_model(
         request("t", pool("llama-8b")),
-        model("llama-8b", "hf://meta-llama/Llama-3.1-8B-Instruct"),
+        vec![
+            Model::new("llama-8b")
+                .weights_uri("hf://meta-llama/Llama-3.1-8B-Instruct")
+                .build(),
+        ],
     ));
     let second = call(&with_model(
         request("t", pool("qwen-7b")),
-        model("qwen-7b", "hf://Qwen/Qwen2.5-7B-Instruct"),
+        vec![
+            Model::new("qwen-7b")
+                .weights_uri("hf://Qwen/Qwen2.5-7B-Instruct")
+                .build(),
+        ],
     ));
     let labels = |rsp: &full::RunFunctionResponse| {
         manifest(rsp, "model_server")["metadata"]["labels"].clone()
@@ -310,7 +304,9 @@ fn an_amd_gpu_is_refused_with_what_would_work() {
     let rsp = call(&with_input(
         request(
             "t",
-            model("llama-8b", "hf://meta-llama/Llama-3.1-8B-Instruct"),
+            Model::new("llama-8b")
+                .weights_uri("hf://meta-llama/Llama-3.1-8B-Instruct")
+                .build(),
         ),
         json!({"defaults": {"offeredGpuTypes": ["L4", "MI300X"]}}),
     ));

@@ -5,8 +5,10 @@
 //! Each test file compiles this module on its own and uses part of it.
 #![allow(dead_code)]
 
+pub mod fixtures;
 pub mod manifests;
 pub mod models;
+pub mod refusals;
 pub mod schema;
 
 use std::io::{BufRead, BufReader};
@@ -221,6 +223,17 @@ pub fn earlier_desired() -> full::State {
         )]
         .into(),
     }
+}
+
+/// What an earlier pipeline step desired for an LLMInference: the
+/// [`earlier_desired`] resources and a status field of the XR.
+pub fn earlier_llm_inference_desired() -> full::State {
+    let mut s = earlier_desired();
+    s.composite = Some(resource(json!({
+        "apiVersion": "infer.dev/v1alpha1", "kind": "LLMInference",
+        "status": {"fromEarlierStep": "kept"},
+    })));
+    s
 }
 
 /// Adds observed composed resources of about `bytes` in total to `req`.

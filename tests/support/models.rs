@@ -6,14 +6,12 @@ use function_inference::protocol::full;
 use function_inference::protocol::struct_json::struct_to_json;
 use serde_json::{Value, json};
 
+use super::fixtures::Model;
 use super::{data, resource};
 
+/// The Model `name` in `team-a` with `spec`.
 pub fn model(name: &str, spec: Value) -> Value {
-    json!({
-        "apiVersion": "infer.dev/v1alpha1", "kind": "Model",
-        "metadata": {"name": name, "namespace": "team-a"},
-        "spec": spec,
-    })
+    Model::new(name).spec(spec).build()
 }
 
 pub fn llama_8b() -> Value {
@@ -38,7 +36,13 @@ pub fn with_model(
     req
 }
 
+/// The `model` requirement for the Model `llama-8b` in `team-a`.
 pub fn requirement() -> Option<full::Requirements> {
+    requirement_of("llama-8b")
+}
+
+/// The `model` requirement for the Model `name` in `team-a`.
+pub fn requirement_of(name: &str) -> Option<full::Requirements> {
     Some(full::Requirements {
         resources: [(
             "model".to_string(),
@@ -46,7 +50,7 @@ pub fn requirement() -> Option<full::Requirements> {
                 api_version: "infer.dev/v1alpha1".into(),
                 kind: "Model".into(),
                 namespace: Some("team-a".into()),
-                r#match: Some(full::resource_selector::Match::MatchName("llama-8b".into())),
+                r#match: Some(full::resource_selector::Match::MatchName(name.into())),
             },
         )]
         .into(),
@@ -77,9 +81,9 @@ pub fn fatals(rsp: &full::RunFunctionResponse) -> Vec<&str> {
         .collect()
 }
 
+/// The Model `llama-8b` as the XR being composed, with the status observed.
 pub fn model_xr(spec: Value, status: Value) -> Value {
-    json!({"apiVersion": "infer.dev/v1alpha1", "kind": "Model",
-           "metadata": {"name": "llama-8b", "namespace": "team-a"}, "spec": spec, "status": status})
+    Model::new("llama-8b").spec(spec).status(status).build()
 }
 
 pub fn codellama_config() -> Value {

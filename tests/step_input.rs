@@ -1,0 +1,58 @@
+//! The step input, refused: every malformed input is answered with a FATAL
+//! result that names the field under `input.` and what would be valid, and
+//! the earlier steps' desired state is kept, whatever the kind of the XR.
+
+mod support;
+
+use bytes::Bytes;
+use function_inference::protocol::raw_message::RawStruct;
+use function_inference::protocol::{from_wire, to_wire};
+use serde_json::json;
+use support::fixtures::*;
+use support::refusals::*;
+use support::*;
+
+#[test]
+fn malformed_step_inputs_are_fatal_and_name_the_field_and_what_is_valid() {
+    Refusals::of(LlmInference::new("bad").model(QWEN).build()).check(vec![
+refusal("input apiVersion", "input.apiVersion", json!("inference.fn.crossplane.io/v1"), fatal("InvalidInput", "invalid step input: input.apiVersion is \"inference.fn.crossplane.io/v1\"; expected \"inference.fn.crossplane.io/v1beta1\"")),
+refusal("input kind", "input.kind", json!("Inputs"), fatal("InvalidInput", "invalid step input: input.kind is \"Inputs\"; expected \"Input\"")),
+refusal("ttl number", "input.ttl", json!(60), fatal("InvalidInput", "cannot read the step input: input.ttl: 60 is not a duration; use one such as 60s, 5m or 1h30m")),
+refusal("ttl words", "input.ttl", json!("soon"), fatal("InvalidInput", "cannot read the step input: input.ttl: \"soon\" is not a duration; use one such as 60s, 5m or 1h30m")),
+refusal("ttl negative", "input.ttl", json!("-5s"), fatal("InvalidInput", "invalid step input: input.ttl is negative (-5s); use a positive duration such as 60s")),
+refusal("ttl zero", "input.ttl", json!("0s"), fatal("InvalidInput", "invalid step input: input.ttl must be at least 1s")),
+refusal("defaults not object", "input.defaults", json!("L4"), fatal("InvalidInput", "cannot read the step input: input.defaults: the string \"L4\" is not an object")),
+refusal("default gpuType unknown", "input.defaults.gpuType", json!("Z9000"), fatal("CannotSize", "input.defaults.gpuType: unknown GPU type `Z9000`: known GPU types are T4, V100, V100-PCIe, V100-32GB, V100-32GB-PCIe, L4, A10G, L40S, A30, A100-40GB, A100-40GB-PCIe, A100-80GB, A100-80GB-PCIe, H100-80GB, H100-PCIe, H100-NVL, H20, H200, H200-NVL, B200, GB200, B300, GH200, RTX-PRO-6000, MI300X, MI325X")),
+refusal("offeredGpuTypes empty", "input.defaults.offeredGpuTypes", json!([]), fatal("InvalidInput", "invalid step input: input.defaults.offeredGpuTypes is empty; list at least one GPU type")),
+refusal("offeredGpuTypes string", "input.defaults.offeredGpuTypes", json!("L4"), fatal("InvalidInput", "cannot read the step input: input.defaults.offeredGpuTypes: the string \"L4\" is not a list")),
+refusal("image empty registry", "input.defaults.image", json!({"registry": "", "name": "x"}), fatal("InvalidInput", "invalid step input: input.defaults.image needs a non-empty registry and name")),
+refusal("gpuMemoryUtilization 2", "input.defaults.gpuMemoryUtilization", json!(2), fatal("InvalidInput", "invalid step input: input.defaults.gpuMemoryUtilization is 2; use a value from 0.1 to 0.99")),
+refusal("gpuMemoryUtilization NaN", "input.defaults.gpuMemoryUtilization", json!("NaN"), fatal("InvalidInput", "cannot read the step input: input.defaults.gpuMemoryUtilization: the string \"NaN\" is not a number")),
+refusal("gpuNodeSelector string", "input.defaults.gpuNodeSelector", json!("yes"), fatal("InvalidInput", "cannot read the step input: input.defaults.gpuNodeSelector: the string \"yes\" is not true or false")),
+refusal("providerConfigKind unknown", "input.defaults.providerConfigKind", json!("Cluster"), fatal("InvalidInput", "cannot read the step input: input.defaults.providerConfigKind: \"Cluster\" is not valid; use one of ProviderConfig or ClusterProviderConfig")),
+refusal("vllmVersion not a release", "input.defaults.vllmVersion", json!("latest"), fatal("InvalidInput", "invalid step input: input.defaults.vllmVersion is \"latest\"; use the vLLM release the image runs, such as 0.19.0")),
+refusal("objective unknown", "input.defaults.objective", json!("cheap"), fatal("InvalidInput", "cannot read the step input: input.defaults.objective: \"cheap\" is not valid; use one of minimal, balanced, throughput")),
+refusal("unknown field", "input.default", json!({}), fatal("InvalidInput", "cannot read the step input: input.default: unknown field default; valid fields are apiVersion, kind, metadata, ttl, defaults")),
+    ]);
+}
+
+#[test]
+fn a_step_input_that_is_not_a_struct_is_fatal_and_keeps_earlier_steps() {
+    // The server keeps the input as bytes until it reads it, so bytes that
+    // are no Struct reach the function rather than failing the whole call.
+    let mut req = request("bad", LlmInference::new("bad").model(QWEN).build());
+    req.desired = Some(earlier_desired());
+    let mut wire = to_wire(&req);
+    // A map entry (field 1) whose declared length runs past the message.
+    wire.input = Some(RawStruct::from(Bytes::from_static(&[0x0a, 0x05, 0x0a])));
+    let rsp = from_wire(&function_inference::function::run_function(wire).response).unwrap();
+    assert_eq!(
+        rsp.results,
+        vec![fatal(
+            "InvalidInput",
+            "cannot decode the step input: failed to decode Protobuf message: \
+             Struct.fields: buffer underflow"
+        )]
+    );
+    assert_eq!(rsp.desired, Some(earlier_desired()));
+}
