@@ -66,17 +66,8 @@ pub fn size(req: &SizingRequest) -> Result<Plan, SizingError> {
 
     let weights = m.weights(precision);
     reasons.push(weights_reason(&m, precision, &weights));
-    let generation = VllmGeneration::from_version(req.vllm_version.as_deref());
     let ctx = context_target(req, &m)?;
-    let sizer = Sizer {
-        model: &m,
-        weights,
-        kv_bytes,
-        util: req.gpu_memory_utilization,
-        generation,
-        objective: req.objective,
-        headroom: req.objective.keeps_headroom(ctx.need_stated()),
-    };
+    let sizer = Sizer::for_request(&m, weights, kv_bytes, req, &ctx);
 
     reasons.push(kv_reason(&m, kv_bytes, &ctx));
     reasons.push(overhead_reason(&sizer, gpu, req.vllm_version.as_deref()));

@@ -8,9 +8,10 @@
 //! room for a useful KV cache. Every decision after the precision (MIG,
 //! layout, context) asks this one question, so it lives apart from them.
 
+use super::context::ContextTarget;
 use super::memory::{GIB, VllmGeneration, Weights, default_max_num_seqs, non_torch_gib};
 use super::model::Model;
-use super::{Gpu, MigProfile, Objective};
+use super::{Gpu, MigProfile, Objective, SizingRequest};
 
 /// The vLLM recipes' minimum VRAM: weights x 1.2.
 pub const RECIPE_HEADROOM: f64 = 1.2;
@@ -105,6 +106,27 @@ pub fn layout_name(gpu: &Gpu, tp: u32, pp: u32) -> String {
 }
 
 impl<'a> Sizer<'a> {
+    /// The sizer `req` asks for, for `model` at `weights` with `kv_bytes`
+    /// per KV element: its utilization, vLLM release and objective, with the
+    /// headroom the objective keeps for `ctx`.
+    pub fn for_request(
+        model: &'a Model,
+        weights: Weights,
+        kv_bytes: f64,
+        req: &SizingRequest,
+        ctx: &ContextTarget,
+    ) -> Sizer<'a> {
+        Sizer {
+            model,
+            weights,
+            kv_bytes,
+            util: req.gpu_memory_utilization,
+            generation: VllmGeneration::from_version(req.vllm_version.as_deref()),
+            objective: req.objective,
+            headroom: req.objective.keeps_headroom(ctx.need_stated()),
+        }
+    }
+
     /// The same sizer with other weights (another precision).
     pub fn with_weights(&self, weights: Weights) -> Sizer<'a> {
         Sizer {

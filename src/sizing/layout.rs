@@ -249,7 +249,6 @@ mod tests {
     use crate::sizing::candidates::{smallest_layout, valid_tps};
     use crate::sizing::context::context_target;
     use crate::sizing::gpu;
-    use crate::sizing::memory::VllmGeneration;
     use crate::sizing::model::resolve_model;
     use crate::sizing::test_requests::{
         FALCON_7B, LLAMA_8B, LLAMA_70B, LLAMA_405B, QWEN_0_5B, QWEN_1_5B, QWEN_7B,
@@ -272,15 +271,7 @@ mod tests {
         let ctx = context_target(r, &m).unwrap();
         let g = gpu(&r.gpu_type).unwrap();
         let tps = valid_tps(m.arch.attention_heads, m.arch.kv_heads, g.per_node);
-        let sizer = Sizer {
-            model: &m,
-            weights: m.weights(Precision::Bf16),
-            kv_bytes: 2.0,
-            util: r.gpu_memory_utilization,
-            generation: VllmGeneration::from_version(r.vllm_version.as_deref()),
-            objective: r.objective,
-            headroom: r.objective.keeps_headroom(ctx.need_stated()),
-        };
+        let sizer = Sizer::for_request(&m, m.weights(Precision::Bf16), 2.0, r, &ctx);
         f(g, &sizer, &ctx, &tps)
     }
 

@@ -178,7 +178,6 @@ fn auto_slice(
 mod tests {
     use super::*;
     use crate::sizing::context::context_target;
-    use crate::sizing::memory::VllmGeneration;
     use crate::sizing::model::{Model, resolve_model};
     use crate::sizing::test_requests::{LLAMA_8B, LLAMA_70B, QWEN_0_5B, QWEN_1_5B, request as req};
     use crate::sizing::{MigChoice, Precision, gpu};
@@ -188,15 +187,7 @@ mod tests {
     fn with<T>(r: &SizingRequest, f: impl FnOnce(&'static Gpu, &Sizer, &ContextTarget) -> T) -> T {
         let m: Model = resolve_model(r).unwrap().0;
         let ctx = context_target(r, &m).unwrap();
-        let sizer = Sizer {
-            model: &m,
-            weights: m.weights(Precision::Bf16),
-            kv_bytes: 2.0,
-            util: r.gpu_memory_utilization,
-            generation: VllmGeneration::from_version(r.vllm_version.as_deref()),
-            objective: r.objective,
-            headroom: r.objective.keeps_headroom(ctx.need_stated()),
-        };
+        let sizer = Sizer::for_request(&m, m.weights(Precision::Bf16), 2.0, r, &ctx);
         f(gpu(&r.gpu_type).unwrap(), &sizer, &ctx)
     }
 
