@@ -228,11 +228,10 @@ impl Arch {
     /// a 16-bit KV cache on one GPU, the largest it gets).
     pub fn window_tokens(&self) -> u64 {
         if self.linear_layers > 0 {
-            let attention_token = 2 * u64::from(self.kv_heads) * u64::from(self.head_dim) * 2;
-            return self
-                .linear_state_bytes
-                .div_ceil(16 * attention_token.max(1))
-                * 16;
+            // One layer's 16-bit KV bytes per token on one GPU.
+            let page_per_token =
+                (self.kv_bytes_per_token(2.0, 1, 1) / f64::from(self.kv_layers())) as u64;
+            return self.linear_state_bytes.div_ceil(16 * page_per_token.max(1)) * 16;
         }
         u64::from(self.sliding_window) + MAX_NUM_BATCHED_TOKENS + KV_BLOCK_TOKENS
     }
