@@ -12,8 +12,16 @@
 //! entries go first, so the entry of an XR's previous version ages out.
 //! A hash of the request picks the slot; a hit is confirmed by comparing
 //! the bytes.
+//!
+//! A fleet with more XRs than the memo holds calls them in turn, and plain
+//! LRU then evicts every entry before its XR comes round again: each call
+//! would pay for a copy, an insertion and an eviction and never hit. So
+//! once the memo is full, a new answer displaces an old one only if its
+//! request was seen recently enough that an LRU of this budget would still
+//! have held it. The memo remembers those sightings as hashes and sizes
+//! only, a few bytes each; the entries it holds keep answering.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 
@@ -46,6 +54,42 @@ pub struct Memo {
 struct Slots {
     by_hash: HashMap<u64, Arc<Entry>>,
     bytes: usize,
+    /// Requests answered but not remembered because the memo was full.
+    seen: Sightings,
+}
+
+/// The hashes and sizes of recent requests the memo had no room for,
+/// oldest first, up to the memo's budget in total size: the requests an
+/// LRU of that budget would still hold.
+#[derive(Default)]
+struct Sightings {
+    order: VecDeque<(u64, usize)>,
+    /// How many times each hash is in `order`.
+    count: HashMap<u64, u32>,
+    bytes: usize,
+}
+
+impl Sightings {
+    /// Whether `hash` was seen within the budget; records this sighting.
+    fn saw(&mut self, hash: u64, size: usize, budget: usize) -> bool {
+        let seen = self.count.contains_key(&hash);
+        self.order.push_back((hash, size));
+        *self.count.entry(hash).or_default() += 1;
+        self.bytes += size;
+        while self.bytes > budget {
+            let Some((old, old_size)) = self.order.pop_front() else {
+                break;
+            };
+            self.bytes -= old_size;
+            if let Some(n) = self.count.get_mut(&old) {
+                *n -= 1;
+                if *n == 0 {
+                    self.count.remove(&old);
+                }
+            }
+        }
+        seen
+    }
 }
 
 impl Memo {
@@ -77,15 +121,17 @@ impl Memo {
         }
         let call = core(req);
         let size = request.len() + call.response.encoded_len() + 256;
-        self.insert(
-            hash,
-            Entry {
-                request,
-                call: call.clone(),
-                size,
-                used: AtomicU64::new(0),
-            },
-        );
+        if self.admits(hash, size) {
+            self.insert(
+                hash,
+                Entry {
+                    request,
+                    call: call.clone(),
+                    size,
+                    used: AtomicU64::new(0),
+                },
+            );
+        }
         call
     }
 
@@ -105,17 +151,31 @@ impl Memo {
         Some(entry.call.clone())
     }
 
+    /// Whether an answer of `size` bytes to the request hashed `hash` is to
+    /// be remembered: always while there is room, and once the memo is full
+    /// only if the request was seen recently (see the module's comment).
+    fn admits(&self, hash: u64, size: usize) -> bool {
+        if size > self.budget / 4 {
+            return false;
+        }
+        let mut slots = self.inner.write().unwrap_or_else(|p| p.into_inner());
+        if slots.bytes + size <= self.budget || slots.by_hash.contains_key(&hash) {
+            return true;
+        }
+        slots.seen.saw(hash, size, self.budget)
+    }
+
     /// Stores `entry`, replacing the slot's previous entry and evicting the
     /// least recently used ones beyond the budget.
     fn insert(&self, hash: u64, entry: Entry) {
-        if entry.size > self.budget / 4 {
-            return;
-        }
         entry.used.store(self.tick(), Ordering::Relaxed);
+        // Evicted entries are freed after the lock is released.
+        let mut evicted = Vec::new();
         let mut slots = self.inner.write().unwrap_or_else(|p| p.into_inner());
         slots.bytes += entry.size;
         if let Some(old) = slots.by_hash.insert(hash, Arc::new(entry)) {
             slots.bytes -= old.size;
+            evicted.push(old);
         }
         while slots.bytes > self.budget {
             let Some(oldest) = slots
@@ -128,8 +188,11 @@ impl Memo {
             };
             if let Some(e) = slots.by_hash.remove(&oldest) {
                 slots.bytes -= e.size;
+                evicted.push(e);
             }
         }
+        drop(slots);
+        drop(evicted);
     }
 
     /// Entries and bytes held, for tests.
@@ -329,6 +392,45 @@ mod tests {
                 "round {round}: a different earlier state is a different call"
             );
         }
+    }
+
+    #[test]
+    fn a_fleet_larger_than_the_memo_still_gets_answers_from_it() {
+        let reqs: Vec<_> = (0..12)
+            .map(|i| request("t", &xr(&format!("xr-{i}"), json!({})), &[], None))
+            .collect();
+        let one = memoized(&Memo::new(1 << 20), &reqs[0]);
+        let size = to_wire_len(&reqs[0]) + from_wire_len(&one.0) + 256;
+        // Room for four entries; the fleet of twelve is called in turn.
+        let memo = Memo::new(4 * size + size / 2);
+        let mut hits_per_round = Vec::new();
+        for round in 0..3 {
+            let mut hits = 0;
+            for (i, req) in reqs.iter().enumerate() {
+                let (rsp, ran) = memoized(&memo, req);
+                assert_eq!(rsp, fresh(req), "round {round}, xr-{i}");
+                hits += usize::from(!ran);
+            }
+            hits_per_round.push(hits);
+        }
+        // Plain LRU would evict each entry before its XR came round again
+        // and hit none; the first four keep being answered.
+        assert_eq!(hits_per_round, [0, 4, 4]);
+
+        // A request seen twice while the memo is full displaces an entry.
+        let newcomer = request("t", &xr("newcomer", json!({})), &[], None);
+        let ran: Vec<bool> = (0..3).map(|_| memoized(&memo, &newcomer).1).collect();
+        assert_eq!(ran, [true, true, false]);
+    }
+
+    fn to_wire_len(req: &wire::RunFunctionRequest) -> usize {
+        let mut req = req.clone();
+        req.meta = None;
+        req.encoded_len()
+    }
+
+    fn from_wire_len(rsp: &full::RunFunctionResponse) -> usize {
+        rsp.encoded_len()
     }
 
     #[test]
