@@ -96,17 +96,19 @@ pub fn encode_entry<T: Serialize + ?Sized>(
     if result.is_ok() {
         writer.close_entry(entry);
     } else {
-        writer.out.truncate(entry.0);
+        writer.out.truncate(entry.start);
     }
     *out = writer.out;
     result
 }
 
-/// Where one map entry's bytes are in `out`.
+/// Where one map entry's bytes, and its key's, are in `out`.
 #[derive(Clone, Copy)]
 struct EntrySpan {
     start: usize,
     end: usize,
+    key_start: usize,
+    key_end: usize,
 }
 
 struct Writer {
@@ -154,24 +156,42 @@ impl Writer {
         }
     }
 
-    /// Starts a map entry: its key now, its value next; returns the entry's
-    /// start and where the value's contents start.
-    fn open_entry(&mut self, key: &str) -> (usize, usize, usize) {
-        let entry = self.out.len();
+    /// Starts a map entry: its key now, its value next.
+    fn open_entry(&mut self, key: &str) -> OpenEntry {
+        let start = self.out.len();
         let body = self.open(ENTRY);
         if !key.is_empty() {
             self.delimited(ENTRY_KEY, key.as_bytes());
         }
         let value = self.open(ENTRY_VALUE);
-        (entry, body, value)
+        OpenEntry {
+            start,
+            body,
+            value,
+            key_len: key.len(),
+        }
     }
 
-    fn close_entry(&mut self, (entry, body, value): (usize, usize, usize)) {
-        self.close(value);
-        self.close(body);
+    fn close_entry(&mut self, entry: OpenEntry) {
+        self.close(entry.value);
+        // The key sits after the entry's tag and length, and its own tag and
+        // length; it is found once here rather than at every comparison.
+        let body_len = self.out.len() - entry.body;
+        self.close(entry.body);
+        let key_start = match entry.key_len {
+            0 => entry.start,
+            n => {
+                entry.start
+                    + 2
+                    + prost::encoding::encoded_len_varint(body_len as u64)
+                    + prost::encoding::encoded_len_varint(n as u64)
+            }
+        };
         self.entries.push(EntrySpan {
-            start: entry,
+            start: entry.start,
             end: self.out.len(),
+            key_start,
+            key_end: key_start + entry.key_len,
         });
     }
 
@@ -201,25 +221,23 @@ impl Writer {
     }
 }
 
+/// A map entry being written: where it, its body and its value start.
+#[derive(Clone, Copy)]
+struct OpenEntry {
+    start: usize,
+    body: usize,
+    value: usize,
+    key_len: usize,
+}
+
 /// The key of the entry at `span` (empty when the entry has none).
 fn key_of(out: &[u8], span: EntrySpan) -> &[u8] {
-    entry_key(&out[span.start..span.end])
+    &out[span.key_start..span.key_end]
 }
 
+/// The same, in `contents` split off `out` at `offset`.
 fn key_of_in(contents: &[u8], span: EntrySpan, offset: usize) -> &[u8] {
-    entry_key(&contents[span.start - offset..span.end - offset])
-}
-
-fn entry_key(mut entry: &[u8]) -> &[u8] {
-    // ENTRY, length, then ENTRY_KEY, length, key when there is a key.
-    entry = &entry[1..];
-    let _ = prost::encoding::decode_varint(&mut entry);
-    if entry.first() != Some(&ENTRY_KEY) {
-        return &[];
-    }
-    entry = &entry[1..];
-    let len = prost::encoding::decode_varint(&mut entry).unwrap_or(0) as usize;
-    &entry[..len.min(entry.len())]
+    &contents[span.key_start - offset..span.key_end - offset]
 }
 
 impl<'a> ser::Serializer for &'a mut Writer {
@@ -450,7 +468,7 @@ pub struct Object<'a> {
     start: usize,
     first: usize,
     /// The entry whose key was written and whose value comes next.
-    entry: Option<(usize, usize, usize)>,
+    entry: Option<OpenEntry>,
 }
 
 impl Object<'_> {
@@ -507,7 +525,7 @@ impl ser::SerializeStruct for Object<'_> {
 #[doc(hidden)]
 pub struct Variant<I> {
     inner: I,
-    entry: (usize, usize, usize),
+    entry: OpenEntry,
     start: usize,
     first: usize,
 }
@@ -787,6 +805,8 @@ mod tests {
             extra: [
                 ("kind".into(), json!("Later")),
                 ("aaa".into(), json!({"deep": [[], {}, null]})),
+                // A key whose length takes two bytes, out of order.
+                ("b".repeat(200), json!("long key")),
             ]
             .into(),
         }
