@@ -104,7 +104,7 @@ pub struct Defaults {
     pub weights_cache: Option<WeightsCacheSettings>,
     /// What model servers' layouts are chosen for when neither the XR nor its Model says: minimal, balanced (the default) or throughput.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub objective: Option<crate::xr::common::Objective>,
+    pub objective: Option<crate::sizing::Objective>,
     /// The vLLM release the platform's image runs, for example 0.19.0: sizing then uses that release's activation peak (0.19 and later need less). Unset, or when an XR sets its own image, plans use the larger peak of earlier releases, which never over-promises the KV cache.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(regex(pattern = r"^v?[0-9]+\.[0-9]+"), length(max = 64))]
@@ -331,7 +331,7 @@ impl Input {
             }
         }
         if let Some(o) = d.objective {
-            s.objective = o.into();
+            s.objective = o;
         }
         if let Some(v) = &d.vllm_version {
             if !is_release(v) {

@@ -4,6 +4,8 @@
 use std::fmt;
 use std::str::FromStr;
 
+use serde::{Deserialize, Serialize};
+
 use super::SizingError;
 
 /// The precision the weights are stored in on the GPU.
@@ -11,7 +13,8 @@ use super::SizingError;
 /// It decides the bytes per parameter, and so most of the memory a model
 /// needs. KV cache and activations stay in the compute dtype (see
 /// [`super::Plan::dtype`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Precision {
     Fp32,
     Bf16,
@@ -44,17 +47,13 @@ impl Precision {
         }
     }
 
+    /// Every precision's name, in the order of [`Precision::ALL`]: the
+    /// vocabulary of the XRs, the command line and the JSON output.
+    pub const NAMES: [&'static str; 7] = ["fp32", "bf16", "fp16", "fp8", "int8", "int4", "fp4"];
+
     /// The lowercase name used on the command line and in the JSON output.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Precision::Fp32 => "fp32",
-            Precision::Bf16 => "bf16",
-            Precision::Fp16 => "fp16",
-            Precision::Fp8 => "fp8",
-            Precision::Int8 => "int8",
-            Precision::Int4 => "int4",
-            Precision::Fp4 => "fp4",
-        }
+        Self::NAMES[self as usize]
     }
 
     /// True for the precisions below 16 bits, which need a quantized
@@ -124,7 +123,8 @@ impl FromStr for MigChoice {
 }
 
 /// The KV cache's element type, vLLM's `--kv-cache-dtype`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum KvCacheDtype {
     /// The activations' dtype (2 bytes, 4 in float32); no flag.
     #[default]
@@ -143,11 +143,11 @@ impl KvCacheDtype {
         }
     }
 
+    /// Every value's name, in declaration order.
+    pub const NAMES: [&'static str; 2] = ["auto", "fp8"];
+
     pub fn as_str(self) -> &'static str {
-        match self {
-            KvCacheDtype::Auto => "auto",
-            KvCacheDtype::Fp8 => "fp8",
-        }
+        Self::NAMES[self as usize]
     }
 }
 
@@ -174,7 +174,8 @@ impl FromStr for KvCacheDtype {
 }
 
 /// What a replica's layout is chosen for (see docs/sizing.md).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Objective {
     /// The fewest GPUs on which vLLM starts and holds `concurrency` sequences
     /// of maxModelLen: its own start-up check, nothing more.
@@ -204,12 +205,11 @@ impl Objective {
         }
     }
 
+    /// Every objective's name, in declaration order.
+    pub const NAMES: [&'static str; 3] = ["minimal", "balanced", "throughput"];
+
     pub fn as_str(self) -> &'static str {
-        match self {
-            Objective::Minimal => "minimal",
-            Objective::Balanced => "balanced",
-            Objective::Throughput => "throughput",
-        }
+        Self::NAMES[self as usize]
     }
 }
 
@@ -270,6 +270,18 @@ mod tests {
         }
         for p in Precision::ALL {
             assert_eq!(p.to_string().parse::<Precision>().unwrap(), p);
+            // The XRs read the same names serde writes.
+            assert_eq!(serde_json::to_value(p).unwrap(), p.as_str());
+        }
+        for k in [KvCacheDtype::Auto, KvCacheDtype::Fp8] {
+            assert_eq!(serde_json::to_value(k).unwrap(), k.as_str());
+        }
+        for o in [
+            Objective::Minimal,
+            Objective::Balanced,
+            Objective::Throughput,
+        ] {
+            assert_eq!(serde_json::to_value(o).unwrap(), o.as_str());
         }
         assert_eq!(
             "int3".parse::<Precision>().unwrap_err().to_string(),

@@ -1,6 +1,8 @@
 //! Field types several XRs share.
 
-use schemars::JsonSchema;
+use std::borrow::Cow;
+
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
 
 /// A reference to an object by name in the XR's namespace.
@@ -175,47 +177,107 @@ impl RuntimeChoice {
     }
 }
 
-// vLLM's `--kv-cache-dtype`: `fp8` halves the KV cache per token (vLLM
-// scales it per tensor; a small accuracy cost on most models). Plain
-// comments: each field that uses it describes it in its own words.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum KvCacheDtype {
-    // The model's own dtype: no flag.
-    #[default]
-    Auto,
-    Fp8,
+// The sizing engine's own vocabularies, with the schemas the XRs declare
+// them by: each schema lists the names the type reads, from the same
+// constants. No descriptions: each field that uses one describes it.
+pub use crate::sizing::{KvCacheDtype, Objective, Precision};
+
+/// A string schema admitting exactly `names`, as schemars derives for an
+/// enum of unit variants.
+fn names_schema(names: &[&str]) -> Schema {
+    json_schema!({"type": "string", "enum": names})
 }
 
-impl From<KvCacheDtype> for crate::sizing::KvCacheDtype {
-    fn from(k: KvCacheDtype) -> Self {
-        match k {
-            KvCacheDtype::Auto => crate::sizing::KvCacheDtype::Auto,
-            KvCacheDtype::Fp8 => crate::sizing::KvCacheDtype::Fp8,
-        }
+impl JsonSchema for KvCacheDtype {
+    fn schema_name() -> Cow<'static, str> {
+        "KvCacheDtype".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        names_schema(&KvCacheDtype::NAMES)
     }
 }
 
-// What a model server's layout is chosen for (docs/sizing.md,
-// "Objectives"); described by each field that uses it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum Objective {
-    // The fewest GPUs on which vLLM starts.
-    Minimal,
-    // Room for the stated context and concurrency, else minimal plus the
-    // vLLM recipes' headroom for the KV cache.
-    Balanced,
-    // Room for a batch of 16 full-length sequences.
-    Throughput,
+impl JsonSchema for Objective {
+    fn schema_name() -> Cow<'static, str> {
+        "Objective".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        names_schema(&Objective::NAMES)
+    }
 }
 
-impl From<Objective> for crate::sizing::Objective {
-    fn from(o: Objective) -> Self {
-        match o {
-            Objective::Minimal => crate::sizing::Objective::Minimal,
-            Objective::Balanced => crate::sizing::Objective::Balanced,
-            Objective::Throughput => crate::sizing::Objective::Throughput,
+/// A weight precision an XR asks for: one of [`Precision`]'s, or the
+/// checkpoint's own, which each kind spells its own way (`auto` on an
+/// LLMInference as dot-inference does, `none` on a Model as NeuroNetes
+/// does). `$name` is the type, `$own` that word and `$names` every value
+/// the type reads, `$own` included.
+macro_rules! quantization {
+    ($(#[$doc:meta])* $name:ident, $own:literal, $names:ident) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum $name {
+            /// The checkpoint's own precision.
+            Checkpoint,
+            Precision($crate::sizing::Precision),
         }
+
+        impl $name {
+            /// The precision asked for; `None` for the checkpoint's own.
+            pub fn precision(self) -> Option<$crate::sizing::Precision> {
+                match self {
+                    Self::Checkpoint => None,
+                    Self::Precision(p) => Some(p),
+                }
+            }
+        }
+
+        impl serde::Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(match self {
+                    Self::Checkpoint => $own,
+                    Self::Precision(p) => p.as_str(),
+                })
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let word = std::borrow::Cow::<'de, str>::deserialize(d)?;
+                if word == $own {
+                    return Ok(Self::Checkpoint);
+                }
+                $crate::sizing::Precision::ALL
+                    .into_iter()
+                    .find(|p| p.as_str() == word)
+                    .map(Self::Precision)
+                    .ok_or_else(|| serde::de::Error::unknown_variant(&word, &$names))
+            }
+        }
+
+        impl schemars::JsonSchema for $name {
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                stringify!($name).into()
+            }
+            fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                schemars::json_schema!({"type": "string", "enum": $names})
+            }
+        }
+    };
+}
+pub(crate) use quantization;
+
+/// [`Precision::NAMES`] with `own` (the checkpoint's own precision) before
+/// or after them.
+pub(crate) const fn precision_names<const N: usize>(
+    own: &'static str,
+    own_first: bool,
+) -> [&'static str; N] {
+    let mut names = [own; N];
+    let offset = if own_first { 1 } else { 0 };
+    let mut i = 0;
+    while i < Precision::NAMES.len() {
+        names[i + offset] = Precision::NAMES[i];
+        i += 1;
     }
+    names
 }

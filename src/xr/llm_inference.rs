@@ -12,6 +12,16 @@ use super::common::{
 };
 use crate::input::Image;
 
+/// What an LLMInference's `quantization` reads: `auto`, then a precision.
+const QUANTIZATION_NAMES: [&str; 8] = super::common::precision_names("auto", true);
+
+super::common::quantization!(
+    /// Weight precision of an LLMInference: `auto` for the model's own.
+    Quantization,
+    "auto",
+    QUANTIZATION_NAMES
+);
+
 /// Kind name.
 pub const KIND: &str = "LLMInference";
 
@@ -57,8 +67,7 @@ pub struct LlmInferenceSpec {
     pub gpu_type: Option<String>,
     /// Weight precision: auto (from the model) or fp32, bf16, fp16, fp8, int8, int4, fp4.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(regex(pattern = r"^(auto|fp32|bf16|fp16|fp8|int8|int4|fp4)$"))]
-    pub quantization: Option<String>,
+    pub quantization: Option<Quantization>,
     /// Context length in tokens. Derived (and capped to what fits) when omitted.
     #[serde(
         default,

@@ -107,36 +107,15 @@ pub struct ConfigFrom {
     pub config_map_ref: NameRef,
 }
 
-/// Weight precision of a Model.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum Quantization {
-    Fp32,
-    Bf16,
-    Fp16,
-    Fp8,
-    Int8,
-    Int4,
-    Fp4,
-    /// The checkpoint's own precision.
-    None,
-}
+/// What a Model's `quantization` reads: a precision, then `none`.
+const QUANTIZATION_NAMES: [&str; 8] = super::common::precision_names("none", false);
 
-impl Quantization {
-    /// The precision name the sizing engine reads, or `None` for the checkpoint's own.
-    pub fn precision_name(self) -> Option<&'static str> {
-        match self {
-            Self::Fp32 => Some("fp32"),
-            Self::Bf16 => Some("bf16"),
-            Self::Fp16 => Some("fp16"),
-            Self::Fp8 => Some("fp8"),
-            Self::Int8 => Some("int8"),
-            Self::Int4 => Some("int4"),
-            Self::Fp4 => Some("fp4"),
-            Self::None => None,
-        }
-    }
-}
+super::common::quantization!(
+    /// Weight precision of a Model: `none` for the checkpoint's own.
+    Quantization,
+    "none",
+    QUANTIZATION_NAMES
+);
 
 /// How a Model's weights are split.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -826,7 +826,7 @@ fn size(
         max_model_len,
         objective: spec
             .objective
-            .map_or_else(|| facts.objective_or(req.settings.objective), Into::into),
+            .unwrap_or_else(|| facts.objective_or(req.settings.objective)),
         vllm_version: req.settings.vllm_version.clone(),
         ..facts.sizing_request(&gpu_type, req.settings.gpu_memory_utilization)
     };

@@ -15,7 +15,7 @@ use crate::compose::steps::runtime::{self, Runtime};
 use crate::compose::{ComposeRequest, Composed, Composition, Refusal, names};
 use crate::outcome;
 use crate::protocol::wire::Ready;
-use crate::sizing::{self, MigChoice, Plan, Precision, SizingRequest};
+use crate::sizing::{self, MigChoice, Plan, SizingRequest};
 use crate::xr::common::{Endpoint, PlanStatus};
 use crate::xr::llm_inference::{
     GPU_MAX, LlmInferenceSpec, LlmInferenceStatus, MAX_MODEL_LEN_MAX, MAX_MODEL_LEN_MIN,
@@ -434,17 +434,7 @@ fn sizing_request(
         MAX_MODEL_LEN_MAX,
         " tokens; omit it to derive the longest context that fits",
     )?;
-    let quantization = match spec.quantization.as_deref() {
-        None | Some("auto") => None,
-        Some(q) => Some(q.parse::<Precision>().map_err(|_| {
-            Refusal::new(
-                "InvalidSpec",
-                format!(
-                    "spec.quantization is {q:?}; use auto, fp32, bf16, fp16, fp8, int8, int4 or fp4"
-                ),
-            )
-        })?),
-    };
+    let quantization = spec.quantization.and_then(|q| q.precision());
     let mig = match spec.mig_profile.as_deref() {
         // Whole GPUs unless asked: a MIG slice only schedules where nodes are partitioned.
         None => MigChoice::None,
@@ -464,8 +454,8 @@ fn sizing_request(
         gpu_count: gpu.map(|g| g as u32),
         mig,
         gpu_memory_utilization: req.settings.gpu_memory_utilization,
-        kv_cache_dtype: spec.kv_cache_dtype.unwrap_or_default().into(),
-        objective: spec.objective.map_or(req.settings.objective, Into::into),
+        kv_cache_dtype: spec.kv_cache_dtype.unwrap_or_default(),
+        objective: spec.objective.unwrap_or(req.settings.objective),
         // The platform's release describes the platform's image only.
         vllm_version: spec
             .image

@@ -112,13 +112,7 @@ impl ModelFacts {
                 ));
             }
         };
-        let precision = match spec.quantization.and_then(|q| q.precision_name()) {
-            Some(p) => Some(
-                p.parse::<Precision>()
-                    .map_err(|e| format!("{prefix}.quantization: {e}"))?,
-            ),
-            None => None,
-        };
+        let precision = spec.quantization.and_then(|q| q.precision());
         if let Some(size) = &spec.size {
             parse_quantity(size).map_err(|e| format!("{prefix}.size: {e}"))?;
         }
@@ -210,8 +204,8 @@ impl ModelFacts {
                 .config_from
                 .as_ref()
                 .map(|c| c.config_map_ref.name.clone()),
-            kv_cache_dtype: spec.kv_cache_dtype.unwrap_or_default().into(),
-            objective: spec.objective.map(Into::into),
+            kv_cache_dtype: spec.kv_cache_dtype.unwrap_or_default(),
+            objective: spec.objective,
         })
     }
 
