@@ -118,7 +118,7 @@ pub fn size(req: &SizingRequest) -> Result<Plan, SizingError> {
         gpu_resource_name: resource,
         dtype,
         weight_precision: precision,
-        quantization: quantization.method,
+        quantization_method: quantization.method,
         max_model_len: settled.max_model_len,
         cpu: h.cpu,
         memory: h.memory,
@@ -257,12 +257,12 @@ mod tests {
             ..req("meta-llama/Llama-3.1-70B-Instruct", "H100")
         })
         .unwrap();
-        assert_eq!(p.quantization.as_deref(), Some("fp8"));
+        assert_eq!(p.quantization_method.as_deref(), Some("fp8"));
         assert_eq!(p.gpu_count, 2);
         // Pre-quantized checkpoints need no --quantization.
         let p = size(&req("neuralmagic/Meta-Llama-3.1-70B-Instruct-FP8", "H100")).unwrap();
         assert_eq!(
-            (p.weight_precision, p.quantization.clone()),
+            (p.weight_precision, p.quantization_method.clone()),
             (Precision::Fp8, None)
         );
         assert!(p.reasons[0].contains("meta-llama/Llama-3.1-70B-Instruct"));

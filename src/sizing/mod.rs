@@ -168,7 +168,7 @@ pub struct Plan {
     pub weight_precision: Precision,
     /// vLLM `--quantization`, only when vLLM must quantize at load time or
     /// the caller named a method.
-    pub quantization: Option<String>,
+    pub quantization_method: Option<String>,
     pub max_model_len: u64,
     pub cpu: String,
     pub memory: String,
@@ -291,7 +291,7 @@ impl Plan {
     /// must quantize or was told a method, `--kv-cache-dtype fp8`.
     pub fn engine_args(&self) -> Vec<String> {
         let mut args = Vec::new();
-        if let Some(q) = &self.quantization {
+        if let Some(q) = &self.quantization_method {
             args.extend(["--quantization".to_string(), q.clone()]);
         }
         if let Some(kv) = self.kv_cache_dtype.vllm_arg() {

@@ -134,7 +134,7 @@ impl From<&crate::sizing::Plan> for PlanStatus {
             gpu_resource_name: plan.gpu_resource_name.clone(),
             dtype: plan.dtype.clone(),
             quantization: plan.weight_precision.to_string(),
-            quantization_method: plan.quantization.clone(),
+            quantization_method: plan.quantization_method.clone(),
             max_model_len: plan.max_model_len,
             cpu: plan.cpu.clone(),
             memory: plan.memory.clone(),

@@ -120,7 +120,7 @@ pub fn serve_args(p: &PodParams) -> Vec<String> {
         "--dtype".into(),
         plan.dtype.clone(),
     ]);
-    if let Some(q) = &plan.quantization {
+    if let Some(q) = &plan.quantization_method {
         args.extend(["--quantization".into(), q.clone()]);
     }
     args.extend([
