@@ -155,10 +155,10 @@ fn check_identity(xr: &Composite) -> Result<(), String> {
         return Err(format!(
             "metadata.name is {}; use a DNS-1123 subdomain, as Kubernetes names objects: at most 253 characters of \
              lower-case letters, digits, '-' and '.', starting and ending with a letter or digit (for example qwen-7b)",
-            compose::validate::shown(&xr.name)
+            crate::xr::validate::shown(&xr.name)
         ));
     }
-    compose::validate::dns_label("metadata.namespace", &xr.namespace, "team-a")
+    crate::xr::validate::dns_label("metadata.namespace", &xr.namespace, "team-a")
 }
 
 fn ttl(seconds: u64) -> prost_types::Duration {

@@ -305,7 +305,7 @@ impl Input {
                 ("sharedStorageClassName", &w.shared_storage_class_name),
             ] {
                 if let Some(c) = class {
-                    crate::compose::validate::dns_subdomain(
+                    crate::xr::validate::dns_subdomain(
                         &format!("input.defaults.weightsCache.{field}"),
                         c,
                         "standard-rwo",

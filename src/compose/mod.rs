@@ -527,7 +527,6 @@ pub mod kinds;
 pub mod names;
 pub mod resources;
 pub mod steps;
-pub mod validate;
 
 #[cfg(test)]
 mod tests {

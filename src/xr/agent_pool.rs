@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use super::common::{Endpoint, NameRef, Objective, PlanStatus, RuntimeChoice, SecretKeyRef};
 use super::model::Topology;
+use super::validate::{dns_subdomain, in_range, text};
 
 /// Kind name.
 pub const KIND: &str = "AgentPool";
@@ -451,4 +452,197 @@ pub struct MetricMapping {
     pub type_: String,
     /// The HPA metric, or why there is none.
     pub mapped_to: String,
+}
+
+impl AgentPoolSpec {
+    /// What the schema states but the function must check itself (`render`,
+    /// older CRDs and hand-built requests skip the API server), and what no
+    /// schema can say: the first problem, naming the field and what would
+    /// be valid. Numbers are checked before the Model is looked up, so that
+    /// a pool waiting for its Model reports them too.
+    pub fn validate(&self) -> Result<(), String> {
+        check_numbers(self)?;
+        if self.ingress_host.is_some() && self.port.is_none() {
+            return Err(
+                "spec.ingressHost needs spec.port: the Ingress routes to the agents' Service on that port".into(),
+            );
+        }
+        if self.image.trim().is_empty() {
+            return Err("spec.image is empty; set the agent runtime image".into());
+        }
+        check_strings_and_durations(self)
+    }
+}
+
+/// Every number of the spec against the range its schema states (the same
+/// constants), checked before the Model is looked up so that a pool waiting
+/// for its Model reports them too.
+fn check_numbers(spec: &AgentPoolSpec) -> Result<(), String> {
+    let class = &spec.agent_class;
+    in_range("spec.port", spec.port, 1, Some(PORT_MAX))?;
+    in_range(
+        "spec.tokensPerSecondBudget",
+        spec.tokens_per_second_budget,
+        1,
+        None,
+    )?;
+    if let Some(c) = spec.gpu_requirements.as_ref().and_then(|g| g.count)
+        && !(1..=GPU_COUNT_MAX).contains(&c)
+    {
+        return Err(format!(
+            "spec.gpuRequirements.count is {c}; use 1 to {GPU_COUNT_MAX}, or omit it to derive the count"
+        ));
+    }
+    if let Some(l) = class.max_context_length
+        && !(CONTEXT_LENGTH_MIN..=CONTEXT_LENGTH_MAX).contains(&l)
+    {
+        return Err(format!(
+            "spec.agentClass.maxContextLength is {l}; use {CONTEXT_LENGTH_MIN} to {CONTEXT_LENGTH_MAX} tokens"
+        ));
+    }
+    in_range(
+        "spec.agentClass.temperature",
+        class.temperature,
+        0.0,
+        Some(TEMPERATURE_MAX),
+    )?;
+    if let Some(t) = class.max_tokens
+        && t < 1
+    {
+        return Err(format!(
+            "spec.agentClass.maxTokens is {t}; use a whole number of at least 1, or omit it"
+        ));
+    }
+    for (i, t) in class.tool_permissions.iter().enumerate() {
+        let field = format!("spec.agentClass.toolPermissions[{i}].maxConcurrency");
+        in_range(&field, t.max_concurrency, 1, None)?;
+    }
+    for (i, g) in class.guardrails.iter().enumerate() {
+        let field = format!("spec.agentClass.guardrails[{i}].threshold");
+        in_range(&field, g.threshold, 0.0, Some(THRESHOLD_MAX))?;
+    }
+    if let Some(slo) = &class.slo {
+        in_range(
+            "spec.agentClass.slo.tokensPerSecond",
+            slo.tokens_per_second,
+            1,
+            None,
+        )?;
+        in_range(
+            "spec.agentClass.slo.maxCostPerRequest",
+            slo.max_cost_per_request,
+            0.0,
+            None,
+        )?;
+        in_range(
+            "spec.agentClass.slo.availabilityPercent",
+            slo.availability_percent,
+            0.0,
+            Some(AVAILABILITY_MAX),
+        )?;
+    }
+    if let Some(m) = &class.memory_config {
+        in_range("spec.agentClass.memoryConfig.maxSize", m.max_size, 1, None)?;
+    }
+    let behavior = spec.autoscaling.as_ref().and_then(|a| a.behavior.as_ref());
+    for (name, policy) in [
+        ("scaleUp", behavior.and_then(|b| b.scale_up.as_ref())),
+        ("scaleDown", behavior.and_then(|b| b.scale_down.as_ref())),
+    ] {
+        let Some(p) = policy else { continue };
+        let field = |f: &str| format!("spec.autoscaling.behavior.{name}.{f}");
+        in_range(
+            &field("maxChangePercent"),
+            p.max_change_percent,
+            1,
+            Some(SCALING_CHANGE_MAX),
+        )?;
+        in_range(
+            &field("maxChangeAbsolute"),
+            p.max_change_absolute,
+            1,
+            Some(SCALING_CHANGE_MAX),
+        )?;
+        in_range(
+            &field("periodSeconds"),
+            p.period_seconds,
+            1,
+            Some(SCALING_PERIOD_MAX),
+        )?;
+    }
+    Ok(())
+}
+
+/// Strings Kubernetes or the agent runtime would reject, and durations the
+/// runtime could not read, checked here so that the error names the field.
+fn check_strings_and_durations(spec: &AgentPoolSpec) -> Result<(), String> {
+    let class = &spec.agent_class;
+    text(
+        "spec.image",
+        &spec.image,
+        512,
+        "ghcr.io/example/agent-runtime:1.0",
+    )?;
+    if let Some(h) = spec.ingress_host.as_deref() {
+        dns_subdomain("spec.ingressHost", h, "agents.example.com")?;
+    }
+    if let Some(p) = &class.system_prompt {
+        let n = p.chars().count();
+        if n > SYSTEM_PROMPT_MAX {
+            return Err(format!(
+                "spec.agentClass.systemPrompt is {n} characters long; use at most {SYSTEM_PROMPT_MAX}"
+            ));
+        }
+    }
+    let duration = |field: String, d: &Option<String>| -> Result<(), String> {
+        match d {
+            Some(d) => crate::units::parse_duration_seconds(d)
+                .map(|_| ())
+                .map_err(|e| format!("{field}: {e}")),
+            None => Ok(()),
+        }
+    };
+    if let Some(slo) = &class.slo {
+        duration("spec.agentClass.slo.ttft".into(), &slo.ttft)?;
+        duration("spec.agentClass.slo.p95Latency".into(), &slo.p95_latency)?;
+    }
+    if let Some(m) = &class.memory_config {
+        duration("spec.agentClass.memoryConfig.ttl".into(), &m.ttl)?;
+    }
+    for (i, t) in class.tool_permissions.iter().enumerate() {
+        text(
+            &format!("spec.agentClass.toolPermissions[{i}].name"),
+            &t.name,
+            TOOL_NAME_MAX,
+            "code-search",
+        )?;
+        duration(
+            format!("spec.agentClass.toolPermissions[{i}].timeout"),
+            &t.timeout,
+        )?;
+        if let Some(r) = &t.rate_limit {
+            let ok = r.split_once('/').is_some_and(|(n, per)| {
+                n.trim().parse::<u64>().is_ok_and(|n| n > 0)
+                    && matches!(
+                        per.trim(),
+                        "s" | "sec"
+                            | "second"
+                            | "m"
+                            | "min"
+                            | "minute"
+                            | "h"
+                            | "hour"
+                            | "d"
+                            | "day"
+                    )
+            });
+            if !ok {
+                return Err(format!(
+                    "spec.agentClass.toolPermissions[{i}].rateLimit is {}; write it like 100/min, 10/s or 1000/h",
+                    crate::xr::validate::shown(r)
+                ));
+            }
+        }
+    }
+    Ok(())
 }

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::common::{
     Endpoint, KvCacheDtype, NameRef, Objective, PlanStatus, RuntimeChoice, SecretKeyRef, Tls,
 };
+use super::validate::{dns_label, dns_subdomain, text};
 use crate::input::Image;
 
 /// What an LLMInference's `quantization` reads: `auto`, then a precision.
@@ -35,6 +36,13 @@ pub const MAX_MODEL_LEN_MIN: i64 = 256;
 pub const MAX_MODEL_LEN_MAX: i64 = 10_485_760;
 /// Most runtime replicas.
 pub const REPLICAS_MAX: i64 = 100;
+/// Longest model id, GPU type and MIG profile, in characters.
+pub const MODEL_MAX: usize = 256;
+pub const GPU_TYPE_MAX: usize = 64;
+pub const MIG_PROFILE_MAX: usize = 32;
+/// Most extra vLLM arguments, and the longest one in characters.
+pub const EXTRA_ARGS_MAX: usize = 64;
+pub const EXTRA_ARG_MAX: usize = 4096;
 
 /// The desired state of an LLMInference.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -48,7 +56,7 @@ pub const REPLICAS_MAX: i64 = 100;
 pub struct LlmInferenceSpec {
     /// Hugging Face model id, for example Qwen/Qwen2.5-1.5B-Instruct. Required unless modelRef is set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(min = 1, max = 256))]
+    #[schemars(length(min = 1, max = MODEL_MAX))]
     pub model: Option<String>,
     /// A Model in this namespace whose weights to serve, instead of model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -63,7 +71,7 @@ pub struct LlmInferenceSpec {
     pub gpu: Option<i64>,
     /// GPU type, for example L4, A100-80GB or H100-80GB. Defaults to the platform's (step input).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(min = 1, max = 64))]
+    #[schemars(length(min = 1, max = GPU_TYPE_MAX))]
     pub gpu_type: Option<String>,
     /// Weight precision: auto (from the model) or fp32, bf16, fp16, fp8, int8, int4, fp4.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -82,7 +90,7 @@ pub struct LlmInferenceSpec {
     pub parameter_count: Option<String>,
     /// MIG: auto (a slice when the model is small enough), none, or a profile such as 1g.10gb.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(min = 1, max = 32))]
+    #[schemars(length(min = 1, max = MIG_PROFILE_MAX))]
     pub mig_profile: Option<String>,
     /// vLLM's KV cache dtype: auto (the model's) or fp8 (half the memory per token). Defaults to the Model's with modelRef, else auto.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -119,7 +127,7 @@ pub struct LlmInferenceSpec {
     pub tls: Option<Tls>,
     /// Extra vllm serve arguments, appended after the derived ones.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(length(max = 64))]
+    #[schemars(length(max = EXTRA_ARGS_MAX))]
     pub extra_args: Vec<String>,
     /// provider-kubernetes ProviderConfig of the cluster to deploy to. Without it, resources are composed natively.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -160,4 +168,124 @@ pub struct LlmInferenceStatus {
     /// "True" when the runtime serves, as dot-inference reported it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ready: Option<String>,
+}
+
+impl LlmInferenceSpec {
+    /// What the schema states but the function must check itself (`render`,
+    /// older CRDs and hand-built requests skip the API server), with the
+    /// same constants: the first problem, naming the field and what would
+    /// be valid.
+    pub fn validate(&self) -> Result<(), String> {
+        check_range(
+            "spec.gpu",
+            self.gpu,
+            1,
+            GPU_MAX,
+            "; omit it to derive the count from the model and GPU type",
+        )?;
+        check_range(
+            "spec.maxModelLen",
+            self.max_model_len,
+            MAX_MODEL_LEN_MIN,
+            MAX_MODEL_LEN_MAX,
+            " tokens; omit it to derive the longest context that fits",
+        )?;
+        check_range("spec.replicas", self.replicas, 0, REPLICAS_MAX, "")?;
+        check_strings(self)
+    }
+}
+
+/// The string fields serde accepts as any string, checked for what
+/// Kubernetes and the operator will accept.
+fn check_strings(spec: &LlmInferenceSpec) -> Result<(), String> {
+    if let Some(m) = &spec.model {
+        text(
+            "spec.model",
+            m.trim(),
+            MODEL_MAX,
+            "Qwen/Qwen2.5-7B-Instruct",
+        )?;
+    }
+    if let Some(g) = &spec.gpu_type {
+        text(
+            "spec.gpuType",
+            g,
+            GPU_TYPE_MAX,
+            "L4, A100-80GB or H100-80GB",
+        )?;
+    }
+    if let Some(m) = &spec.mig_profile {
+        text(
+            "spec.migProfile",
+            m,
+            MIG_PROFILE_MAX,
+            "auto, none or 1g.10gb",
+        )?;
+    }
+    if let Some(p) = &spec.parameter_count {
+        text("spec.parameterCount", p, 32, "8B, 70B or 8x7B")?;
+    }
+    if let Some(r) = &spec.hf_token_secret_ref {
+        dns_subdomain("spec.hfTokenSecretRef.name", &r.name, "hf-token")?;
+        if let Some(k) = r.key.as_deref().filter(|k| !k.is_empty()) {
+            text("spec.hfTokenSecretRef.key", k, 253, "token")?;
+        }
+    }
+    if let Some(i) = &spec.image {
+        text("spec.image.registry", &i.registry, 253, "docker.io")?;
+        text(
+            "spec.image.name",
+            &i.name,
+            512,
+            "lmcache/vllm-openai:v0.3.13",
+        )?;
+    }
+    // An empty host means no Ingress, as in dot-inference.
+    if let Some(h) = spec.ingress_host.as_deref().filter(|h| !h.is_empty()) {
+        dns_subdomain("spec.ingressHost", h, "qwen.example.com")?;
+    }
+    if let Some(c) = &spec.ingress_class_name {
+        dns_subdomain("spec.ingressClassName", c, "nginx")?;
+    }
+    if let Some(t) = &spec.tls {
+        dns_subdomain("spec.tls.secretName", &t.secret_name, "qwen-tls")?;
+    }
+    if let Some(p) = &spec.provider_config_name {
+        dns_subdomain("spec.providerConfigName", p, "incluster")?;
+    }
+    if let Some(n) = &spec.target_namespace {
+        dns_label("spec.targetNamespace", n, "inference")?;
+    }
+    if spec.extra_args.len() > EXTRA_ARGS_MAX {
+        return Err(format!(
+            "spec.extraArgs has {} entries; use at most {EXTRA_ARGS_MAX}",
+            spec.extra_args.len()
+        ));
+    }
+    for (i, a) in spec.extra_args.iter().enumerate() {
+        if a.chars().count() > EXTRA_ARG_MAX {
+            return Err(format!(
+                "spec.extraArgs[{i}] is {} characters long; use at most {EXTRA_ARG_MAX}",
+                a.chars().count()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `value` checked against `min..=max`; the error names the field and what
+/// is valid, followed by `hint`.
+fn check_range(
+    field: &str,
+    value: Option<i64>,
+    min: i64,
+    max: i64,
+    hint: &str,
+) -> Result<(), String> {
+    match value {
+        Some(v) if v < min || v > max => Err(format!(
+            "{field} is {v}; use a whole number from {min} to {max}{hint}"
+        )),
+        _ => Ok(()),
+    }
 }

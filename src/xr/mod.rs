@@ -6,6 +6,7 @@ pub mod agent_pool;
 pub mod common;
 pub mod llm_inference;
 pub mod model;
+pub mod validate;
 
 /// API group of the XRs.
 pub const GROUP: &str = "infer.dev";

@@ -10,11 +10,14 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::common::{KvCacheDtype, NameRef, Objective, PlanStatus, SecretKeyRef};
+use super::validate::{dns_subdomain, text};
 
 /// Kind name.
 pub const KIND: &str = "Model";
 
 /// Longest weightsURI: the schema states it and the composer checks it.
+/// Longest `format` and `architecture`.
+pub const DESCRIPTOR_MAX: usize = 64;
 pub const WEIGHTS_URI_MAX: usize = 1024;
 /// Most shards: the schema states it and the composer checks it.
 pub const SHARD_COUNT_MAX: i64 = 64;
@@ -45,11 +48,11 @@ pub struct ModelSpec {
     pub cache_policy: Option<CachePolicy>,
     /// Checkpoint format, for example safetensors, pytorch or gguf.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = 64))]
+    #[schemars(length(max = DESCRIPTOR_MAX))]
     pub format: Option<String>,
     /// Architecture, for example llama, qwen2 or mistral.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = 64))]
+    #[schemars(length(max = DESCRIPTOR_MAX))]
     pub architecture: Option<String>,
     /// Parameter count such as 8B, 70B or 8x7B; needed when the model catalog does not know the weights.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -279,4 +282,48 @@ pub struct CacheStatus {
     /// Fields of the policy that have no effect, and why.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub not_applied: Vec<String>,
+}
+
+impl ModelSpec {
+    /// The fields serde accepts as any string, checked as Kubernetes, the
+    /// sizing engine and the runtimes will read them: the first problem,
+    /// naming the field and what would be valid, never echoing a long value
+    /// whole.
+    pub fn validate(&self) -> Result<(), String> {
+        text(
+            "spec.weightsURI",
+            &self.weights_uri,
+            WEIGHTS_URI_MAX,
+            "hf://meta-llama/Llama-3.1-8B-Instruct",
+        )?;
+        if let Some(p) = &self.parameter_count {
+            crate::sizing::parse_parameter_count(p)
+                .map_err(|e| format!("spec.parameterCount: {e}"))?;
+        }
+        if let Some(r) = &self.hf_token_secret_ref {
+            dns_subdomain("spec.hfTokenSecretRef.name", &r.name, "hf-token")?;
+        }
+        if let Some(c) = &self.config_from {
+            dns_subdomain(
+                "spec.configFrom.configMapRef.name",
+                &c.config_map_ref.name,
+                "llama-config",
+            )?;
+        }
+        if let Some(a) = &self.architecture {
+            text("spec.architecture", a, DESCRIPTOR_MAX, "llama")?;
+        }
+        if let Some(f) = &self.format {
+            text("spec.format", f, DESCRIPTOR_MAX, "safetensors")?;
+        }
+        if let Some(d) = self
+            .cache_policy
+            .as_ref()
+            .and_then(|c| c.pin_duration.as_ref())
+        {
+            crate::units::parse_duration_seconds(d)
+                .map_err(|e| format!("spec.cachePolicy.pinDuration: {e}"))?;
+        }
+        Ok(())
+    }
 }

@@ -17,10 +17,7 @@ use crate::outcome;
 use crate::protocol::wire::Ready;
 use crate::sizing::{self, MigChoice, Plan, SizingRequest};
 use crate::xr::common::{Endpoint, PlanStatus};
-use crate::xr::llm_inference::{
-    GPU_MAX, LlmInferenceSpec, LlmInferenceStatus, MAX_MODEL_LEN_MAX, MAX_MODEL_LEN_MIN,
-    REPLICAS_MAX,
-};
+use crate::xr::llm_inference::{LlmInferenceSpec, LlmInferenceStatus};
 
 /// Composition resource names, the same as dot-inference's so that an XR
 /// moving to this function keeps its resources.
@@ -114,7 +111,8 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
             ));
         }
     };
-    check_strings(&spec).map_err(|e| Refusal::new("InvalidSpec", e))?;
+    spec.validate()
+        .map_err(|e| Refusal::new("InvalidSpec", e))?;
     let facts = referenced.as_ref().map(|m| &m.facts);
     let mut sizing_request = sizing_request(&spec, &model, req)?;
     if let Some(f) = facts {
@@ -139,7 +137,8 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
     }
     let mut plan = crate::compose::steps::plans::size(&sizing_request)
         .map_err(|e| Refusal::new("CannotSize", sizing_error_message(&spec, &e)))?;
-    let replicas = check_range("spec.replicas", spec.replicas, 0, REPLICAS_MAX, "")?
+    let replicas = spec
+        .replicas
         .or_else(|| facts.and_then(|f| f.data_parallel).map(i64::from))
         .unwrap_or(1);
 
@@ -351,89 +350,12 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
     Ok(out)
 }
 
-/// The string fields serde accepts as any string, checked for what
-/// Kubernetes and the operator will accept.
-fn check_strings(spec: &LlmInferenceSpec) -> Result<(), String> {
-    use crate::compose::validate::{dns_label, dns_subdomain, text};
-    if let Some(m) = &spec.model {
-        text("spec.model", m.trim(), 256, "Qwen/Qwen2.5-7B-Instruct")?;
-    }
-    if let Some(g) = &spec.gpu_type {
-        text("spec.gpuType", g, 64, "L4, A100-80GB or H100-80GB")?;
-    }
-    if let Some(m) = &spec.mig_profile {
-        text("spec.migProfile", m, 32, "auto, none or 1g.10gb")?;
-    }
-    if let Some(p) = &spec.parameter_count {
-        text("spec.parameterCount", p, 32, "8B, 70B or 8x7B")?;
-    }
-    if let Some(r) = &spec.hf_token_secret_ref {
-        dns_subdomain("spec.hfTokenSecretRef.name", &r.name, "hf-token")?;
-        if let Some(k) = r.key.as_deref().filter(|k| !k.is_empty()) {
-            text("spec.hfTokenSecretRef.key", k, 253, "token")?;
-        }
-    }
-    if let Some(i) = &spec.image {
-        text("spec.image.registry", &i.registry, 253, "docker.io")?;
-        text(
-            "spec.image.name",
-            &i.name,
-            512,
-            "lmcache/vllm-openai:v0.3.13",
-        )?;
-    }
-    // An empty host means no Ingress, as in dot-inference.
-    if let Some(h) = spec.ingress_host.as_deref().filter(|h| !h.is_empty()) {
-        dns_subdomain("spec.ingressHost", h, "qwen.example.com")?;
-    }
-    if let Some(c) = &spec.ingress_class_name {
-        dns_subdomain("spec.ingressClassName", c, "nginx")?;
-    }
-    if let Some(t) = &spec.tls {
-        dns_subdomain("spec.tls.secretName", &t.secret_name, "qwen-tls")?;
-    }
-    if let Some(p) = &spec.provider_config_name {
-        dns_subdomain("spec.providerConfigName", p, "incluster")?;
-    }
-    if let Some(n) = &spec.target_namespace {
-        dns_label("spec.targetNamespace", n, "inference")?;
-    }
-    if spec.extra_args.len() > 64 {
-        return Err(format!(
-            "spec.extraArgs has {} entries; use at most 64",
-            spec.extra_args.len()
-        ));
-    }
-    for (i, a) in spec.extra_args.iter().enumerate() {
-        if a.chars().count() > 4096 {
-            return Err(format!(
-                "spec.extraArgs[{i}] is {} characters long; use at most 4096",
-                a.chars().count()
-            ));
-        }
-    }
-    Ok(())
-}
-
 fn sizing_request(
     spec: &LlmInferenceSpec,
     model: &str,
     req: &ComposeRequest,
 ) -> Result<SizingRequest, Refusal> {
-    let gpu = check_range(
-        "spec.gpu",
-        spec.gpu,
-        1,
-        GPU_MAX,
-        "; omit it to derive the count from the model and GPU type",
-    )?;
-    let max_model_len = check_range(
-        "spec.maxModelLen",
-        spec.max_model_len,
-        MAX_MODEL_LEN_MIN,
-        MAX_MODEL_LEN_MAX,
-        " tokens; omit it to derive the longest context that fits",
-    )?;
+    let (gpu, max_model_len) = (spec.gpu, spec.max_model_len);
     let quantization = spec.quantization.and_then(|q| q.precision());
     let mig = match spec.mig_profile.as_deref() {
         // Whole GPUs unless asked: a MIG slice only schedules where nodes are partitioned.
@@ -525,24 +447,6 @@ fn overridden_by_extra_args(extra_args: &[String]) -> Vec<String> {
         .collect()
 }
 
-/// `value` checked against `min..=max`; the error names the field and what
-/// is valid, followed by `hint`.
-fn check_range(
-    field: &str,
-    value: Option<i64>,
-    min: i64,
-    max: i64,
-    hint: &str,
-) -> Result<Option<i64>, Refusal> {
-    match value {
-        Some(v) if v < min || v > max => Err(Refusal::new(
-            "InvalidSpec",
-            format!("{field} is {v}; use a whole number from {min} to {max}{hint}"),
-        )),
-        other => Ok(other),
-    }
-}
-
 /// The name of a VLLMRuntime for an XR, `suffix` appended: the operator
 /// names its Service after it, so it must be a DNS-1035 label, and never
 /// `vllm`, since a Service of that name makes Kubernetes inject
@@ -560,7 +464,7 @@ pub fn runtime_name(xr_name: &str, suffix: &str) -> (String, Option<String>) {
             "The runtime and its Service are named {name}: the operator names the Service after the runtime, and a \
              Service name must be a DNS-1035 label (a letter first, then lower-case letters, digits and '-', at most \
              63 characters), which {} is not.",
-            crate::compose::validate::shown(&format!("{xr_name}{suffix}"))
+            crate::xr::validate::shown(&format!("{xr_name}{suffix}"))
         )
     });
     (name, renamed)

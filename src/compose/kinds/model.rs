@@ -33,7 +33,8 @@ pub const SERVABLE: &str = "Servable";
 /// Composes a Model.
 pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
     let spec: ModelSpec = req.xr.spec().map_err(|e| Refusal::new("InvalidSpec", e))?;
-    check_strings(&spec).map_err(|e| Refusal::new("InvalidSpec", e))?;
+    spec.validate()
+        .map_err(|e| Refusal::new("InvalidSpec", e))?;
     let mut facts =
         ModelFacts::from_spec(&spec, "spec").map_err(|e| Refusal::new("InvalidSpec", e))?;
     let xr = req.xr;
@@ -340,44 +341,4 @@ fn check_card_size(card: &Card, data: &BTreeMap<String, String>) -> Result<(), R
         .collect();
     crate::compose::resources::config_map::check_size("the model card ConfigMap", data, &parts)
         .map_err(|m| Refusal::new("ConfigTooLarge", m))
-}
-
-/// Fields serde accepts as any string, checked so that errors name them and
-/// long values are never echoed whole.
-fn check_strings(spec: &ModelSpec) -> Result<(), String> {
-    use crate::compose::validate::{dns_subdomain, text};
-    text(
-        "spec.weightsURI",
-        &spec.weights_uri,
-        crate::xr::model::WEIGHTS_URI_MAX,
-        "hf://meta-llama/Llama-3.1-8B-Instruct",
-    )?;
-    if let Some(p) = &spec.parameter_count {
-        crate::sizing::parse_parameter_count(p).map_err(|e| format!("spec.parameterCount: {e}"))?;
-    }
-    if let Some(r) = &spec.hf_token_secret_ref {
-        dns_subdomain("spec.hfTokenSecretRef.name", &r.name, "hf-token")?;
-    }
-    if let Some(c) = &spec.config_from {
-        dns_subdomain(
-            "spec.configFrom.configMapRef.name",
-            &c.config_map_ref.name,
-            "llama-config",
-        )?;
-    }
-    if let Some(a) = &spec.architecture {
-        text("spec.architecture", a, 64, "llama")?;
-    }
-    if let Some(f) = &spec.format {
-        text("spec.format", f, 64, "safetensors")?;
-    }
-    if let Some(d) = spec
-        .cache_policy
-        .as_ref()
-        .and_then(|c| c.pin_duration.as_ref())
-    {
-        crate::units::parse_duration_seconds(d)
-            .map_err(|e| format!("spec.cachePolicy.pinDuration: {e}"))?;
-    }
-    Ok(())
 }
