@@ -3,12 +3,15 @@
 //! see `runtime`) and, with `ingressHost`, an Ingress to its Service; natively into the XR's namespace, or wrapped in
 //! provider-kubernetes Objects with `providerConfigName`.
 
+use std::ops::ControlFlow;
+
 use serde_json::{Map, Value};
 
 use crate::compose::resources::ingress::{IngressParams, external_url, ingress};
 use crate::compose::resources::placement::Placement;
 use crate::compose::resources::vllm_runtime::{RuntimeParams, SERVICE_PORT, internal_url};
 use crate::compose::steps::model_config;
+use crate::compose::steps::model_facts::ModelFacts;
 use crate::compose::steps::model_ref::{self, Lookup, REQUIREMENT_KEY, ResolvedModel};
 use crate::compose::steps::model_server::{ServerKeys, ServerSpec, model_server};
 use crate::compose::steps::runtime::{self, Runtime};
@@ -41,28 +44,82 @@ const KEYS: ServerKeys = ServerKeys {
 pub const SIZED: &str = "Sized";
 pub const SERVING: &str = "Serving";
 
-/// Composes an LLMInference.
+/// Composes an LLMInference: resolve the model, size it, place and build
+/// the model server, expose it, then report.
 pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
     let spec: LlmInferenceSpec = req.xr.spec().map_err(|e| Refusal::new("InvalidSpec", e))?;
     let mut out = Composition::default();
-    // A Model read through modelRef: its facts fill what the spec leaves unset.
-    let mut referenced: Option<Box<ResolvedModel>> = None;
-    let model = match (&spec.model, &spec.model_ref) {
+    let (model, referenced) = match resolve_model(req, &spec, &mut out)? {
+        ControlFlow::Continue(resolved) => resolved,
+        ControlFlow::Break(waiting) => return Ok(waiting),
+    };
+    spec.validate()
+        .map_err(|e| Refusal::new("InvalidSpec", e))?;
+    let facts = referenced.as_ref().map(|m| &m.facts);
+    let mut plan = size(req, &spec, &model, facts)?;
+    let replicas = spec
+        .replicas
+        .or_else(|| facts.and_then(|f| f.data_parallel).map(i64::from))
+        .unwrap_or(1);
+    let mut notes = Vec::new();
+    let placement = placement(req, &spec, &mut notes);
+    let (runtime_name, renamed) = runtime_name(&req.xr.name, "");
+    plan.reasons.extend(renamed);
+    let namespace = placement.namespace().to_string();
+    let served = serve(
+        req,
+        &spec,
+        facts,
+        &Target {
+            model: &model,
+            runtime_name: &runtime_name,
+            namespace: &namespace,
+            placement: &placement,
+            replicas,
+        },
+        &mut plan,
+        &mut out,
+        &mut notes,
+    )?;
+    let endpoint = expose(req, &spec, &runtime_name, &namespace, &placement, &mut out);
+    if plan.architecture_guessed {
+        let how = if facts.is_some() {
+            model_config::GIVE_CONFIG_ON_MODEL
+        } else {
+            model_config::GIVE_CONFIG_VIA_MODEL_REF
+        };
+        notes.push(model_config::guessed_warning(&plan.model_id, how));
+    }
+    notes.extend(overridden_by_extra_args(&spec.extra_args));
+    report(req, &mut out, &model, &plan, notes, served, endpoint);
+    Ok(out)
+}
+
+/// The model id or URL to serve, and the Model it came from, if any.
+type ModelToServe = (String, Option<Box<ResolvedModel>>);
+
+/// The model to serve, from `spec.model` or the Model `spec.modelRef`
+/// names (with its facts); `Break` is the answer to give while the Model
+/// or its ConfigMap is awaited.
+fn resolve_model(
+    req: &ComposeRequest,
+    spec: &LlmInferenceSpec,
+    out: &mut Composition,
+) -> Result<ControlFlow<Composition, ModelToServe>, Refusal> {
+    match (&spec.model, &spec.model_ref) {
         // Either could be meant: serving the other would be a silent guess.
-        (Some(_), Some(_)) => {
-            return Err(Refusal::new(
-                "InvalidSpec",
-                "spec.model and spec.modelRef are both set; pick one: model (a Hugging Face id) or modelRef (a Model \
-                 in this namespace)",
-            ));
+        (Some(_), Some(_)) => Err(Refusal::new(
+            "InvalidSpec",
+            "spec.model and spec.modelRef are both set; pick one: model (a Hugging Face id) or modelRef (a Model \
+             in this namespace)",
+        )),
+        (Some(m), _) if !m.trim().is_empty() => {
+            Ok(ControlFlow::Continue((m.trim().to_string(), None)))
         }
-        (Some(m), _) if !m.trim().is_empty() => m.trim().to_string(),
-        (Some(_), _) => {
-            return Err(Refusal::new(
-                "InvalidSpec",
-                "spec.model is empty; set a Hugging Face model id such as Qwen/Qwen2.5-7B-Instruct",
-            ));
-        }
+        (Some(_), _) => Err(Refusal::new(
+            "InvalidSpec",
+            "spec.model is empty; set a Hugging Face model id such as Qwen/Qwen2.5-7B-Instruct",
+        )),
         (None, Some(r)) => {
             out.requirements.insert(
                 REQUIREMENT_KEY.into(),
@@ -85,8 +142,8 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
                             INGRESS,
                         ],
                     );
-                    waiting.requirements = out.requirements;
-                    return Ok(waiting);
+                    waiting.requirements = std::mem::take(&mut out.requirements);
+                    Ok(ControlFlow::Break(waiting))
                 }
                 Lookup::Found(mut m) => {
                     if let Some(why) = &m.facts.unservable {
@@ -96,25 +153,29 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
                         ));
                     }
                     if let Some(waiting) = model_config_of(req, &mut m, &mut out.requirements) {
-                        return Ok(waiting);
+                        return Ok(ControlFlow::Break(waiting));
                     }
                     let url = m.facts.model_url.clone();
-                    referenced = Some(m);
-                    url
+                    Ok(ControlFlow::Continue((url, Some(m))))
                 }
             }
         }
-        (None, None) => {
-            return Err(Refusal::new(
-                "InvalidSpec",
-                "spec.model is required: set a Hugging Face model id such as Qwen/Qwen2.5-7B-Instruct (or spec.modelRef to a Model)",
-            ));
-        }
-    };
-    spec.validate()
-        .map_err(|e| Refusal::new("InvalidSpec", e))?;
-    let facts = referenced.as_ref().map(|m| &m.facts);
-    let mut sizing_request = sizing_request(&spec, &model, req)?;
+        (None, None) => Err(Refusal::new(
+            "InvalidSpec",
+            "spec.model is required: set a Hugging Face model id such as Qwen/Qwen2.5-7B-Instruct (or spec.modelRef to a Model)",
+        )),
+    }
+}
+
+/// The plan for the spec, the referenced Model's facts filling what the
+/// spec leaves unset.
+fn size(
+    req: &ComposeRequest,
+    spec: &LlmInferenceSpec,
+    model: &str,
+    facts: Option<&ModelFacts>,
+) -> Result<Plan, Refusal> {
+    let mut sizing_request = sizing_request(spec, model, req)?;
     if let Some(f) = facts {
         sizing_request.model_id = f.model_id.clone();
         sizing_request.quantization = sizing_request.quantization.or(f.precision);
@@ -135,16 +196,15 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
             sizing_request.pipeline_parallel = f.pipeline_parallel;
         }
     }
-    let mut plan = crate::compose::steps::plans::size(&sizing_request)
-        .map_err(|e| Refusal::new("CannotSize", sizing_error_message(&spec, &e)))?;
-    let replicas = spec
-        .replicas
-        .or_else(|| facts.and_then(|f| f.data_parallel).map(i64::from))
-        .unwrap_or(1);
+    crate::compose::steps::plans::size(&sizing_request)
+        .map_err(|e| Refusal::new("CannotSize", sizing_error_message(spec, &e)))
+}
 
+/// Where the resources go: natively into the XR's namespace, or through
+/// provider-kubernetes with `providerConfigName`.
+fn placement(req: &ComposeRequest, spec: &LlmInferenceSpec, notes: &mut Vec<String>) -> Placement {
     let xr = req.xr;
-    let mut notes = Vec::new();
-    let placement = match &spec.provider_config_name {
+    match &spec.provider_config_name {
         Some(pc) => Placement::Remote {
             provider_config: pc.clone(),
             kind: req.settings.provider_config_kind,
@@ -165,10 +225,35 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
                 namespace: xr.namespace.clone(),
             }
         }
-    };
-    let (runtime_name, renamed) = runtime_name(&xr.name, "");
-    plan.reasons.extend(renamed);
-    let namespace = placement.namespace().to_string();
+    }
+}
+
+/// What the model server serves, and where.
+struct Target<'a> {
+    model: &'a str,
+    runtime_name: &'a str,
+    namespace: &'a str,
+    placement: &'a Placement,
+    replicas: i64,
+}
+
+/// What [`serve`] built: the runtime chosen and whether it serves.
+struct Served {
+    runtime: Runtime,
+    ready: Ready,
+}
+
+/// The model server: the runtime that can serve the plan, its weights
+/// cache, and its resources, placed and with their readiness.
+fn serve(
+    req: &ComposeRequest,
+    spec: &LlmInferenceSpec,
+    facts: Option<&ModelFacts>,
+    target: &Target,
+    plan: &mut Plan,
+    out: &mut Composition,
+    notes: &mut Vec<String>,
+) -> Result<Served, Refusal> {
     let hf_token = spec
         .hf_token_secret_ref
         .as_ref()
@@ -186,7 +271,7 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
                 .and_then(|f| f.hf_token.as_ref())
                 .map(|(n, k)| (n.as_str(), k.as_str()))
         });
-    let mut extra_args = facts.map(|f| f.serve_args(&plan)).unwrap_or_default();
+    let mut extra_args = facts.map(|f| f.serve_args(plan)).unwrap_or_default();
     extra_args.extend(spec.extra_args.iter().cloned());
     // More than one replica comes from spec.replicas or the Model's shards.
     let (replicas_field, replicas_from) = if spec.replicas.is_some() {
@@ -194,19 +279,19 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
     } else {
         ("spec.modelRef", "the Model's data-parallel shards")
     };
-    let replicas_i32 = i32::try_from(replicas).unwrap_or(1);
+    let replicas = i32::try_from(target.replicas).unwrap_or(1);
     let (runtime, cache) = runtime::choose_with_volume(
         &runtime::ServerChoice {
             asked: runtime::Asked::new(spec.runtime, req.settings.runtime),
             requested_cache: facts.is_some_and(|f| f.cache.is_some()),
-            replicas: replicas_i32,
+            replicas,
             replicas_from,
             operator_field: replicas_field,
             what_would_fit: "use a GPU with more memory (spec.gpuType, for example H200-141GB or B200), a lower \
                              precision (spec.quantization fp8 or int4), or a shorter context (spec.maxModelLen)",
-            gpu_field: gpu_type_field(&spec),
+            gpu_field: gpu_type_field(spec),
         },
-        &mut plan,
+        plan,
         &req.settings.weights_cache,
     )?;
     if let Some(f) = facts {
@@ -221,12 +306,12 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
         runtime,
         keys: KEYS,
         params: RuntimeParams {
-            name: &runtime_name,
-            namespace: &namespace,
-            model_url: &model,
-            plan: &plan,
+            name: target.runtime_name,
+            namespace: target.namespace,
+            model_url: target.model,
+            plan,
             image: &req.settings.image,
-            replicas: replicas_i32,
+            replicas,
             hf_token,
             extra_args: &extra_args,
             settings: req.settings,
@@ -235,72 +320,88 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
         },
         image: spec.image.as_ref(),
         pod_args: &pod_args,
-        xr_kind: &xr.kind,
-        xr_name: &xr.name,
+        xr_kind: &req.xr.kind,
+        xr_name: &req.xr.name,
     });
     plan.reasons.extend(server.reasons);
-    let mut runtime_ready = Ready::False;
+    let mut ready = Ready::False;
     for (i, (key, manifest)) in server.resources.into_iter().enumerate() {
-        let ready = req.observed.readiness(key);
+        let observed = req.observed.readiness(key);
         if i == 0 {
-            runtime_ready = ready;
+            ready = observed;
         }
         out.resources.insert(
             key.into(),
             Composed {
-                manifest: placement.place(manifest),
-                ready,
+                manifest: target.placement.place(manifest),
+                ready: observed,
             },
         );
     }
+    Ok(Served { runtime, ready })
+}
 
+/// The model's endpoints: its Service, and with `spec.ingressHost` an
+/// Ingress to it.
+fn expose(
+    req: &ComposeRequest,
+    spec: &LlmInferenceSpec,
+    runtime_name: &str,
+    namespace: &str,
+    placement: &Placement,
+    out: &mut Composition,
+) -> Endpoint {
     let mut endpoint = Endpoint {
-        internal: Some(internal_url(&runtime_name, &namespace)),
+        internal: Some(internal_url(runtime_name, namespace)),
         external: None,
     };
     if let Some(host) = spec.ingress_host.as_deref().filter(|h| !h.is_empty()) {
-        let ingress_name = names::dns_subdomain(&xr.name, "");
+        let ingress_name = names::dns_subdomain(&req.xr.name, "");
         let manifest = ingress(&IngressParams {
             name: &ingress_name,
-            namespace: &namespace,
+            namespace,
             host,
-            service: &runtime_name,
+            service: runtime_name,
             port: SERVICE_PORT,
             class_name: spec.ingress_class_name.as_deref(),
             tls_secret: spec.tls.as_ref().map(|t| t.secret_name.as_str()),
         });
-        let ready = req.observed.readiness(INGRESS);
         out.resources.insert(
             INGRESS.into(),
             Composed {
                 manifest: placement.place(manifest),
-                ready,
+                ready: req.observed.readiness(INGRESS),
             },
         );
         endpoint.external = Some(external_url(host, spec.tls.is_some()));
     }
+    endpoint
+}
 
-    if plan.architecture_guessed {
-        let how = if facts.is_some() {
-            model_config::GIVE_CONFIG_ON_MODEL
-        } else {
-            model_config::GIVE_CONFIG_VIA_MODEL_REF
-        };
-        notes.push(model_config::guessed_warning(&plan.model_id, how));
-    }
-    notes.extend(overridden_by_extra_args(&spec.extra_args));
-    let serving = runtime_ready == Ready::True;
+/// The XR's status, its `Sized` and `Serving` conditions, and a warning
+/// event for each new warning.
+fn report(
+    req: &ComposeRequest,
+    out: &mut Composition,
+    model: &str,
+    plan: &Plan,
+    notes: Vec<String>,
+    served: Served,
+    endpoint: Endpoint,
+) {
+    let serving = served.ready == Ready::True;
+    let internal = endpoint.internal.clone().unwrap_or_default();
     let mut warnings = plan.warnings.clone();
     warnings.extend(notes);
     let status = LlmInferenceStatus {
-        model: Some(model.clone()),
+        model: Some(model.to_string()),
         plan: Some(PlanStatus {
             warnings: warnings.clone(),
-            ..PlanStatus::from(&plan)
+            ..PlanStatus::from(plan)
         }),
         gpu_type: Some(plan.gpu.name.to_string()),
         gpu_count: Some(plan.gpu_count),
-        runtime: Some(runtime.as_str().into()),
+        runtime: Some(served.runtime.as_str().into()),
         endpoint: Some(endpoint),
         ready: Some(if serving { "True" } else { "False" }.into()),
     };
@@ -318,17 +419,14 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
         } else {
             "SizedWithWarnings"
         },
-        layout_summary(&plan),
+        layout_summary(plan),
     ));
     out.conditions.push(if serving {
         outcome::condition(
             SERVING,
             true,
             "Available",
-            format!(
-                "{model} serves at {}",
-                internal_url(&runtime_name, &namespace)
-            ),
+            format!("{model} serves at {internal}"),
         )
     } else {
         outcome::condition(
@@ -336,18 +434,16 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
             false,
             "Starting",
             format!(
-                "{}; it will serve at {}",
-                match runtime {
+                "{}; it will serve at {internal}",
+                match served.runtime {
                     Runtime::VllmRuntime => "the vLLM runtime has no available replica yet",
                     Runtime::Deployment =>
                         "the model server's Deployment has no available replica yet",
                     Runtime::LeaderWorkerSet => "no LeaderWorkerSet group is ready yet",
                 },
-                internal_url(&runtime_name, &namespace)
             ),
         )
     });
-    Ok(out)
 }
 
 fn sizing_request(
