@@ -405,6 +405,15 @@ pub struct Composition {
 }
 
 impl Composition {
+    /// Adds `manifest` under `key`, ready as its observed counterpart says,
+    /// and returns that readiness.
+    pub fn add(&mut self, key: &str, manifest: Manifest, observed: &Observed) -> Ready {
+        let ready = observed.readiness(key);
+        self.resources
+            .insert(key.into(), Composed { manifest, ready });
+        ready
+    }
+
     /// A WARNING result for each of `warnings` the XR's observed status does
     /// not show yet (`reported`): results become Kubernetes events, so they
     /// mark transitions while the steady state stays in the status.

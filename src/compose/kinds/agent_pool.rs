@@ -11,6 +11,7 @@
 //! Crossplane's requirement loop sees the same requirements on every call.
 
 use std::collections::BTreeMap;
+use std::ops::ControlFlow;
 
 use crate::compose::kinds::llm_inference::{layout_summary, runtime_name};
 use crate::compose::resources::agent_config::{
@@ -30,8 +31,8 @@ use crate::compose::steps::model_ref::{
     self, Lookup, MODEL_RESOLVED, REQUIREMENT_KEY, ResolvedModel,
 };
 use crate::compose::steps::model_server::{ServerKeys, ServerSpec, model_server};
-use crate::compose::steps::runtime;
-use crate::compose::{ComposeRequest, Composed, Composition, Refusal, names, resources::kube};
+use crate::compose::steps::runtime::{self, Runtime};
+use crate::compose::{ComposeRequest, Composition, Refusal, names, resources::kube};
 use crate::outcome;
 use crate::protocol::wire::Ready;
 use crate::sizing::{self, MAX_NUM_SEQS, MigChoice, Plan, Throughput};
@@ -161,6 +162,8 @@ fn validate(spec: &AgentPoolSpec) -> Result<(), Refusal> {
     check_no_credentials(&spec.agent_class).map_err(|m| Refusal::new("CredentialInConfig", m))
 }
 
+/// Composes the pool once its Model is known: size the model server, build
+/// it, the agents and their scaling, expose them, then report.
 fn compose_pool(
     req: &ComposeRequest,
     spec: &AgentPoolSpec,
@@ -169,6 +172,96 @@ fn compose_pool(
     validate(spec)?;
     let mut notes = Vec::new();
     let bounds = replicas(spec, &mut notes)?;
+    let model = match resolve_model(req, model_name)? {
+        ControlFlow::Continue(model) => model,
+        ControlFlow::Break(waiting) => return Ok(waiting),
+    };
+    let mut plan = size(req, spec, &model)?;
+    if plan.architecture_guessed {
+        plan.warnings.push(model_config::guessed_warning(
+            &model.facts.model_id,
+            model_config::GIVE_CONFIG_ON_MODEL,
+        ));
+    }
+    let server_replicas = model_server_replicas(spec, &model, &plan)?;
+    let (runtime_name, renamed) = runtime_name(&req.xr.name, "-model");
+    plan.reasons.extend(renamed);
+    let mut out = Composition::default();
+    let server = serve_model(
+        req,
+        spec,
+        &model,
+        &runtime_name,
+        server_replicas.0,
+        &mut plan,
+        &mut out,
+        &mut notes,
+    )?;
+    let agents = agents(
+        req,
+        spec,
+        &model,
+        &server.base_url,
+        bounds,
+        &mut out,
+        &mut notes,
+    )?;
+    let mut warnings = plan.warnings.clone();
+    let autoscaling = autoscale(
+        req,
+        spec,
+        &agents,
+        bounds,
+        &mut out,
+        &mut notes,
+        &mut warnings,
+    )?;
+    let endpoint = expose(req, spec, &agents, &mut out, &mut notes)?;
+    let tps = pool_throughput(&plan).tokens_per_second;
+    let status = AgentPoolStatus {
+        phase: None,
+        waiting_for: None,
+        model: Some(model.display.clone()),
+        plan: Some(PlanStatus::from(&plan)),
+        gpu_type: Some(plan.gpu.name.to_string()),
+        model_server: Some(ModelServerStatus {
+            name: runtime_name,
+            runtime: Some(server.runtime.as_str().into()),
+            replicas: server_replicas.0,
+            base_url: server.base_url.clone(),
+            tokens_per_second_per_replica: (tps * 10.0).round() / 10.0,
+            formula: server_replicas.1,
+        }),
+        agents: Some(AgentsStatus {
+            warm_replicas: bounds.floor,
+            max_replicas: bounds.max,
+            config_map: agents.config_name.clone(),
+        }),
+        autoscaling,
+        endpoint,
+        notes,
+        warnings,
+    };
+    report(
+        req,
+        &mut out,
+        &model,
+        &plan,
+        &server,
+        agents.ready,
+        server_replicas.0,
+        status,
+    );
+    Ok(out)
+}
+
+/// The Model `spec.agentClass.modelRef` names, with its facts and its
+/// `configFrom` ConfigMap read; `Break` is the answer to give while either
+/// is awaited.
+fn resolve_model(
+    req: &ComposeRequest,
+    model_name: &str,
+) -> Result<ControlFlow<Composition, Box<ResolvedModel>>, Refusal> {
     let mut model = match model_ref::lookup(req, "spec.agentClass.modelRef", model_name)? {
         Lookup::Found(m) => m,
         Lookup::Waiting { message, not_found } => {
@@ -178,13 +271,13 @@ fn compose_pool(
                 model: Some(format!("{}/{model_name}", req.xr.namespace)),
                 ..Default::default()
             };
-            return Ok(model_ref::waiting(
+            return Ok(ControlFlow::Break(model_ref::waiting(
                 req,
                 &message,
                 not_found,
                 crate::compose::Status::new(status),
                 RESOURCES,
-            ));
+            )));
         }
     };
     if let Some(why) = &model.facts.unservable {
@@ -193,36 +286,46 @@ fn compose_pool(
             format!("spec.agentClass.modelRef: Model {}: {why}", model.display),
         ));
     }
-    if let Some(waiting) = model_config_of(req, &mut model)? {
-        return Ok(waiting);
-    }
-    let mut plan = size(req, spec, &model)?;
-    if plan.architecture_guessed {
-        plan.warnings.push(model_config::guessed_warning(
-            &model.facts.model_id,
-            model_config::GIVE_CONFIG_ON_MODEL,
-        ));
-    }
-    let server_replicas = model_server_replicas(spec, &model, &plan)?;
-    let xr = req.xr;
-    let namespace = xr.namespace.clone();
-    let (runtime_name, renamed) = runtime_name(&xr.name, "-model");
-    plan.reasons.extend(renamed);
-    let base_url = internal_url(&runtime_name, &namespace);
+    Ok(match model_config_of(req, &mut model)? {
+        Some(waiting) => ControlFlow::Break(waiting),
+        None => ControlFlow::Continue(model),
+    })
+}
 
-    let mut out = Composition::default();
+/// What [`serve_model`] built.
+struct ModelServer {
+    runtime: Runtime,
+    base_url: String,
+    ready: Ready,
+}
+
+/// The model server the agents call: the runtime that can serve the plan,
+/// its weights cache and its resources, with their readiness.
+#[allow(clippy::too_many_arguments)]
+fn serve_model(
+    req: &ComposeRequest,
+    spec: &AgentPoolSpec,
+    model: &ResolvedModel,
+    runtime_name: &str,
+    replicas: i32,
+    plan: &mut Plan,
+    out: &mut Composition,
+    notes: &mut Vec<String>,
+) -> Result<ModelServer, Refusal> {
+    let xr = req.xr;
+    let namespace = &xr.namespace;
     // Only labels that never change for the pool: the operator copies them
     // into the model server Deployment's immutable selector, so the Model's
     // name (which spec.agentClass.modelRef may change) is not one of them.
     let model_labels = kube::labels("AgentPool", &xr.name, "model-server");
-    let serve_args = model.facts.serve_args(&plan);
+    let serve_args = model.facts.serve_args(plan);
     let replicas_from = "from spec.tokensPerSecondBudget and the Model's data-parallel shards";
     let operator_field = format!("spec.agentClass.modelRef: Model {}", model.display);
-    let (server_runtime, cache) = runtime::choose_with_volume(
+    let (runtime, cache) = runtime::choose_with_volume(
         &runtime::ServerChoice {
             asked: runtime::Asked::new(spec.runtime, req.settings.runtime),
             requested_cache: model.facts.cache.is_some(),
-            replicas: server_replicas.0,
+            replicas,
             replicas_from,
             operator_field: &operator_field,
             what_would_fit: "use a GPU type with more memory (spec.gpuRequirements.type), a lower precision (the \
@@ -238,7 +341,7 @@ fn compose_pool(
                 "input.defaults.gpuType"
             },
         },
-        &mut plan,
+        plan,
         &req.settings.weights_cache,
     )?;
     notes.extend(model.facts.cache_not_applied());
@@ -249,15 +352,15 @@ fn compose_pool(
         .as_ref()
         .map(|(n, k)| (n.as_str(), k.as_str()));
     let server = model_server(&ServerSpec {
-        runtime: server_runtime,
+        runtime,
         keys: SERVER_KEYS,
         params: RuntimeParams {
-            name: &runtime_name,
-            namespace: &namespace,
+            name: runtime_name,
+            namespace,
             model_url: &model.facts.model_url,
-            plan: &plan,
+            plan,
             image: &req.settings.image,
-            replicas: server_replicas.0,
+            replicas,
             hf_token,
             extra_args: &serve_args,
             settings: req.settings,
@@ -271,17 +374,42 @@ fn compose_pool(
     });
     plan.reasons.extend(server.reasons);
     notes.extend(model.facts.notes.iter().cloned());
-    let mut runtime_ready = Ready::False;
+    let mut ready = Ready::False;
     for (i, (key, manifest)) in server.resources.into_iter().enumerate() {
-        let ready = req.observed.readiness(key);
+        let observed = out.add(key, manifest, &req.observed);
         if i == 0 {
-            runtime_ready = ready;
+            ready = observed;
         }
-        out.resources
-            .insert(key.into(), Composed { manifest, ready });
     }
+    Ok(ModelServer {
+        runtime,
+        base_url: internal_url(runtime_name, namespace),
+        ready,
+    })
+}
 
-    // The agents.
+/// What [`agents`] built, for the resources around them.
+struct Agents {
+    name: String,
+    config_name: String,
+    labels: BTreeMap<String, String>,
+    selector: BTreeMap<String, String>,
+    ready: Ready,
+}
+
+/// The agents: their config ConfigMap and their Deployment.
+#[allow(clippy::too_many_arguments)]
+fn agents(
+    req: &ComposeRequest,
+    spec: &AgentPoolSpec,
+    model: &ResolvedModel,
+    base_url: &str,
+    bounds: Replicas,
+    out: &mut Composition,
+    notes: &mut Vec<String>,
+) -> Result<Agents, Refusal> {
+    let xr = req.xr;
+    let namespace = &xr.namespace;
     let mut labels = kube::labels("AgentPool", &xr.name, "agent");
     labels.insert("infer.dev/model".into(), names::label_value(&model.name));
     let selector: BTreeMap<String, String> = labels
@@ -291,30 +419,22 @@ fn compose_pool(
         .collect();
     let class = &spec.agent_class;
     let config_name = names::dns_subdomain(&xr.name, "-agent-config");
-    let agents_name = names::dns_subdomain(&xr.name, "");
+    let name = names::dns_subdomain(&xr.name, "");
     let document = config_document(
         class,
         &ModelEndpoint {
             name: &model.name,
             served_model: &model.facts.model_url,
-            base_url: &base_url,
+            base_url,
         },
         spec.session_affinity.as_ref(),
     );
     let data = config_data(&document);
     check_config_size(&document, &data)?;
-    let config = agent_config_map(&config_name, &namespace, labels.clone(), data);
-    let ready = req.observed.readiness(AGENT_CONFIG);
-    out.resources.insert(
-        AGENT_CONFIG.into(),
-        Composed {
-            manifest: config,
-            ready,
-        },
-    );
+    let config = agent_config_map(&config_name, namespace, labels.clone(), data);
+    out.add(AGENT_CONFIG, config, &req.observed);
 
-    let hpa_wanted = bounds.max > bounds.floor;
-    let agent_replicas = if hpa_wanted {
+    let replicas = if bounds.max > bounds.floor {
         // Once the Deployment exists the autoscaler owns its replicas:
         // carry the observed count forward instead of resetting it.
         observed_replicas(req).map_or(bounds.floor, |r| r.clamp(bounds.floor, bounds.max))
@@ -322,7 +442,7 @@ fn compose_pool(
         bounds.floor
     };
     let mut agent_env = vec![
-        env("OPENAI_BASE_URL", &base_url),
+        env("OPENAI_BASE_URL", base_url),
         env("OPENAI_MODEL", &model.facts.model_url),
         env("AGENT_CONFIG", &config_path()),
     ];
@@ -345,12 +465,12 @@ fn compose_pool(
         );
     }
     let deployment = agent_deployment(&AgentDeploymentParams {
-        name: &agents_name,
-        namespace: &namespace,
+        name: &name,
+        namespace,
         labels: labels.clone(),
         selector: selector.clone(),
         image: spec.image.trim(),
-        replicas: agent_replicas,
+        replicas,
         port: spec.port,
         env: agent_env,
         user_env: &spec.env,
@@ -358,23 +478,36 @@ fn compose_pool(
         config_hash: &config_hash(&document),
         node_selector,
     });
-    let agents_ready = req.observed.readiness(AGENTS);
-    out.resources.insert(
-        AGENTS.into(),
-        Composed {
-            manifest: deployment,
-            ready: agents_ready,
-        },
-    );
+    let ready = out.add(AGENTS, deployment, &req.observed);
+    Ok(Agents {
+        name,
+        config_name,
+        labels,
+        selector,
+        ready,
+    })
+}
 
-    let mut warnings = plan.warnings.clone();
-    let mut autoscaling_status = None;
-    if hpa_wanted {
+/// The agents' autoscaler, when the pool may grow, and their disruption
+/// budget, when more than one stays up.
+#[allow(clippy::too_many_arguments)]
+fn autoscale(
+    req: &ComposeRequest,
+    spec: &AgentPoolSpec,
+    agents: &Agents,
+    bounds: Replicas,
+    out: &mut Composition,
+    notes: &mut Vec<String>,
+    warnings: &mut Vec<String>,
+) -> Result<Option<AutoscalingStatus>, Refusal> {
+    let namespace = &req.xr.namespace;
+    let mut status = None;
+    if bounds.max > bounds.floor {
         let hpa = autoscaler(&AutoscalerParams {
-            name: &agents_name,
-            namespace: &namespace,
-            labels: labels.clone(),
-            target: &agents_name,
+            name: &agents.name,
+            namespace,
+            labels: agents.labels.clone(),
+            target: &agents.name,
             min_replicas: bounds.floor,
             max_replicas: bounds.max,
             spec: spec.autoscaling.as_ref(),
@@ -383,17 +516,10 @@ fn compose_pool(
         warnings.extend(hpa.warnings.iter().cloned());
         notes.extend(hpa.warnings);
         notes.extend(hpa.notes);
-        autoscaling_status = Some(AutoscalingStatus {
+        status = Some(AutoscalingStatus {
             metrics: hpa.mappings,
         });
-        let ready = req.observed.readiness(AUTOSCALER);
-        out.resources.insert(
-            AUTOSCALER.into(),
-            Composed {
-                manifest: hpa.manifest,
-                ready,
-            },
-        );
+        out.add(AUTOSCALER, hpa.manifest, &req.observed);
     } else if spec.autoscaling.is_some() {
         notes.push(format!(
             "spec.autoscaling is not applied: the pool is fixed at {} replicas (raise spec.maxReplicas above that to autoscale)",
@@ -401,102 +527,95 @@ fn compose_pool(
         ));
     }
     if bounds.floor > 1 {
-        let pdb = disruption_budget(&agents_name, &namespace, labels.clone(), selector.clone());
-        let ready = req.observed.readiness(DISRUPTION_BUDGET);
-        out.resources.insert(
-            DISRUPTION_BUDGET.into(),
-            Composed {
-                manifest: pdb,
-                ready,
-            },
+        let pdb = disruption_budget(
+            &agents.name,
+            namespace,
+            agents.labels.clone(),
+            agents.selector.clone(),
         );
+        out.add(DISRUPTION_BUDGET, pdb, &req.observed);
     }
+    Ok(status)
+}
 
-    let mut endpoint = None;
+/// With `spec.port`, the agents' Service (pinning sessions when asked) and,
+/// with `spec.ingressHost`, an Ingress to it.
+fn expose(
+    req: &ComposeRequest,
+    spec: &AgentPoolSpec,
+    agents: &Agents,
+    out: &mut Composition,
+    notes: &mut Vec<String>,
+) -> Result<Option<Endpoint>, Refusal> {
     let affinity = spec.session_affinity.as_ref().filter(|s| s.enabled);
-    if let Some(port) = spec.port {
-        let affinity_seconds = affinity
-            .map(|a| affinity_seconds(a.ttl.as_deref(), &mut notes))
-            .transpose()?;
+    let Some(port) = spec.port else {
         if affinity.is_some() {
-            notes.push(
-                "spec.sessionAffinity pins sessions by client IP (a Service cannot read headers); keyHeader and type reach the agents in their config".into(),
-            );
+            notes.push("spec.sessionAffinity is not applied: without spec.port there is no Service to pin sessions".into());
         }
-        // A Service name is a DNS-1035 label; one named "vllm" would inject
-        // VLLM_PORT=tcp://... into the model server's pods and break vLLM.
-        let service_name = match names::dns1035_label(&xr.name, "") {
-            name if name == "vllm" => "vllm-agents".to_string(),
-            name => name,
-        };
-        let service = agent_service(&AgentServiceParams {
-            name: &service_name,
-            namespace: &namespace,
-            labels: labels.clone(),
-            selector: selector.clone(),
-            port,
-            affinity_seconds,
-        });
-        let ready = req.observed.readiness(AGENT_SERVICE);
-        out.resources.insert(
-            AGENT_SERVICE.into(),
-            Composed {
-                manifest: service,
-                ready,
-            },
-        );
-        let mut e = Endpoint {
-            internal: Some(format!(
-                "http://{service_name}.{namespace}.svc.cluster.local:{port}"
-            )),
-            external: None,
-        };
-        if let Some(host) = spec.ingress_host.as_deref().filter(|h| !h.is_empty()) {
-            let manifest = ingress(&IngressParams {
-                name: &agents_name,
-                namespace: &namespace,
-                host,
-                service: &service_name,
-                port,
-                class_name: None,
-                tls_secret: None,
-            });
-            let ready = req.observed.readiness(INGRESS);
-            out.resources
-                .insert(INGRESS.into(), Composed { manifest, ready });
-            e.external = Some(format!("http://{host}/"));
-        }
-        endpoint = Some(e);
-    } else if affinity.is_some() {
-        notes.push("spec.sessionAffinity is not applied: without spec.port there is no Service to pin sessions".into());
-    }
-
-    let tps = pool_throughput(&plan).tokens_per_second;
-    let serving = runtime_ready == Ready::True && agents_ready == Ready::True;
-    let status = AgentPoolStatus {
-        phase: Some(if serving { "Serving" } else { "Starting" }.into()),
-        waiting_for: None,
-        model: Some(model.display.clone()),
-        plan: Some(PlanStatus::from(&plan)),
-        gpu_type: Some(plan.gpu.name.to_string()),
-        model_server: Some(ModelServerStatus {
-            name: runtime_name.clone(),
-            runtime: Some(server_runtime.as_str().into()),
-            replicas: server_replicas.0,
-            base_url: base_url.clone(),
-            tokens_per_second_per_replica: (tps * 10.0).round() / 10.0,
-            formula: server_replicas.1,
-        }),
-        agents: Some(AgentsStatus {
-            warm_replicas: bounds.floor,
-            max_replicas: bounds.max,
-            config_map: config_name,
-        }),
-        autoscaling: autoscaling_status,
-        endpoint,
-        notes,
-        warnings: warnings.clone(),
+        return Ok(None);
     };
+    let namespace = &req.xr.namespace;
+    let affinity_seconds = affinity
+        .map(|a| affinity_seconds(a.ttl.as_deref(), notes))
+        .transpose()?;
+    if affinity.is_some() {
+        notes.push(
+            "spec.sessionAffinity pins sessions by client IP (a Service cannot read headers); keyHeader and type reach the agents in their config".into(),
+        );
+    }
+    // A Service name is a DNS-1035 label; one named "vllm" would inject
+    // VLLM_PORT=tcp://... into the model server's pods and break vLLM.
+    let service_name = match names::dns1035_label(&req.xr.name, "") {
+        name if name == "vllm" => "vllm-agents".to_string(),
+        name => name,
+    };
+    let service = agent_service(&AgentServiceParams {
+        name: &service_name,
+        namespace,
+        labels: agents.labels.clone(),
+        selector: agents.selector.clone(),
+        port,
+        affinity_seconds,
+    });
+    out.add(AGENT_SERVICE, service, &req.observed);
+    let mut endpoint = Endpoint {
+        internal: Some(format!(
+            "http://{service_name}.{namespace}.svc.cluster.local:{port}"
+        )),
+        external: None,
+    };
+    if let Some(host) = spec.ingress_host.as_deref().filter(|h| !h.is_empty()) {
+        let manifest = ingress(&IngressParams {
+            name: &agents.name,
+            namespace,
+            host,
+            service: &service_name,
+            port,
+            class_name: None,
+            tls_secret: None,
+        });
+        out.add(INGRESS, manifest, &req.observed);
+        endpoint.external = Some(format!("http://{host}/"));
+    }
+    Ok(Some(endpoint))
+}
+
+/// The pool's status and phase, its `ModelResolved`, `Sized` and `Serving`
+/// conditions, and a warning event for each new warning.
+#[allow(clippy::too_many_arguments)]
+fn report(
+    req: &ComposeRequest,
+    out: &mut Composition,
+    model: &ResolvedModel,
+    plan: &Plan,
+    server: &ModelServer,
+    agents_ready: Ready,
+    server_replicas: i32,
+    mut status: AgentPoolStatus,
+) {
+    let serving = server.ready == Ready::True && agents_ready == Ready::True;
+    status.phase = Some(if serving { "Serving" } else { "Starting" }.into());
+    let warnings = status.warnings.clone();
     out.warn_on_transition(
         "AgentPoolWarning",
         &warnings,
@@ -521,9 +640,8 @@ fn compose_pool(
             "SizedWithWarnings"
         },
         format!(
-            "{} model-server replica(s) of {}",
-            server_replicas.0,
-            layout_summary(&plan)
+            "{server_replicas} model-server replica(s) of {}",
+            layout_summary(plan)
         ),
     ));
     out.conditions.push(if serving {
@@ -531,9 +649,12 @@ fn compose_pool(
             SERVING,
             true,
             "Available",
-            format!("agents serve with {} at {base_url}", model.facts.model_url),
+            format!(
+                "agents serve with {} at {}",
+                model.facts.model_url, server.base_url
+            ),
         )
-    } else if runtime_ready != Ready::True {
+    } else if server.ready != Ready::True {
         outcome::condition(
             SERVING,
             false,
@@ -548,7 +669,6 @@ fn compose_pool(
             "the agent Deployment is not available yet",
         )
     });
-    Ok(out)
 }
 
 /// Reads the Model's spec.configFrom ConfigMap into its facts; `Some` is

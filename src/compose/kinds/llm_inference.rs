@@ -15,7 +15,7 @@ use crate::compose::steps::model_facts::ModelFacts;
 use crate::compose::steps::model_ref::{self, Lookup, REQUIREMENT_KEY, ResolvedModel};
 use crate::compose::steps::model_server::{ServerKeys, ServerSpec, model_server};
 use crate::compose::steps::runtime::{self, Runtime};
-use crate::compose::{ComposeRequest, Composed, Composition, Refusal, names};
+use crate::compose::{ComposeRequest, Composition, Refusal, names};
 use crate::outcome;
 use crate::protocol::wire::Ready;
 use crate::sizing::{self, MigChoice, Plan, SizingRequest};
@@ -326,17 +326,10 @@ fn serve(
     plan.reasons.extend(server.reasons);
     let mut ready = Ready::False;
     for (i, (key, manifest)) in server.resources.into_iter().enumerate() {
-        let observed = req.observed.readiness(key);
+        let observed = out.add(key, target.placement.place(manifest), &req.observed);
         if i == 0 {
             ready = observed;
         }
-        out.resources.insert(
-            key.into(),
-            Composed {
-                manifest: target.placement.place(manifest),
-                ready: observed,
-            },
-        );
     }
     Ok(Served { runtime, ready })
 }
@@ -366,13 +359,7 @@ fn expose(
             class_name: spec.ingress_class_name.as_deref(),
             tls_secret: spec.tls.as_ref().map(|t| t.secret_name.as_str()),
         });
-        out.resources.insert(
-            INGRESS.into(),
-            Composed {
-                manifest: placement.place(manifest),
-                ready: req.observed.readiness(INGRESS),
-            },
-        );
+        out.add(INGRESS, placement.place(manifest), &req.observed);
         endpoint.external = Some(external_url(host, spec.tls.is_some()));
     }
     endpoint

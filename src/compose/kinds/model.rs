@@ -16,7 +16,7 @@ use crate::compose::steps::model_config;
 use crate::compose::steps::model_facts::ModelFacts;
 use crate::compose::steps::runtime::cannot_serve;
 use crate::compose::{
-    ComposeRequest, Composed, Composition, Refusal, names, resources::kube, steps::weights_cache,
+    ComposeRequest, Composition, Refusal, names, resources::kube, steps::weights_cache,
 };
 use crate::outcome;
 use crate::sizing::{self, MigChoice};
@@ -227,9 +227,7 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
         kube::labels("Model", &xr.name, "model-card"),
         data,
     );
-    let ready = req.observed.readiness(CARD);
-    out.resources
-        .insert(CARD.into(), Composed { manifest, ready });
+    out.add(CARD, manifest, &req.observed);
 
     out.warn_on_transition(
         "ModelWarning",
