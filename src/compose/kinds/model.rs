@@ -7,6 +7,7 @@
 //! with every GPU type's reason in `status.plans`.
 
 use std::collections::BTreeMap;
+use std::ops::ControlFlow;
 
 use serde::Serialize;
 use serde_json::Value;
@@ -19,6 +20,7 @@ use crate::compose::{
     ComposeRequest, Composition, Refusal, names, resources::kube, steps::weights_cache,
 };
 use crate::outcome;
+use crate::protocol::wire::ResourceSelector;
 use crate::sizing::{self, MigChoice};
 use crate::xr::common::PlanStatus;
 use crate::xr::common::round2;
@@ -38,67 +40,11 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
     let mut facts =
         ModelFacts::from_spec(&spec, "spec").map_err(|e| Refusal::new("InvalidSpec", e))?;
     let xr = req.xr;
-    // spec.configFrom: the ConfigMap is asked for on every call.
-    let mut requirements = std::collections::BTreeMap::new();
-    if let Some(name) = &facts.config_map {
-        requirements.insert(
-            model_config::REQUIREMENT_KEY.to_string(),
-            model_config::requirement(name, &xr.namespace),
-        );
-    }
-    match model_config::resolve(req, &mut facts, "spec.configFrom.configMapRef") {
-        Ok(model_config::Lookup::Ready) => {}
-        Ok(model_config::Lookup::Waiting { message, not_found }) => {
-            let status = ModelStatus {
-                phase: Some("Pending".into()),
-                waiting_for: Some(message.clone()),
-                model_id: Some(facts.model_url.clone()),
-                ..Default::default()
-            };
-            let mut out = model_config::waiting(
-                req,
-                &message,
-                not_found,
-                crate::compose::Status::new(status),
-                &[CARD],
-            );
-            out.requirements = requirements;
-            return Ok(out);
-        }
-        // A FATAL that keeps the requirement, so that Crossplane does not
-        // call again without the ConfigMap.
-        Err(refusal) => {
-            return Ok(Composition {
-                results: vec![outcome::fatal(refusal.reason, refusal.message)],
-                requirements,
-                ..Default::default()
-            });
-        }
-    }
-
-    let plans: Vec<(String, Result<sizing::Plan, String>)> = req
-        .settings
-        .offered_gpu_types
-        .iter()
-        .map(|gpu| {
-            // Whole GPUs: a MIG plan depends on the pool that serves the Model.
-            let request = sizing::SizingRequest {
-                mig: MigChoice::None,
-                objective: facts.objective_or(req.settings.objective),
-                vllm_version: req.settings.vllm_version.clone(),
-                ..facts.sizing_request(gpu, req.settings.gpu_memory_utilization)
-            };
-            // Servable by the platform's default runtime: an XR may choose
-            // another, but the Model cannot know which.
-            let plan = crate::compose::steps::plans::size(&request)
-                .map_err(|e| e.to_string())
-                .and_then(|plan| match cannot_serve(req.settings.runtime, &plan) {
-                    Some(why) => Err(why),
-                    None => Ok(plan),
-                });
-            (gpu.clone(), plan)
-        })
-        .collect();
+    let requirements = match read_config(req, &mut facts) {
+        ControlFlow::Continue(requirements) => requirements,
+        ControlFlow::Break(answer) => return Ok(answer),
+    };
+    let plans = plan_each_gpu(req, &facts);
     let first_plan = plans.iter().find_map(|(_, p)| p.as_ref().ok());
 
     let mut warnings = Vec::new();
@@ -119,31 +65,11 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
             consistent: warning.is_none(),
         }
     });
-    // What a runtime serving the Model with its data-parallel replicas gets.
-    let cache = facts.cache.as_ref().and(first_plan).map(|plan| {
-        let replicas = facts.data_parallel.map_or(1, |d| d as i32);
-        let mut not_applied = facts.cache_not_applied();
-        let applied = match weights_cache::decide(
-            true,
-            plan,
-            replicas,
-            "the Model's data-parallel shards",
-            &req.settings.weights_cache,
-        ) {
-            Ok(decision) => {
-                not_applied.extend(decision.warnings);
-                decision.cache.map(|c| c.applied)
-            }
-            Err(why) => {
-                not_applied.push(why);
-                None
-            }
-        };
-        CacheStatus {
-            applied,
-            not_applied,
-        }
-    });
+    let cache = facts
+        .cache
+        .as_ref()
+        .and(first_plan)
+        .map(|plan| cache_status(req, &facts, plan));
     if let Some(plan) = first_plan {
         warnings.extend(plan.warnings.iter().cloned());
         if plan.architecture_guessed {
@@ -154,31 +80,19 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
         }
     }
 
-    let errors: Vec<String> = plans
-        .iter()
-        .filter_map(|(gpu, p)| p.as_ref().err().map(|e| format!("{gpu}: {e}")))
-        .collect();
     let serveable: Vec<&str> = plans
         .iter()
         .filter(|(_, p)| p.is_ok())
         .map(|(g, _)| g.as_str())
         .collect();
-    // A shardSpec the weights cannot be split by fails on every GPU type
-    // alike: checked once against the Model's own architecture, so the
-    // reason names the field instead of repeating a plan error per GPU.
-    // Reported as phase Failed, like any Model that cannot be served: the
-    // status is what the runtimes referencing the Model read, and a FATAL
-    // result would leave it stale.
-    let shard_problem = facts.tensor_parallel.filter(|tp| *tp > 1).and_then(|tp| {
-        let request =
-            facts.sizing_request(&req.settings.gpu_type, req.settings.gpu_memory_utilization);
-        sizing::check_tensor_parallel(&request, tp)
-            .err()
-            .map(|e| format!("spec.shardSpec.count: {e}"))
-    });
+    let shard_problem = shard_problem(req, &facts);
     let failed = serveable.is_empty() || shard_problem.is_some();
     let reason = shard_problem.clone().or_else(|| {
         failed.then(|| {
+            let errors: Vec<String> = plans
+                .iter()
+                .filter_map(|(gpu, p)| p.as_ref().err().map(|e| format!("{gpu}: {e}")))
+                .collect();
             format!(
                 "no offered GPU type ({}) can serve the Model: {}",
                 req.settings.offered_gpu_types.join(", "),
@@ -248,6 +162,118 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
     });
     out.status = crate::compose::Status::new(status);
     Ok(out)
+}
+
+/// The requirements for `spec.configFrom`'s ConfigMap (asked for on every
+/// call), with its config read into `facts`; `Break` is the answer to give
+/// while it is awaited, or a FATAL that keeps the requirement, so that
+/// Crossplane does not call again without the ConfigMap.
+fn read_config(
+    req: &ComposeRequest,
+    facts: &mut ModelFacts,
+) -> ControlFlow<Composition, BTreeMap<String, ResourceSelector>> {
+    let mut requirements = BTreeMap::new();
+    if let Some(name) = &facts.config_map {
+        requirements.insert(
+            model_config::REQUIREMENT_KEY.to_string(),
+            model_config::requirement(name, &req.xr.namespace),
+        );
+    }
+    match model_config::resolve(req, facts, "spec.configFrom.configMapRef") {
+        Ok(model_config::Lookup::Ready) => ControlFlow::Continue(requirements),
+        Ok(model_config::Lookup::Waiting { message, not_found }) => {
+            let status = ModelStatus {
+                phase: Some("Pending".into()),
+                waiting_for: Some(message.clone()),
+                model_id: Some(facts.model_url.clone()),
+                ..Default::default()
+            };
+            let mut out = model_config::waiting(
+                req,
+                &message,
+                not_found,
+                crate::compose::Status::new(status),
+                &[CARD],
+            );
+            out.requirements = requirements;
+            ControlFlow::Break(out)
+        }
+        Err(refusal) => ControlFlow::Break(Composition {
+            results: vec![outcome::fatal(refusal.reason, refusal.message)],
+            requirements,
+            ..Default::default()
+        }),
+    }
+}
+
+/// A plan on each GPU type the platform offers, or why there is none.
+fn plan_each_gpu(
+    req: &ComposeRequest,
+    facts: &ModelFacts,
+) -> Vec<(String, Result<sizing::Plan, String>)> {
+    req.settings
+        .offered_gpu_types
+        .iter()
+        .map(|gpu| {
+            // Whole GPUs: a MIG plan depends on the pool that serves the Model.
+            let request = sizing::SizingRequest {
+                mig: MigChoice::None,
+                objective: facts.objective_or(req.settings.objective),
+                vllm_version: req.settings.vllm_version.clone(),
+                ..facts.sizing_request(gpu, req.settings.gpu_memory_utilization)
+            };
+            // Servable by the platform's default runtime: an XR may choose
+            // another, but the Model cannot know which.
+            let plan = crate::compose::steps::plans::size(&request)
+                .map_err(|e| e.to_string())
+                .and_then(|plan| match cannot_serve(req.settings.runtime, &plan) {
+                    Some(why) => Err(why),
+                    None => Ok(plan),
+                });
+            (gpu.clone(), plan)
+        })
+        .collect()
+}
+
+/// What a runtime serving the Model with its data-parallel replicas gets
+/// of its cache policy.
+fn cache_status(req: &ComposeRequest, facts: &ModelFacts, plan: &sizing::Plan) -> CacheStatus {
+    let replicas = facts.data_parallel.map_or(1, |d| d as i32);
+    let mut not_applied = facts.cache_not_applied();
+    let applied = match weights_cache::decide(
+        true,
+        plan,
+        replicas,
+        "the Model's data-parallel shards",
+        &req.settings.weights_cache,
+    ) {
+        Ok(decision) => {
+            not_applied.extend(decision.warnings);
+            decision.cache.map(|c| c.applied)
+        }
+        Err(why) => {
+            not_applied.push(why);
+            None
+        }
+    };
+    CacheStatus {
+        applied,
+        not_applied,
+    }
+}
+
+/// A shardSpec the weights cannot be split by fails on every GPU type
+/// alike: checked once against the Model's own architecture, so the reason
+/// names the field instead of repeating a plan error per GPU. Reported as
+/// phase Failed, like any Model that cannot be served: the status is what
+/// the runtimes referencing the Model read, and a FATAL result would leave
+/// it stale.
+fn shard_problem(req: &ComposeRequest, facts: &ModelFacts) -> Option<String> {
+    let tp = facts.tensor_parallel.filter(|tp| *tp > 1)?;
+    let request = facts.sizing_request(&req.settings.gpu_type, req.settings.gpu_memory_utilization);
+    sizing::check_tensor_parallel(&request, tp)
+        .err()
+        .map(|e| format!("spec.shardSpec.count: {e}"))
 }
 
 /// The normalized model card: the spec with defaults resolved and the
