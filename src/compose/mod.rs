@@ -230,75 +230,64 @@ impl<'a> Observed<'a> {
     }
 
     /// Whether the object composed under `name` is ready (see
-    /// [`resources::readiness::observed_readiness`]), reading only the fields that say.
+    /// [`resources::readiness`]), reading only the fields that say.
     pub fn readiness(&self, name: &str) -> crate::protocol::wire::Ready {
         let fast = self.resources.get(name).and_then(|raw| {
             let bytes = raw.struct_bytes()?;
-            crate::protocol::struct_deserializer::from_struct_bytes::<ReadinessFields>(bytes)
-                .ok()
-                .map(ReadinessFields::into_object)
+            crate::protocol::struct_deserializer::from_struct_bytes::<ReadinessFields>(bytes).ok()
         });
         match fast {
-            Some(object) => resources::readiness::observed_readiness(Some(&object)),
-            // Not observed, or unusual bytes: the full decode decides.
+            Some(fields) => resources::readiness::readiness(&fields.state()),
+            // Not observed, or unusual bytes or values: the full decode decides.
             None => resources::readiness::observed_readiness(self.get(name).as_ref()),
         }
     }
 }
 
-/// What [`resources::readiness::observed_readiness`] reads of an observed object: its
-/// kind, its status conditions and replica counts. Everything else is
-/// skipped unread. Leaves stay JSON so that they mean what they mean there.
+/// What readiness reads of an observed object, borrowed from its bytes:
+/// its kind, its status conditions and replica counts. Everything else is
+/// skipped unread; a value of another type than these fails the read, and
+/// the JSON path decides instead.
 #[derive(serde::Deserialize)]
-struct ReadinessFields {
-    kind: Option<Value>,
-    status: Option<StatusFields>,
+struct ReadinessFields<'a> {
+    #[serde(borrow)]
+    kind: Option<&'a str>,
+    #[serde(borrow)]
+    status: Option<StatusFields<'a>>,
 }
 
 #[derive(serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct StatusFields {
-    conditions: Option<Vec<ConditionFields>>,
-    available_replicas: Option<Value>,
-    ready_replicas: Option<Value>,
+struct StatusFields<'a> {
+    #[serde(borrow)]
+    conditions: Option<Vec<ConditionFields<'a>>>,
+    available_replicas: Option<i64>,
+    ready_replicas: Option<i64>,
 }
 
 #[derive(serde::Deserialize)]
-struct ConditionFields {
-    #[serde(rename = "type")]
-    type_: Option<Value>,
-    status: Option<Value>,
+struct ConditionFields<'a> {
+    #[serde(rename = "type", borrow)]
+    type_: Option<&'a str>,
+    #[serde(borrow)]
+    status: Option<&'a str>,
 }
 
-impl ReadinessFields {
-    /// The object these fields were read from, less everything else.
-    fn into_object(self) -> Map<String, Value> {
-        let mut object = Map::new();
-        if let Some(kind) = self.kind {
-            object.insert("kind".into(), kind);
+impl<'a> ReadinessFields<'a> {
+    fn state(&self) -> resources::readiness::ObservedState<'a> {
+        let status = self.status.as_ref();
+        resources::readiness::ObservedState {
+            kind: self.kind.unwrap_or_default(),
+            true_conditions: status
+                .and_then(|s| s.conditions.as_ref())
+                .into_iter()
+                .flatten()
+                .filter(|c| c.status == Some("True"))
+                .filter_map(|c| c.type_)
+                .collect(),
+            available_replicas: status.and_then(|s| s.available_replicas).unwrap_or(0),
+            ready_replicas: status.and_then(|s| s.ready_replicas).unwrap_or(0),
         }
-        if let Some(s) = self.status {
-            let mut status = Map::new();
-            if let Some(conditions) = s.conditions {
-                let conditions = conditions
-                    .into_iter()
-                    .map(|c| {
-                        let mut m = Map::new();
-                        m.extend(c.type_.map(|t| ("type".to_string(), t)));
-                        m.extend(c.status.map(|t| ("status".to_string(), t)));
-                        Value::Object(m)
-                    })
-                    .collect();
-                status.insert("conditions".into(), Value::Array(conditions));
-            }
-            status.extend(
-                s.available_replicas
-                    .map(|v| ("availableReplicas".to_string(), v)),
-            );
-            status.extend(s.ready_replicas.map(|v| ("readyReplicas".to_string(), v)));
-            object.insert("status".into(), Value::Object(status));
-        }
-        object
     }
 }
 
@@ -556,6 +545,11 @@ mod tests {
             json!({"kind": "Object", "status": {"conditions": [{"type": "Ready", "status": "True"}]}}),
             json!({"kind": 3}),
             json!({"kind": "LeaderWorkerSet", "status": {"readyReplicas": 2}}),
+            json!({"kind": "LeaderWorkerSet", "status": {"readyReplicas": "2"}}),
+            json!({"kind": "VLLMRuntime", "status": {"availableReplicas": 1.0e19}}),
+            json!({"kind": "Deployment", "status": "not an object"}),
+            json!({"kind": "Deployment", "status": {"conditions": [{"type": 1, "status": "True"}, {"type": "Available", "status": "True"}]}}),
+            json!({"kind": "Object", "status": {"conditions": [{"type": "Ready", "status": "True", "extra": {"deep": [1]}}]}}),
             json!({"kind": "ConfigMap"}),
         ];
         for object in objects {
@@ -570,5 +564,20 @@ mod tests {
             let want = resources::readiness::observed_readiness(object.as_object());
             assert_eq!(Observed::new(&resources).readiness("r"), want, "{object}");
         }
+    }
+
+    #[test]
+    fn readiness_of_a_usual_object_is_read_from_its_bytes() {
+        let object = json!({"kind": "Deployment", "metadata": {"managedFields": [{"manager": "m"}]},
+            "status": {"availableReplicas": 1, "conditions": [
+                {"type": "Progressing", "status": "True"}, {"type": "Available", "status": "True"}]}});
+        let bytes = prost::Message::encode_to_vec(&json_to_struct(object.as_object().unwrap()));
+        let fields =
+            crate::protocol::struct_deserializer::from_struct_bytes::<ReadinessFields>(&bytes)
+                .expect("the fast path reads it");
+        assert_eq!(
+            fields.state(),
+            resources::readiness::ObservedState::of(object.as_object().unwrap())
+        );
     }
 }

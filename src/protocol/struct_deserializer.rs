@@ -322,7 +322,7 @@ impl<'de> de::SeqAccess<'de> for Items<'de> {
 }
 
 fn varint(buf: &mut &[u8]) -> Result<u64, Error> {
-    prost::encoding::decode_varint(buf).map_err(|_| unusual("a broken varint"))
+    super::struct_json::varint(buf).map_err(|_| unusual("a broken varint"))
 }
 
 /// A field's number and wire type.

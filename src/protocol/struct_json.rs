@@ -319,7 +319,7 @@ pub fn struct_value(fields: &[u8]) -> Vec<u8> {
 }
 
 #[inline]
-fn varint(buf: &mut &[u8]) -> Result<u64, DecodeError> {
+pub(super) fn varint(buf: &mut &[u8]) -> Result<u64, DecodeError> {
     // Keys and short lengths, most varints in a Struct, are one byte.
     if let Some((&byte, rest)) = buf.split_first()
         && byte < 0x80

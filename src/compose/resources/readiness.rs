@@ -6,45 +6,69 @@ use serde_json::{Map, Value};
 
 use crate::protocol::wire::Ready;
 
+/// What readiness reads of an observed object.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct ObservedState<'a> {
+    pub kind: &'a str,
+    /// The types of its status conditions whose status is "True".
+    pub true_conditions: Vec<&'a str>,
+    /// Its `status.availableReplicas` and `status.readyReplicas`; 0 when
+    /// absent or not whole numbers.
+    pub available_replicas: i64,
+    pub ready_replicas: i64,
+}
+
+impl<'a> ObservedState<'a> {
+    /// The state of an observed object decoded as JSON.
+    pub fn of(o: &'a Map<String, Value>) -> Self {
+        let status = o.get("status");
+        let whole = |field: &str| {
+            status
+                .and_then(|s| s.get(field))
+                .and_then(Value::as_i64)
+                .unwrap_or(0)
+        };
+        Self {
+            kind: o.get("kind").and_then(Value::as_str).unwrap_or_default(),
+            true_conditions: status
+                .and_then(|s| s.get("conditions"))
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter(|c| c.get("status").and_then(Value::as_str) == Some("True"))
+                .filter_map(|c| c.get("type").and_then(Value::as_str))
+                .collect(),
+            available_replicas: whole("availableReplicas"),
+            ready_replicas: whole("readyReplicas"),
+        }
+    }
+}
+
 /// READY_TRUE only when the observed object says it serves; READY_FALSE
 /// while it exists but does not yet; READY_FALSE when not observed yet.
 pub fn observed_readiness(observed: Option<&Map<String, Value>>) -> Ready {
-    let Some(o) = observed else {
-        return Ready::False;
-    };
-    let ready = match o.get("kind").and_then(Value::as_str).unwrap_or_default() {
+    match observed {
+        Some(o) => readiness(&ObservedState::of(o)),
+        None => Ready::False,
+    }
+}
+
+/// Whether an observed object in `state` serves.
+pub fn readiness(state: &ObservedState) -> Ready {
+    let condition = |type_: &str| state.true_conditions.contains(&type_);
+    let ready = match state.kind {
         // provider-kubernetes turns its readiness policy into a Ready condition.
-        "Object" => condition_is_true(o, "Ready"),
+        "Object" => condition("Ready"),
         // The operator reports replica counts and no conditions.
-        "VLLMRuntime" => int_at(o, &["status", "availableReplicas"]) >= 1,
-        "Deployment" => condition_is_true(o, "Available"),
+        "VLLMRuntime" => state.available_replicas >= 1,
+        "Deployment" => condition("Available"),
         // Groups whose pods are all ready: the leader serves.
-        "LeaderWorkerSet" => int_at(o, &["status", "readyReplicas"]) >= 1,
-        "HorizontalPodAutoscaler" => condition_is_true(o, "AbleToScale"),
+        "LeaderWorkerSet" => state.ready_replicas >= 1,
+        "HorizontalPodAutoscaler" => condition("AbleToScale"),
         // ConfigMaps, Services, Ingresses, PDBs: existing is all there is.
         _ => true,
     };
     if ready { Ready::True } else { Ready::False }
-}
-
-fn condition_is_true(o: &Map<String, Value>, type_: &str) -> bool {
-    o.get("status")
-        .and_then(|s| s.get("conditions"))
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .any(|c| {
-            c.get("type").and_then(Value::as_str) == Some(type_)
-                && c.get("status").and_then(Value::as_str) == Some("True")
-        })
-}
-
-fn int_at(o: &Map<String, Value>, path: &[&str]) -> i64 {
-    let mut v = o.get(path[0]);
-    for p in &path[1..] {
-        v = v.and_then(|v| v.get(*p));
-    }
-    v.and_then(Value::as_i64).unwrap_or(0)
 }
 
 #[cfg(test)]
