@@ -809,7 +809,8 @@ fn malformed_agent_pools_are_refused_and_name_the_field_and_what_is_valid() {
             "spec.image",
             Remove,
             fatal("InvalidSpec", "spec: image is required"),
-        ),
+        )
+        .requiring_nothing(),
         refusal(
             "image empty",
             "spec.image",
@@ -845,7 +846,8 @@ fn malformed_agent_pools_are_refused_and_name_the_field_and_what_is_valid() {
             "spec.port",
             json!(80.5),
             fatal("InvalidSpec", "spec.port: 80.5 is not a whole number"),
-        ),
+        )
+        .requiring_nothing(),
         refusal(
             "minReplicas negative",
             "spec.minReplicas",
@@ -869,7 +871,8 @@ fn malformed_agent_pools_are_refused_and_name_the_field_and_what_is_valid() {
                 "InvalidSpec",
                 "spec.maxReplicas: 1e+30 is out of range for a whole number",
             ),
-        ),
+        )
+        .requiring_nothing(),
         refusal(
             "prewarmPercent 150",
             "spec.prewarmPercent",
@@ -893,7 +896,8 @@ fn malformed_agent_pools_are_refused_and_name_the_field_and_what_is_valid() {
                 "InvalidSpec",
                 "spec.agentClass.temperature: the string \"NaN\" is not a number",
             ),
-        ),
+        )
+        .requiring_nothing(),
         refusal(
             "temperature 5",
             "spec.agentClass.temperature",
@@ -929,7 +933,8 @@ fn malformed_agent_pools_are_refused_and_name_the_field_and_what_is_valid() {
                 "InvalidSpec",
                 "spec.agentClass.maxTokens: 1e+30 is out of range for a whole number",
             ),
-        ),
+        )
+        .requiring_nothing(),
         refusal(
             "maxContextLength string",
             "spec.agentClass.maxContextLength",
@@ -938,13 +943,15 @@ fn malformed_agent_pools_are_refused_and_name_the_field_and_what_is_valid() {
                 "InvalidSpec",
                 "spec.agentClass.maxContextLength: the string \"16k\" is not a whole number",
             ),
-        ),
+        )
+        .requiring_nothing(),
         refusal(
             "modelRef missing name",
             "spec.agentClass.modelRef",
             json!({}),
             fatal("InvalidSpec", "spec.agentClass.modelRef: name is required"),
-        ),
+        )
+        .requiring_nothing(),
         refusal(
             "modelRef empty name",
             "spec.agentClass.modelRef",
@@ -953,7 +960,8 @@ fn malformed_agent_pools_are_refused_and_name_the_field_and_what_is_valid() {
                 "InvalidSpec",
                 "spec.agentClass.modelRef.name is empty; name a Model in the AgentPool's namespace",
             ),
-        ),
+        )
+        .requiring_nothing(),
         refusal(
             "memory credential in configmap",
             "spec.agentClass.memoryConfig",
@@ -1061,7 +1069,8 @@ fn malformed_agent_pools_are_refused_and_name_the_field_and_what_is_valid() {
                 "InvalidSpec",
                 "spec.agentClass.memoryConfig.type: \"floppy\" is not valid; use one of ephemeral, redis, memcached, postgres",
             ),
-        ),
+        )
+        .requiring_nothing(),
         refusal(
             "memory ttl bad",
             "spec.agentClass.memoryConfig.ttl",
@@ -1106,7 +1115,8 @@ fn malformed_agent_pools_are_refused_and_name_the_field_and_what_is_valid() {
                 "InvalidSpec",
                 "spec.agentClass.guardrails[0].action: \"explode\" is not valid; use one of block, redact, warn, log",
             ),
-        ),
+        )
+        .requiring_nothing(),
         refusal(
             "autoscaling metric unknown",
             "spec.autoscaling.metrics",
@@ -1124,7 +1134,8 @@ fn malformed_agent_pools_are_refused_and_name_the_field_and_what_is_valid() {
                 "InvalidSpec",
                 "spec.gpuRequirements.count: 1e+30 is out of range for a whole number",
             ),
-        ),
+        )
+        .requiring_nothing(),
         refusal(
             "gpu type unknown",
             "spec.gpuRequirements.type",
@@ -1278,7 +1289,8 @@ fn malformed_agent_pools_are_refused_and_name_the_field_and_what_is_valid() {
             "spec.env",
             json!([["A", "B"]]),
             fatal("InvalidSpec", "spec.env[0] must be an object; it is a list"),
-        ),
+        )
+        .requiring_nothing(),
         refusal(
             "modelRef a list that serde would read by position",
             "spec.agentClass.modelRef",
@@ -1287,13 +1299,15 @@ fn malformed_agent_pools_are_refused_and_name_the_field_and_what_is_valid() {
                 "InvalidSpec",
                 "spec.agentClass.modelRef must be an object; it is a list",
             ),
-        ),
+        )
+        .requiring_nothing(),
         refusal(
             "env not list",
             "spec.env",
             json!("A=B"),
             fatal("InvalidSpec", "spec.env: the string \"A=B\" is not a list"),
-        ),
+        )
+        .requiring_nothing(),
         refusal(
             "unknown field",
             "spec.replicas",
@@ -1302,12 +1316,13 @@ fn malformed_agent_pools_are_refused_and_name_the_field_and_what_is_valid() {
                 "InvalidSpec",
                 "spec.replicas: unknown field replicas; valid fields are agentClass, image, env, port, minReplicas, maxReplicas, prewarmPercent, tokensPerSecondBudget, migProfile, objective, autoscaling, gpuRequirements, runtime, sessionAffinity, scheduling, ingressHost, crossplane",
             ),
-        ),
+        )
+        .requiring_nothing(),
     ];
     assert!(rows.len() >= 20, "at least twenty cases");
     Refusals::of(example("examples/configuration/agents/agentpool.yaml"))
         .with_model(example("examples/configuration/agents/model.yaml"))
-        .requirements_unchecked()
+        .requiring(requirement_of("llama-3-1-8b"))
         .check(rows);
 }
 

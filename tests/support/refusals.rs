@@ -49,6 +49,19 @@ pub struct Refusal {
     pub at: &'static str,
     pub change: Change,
     pub want: full::Result,
+    /// The requirements this row answers, when not the table's: `Some(None)`
+    /// for a row refused before the requirements are known.
+    pub requirements: Option<Option<full::Requirements>>,
+}
+
+impl Refusal {
+    /// The row is refused before the function reads what it requires (an
+    /// AgentPool whose spec does not decode names no Model): it answers no
+    /// requirements.
+    pub fn requiring_nothing(mut self) -> Self {
+        self.requirements = Some(None);
+        self
+    }
 }
 
 /// A row of a refusal table.
@@ -63,6 +76,7 @@ pub fn refusal(
         at,
         change: change.into(),
         want,
+        requirements: None,
     }
 }
 
@@ -99,10 +113,10 @@ pub fn merge(into: &mut Value, patch: &Value) {
 pub struct Refusals {
     tag: &'static str,
     xr: Value,
-    models: Option<Vec<Value>>,
+    model: Option<Value>,
     desired: full::State,
-    /// The requirements every refusal answers; `None`: not checked.
-    requirements: Option<Option<full::Requirements>>,
+    /// The requirements every refusal answers, unless its row says otherwise.
+    requirements: Option<full::Requirements>,
 }
 
 impl Refusals {
@@ -112,9 +126,9 @@ impl Refusals {
         Self {
             tag: "bad",
             xr,
-            models: None,
+            model: None,
             desired: earlier_desired(),
-            requirements: Some(None),
+            requirements: None,
         }
     }
 
@@ -125,7 +139,7 @@ impl Refusals {
 
     /// Sends `model` as Crossplane's answer to the `model` requirement.
     pub fn with_model(mut self, model: Value) -> Self {
-        self.models = Some(vec![model]);
+        self.model = Some(model);
         self
     }
 
@@ -135,17 +149,10 @@ impl Refusals {
         self
     }
 
-    /// The requirements every refusal still answers (an AgentPool's Model);
-    /// without this, none.
+    /// The requirements every refusal still answers (an AgentPool's Model)
+    /// unless its row is [`Refusal::requiring_nothing`]; without this, none.
     pub fn requiring(mut self, requirements: Option<full::Requirements>) -> Self {
-        self.requirements = Some(requirements);
-        self
-    }
-
-    /// For a table whose rows refuse before or after the requirements are
-    /// known (an AgentPool's modelRef read or not): they are not checked.
-    pub fn requirements_unchecked(mut self) -> Self {
-        self.requirements = None;
+        self.requirements = requirements;
         self
     }
 
@@ -164,11 +171,11 @@ impl Refusals {
         let mut req = request(self.tag, xr);
         req.input = input;
         req.desired = Some(self.desired.clone());
-        if let Some(models) = &self.models {
+        if let Some(model) = &self.model {
             req.required_resources.insert(
                 "model".into(),
                 full::Resources {
-                    items: models.iter().cloned().map(resource).collect(),
+                    items: vec![resource(model.clone())],
                 },
             );
         }
@@ -184,6 +191,7 @@ impl Refusals {
         for row in rows {
             let name = row.name;
             let want = row.want.clone();
+            let row_requirements = row.requirements.clone();
             let rsp = call(&self.request(&row));
             assert!(
                 rsp.results.contains(&want),
@@ -212,10 +220,7 @@ impl Refusals {
                         meta: meta(self.tag, 60),
                         desired: Some(self.desired.clone()),
                         results: vec![want],
-                        requirements: match &self.requirements {
-                            Some(r) => r.clone(),
-                            None => rsp.requirements.clone(),
-                        },
+                        requirements: row_requirements.unwrap_or_else(|| self.requirements.clone()),
                         ..Default::default()
                     },
                     "case {name:?}: a refusal composes nothing and keeps the earlier steps' desired state"
