@@ -16,7 +16,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-pub use crate::xr::common::RuntimeChoice;
+pub use crate::xr::common::{Image, RuntimeChoice};
 
 /// API group of the step input.
 pub const GROUP: &str = "inference.fn.crossplane.io";
@@ -147,16 +147,6 @@ pub struct WeightsCacheSettings {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 253))]
     pub shared_storage_class_name: Option<String>,
-}
-
-/// A container image as the VLLMRuntime takes it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Image {
-    /// Registry, for example docker.io.
-    pub registry: String,
-    /// Repository and tag, for example lmcache/vllm-openai:v0.3.13.
-    pub name: String,
 }
 
 /// The two kinds of provider-kubernetes config a namespaced Object can use.

@@ -7,10 +7,11 @@
 //! crossing nodes is the slowest.
 
 use super::candidates::{candidates, valid_tp};
-use super::context::{ContextTarget, MIN_DEFAULT_CONTEXT};
+use super::context::MIN_DEFAULT_CONTEXT;
 use super::fit::{Device, Fit, Sizer, layout_name};
 use super::model::Model;
 use super::no_fit::no_fit;
+use super::target::ContextTarget;
 use super::text::{gib, join_counts, thousands};
 use super::{Gpu, Objective, Precision, SizingError, SizingRequest, TpLimits};
 

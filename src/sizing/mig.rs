@@ -5,9 +5,10 @@
 //! takes the smallest slice that leaves room for a few sequences, so that
 //! the slice is useful rather than merely able to start.
 
-use super::context::{ContextTarget, MIN_DEFAULT_CONTEXT};
+use super::context::MIN_DEFAULT_CONTEXT;
 use super::fit::{Device, Fit, RECIPE_HEADROOM, Sizer};
 use super::memory::GIB;
+use super::target::ContextTarget;
 use super::text::{gpus_with, thousands};
 use super::{Gpu, MigChoice, MigProfile, SizingError, SizingRequest};
 

@@ -39,6 +39,7 @@ mod models;
 mod no_fit;
 mod params;
 mod precision;
+mod target;
 #[cfg(test)]
 mod test_requests;
 mod text;

@@ -5,8 +5,8 @@
 //! precision, a bigger GPU) and names the ones that work.
 
 use super::candidates::{MAX_NODES, smallest_layout};
-use super::context::ContextTarget;
 use super::fit::{Device, Fit, Sizer, layout_name};
+use super::target::ContextTarget;
 use super::{Gpu, Precision, SizingError, gpus};
 
 /// The error for a model that no candidate layout holds.

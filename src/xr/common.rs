@@ -26,6 +26,16 @@ pub struct SecretKeyRef {
     pub key: Option<String>,
 }
 
+/// A container image as the VLLMRuntime takes it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Image {
+    /// Registry, for example docker.io.
+    pub registry: String,
+    /// Repository and tag, for example lmcache/vllm-openai:v0.3.13.
+    pub name: String,
+}
+
 /// TLS for an Ingress.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

@@ -8,10 +8,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::common::{
-    Endpoint, KvCacheDtype, NameRef, Objective, PlanStatus, RuntimeChoice, SecretKeyRef, Tls,
+    Endpoint, Image, KvCacheDtype, NameRef, Objective, PlanStatus, RuntimeChoice, SecretKeyRef, Tls,
 };
 use super::validate::{dns_label, dns_subdomain, text};
-use crate::input::Image;
 
 /// What an LLMInference's `quantization` reads: `auto`, then a precision.
 const QUANTIZATION_NAMES: [&str; 8] = super::common::precision_names("auto", true);
