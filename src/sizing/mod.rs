@@ -15,6 +15,7 @@
 //! - `model`: the model as the engine sees it (catalog or estimate).
 //! - `weights`: precision, vLLM `--quantization` and `--dtype`.
 //! - `context`: the context to size for, and capping it to what fits.
+//! - `target`: what a layout must hold: that context, that many sequences at once.
 //! - `fit`: the memory arithmetic of one layout on one device.
 //! - `mig`: a MIG slice or whole GPUs.
 //! - `candidates`: the layouts considered, and the smallest that holds a context.
