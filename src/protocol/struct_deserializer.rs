@@ -16,6 +16,8 @@
 
 use serde::de::{self, DeserializeSeed, IntoDeserializer, Visitor};
 
+use super::struct_serializer::{ENTRY, ENTRY_KEY, ENTRY_VALUE};
+
 /// Why the bytes were not read; the caller takes the JSON path.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
@@ -239,6 +241,9 @@ impl<'de> Entries<'de> {
         if self.buf.is_empty() {
             return Ok(None);
         }
+        if let Some(entry) = self.next_short() {
+            return entry.map(Some);
+        }
         let (field, wire) = key(&mut self.buf)?;
         if (field, wire) != (1, 2) {
             return Err(unusual("a Struct field other than its entries"));
@@ -256,6 +261,32 @@ impl<'de> Entries<'de> {
             }
         }
         Ok(Some((name, value)))
+    }
+
+    /// The next entry when it has the layout most have: a key and a value
+    /// in that order, every tag and length one byte (an entry under 128
+    /// bytes). `None`: read it the general way.
+    fn next_short(&mut self) -> Option<Result<(&'de str, &'de [u8]), Error>> {
+        let [ENTRY, len, ENTRY_KEY, key_len, rest @ ..] = self.buf else {
+            return None;
+        };
+        let (len, key_len) = (usize::from(*len), usize::from(*key_len));
+        if len >= 0x80 || key_len >= 0x80 || len < key_len + 4 || len > self.buf.len() - 2 {
+            return None;
+        }
+        let (key, value) = rest[..len - 2].split_at(key_len);
+        let [ENTRY_VALUE, value_len, value @ ..] = value else {
+            return None;
+        };
+        if usize::from(*value_len) != value.len() {
+            return None;
+        }
+        self.buf = &self.buf[2 + len..];
+        Some(
+            std::str::from_utf8(key)
+                .map(|name| (name, value))
+                .map_err(|_| unusual("a key that is not UTF-8")),
+        )
     }
 
     fn reader(self, depth: u32) -> MapReader<'de> {
@@ -432,6 +463,40 @@ mod tests {
         prost::encoding::string::encode(3, &"a".to_string(), &mut two);
         prost::encoding::bool::encode(4, &true, &mut two);
         assert!(ValueReader::new(&two, 0).is_err());
+    }
+
+    #[test]
+    fn entries_in_any_field_order_read_as_prost_reads_them() {
+        let value = prost_types::Value {
+            kind: Some(prost_types::value::Kind::StringValue("v".into())),
+        };
+        let mut value_bytes = Vec::new();
+        value.encode(&mut value_bytes).unwrap();
+        let entry = |fields: &[(u32, &[u8])]| {
+            let mut body = Vec::new();
+            for (tag, bytes) in fields {
+                prost::encoding::bytes::encode(*tag, &bytes.to_vec(), &mut body);
+            }
+            let mut out = Vec::new();
+            prost::encoding::bytes::encode(1, &body, &mut out);
+            out
+        };
+        for struct_bytes in [
+            // The value before the key.
+            entry(&[(2, &value_bytes), (1, b"k")]),
+            // The key given twice: the last wins.
+            entry(&[(1, b"a"), (2, &value_bytes), (1, b"b")]),
+            // No key: the empty key.
+            entry(&[(2, &value_bytes)]),
+            // No value: null.
+            entry(&[(1, b"k")]),
+        ] {
+            let fast: Value = from_struct_bytes(&struct_bytes).unwrap();
+            let slow = Value::Object(struct_to_json(
+                &prost_types::Struct::decode(&struct_bytes[..]).unwrap(),
+            ));
+            assert_eq!(fast, slow, "{struct_bytes:?}");
+        }
     }
 
     fn json_value() -> impl Strategy<Value = Value> {
