@@ -26,6 +26,7 @@ use crate::compose::resources::autoscaler::{AutoscalerParams, autoscaler};
 use crate::compose::resources::disruption_budget::disruption_budget;
 use crate::compose::resources::ingress::{IngressParams, ingress};
 use crate::compose::resources::vllm_runtime::{RuntimeParams, internal_url};
+use crate::compose::steps::conditions;
 use crate::compose::steps::model_config;
 use crate::compose::steps::model_ref::{
     self, Lookup, MODEL_RESOLVED, REQUIREMENT_KEY, ResolvedModel,
@@ -80,10 +81,6 @@ pub const RESOURCES: &[&str] = &[
     DISRUPTION_BUDGET,
     INGRESS,
 ];
-
-/// Condition types this composer sets besides ModelResolved.
-pub const SIZED: &str = "Sized";
-pub const SERVING: &str = "Serving";
 
 /// Model-server replicas a token budget may ask for.
 const MAX_MODEL_SERVER_REPLICAS: u64 = 64;
@@ -631,40 +628,25 @@ fn report(
             model.display, model.facts.model_url
         ),
     ));
-    out.conditions.push(outcome::condition(
-        SIZED,
-        true,
-        if warnings.is_empty() {
-            "Sized"
-        } else {
-            "SizedWithWarnings"
-        },
+    out.conditions.push(conditions::sized(
+        &warnings,
         format!(
             "{server_replicas} model-server replica(s) of {}",
             layout_summary(plan)
         ),
     ));
     out.conditions.push(if serving {
-        outcome::condition(
-            SERVING,
-            true,
-            "Available",
-            format!(
-                "agents serve with {} at {}",
-                model.facts.model_url, server.base_url
-            ),
-        )
+        conditions::serving(format!(
+            "agents serve with {} at {}",
+            model.facts.model_url, server.base_url
+        ))
     } else if server.ready != Ready::True {
-        outcome::condition(
-            SERVING,
-            false,
+        conditions::not_serving(
             "ModelServerStarting",
             "the model server has no available replica yet",
         )
     } else {
-        outcome::condition(
-            SERVING,
-            false,
+        conditions::not_serving(
             "AgentsStarting",
             "the agent Deployment is not available yet",
         )

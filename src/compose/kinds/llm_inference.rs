@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 use crate::compose::resources::ingress::{IngressParams, external_url, ingress};
 use crate::compose::resources::placement::Placement;
 use crate::compose::resources::vllm_runtime::{RuntimeParams, SERVICE_PORT, internal_url};
+use crate::compose::steps::conditions;
 use crate::compose::steps::model_config;
 use crate::compose::steps::model_facts::ModelFacts;
 use crate::compose::steps::model_ref::{self, Lookup, REQUIREMENT_KEY, ResolvedModel};
@@ -39,10 +40,6 @@ const KEYS: ServerKeys = ServerKeys {
     weights: WEIGHTS_CACHE,
     leader_worker_set: LEADER_WORKER_SET,
 };
-
-/// Condition types this composer sets.
-pub const SIZED: &str = "Sized";
-pub const SERVING: &str = "Serving";
 
 /// Composes an LLMInference: resolve the model, size it, place and build
 /// the model server, expose it, then report.
@@ -398,27 +395,12 @@ fn report(
         &req.xr.status_strings(&["plan", "warnings"]),
     );
     out.status = crate::compose::Status::new(status);
-    out.conditions.push(outcome::condition(
-        SIZED,
-        true,
-        if warnings.is_empty() {
-            "Sized"
-        } else {
-            "SizedWithWarnings"
-        },
-        layout_summary(plan),
-    ));
+    out.conditions
+        .push(conditions::sized(&warnings, layout_summary(plan)));
     out.conditions.push(if serving {
-        outcome::condition(
-            SERVING,
-            true,
-            "Available",
-            format!("{model} serves at {internal}"),
-        )
+        conditions::serving(format!("{model} serves at {internal}"))
     } else {
-        outcome::condition(
-            SERVING,
-            false,
+        conditions::not_serving(
             "Starting",
             format!(
                 "{}; it will serve at {internal}",

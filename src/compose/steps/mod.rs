@@ -1,5 +1,6 @@
-//! Steps the composers of several kinds share: resolving a Model, sizing, the weights cache.
+//! Steps the composers of several kinds share: resolving a Model, sizing, the weights cache, the model server and its conditions.
 
+pub mod conditions;
 pub mod model_config;
 pub mod model_facts;
 pub mod model_ref;

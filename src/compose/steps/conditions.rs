@@ -1,0 +1,28 @@
+//! The conditions every kind that sizes a model server reports: `Sized`
+//! (the plan, and whether it has warnings) and `Serving`.
+
+use crate::outcome::condition;
+use crate::protocol::wire::Condition;
+
+pub const SIZED: &str = "Sized";
+pub const SERVING: &str = "Serving";
+
+/// `Sized` True, reason `SizedWithWarnings` when the plan has warnings.
+pub fn sized(warnings: &[String], message: String) -> Condition {
+    let reason = if warnings.is_empty() {
+        "Sized"
+    } else {
+        "SizedWithWarnings"
+    };
+    condition(SIZED, true, reason, message)
+}
+
+/// `Serving` True, reason `Available`.
+pub fn serving(message: String) -> Condition {
+    condition(SERVING, true, "Available", message)
+}
+
+/// `Serving` False: not yet, for `reason`.
+pub fn not_serving(reason: &str, message: impl Into<String>) -> Condition {
+    condition(SERVING, false, reason, message)
+}
