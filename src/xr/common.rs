@@ -291,3 +291,39 @@ pub(crate) const fn precision_names<const N: usize>(
     }
     names
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::Precision;
+    use crate::xr::{llm_inference, model};
+
+    #[test]
+    fn each_kind_reads_every_precision_and_its_own_word_for_the_checkpoints() {
+        for p in Precision::ALL {
+            let llm: llm_inference::Quantization =
+                serde_json::from_value(json!(p.as_str())).unwrap();
+            let m: model::Quantization = serde_json::from_value(json!(p.as_str())).unwrap();
+            assert_eq!((llm.precision(), m.precision()), (Some(p), Some(p)));
+            assert_eq!(serde_json::to_value(llm).unwrap(), p.as_str());
+            assert_eq!(serde_json::to_value(m).unwrap(), p.as_str());
+        }
+        let auto: llm_inference::Quantization = serde_json::from_value(json!("auto")).unwrap();
+        let none: model::Quantization = serde_json::from_value(json!("none")).unwrap();
+        assert_eq!((auto.precision(), none.precision()), (None, None));
+        assert_eq!(serde_json::to_value(auto).unwrap(), "auto");
+        assert_eq!(serde_json::to_value(none).unwrap(), "none");
+        // Each kind keeps its own word: the other's is not a precision.
+        let err = serde_json::from_value::<llm_inference::Quantization>(json!("none")).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "unknown variant `none`, expected one of `auto`, `fp32`, `bf16`, `fp16`, `fp8`, `int8`, `int4`, `fp4`"
+        );
+        let err = serde_json::from_value::<model::Quantization>(json!("auto")).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "unknown variant `auto`, expected one of `fp32`, `bf16`, `fp16`, `fp8`, `int8`, `int4`, `fp4`, `none`"
+        );
+    }
+}
