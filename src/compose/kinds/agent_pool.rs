@@ -327,16 +327,7 @@ fn serve_model(
             operator_field: &operator_field,
             what_would_fit: "use a GPU type with more memory (spec.gpuRequirements.type), a lower precision (the \
                              Model's spec.quantization) or a shorter context (spec.agentClass.maxContextLength)",
-            gpu_field: if spec
-                .gpu_requirements
-                .as_ref()
-                .and_then(|g| g.r#type.as_ref())
-                .is_some()
-            {
-                "spec.gpuRequirements.type"
-            } else {
-                "input.defaults.gpuType"
-            },
+            gpu_field: gpu_type_field(spec),
         },
         plan,
         &req.settings.weights_cache,
@@ -888,6 +879,19 @@ fn observed_replicas(req: &ComposeRequest) -> Option<i32> {
         .and_then(|r| i32::try_from(r).ok())
 }
 
+/// The field the pool's GPU type comes from: its own, or the platform's.
+fn gpu_type_field(spec: &AgentPoolSpec) -> &'static str {
+    if spec
+        .gpu_requirements
+        .as_ref()
+        .is_some_and(|g| g.r#type.is_some())
+    {
+        "spec.gpuRequirements.type"
+    } else {
+        "input.defaults.gpuType"
+    }
+}
+
 /// Prefixes a sizing error with the field it is about: the pool's or the Model's.
 fn sizing_error_message(
     spec: &AgentPoolSpec,
@@ -898,15 +902,7 @@ fn sizing_error_message(
     let on_model = |f: &str| format!("Model {} spec.{f}", model.display);
     let field = match e {
         E::UnknownGpu { .. } | E::DoesNotFit { .. } | E::UnsupportedPrecision { .. } => {
-            if spec
-                .gpu_requirements
-                .as_ref()
-                .is_some_and(|g| g.r#type.is_some())
-            {
-                "spec.gpuRequirements.type".to_string()
-            } else {
-                "input.defaults.gpuType".to_string()
-            }
+            gpu_type_field(spec).to_string()
         }
         E::UnknownPrecision { .. } => on_model("quantization"),
         E::InvalidMigChoice { .. }
