@@ -301,11 +301,6 @@ impl Plan {
         }
         args
     }
-
-    /// True when one replica spans more than one node.
-    pub fn is_multi_node(&self) -> bool {
-        self.nodes > 1
-    }
 }
 
 /// Sizes one replica. See the module docs and docs/sizing.md.

@@ -575,11 +575,3 @@ pub fn layout_summary(plan: &Plan) -> String {
         plan.gpu_count, plan.dtype, plan.tensor_parallel_size, plan.max_model_len
     )
 }
-
-/// A serializable value as a JSON object (empty if it is not one).
-pub fn to_map<T: serde::Serialize>(v: &T) -> Map<String, Value> {
-    match serde_json::to_value(v) {
-        Ok(Value::Object(m)) => m,
-        _ => Map::new(),
-    }
-}
