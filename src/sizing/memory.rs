@@ -199,25 +199,31 @@ impl Arch {
     /// which is every layer; Qwen3-Next's 12 full and 36 linear-attention
     /// layers count as 48 (vLLM pads their state to an attention page).
     pub fn kv_layers(&self) -> u32 {
+        self.layer_groups()
+            .map_or(self.layers, |(g, full, partial)| g * (full + partial))
+    }
+
+    /// The layers grouped as vLLM's hybrid allocator groups them: the group
+    /// size and the padded group counts (full, partial); `None` when every
+    /// layer is of one kind.
+    fn layer_groups(&self) -> Option<(u32, u32, u32)> {
         let partial = self.partial_layers();
         let full = self.layers - partial;
         if partial == 0 || full == 0 {
-            return self.layers;
+            return None;
         }
         let g = full.min(partial);
-        g * (full.div_ceil(g) + partial.div_ceil(g))
+        Some((g, full.div_ceil(g), partial.div_ceil(g)))
     }
 
     /// The padded groups of a hybrid model: (full groups, partial groups),
     /// or `None` when every layer caches the whole context.
     fn groups(&self) -> Option<(u64, u64)> {
-        let partial = self.partial_layers();
-        let full = self.layers - partial;
-        if partial == 0 || full == 0 || (self.linear_layers == 0 && self.sliding_window == 0) {
+        if self.linear_layers == 0 && self.sliding_window == 0 {
             return None;
         }
-        let g = full.min(partial);
-        Some((u64::from(full.div_ceil(g)), u64::from(partial.div_ceil(g))))
+        self.layer_groups()
+            .map(|(_, full, partial)| (u64::from(full), u64::from(partial)))
     }
 
     /// Tokens a partial group keeps per sequence at most. Sliding window:
