@@ -276,12 +276,8 @@ impl ModelConfig {
 /// alternation. A `sliding_window` on every layer (Mistral 7B v0.1) is one
 /// kind of layer, which the KV cache counts like full attention, so 0.
 fn sliding_layers(m: &Map<String, Value>, layers: u32) -> u32 {
-    if let Some(types) = m.get("layer_types").and_then(Value::as_array) {
-        let sliding = types
-            .iter()
-            .filter(|t| t.as_str().is_some_and(|s| s.contains("sliding")))
-            .count();
-        return u32::try_from(sliding).unwrap_or(0).min(layers);
+    if let Some(n) = layers_of_type(m, "sliding", layers) {
+        return n;
     }
     let has_window = m
         .get("sliding_window")
@@ -303,15 +299,22 @@ fn sliding_layers(m: &Map<String, Value>, layers: u32) -> u32 {
     }
 }
 
+/// The layers `layer_types` names with `kind` in their type (for example
+/// `sliding_attention`), at most `layers`; `None` without `layer_types`.
+fn layers_of_type(m: &Map<String, Value>, kind: &str, layers: u32) -> Option<u32> {
+    let types = m.get("layer_types").and_then(Value::as_array)?;
+    let n = types
+        .iter()
+        .filter(|t| t.as_str().is_some_and(|s| s.contains(kind)))
+        .count();
+    Some(u32::try_from(n).unwrap_or(0).min(layers))
+}
+
 /// Linear-attention layers: `layer_types` when given, else every layer but
 /// each `full_attention_interval`-th (Qwen3-Next).
 fn linear_layers(m: &Map<String, Value>, layers: u32) -> u32 {
-    if let Some(types) = m.get("layer_types").and_then(Value::as_array) {
-        let linear = types
-            .iter()
-            .filter(|t| t.as_str().is_some_and(|s| s.contains("linear")))
-            .count();
-        return u32::try_from(linear).unwrap_or(0).min(layers);
+    if let Some(n) = layers_of_type(m, "linear", layers) {
+        return n;
     }
     match u32_of(m, &["full_attention_interval"]).filter(|i| *i > 1) {
         Some(interval) if m.contains_key("linear_num_value_heads") => layers - layers / interval,
