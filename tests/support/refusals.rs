@@ -49,9 +49,9 @@ pub struct Refusal {
     pub at: &'static str,
     pub change: Change,
     pub want: full::Result,
-    /// The requirements this row answers, when not the table's: `Some(None)`
-    /// for a row refused before the requirements are known.
-    pub requirements: Option<Option<full::Requirements>>,
+    /// True for a row refused before the requirements are known: it
+    /// answers none, whatever the table's.
+    pub requires_nothing: bool,
 }
 
 impl Refusal {
@@ -59,7 +59,7 @@ impl Refusal {
     /// AgentPool whose spec does not decode names no Model): it answers no
     /// requirements.
     pub fn requiring_nothing(mut self) -> Self {
-        self.requirements = Some(None);
+        self.requires_nothing = true;
         self
     }
 }
@@ -76,7 +76,7 @@ pub fn refusal(
         at,
         change: change.into(),
         want,
-        requirements: None,
+        requires_nothing: false,
     }
 }
 
@@ -191,7 +191,6 @@ impl Refusals {
         for row in rows {
             let name = row.name;
             let want = row.want.clone();
-            let row_requirements = row.requirements.clone();
             let rsp = call(&self.request(&row));
             assert!(
                 rsp.results.contains(&want),
@@ -220,7 +219,11 @@ impl Refusals {
                         meta: meta(self.tag, 60),
                         desired: Some(self.desired.clone()),
                         results: vec![want],
-                        requirements: row_requirements.unwrap_or_else(|| self.requirements.clone()),
+                        requirements: if row.requires_nothing {
+                            None
+                        } else {
+                            self.requirements.clone()
+                        },
                         ..Default::default()
                     },
                     "case {name:?}: a refusal composes nothing and keeps the earlier steps' desired state"
