@@ -266,7 +266,10 @@ fn apply(
             let manifest = compose::desired_from_observed(object);
             kept.push((
                 name.clone(),
-                encode_resource(&manifest, wire::Ready::Unspecified),
+                encode_resource(
+                    |out| struct_serializer::encode_resource_field(&manifest, out),
+                    wire::Ready::Unspecified,
+                ),
             ));
         } else if let Some(raw) = observed.raw(name) {
             // Observed but not decodable: leaving it out would make
@@ -289,7 +292,8 @@ fn apply(
     }
     desired.resources.extend(kept);
     for (name, composed) in composition.resources {
-        let resource = encode_resource(&composed.manifest, composed.ready);
+        let manifest = &composed.manifest;
+        let resource = encode_resource(|out| manifest.encode_resource_field(out), composed.ready);
         desired.resources.insert(name, resource);
     }
     rsp.results.extend(composition.results);
@@ -381,10 +385,13 @@ fn merge_status_raw(
 
 /// A composed resource as the response carries it: the manifest encoded
 /// straight to protobuf (see `protocol::struct_serializer`) and its readiness.
-fn encode_resource<T: serde::Serialize + ?Sized>(manifest: &T, ready: wire::Ready) -> RawResource {
+fn encode_resource(
+    write_manifest: impl FnOnce(&mut Vec<u8>) -> Result<(), struct_serializer::Error>,
+    ready: wire::Ready,
+) -> RawResource {
     let mut bytes = Vec::with_capacity(1024);
     // Not an object: no resource field, as prost gives for None.
-    if struct_serializer::encode_resource_field(manifest, &mut bytes).is_err() {
+    if write_manifest(&mut bytes).is_err() {
         bytes.clear();
     }
     if ready != wire::Ready::Unspecified {
@@ -405,6 +412,13 @@ mod tests {
                "data": {"a": "1", "": "empty key"}, "n": [1, 2.5, null, true]})
     }
 
+    fn encoded(manifest: &Value, ready: wire::Ready) -> RawResource {
+        encode_resource(
+            |out| struct_serializer::encode_resource_field(manifest, out),
+            ready,
+        )
+    }
+
     #[test]
     fn a_composed_resource_is_encoded_as_prost_would() {
         for ready in [
@@ -417,11 +431,11 @@ mod tests {
                 ready: ready as i32,
                 ..Default::default()
             });
-            assert_eq!(encode_resource(&manifest(), ready), want, "{ready:?}");
+            assert_eq!(encoded(&manifest(), ready), want, "{ready:?}");
         }
         // Not an object: no resource field, as prost gives for None.
         assert_eq!(
-            encode_resource(&json!("x"), wire::Ready::True),
+            encoded(&json!("x"), wire::Ready::True),
             RawResource::from_full(&full::Resource {
                 ready: wire::Ready::True as i32,
                 ..Default::default()
@@ -470,7 +484,7 @@ mod tests {
         .unwrap();
         let want =
             json!({"apiVersion": "infer.dev/v1alpha1", "kind": "LLMInference", "status": {"a": 1}});
-        assert_eq!(alone, encode_resource(&want, wire::Ready::Unspecified));
+        assert_eq!(alone, encoded(&want, wire::Ready::Unspecified));
     }
 
     /// What merging the decoded objects gives: the earlier object with

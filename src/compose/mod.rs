@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 
 use crate::input::Settings;
 use crate::protocol::raw_message::RawResource;
+use crate::protocol::struct_serializer;
 use crate::protocol::wire::{self, Ready};
 
 /// The observed composite resource, with the fields composers need at hand.
@@ -317,7 +318,7 @@ pub struct Composed {
 /// Fields merged into the XR's desired status, typed until the edge encodes
 /// them, once; none by default.
 #[derive(Default)]
-pub struct Status(Option<Box<dyn erased_serde::Serialize + Send + Sync>>);
+pub struct Status(Option<Box<dyn Encodable>>);
 
 impl Status {
     /// `fields`, which serialize as an object.
@@ -328,7 +329,7 @@ impl Status {
     /// The bytes of the Struct the fields make; empty when there are none.
     pub fn to_struct_bytes(&self) -> Result<Vec<u8>, crate::protocol::struct_serializer::Error> {
         match &self.0 {
-            Some(fields) => crate::protocol::struct_serializer::to_struct_bytes(fields.as_ref()),
+            Some(fields) => fields.struct_bytes(),
             None => Ok(Vec::new()),
         }
     }
@@ -344,10 +345,29 @@ impl std::fmt::Debug for Status {
     }
 }
 
+/// A typed value behind one dynamic call: the edge's encoding of its
+/// `Struct` bytes is compiled for the concrete type (a serde walk through
+/// `erased_serde` pays a virtual call at every field), and serde still
+/// reaches it for every other format.
+trait Encodable: erased_serde::Serialize + Send + Sync {
+    fn struct_bytes(&self) -> Result<Vec<u8>, struct_serializer::Error>;
+    fn resource_field(&self, out: &mut Vec<u8>) -> Result<(), struct_serializer::Error>;
+}
+
+impl<T: serde::Serialize + Send + Sync> Encodable for T {
+    fn struct_bytes(&self) -> Result<Vec<u8>, struct_serializer::Error> {
+        struct_serializer::to_struct_bytes(self)
+    }
+
+    fn resource_field(&self, out: &mut Vec<u8>) -> Result<(), struct_serializer::Error> {
+        struct_serializer::encode_resource_field(self, out)
+    }
+}
+
 /// A composed manifest, typed until the edge encodes it, once.
 pub struct Manifest {
     kind: &'static str,
-    object: Box<dyn erased_serde::Serialize + Send + Sync>,
+    object: Box<dyn Encodable>,
 }
 
 impl Manifest {
@@ -363,11 +383,17 @@ impl Manifest {
     pub fn kind(&self) -> &'static str {
         self.kind
     }
+
+    /// The manifest as field 1 of a `Resource`, appended to `out`.
+    pub fn encode_resource_field(&self, out: &mut Vec<u8>) -> Result<(), struct_serializer::Error> {
+        self.object.resource_field(out)
+    }
 }
 
 impl serde::Serialize for Manifest {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        erased_serde::serialize(self.object.as_ref(), serializer)
+        let object: &dyn erased_serde::Serialize = self.object.as_ref();
+        erased_serde::serialize(object, serializer)
     }
 }
 
