@@ -181,8 +181,21 @@ fn read_input(input: Option<&RawStruct>) -> Result<Settings, String> {
     let Some(input) = input else {
         return Ok(Settings::default());
     };
-    // As for the composite: the fast path reads the bytes straight into
-    // JSON, and prost reports what is wrong with anything else.
+    // As for the spec: the typed read straight from the bytes is the fast
+    // path; anything it does not read, the JSON path answers, with its message.
+    let parsed =
+        match crate::protocol::struct_deserializer::from_struct_bytes::<Input>(input.as_bytes()) {
+            Ok(parsed) => parsed,
+            Err(_) => input_through_json(input)?,
+        };
+    parsed
+        .settings()
+        .map_err(|e| format!("invalid step input: {e}"))
+}
+
+/// The step input read through JSON: the bytes straight into JSON when they
+/// are canonical, else through prost, which reports what is wrong.
+fn input_through_json(input: &RawStruct) -> Result<Input, String> {
     let object = match crate::protocol::struct_json::decode_struct(input.as_bytes()) {
         Ok(object) => object,
         Err(_) => input
@@ -190,11 +203,8 @@ fn read_input(input: Option<&RawStruct>) -> Result<Settings, String> {
             .map(|s| struct_to_json(&s))
             .map_err(|e| format!("cannot decode the step input: {e}"))?,
     };
-    let parsed: Input = crate::de::from_object(Value::Object(object), "input")
-        .map_err(|e| format!("cannot read the step input: {e}"))?;
-    parsed
-        .settings()
-        .map_err(|e| format!("invalid step input: {e}"))
+    crate::de::from_object(Value::Object(object), "input")
+        .map_err(|e| format!("cannot read the step input: {e}"))
 }
 
 fn observed_composite(req: &wire::RunFunctionRequest) -> Result<Composite<'_>, String> {
@@ -441,6 +451,51 @@ mod tests {
                 ..Default::default()
             })
         );
+    }
+
+    #[test]
+    fn the_step_input_read_from_bytes_is_the_input_read_through_json() {
+        let valid = [
+            json!({"apiVersion": "inference.fn.crossplane.io/v1beta1", "kind": "Input"}),
+            json!({
+                "apiVersion": "inference.fn.crossplane.io/v1beta1", "kind": "Input",
+                "metadata": {"name": "x", "labels": {"a": "b"}, "n": 3}, "ttl": "1h30m",
+                "defaults": {
+                    "gpuType": "L4", "offeredGpuTypes": ["L4", "H100-80GB"],
+                    "image": {"registry": "docker.io", "name": "vllm/vllm-openai:v0.9.2"},
+                    "gpuMemoryUtilization": 0.9, "gpuNodeSelector": false, "gpuToleration": true,
+                    "providerConfigKind": "ClusterProviderConfig",
+                    "weightsCache": {"storageClassName": "fast", "sharedStorageClassName": "nfs"},
+                    "objective": "throughput", "vllmVersion": "0.9.2", "runtime": "auto",
+                    "vllmImages": {"nvidia": {"registry": "r", "name": "n"}},
+                },
+            }),
+            json!({"ttl": null, "defaults": {"gpuMemoryUtilization": 1}}),
+        ];
+        let unusual = [
+            json!({"ttl": 60}),
+            json!({"ttl": "soon"}),
+            json!({"defaults": ["L4"]}),
+            json!({"defaults": {"gpuType": "L4", "gpuTypo": "L4"}}),
+            json!({"defaults": {"runtime": "docker"}}),
+            json!({"defaults": {"gpuMemoryUtilization": "high"}}),
+            json!({"spec": {}}),
+        ];
+        for (input, must_read) in valid
+            .iter()
+            .map(|i| (i, true))
+            .chain(unusual.iter().map(|i| (i, false)))
+        {
+            let raw = RawStruct::from_full(&json_to_struct(input.as_object().unwrap()));
+            let fast =
+                crate::protocol::struct_deserializer::from_struct_bytes::<Input>(raw.as_bytes());
+            let through_json = input_through_json(&raw);
+            assert_eq!(fast.is_ok(), must_read, "{input}: {fast:?}");
+            match fast {
+                Ok(fast) => assert_eq!(Ok(fast), through_json, "{input}"),
+                Err(_) => assert!(through_json.is_err(), "{input}: {through_json:?}"),
+            }
+        }
     }
 
     fn struct_bytes(v: &Value) -> Vec<u8> {
