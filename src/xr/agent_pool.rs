@@ -112,10 +112,10 @@ pub struct AgentPoolSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 253))]
     pub ingress_host: Option<String>,
-    /// Crossplane's own fields (composition selection and the like); not read by the function.
+    /// Crossplane's own fields (composition selection and the like); skipped unread.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(skip)]
-    pub crossplane: Option<serde_json::Value>,
+    pub crossplane: Option<crate::xr::common::CrossplaneFields>,
 }
 
 /// The agents' behaviour (NeuroNetes' AgentClass, inlined).

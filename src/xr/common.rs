@@ -5,6 +5,27 @@ use std::borrow::Cow;
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
 
+/// `spec.crossplane`, Crossplane's own fields (composition selection,
+/// references to the composed resources). The function never reads them, so
+/// they are skipped unread rather than built into a JSON tree that grows
+/// with every composed resource; a spec still names the field because it
+/// refuses unknown ones.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CrossplaneFields;
+
+impl<'de> Deserialize<'de> for CrossplaneFields {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        serde::de::IgnoredAny::deserialize(d).map(|_| Self)
+    }
+}
+
+impl Serialize for CrossplaneFields {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        s.serialize_map(Some(0))?.end()
+    }
+}
+
 /// A reference to an object by name in the XR's namespace.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

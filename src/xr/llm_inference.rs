@@ -136,10 +136,10 @@ pub struct LlmInferenceSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 63))]
     pub target_namespace: Option<String>,
-    /// Crossplane's own fields (composition selection and the like); not read by the function.
+    /// Crossplane's own fields (composition selection and the like); skipped unread.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(skip)]
-    pub crossplane: Option<serde_json::Value>,
+    pub crossplane: Option<crate::xr::common::CrossplaneFields>,
 }
 
 /// What the function reports about an LLMInference.

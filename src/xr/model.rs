@@ -79,10 +79,10 @@ pub struct ModelSpec {
     /// What the layouts of the runtimes serving the Model are chosen for: minimal, balanced or throughput. Defaults to the platform's (step input).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub objective: Option<Objective>,
-    /// Crossplane's own fields (composition selection and the like); not read by the function.
+    /// Crossplane's own fields (composition selection and the like); skipped unread.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(skip)]
-    pub crossplane: Option<serde_json::Value>,
+    pub crossplane: Option<crate::xr::common::CrossplaneFields>,
 }
 
 /// The schema of a free-form object (a config.json): any fields, kept as given.
