@@ -21,16 +21,6 @@ use support::models::*;
 use support::refusals::*;
 use support::*;
 
-/// The AgentPool `reviewers` as these tests send it: with a uid, and the
-/// status Crossplane observed.
-fn pool(spec: Value, status: Value) -> Value {
-    AgentPool::new("reviewers")
-        .uid("0a9e")
-        .spec(spec)
-        .status(status)
-        .build()
-}
-
 /// The smallest pool worth composing: two warm agents of up to six, no port.
 fn small_pool() -> Value {
     json!({
@@ -47,7 +37,10 @@ fn small_pool() -> Value {
 
 #[test]
 fn before_crossplane_looks_the_model_up_the_pool_asks_and_waits() {
-    let rsp = call(&request("w1", pool(small_pool(), json!({}))));
+    let rsp = call(&request(
+        "w1",
+        AgentPool::new("reviewers").spec(small_pool()).build(),
+    ));
     let message =
         "waiting for Crossplane to look up Model team-a/llama-8b (spec.agentClass.modelRef)";
     let want = full::RunFunctionResponse {
@@ -70,7 +63,13 @@ fn before_crossplane_looks_the_model_up_the_pool_asks_and_waits() {
     };
     assert_eq!(rsp, want);
     // Crossplane calls until the requirements stop changing: they must not.
-    assert_eq!(call(&request("w1", pool(small_pool(), json!({})))), want);
+    assert_eq!(
+        call(&request(
+            "w1",
+            AgentPool::new("reviewers").spec(small_pool()).build()
+        )),
+        want
+    );
 }
 
 #[test]
@@ -83,7 +82,10 @@ fn a_missing_model_keeps_what_was_composed_and_warns_once() {
         "spec": {"replicas": 4},
         "status": {"availableReplicas": 4},
     });
-    let mut req = with_model(request("w2", pool(small_pool(), json!({}))), vec![]);
+    let mut req = with_model(
+        request("w2", AgentPool::new("reviewers").spec(small_pool()).build()),
+        vec![],
+    );
     req.observed.as_mut().unwrap().resources =
         [("agents".to_string(), resource(observed_agents))].into();
     let message = "waiting for Model team-a/llama-8b (spec.agentClass.modelRef): it does not exist yet; create it in namespace team-a";
@@ -119,8 +121,12 @@ fn a_missing_model_keeps_what_was_composed_and_warns_once() {
 
     // The status already says so: no second event.
     let mut again = req.clone();
-    again.observed.as_mut().unwrap().composite =
-        Some(resource(pool(small_pool(), json!({"waitingFor": message}))));
+    again.observed.as_mut().unwrap().composite = Some(resource(
+        AgentPool::new("reviewers")
+            .spec(small_pool())
+            .status(json!({"waitingFor": message}))
+            .build(),
+    ));
     assert_eq!(call(&again).results, vec![]);
 }
 
@@ -159,7 +165,7 @@ fn selector() -> Value {
 #[test]
 fn with_its_model_the_pool_composes_server_agents_config_autoscaler_and_budget() {
     let rsp = call(&with_model(
-        request("f1", pool(small_pool(), json!({}))),
+        request("f1", AgentPool::new("reviewers").spec(small_pool()).build()),
         vec![llama_8b()],
     ));
     assert_eq!(fatals(&rsp), Vec::<&str>::new());
@@ -302,7 +308,7 @@ fn a_token_budget_sets_model_server_replicas_and_prewarm_sets_agent_replicas() {
     spec["maxReplicas"] = json!(20);
     spec["prewarmPercent"] = json!(25);
     let rsp = call(&with_model(
-        request("b1", pool(spec.clone(), json!({}))),
+        request("b1", AgentPool::new("reviewers").spec(spec.clone()).build()),
         vec![llama_8b()],
     ));
     // A batch of 6 sequences of 4,096 tokens on average decodes 65.6
@@ -320,7 +326,10 @@ fn a_token_budget_sets_model_server_replicas_and_prewarm_sets_agent_replicas() {
          replicas = ceil(tokensPerSecondBudget 200 / 65.6) = 4"
     );
     // Once the autoscaler scaled the agents, the observed count is carried forward.
-    let mut req = with_model(request("b2", pool(spec, json!({}))), vec![llama_8b()]);
+    let mut req = with_model(
+        request("b2", AgentPool::new("reviewers").spec(spec).build()),
+        vec![llama_8b()],
+    );
     req.observed.as_mut().unwrap().resources = [(
         "agents".to_string(),
         resource(json!({"apiVersion": "apps/v1", "kind": "Deployment",
@@ -333,7 +342,7 @@ fn a_token_budget_sets_model_server_replicas_and_prewarm_sets_agent_replicas() {
 #[test]
 fn a_changed_model_resizes_the_runtime() {
     let before = call(&with_model(
-        request("c1", pool(small_pool(), json!({}))),
+        request("c1", AgentPool::new("reviewers").spec(small_pool()).build()),
         vec![llama_8b()],
     ));
     assert_eq!(manifest(&before, "model_server"), small_pool_runtime());
@@ -347,7 +356,7 @@ fn a_changed_model_resizes_the_runtime() {
                "parameterCount": "70B", "shardSpec": {"count": 4, "strategy": "tensor-parallel"}}),
     );
     let after = call(&with_model(
-        request("c2", pool(spec, json!({}))),
+        request("c2", AgentPool::new("reviewers").spec(spec).build()),
         vec![bigger],
     ));
     assert_eq!(fatals(&after), Vec::<&str>::new());
@@ -385,7 +394,7 @@ fn a_changed_model_resizes_the_runtime() {
     let mut spec = small_pool();
     spec["gpuRequirements"] = json!({"type": "L4"});
     let rsp = call(&with_model(
-        request("c3", pool(spec, json!({}))),
+        request("c3", AgentPool::new("reviewers").spec(spec).build()),
         vec![invalid],
     ));
     let f = fatals(&rsp);
@@ -405,7 +414,7 @@ fn a_cache_policy_gives_the_runtime_a_weights_volume_and_says_what_it_cannot_do(
     m["spec"]["cachePolicy"] =
         json!({"priority": "high", "pinDuration": "2h", "evictionPolicy": "idle"});
     let rsp = call(&with_model(
-        request("k1", pool(small_pool(), json!({}))),
+        request("k1", AgentPool::new("reviewers").spec(small_pool()).build()),
         vec![m],
     ));
     let runtime = manifest(&rsp, "model_server");
@@ -434,7 +443,7 @@ fn credentials_never_reach_a_config_map() {
     let mut spec = small_pool();
     spec["agentClass"]["memoryConfig"] = json!({"type": "redis", "ttl": "2h", "connectionString": "redis://:s3cr3t-p4ss@redis:6379/0"});
     let rsp = call(&with_model(
-        request("s1", pool(spec, json!({}))),
+        request("s1", AgentPool::new("reviewers").spec(spec).build()),
         vec![llama_8b()],
     ));
     assert_eq!(
@@ -458,7 +467,7 @@ fn credentials_never_reach_a_config_map() {
     spec["agentClass"]["guardrails"] =
         json!([{"type": "content-filter", "action": "block", "config": {"apiKey": "sk-123"}}]);
     let rsp = call(&with_model(
-        request("s2", pool(spec, json!({}))),
+        request("s2", AgentPool::new("reviewers").spec(spec).build()),
         vec![llama_8b()],
     ));
     assert_eq!(
@@ -473,7 +482,7 @@ fn credentials_never_reach_a_config_map() {
     let mut spec = small_pool();
     spec["agentClass"]["memoryConfig"] = json!({"type": "redis", "ttl": "2h", "encrypted": true, "connectionSecretRef": {"name": "redis-auth"}});
     let rsp = call(&with_model(
-        request("s3", pool(spec, json!({}))),
+        request("s3", AgentPool::new("reviewers").spec(spec).build()),
         vec![llama_8b()],
     ));
     let config = manifest(&rsp, "agent_config");
@@ -510,7 +519,7 @@ fn autoscaling_metrics_map_to_the_hpa() {
         "cooldownPeriod": "5m",
     });
     let rsp = call(&with_model(
-        request("h1", pool(spec.clone(), json!({}))),
+        request("h1", AgentPool::new("reviewers").spec(spec.clone()).build()),
         vec![llama_8b()],
     ));
     let pods = |name: &str, value: &str| json!({"type": "Pods", "pods": {"metric": {"name": name}, "target": {"type": "AverageValue", "averageValue": value}}});
@@ -562,7 +571,13 @@ fn autoscaling_metrics_map_to_the_hpa() {
 
     // The warning is an event once: the observed status already carries it.
     let rsp = call(&with_model(
-        request("h2", pool(spec.clone(), json!({"warnings": [unsupported]}))),
+        request(
+            "h2",
+            AgentPool::new("reviewers")
+                .spec(spec.clone())
+                .status(json!({"warnings": [unsupported]}))
+                .build(),
+        ),
         vec![llama_8b()],
     ));
     assert_eq!(rsp.results, vec![]);
@@ -570,7 +585,7 @@ fn autoscaling_metrics_map_to_the_hpa() {
     // A target that is not a number names its field.
     spec["autoscaling"]["metrics"] = json!([{"type": "queue-depth", "target": "lots"}]);
     let rsp = call(&with_model(
-        request("h3", pool(spec, json!({}))),
+        request("h3", AgentPool::new("reviewers").spec(spec).build()),
         vec![llama_8b()],
     ));
     assert_eq!(
@@ -604,7 +619,10 @@ fn every_composed_manifest_is_schema_valid() {
     cached["spec"]["cachePolicy"] = json!({"priority": "critical"});
     let mut problems = Vec::new();
     for (spec, m) in [(small_pool(), llama_8b()), (full_pool, cached)] {
-        let rsp = call(&with_model(request("v", pool(spec, json!({}))), vec![m]));
+        let rsp = call(&with_model(
+            request("v", AgentPool::new("reviewers").spec(spec).build()),
+            vec![m],
+        ));
         assert_eq!(fatals(&rsp), Vec::<&str>::new());
         for name in names(&rsp) {
             problems.extend(
@@ -641,7 +659,7 @@ fn the_model_server_runs_on_the_runtime_the_pool_asks_for_behind_the_same_url() 
     };
     // The default: the operator's VLLMRuntime.
     let rsp = call(&with_model(
-        request("rt", pool(small_pool(), json!({}))),
+        request("rt", AgentPool::new("reviewers").spec(small_pool()).build()),
         vec![llama_8b()],
     ));
     assert_eq!(server_keys(&rsp), ["model_server"]);
@@ -651,7 +669,7 @@ fn the_model_server_runs_on_the_runtime_the_pool_asks_for_behind_the_same_url() 
     let mut spec = small_pool();
     spec["runtime"] = json!("deployment");
     let rsp = call(&with_model(
-        request("rt", pool(spec, json!({}))),
+        request("rt", AgentPool::new("reviewers").spec(spec).build()),
         vec![llama_8b()],
     ));
     assert_eq!(fatals(&rsp), Vec::<&str>::new());
@@ -703,7 +721,10 @@ fn a_pool_whose_model_needs_several_nodes_is_served_on_a_leader_worker_set() {
     spec["agentClass"]["maxContextLength"] = json!(32768);
     // The operator cannot: refused with the runtime that can.
     let rsp = call(&with_model(
-        request("big", pool(spec.clone(), json!({}))),
+        request(
+            "big",
+            AgentPool::new("reviewers").spec(spec.clone()).build(),
+        ),
         vec![big.clone()],
     ));
     let fatal = fatals(&rsp);
@@ -717,7 +738,7 @@ fn a_pool_whose_model_needs_several_nodes_is_served_on_a_leader_worker_set() {
     // auto serves it.
     spec["runtime"] = json!("auto");
     let rsp = call(&with_model(
-        request("big", pool(spec, json!({}))),
+        request("big", AgentPool::new("reviewers").spec(spec).build()),
         vec![big],
     ));
     assert_eq!(fatals(&rsp), Vec::<&str>::new());
@@ -759,7 +780,7 @@ fn an_agent_pool_sizes_with_its_objective_and_the_models_config_map() {
         .resources
         .insert("model-config".into(), config_map_selector("llama-config"));
     let rsp = call(&with_model(
-        request("p1", pool(spec.clone(), json!({}))),
+        request("p1", AgentPool::new("reviewers").spec(spec.clone()).build()),
         vec![m.clone()],
     ));
     assert_eq!(fatals(&rsp), Vec::<&str>::new());
@@ -769,7 +790,7 @@ fn an_agent_pool_sizes_with_its_objective_and_the_models_config_map() {
     let cm = config_map("llama-config", json!({"config.json": "[]"}));
     let rsp = call(&with_config_map(
         with_model(
-            request("p2", pool(spec.clone(), json!({}))),
+            request("p2", AgentPool::new("reviewers").spec(spec.clone()).build()),
             vec![m.clone()],
         ),
         vec![cm],
@@ -787,7 +808,10 @@ fn an_agent_pool_sizes_with_its_objective_and_the_models_config_map() {
         json!({"config.json": codellama_config().to_string()}),
     );
     let rsp = call(&with_config_map(
-        with_model(request("p3", pool(spec, json!({}))), vec![m]),
+        with_model(
+            request("p3", AgentPool::new("reviewers").spec(spec).build()),
+            vec![m],
+        ),
         vec![cm],
     ));
     assert_eq!(fatals(&rsp), Vec::<&str>::new());
@@ -1328,7 +1352,7 @@ fn malformed_agent_pools_are_refused_and_name_the_field_and_what_is_valid() {
 
 #[test]
 fn bad_specs_are_fatal_results_naming_the_field() {
-    Refusals::of(pool(small_pool(), json!({})))
+    Refusals::of(AgentPool::new("reviewers").spec(small_pool()).build())
         .tag("e")
         .with_model(llama_8b())
         .after(full::State::default())

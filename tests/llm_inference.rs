@@ -22,16 +22,6 @@ use support::*;
 
 const DOT: fn() -> Value = || json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "gpu": 1, "ingressHost": "qwen.127.0.0.1.nip.io", "providerConfigName": "incluster"});
 
-/// An LLMInference as these tests send it: with a uid, and the status
-/// Crossplane observed.
-fn xr(name: &str, spec: Value, status: Value) -> Value {
-    LlmInference::new(name)
-        .uid("0c1d")
-        .spec(spec)
-        .status(status)
-        .build()
-}
-
 fn composed(rsp: &full::RunFunctionResponse, name: &str) -> (Value, i32) {
     let r = &rsp.desired.as_ref().unwrap().resources[name];
     (
@@ -106,7 +96,7 @@ fn dot_ingress_object() -> Value {
 fn first_call_composes_dot_inference_essentials_and_reports_the_plan() {
     // dot-inference's XR, unchanged: 1 GPU -> 2 CPU, 8Gi; Objects for the
     // runtime and the Ingress; nothing observed yet, so nothing is ready.
-    let req = request("t1", xr("test-qwen", DOT(), json!({})));
+    let req = request("t1", LlmInference::new("test-qwen").spec(DOT()).build());
     let mut plan = dot_plan();
     plan.reasons.push(VLLM_RUNTIME_BY_DEFAULT.into());
     let want = full::RunFunctionResponse {
@@ -163,7 +153,7 @@ fn first_call_composes_dot_inference_essentials_and_reports_the_plan() {
 #[test]
 fn readiness_follows_each_observed_resource() {
     // Observed Objects: the runtime's Ready is False, the Ingress's True.
-    let mut req = request("t2", xr("test-qwen", DOT(), json!({})));
+    let mut req = request("t2", LlmInference::new("test-qwen").spec(DOT()).build());
     let with_ready = |mut v: Value, status: &str| {
         v["status"] = json!({"conditions": [{"type": "Ready", "status": status, "reason": "x"}]});
         resource(v)
@@ -206,7 +196,7 @@ fn readiness_follows_each_observed_resource() {
 #[test]
 fn a_native_runtime_is_ready_when_a_replica_is_available() {
     let spec = json!({"model": "Qwen/Qwen2.5-1.5B-Instruct"});
-    let mut req = request("t3", xr("qwen", spec, json!({})));
+    let mut req = request("t3", LlmInference::new("qwen").spec(spec).build());
     let first = call(&req);
     let (runtime, ready) = composed(&first, "vllm_runtime");
     assert_eq!(
@@ -249,7 +239,10 @@ fn an_undersized_gpu_count_warns_once_and_stays_in_status() {
                 !plan.warnings.is_empty(),
                 "an undersized explicit count must warn"
             );
-            let first = call(&request("t4", xr("big", spec.clone(), json!({}))));
+            let first = call(&request(
+                "t4",
+                LlmInference::new("big").spec(spec.clone()).build(),
+            ));
             // The engine's warnings, then the composer's note that loading
             // 131 GiB outlasts the operator's fixed startup probe, so the
             // runtime gets a weights volume.
@@ -269,13 +262,19 @@ fn an_undersized_gpu_count_warns_once_and_stays_in_status() {
             assert_eq!(desired_status(&first)["plan"]["warnings"], json!(expected));
             assert_eq!(first.conditions[0].reason, "SizedWithWarnings");
             // The next reconcile observes the warning in status: no new event.
-            let again = call(&request("t5", xr("big", spec, desired_status(&first))));
+            let again = call(&request(
+                "t5",
+                LlmInference::new("big")
+                    .spec(spec)
+                    .status(desired_status(&first))
+                    .build(),
+            ));
             assert_eq!(again.results, vec![]);
             assert_eq!(desired_status(&again)["plan"]["warnings"], json!(expected));
         }
         Err(e) => {
             // The engine may refuse outright; then the XR gets a FATAL naming spec.gpu.
-            let rsp = call(&request("t4", xr("big", spec, json!({}))));
+            let rsp = call(&request("t4", LlmInference::new("big").spec(spec).build()));
             assert_eq!(
                 rsp.results,
                 vec![fatal("CannotSize", &format!("spec.gpu: {e}"))]
@@ -287,7 +286,10 @@ fn an_undersized_gpu_count_warns_once_and_stays_in_status() {
 #[test]
 fn target_namespace_without_provider_config_is_reported_not_ignored() {
     let spec = json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "targetNamespace": "elsewhere"});
-    let rsp = call(&request("t6", xr("qwen", spec.clone(), json!({}))));
+    let rsp = call(&request(
+        "t6",
+        LlmInference::new("qwen").spec(spec.clone()).build(),
+    ));
     let note = "spec.targetNamespace \"elsewhere\" does not apply without spec.providerConfigName: Crossplane composes into the XR's namespace \"team-a\"";
     assert_eq!(rsp.results, vec![warning("SizingWarning", note)]);
     assert_eq!(
@@ -300,7 +302,13 @@ fn target_namespace_without_provider_config_is_reported_not_ignored() {
             .unwrap()
             .contains(&json!(note))
     );
-    let again = call(&request("t7", xr("qwen", spec, desired_status(&rsp))));
+    let again = call(&request(
+        "t7",
+        LlmInference::new("qwen")
+            .spec(spec)
+            .status(desired_status(&rsp))
+            .build(),
+    ));
     assert_eq!(
         again.results,
         vec![],
@@ -346,7 +354,7 @@ fn pcie_and_nvl_gpu_types_ask_for_their_own_product_label() {
         ("h200-nvl", "H200-NVL", "NVIDIA-H200-NVL"),
     ] {
         let spec = json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "gpuType": gpu_type});
-        let mut req = request("pcie", xr("qwen", spec, json!({})));
+        let mut req = request("pcie", LlmInference::new("qwen").spec(spec).build());
         req.input = Some(input(json!({"defaults": {"gpuNodeSelector": true}})));
         let rsp = call(&req);
         assert_eq!(rsp.results, vec![], "{gpu_type}");
@@ -365,11 +373,9 @@ fn pcie_and_nvl_gpu_types_ask_for_their_own_product_label() {
 fn a_runtime_named_vllm_is_renamed_so_its_service_does_not_break_vllm() {
     let rsp = call(&request(
         "t8",
-        xr(
-            "vllm",
-            json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "ingressHost": "a.example.com"}),
-            json!({}),
-        ),
+        LlmInference::new("vllm")
+            .spec(json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "ingressHost": "a.example.com"}))
+            .build(),
     ));
     assert_eq!(
         composed(&rsp, "vllm_runtime").0["metadata"]["name"],
@@ -383,7 +389,7 @@ fn a_runtime_named_vllm_is_renamed_so_its_service_does_not_break_vllm() {
 
 #[test]
 fn desired_state_of_earlier_steps_survives_a_composition() {
-    let mut req = request("p", xr("test-qwen", DOT(), json!({})));
+    let mut req = request("p", LlmInference::new("test-qwen").spec(DOT()).build());
     req.desired = Some(full::State {
         composite: Some(resource(
             json!({"apiVersion": "infer.dev/v1alpha1", "kind": "LLMInference", "status": {"fromEarlierStep": "kept"}}),
@@ -407,7 +413,7 @@ fn desired_state_of_earlier_steps_survives_a_composition() {
 #[test]
 fn extra_args_that_override_the_plan_are_reported() {
     let spec = json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "extraArgs": ["--max-model-len=4096", "--max-num-seqs", "8"]});
-    let rsp = call(&request("x", xr("qwen", spec, json!({}))));
+    let rsp = call(&request("x", LlmInference::new("qwen").spec(spec).build()));
     let note = "spec.extraArgs sets --max-model-len, which overrides the sizing plan: the reported plan no longer describes the runtime";
     assert_eq!(rsp.results, vec![warning("SizingWarning", note)]);
     assert_eq!(
@@ -426,11 +432,14 @@ fn the_pipeline_context_reaches_later_steps_unchanged() {
         "apiextensions.crossplane.io/environment": {"region": "eu-west-1", "tier": {"gpu": "L4"}},
         "example.org/earlier-step": ["a", 1, true],
     }));
-    let mut req = request("ctx", xr("test-qwen", DOT(), json!({})));
+    let mut req = request("ctx", LlmInference::new("test-qwen").spec(DOT()).build());
     req.context = Some(context.clone());
     assert_eq!(call(&req).context, Some(context.clone()));
     // Also when the function refuses the XR.
-    let mut bad = request("ctx2", xr("bad", json!({"gpu": 1}), json!({})));
+    let mut bad = request(
+        "ctx2",
+        LlmInference::new("bad").spec(json!({"gpu": 1})).build(),
+    );
     bad.context = Some(context.clone());
     assert_eq!(call(&bad).context, Some(context));
 }
@@ -438,11 +447,6 @@ fn the_pipeline_context_reaches_later_steps_unchanged() {
 // ---------------------------------------------------------------------------
 // Runtimes: vllm-runtime, deployment, leader-worker-set, auto.
 // ---------------------------------------------------------------------------
-
-fn with_runtime(mut spec: Value, runtime: &str) -> Value {
-    spec["runtime"] = json!(runtime);
-    spec
-}
 
 /// The names of what a response composes, sorted.
 fn composed_names(rsp: &full::RunFunctionResponse) -> Vec<String> {
@@ -524,7 +528,7 @@ fn the_deployment_runtime_puts_the_whole_plan_in_a_deployment_service_and_weight
         "model": "meta-llama/Llama-3.1-70B-Instruct", "gpuType": "H100-80GB", "runtime": "deployment",
         "hfTokenSecretRef": {"name": "hf-token"}, "extraArgs": ["--max-num-seqs", "64"],
     });
-    let mut req = request("d", xr("llama", spec, json!({})));
+    let mut req = request("d", LlmInference::new("llama").spec(spec).build());
     req.input = Some(input(json!({"defaults": {"gpuNodeSelector": true,
         "weightsCache": {"storageClassName": "fast-rwo"}}})));
     let rsp = call(&req);
@@ -675,7 +679,10 @@ fn the_deployment_runtime_puts_the_whole_plan_in_a_deployment_service_and_weight
 fn amd_gpus_get_the_rocm_image_and_amd_gpus_on_a_deployment() {
     let spec =
         json!({"model": "Qwen/Qwen2.5-7B-Instruct", "gpuType": "MI300X", "runtime": "deployment"});
-    let rsp = call(&request("amd", xr("qwen", spec, json!({}))));
+    let rsp = call(&request(
+        "amd",
+        LlmInference::new("qwen").spec(spec).build(),
+    ));
     assert_not_fatal(&rsp.results, "MI300X");
     let (deployment, _) = composed(&rsp, "deployment");
     let pod = &deployment["spec"]["template"]["spec"];
@@ -700,11 +707,7 @@ fn amd_gpus_get_the_rocm_image_and_amd_gpus_on_a_deployment() {
     // The platform names its own images per vendor.
     let mut req = request(
         "amd2",
-        xr(
-            "qwen",
-            json!({"model": "Qwen/Qwen2.5-7B-Instruct", "gpuType": "MI300X", "runtime": "deployment"}),
-            json!({}),
-        ),
+        LlmInference::new("qwen").spec(json!({"model": "Qwen/Qwen2.5-7B-Instruct", "gpuType": "MI300X", "runtime": "deployment"})).build(),
     );
     req.input = Some(input(
         json!({"defaults": {"vllmImages": {"amd": {"registry": "registry.example.com", "name": "vllm-rocm:1"}}}}),
@@ -722,7 +725,10 @@ fn the_leader_worker_set_runtime_serves_a_plan_across_nodes() {
         "model": "meta-llama/Llama-3.1-405B-Instruct", "gpuType": "H100-80GB", "quantization": "bf16",
         "runtime": "leader-worker-set", "replicas": 2, "hfTokenSecretRef": {"name": "hf-token"},
     });
-    let rsp = call(&request("lws", xr("llama-405b", spec, json!({}))));
+    let rsp = call(&request(
+        "lws",
+        LlmInference::new("llama-405b").spec(spec).build(),
+    ));
     assert_eq!(
         rsp.results,
         vec![],
@@ -839,7 +845,10 @@ fn a_multi_node_plan_is_served_instead_of_refused() {
     for runtime in ["auto", "leader-worker-set"] {
         let rsp = call(&request(
             "r1",
-            xr("r1", with_runtime(spec.clone(), runtime), json!({})),
+            LlmInference::new("r1")
+                .spec(spec.clone())
+                .runtime(runtime)
+                .build(),
         ));
         assert_eq!(rsp.results, vec![], "{runtime}");
         assert_eq!(
@@ -854,7 +863,7 @@ fn a_multi_node_plan_is_served_instead_of_refused() {
         );
     }
     // The platform's default runtime can be auto too.
-    let mut req = request("r1", xr("r1", spec.clone(), json!({})));
+    let mut req = request("r1", LlmInference::new("r1").spec(spec.clone()).build());
     req.input = Some(input(json!({"defaults": {"runtime": "auto"}})));
     assert_eq!(
         composed_names(&call(&req)),
@@ -867,7 +876,10 @@ fn a_multi_node_plan_is_served_instead_of_refused() {
     ] {
         let rsp = call(&request(
             "r1",
-            xr("r1", with_runtime(spec.clone(), runtime), json!({})),
+            LlmInference::new("r1")
+                .spec(spec.clone())
+                .runtime(runtime)
+                .build(),
         ));
         assert_eq!(rsp.results.len(), 1, "{runtime}");
         let r = &rsp.results[0];
@@ -926,7 +938,7 @@ fn the_startup_probe_covers_the_load_time_estimate_of_the_largest_catalog_model(
     ];
     for (runtime, plan, gpu, key) in cases {
         let spec = json!({"model": plan.model_id, "gpuType": gpu, "runtime": runtime});
-        let rsp = call(&request("big", xr("big", spec, json!({}))));
+        let rsp = call(&request("big", LlmInference::new("big").spec(spec).build()));
         assert_not_fatal(&rsp.results, runtime);
         let (manifest, _) = composed(&rsp, key);
         let pod = if key == "deployment" {
@@ -952,7 +964,10 @@ fn an_llm_inference_moved_between_runtimes_keeps_its_endpoint() {
     for runtime in ["vllm-runtime", "deployment", "leader-worker-set", "auto"] {
         let rsp = call(&request(
             "move",
-            xr("qwen", with_runtime(spec.clone(), runtime), json!({})),
+            LlmInference::new("qwen")
+                .spec(spec.clone())
+                .runtime(runtime)
+                .build(),
         ));
         assert_not_fatal(&rsp.results, runtime);
         let status = desired_status(&rsp);
@@ -1018,7 +1033,7 @@ fn auto_chooses_the_runtime_that_serves_the_plan_and_says_why() {
     for (why, spec, key, reason) in cases {
         let rsp = call(&request(
             "auto",
-            xr("m", with_runtime(spec, "auto"), json!({})),
+            LlmInference::new("m").spec(spec).runtime("auto").build(),
         ));
         assert_not_fatal(&rsp.results, why);
         assert!(
@@ -1041,7 +1056,10 @@ fn auto_chooses_the_runtime_that_serves_the_plan_and_says_why() {
 fn readiness_of_each_runtime_follows_its_observed_state() {
     let spec = json!({"model": "Qwen/Qwen2.5-7B-Instruct", "gpuType": "L4"});
     let observed = |key: &str, v: Value| -> full::RunFunctionRequest {
-        let mut req = request("ready", xr("qwen", spec.clone(), json!({})));
+        let mut req = request(
+            "ready",
+            LlmInference::new("qwen").spec(spec.clone()).build(),
+        );
         req.observed.as_mut().unwrap().resources = [(key.to_string(), resource(v))].into();
         req
     };
@@ -1063,11 +1081,12 @@ fn readiness_of_each_runtime_follows_its_observed_state() {
     ];
     for (runtime, key, state, serving) in cases {
         let mut req = observed(key, state);
-        req.observed.as_mut().unwrap().composite = Some(resource(xr(
-            "qwen",
-            with_runtime(spec.clone(), runtime),
-            json!({}),
-        )));
+        req.observed.as_mut().unwrap().composite = Some(resource(
+            LlmInference::new("qwen")
+                .spec(spec.clone())
+                .runtime(runtime)
+                .build(),
+        ));
         let rsp = call(&req);
         let (_, ready) = composed(&rsp, key);
         let want = if serving {
@@ -1088,7 +1107,7 @@ fn readiness_of_each_runtime_follows_its_observed_state() {
 fn wrapped_runtimes_get_a_readiness_query_on_what_they_report() {
     let spec = json!({"model": "deepseek-ai/DeepSeek-R1", "gpuType": "H100-80GB", "runtime": "auto",
         "providerConfigName": "gpu-cluster", "targetNamespace": "inference"});
-    let rsp = call(&request("wrap", xr("r1", spec, json!({}))));
+    let rsp = call(&request("wrap", LlmInference::new("r1").spec(spec).build()));
     assert_not_fatal(&rsp.results, "wrapped");
     let (object, _) = composed(&rsp, "leader_worker_set");
     assert_eq!(object["kind"], "Object");
@@ -1119,7 +1138,7 @@ fn wrapped_runtimes_get_a_readiness_query_on_what_they_report() {
 
     let spec = json!({"model": "Qwen/Qwen2.5-7B-Instruct", "gpuType": "MI300X", "runtime": "auto", "providerConfigName": "gpu-cluster"});
     let (object, _) = composed(
-        &call(&request("wrap", xr("q", spec, json!({})))),
+        &call(&request("wrap", LlmInference::new("q").spec(spec).build())),
         "deployment",
     );
     assert_eq!(object["spec"]["readiness"]["policy"], "DeriveFromCelQuery");
@@ -1136,7 +1155,10 @@ fn a_long_name_keeps_its_service_and_gets_a_leader_worker_set_name_its_controlle
     let name = format!("llama-405b-{}", "x".repeat(45));
     let spec = json!({"model": "meta-llama/Llama-3.1-405B-Instruct", "gpuType": "H100-80GB",
         "quantization": "bf16", "runtime": "leader-worker-set"});
-    let rsp = call(&request("long", xr(&name, spec, json!({}))));
+    let rsp = call(&request(
+        "long",
+        LlmInference::new(&name).spec(spec).build(),
+    ));
     assert_not_fatal(&rsp.results, "long name");
     let (lws, _) = composed(&rsp, "leader_worker_set");
     let lws_name = lws["metadata"]["name"].as_str().unwrap();
@@ -1180,7 +1202,7 @@ fn runtime_args(rsp: &full::RunFunctionResponse) -> Value {
 #[test]
 fn an_fp8_kv_cache_reaches_vllm_and_the_plan_says_so() {
     let spec = json!({"model": "meta-llama/Llama-3.1-8B-Instruct", "gpuType": "L4", "kvCacheDtype": "fp8"});
-    let rsp = call(&request("kv", xr("chat", spec, json!({}))));
+    let rsp = call(&request("kv", LlmInference::new("chat").spec(spec).build()));
     assert_eq!(rsp.results, vec![]);
     assert_eq!(runtime_args(&rsp), json!(["--kv-cache-dtype", "fp8"]));
     let plan = sizing::size(&SizingRequest {
@@ -1202,14 +1224,14 @@ fn an_fp8_kv_cache_reaches_vllm_and_the_plan_says_so() {
 
     // auto: no flag, and vLLM's own default.
     let spec = json!({"model": "meta-llama/Llama-3.1-8B-Instruct", "gpuType": "L4", "kvCacheDtype": "auto"});
-    let rsp = call(&request("kv", xr("chat", spec, json!({}))));
+    let rsp = call(&request("kv", LlmInference::new("chat").spec(spec).build()));
     assert_eq!(runtime_args(&rsp), Value::Null);
     assert_eq!(desired_status(&rsp)["plan"]["kvCacheDtype"], "auto");
 
     // An extra argument that sets it is passed on, and reported.
     let spec = json!({"model": "meta-llama/Llama-3.1-8B-Instruct", "gpuType": "L4", "kvCacheDtype": "fp8",
                       "extraArgs": ["--kv-cache-dtype=auto"]});
-    let rsp = call(&request("kv", xr("chat", spec, json!({}))));
+    let rsp = call(&request("kv", LlmInference::new("chat").spec(spec).build()));
     let note = "spec.extraArgs sets --kv-cache-dtype, which overrides the sizing plan: the reported plan no longer describes the runtime";
     assert_eq!(rsp.results, vec![warning("SizingWarning", note)]);
     assert_eq!(
@@ -1240,7 +1262,7 @@ fn the_objective_comes_from_the_spec_else_the_platform_default() {
         s
     };
     let with_input = |spec: Value, defaults: Value| {
-        let mut req = request("o", xr("chat", spec, json!({})));
+        let mut req = request("o", LlmInference::new("chat").spec(spec).build());
         req.input = Some(input(json!({"defaults": defaults})));
         desired_status(&call(&req))
     };
@@ -1283,7 +1305,7 @@ fn the_platform_vllm_release_sizes_its_image_only() {
         .plan
     };
     let call_with = |spec: Value| {
-        let mut req = request("v", xr("chat", spec, json!({})));
+        let mut req = request("v", LlmInference::new("chat").spec(spec).build());
         req.input = Some(input(json!({"defaults": {"vllmVersion": "0.19.0"}})));
         without_runtime_reason(desired_status(&call(&req))["plan"].clone())
     };
@@ -1305,7 +1327,10 @@ fn the_platform_vllm_release_sizes_its_image_only() {
 #[test]
 fn a_guessed_architecture_warns_once_and_says_how_to_give_the_config() {
     let spec = json!({"model": "example/my-codellama-7B", "gpuType": "L40S"});
-    let rsp = call(&request("g", xr("code", spec.clone(), json!({}))));
+    let rsp = call(&request(
+        "g",
+        LlmInference::new("code").spec(spec.clone()).build(),
+    ));
     let w = "example/my-codellama-7B is not in the model catalog and no config.json was given: its architecture was guessed \
              on the safe side (multi-head attention, a large vocabulary), which can plan more GPUs than it needs; serve it \
              through a Model (spec.modelRef) whose spec.config holds the model's config.json, or whose \
@@ -1322,7 +1347,10 @@ fn a_guessed_architecture_warns_once_and_says_how_to_give_the_config() {
     // Reported in the status already: no new event.
     let again = call(&request(
         "g",
-        xr("code", spec, json!({"plan": {"warnings": [w]}})),
+        LlmInference::new("code")
+            .spec(spec)
+            .status(json!({"plan": {"warnings": [w]}}))
+            .build(),
     ));
     assert_eq!(again.results, vec![]);
 }
@@ -1334,7 +1362,7 @@ fn a_guessed_architecture_warns_once_and_says_how_to_give_the_config() {
 #[test]
 fn refusals_are_fatal_and_name_the_field_and_what_would_work() {
     let gpu_error = sizing::gpu("Z9000").unwrap_err();
-    Refusals::of(xr("bad", json!({"model": QWEN}), json!({})))
+    Refusals::of(LlmInference::new("bad").spec(json!({"model": QWEN})).build())
         .tag("r")
         .after(full::State::default())
         .check(vec![
@@ -1757,7 +1785,7 @@ fn malformed_specs_are_fatal_and_name_the_field_and_what_is_valid() {
 #[test]
 fn a_model_that_needs_more_than_one_node_is_refused_with_what_would_work() {
     let spec = json!({"model": "deepseek-ai/DeepSeek-R1", "gpuType": "L4"});
-    let rsp = call(&request("m", xr("r1", spec, json!({}))));
+    let rsp = call(&request("m", LlmInference::new("r1").spec(spec).build()));
     assert_eq!(rsp.results.len(), 1);
     let r = &rsp.results[0];
     assert_eq!(r.severity, full::Severity::Fatal as i32);
@@ -1774,11 +1802,9 @@ fn a_model_that_needs_more_than_one_node_is_refused_with_what_would_work() {
 fn the_operator_runtime_asked_for_what_it_cannot_serve_is_refused_with_the_runtime_that_can() {
     let rsp = call(&request(
         "amd",
-        xr(
-            "m",
-            json!({"model": "Qwen/Qwen2.5-7B-Instruct", "gpuType": "MI300X"}),
-            json!({}),
-        ),
+        LlmInference::new("m")
+            .spec(json!({"model": "Qwen/Qwen2.5-7B-Instruct", "gpuType": "MI300X"}))
+            .build(),
     ));
     let r = &rsp.results[0];
     assert_eq!(r.reason.as_deref(), Some("UnsupportedGpu"));
@@ -1796,7 +1822,7 @@ fn the_operator_runtime_asked_for_what_it_cannot_serve_is_refused_with_the_runti
     );
 
     let spec = json!({"model": "meta-llama/Llama-3.1-70B-Instruct", "gpuType": "H100-80GB", "replicas": 2, "runtime": "vllm-runtime"});
-    let r = &call(&request("slow", xr("m", spec, json!({})))).results[0];
+    let r = &call(&request("slow", LlmInference::new("m").spec(spec).build())).results[0];
     assert_eq!(r.reason.as_deref(), Some("CannotStart"));
     assert!(
         r.message.starts_with("spec.replicas: loading the"),

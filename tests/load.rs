@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use function_inference::protocol::full;
 use function_inference::protocol::full::function_runner_service_client::FunctionRunnerServiceClient;
 use serde_json::json;
+use support::fixtures::{self, LlmInference};
 use support::*;
 use tonic::transport::Channel;
 
@@ -19,15 +20,6 @@ const CALLS_PER_CLIENT: usize = 25;
 /// holds nothing between calls, so this is the runtime, the TLS sessions and
 /// 64 requests at a time.
 const MAX_HWM_KIB: u64 = 256 * 1024;
-
-fn llm_xr(i: usize) -> serde_json::Value {
-    json!({
-        "apiVersion": "infer.dev/v1alpha1", "kind": "LLMInference",
-        "metadata": {"name": format!("qwen-{i}"), "namespace": "team-a"},
-        "spec": {"model": "Qwen/Qwen2.5-1.5B-Instruct", "ingressHost": "qwen.example.com",
-                 "providerConfigName": "incluster"},
-    })
-}
 
 /// VmHWM (peak resident set) of `pid`, in KiB, from /proc.
 fn vm_hwm_kib(pid: u32) -> u64 {
@@ -70,7 +62,14 @@ async fn sixty_four_clients_are_served_without_errors_in_bounded_memory() {
             let mut latencies = Vec::new();
             for call_no in 0..CALLS_PER_CLIENT {
                 let tag = format!("{client_no}-{call_no}");
-                let mut req = request(&tag, llm_xr(client_no));
+                let mut req = request(
+                    &tag,
+                    LlmInference::new(&format!("qwen-{client_no}"))
+                        .model(fixtures::QWEN)
+                        .field("ingressHost", json!("qwen.example.com"))
+                        .field("providerConfigName", json!("incluster"))
+                        .build(),
+                );
                 req.desired = Some(earlier_desired());
                 let t = Instant::now();
                 match c.run_function(req).await {
@@ -157,7 +156,14 @@ async fn sigterm_under_load_lets_every_call_in_flight_finish() {
         let c = FunctionRunnerServiceClient::new(channel)
             .max_decoding_message_size(usize::MAX)
             .max_encoding_message_size(usize::MAX);
-        let mut req = request(&format!("large-{i}"), llm_xr(i));
+        let mut req = request(
+            &format!("large-{i}"),
+            LlmInference::new(&format!("qwen-{i}"))
+                .model(fixtures::QWEN)
+                .field("ingressHost", json!("qwen.example.com"))
+                .field("providerConfigName", json!("incluster"))
+                .build(),
+        );
         pad_observed(&mut req, 256 * 1024);
         let mut lc = c.clone();
         large.push(tokio::spawn(async move { lc.run_function(req).await }));
@@ -205,7 +211,11 @@ async fn the_debug_log_of_a_request_shows_no_secret() {
     const SECRET: &str = "hunter2-7f3a";
     let server = ServerProcess::start(&["--insecure", "--debug", "--metrics-address="]);
     let mut c = client(endpoint(server.grpc, None));
-    let mut xr = llm_xr(0);
+    let mut xr = LlmInference::new("qwen-0")
+        .model(fixtures::QWEN)
+        .field("ingressHost", json!("qwen.example.com"))
+        .field("providerConfigName", json!("incluster"))
+        .build();
     xr["spec"]["connectionString"] = json!(format!("postgres://app:{SECRET}@db:5432/app"));
     let mut req = request("secrets", xr);
     let observed = req.observed.as_mut().unwrap();

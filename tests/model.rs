@@ -154,12 +154,8 @@ fn example_model() -> Value {
 }
 
 /// CodeLlama-7b under a name the catalog does not know.
-fn codellama(spec: Value) -> Value {
-    let mut s = json!({"weightsURI": "hf://example/my-codellama"});
-    s.as_object_mut()
-        .unwrap()
-        .extend(spec.as_object().unwrap().clone());
-    model_xr(s, json!({}))
+fn codellama() -> Model {
+    Model::new("llama-8b").weights_uri("hf://example/my-codellama")
 }
 
 fn first_plan(rsp: &full::RunFunctionResponse) -> Value {
@@ -172,10 +168,12 @@ fn a_model_with_its_config_json_is_sized_exactly_and_without_it_warns() {
     let total = function_inference::sizing::weights_index_total_bytes(&index).unwrap();
     let rsp = call(&request(
         "c1",
-        codellama(
-            json!({"config": codellama_config(), "weightsIndex": {"totalSize": total},
-                         "kvCacheDtype": "fp8", "objective": "minimal"}),
-        ),
+        codellama()
+            .field("config", codellama_config())
+            .field("weightsIndex", json!({"totalSize": total}))
+            .field("kvCacheDtype", json!("fp8"))
+            .field("objective", json!("minimal"))
+            .build(),
     ));
     assert_eq!(rsp.results, vec![]);
     let st = desired_status(&rsp);
@@ -213,7 +211,7 @@ fn a_model_with_its_config_json_is_sized_exactly_and_without_it_warns() {
 
     // Without it: the id's size, a guessed architecture, and a warning
     // saying how to give the config, once.
-    let guessed = codellama(json!({"parameterCount": "7B"}));
+    let guessed = codellama().field("parameterCount", json!("7B")).build();
     let rsp = call(&request("c2", guessed.clone()));
     let w = "example/my-codellama is not in the model catalog and no config.json was given: its architecture was guessed \
              on the safe side (multi-head attention, a large vocabulary), which can plan more GPUs than it needs; set the \
@@ -226,8 +224,13 @@ fn a_model_with_its_config_json_is_sized_exactly_and_without_it_warns() {
     assert_eq!(call(&request("c3", seen)).results, vec![]);
 
     // Both an inline config and a ConfigMap: which one is meant is unclear.
-    let both = codellama(json!({"config": codellama_config(),
-                                 "configFrom": {"configMapRef": {"name": "codellama-config"}}}));
+    let both = codellama()
+        .field("config", codellama_config())
+        .field(
+            "configFrom",
+            json!({"configMapRef": {"name": "codellama-config"}}),
+        )
+        .build();
     assert_eq!(
         fatals(&call(&request("c4", both))),
         vec![
@@ -238,7 +241,12 @@ fn a_model_with_its_config_json_is_sized_exactly_and_without_it_warns() {
 
 #[test]
 fn a_model_reads_its_config_from_a_config_map_through_crossplane() {
-    let xr = codellama(json!({"configFrom": {"configMapRef": {"name": "codellama-config"}}}));
+    let xr = codellama()
+        .field(
+            "configFrom",
+            json!({"configMapRef": {"name": "codellama-config"}}),
+        )
+        .build();
     let requirements = Some(full::Requirements {
         resources: [(
             "model-config".to_string(),
@@ -291,8 +299,13 @@ fn a_model_reads_its_config_from_a_config_map_through_crossplane() {
     assert_eq!(first_plan(&rsp)["architectureGuessed"], false);
     let inline = call(&request(
         "r5",
-        codellama(json!({"config": codellama_config(),
-                         "weightsIndex": {"totalSize": function_inference::sizing::weights_index_total_bytes(&index).unwrap()}})),
+        codellama()
+            .field("config", codellama_config())
+            .field(
+                "weightsIndex",
+                json!({"totalSize": function_inference::sizing::weights_index_total_bytes(&index).unwrap()}),
+            )
+            .build(),
     ));
     assert_eq!(
         desired_status(&rsp)["plans"],

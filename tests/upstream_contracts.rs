@@ -16,21 +16,6 @@ use support::fixtures::*;
 use support::models::with_model;
 use support::*;
 
-fn llm(name: &str, spec: Value) -> Value {
-    LlmInference::new(name).spec(spec).build()
-}
-
-fn pool(model: &str) -> Value {
-    AgentPool::new("reviewers")
-        .spec(json!({
-            "agentClass": {"modelRef": {"name": model}, "maxContextLength": 8192},
-            "image": "ghcr.io/example/agent-runtime:1.0",
-            "minReplicas": 1, "maxReplicas": 1,
-            "gpuRequirements": {"type": "L4"},
-        }))
-        .build()
-}
-
 fn with_input(mut req: full::RunFunctionRequest, fields: Value) -> full::RunFunctionRequest {
     req.input = Some(input(fields));
     req
@@ -69,7 +54,9 @@ fn every_runtime_carries_a_node_selector_term() {
     // may run (Linux), so the operator's controller finds an affinity.
     let rsp = call(&request(
         "t",
-        llm("qwen", json!({"model": "Qwen/Qwen2.5-1.5B-Instruct"})),
+        LlmInference::new("qwen")
+            .spec(json!({"model": "Qwen/Qwen2.5-1.5B-Instruct"}))
+            .build(),
     ));
     let runtime = manifest(&rsp, "vllm_runtime");
     assert_eq!(
@@ -79,10 +66,9 @@ fn every_runtime_carries_a_node_selector_term() {
     // Wrapped for a remote cluster: the same.
     let rsp = call(&request(
         "t",
-        llm(
-            "qwen",
-            json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "providerConfigName": "incluster"}),
-        ),
+        LlmInference::new("qwen")
+            .spec(json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "providerConfigName": "incluster"}))
+            .build(),
     ));
     assert_eq!(
         manifest(&rsp, "vllm_runtime")["spec"]["deploymentConfig"]["nodeSelectorTerms"],
@@ -92,10 +78,9 @@ fn every_runtime_carries_a_node_selector_term() {
     let rsp = call(&with_input(
         request(
             "t",
-            llm(
-                "llama",
-                json!({"model": "meta-llama/Llama-3.1-8B-Instruct", "gpuType": "H100-80GB"}),
-            ),
+            LlmInference::new("llama")
+                .spec(json!({"model": "meta-llama/Llama-3.1-8B-Instruct", "gpuType": "H100-80GB"}))
+                .build(),
         ),
         json!({"defaults": {"gpuNodeSelector": true}}),
     ));
@@ -108,7 +93,7 @@ fn every_runtime_carries_a_node_selector_term() {
     );
     // An AgentPool's model server too.
     let rsp = call(&with_model(
-        request("t", pool("llama-8b")),
+        request("t", AgentPool::one_agent("llama-8b").build()),
         vec![
             Model::new("llama-8b")
                 .weights_uri("hf://meta-llama/Llama-3.1-8B-Instruct")
@@ -137,7 +122,10 @@ fn xr_names_that_are_not_service_names_give_valid_runtime_names() {
     assert_eq!(long.len(), 63);
     for name in ["70b-llama", "llama.v3", long.as_str(), "vllm"] {
         let spec = json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "ingressHost": "q.example.com"});
-        let rsp = call(&request("t", llm(name, spec.clone())));
+        let rsp = call(&request(
+            "t",
+            LlmInference::new(name).spec(spec.clone()).build(),
+        ));
         assert_eq!(fatal_of(&rsp), None, "{name}");
         let runtime = manifest(&rsp, "vllm_runtime");
         let runtime_name = runtime["metadata"]["name"].as_str().unwrap().to_string();
@@ -156,7 +144,7 @@ fn xr_names_that_are_not_service_names_give_valid_runtime_names() {
             json!(format!("http://{runtime_name}.team-a.svc.cluster.local/v1"))
         );
         // Stable across reconciles.
-        let again = call(&request("t", llm(name, spec)));
+        let again = call(&request("t", LlmInference::new(name).spec(spec).build()));
         assert_eq!(
             manifest(&again, "vllm_runtime")["metadata"]["name"],
             json!(runtime_name)
@@ -165,7 +153,9 @@ fn xr_names_that_are_not_service_names_give_valid_runtime_names() {
     // Names that are already valid stay as they were.
     let rsp = call(&request(
         "t",
-        llm("qwen", json!({"model": "Qwen/Qwen2.5-1.5B-Instruct"})),
+        LlmInference::new("qwen")
+            .spec(json!({"model": "Qwen/Qwen2.5-1.5B-Instruct"}))
+            .build(),
     ));
     assert_eq!(
         manifest(&rsp, "vllm_runtime")["metadata"]["name"],
@@ -175,11 +165,15 @@ fn xr_names_that_are_not_service_names_give_valid_runtime_names() {
     // (both names valid: the API server admits no name ending in a dot).
     let a = call(&request(
         "t",
-        llm("70b.llama", json!({"model": "Qwen/Qwen2.5-1.5B-Instruct"})),
+        LlmInference::new("70b.llama")
+            .spec(json!({"model": "Qwen/Qwen2.5-1.5B-Instruct"}))
+            .build(),
     ));
     let b = call(&request(
         "t",
-        llm("70b-llama", json!({"model": "Qwen/Qwen2.5-1.5B-Instruct"})),
+        LlmInference::new("70b-llama")
+            .spec(json!({"model": "Qwen/Qwen2.5-1.5B-Instruct"}))
+            .build(),
     ));
     assert_ne!(
         manifest(&a, "vllm_runtime")["metadata"]["name"],
@@ -190,7 +184,7 @@ fn xr_names_that_are_not_service_names_give_valid_runtime_names() {
 #[test]
 fn agent_pool_names_and_label_values_fit_their_kinds() {
     let name = format!("a.{}", "b".repeat(70));
-    let mut xr = pool("llama-8b");
+    let mut xr = AgentPool::one_agent("llama-8b").build();
     xr["metadata"]["name"] = json!(name);
     xr["spec"]["port"] = json!(8080);
     let rsp = call(&with_model(
@@ -228,7 +222,7 @@ fn a_changed_model_ref_keeps_the_model_servers_labels() {
     // The operator copies these labels into the Deployment's selector, which
     // cannot change: a label naming the Model would fail every later update.
     let first = call(&with_model(
-        request("t", pool("llama-8b")),
+        request("t", AgentPool::one_agent("llama-8b").build()),
         vec![
             Model::new("llama-8b")
                 .weights_uri("hf://meta-llama/Llama-3.1-8B-Instruct")
@@ -236,7 +230,7 @@ fn a_changed_model_ref_keeps_the_model_servers_labels() {
         ],
     ));
     let second = call(&with_model(
-        request("t", pool("qwen-7b")),
+        request("t", AgentPool::one_agent("qwen-7b").build()),
         vec![
             Model::new("qwen-7b")
                 .weights_uri("hf://Qwen/Qwen2.5-7B-Instruct")
@@ -267,10 +261,9 @@ fn a_changed_model_ref_keeps_the_model_servers_labels() {
 fn an_amd_gpu_is_refused_with_what_would_work() {
     let rsp = call(&request(
         "t",
-        llm(
-            "llama",
-            json!({"model": "meta-llama/Llama-3.1-8B-Instruct", "gpuType": "MI300X"}),
-        ),
+        LlmInference::new("llama")
+            .spec(json!({"model": "meta-llama/Llama-3.1-8B-Instruct", "gpuType": "MI300X"}))
+            .build(),
     ));
     assert_eq!(
         fatal_of(&rsp),
@@ -287,10 +280,9 @@ fn an_amd_gpu_is_refused_with_what_would_work() {
     let rsp = call(&with_input(
         request(
             "t",
-            llm(
-                "llama",
-                json!({"model": "meta-llama/Llama-3.1-8B-Instruct"}),
-            ),
+            LlmInference::new("llama")
+                .spec(json!({"model": "meta-llama/Llama-3.1-8B-Instruct"}))
+                .build(),
         ),
         json!({"defaults": {"gpuType": "MI325X"}}),
     ));
@@ -326,7 +318,10 @@ fn weights_that_cannot_load_within_the_probe_get_a_volume() {
     // operator's fixed 2,120 s probe. Without a volume the pod would restart
     // and download again for ever.
     let spec = json!({"model": "meta-llama/Llama-3.1-70B-Instruct", "gpuType": "H100-80GB"});
-    let rsp = call(&request("t", llm("llama-70b", spec.clone())));
+    let rsp = call(&request(
+        "t",
+        LlmInference::new("llama-70b").spec(spec.clone()).build(),
+    ));
     assert_eq!(fatal_of(&rsp), None);
     let runtime = manifest(&rsp, "vllm_runtime");
     assert_eq!(
@@ -356,7 +351,12 @@ fn weights_that_cannot_load_within_the_probe_get_a_volume() {
     // platform names can hold it.
     let mut replicated = spec.clone();
     replicated["replicas"] = json!(2);
-    let rsp = call(&request("t", llm("llama-70b", replicated.clone())));
+    let rsp = call(&request(
+        "t",
+        LlmInference::new("llama-70b")
+            .spec(replicated.clone())
+            .build(),
+    ));
     let (reason, message) = fatal_of(&rsp).unwrap();
     assert_eq!(reason, "CannotStart");
     assert!(
@@ -366,7 +366,7 @@ fn weights_that_cannot_load_within_the_probe_get_a_volume() {
     );
     assert!(message.contains("input.defaults.weightsCache.sharedStorageClassName"));
     let rsp = call(&with_input(
-        request("t", llm("llama-70b", replicated)),
+        request("t", LlmInference::new("llama-70b").spec(replicated).build()),
         json!({"defaults": {"weightsCache": {"sharedStorageClassName": "filestore-rwx"}}}),
     ));
     let runtime = manifest(&rsp, "vllm_runtime");
@@ -382,7 +382,9 @@ fn weights_that_cannot_load_within_the_probe_get_a_volume() {
     // A model that loads in time gets no volume it did not ask for.
     let rsp = call(&request(
         "t",
-        llm("qwen", json!({"model": "Qwen/Qwen2.5-1.5B-Instruct"})),
+        LlmInference::new("qwen")
+            .spec(json!({"model": "Qwen/Qwen2.5-1.5B-Instruct"}))
+            .build(),
     ));
     assert_eq!(
         manifest(&rsp, "vllm_runtime")["spec"].get("storageConfig"),
@@ -395,7 +397,9 @@ fn a_storage_class_the_input_names_must_be_a_name() {
     let rsp = call(&with_input(
         request(
             "t",
-            llm("qwen", json!({"model": "Qwen/Qwen2.5-1.5B-Instruct"})),
+            LlmInference::new("qwen")
+                .spec(json!({"model": "Qwen/Qwen2.5-1.5B-Instruct"}))
+                .build(),
         ),
         json!({"defaults": {"weightsCache": {"storageClassName": "Fast SSD"}}}),
     ));

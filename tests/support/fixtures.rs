@@ -167,4 +167,19 @@ impl AgentPool {
         class["modelRef"] = json!({"name": name});
         self
     }
+
+    /// `reviewers`: one agent of the Model `model` on one L4, the least
+    /// spec that composes every resource of a pool.
+    pub fn one_agent(model: &str) -> Self {
+        Self::new("reviewers")
+            .spec(json!({
+                "image": "ghcr.io/example/agent-runtime:1.0",
+                "minReplicas": 1, "maxReplicas": 1,
+                "gpuRequirements": {"type": "L4"},
+            }))
+            .field(
+                "agentClass",
+                json!({"modelRef": {"name": model}, "maxContextLength": 8192}),
+            )
+    }
 }
