@@ -335,6 +335,18 @@ impl Status {
     }
 }
 
+impl serde::Serialize for Status {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match &self.0 {
+            Some(fields) => {
+                let fields: &dyn erased_serde::Serialize = fields.as_ref();
+                erased_serde::serialize(fields, serializer)
+            }
+            None => serializer.serialize_none(),
+        }
+    }
+}
+
 impl std::fmt::Debug for Status {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(if self.0.is_some() {
@@ -605,5 +617,169 @@ mod tests {
             fields.state(),
             resources::readiness::ObservedState::of(object.as_object().unwrap())
         );
+    }
+
+    /// The keys of every object in `json` that come after a key they should
+    /// follow, with the object's path.
+    fn keys_out_of_order(json: &str) -> Vec<String> {
+        use serde::de::{DeserializeSeed, MapAccess, SeqAccess, Visitor};
+        use std::cell::RefCell;
+        struct Check<'a> {
+            path: String,
+            found: &'a RefCell<Vec<String>>,
+        }
+        impl<'de> DeserializeSeed<'de> for Check<'_> {
+            type Value = ();
+            fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+                d.deserialize_any(self)
+            }
+        }
+        impl<'de> Visitor<'de> for Check<'_> {
+            type Value = ();
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("JSON")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+                let mut previous: Option<String> = None;
+                while let Some(key) = map.next_key::<String>()? {
+                    if previous
+                        .as_ref()
+                        .is_some_and(|p| p.as_bytes() >= key.as_bytes())
+                    {
+                        self.found
+                            .borrow_mut()
+                            .push(format!("{}: {key}", self.path));
+                    }
+                    let path = format!("{}.{key}", self.path);
+                    map.next_value_seed(Check {
+                        path,
+                        found: self.found,
+                    })?;
+                    previous = Some(key);
+                }
+                Ok(())
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+                let path = format!("{}[]", self.path);
+                while seq
+                    .next_element_seed(Check {
+                        path: path.clone(),
+                        found: self.found,
+                    })?
+                    .is_some()
+                {}
+                Ok(())
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+                Ok(())
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+                Ok(())
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+                Ok(())
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+                Ok(())
+            }
+            fn visit_str<E>(self, _: &str) -> Result<(), E> {
+                Ok(())
+            }
+            fn visit_unit<E>(self) -> Result<(), E> {
+                Ok(())
+            }
+        }
+        let found = RefCell::new(Vec::new());
+        let mut de = serde_json::Deserializer::from_str(json);
+        Check {
+            path: String::new(),
+            found: &found,
+        }
+        .deserialize(&mut de)
+        .expect("serde_json wrote JSON");
+        found.into_inner()
+    }
+
+    /// The Struct encoder sorts an object whose fields serde walks out of
+    /// key order, copying it twice; every type a composer builds declares
+    /// its fields in key order (as k8s-openapi does), so that sort does not
+    /// run on a call.
+    #[test]
+    fn composed_objects_and_statuses_are_declared_in_key_order() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/configuration");
+        let read = |path: std::path::PathBuf| -> Map<String, Value> {
+            let text = std::fs::read_to_string(&path).unwrap();
+            serde_yaml::from_str(&text).unwrap()
+        };
+        let model = read(root.join("agents/model.yaml"));
+        let required: BTreeMap<String, wire::Resources> = {
+            let full = crate::protocol::full::RunFunctionRequest {
+                required_resources: [(
+                    "model".to_string(),
+                    crate::protocol::full::Resources {
+                        items: vec![crate::protocol::full::Resource {
+                            resource: Some(json_to_struct(&model)),
+                            ..Default::default()
+                        }],
+                    },
+                )]
+                .into(),
+                ..Default::default()
+            };
+            crate::protocol::to_wire(&full).required_resources
+        };
+        let mut xrs: Vec<_> = std::fs::read_dir(root.join("llm-inference"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        xrs.sort();
+        xrs.extend(
+            [
+                "agents/model.yaml",
+                "agents/model-with-config.yaml",
+                "agents/agentpool.yaml",
+            ]
+            .map(|p| root.join(p)),
+        );
+        let settings = Settings::default();
+        let nothing_observed = BTreeMap::new();
+        let mut found = Vec::new();
+        for path in &xrs {
+            let xr = Composite::from_object(read(path.clone())).unwrap();
+            let request = ComposeRequest {
+                xr: &xr,
+                observed: Observed::new(&nothing_observed),
+                required: &required,
+                settings: &settings,
+            };
+            let composition = composer_for(&xr.kind).unwrap()(&request)
+                .unwrap_or_else(|r| panic!("{}: {r:?}", path.display()));
+            assert!(!composition.resources.is_empty(), "{}", path.display());
+            let objects = composition
+                .resources
+                .iter()
+                .map(|(name, c)| (name.as_str(), serde_json::to_string(&c.manifest).unwrap()))
+                .chain([(
+                    "status",
+                    serde_json::to_string(&composition.status).unwrap(),
+                )]);
+            for (name, json) in objects {
+                // k8s-openapi writes apiVersion and kind first, so a
+                // ConfigMap's top level (data, metadata) still sorts; a
+                // plan keeps the order people read in a Model's card
+                // (plans.json), which must not change.
+                let nested = keys_out_of_order(&json).into_iter().filter(|key| {
+                    !key.starts_with(": ")
+                        && !key.starts_with(".plan: ")
+                        && !key.starts_with(".plan.estimate: ")
+                        && !key.starts_with(".plans[].plan: ")
+                        && !key.starts_with(".plans[].plan.estimate: ")
+                });
+                for key in nested {
+                    found.push(format!("{} {name}{key}", path.display()));
+                }
+            }
+        }
+        assert_eq!(found, Vec::<String>::new());
     }
 }

@@ -53,41 +53,41 @@ impl Default for LeaderWorkerSet {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct LeaderWorkerSetSpec {
+    pub leader_worker_template: LeaderWorkerTemplate,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network_config: Option<NetworkConfig>,
     /// Groups (one per model replica); the scale subresource's field.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replicas: Option<i32>,
-    pub leader_worker_template: LeaderWorkerTemplate,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rollout_strategy: Option<RolloutStrategy>,
     /// `LeaderCreated` (default) or `LeaderReady`: when the workers start.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub startup_policy: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub network_config: Option<NetworkConfig>,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct LeaderWorkerTemplate {
-    /// Pods per group, the leader included.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub size: Option<i32>,
-    /// `RecreateGroupOnPodRestart` (default), `RecreateGroupAfterStart`, `None`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub restart_policy: Option<String>,
     /// The leader's pod; the workers' template when unset.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub leader_template: Option<PodTemplateSpec>,
-    pub worker_template: PodTemplateSpec,
+    /// What happens to those claims when the set is deleted or scaled down.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub persistent_volume_claim_retention_policy:
+        Option<StatefulSetPersistentVolumeClaimRetentionPolicy>,
+    /// `RecreateGroupOnPodRestart` (default), `RecreateGroupAfterStart`, `None`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restart_policy: Option<String>,
+    /// Pods per group, the leader included.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<i32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sub_group_policy: Option<SubGroupPolicy>,
     /// One claim per pod from each template, kept across group restarts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub volume_claim_templates: Option<Vec<PersistentVolumeClaim>>,
-    /// What happens to those claims when the set is deleted or scaled down.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub persistent_volume_claim_retention_policy:
-        Option<StatefulSetPersistentVolumeClaimRetentionPolicy>,
+    pub worker_template: PodTemplateSpec,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
@@ -103,11 +103,11 @@ pub struct SubGroupPolicy {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct RolloutStrategy {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rolling_update_configuration: Option<RollingUpdateConfiguration>,
     /// `RollingUpdate`, the only type.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rolling_update_configuration: Option<RollingUpdateConfiguration>,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]

@@ -170,14 +170,14 @@ impl ProviderConfigReference {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct Readiness {
-    /// Unset means `SuccessfulCreate`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub policy: Option<ReadinessPolicy>,
     /// A CEL expression over `object` (the observed manifest). Required, and
     /// non-empty, with `DeriveFromCelQuery` (a CEL rule of the CRD enforces
     /// it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cel_query: Option<String>,
+    /// Unset means `SuccessfulCreate`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub policy: Option<ReadinessPolicy>,
 }
 
 impl Readiness {

@@ -66,29 +66,26 @@ impl Default for VLLMRuntime {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct VLLMRuntimeSpec {
-    /// The model and the `vllm serve` options tied to it.
-    pub model: RuntimeModelSpec,
-    /// vLLM server options. Required by the CRD even when empty.
-    pub vllm_config: VLLMConfig,
+    /// KEDA-based autoscaling; the operator creates a ScaledObject.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub autoscaling_config: Option<AutoscalingConfig>,
     /// The pod: image, resources, scheduling, replicas.
     pub deployment_config: DeploymentConfig,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lm_cache_config: Option<LMCacheConfig>,
-    /// KEDA-based autoscaling; the operator creates a ScaledObject.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub autoscaling_config: Option<AutoscalingConfig>,
+    /// The model and the `vllm serve` options tied to it.
+    pub model: RuntimeModelSpec,
     /// A PersistentVolumeClaim mounted into the vLLM container.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub storage_config: Option<StorageConfig>,
+    /// vLLM server options. Required by the CRD even when empty.
+    pub vllm_config: VLLMConfig,
 }
 
 /// `spec.model`.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct RuntimeModelSpec {
-    /// What `vllm serve` loads: a Hugging Face repository id or a path.
-    #[serde(rename = "modelURL")]
-    pub model_url: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub chat_template: Option<String>,
     /// `--dtype`, e.g. `bfloat16`, `float16`, `auto`.
@@ -108,6 +105,9 @@ pub struct RuntimeModelSpec {
     pub max_model_len: Option<i32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_num_seqs: Option<i32>,
+    /// What `vllm serve` loads: a Hugging Face repository id or a path.
+    #[serde(rename = "modelURL")]
+    pub model_url: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_call_parser: Option<String>,
 }
@@ -117,11 +117,11 @@ pub struct RuntimeModelSpec {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct HfTokenSecret {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub hf_token_secret_name: Option<String>,
     /// The key in the Secret; the CRD defaults it to `token`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hf_token_key_name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hf_token_secret_name: Option<String>,
 }
 
 /// `spec.vllmConfig`: options of `vllm serve`.
@@ -213,14 +213,14 @@ pub enum DeploymentStrategy {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct ImageSpec {
-    /// e.g. `docker.io`.
-    pub registry: String,
     /// Repository and tag, e.g. `lmcache/vllm-openai:v0.3.5`.
     pub name: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pull_policy: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pull_secret_name: Option<String>,
+    /// e.g. `docker.io`.
+    pub registry: String,
 }
 
 /// Resources of a container, all as strings.
@@ -230,9 +230,6 @@ pub struct ResourceSpec {
     /// A CPU quantity, e.g. `"8"`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cpu: Option<String>,
-    /// A memory quantity, e.g. `"32Gi"`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub memory: Option<String>,
     /// The number of GPUs (or MIG slices), e.g. `"1"`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gpu: Option<String>,
@@ -240,6 +237,9 @@ pub struct ResourceSpec {
     /// e.g. `nvidia.com/mig-1g.10gb`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gpu_type: Option<String>,
+    /// A memory quantity, e.g. `"32Gi"`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory: Option<String>,
 }
 
 /// `spec.deploymentConfig.sidecarConfig`: one extra container sharing a

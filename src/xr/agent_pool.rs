@@ -376,23 +376,6 @@ pub struct Scheduling {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AgentPoolStatus {
-    /// WaitingForModel, Starting or Serving.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub phase: Option<String>,
-    /// What the pool waits for, while it waits.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub waiting_for: Option<String>,
-    /// The Model served, as resolved.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub model: Option<String>,
-    /// The model server's sizing plan.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub plan: Option<PlanStatus>,
-    /// Copied from the plan for printer columns.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gpu_type: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub model_server: Option<ModelServerStatus>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agents: Option<AgentsStatus>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -400,9 +383,26 @@ pub struct AgentPoolStatus {
     /// Where to reach the agents.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub endpoint: Option<Endpoint>,
+    /// Copied from the plan for printer columns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_type: Option<String>,
+    /// The Model served, as resolved.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_server: Option<ModelServerStatus>,
     /// Fields that have no effect, and why.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// WaitingForModel, Starting or Serving.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase: Option<String>,
+    /// The model server's sizing plan.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<PlanStatus>,
+    /// What the pool waits for, while it waits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiting_for: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
 }
@@ -411,28 +411,28 @@ pub struct AgentPoolStatus {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ModelServerStatus {
+    /// OpenAI-compatible base URL the agents use.
+    pub base_url: String,
+    /// How the estimate and the replica count were computed.
+    pub formula: String,
     /// The model server and its Service.
     pub name: String,
+    pub replicas: i32,
     /// What serves it: vllm-runtime, deployment or leader-worker-set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub runtime: Option<String>,
-    pub replicas: i32,
-    /// OpenAI-compatible base URL the agents use.
-    pub base_url: String,
     /// Single-sequence decode rate of one replica (memory-bandwidth bound), tokens per second.
     pub tokens_per_second_per_replica: f64,
-    /// How the estimate and the replica count were computed.
-    pub formula: String,
 }
 
 /// The agents.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AgentsStatus {
+    pub config_map: String,
+    pub max_replicas: i32,
     /// Replicas kept warm: max(minReplicas, ceil(maxReplicas x prewarmPercent / 100)); the autoscaler's floor.
     pub warm_replicas: i32,
-    pub max_replicas: i32,
-    pub config_map: String,
 }
 
 /// The autoscaler.
@@ -448,10 +448,10 @@ pub struct AutoscalingStatus {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct MetricMapping {
-    #[serde(rename = "type")]
-    pub type_: String,
     /// The HPA metric, or why there is none.
     pub mapped_to: String,
+    #[serde(rename = "type")]
+    pub type_: String,
 }
 
 impl AgentPoolSpec {

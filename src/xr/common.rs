@@ -51,10 +51,10 @@ pub struct SecretKeyRef {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Image {
-    /// Registry, for example docker.io.
-    pub registry: String,
     /// Repository and tag, for example lmcache/vllm-openai:v0.3.13.
     pub name: String,
+    /// Registry, for example docker.io.
+    pub registry: String,
 }
 
 /// TLS for an Ingress.
@@ -70,12 +70,12 @@ pub struct Tls {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Endpoint {
-    /// In-cluster URL of the OpenAI-compatible API.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub internal: Option<String>,
     /// External URL through the Ingress, when one is composed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub external: Option<String>,
+    /// In-cluster URL of the OpenAI-compatible API.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub internal: Option<String>,
 }
 
 /// The memory estimate behind a sizing decision, in GiB.

@@ -146,27 +146,27 @@ pub struct LlmInferenceSpec {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct LlmInferenceStatus {
+    /// Where to reach the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub endpoint: Option<Endpoint>,
+    /// Copied from the plan for printer columns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_count: Option<u32>,
+    /// Copied from the plan for printer columns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_type: Option<String>,
     /// The model served (from model or the referenced Model).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
     /// The sizing plan.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan: Option<PlanStatus>,
-    /// Copied from the plan for printer columns.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gpu_type: Option<String>,
-    /// Copied from the plan for printer columns.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gpu_count: Option<u32>,
-    /// What serves the model: vllm-runtime, deployment or leader-worker-set (spec.runtime auto resolved).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub runtime: Option<String>,
-    /// Where to reach the model.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub endpoint: Option<Endpoint>,
     /// "True" when the runtime serves, as dot-inference reported it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ready: Option<String>,
+    /// What serves the model: vllm-runtime, deployment or leader-worker-set (spec.runtime auto resolved).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime: Option<String>,
 }
 
 impl LlmInferenceSpec {

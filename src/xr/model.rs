@@ -203,50 +203,52 @@ pub enum EvictionPolicy {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ModelStatus {
-    /// Ready when the Model can be served on at least one offered GPU type; Failed otherwise; Pending while it waits for its configFrom ConfigMap.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub phase: Option<String>,
-    /// Why the phase is Failed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-    /// What vLLM loads (a Hugging Face id or the URI).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub model_id: Option<String>,
-    /// Parameters in billions, as sized.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub parameters_billions: Option<f64>,
-    /// Weight precision, as sized.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub precision: Option<String>,
-    /// The weights' size: declared, derived and whether they agree.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub size: Option<SizeStatus>,
-    /// The serving plan on each offered GPU type.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub plans: Vec<GpuPlanStatus>,
-    /// GPU types the Model can be served on, for printer columns.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub serveable_on: Option<String>,
     /// What the cache policy changes on the runtimes that serve the Model, and what it does not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache: Option<CacheStatus>,
     /// The ConfigMap holding the model card and plans.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub config_map: Option<String>,
+    /// What vLLM loads (a Hugging Face id or the URI).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_id: Option<String>,
     /// Fields that have no effect, and why.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// Parameters in billions, as sized.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parameters_billions: Option<f64>,
+    /// Ready when the Model can be served on at least one offered GPU type; Failed otherwise; Pending while it waits for its configFrom ConfigMap.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase: Option<String>,
+    /// The serving plan on each offered GPU type.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub warnings: Vec<String>,
+    pub plans: Vec<GpuPlanStatus>,
+    /// Weight precision, as sized.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precision: Option<String>,
+    /// Why the phase is Failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// GPU types the Model can be served on, for printer columns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub serveable_on: Option<String>,
+    /// The weights' size: declared, derived and whether they agree.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<SizeStatus>,
     /// What the Model waits for (its spec.configFrom ConfigMap), while it waits.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub waiting_for: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// The size of the weights.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SizeStatus {
+    /// False when the declared size contradicts the derived one.
+    pub consistent: bool,
     /// spec.size, when set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub declared: Option<String>,
@@ -255,8 +257,6 @@ pub struct SizeStatus {
     pub derived_gib: f64,
     /// How derivedGiB was computed.
     pub formula: String,
-    /// False when the declared size contradicts the derived one.
-    pub consistent: bool,
 }
 
 /// A Model's plan on one GPU type.
