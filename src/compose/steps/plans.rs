@@ -8,6 +8,7 @@
 //! each, and forgets the least recently used first.
 
 use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
 use std::sync::{Mutex, OnceLock};
 
 use crate::sizing::{self, Plan, SizingError, SizingRequest};
@@ -23,9 +24,30 @@ struct Cache {
 
 #[derive(Default)]
 struct Entries {
-    /// By the request's `Debug` form, which names every field and value.
-    plans: HashMap<String, (Result<Plan, SizingError>, u64)>,
+    /// By [`bucket`] of the request; a hit is confirmed by comparing the
+    /// whole request, so a field the bucket leaves out costs a shared
+    /// bucket, never another request's plan.
+    plans: HashMap<u64, Vec<Remembered>>,
+    len: usize,
     clock: u64,
+}
+
+struct Remembered {
+    request: SizingRequest,
+    plan: Result<Plan, SizingError>,
+    used: u64,
+}
+
+/// A hash of the fields that usually tell requests apart. Formatting the
+/// whole request as a key cost more than half of a remembered plan.
+fn bucket(request: &SizingRequest) -> u64 {
+    let mut h = std::hash::DefaultHasher::new();
+    request.model_id.hash(&mut h);
+    request.gpu_type.hash(&mut h);
+    request.gpu_count.hash(&mut h);
+    request.max_model_len.hash(&mut h);
+    request.checkpoint_bytes.hash(&mut h);
+    h.finish()
 }
 
 /// [`sizing::size`] of `request`, computed or remembered.
@@ -43,36 +65,80 @@ impl Cache {
     }
 
     fn size(&self, request: &SizingRequest) -> Result<Plan, SizingError> {
-        let key = format!("{request:?}");
+        let key = bucket(request);
         {
             let mut entries = self.inner.lock().unwrap_or_else(|p| p.into_inner());
             entries.clock += 1;
             let now = entries.clock;
-            if let Some((plan, used)) = entries.plans.get_mut(&key) {
-                *used = now;
-                return plan.clone();
+            if let Some(hit) = entries.find(key, request) {
+                hit.used = now;
+                return hit.plan.clone();
             }
         }
         // Sized outside the lock: other calls go on meanwhile.
         let plan = sizing::size(request);
         let mut entries = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        if entries.plans.len() >= self.capacity
-            && let Some(oldest) = entries
-                .plans
-                .iter()
-                .min_by_key(|(_, (_, used))| *used)
-                .map(|(k, _)| k.clone())
-        {
-            entries.plans.remove(&oldest);
-        }
         let now = entries.clock;
-        entries.plans.insert(key, (plan.clone(), now));
+        // Another call may have sized the same request meanwhile.
+        if let Some(known) = entries.find(key, request) {
+            known.used = now;
+            return plan;
+        }
+        if entries.len >= self.capacity {
+            entries.forget_oldest();
+        }
+        entries.plans.entry(key).or_default().push(Remembered {
+            request: request.clone(),
+            plan: plan.clone(),
+            used: now,
+        });
+        entries.len += 1;
         plan
     }
 
     #[cfg(test)]
     fn len(&self) -> usize {
-        self.inner.lock().unwrap().plans.len()
+        self.inner.lock().unwrap().len
+    }
+
+    #[cfg(test)]
+    fn holds(&self, request: &SizingRequest) -> bool {
+        self.inner
+            .lock()
+            .unwrap()
+            .find(bucket(request), request)
+            .is_some()
+    }
+}
+
+impl Entries {
+    fn find(&mut self, key: u64, request: &SizingRequest) -> Option<&mut Remembered> {
+        self.plans
+            .get_mut(&key)?
+            .iter_mut()
+            .find(|r| r.request == *request)
+    }
+
+    fn forget_oldest(&mut self) {
+        let oldest = self
+            .plans
+            .iter()
+            .flat_map(|(key, bucket)| {
+                bucket
+                    .iter()
+                    .enumerate()
+                    .map(move |(i, r)| (r.used, *key, i))
+            })
+            .min();
+        if let Some((_, key, i)) = oldest
+            && let Some(bucket) = self.plans.get_mut(&key)
+        {
+            bucket.swap_remove(i);
+            if bucket.is_empty() {
+                self.plans.remove(&key);
+            }
+            self.len -= 1;
+        }
     }
 }
 
@@ -99,6 +165,18 @@ mod tests {
             assert_eq!(size(&request(model)), fresh, "{model}, first");
             assert_eq!(size(&request(model)), fresh, "{model}, remembered");
         }
+        // Requests in one bucket (it hashes some fields only) keep their own plans.
+        let fp8 = SizingRequest {
+            kv_cache_dtype: sizing::KvCacheDtype::Fp8,
+            ..request("Qwen/Qwen2.5-7B-Instruct")
+        };
+        assert_eq!(bucket(&fp8), bucket(&request("Qwen/Qwen2.5-7B-Instruct")));
+        assert_ne!(
+            sizing::size(&fp8),
+            sizing::size(&request("Qwen/Qwen2.5-7B-Instruct"))
+        );
+        assert_eq!(size(&fp8), sizing::size(&fp8));
+        assert_eq!(size(&fp8), sizing::size(&fp8), "remembered");
         // Any field of the request makes it another request.
         let mut longer = request("Qwen/Qwen2.5-7B-Instruct");
         longer.max_model_len = Some(4096);
@@ -125,7 +203,6 @@ mod tests {
             assert_eq!(cache.size(&with_len(1)), sizing::size(&with_len(1)));
             assert!(cache.len() <= 4, "{} plans", cache.len());
         }
-        let key = format!("{:?}", with_len(1));
-        assert!(cache.inner.lock().unwrap().plans.contains_key(&key));
+        assert!(cache.holds(&with_len(1)));
     }
 }
