@@ -154,29 +154,35 @@ pub struct PlanStatus {
     pub warnings: Vec<String>,
 }
 
-impl From<&crate::sizing::Plan> for PlanStatus {
-    fn from(plan: &crate::sizing::Plan) -> Self {
+impl From<crate::sizing::Plan> for PlanStatus {
+    fn from(plan: crate::sizing::Plan) -> Self {
         Self {
             gpu_type: plan.gpu.name.to_string(),
             gpu_count: plan.gpu_count,
             tensor_parallel_size: plan.tensor_parallel_size,
             pipeline_parallel_size: plan.pipeline_parallel_size,
-            mig_profile: plan.mig_profile.clone(),
-            gpu_resource_name: plan.gpu_resource_name.clone(),
-            dtype: plan.dtype.clone(),
+            mig_profile: plan.mig_profile,
+            gpu_resource_name: plan.gpu_resource_name,
+            dtype: plan.dtype,
             quantization: plan.weight_precision.to_string(),
-            quantization_method: plan.quantization_method.clone(),
+            quantization_method: plan.quantization_method,
             max_model_len: plan.max_model_len,
-            cpu: plan.cpu.clone(),
-            memory: plan.memory.clone(),
-            shm_size: plan.shm_size.clone(),
+            cpu: plan.cpu,
+            memory: plan.memory,
+            shm_size: plan.shm_size,
             estimate: EstimateStatus::from(&plan.estimate),
             objective: plan.objective.to_string(),
             kv_cache_dtype: plan.kv_cache_dtype.to_string(),
             architecture_guessed: plan.architecture_guessed,
-            reasons: plan.reasons.clone(),
-            warnings: plan.warnings.clone(),
+            reasons: plan.reasons,
+            warnings: plan.warnings,
         }
+    }
+}
+
+impl From<&crate::sizing::Plan> for PlanStatus {
+    fn from(plan: &crate::sizing::Plan) -> Self {
+        Self::from(plan.clone())
     }
 }
 

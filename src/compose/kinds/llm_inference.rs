@@ -88,7 +88,7 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
         notes.push(model_config::guessed_warning(&plan.model_id, how));
     }
     notes.extend(overridden_by_extra_args(&spec.extra_args));
-    report(req, &mut out, &model, &plan, notes, served, endpoint);
+    report(req, &mut out, &model, plan, notes, served, endpoint);
     Ok(out)
 }
 
@@ -368,35 +368,35 @@ fn report(
     req: &ComposeRequest,
     out: &mut Composition,
     model: &str,
-    plan: &Plan,
+    mut plan: Plan,
     notes: Vec<String>,
     served: Served,
     endpoint: Endpoint,
 ) {
     let serving = served.ready == Ready::True;
     let internal = endpoint.internal.clone().unwrap_or_default();
-    let mut warnings = plan.warnings.clone();
-    warnings.extend(notes);
+    let layout = layout_summary(&plan);
+    plan.warnings.extend(notes);
+    let gpu_type = plan.gpu.name.to_string();
+    let gpu_count = plan.gpu_count;
+    let plan = PlanStatus::from(plan);
+    out.warn_on_transition(
+        "SizingWarning",
+        &plan.warnings,
+        &req.xr.status_strings(&["plan", "warnings"]),
+    );
+    out.conditions
+        .push(conditions::sized(&plan.warnings, layout));
     let status = LlmInferenceStatus {
         model: Some(model.to_string()),
-        plan: Some(PlanStatus {
-            warnings: warnings.clone(),
-            ..PlanStatus::from(plan)
-        }),
-        gpu_type: Some(plan.gpu.name.to_string()),
-        gpu_count: Some(plan.gpu_count),
+        plan: Some(plan),
+        gpu_type: Some(gpu_type),
+        gpu_count: Some(gpu_count),
         runtime: Some(served.runtime.as_str().into()),
         endpoint: Some(endpoint),
         ready: Some(if serving { "True" } else { "False" }.into()),
     };
-    out.warn_on_transition(
-        "SizingWarning",
-        &warnings,
-        &req.xr.status_strings(&["plan", "warnings"]),
-    );
     out.status = crate::compose::Status::new(status);
-    out.conditions
-        .push(conditions::sized(&warnings, layout_summary(plan)));
     out.conditions.push(if serving {
         conditions::serving(format!("{model} serves at {internal}"))
     } else {
