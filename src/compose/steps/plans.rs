@@ -28,7 +28,6 @@ struct Entries {
     /// whole request, so a field the bucket leaves out costs a shared
     /// bucket, never another request's plan.
     plans: HashMap<u64, Vec<Remembered>>,
-    len: usize,
     clock: u64,
 }
 
@@ -84,7 +83,7 @@ impl Cache {
             known.used = now;
             return plan;
         }
-        if entries.len >= self.capacity {
+        if entries.len() >= self.capacity {
             entries.forget_oldest();
         }
         entries.plans.entry(key).or_default().push(Remembered {
@@ -92,13 +91,12 @@ impl Cache {
             plan: plan.clone(),
             used: now,
         });
-        entries.len += 1;
         plan
     }
 
     #[cfg(test)]
     fn len(&self) -> usize {
-        self.inner.lock().unwrap().len
+        self.inner.lock().unwrap().len()
     }
 
     #[cfg(test)]
@@ -112,6 +110,10 @@ impl Cache {
 }
 
 impl Entries {
+    fn len(&self) -> usize {
+        self.plans.values().map(Vec::len).sum()
+    }
+
     fn find(&mut self, key: u64, request: &SizingRequest) -> Option<&mut Remembered> {
         self.plans
             .get_mut(&key)?
@@ -137,7 +139,6 @@ impl Entries {
             if bucket.is_empty() {
                 self.plans.remove(&key);
             }
-            self.len -= 1;
         }
     }
 }
