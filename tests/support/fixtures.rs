@@ -177,9 +177,7 @@ impl AgentPool {
                 "minReplicas": 1, "maxReplicas": 1,
                 "gpuRequirements": {"type": "L4"},
             }))
-            .field(
-                "agentClass",
-                json!({"modelRef": {"name": model}, "maxContextLength": 8192}),
-            )
+            .field("agentClass", json!({"maxContextLength": 8192}))
+            .model_ref(model)
     }
 }
