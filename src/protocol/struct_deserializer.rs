@@ -4,7 +4,9 @@
 //! every call; decoding them into `serde_json::Value` first builds a map and
 //! a string for every field, most of which the typed reader then drops.
 //! This deserializer walks the bytes instead: fields a type does not name
-//! are skipped unread, strings are borrowed.
+//! are skipped unread (neither their key nor their value is checked, as the
+//! parts of a request the function never reads travel unchecked), strings
+//! are borrowed.
 //!
 //! It is a fast path, not a second meaning. It reads what the JSON path
 //! (`struct_json` then serde_json) reads, with the same visitor calls
@@ -36,7 +38,7 @@ const MAX_EXACT_INTEGER: f64 = 9_007_199_254_740_992.0;
 /// `T` read from the bytes of a `google.protobuf.Struct`.
 pub fn from_struct_bytes<'de, T: de::Deserialize<'de>>(bytes: &'de [u8]) -> Result<T, Error> {
     T::deserialize(ValueReader {
-        kind: Kind::Struct(bytes),
+        value: Value::Read(Kind::Struct(bytes)),
         depth: 0,
     })
 }
@@ -67,13 +69,13 @@ pub fn at_path<'de, T: de::Deserialize<'de>>(
             return Ok(None);
         };
         depth += 1;
-        match ValueReader::new(value, depth)?.kind {
+        match read_value(value, depth)? {
             Kind::Struct(inner) => object = inner,
             _ => return Err(unusual("a path through something other than objects")),
         }
     }
     entry(object, last)?
-        .map(|value| T::deserialize(ValueReader::new(value, depth + 1)?))
+        .map(|value| T::deserialize(ValueReader::encoded(value, depth + 1)))
         .transpose()
 }
 
@@ -82,7 +84,7 @@ fn entry<'de>(bytes: &'de [u8], name: &str) -> Result<Option<&'de [u8]>, Error> 
     let mut found = None;
     let mut entries = Entries { buf: bytes };
     while let Some((key, value)) = entries.next()? {
-        if key == name && found.replace(value).is_some() {
+        if key == name.as_bytes() && found.replace(value).is_some() {
             return Err(unusual("a key given twice"));
         }
     }
@@ -104,57 +106,76 @@ enum Kind<'de> {
     List(&'de [u8]),
 }
 
+/// A Value to deserialize. It is read when the type asks for it: a value
+/// the type ignores is skipped unread, as `entry` skips the entries a path
+/// does not name and as the request's unread parts travel unchecked.
 struct ValueReader<'de> {
-    kind: Kind<'de>,
+    value: Value<'de>,
     depth: u32,
 }
 
+enum Value<'de> {
+    Encoded(&'de [u8]),
+    Read(Kind<'de>),
+}
+
 impl<'de> ValueReader<'de> {
-    /// Reads the encoded Value `buf`: exactly one kind, or none (null).
-    fn new(mut buf: &'de [u8], depth: u32) -> Result<Self, Error> {
-        if depth > RECURSION_LIMIT {
-            return Err(unusual("nested too deep"));
-        }
-        let mut kind = None;
-        while !buf.is_empty() {
-            let (field, wire) = key(&mut buf)?;
-            let k = match (field, wire) {
-                (1, 0) => {
-                    varint(&mut buf)?;
-                    Kind::Null
-                }
-                (2, 1) => {
-                    let (n, rest) = buf
-                        .split_first_chunk::<8>()
-                        .ok_or_else(|| unusual("a short number"))?;
-                    buf = rest;
-                    Kind::Number(f64::from_le_bytes(*n))
-                }
-                (3, 2) => Kind::String(
-                    std::str::from_utf8(delimited(&mut buf)?)
-                        .map_err(|_| unusual("a string that is not UTF-8"))?,
-                ),
-                (4, 0) => Kind::Bool(varint(&mut buf)? != 0),
-                (5, 2) => Kind::Struct(delimited(&mut buf)?),
-                (6, 2) => Kind::List(delimited(&mut buf)?),
-                _ => return Err(unusual("an unknown field of a Value")),
-            };
-            if kind.replace(k).is_some() {
-                return Err(unusual("a Value with two kinds"));
-            }
-        }
-        Ok(Self {
-            kind: kind.unwrap_or(Kind::Null),
+    fn encoded(buf: &'de [u8], depth: u32) -> Self {
+        Self {
+            value: Value::Encoded(buf),
             depth,
-        })
+        }
     }
+
+    fn kind(&self) -> Result<Kind<'de>, Error> {
+        match self.value {
+            Value::Read(kind) => Ok(kind),
+            Value::Encoded(buf) => read_value(buf, self.depth),
+        }
+    }
+}
+
+/// Reads the encoded Value `buf`: exactly one kind, or none (null).
+fn read_value(mut buf: &[u8], depth: u32) -> Result<Kind<'_>, Error> {
+    if depth > RECURSION_LIMIT {
+        return Err(unusual("nested too deep"));
+    }
+    let mut kind = None;
+    while !buf.is_empty() {
+        let (field, wire) = key(&mut buf)?;
+        let k = match (field, wire) {
+            (1, 0) => {
+                varint(&mut buf)?;
+                Kind::Null
+            }
+            (2, 1) => {
+                let (n, rest) = buf
+                    .split_first_chunk::<8>()
+                    .ok_or_else(|| unusual("a short number"))?;
+                buf = rest;
+                Kind::Number(f64::from_le_bytes(*n))
+            }
+            (3, 2) => Kind::String(
+                std::str::from_utf8(delimited(&mut buf)?)
+                    .map_err(|_| unusual("a string that is not UTF-8"))?,
+            ),
+            (4, 0) => Kind::Bool(varint(&mut buf)? != 0),
+            (5, 2) => Kind::Struct(delimited(&mut buf)?),
+            (6, 2) => Kind::List(delimited(&mut buf)?),
+            _ => return Err(unusual("an unknown field of a Value")),
+        };
+        if kind.replace(k).is_some() {
+            return Err(unusual("a Value with two kinds"));
+        }
+    }
+    Ok(kind.unwrap_or(Kind::Null))
 }
 
 impl<'de> de::Deserializer<'de> for ValueReader<'de> {
     type Error = Error;
 
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        match self.kind {
+        match self.kind()? {
             Kind::Null => visitor.visit_unit(),
             Kind::Bool(b) => visitor.visit_bool(b),
             Kind::String(s) => visitor.visit_borrowed_str(s),
@@ -181,9 +202,12 @@ impl<'de> de::Deserializer<'de> for ValueReader<'de> {
     }
 
     fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        match self.kind {
+        match self.kind()? {
             Kind::Null => visitor.visit_none(),
-            _ => visitor.visit_some(self),
+            kind => visitor.visit_some(ValueReader {
+                value: Value::Read(kind),
+                depth: self.depth,
+            }),
         }
     }
 
@@ -203,8 +227,8 @@ impl<'de> de::Deserializer<'de> for ValueReader<'de> {
     ) -> Result<V::Value, Error> {
         // serde_json reads a struct from a list by position; the JSON path
         // refuses that with its own message.
-        match self.kind {
-            Kind::Struct(_) => self.deserialize_any(visitor),
+        match self.kind()? {
+            Kind::Struct(buf) => visitor.visit_map(Entries { buf }.reader(self.depth)),
             _ => Err(unusual("a struct that is not an object")),
         }
     }
@@ -215,7 +239,7 @@ impl<'de> de::Deserializer<'de> for ValueReader<'de> {
         _: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value, Error> {
-        match self.kind {
+        match self.kind()? {
             Kind::String(s) => visitor.visit_enum(s.into_deserializer()),
             _ => Err(unusual("an enum that is not a string")),
         }
@@ -231,31 +255,32 @@ impl<'de> de::Deserializer<'de> for ValueReader<'de> {
     }
 }
 
+/// One entry of an encoded Struct: its key's bytes and its encoded Value.
+type Entry<'de> = (&'de [u8], &'de [u8]);
+
 /// The entries of an encoded Struct.
 struct Entries<'de> {
     buf: &'de [u8],
 }
 
 impl<'de> Entries<'de> {
-    fn next(&mut self) -> Result<Option<(&'de str, &'de [u8])>, Error> {
+    /// The next entry's key, as bytes (see [`KeyReader`]), and value.
+    fn next(&mut self) -> Result<Option<Entry<'de>>, Error> {
         if self.buf.is_empty() {
             return Ok(None);
         }
         if let Some(entry) = self.next_short() {
-            return entry.map(Some);
+            return Ok(Some(entry));
         }
         let (field, wire) = key(&mut self.buf)?;
         if (field, wire) != (1, 2) {
             return Err(unusual("a Struct field other than its entries"));
         }
         let mut entry = delimited(&mut self.buf)?;
-        let (mut name, mut value) = ("", &[][..]);
+        let (mut name, mut value) = (&[][..], &[][..]);
         while !entry.is_empty() {
             match key(&mut entry)? {
-                (1, 2) => {
-                    name = std::str::from_utf8(delimited(&mut entry)?)
-                        .map_err(|_| unusual("a key that is not UTF-8"))?;
-                }
+                (1, 2) => name = delimited(&mut entry)?,
                 (2, 2) => value = delimited(&mut entry)?,
                 _ => return Err(unusual("an unknown field of an entry")),
             }
@@ -266,7 +291,7 @@ impl<'de> Entries<'de> {
     /// The next entry when it has the layout most have: a key and a value
     /// in that order, every tag and length one byte (an entry under 128
     /// bytes). `None`: read it the general way.
-    fn next_short(&mut self) -> Option<Result<(&'de str, &'de [u8]), Error>> {
+    fn next_short(&mut self) -> Option<Entry<'de>> {
         let [ENTRY, len, ENTRY_KEY, key_len, rest @ ..] = self.buf else {
             return None;
         };
@@ -282,11 +307,7 @@ impl<'de> Entries<'de> {
             return None;
         }
         self.buf = &self.buf[2 + len..];
-        Some(
-            std::str::from_utf8(key)
-                .map(|name| (name, value))
-                .map_err(|_| unusual("a key that is not UTF-8")),
-        )
+        Some((key, value))
     }
 
     fn reader(self, depth: u32) -> MapReader<'de> {
@@ -315,8 +336,7 @@ impl<'de> de::MapAccess<'de> for MapReader<'de> {
             return Ok(None);
         };
         self.value = Some(value);
-        seed.deserialize(de::value::BorrowedStrDeserializer::new(name))
-            .map(Some)
+        seed.deserialize(KeyReader(name)).map(Some)
     }
 
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, Error> {
@@ -324,7 +344,31 @@ impl<'de> de::MapAccess<'de> for MapReader<'de> {
             .value
             .take()
             .ok_or_else(|| unusual("a value without a key"))?;
-        seed.deserialize(ValueReader::new(value, self.depth + 1)?)
+        seed.deserialize(ValueReader::encoded(value, self.depth + 1))
+    }
+}
+
+/// A key of a Struct. A struct's field names are matched as bytes, so the
+/// key of a field the type ignores is skipped unchecked, like its value;
+/// a key read as a string (a map's key) must be UTF-8.
+struct KeyReader<'de>(&'de [u8]);
+
+impl<'de> de::Deserializer<'de> for KeyReader<'de> {
+    type Error = Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        let key = std::str::from_utf8(self.0).map_err(|_| unusual("a key that is not UTF-8"))?;
+        visitor.visit_borrowed_str(key)
+    }
+
+    fn deserialize_identifier<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        visitor.visit_borrowed_bytes(self.0)
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
+        bytes byte_buf option unit unit_struct newtype_struct seq tuple
+        tuple_struct map struct enum ignored_any
     }
 }
 
@@ -347,7 +391,7 @@ impl<'de> de::SeqAccess<'de> for Items<'de> {
             return Err(unusual("a ListValue field other than its values"));
         }
         let item = delimited(&mut self.buf)?;
-        seed.deserialize(ValueReader::new(item, self.depth + 1)?)
+        seed.deserialize(ValueReader::encoded(item, self.depth + 1))
             .map(Some)
     }
 }
@@ -462,7 +506,19 @@ mod tests {
         let mut two = Vec::new();
         prost::encoding::string::encode(3, &"a".to_string(), &mut two);
         prost::encoding::bool::encode(4, &true, &mut two);
-        assert!(ValueReader::new(&two, 0).is_err());
+        assert!(read_value(&two, 0).is_err());
+    }
+
+    #[test]
+    fn what_a_type_does_not_read_is_not_checked() {
+        let mut encoded = bytes(&json!({"model": "m", "args": [], "labels": {}}));
+        // An entry whose key (0xff) and string value (0xfe) are not UTF-8.
+        encoded.extend_from_slice(&[0x0a, 0x08, 0x0a, 0x01, 0xff, 0x12, 0x03, 0x1a, 0x01, 0xfe]);
+        let spec: Spec = from_struct_bytes(&encoded).unwrap();
+        assert_eq!(spec.model, "m");
+        // Read as a map, every key is a string and is checked.
+        assert!(from_struct_bytes::<BTreeMap<String, Value>>(&encoded).is_err());
+        assert!(from_struct_bytes::<Value>(&encoded).is_err());
     }
 
     #[test]
