@@ -317,7 +317,8 @@ fn apply(
     rsp
 }
 
-/// Merges the composer's status (the bytes of a Struct) into the desired
+/// Merges the composer's status (the bytes of a Struct, as
+/// `struct_serializer::to_struct_bytes` writes them) into the desired
 /// composite earlier steps built, keeping their fields. Only apiVersion,
 /// kind and status are written: a function never sets an XR's spec or
 /// metadata. Only the top level and the status of the earlier step's object
@@ -351,7 +352,7 @@ fn merge_status_raw(
     status: &[u8],
 ) -> Option<RawResource> {
     use crate::protocol::struct_json::{
-        encode_raw_entry, raw_entries, raw_struct_value, struct_value,
+        encode_raw_entry, encode_struct_entry, raw_entries, raw_struct_value,
     };
     let (object, rest) = existing.parts()?;
     let entries = raw_entries(&object).ok()?;
@@ -361,14 +362,21 @@ fn merge_status_raw(
         None => Vec::new(),
     };
     let earlier_status = raw_entries(&earlier_status).ok()?;
-    let ours = raw_entries(status).ok()?;
-    let mut fields = Vec::with_capacity(status.len());
-    let keys: std::collections::BTreeSet<&str> =
-        earlier_status.keys().chain(ours.keys()).copied().collect();
-    for key in keys {
-        let value = ours.get(key).or_else(|| earlier_status.get(key))?;
-        encode_raw_entry(key, value, &mut fields);
-    }
+    // Ours is the serializer's canonical encoding (entries in key order,
+    // each key once), so with nothing earlier to keep it is the result.
+    let fields = if earlier_status.is_empty() {
+        std::borrow::Cow::Borrowed(status)
+    } else {
+        let ours = raw_entries(status).ok()?;
+        let mut fields = Vec::with_capacity(status.len());
+        let keys: std::collections::BTreeSet<&str> =
+            earlier_status.keys().chain(ours.keys()).copied().collect();
+        for key in keys {
+            let value = ours.get(key).or_else(|| earlier_status.get(key))?;
+            encode_raw_entry(key, value, &mut fields);
+        }
+        std::borrow::Cow::Owned(fields)
+    };
     let keys: std::collections::BTreeSet<&str> = entries
         .keys()
         .copied()
@@ -377,7 +385,7 @@ fn merge_status_raw(
     let mut body = Vec::with_capacity(object.len() + fields.len() + 64);
     for key in keys {
         match (key, entries.get(key)) {
-            ("status", _) => encode_raw_entry(key, &struct_value(&fields), &mut body),
+            ("status", _) => encode_struct_entry(key, &fields, &mut body),
             (_, Some(v)) => encode_raw_entry(key, v, &mut body),
             ("apiVersion", None) => {
                 struct_serializer::encode_entry(key, api_version, &mut body).ok()?

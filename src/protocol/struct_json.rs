@@ -285,37 +285,50 @@ pub fn raw_struct_value(mut buf: &[u8]) -> Result<Option<Vec<u8>>, DecodeError> 
 /// Writes one Struct entry whose `Value` is already encoded, as prost
 /// writes a map entry (an empty key or value is left out).
 pub fn encode_raw_entry(key: &str, value: &[u8], out: &mut Vec<u8>) {
+    write_entry(key, value.len(), out, |out| out.extend_from_slice(value));
+}
+
+/// Writes one Struct entry whose `Value` holds the Struct with the encoded
+/// `fields`: the entry `encode_raw_entry` writes for that Value, without
+/// building the Value first.
+pub fn encode_struct_entry(key: &str, fields: &[u8], out: &mut Vec<u8>) {
+    write_entry(key, delimited_len(fields.len()), out, |out| {
+        out.push(STRUCT);
+        put_varint(fields.len(), out);
+        out.extend_from_slice(fields);
+    });
+}
+
+/// A map entry of `key` and a Value of `value_len` bytes that
+/// `write_value` writes.
+fn write_entry(
+    key: &str,
+    value_len: usize,
+    out: &mut Vec<u8>,
+    write_value: impl FnOnce(&mut Vec<u8>),
+) {
     let key_len = if key.is_empty() {
         0
     } else {
         delimited_len(key.len())
     };
-    let value_len = if value.is_empty() {
+    let value_field_len = if value_len == 0 {
         0
     } else {
-        delimited_len(value.len())
+        delimited_len(value_len)
     };
     out.push(ENTRY);
-    put_varint(key_len + value_len, out);
+    put_varint(key_len + value_field_len, out);
     if !key.is_empty() {
         out.push(ENTRY_KEY);
         put_varint(key.len(), out);
         out.extend_from_slice(key.as_bytes());
     }
-    if !value.is_empty() {
+    if value_len != 0 {
         out.push(ENTRY_VALUE);
-        put_varint(value.len(), out);
-        out.extend_from_slice(value);
+        put_varint(value_len, out);
+        write_value(out);
     }
-}
-
-/// An encoded `Value` holding the Struct whose bytes are `fields`.
-pub fn struct_value(fields: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(fields.len() + 6);
-    out.push(STRUCT);
-    put_varint(fields.len(), &mut out);
-    out.extend_from_slice(fields);
-    out
 }
 
 #[inline]
