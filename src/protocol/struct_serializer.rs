@@ -138,13 +138,21 @@ impl Writer {
         let mut rest = &mut varint[..];
         prost::encoding::encode_varint(len as u64, &mut rest);
         let n = 10 - rest.len();
-        self.out[start - 1] = varint[0];
-        self.out.splice(start..start, varint[1..n].iter().copied());
+        // The contents move up by the length's extra bytes.
+        let end = self.out.len();
+        self.out.resize(end + n - 1, 0);
+        self.out.copy_within(start..end, start + n - 1);
+        self.out[start - 1..start + n - 1].copy_from_slice(&varint[..n]);
     }
 
     fn delimited(&mut self, tag: u8, bytes: &[u8]) {
-        self.out.push(tag);
-        prost::encoding::encode_varint(bytes.len() as u64, &mut self.out);
+        match u8::try_from(bytes.len()) {
+            Ok(len) if len < 0x80 => self.out.extend_from_slice(&[tag, len]),
+            _ => {
+                self.out.push(tag);
+                prost::encoding::encode_varint(bytes.len() as u64, &mut self.out);
+            }
+        }
         self.out.extend_from_slice(bytes);
     }
 
@@ -203,7 +211,7 @@ impl Writer {
         let spans = &self.entries[first..];
         let sorted = spans
             .windows(2)
-            .all(|w| key_of(&self.out, w[0]) < key_of(&self.out, w[1]));
+            .all(|w| precedes(key_of(&self.out, w[0]), key_of(&self.out, w[1])));
         if !sorted {
             let mut order: Vec<EntrySpan> = spans.to_vec();
             // Stable: of equal keys the last written stays last, and wins.
@@ -230,6 +238,15 @@ struct OpenEntry {
     body: usize,
     value: usize,
     key_len: usize,
+}
+
+/// Whether key `a` comes before key `b` in byte order. Most neighbours
+/// differ in their first byte, which decides without comparing the rest.
+fn precedes(a: &[u8], b: &[u8]) -> bool {
+    match (a.first(), b.first()) {
+        (Some(x), Some(y)) if x != y => x < y,
+        _ => a < b,
+    }
 }
 
 /// The key of the entry at `span` (empty when the entry has none).
