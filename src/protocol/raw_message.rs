@@ -68,11 +68,10 @@ struct Field<'a> {
     payload: Option<&'a [u8]>,
 }
 
-/// The top-level fields of an encoded message, in order. None when the
-/// framing is bad or a field is neither a varint nor length-delimited (a
-/// `Resource` has no other kind).
-fn fields(mut buf: &[u8]) -> Option<Vec<Field<'_>>> {
-    let mut out = Vec::new();
+/// The top-level fields of an encoded message, in order, each passed to
+/// `each`. None when the framing is bad or a field is neither a varint nor
+/// length-delimited (a `Resource` has no other kind).
+fn for_each_field<'a>(mut buf: &'a [u8], mut each: impl FnMut(Field<'a>)) -> Option<()> {
     while !buf.is_empty() {
         let start = buf;
         let (tag, wire_type) = encoding::decode_key(&mut buf).ok()?;
@@ -92,13 +91,13 @@ fn fields(mut buf: &[u8]) -> Option<Vec<Field<'_>>> {
             }
             _ => return None,
         };
-        out.push(Field {
+        each(Field {
             tag,
             encoded: &start[..start.len() - buf.len()],
             payload,
         });
     }
-    Some(out)
+    Some(())
 }
 
 impl RawResource {
@@ -107,16 +106,13 @@ impl RawResource {
     /// more than once (prost would merge the parts) or the framing is bad:
     /// then `decode_full` is the way to read it.
     pub fn struct_bytes(&self) -> Option<&[u8]> {
-        let mut found = None;
-        for field in fields(self.as_bytes())? {
+        let (mut found, mut twice) = (None, false);
+        for_each_field(self.as_bytes(), |field| {
             if let (1, Some(payload)) = (field.tag, field.payload) {
-                if found.is_some() {
-                    return None;
-                }
-                found = Some(payload);
+                twice |= found.replace(payload).is_some();
             }
-        }
-        found
+        })?;
+        if twice { None } else { found }
     }
 
     /// The `resource` Struct (field 1) and the other fields, each still
@@ -125,12 +121,10 @@ impl RawResource {
     /// which is how protobuf merges it. None when the framing is bad.
     pub fn parts(&self) -> Option<(Vec<u8>, Vec<u8>)> {
         let (mut object, mut rest) = (Vec::new(), Vec::new());
-        for field in fields(self.as_bytes())? {
-            match (field.tag, field.payload) {
-                (1, Some(payload)) => object.extend_from_slice(payload),
-                _ => rest.extend_from_slice(field.encoded),
-            }
-        }
+        for_each_field(self.as_bytes(), |field| match (field.tag, field.payload) {
+            (1, Some(payload)) => object.extend_from_slice(payload),
+            _ => rest.extend_from_slice(field.encoded),
+        })?;
         Some((object, rest))
     }
 }

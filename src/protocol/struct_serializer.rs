@@ -53,7 +53,8 @@ pub fn encode_resource_field<T: Serialize + ?Sized>(
     let start = out.len();
     let mut writer = Writer {
         out: std::mem::take(out),
-        entries: Vec::new(),
+        // Room for the entries of the objects open at once in a manifest.
+        entries: Vec::with_capacity(32),
     };
     let result = value.serialize(&mut writer);
     *out = writer.out;
