@@ -441,10 +441,22 @@ impl Composition {
         ready
     }
 
-    /// A WARNING result for each of `warnings` the XR's observed status does
-    /// not show yet (`reported`): results become Kubernetes events, so they
-    /// mark transitions while the steady state stays in the status.
-    pub fn warn_on_transition(&mut self, reason: &str, warnings: &[String], reported: &[String]) {
+    /// A WARNING result for each of `warnings` the XR's observed status
+    /// does not show yet at `path` (for example `["plan", "warnings"]`):
+    /// results become Kubernetes events, so they mark transitions while the
+    /// steady state stays in the status. The status is read only when there
+    /// is a warning to compare.
+    pub fn warn_on_transition(
+        &mut self,
+        reason: &str,
+        warnings: &[String],
+        xr: &Composite,
+        path: &[&str],
+    ) {
+        if warnings.is_empty() {
+            return;
+        }
+        let reported = xr.status_strings(path);
         for w in warnings {
             if !reported.contains(w) {
                 self.results

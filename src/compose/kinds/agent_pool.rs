@@ -604,11 +604,7 @@ fn report(
     let serving = server.ready == Ready::True && agents_ready == Ready::True;
     status.phase = Some(if serving { "Serving" } else { "Starting" }.into());
     let warnings = status.warnings.clone();
-    out.warn_on_transition(
-        "AgentPoolWarning",
-        &warnings,
-        &req.xr.status_strings(&["warnings"]),
-    );
+    out.warn_on_transition("AgentPoolWarning", &warnings, req.xr, &["warnings"]);
     out.status = crate::compose::Status::new(status);
     out.conditions.push(outcome::condition(
         MODEL_RESOLVED,

@@ -383,7 +383,8 @@ fn report(
     out.warn_on_transition(
         "SizingWarning",
         &plan.warnings,
-        &req.xr.status_strings(&["plan", "warnings"]),
+        req.xr,
+        &["plan", "warnings"],
     );
     out.conditions
         .push(conditions::sized(&plan.warnings, layout));

@@ -143,11 +143,7 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
     );
     out.add(CARD, manifest, &req.observed);
 
-    out.warn_on_transition(
-        "ModelWarning",
-        &warnings,
-        &req.xr.status_strings(&["warnings"]),
-    );
+    out.warn_on_transition("ModelWarning", &warnings, req.xr, &["warnings"]);
     out.conditions.push(match &reason {
         Some(r) if shard_problem.is_some() => {
             outcome::condition(SERVABLE, false, "InvalidShardSpec", r.clone())
