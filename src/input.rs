@@ -13,6 +13,9 @@
 //! Unknown fields are refused: a typo in a Composition should fail loudly,
 //! not quietly fall back to a default.
 
+use std::borrow::Cow;
+use std::sync::LazyLock;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -157,13 +160,15 @@ pub enum ProviderConfigKind {
     ClusterProviderConfig,
 }
 
-/// Defaults resolved against the built-in ones.
+/// Defaults resolved against the built-in ones. The built-in strings and
+/// images are shared statics: a call whose input leaves them alone copies
+/// none of them.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Settings {
     pub ttl_seconds: u64,
-    pub gpu_type: String,
-    pub offered_gpu_types: Vec<String>,
-    pub image: Image,
+    pub gpu_type: Cow<'static, str>,
+    pub offered_gpu_types: Cow<'static, [String]>,
+    pub image: Cow<'static, Image>,
     pub gpu_memory_utilization: f64,
     pub gpu_node_selector: bool,
     pub gpu_toleration: bool,
@@ -174,9 +179,9 @@ pub struct Settings {
     pub vllm_version: Option<String>,
     pub runtime: RuntimeChoice,
     /// Image of the deployment and leader-worker-set runtimes on NVIDIA GPUs.
-    pub nvidia_image: Image,
+    pub nvidia_image: Cow<'static, Image>,
     /// The same on AMD GPUs.
-    pub amd_image: Image,
+    pub amd_image: Cow<'static, Image>,
 }
 
 /// vLLM's own CUDA image (`vllm` and `ray` on the PATH), pinned.
@@ -195,19 +200,37 @@ impl Settings {
     }
 }
 
+/// The built-in values [`Settings`] borrow.
+struct BuiltIn {
+    offered_gpu_types: Vec<String>,
+    image: Image,
+    nvidia_image: Image,
+    amd_image: Image,
+}
+
+static BUILT_IN: LazyLock<BuiltIn> = LazyLock::new(|| {
+    let docker_hub = |name: &str| Image {
+        registry: "docker.io".into(),
+        name: name.into(),
+    };
+    BuiltIn {
+        offered_gpu_types: ["L4", "L40S", "A100-80GB", "H100-80GB"]
+            .map(String::from)
+            .to_vec(),
+        // dot-inference's image, so its XRs compose the same runtime.
+        image: docker_hub("lmcache/vllm-openai:v0.3.13"),
+        nvidia_image: docker_hub(NVIDIA_VLLM_IMAGE),
+        amd_image: docker_hub(AMD_VLLM_IMAGE),
+    }
+});
+
 impl Default for Settings {
     fn default() -> Self {
         Self {
             ttl_seconds: DEFAULT_TTL_SECONDS,
-            gpu_type: "L4".into(),
-            offered_gpu_types: ["L4", "L40S", "A100-80GB", "H100-80GB"]
-                .map(String::from)
-                .to_vec(),
-            // dot-inference's image, so its XRs compose the same runtime.
-            image: Image {
-                registry: "docker.io".into(),
-                name: "lmcache/vllm-openai:v0.3.13".into(),
-            },
+            gpu_type: Cow::Borrowed("L4"),
+            offered_gpu_types: Cow::Borrowed(&BUILT_IN.offered_gpu_types),
+            image: Cow::Borrowed(&BUILT_IN.image),
             gpu_memory_utilization: 0.9,
             gpu_node_selector: false,
             gpu_toleration: false,
@@ -215,14 +238,8 @@ impl Default for Settings {
             weights_cache: WeightsCacheSettings::default(),
             // Today's VLLMRuntime, so existing XRs keep their resources.
             runtime: RuntimeChoice::VllmRuntime,
-            nvidia_image: Image {
-                registry: "docker.io".into(),
-                name: NVIDIA_VLLM_IMAGE.into(),
-            },
-            amd_image: Image {
-                registry: "docker.io".into(),
-                name: AMD_VLLM_IMAGE.into(),
-            },
+            nvidia_image: Cow::Borrowed(&BUILT_IN.nvidia_image),
+            amd_image: Cow::Borrowed(&BUILT_IN.amd_image),
             objective: crate::sizing::Objective::Balanced,
             vllm_version: None,
         }
@@ -262,7 +279,7 @@ impl Input {
             return Ok(s);
         };
         if let Some(g) = &d.gpu_type {
-            s.gpu_type = g.clone();
+            s.gpu_type = Cow::Owned(g.clone());
         }
         if let Some(g) = &d.offered_gpu_types {
             if g.is_empty() {
@@ -270,13 +287,13 @@ impl Input {
                     "input.defaults.offeredGpuTypes is empty; list at least one GPU type".into(),
                 );
             }
-            s.offered_gpu_types = g.clone();
+            s.offered_gpu_types = Cow::Owned(g.clone());
         }
         if let Some(i) = &d.image {
             if i.registry.trim().is_empty() || i.name.trim().is_empty() {
                 return Err("input.defaults.image needs a non-empty registry and name".into());
             }
-            s.image = i.clone();
+            s.image = Cow::Owned(i.clone());
         }
         if let Some(u) = d.gpu_memory_utilization {
             if !(0.1..=0.99).contains(&u) {
@@ -316,7 +333,7 @@ impl Input {
                             "input.defaults.vllmImages.{vendor} needs a non-empty registry and name"
                         ));
                     }
-                    *target = i.clone();
+                    *target = Cow::Owned(i.clone());
                 }
             }
         }

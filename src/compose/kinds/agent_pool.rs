@@ -683,7 +683,7 @@ fn size(
     let gpu = spec.gpu_requirements.as_ref();
     let gpu_type = gpu
         .and_then(|g| g.r#type.clone())
-        .unwrap_or_else(|| req.settings.gpu_type.clone());
+        .unwrap_or_else(|| req.settings.gpu_type.to_string());
     let count = match gpu.and_then(|g| g.count) {
         // Checked in `check_numbers`; kept here for the cast below.
         Some(c) if !(1..=GPU_COUNT_MAX).contains(&c) => {

@@ -435,7 +435,7 @@ fn sizing_request(
         gpu_type: spec
             .gpu_type
             .clone()
-            .unwrap_or_else(|| req.settings.gpu_type.clone()),
+            .unwrap_or_else(|| req.settings.gpu_type.to_string()),
         quantization,
         max_model_len: max_model_len.map(|v| v as u64),
         parameter_count: spec.parameter_count.clone(),
