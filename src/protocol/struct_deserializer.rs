@@ -365,10 +365,22 @@ impl<'de> de::Deserializer<'de> for KeyReader<'de> {
         visitor.visit_borrowed_bytes(self.0)
     }
 
+    /// A map keyed by an enum: its unit variants, as serde's own string
+    /// key deserializer reads them.
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        _: &'static str,
+        _: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Error> {
+        let key = std::str::from_utf8(self.0).map_err(|_| unusual("a key that is not UTF-8"))?;
+        visitor.visit_enum(key.into_deserializer())
+    }
+
     serde::forward_to_deserialize_any! {
         bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
         bytes byte_buf option unit unit_struct newtype_struct seq tuple
-        tuple_struct map struct enum ignored_any
+        tuple_struct map struct ignored_any
     }
 }
 
@@ -444,7 +456,7 @@ mod tests {
         odd: Option<Value>,
     }
 
-    #[derive(Deserialize, Debug, PartialEq)]
+    #[derive(Deserialize, Debug, PartialEq, Eq, PartialOrd, Ord)]
     #[serde(rename_all = "kebab-case")]
     enum Mode {
         TensorParallel,
@@ -519,6 +531,14 @@ mod tests {
         // Read as a map, every key is a string and is checked.
         assert!(from_struct_bytes::<BTreeMap<String, Value>>(&encoded).is_err());
         assert!(from_struct_bytes::<Value>(&encoded).is_err());
+    }
+
+    #[test]
+    fn a_map_keyed_by_an_enum_reads_as_through_json() {
+        let object = json!({"tensor-parallel": 2});
+        let fast: BTreeMap<Mode, u32> = from_struct_bytes(&bytes(&object)).unwrap();
+        let slow: BTreeMap<Mode, u32> = serde_json::from_value(object).unwrap();
+        assert_eq!(fast, slow);
     }
 
     #[test]
