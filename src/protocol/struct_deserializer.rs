@@ -353,12 +353,17 @@ impl<'de> de::MapAccess<'de> for MapReader<'de> {
 /// a key read as a string (a map's key) must be UTF-8.
 struct KeyReader<'de>(&'de [u8]);
 
+impl<'de> KeyReader<'de> {
+    fn as_str(&self) -> Result<&'de str, Error> {
+        std::str::from_utf8(self.0).map_err(|_| unusual("a key that is not UTF-8"))
+    }
+}
+
 impl<'de> de::Deserializer<'de> for KeyReader<'de> {
     type Error = Error;
 
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        let key = std::str::from_utf8(self.0).map_err(|_| unusual("a key that is not UTF-8"))?;
-        visitor.visit_borrowed_str(key)
+        visitor.visit_borrowed_str(self.as_str()?)
     }
 
     fn deserialize_identifier<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
@@ -373,8 +378,7 @@ impl<'de> de::Deserializer<'de> for KeyReader<'de> {
         _: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value, Error> {
-        let key = std::str::from_utf8(self.0).map_err(|_| unusual("a key that is not UTF-8"))?;
-        visitor.visit_enum(key.into_deserializer())
+        visitor.visit_enum(self.as_str()?.into_deserializer())
     }
 
     serde::forward_to_deserialize_any! {
