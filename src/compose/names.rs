@@ -18,7 +18,7 @@ const SUBDOMAIN_MAX: usize = 253;
 /// A DNS-1035 label for `base` followed by `suffix` (such as `-model`):
 /// the name of a Service, or of an object named after its Service.
 pub fn dns1035_label(base: &str, suffix: &str) -> String {
-    let name = format!("{base}{suffix}");
+    let name = [base, suffix].concat();
     if is_dns1035_label(&name) {
         return name;
     }
@@ -48,7 +48,7 @@ pub fn short_label(label: &str, max: usize) -> String {
 /// A DNS-1123 subdomain for `base` followed by `suffix`: the name of a
 /// ConfigMap, Deployment, Ingress, autoscaler or disruption budget.
 pub fn dns_subdomain(base: &str, suffix: &str) -> String {
-    let name = format!("{base}{suffix}");
+    let name = [base, suffix].concat();
     if name.len() <= SUBDOMAIN_MAX {
         return name;
     }

@@ -129,12 +129,21 @@ impl Writer {
     }
 
     /// Sets the length of the message whose contents start at `start`.
+    // Inlined: most messages are short, and the call cost more than
+    // setting their one-byte length.
+    #[inline]
     fn close(&mut self, start: usize) {
         let len = self.out.len() - start;
         if len < 0x80 {
             self.out[start - 1] = len as u8;
-            return;
+        } else {
+            self.widen(start, len);
         }
+    }
+
+    /// Writes a length of 128 or more, moving the message up.
+    #[inline(never)]
+    fn widen(&mut self, start: usize, len: usize) {
         let mut varint = [0u8; 10];
         let mut rest = &mut varint[..];
         prost::encoding::encode_varint(len as u64, &mut rest);

@@ -399,7 +399,7 @@ fn report(
     };
     out.status = crate::compose::Status::new(status);
     out.conditions.push(if serving {
-        conditions::serving(format!("{model} serves at {internal}"))
+        conditions::serving([model, " serves at ", &internal].concat())
     } else {
         conditions::not_serving(
             "Starting",
@@ -525,7 +525,8 @@ pub fn runtime_name(xr_name: &str, suffix: &str) -> (String, Option<String>) {
                       set VLLM_PORT in every pod of the namespace, which breaks vLLM.";
         return ("vllm-server".into(), Some(reason.into()));
     }
-    let renamed = (name != format!("{xr_name}{suffix}")).then(|| {
+    let unchanged = name.strip_prefix(xr_name) == Some(suffix);
+    let renamed = (!unchanged).then(|| {
         format!(
             "The runtime and its Service are named {name}: the operator names the Service after the runtime, and a \
              Service name must be a DNS-1035 label (a letter first, then lower-case letters, digits and '-', at most \

@@ -61,5 +61,5 @@ pub fn ingress(p: &IngressParams) -> crate::compose::Manifest {
 
 /// The external base URL of the OpenAI-compatible API.
 pub fn external_url(host: &str, tls: bool) -> String {
-    format!("{}://{host}/v1", if tls { "https" } else { "http" })
+    [if tls { "https://" } else { "http://" }, host, "/v1"].concat()
 }

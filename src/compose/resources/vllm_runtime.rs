@@ -195,5 +195,5 @@ pub(crate) fn gpu_toleration(plan: &Plan) -> Toleration {
 
 /// The in-cluster base URL of the runtime's OpenAI-compatible API.
 pub fn internal_url(name: &str, namespace: &str) -> String {
-    format!("http://{name}.{namespace}.svc.cluster.local/v1")
+    ["http://", name, ".", namespace, ".svc.cluster.local/v1"].concat()
 }
