@@ -221,20 +221,23 @@ impl Writer {
         let spans = &self.entries[first..];
         let sorted = spans
             .windows(2)
-            .all(|w| precedes(key_of(&self.out, w[0]), key_of(&self.out, w[1])));
+            .all(|w| compare(key_of(&self.out, w[0]), key_of(&self.out, w[1])).is_lt());
         if !sorted {
-            let mut order: Vec<EntrySpan> = spans.to_vec();
+            let out = &self.out;
+            let order = &mut self.entries[first..];
             // Stable: of equal keys the last written stays last, and wins.
-            order.sort_by(|a, b| key_of(&self.out, *a).cmp(key_of(&self.out, *b)));
-            let contents = self.out.split_off(start);
+            order.sort_by(|a, b| compare(key_of(out, *a), key_of(out, *b)));
+            // The entries are copied in order after the object, which then
+            // moves down to where it starts.
+            let end = self.out.len();
             for (i, span) in order.iter().enumerate() {
-                let next = order.get(i + 1).map(|n| key_of_in(&contents, *n, start));
-                if next == Some(key_of_in(&contents, *span, start)) {
+                let next = order.get(i + 1).map(|n| key_of(&self.out, *n));
+                if next == Some(key_of(&self.out, *span)) {
                     continue;
                 }
-                self.out
-                    .extend_from_slice(&contents[span.start - start..span.end - start]);
+                self.out.extend_from_within(span.start..span.end);
             }
+            self.out.drain(start..end);
         }
         self.entries.truncate(first);
         self.close(start);
@@ -250,23 +253,18 @@ struct OpenEntry {
     key_len: usize,
 }
 
-/// Whether key `a` comes before key `b` in byte order. Most neighbours
-/// differ in their first byte, which decides without comparing the rest.
-fn precedes(a: &[u8], b: &[u8]) -> bool {
-    match (a.first(), b.first()) {
-        (Some(x), Some(y)) if x != y => x < y,
-        _ => a < b,
-    }
-}
-
 /// The key of the entry at `span` (empty when the entry has none).
 fn key_of(out: &[u8], span: EntrySpan) -> &[u8] {
     &out[span.key_start..span.key_end]
 }
 
-/// The same, in `contents` split off `out` at `offset`.
-fn key_of_in(contents: &[u8], span: EntrySpan, offset: usize) -> &[u8] {
-    &contents[span.key_start - offset..span.key_end - offset]
+/// Byte order of keys `a` and `b`. Most neighbours differ in their first
+/// byte, which decides without comparing the rest.
+fn compare(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+    match (a.first(), b.first()) {
+        (Some(x), Some(y)) if x != y => x.cmp(y),
+        _ => a.cmp(b),
+    }
 }
 
 impl<'a> ser::Serializer for &'a mut Writer {
