@@ -145,7 +145,7 @@ pub fn size(req: &SizingRequest) -> Result<Plan, SizingError> {
         kv_cache_dtype: req.kv_cache_dtype,
         objective: req.objective,
         architecture_guessed: m.guessed,
-        reasons,
+        reasons: reasons.into(),
         warnings,
     })
 }

@@ -40,6 +40,7 @@ mod models;
 mod no_fit;
 mod params;
 mod precision;
+mod reasons;
 mod target;
 #[cfg(test)]
 mod test_requests;
@@ -54,6 +55,7 @@ pub use memory::{Arch, GIB, VllmGeneration};
 pub use models::{CatalogModel, ModelMatch, lookup as lookup_model, model, models};
 pub use params::{ParamCount, count_from_id, parse_parameter_count, quantization_marker};
 pub use precision::{KvCacheDtype, MigChoice, Objective, Precision};
+pub use reasons::Reasons;
 
 /// `gpu-memory-utilization` the engine pins when the caller says nothing:
 /// vLLM's long-standing default (newer vLLM uses 0.92).
@@ -192,7 +194,7 @@ pub struct Plan {
     /// True when the architecture was guessed (no catalog entry, no
     /// config.json): the reasons say what to give.
     pub architecture_guessed: bool,
-    pub reasons: Vec<String>,
+    pub reasons: Reasons,
     pub warnings: Vec<String>,
 }
 

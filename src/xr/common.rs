@@ -5,6 +5,8 @@ use std::borrow::Cow;
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
 
+use crate::sizing::Reasons;
+
 /// `spec.crossplane`, Crossplane's own fields (composition selection,
 /// references to the composed resources). The function never reads them, so
 /// they are skipped unread rather than built into a JSON tree that grows
@@ -148,8 +150,8 @@ pub struct PlanStatus {
     /// True when the model's architecture was guessed (not in the catalog, no config.json): give the Model's config.
     pub architecture_guessed: bool,
     /// Why the plan is what it is, in short sentences with the numbers.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub reasons: Vec<String>,
+    #[serde(default, skip_serializing_if = "Reasons::is_empty")]
+    pub reasons: Reasons,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
 }
