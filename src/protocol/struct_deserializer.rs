@@ -412,7 +412,21 @@ impl<'de> de::SeqAccess<'de> for Items<'de> {
     }
 }
 
+// Inlined where it is read: most varints in a Struct (keys, short
+// lengths) are one byte, and the call cost more than reading it.
+#[inline(always)]
 fn varint(buf: &mut &[u8]) -> Result<u64, Error> {
+    if let Some((&byte, rest)) = buf.split_first()
+        && byte < 0x80
+    {
+        *buf = rest;
+        return Ok(u64::from(byte));
+    }
+    long_varint(buf)
+}
+
+#[inline(never)]
+fn long_varint(buf: &mut &[u8]) -> Result<u64, Error> {
     super::struct_json::varint(buf).map_err(|_| unusual("a broken varint"))
 }
 
