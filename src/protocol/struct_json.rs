@@ -333,14 +333,20 @@ fn write_entry(
 
 #[inline]
 pub(super) fn varint(buf: &mut &[u8]) -> Result<u64, DecodeError> {
-    // Keys and short lengths, most varints in a Struct, are one byte.
-    if let Some((&byte, rest)) = buf.split_first()
-        && byte < 0x80
-    {
-        *buf = rest;
-        return Ok(u64::from(byte));
+    // Keys and short lengths, most varints in a Struct, are one byte; the
+    // lengths of most larger values (up to 16 KiB) are two.
+    let bytes: &[u8] = buf;
+    match bytes {
+        [byte, rest @ ..] if *byte < 0x80 => {
+            *buf = rest;
+            Ok(u64::from(*byte))
+        }
+        [low, high, rest @ ..] if (1..0x80).contains(high) => {
+            *buf = rest;
+            Ok(u64::from(low & 0x7f) | u64::from(*high) << 7)
+        }
+        _ => prost::encoding::decode_varint(buf).map_err(|_| DecodeError),
     }
-    prost::encoding::decode_varint(buf).map_err(|_| DecodeError)
 }
 
 #[inline]
@@ -388,6 +394,33 @@ fn skip_field(wire: WireType, buf: &mut &[u8]) -> Result<(), DecodeError> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn varints_read_as_prost_reads_them() {
+        let mut encodings: Vec<Vec<u8>> =
+            [0u64, 1, 127, 128, 300, 16_383, 16_384, 1 << 40, u64::MAX]
+                .into_iter()
+                .map(|n| {
+                    let mut b = Vec::new();
+                    prost::encoding::encode_varint(n, &mut b);
+                    b
+                })
+                .collect();
+        // Every one- and two-byte prefix, canonical or not, cut short or not.
+        for low in 0..=255u8 {
+            encodings.push(vec![low]);
+            for high in [0u8, 1, 0x7f, 0x80, 0xff] {
+                encodings.push(vec![low, high]);
+                encodings.push(vec![low, high, 5]);
+            }
+        }
+        for bytes in encodings {
+            let (mut ours, mut theirs) = (&bytes[..], &bytes[..]);
+            let read = varint(&mut ours).ok();
+            let expected = prost::encoding::decode_varint(&mut theirs).ok();
+            assert_eq!((read, ours.len()), (expected, theirs.len()), "{bytes:?}");
+        }
+    }
 
     #[test]
     fn round_trips_kubernetes_shaped_json() {
