@@ -331,10 +331,11 @@ fn write_entry(
     }
 }
 
-#[inline]
+// Inlined where it is read: keys and short lengths, most varints in a
+// Struct, are one byte, the lengths of most larger values (up to 16 KiB)
+// two, and the call cost more than reading them.
+#[inline(always)]
 pub(super) fn varint(buf: &mut &[u8]) -> Result<u64, DecodeError> {
-    // Keys and short lengths, most varints in a Struct, are one byte; the
-    // lengths of most larger values (up to 16 KiB) are two.
     let bytes: &[u8] = buf;
     match bytes {
         [byte, rest @ ..] if *byte < 0x80 => {
@@ -345,8 +346,13 @@ pub(super) fn varint(buf: &mut &[u8]) -> Result<u64, DecodeError> {
             *buf = rest;
             Ok(u64::from(low & 0x7f) | u64::from(*high) << 7)
         }
-        _ => prost::encoding::decode_varint(buf).map_err(|_| DecodeError),
+        _ => long_varint(buf),
     }
+}
+
+#[inline(never)]
+fn long_varint(buf: &mut &[u8]) -> Result<u64, DecodeError> {
+    prost::encoding::decode_varint(buf).map_err(|_| DecodeError)
 }
 
 #[inline]
