@@ -382,7 +382,10 @@ fn merge_status_raw(
         .copied()
         .chain(["apiVersion", "kind", "status"])
         .collect();
-    let mut body = Vec::with_capacity(object.len() + fields.len() + 64);
+    // Room for every entry and the headers of those written here: the
+    // status and, when absent, apiVersion and kind.
+    let mut body =
+        Vec::with_capacity(object.len() + fields.len() + api_version.len() + kind.len() + 64);
     for key in keys {
         match (key, entries.get(key)) {
             ("status", _) => encode_struct_entry(key, &fields, &mut body),

@@ -73,8 +73,9 @@ pub fn encode_resource_field<T: Serialize + ?Sized>(
 /// a key or length), or an error when it is not an object.
 pub fn to_struct_bytes<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>, Error> {
     // An XR's status (a plan and its reasons) is a few KiB: room for it at
-    // once rather than four reallocations from a small start.
-    let mut out = Vec::with_capacity(4096);
+    // once rather than reallocations from a small start, and for a copy of
+    // its largest object, which sorting makes (see `Writer::close_object`).
+    let mut out = Vec::with_capacity(8192);
     encode_resource_field(value, &mut out)?;
     let mut fields = &out[1..];
     prost::encoding::decode_varint(&mut fields).map_err(|e| Error(e.to_string()))?;
