@@ -8,6 +8,9 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
+/// The reasons in order, those sizing gave first.
+pub type Iter<'a> = std::iter::Chain<std::slice::Iter<'a, String>, std::slice::Iter<'a, String>>;
+
 /// Why a plan is what it is, in the order the decisions were made: those
 /// sizing gave, then those added since.
 #[derive(Clone, Default)]
@@ -21,9 +24,7 @@ impl Reasons {
         self.added.push(reason);
     }
 
-    pub fn iter(
-        &self,
-    ) -> std::iter::Chain<std::slice::Iter<'_, String>, std::slice::Iter<'_, String>> {
+    pub fn iter(&self) -> Iter<'_> {
         self.sized.iter().chain(&self.added)
     }
 
@@ -53,7 +54,7 @@ impl Extend<String> for Reasons {
 
 impl<'a> IntoIterator for &'a Reasons {
     type Item = &'a String;
-    type IntoIter = std::iter::Chain<std::slice::Iter<'a, String>, std::slice::Iter<'a, String>>;
+    type IntoIter = Iter<'a>;
 
     fn into_iter(self) -> Self::IntoIter {
         self.iter()
