@@ -414,6 +414,9 @@ impl<'de> de::SeqAccess<'de> for Items<'de> {
 
 // Inlined where it is read: most varints in a Struct (keys, short
 // lengths) are one byte, and the call cost more than reading it.
+// `struct_json::varint` has the same one-byte case; calling it inline here
+// instead measured 1.1k more instructions per cold call (callgrind), as it
+// grows every reader it is inlined into.
 #[inline(always)]
 fn varint(buf: &mut &[u8]) -> Result<u64, Error> {
     if let Some((&byte, rest)) = buf.split_first()
