@@ -21,7 +21,9 @@
 //! have held it. The memo remembers those sightings as hashes and sizes
 //! only, a few bytes each; the entries it holds keep answering.
 
+use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
+use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 
@@ -29,6 +31,26 @@ use prost::Message;
 
 use crate::function::Call;
 use crate::protocol::wire;
+
+thread_local! {
+    /// The request being looked up, encoded into a buffer each thread
+    /// reuses: in a fleet larger than the memo every call misses, and a
+    /// miss then allocates nothing. Copied only when the memo may keep it.
+    static ENCODED: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
+/// A buffer grown past this by an unusually large request is given back.
+const SCRATCH_KEPT: usize = 256 * 1024;
+
+/// What [`Memo::look_up`] found.
+enum LookUp {
+    Hit(Arc<Entry>),
+    Miss {
+        hash: u64,
+        len: usize,
+        request: Option<Vec<u8>>,
+    },
+}
 
 /// One answered call: the request it answers (less its meta) and the call.
 struct Entry {
@@ -46,6 +68,10 @@ struct Entry {
 /// and marking the entry used happen outside any lock.
 pub struct Memo {
     budget: usize,
+    /// Picks an entry's slot; a hit is confirmed by comparing the bytes.
+    /// Seeded per process, so that no one can choose requests that share
+    /// a slot and push each other out.
+    hasher: foldhash::quality::RandomState,
     clock: AtomicU64,
     inner: RwLock<Slots>,
 }
@@ -54,6 +80,10 @@ pub struct Memo {
 struct Slots {
     by_hash: HashMap<u64, Arc<Entry>>,
     bytes: usize,
+    /// An answer found no room: from now on only a request seen recently
+    /// is kept (the budget stays in use, as entries only ever replace
+    /// others).
+    full: bool,
     /// Requests answered but not remembered because the memo was full.
     seen: Sightings,
 }
@@ -97,6 +127,7 @@ impl Memo {
     pub fn new(budget_bytes: usize) -> Self {
         Self {
             budget: budget_bytes,
+            hasher: Default::default(),
             clock: AtomicU64::new(0),
             inner: RwLock::new(Slots::default()),
         }
@@ -109,19 +140,33 @@ impl Memo {
         core: impl FnOnce(wire::RunFunctionRequest) -> Call,
     ) -> Call {
         let meta = req.meta.take();
-        let request = req.encode_to_vec();
         let tag = meta.as_ref().map(|m| m.tag.clone()).unwrap_or_default();
-        req.meta = meta;
-        let hash = hash(0x243f_6a88_85a3_08d3, &request);
-        if let Some(mut call) = self.get(hash, &request) {
-            if let Some(m) = call.response.meta.as_mut() {
-                m.tag = tag;
+        let looked_up = ENCODED.with_borrow_mut(|request| {
+            request.clear();
+            req.encode(request).expect("a Vec has room for any message");
+            let looked_up = self.look_up(request);
+            if request.capacity() > SCRATCH_KEPT {
+                *request = Vec::new();
             }
-            return call;
-        }
+            looked_up
+        });
+        req.meta = meta;
+        let (hash, len, request) = match looked_up {
+            LookUp::Hit(entry) => {
+                let mut call = entry.call.clone();
+                if let Some(m) = call.response.meta.as_mut() {
+                    m.tag = tag;
+                }
+                return call;
+            }
+            LookUp::Miss { hash, len, request } => (hash, len, request),
+        };
         let call = core(req);
-        let size = request.len() + call.response.encoded_len() + 256;
-        if self.admits(hash, size) {
+        let size = len + call.response.encoded_len() + 256;
+        // Asked even when the request was not kept: a miss is a sighting.
+        if self.admits(hash, size)
+            && let Some(request) = request
+        {
             self.insert(
                 hash,
                 Entry {
@@ -139,16 +184,26 @@ impl Memo {
         self.clock.fetch_add(1, Ordering::Relaxed) + 1
     }
 
-    fn get(&self, hash: u64, request: &[u8]) -> Option<Call> {
-        let entry = {
+    /// The remembered answer to the encoded `request`, or its hash, its
+    /// length and, when the memo may keep it, a copy of it.
+    fn look_up(&self, request: &[u8]) -> LookUp {
+        let hash = self.hasher.hash_one(request);
+        let (entry, may_keep) = {
             let slots = self.inner.read().unwrap_or_else(|p| p.into_inner());
-            slots.by_hash.get(&hash)?.clone()
+            let entry = slots.by_hash.get(&hash).cloned();
+            let may_keep = request.len() <= self.budget / 4
+                && (entry.is_some() || !slots.full || slots.seen.count.contains_key(&hash));
+            (entry, may_keep)
         };
-        if entry.request != request {
-            return None;
+        if let Some(entry) = entry.filter(|e| e.request == request) {
+            entry.used.store(self.tick(), Ordering::Relaxed);
+            return LookUp::Hit(entry);
         }
-        entry.used.store(self.tick(), Ordering::Relaxed);
-        Some(entry.call.clone())
+        LookUp::Miss {
+            hash,
+            len: request.len(),
+            request: may_keep.then(|| request.to_vec()),
+        }
     }
 
     /// Whether an answer of `size` bytes to the request hashed `hash` is to
@@ -162,6 +217,7 @@ impl Memo {
         if slots.bytes + size <= self.budget || slots.by_hash.contains_key(&hash) {
             return true;
         }
+        slots.full = true;
         slots.seen.saw(hash, size, self.budget)
     }
 
@@ -201,32 +257,6 @@ impl Memo {
         let slots = self.inner.read().unwrap_or_else(|p| p.into_inner());
         (slots.by_hash.len(), slots.bytes)
     }
-}
-
-/// A fast, non-cryptographic hash: it only picks a slot, and a hit is
-/// confirmed by comparing the bytes. Four independent lanes keep the
-/// multiplier busy, so an XR of a few KB hashes in about a tenth of a
-/// microsecond rather than waiting on one long chain of multiplications.
-fn hash(seed: u64, bytes: &[u8]) -> u64 {
-    const K: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mix = |h: u64, w: u64| (h ^ w).wrapping_mul(K).rotate_left(29);
-    let mut lanes = [
-        mix(seed, bytes.len() as u64),
-        seed.rotate_left(16),
-        seed.rotate_left(32),
-        seed.rotate_left(48),
-    ];
-    let mut blocks = bytes.chunks_exact(32);
-    for block in &mut blocks {
-        for (lane, word) in lanes.iter_mut().zip(block.chunks_exact(8)) {
-            *lane = mix(*lane, u64::from_le_bytes(word.try_into().expect("8 bytes")));
-        }
-    }
-    let mut h = lanes.into_iter().fold(seed, mix);
-    for &b in blocks.remainder() {
-        h = mix(h, u64::from(b));
-    }
-    h ^ (h >> 32)
 }
 
 #[cfg(test)]
