@@ -3,6 +3,7 @@
 //! bytes until something reads them, and `Struct`s read and written without
 //! intermediate trees. Nothing outside this module needs a field number.
 
+pub mod encode_once;
 pub mod raw_message;
 pub mod struct_deserializer;
 pub mod struct_json;

@@ -55,6 +55,7 @@ pub fn encode_resource_field<T: Serialize + ?Sized>(
         out: std::mem::take(out),
         // Room for the entries of the objects open at once in a manifest.
         entries: Vec::with_capacity(32),
+        splicing: false,
     };
     let result = value.serialize(&mut writer);
     *out = writer.out;
@@ -84,6 +85,18 @@ pub fn to_struct_bytes<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>, Erro
     Ok(out)
 }
 
+/// `value` as the bytes of a `google.protobuf.Value` (its fields, without
+/// a key or length): what [`super::encode_once`] keeps.
+pub(super) fn to_value_bytes<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>, Error> {
+    let mut writer = Writer {
+        out: Vec::with_capacity(4096),
+        entries: Vec::new(),
+        splicing: false,
+    };
+    value.serialize(&mut writer)?;
+    Ok(writer.out)
+}
+
 /// One `Struct` entry, `key` and `value`, as prost writes a map entry;
 /// appended to `out`.
 pub fn encode_entry<T: Serialize + ?Sized>(
@@ -94,6 +107,7 @@ pub fn encode_entry<T: Serialize + ?Sized>(
     let mut writer = Writer {
         out: std::mem::take(out),
         entries: Vec::new(),
+        splicing: false,
     };
     let entry = writer.open_entry(key);
     let result = value.serialize(&mut writer);
@@ -119,6 +133,8 @@ struct Writer {
     out: Vec<u8>,
     /// The entries of the objects being written, innermost last.
     entries: Vec<EntrySpan>,
+    /// Inside an `encode_once` value: the next bytes are its encoding.
+    splicing: bool,
 }
 
 impl Writer {
@@ -279,6 +295,10 @@ impl<'a> ser::Serializer for &'a mut Writer {
     type SerializeStruct = Object<'a>;
     type SerializeStructVariant = Variant<Object<'a>>;
 
+    fn is_human_readable(&self) -> bool {
+        !self.splicing
+    }
+
     fn serialize_bool(self, v: bool) -> Result<(), Error> {
         self.out.extend_from_slice(&[BOOL, u8::from(v)]);
         Ok(())
@@ -324,6 +344,10 @@ impl<'a> ser::Serializer for &'a mut Writer {
         Ok(())
     }
     fn serialize_bytes(self, v: &[u8]) -> Result<(), Error> {
+        if std::mem::take(&mut self.splicing) {
+            self.out.extend_from_slice(v);
+            return Ok(());
+        }
         // As serde_json: a list of numbers.
         let mut list = ser::Serializer::serialize_seq(self, Some(v.len()))?;
         for b in v {
@@ -354,9 +378,17 @@ impl<'a> ser::Serializer for &'a mut Writer {
     }
     fn serialize_newtype_struct<T: Serialize + ?Sized>(
         self,
-        _: &'static str,
+        name: &'static str,
         value: &T,
     ) -> Result<(), Error> {
+        if name == super::encode_once::NEWTYPE {
+            // The value, no longer human-readable to itself, hands over
+            // its bytes (see `encode_once`).
+            self.splicing = true;
+            let result = value.serialize(&mut *self);
+            self.splicing = false;
+            return result;
+        }
         value.serialize(self)
     }
     fn serialize_newtype_variant<T: Serialize + ?Sized>(

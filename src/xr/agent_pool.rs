@@ -398,7 +398,11 @@ pub struct AgentPoolStatus {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phase: Option<String>,
     /// The model server's sizing plan.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "crate::protocol::encode_once::option"
+    )]
     pub plan: Option<PlanStatus>,
     /// What the pool waits for, while it waits.
     #[serde(default, skip_serializing_if = "Option::is_none")]
