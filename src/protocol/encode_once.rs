@@ -23,9 +23,11 @@ use super::struct_serializer;
 /// newtype and writes the value.
 pub(super) const NEWTYPE: &str = "$function_inference::encode_once";
 
-/// Values kept per thread, with their bytes: the plans of the XRs a
-/// replica serves most, not every plan a Model's card lists.
-const KEPT: usize = 16;
+/// Values kept per thread, with their bytes. A Model's card lists a plan
+/// per offered GPU type, and its calls ask for them in turn: each found
+/// after comparing with the others (a field or two each), where a plan
+/// not kept costs its encoding and a copy.
+const KEPT: usize = 64;
 
 /// A value written before, and its bytes.
 struct Written {
