@@ -80,10 +80,6 @@ pub struct Memo {
 struct Slots {
     by_hash: HashMap<u64, Arc<Entry>>,
     bytes: usize,
-    /// An answer found no room: from now on only a request seen recently
-    /// is kept (the budget stays in use, as entries only ever replace
-    /// others).
-    full: bool,
     /// Requests answered but not remembered because the memo was full.
     seen: Sightings,
 }
@@ -100,6 +96,14 @@ struct Sightings {
 }
 
 impl Sightings {
+    /// Whether an answer ever found no room. From then on only a request
+    /// seen recently is kept: entries only replace others, so the memo
+    /// stays full. (The latest sighting always stays: none is larger than
+    /// the budget.)
+    fn any(&self) -> bool {
+        !self.order.is_empty()
+    }
+
     /// Whether `hash` was seen within the budget; records this sighting.
     fn saw(&mut self, hash: u64, size: usize, budget: usize) -> bool {
         let seen = self.count.contains_key(&hash);
@@ -192,7 +196,7 @@ impl Memo {
             let slots = self.inner.read().unwrap_or_else(|p| p.into_inner());
             let entry = slots.by_hash.get(&hash).cloned();
             let may_keep = request.len() <= self.budget / 4
-                && (entry.is_some() || !slots.full || slots.seen.count.contains_key(&hash));
+                && (entry.is_some() || !slots.seen.any() || slots.seen.count.contains_key(&hash));
             (entry, may_keep)
         };
         if let Some(entry) = entry.filter(|e| e.request == request) {
@@ -217,7 +221,6 @@ impl Memo {
         if slots.bytes + size <= self.budget || slots.by_hash.contains_key(&hash) {
             return true;
         }
-        slots.full = true;
         slots.seen.saw(hash, size, self.budget)
     }
 
