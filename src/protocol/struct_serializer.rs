@@ -51,12 +51,8 @@ pub fn encode_resource_field<T: Serialize + ?Sized>(
     out: &mut Vec<u8>,
 ) -> Result<(), Error> {
     let start = out.len();
-    let mut writer = Writer {
-        out: std::mem::take(out),
-        // Room for the entries of the objects open at once in a manifest.
-        entries: Vec::with_capacity(32),
-        splicing: false,
-    };
+    // Room for the entries of the objects open at once in a manifest.
+    let mut writer = Writer::new(std::mem::take(out), 32);
     let result = value.serialize(&mut writer);
     *out = writer.out;
     result?;
@@ -88,11 +84,7 @@ pub fn to_struct_bytes<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>, Erro
 /// `value` as the bytes of a `google.protobuf.Value` (its fields, without
 /// a key or length): what [`super::encode_once`] keeps.
 pub(super) fn to_value_bytes<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>, Error> {
-    let mut writer = Writer {
-        out: Vec::with_capacity(4096),
-        entries: Vec::new(),
-        splicing: false,
-    };
+    let mut writer = Writer::new(Vec::with_capacity(4096), 0);
     value.serialize(&mut writer)?;
     Ok(writer.out)
 }
@@ -104,11 +96,7 @@ pub fn encode_entry<T: Serialize + ?Sized>(
     value: &T,
     out: &mut Vec<u8>,
 ) -> Result<(), Error> {
-    let mut writer = Writer {
-        out: std::mem::take(out),
-        entries: Vec::new(),
-        splicing: false,
-    };
+    let mut writer = Writer::new(std::mem::take(out), 0);
     let entry = writer.open_entry(key);
     let result = value.serialize(&mut writer);
     if result.is_ok() {
@@ -138,6 +126,15 @@ struct Writer {
 }
 
 impl Writer {
+    /// A writer appending to `out`, with room for `entries` open entries.
+    fn new(out: Vec<u8>, entries: usize) -> Self {
+        Self {
+            out,
+            entries: Vec::with_capacity(entries),
+            splicing: false,
+        }
+    }
+
     /// Writes `tag` and a one-byte length to fill in with [`Writer::close`];
     /// returns where the contents start.
     fn open(&mut self, tag: u8) -> usize {
