@@ -939,7 +939,52 @@ mod tests {
         })
     }
 
+    /// An object whose entries serialize in the order given, duplicates
+    /// and all, as typed structs and flattened maps do.
+    #[derive(Debug, Clone)]
+    enum Ordered {
+        Leaf(Value),
+        Object(Vec<(String, Ordered)>),
+    }
+
+    impl Serialize for Ordered {
+        fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            use serde::ser::SerializeMap;
+            match self {
+                Ordered::Leaf(v) => v.serialize(s),
+                Ordered::Object(entries) => {
+                    let mut map = s.serialize_map(Some(entries.len()))?;
+                    for (k, v) in entries {
+                        map.serialize_entry(k, v)?;
+                    }
+                    map.end()
+                }
+            }
+        }
+    }
+
+    fn ordered() -> impl Strategy<Value = Ordered> {
+        // Few keys, so that equal keys meet; values long enough that their
+        // lengths take two bytes.
+        let leaf = prop_oneof![
+            "[a-z]{0,200}".prop_map(|s| Ordered::Leaf(Value::from(s))),
+            any::<i32>().prop_map(|n| Ordered::Leaf(Value::from(n))),
+        ];
+        let key = prop_oneof![8 => "[a-c]{0,2}", 1 => "k{120,140}"];
+        leaf.prop_recursive(4, 64, 8, move |inner| {
+            prop::collection::vec((key.clone(), inner), 0..8).prop_map(Ordered::Object)
+        })
+    }
+
     proptest! {
+        #[test]
+        fn entries_in_any_order_encode_as_prost_encodes_them(
+            entries in prop::collection::vec(("[a-c]{0,2}", ordered()), 0..8)
+        ) {
+            let object = Ordered::Object(entries);
+            prop_assert_eq!(to_struct_bytes(&object).unwrap(), through_prost(&object));
+        }
+
         #[test]
         fn any_json_object_encodes_as_prost_encodes_it(
             object in prop::collection::btree_map(".{0,12}", json_value(), 0..12)
