@@ -7,6 +7,9 @@
 //! everything it has no opinion about) and merges what the composer returns.
 //! Any problem with the request becomes a FATAL result that names it.
 
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::rc::Rc;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -54,9 +57,10 @@ pub fn run_function(mut req: wire::RunFunctionRequest) -> Call {
         context: req.context.take(),
         ..Default::default()
     };
-    let settings = match read_input(req.input.as_ref()) {
+    let input = read_input(req.input.as_ref());
+    let settings = match &*input {
         Ok(s) => s,
-        Err(message) => return refused(subject, rsp, "InvalidInput", message),
+        Err(message) => return refused(subject, rsp, "InvalidInput", message.clone()),
     };
     if let Some(meta) = rsp.meta.as_mut() {
         meta.ttl = Some(ttl(settings.ttl_seconds));
@@ -91,7 +95,7 @@ pub fn run_function(mut req: wire::RunFunctionRequest) -> Call {
         xr: &composite,
         observed,
         required: &req.required_resources,
-        settings: &settings,
+        settings,
     };
     let response = match compose(&request) {
         Ok(composition) => apply(rsp, &composite, &request.observed, composition),
@@ -177,10 +181,44 @@ fn refuse(
     rsp
 }
 
-fn read_input(input: Option<&RawStruct>) -> Result<Settings, String> {
+/// The settings of a step input, or why it is invalid.
+type ReadInput = Rc<Result<Settings, String>>;
+
+thread_local! {
+    /// Recently read step inputs by their bytes, most recent first. Every
+    /// XR of a Composition comes with the same input, so reading it once
+    /// per thread serves them all.
+    static INPUTS: RefCell<VecDeque<(Box<[u8]>, ReadInput)>> = const { RefCell::new(VecDeque::new()) };
+}
+
+/// Inputs a thread remembers: a platform has a few Compositions.
+const INPUTS_KEPT: usize = 8;
+/// An input larger than this is read each time rather than remembered.
+const INPUT_KEPT_BYTES: usize = 4096;
+
+fn read_input(input: Option<&RawStruct>) -> ReadInput {
     let Some(input) = input else {
-        return Ok(Settings::default());
+        return Rc::new(Ok(Settings::default()));
     };
+    let bytes = input.as_bytes();
+    if bytes.len() > INPUT_KEPT_BYTES {
+        return Rc::new(settings_of(input));
+    }
+    INPUTS.with_borrow_mut(|kept| {
+        if let Some(i) = kept.iter().position(|(b, _)| **b == *bytes) {
+            let hit = kept.remove(i).expect("found at i");
+            let read = Rc::clone(&hit.1);
+            kept.push_front(hit);
+            return read;
+        }
+        let read = Rc::new(settings_of(input));
+        kept.truncate(INPUTS_KEPT - 1);
+        kept.push_front((bytes.into(), Rc::clone(&read)));
+        read
+    })
+}
+
+fn settings_of(input: &RawStruct) -> Result<Settings, String> {
     // As for the spec: the typed read straight from the bytes is the fast
     // path; anything it does not read, the JSON path answers, with its message.
     let parsed =
@@ -525,6 +563,39 @@ mod tests {
                 Err(_) => assert!(through_json.is_err(), "{input}: {through_json:?}"),
             }
         }
+    }
+
+    #[test]
+    fn a_step_input_read_again_has_the_settings_it_had() {
+        let input = |gpu: usize| {
+            let ttl = if gpu.is_multiple_of(3) {
+                json!("-5s")
+            } else {
+                json!(format!("{}s", gpu + 1))
+            };
+            let v = json!({"ttl": ttl, "defaults": {"gpuType": format!("GPU-{gpu}")}});
+            RawStruct::from_full(&json_to_struct(v.as_object().unwrap()))
+        };
+        let large = json!({"defaults": {"offeredGpuTypes": vec!["L4"; 2000]}});
+        let large = RawStruct::from_full(&json_to_struct(large.as_object().unwrap()));
+        assert!(large.as_bytes().len() > INPUT_KEPT_BYTES);
+        // More inputs than a thread keeps, in turn and back again, invalid
+        // ones among them, and one too large to keep.
+        let order = (0..INPUTS_KEPT + 3)
+            .chain((0..INPUTS_KEPT + 3).rev())
+            .chain([0, 0, 1]);
+        for gpu in order {
+            let raw = input(gpu);
+            let read = read_input(Some(&raw));
+            assert_eq!(*read, settings_of(&raw), "input {gpu}");
+            assert_eq!(
+                read.is_ok(),
+                !gpu.is_multiple_of(3),
+                "input {gpu}: {read:?}"
+            );
+            assert_eq!(*read_input(Some(&large)), settings_of(&large));
+        }
+        assert_eq!(*read_input(None), Ok(Settings::default()));
     }
 
     fn struct_bytes(v: &Value) -> Vec<u8> {
