@@ -2,8 +2,11 @@
 //!
 //! XRs sized alike report the same plan: its numbers and a dozen sentences
 //! of reasons are most of an XR's status, and writing them as a `Struct`
-//! was a sixth of a composing call. A field serialized through [`option`]
-//! is written as itself by every serializer but ours; the `Struct` writer
+//! was a sixth of a composing call. They also run the same model server:
+//! a VLLMRuntime's model, vLLM options and pod follow from the plan and
+//! the platform's settings, and writing them was another sixth. A field
+//! serialized through [`option`] or [`value`] is written as itself by every
+//! serializer but ours; the `Struct` writer
 //! ([`super::struct_serializer`]) looks for an equal value among those it
 //! wrote last on this thread and copies that value's bytes instead.
 //!
@@ -50,6 +53,15 @@ where
         Some(v) => serializer.serialize_newtype_struct(NEWTYPE, &Once(v)),
         None => serializer.serialize_none(),
     }
+}
+
+/// `serialize_with` for a value many responses share.
+pub fn value<T, S>(value: &T, serializer: S) -> Result<S::Ok, S::Error>
+where
+    T: Serialize + PartialEq + Clone + 'static,
+    S: Serializer,
+{
+    serializer.serialize_newtype_struct(NEWTYPE, &Once(value))
 }
 
 /// What our writer asks for inside the newtype: the bytes, as bytes. A
@@ -147,6 +159,39 @@ mod tests {
         for (i, s) in statuses.iter().enumerate() {
             let written = struct_serializer::to_struct_bytes(s).unwrap();
             assert_eq!(written, through_prost(s), "status {i}");
+        }
+    }
+
+    #[test]
+    fn runtimes_alike_and_not_are_what_prost_writes_each_time() {
+        use crate::manifests::vllm_runtime::{EnvVar, VLLMRuntime, VLLMRuntimeSpec};
+        let runtime = |name: &str, model: &str, tp: i32, replicas: i32| {
+            let mut spec = VLLMRuntimeSpec::default();
+            spec.model.model_url = model.into();
+            spec.vllm_config.tensor_parallel_size = Some(tp);
+            spec.vllm_config.env = (tp > 1).then(|| {
+                vec![EnvVar {
+                    name: "VLLM_WORKER_MULTIPROC_METHOD".into(),
+                    value: "spawn".into(),
+                }]
+            });
+            spec.deployment_config.replicas = Some(replicas);
+            spec.deployment_config.image.name = "x".repeat(150);
+            VLLMRuntime::new(name, spec)
+        };
+        // Each part alike in some runtimes and not in others, in turn.
+        let runtimes = [
+            runtime("a", "m", 1, 1),
+            runtime("b", "m", 1, 1),
+            runtime("a", "n", 1, 1),
+            runtime("a", "m", 2, 1),
+            runtime("a", "m", 1, 2),
+            runtime("c", "n", 2, 2),
+            runtime("a", "m", 1, 1),
+        ];
+        for (i, r) in runtimes.iter().enumerate() {
+            let written = struct_serializer::to_struct_bytes(r).unwrap();
+            assert_eq!(written, through_prost(r), "runtime {i}");
         }
     }
 
