@@ -15,6 +15,8 @@
 //! one length byte and is widened in place in the rare case it holds 128
 //! bytes or more, which costs a move of that message's bytes only.
 
+use std::cell::Cell;
+
 use serde::ser::{self, Serialize};
 
 // Field keys of struct.proto: Struct.fields = 1 and
@@ -54,7 +56,7 @@ pub fn encode_resource_field<T: Serialize + ?Sized>(
     // Room for the entries of the objects open at once in a manifest.
     let mut writer = Writer::new(std::mem::take(out), 32);
     let result = value.serialize(&mut writer);
-    *out = writer.out;
+    *out = std::mem::take(&mut writer.out);
     result?;
     // A Value holding a Struct is `STRUCT, length, fields`; the Resource's
     // field has the same layout under its own key.
@@ -86,7 +88,7 @@ pub fn to_struct_bytes<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>, Erro
 pub(super) fn to_value_bytes<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>, Error> {
     let mut writer = Writer::new(Vec::with_capacity(4096), 0);
     value.serialize(&mut writer)?;
-    Ok(writer.out)
+    Ok(std::mem::take(&mut writer.out))
 }
 
 /// One `Struct` entry, `key` and `value`, as prost writes a map entry;
@@ -104,7 +106,7 @@ pub fn encode_entry<T: Serialize + ?Sized>(
     } else {
         writer.out.truncate(entry.start);
     }
-    *out = writer.out;
+    *out = std::mem::take(&mut writer.out);
     result
 }
 
@@ -125,12 +127,23 @@ struct Writer {
     splicing: bool,
 }
 
+thread_local! {
+    /// The list of open entries a writer uses, kept for the next writer on
+    /// the thread: a call writes a few manifests, each needing room for a
+    /// few dozen entries.
+    static ENTRIES: Cell<Vec<EntrySpan>> = const { Cell::new(Vec::new()) };
+}
+
 impl Writer {
     /// A writer appending to `out`, with room for `entries` open entries.
     fn new(out: Vec<u8>, entries: usize) -> Self {
+        // A writer inside another's value (see `encode_once`) finds the
+        // list taken and starts its own.
+        let mut spans = ENTRIES.take();
+        spans.reserve(entries);
         Self {
             out,
-            entries: Vec::with_capacity(entries),
+            entries: spans,
             splicing: false,
         }
     }
@@ -255,6 +268,14 @@ impl Writer {
         }
         self.entries.truncate(first);
         self.close(start);
+    }
+}
+
+impl Drop for Writer {
+    fn drop(&mut self) {
+        let mut spans = std::mem::take(&mut self.entries);
+        spans.clear();
+        ENTRIES.set(spans);
     }
 }
 
