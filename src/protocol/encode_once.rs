@@ -123,7 +123,7 @@ mod tests {
 
     fn status(gpu_type: &str, weights_gib: f64, reasons: &[&str]) -> LlmInferenceStatus {
         let mut plan = PlanStatus {
-            gpu_type: gpu_type.into(),
+            gpu_type: gpu_type.to_string().into(),
             gpu_count: 2,
             dtype: "bfloat16".into(),
             estimate: EstimateStatus {

@@ -141,7 +141,9 @@ pub fn round2(v: f64) -> f64 {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PlanStatus {
-    pub gpu_type: String,
+    // The names from the catalogs and the sizing vocabularies are shared
+    // statics, not copies.
+    pub gpu_type: Cow<'static, str>,
     /// GPUs per replica (tensorParallelSize x pipelineParallelSize).
     pub gpu_count: u32,
     pub tensor_parallel_size: u32,
@@ -152,7 +154,7 @@ pub struct PlanStatus {
     pub gpu_resource_name: String,
     pub dtype: String,
     /// Weight precision (bf16, fp8, int4, ...), as `size` reports it.
-    pub quantization: String,
+    pub quantization: Cow<'static, str>,
     /// vLLM's --quantization, when vLLM quantizes at load time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quantization_method: Option<String>,
@@ -163,9 +165,9 @@ pub struct PlanStatus {
     pub shm_size: Option<String>,
     pub estimate: EstimateStatus,
     /// The objective that chose the layout: minimal, balanced or throughput.
-    pub objective: String,
+    pub objective: Cow<'static, str>,
     /// vLLM's --kv-cache-dtype: auto or fp8.
-    pub kv_cache_dtype: String,
+    pub kv_cache_dtype: Cow<'static, str>,
     /// True when the model's architecture was guessed (not in the catalog, no config.json): give the Model's config.
     pub architecture_guessed: bool,
     /// Why the plan is what it is, in short sentences with the numbers.
@@ -178,22 +180,22 @@ pub struct PlanStatus {
 impl From<crate::sizing::Plan> for PlanStatus {
     fn from(plan: crate::sizing::Plan) -> Self {
         Self {
-            gpu_type: plan.gpu.name.to_string(),
+            gpu_type: Cow::Borrowed(plan.gpu.name),
             gpu_count: plan.gpu_count,
             tensor_parallel_size: plan.tensor_parallel_size,
             pipeline_parallel_size: plan.pipeline_parallel_size,
             mig_profile: plan.mig_profile,
             gpu_resource_name: plan.gpu_resource_name,
             dtype: plan.dtype,
-            quantization: plan.weight_precision.as_str().to_owned(),
+            quantization: Cow::Borrowed(plan.weight_precision.as_str()),
             quantization_method: plan.quantization_method,
             max_model_len: plan.max_model_len,
             cpu: plan.cpu,
             memory: plan.memory,
             shm_size: plan.shm_size,
             estimate: EstimateStatus::from(&plan.estimate),
-            objective: plan.objective.as_str().to_owned(),
-            kv_cache_dtype: plan.kv_cache_dtype.as_str().to_owned(),
+            objective: Cow::Borrowed(plan.objective.as_str()),
+            kv_cache_dtype: Cow::Borrowed(plan.kv_cache_dtype.as_str()),
             architecture_guessed: plan.architecture_guessed,
             reasons: plan.reasons,
             warnings: plan.warnings,
