@@ -568,12 +568,22 @@ fn sizing_error_message(spec: &LlmInferenceSpec, e: &sizing::SizingError) -> Str
 /// The layout in a few words, for conditions: "4 x H100-80GB (bfloat16),
 /// tensor parallel 4, max model length 32768".
 pub fn layout_summary(plan: &Plan) -> String {
-    let device = match &plan.mig_profile {
-        Some(m) => format!("{} {m}", plan.gpu.name),
-        None => plan.gpu.name.to_string(),
-    };
-    format!(
-        "{} x {device} ({}), tensor parallel {}, max model length {}",
-        plan.gpu_count, plan.dtype, plan.tensor_parallel_size, plan.max_model_len
-    )
+    use std::fmt::Write;
+    // Pieces pushed one by one: one `format!` of them all cost more than
+    // the rest of the condition.
+    let mut s = String::with_capacity(96);
+    let _ = write!(s, "{}", plan.gpu_count);
+    s.push_str(" x ");
+    s.push_str(plan.gpu.name);
+    if let Some(m) = &plan.mig_profile {
+        s.push(' ');
+        s.push_str(m);
+    }
+    s.push_str(" (");
+    s.push_str(&plan.dtype);
+    s.push_str("), tensor parallel ");
+    let _ = write!(s, "{}", plan.tensor_parallel_size);
+    s.push_str(", max model length ");
+    let _ = write!(s, "{}", plan.max_model_len);
+    s
 }
