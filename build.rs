@@ -25,7 +25,25 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let wire = out.join("wire");
     fs::create_dir_all(&wire)?;
-    tonic_prost_build::configure()
+    // The request's messages can be hashed, as the server's memo does
+    // (without meta) to find an earlier answer. prost derives it already
+    // for those without maps (RequestMeta), and a path covers the types
+    // nested in it (Credentials' oneof).
+    let mut wire_config = tonic_prost_build::configure();
+    for message in [
+        "RunFunctionRequest",
+        "State",
+        "Resources",
+        "Credentials",
+        "CredentialData",
+        "Schema",
+    ] {
+        wire_config = wire_config.type_attribute(
+            format!(".apiextensions.fn.proto.v1.{message}"),
+            "#[derive(Hash)]",
+        );
+    }
+    wire_config
         .out_dir(&wire)
         .btree_map(".")
         .build_client(false)

@@ -162,6 +162,12 @@ impl<M> PartialEq for RawMessage<M> {
 
 impl<M> Eq for RawMessage<M> {}
 
+impl<M> std::hash::Hash for RawMessage<M> {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.bytes.hash(state);
+    }
+}
+
 impl<M: Message + Default + std::fmt::Debug> std::fmt::Debug for RawMessage<M> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self.decode_full() {

@@ -21,7 +21,6 @@
 //! have held it. The memo remembers those sightings as hashes and sizes
 //! only, a few bytes each; the entries it holds keep answering.
 
-use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
 use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -32,29 +31,19 @@ use prost::Message;
 use crate::function::Call;
 use crate::protocol::wire;
 
-thread_local! {
-    /// The request being looked up, encoded into a buffer each thread
-    /// reuses: in a fleet larger than the memo every call misses, and a
-    /// miss then allocates nothing. Copied only when the memo may keep it.
-    static ENCODED: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
-}
-
-/// A buffer grown past this by an unusually large request is given back.
-const SCRATCH_KEPT: usize = 256 * 1024;
-
 /// What [`Memo::look_up`] found.
 enum LookUp {
     Hit(Arc<Entry>),
+    /// Not answered before; whether the memo may keep the answer.
     Miss {
-        hash: u64,
-        len: usize,
-        request: Option<Vec<u8>>,
+        may_keep: bool,
     },
 }
 
-/// One answered call: the request it answers (less its meta) and the call.
+/// One answered call: the request it answers (less its meta, in buffers
+/// of its own) and the call.
 struct Entry {
-    request: Vec<u8>,
+    request: wire::RunFunctionRequest,
     call: Call,
     size: usize,
     /// When it last answered a call, on the memo's clock.
@@ -64,11 +53,11 @@ struct Entry {
 /// The memo; shared by every call of a server.
 ///
 /// Calls on all worker threads look entries up at once, so a lookup holds
-/// the read lock only to clone an `Arc`; comparing the bytes (kilobytes)
+/// the read lock only to clone an `Arc`; comparing the requests (kilobytes)
 /// and marking the entry used happen outside any lock.
 pub struct Memo {
     budget: usize,
-    /// Picks an entry's slot; a hit is confirmed by comparing the bytes.
+    /// Picks an entry's slot; a hit is confirmed by comparing the requests.
     /// Seeded per process, so that no one can choose requests that share
     /// a slot and push each other out.
     hasher: foldhash::quality::RandomState,
@@ -126,6 +115,12 @@ impl Sightings {
     }
 }
 
+/// `request` with every part in one buffer of its own.
+fn own_copy(request: &wire::RunFunctionRequest) -> wire::RunFunctionRequest {
+    wire::RunFunctionRequest::decode(bytes::Bytes::from(request.encode_to_vec()))
+        .expect("an encoded request decodes again")
+}
+
 impl Memo {
     /// A memo holding at most `budget_bytes` of entries.
     pub fn new(budget_bytes: usize) -> Self {
@@ -145,17 +140,11 @@ impl Memo {
     ) -> Call {
         let meta = req.meta.take();
         let tag = meta.as_ref().map(|m| m.tag.clone()).unwrap_or_default();
-        let looked_up = ENCODED.with_borrow_mut(|request| {
-            request.clear();
-            req.encode(request).expect("a Vec has room for any message");
-            let looked_up = self.look_up(request);
-            if request.capacity() > SCRATCH_KEPT {
-                *request = Vec::new();
-            }
-            looked_up
-        });
-        req.meta = meta;
-        let (hash, len, request) = match looked_up {
+        // Hashed where it lies, its resources' bytes in the buffers they
+        // arrived in: a miss copies nothing.
+        let hash = self.hasher.hash_one(&req);
+        let len = req.encoded_len();
+        let request = match self.look_up(hash, &req, len) {
             LookUp::Hit(entry) => {
                 let mut call = entry.call.clone();
                 if let Some(m) = call.response.meta.as_mut() {
@@ -163,8 +152,11 @@ impl Memo {
                 }
                 return call;
             }
-            LookUp::Miss { hash, len, request } => (hash, len, request),
+            // Copied into a buffer of its own, so that a kept entry does
+            // not hold on to the buffers the request arrived in.
+            LookUp::Miss { may_keep } => may_keep.then(|| own_copy(&req)),
         };
+        req.meta = meta;
         let call = core(req);
         let size = len + call.response.encoded_len() + 256;
         // Asked even when the request was not kept: a miss is a sighting.
@@ -188,26 +180,21 @@ impl Memo {
         self.clock.fetch_add(1, Ordering::Relaxed) + 1
     }
 
-    /// The remembered answer to the encoded `request`, or its hash, its
-    /// length and, when the memo may keep it, a copy of it.
-    fn look_up(&self, request: &[u8]) -> LookUp {
-        let hash = self.hasher.hash_one(request);
+    /// The remembered answer to `request` (hashed `hash`, `len` bytes
+    /// encoded), or whether the memo may keep the answer.
+    fn look_up(&self, hash: u64, request: &wire::RunFunctionRequest, len: usize) -> LookUp {
         let (entry, may_keep) = {
             let slots = self.inner.read().unwrap_or_else(|p| p.into_inner());
             let entry = slots.by_hash.get(&hash).cloned();
-            let may_keep = request.len() <= self.budget / 4
+            let may_keep = len <= self.budget / 4
                 && (entry.is_some() || !slots.seen.any() || slots.seen.count.contains_key(&hash));
             (entry, may_keep)
         };
-        if let Some(entry) = entry.filter(|e| e.request == request) {
+        if let Some(entry) = entry.filter(|e| e.request == *request) {
             entry.used.store(self.tick(), Ordering::Relaxed);
             return LookUp::Hit(entry);
         }
-        LookUp::Miss {
-            hash,
-            len: request.len(),
-            request: may_keep.then(|| request.to_vec()),
-        }
+        LookUp::Miss { may_keep }
     }
 
     /// Whether an answer of `size` bytes to the request hashed `hash` is to
