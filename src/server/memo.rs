@@ -115,7 +115,8 @@ impl Sightings {
     }
 }
 
-/// `request` with every part in one buffer of its own.
+/// A copy of `request` decoded from one encoding of it, so that what an
+/// entry holds is what the memo counts against its budget.
 fn own_copy(request: &wire::RunFunctionRequest) -> wire::RunFunctionRequest {
     wire::RunFunctionRequest::decode(bytes::Bytes::from(request.encode_to_vec()))
         .expect("an encoded request decodes again")
@@ -152,8 +153,7 @@ impl Memo {
                 }
                 return call;
             }
-            // Copied into a buffer of its own, so that a kept entry does
-            // not hold on to the buffers the request arrived in.
+            // Copied only when it may be kept (see `own_copy`).
             LookUp::Miss { may_keep } => may_keep.then(|| own_copy(&req)),
         };
         req.meta = meta;
