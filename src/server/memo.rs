@@ -34,7 +34,8 @@ use crate::protocol::wire;
 /// What [`Memo::look_up`] found.
 enum LookUp {
     Hit(Arc<Entry>),
-    /// Not answered before; whether the memo may keep the answer.
+    /// Not answered before; whether the memo may keep the answer, its
+    /// size allowing.
     Miss {
         may_keep: bool,
     },
@@ -141,11 +142,10 @@ impl Memo {
     ) -> Call {
         let meta = req.meta.take();
         let tag = meta.as_ref().map(|m| m.tag.clone()).unwrap_or_default();
-        // Hashed where it lies, its resources' bytes in the buffers they
-        // arrived in: a miss copies nothing.
+        // Hashed where it lies, its resources' bytes in the buffers the
+        // request was decoded into: a miss copies nothing.
         let hash = self.hasher.hash_one(&req);
-        let len = req.encoded_len();
-        let request = match self.look_up(hash, &req, len) {
+        let (len, request) = match self.look_up(hash, &req) {
             LookUp::Hit(entry) => {
                 let mut call = entry.call.clone();
                 if let Some(m) = call.response.meta.as_mut() {
@@ -153,8 +153,15 @@ impl Memo {
                 }
                 return call;
             }
-            // Copied only when it may be kept (see `own_copy`).
-            LookUp::Miss { may_keep } => may_keep.then(|| own_copy(&req)),
+            // Measured on a miss only, and copied only when it may be kept
+            // (see `own_copy`).
+            LookUp::Miss { may_keep } => {
+                let len = req.encoded_len();
+                (
+                    len,
+                    (may_keep && len <= self.budget / 4).then(|| own_copy(&req)),
+                )
+            }
         };
         req.meta = meta;
         let call = core(req);
@@ -180,14 +187,14 @@ impl Memo {
         self.clock.fetch_add(1, Ordering::Relaxed) + 1
     }
 
-    /// The remembered answer to `request` (hashed `hash`, `len` bytes
-    /// encoded), or whether the memo may keep the answer.
-    fn look_up(&self, hash: u64, request: &wire::RunFunctionRequest, len: usize) -> LookUp {
+    /// The remembered answer to `request` (hashed `hash`), or whether the
+    /// memo may keep the answer, its size allowing.
+    fn look_up(&self, hash: u64, request: &wire::RunFunctionRequest) -> LookUp {
         let (entry, may_keep) = {
             let slots = self.inner.read().unwrap_or_else(|p| p.into_inner());
             let entry = slots.by_hash.get(&hash).cloned();
-            let may_keep = len <= self.budget / 4
-                && (entry.is_some() || !slots.seen.any() || slots.seen.count.contains_key(&hash));
+            let may_keep =
+                entry.is_some() || !slots.seen.any() || slots.seen.count.contains_key(&hash);
             (entry, may_keep)
         };
         if let Some(entry) = entry.filter(|e| e.request == *request) {
