@@ -50,7 +50,7 @@ where
     S: Serializer,
 {
     match value {
-        Some(v) => serializer.serialize_newtype_struct(NEWTYPE, &Once(v)),
+        Some(v) => self::value(v, serializer),
         None => serializer.serialize_none(),
     }
 }
