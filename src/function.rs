@@ -282,27 +282,27 @@ fn apply(
     // What could fail is worked out before the response changes: a FATAL
     // answer then carries the earlier steps' desired state untouched.
     let desired = rsp.desired.get_or_insert_with(Default::default);
-    let status = match composition.status.to_struct_bytes() {
-        Ok(s) => s,
+    let merged = composition.status.with_struct_bytes(|status| {
+        if status.is_empty() {
+            return Ok(None);
+        }
+        merge_status(
+            desired.composite.as_ref(),
+            &xr.api_version,
+            &xr.kind,
+            status,
+        )
+        .map(Some)
+    });
+    let composite = match merged {
+        Ok(Ok(composite)) => composite,
+        Ok(Err(message)) => return refuse(rsp, "UnreadableState", message),
         Err(e) => {
             return refuse(
                 rsp,
                 "InternalError",
                 format!("cannot encode the XR's status: {e}"),
             );
-        }
-    };
-    let composite = if status.is_empty() {
-        None
-    } else {
-        match merge_status(
-            desired.composite.as_ref(),
-            &xr.api_version,
-            &xr.kind,
-            &status,
-        ) {
-            Ok(m) => Some(m),
-            Err(message) => return refuse(rsp, "UnreadableState", message),
         }
     };
     let mut kept = Vec::new();

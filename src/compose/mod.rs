@@ -326,11 +326,17 @@ impl Status {
         Self(Some(Box::new(fields)))
     }
 
-    /// The bytes of the Struct the fields make; empty when there are none.
-    pub fn to_struct_bytes(&self) -> Result<Vec<u8>, crate::protocol::struct_serializer::Error> {
+    /// The bytes of the Struct the fields make, lent to `read`; empty when
+    /// there are none.
+    pub fn with_struct_bytes<R>(
+        &self,
+        read: impl FnOnce(&[u8]) -> R,
+    ) -> Result<R, struct_serializer::Error> {
         match &self.0 {
-            Some(fields) => fields.struct_bytes(),
-            None => Ok(Vec::new()),
+            Some(fields) => {
+                struct_serializer::with_struct_bytes(|out| fields.resource_field(out), read)
+            }
+            None => Ok(read(&[])),
         }
     }
 }
@@ -362,15 +368,10 @@ impl std::fmt::Debug for Status {
 /// `erased_serde` pays a virtual call at every field), and serde still
 /// reaches it for every other format.
 trait Encodable: erased_serde::Serialize + Send + Sync {
-    fn struct_bytes(&self) -> Result<Vec<u8>, struct_serializer::Error>;
     fn resource_field(&self, out: &mut Vec<u8>) -> Result<(), struct_serializer::Error>;
 }
 
 impl<T: serde::Serialize + Send + Sync> Encodable for T {
-    fn struct_bytes(&self) -> Result<Vec<u8>, struct_serializer::Error> {
-        struct_serializer::to_struct_bytes(self)
-    }
-
     fn resource_field(&self, out: &mut Vec<u8>) -> Result<(), struct_serializer::Error> {
         struct_serializer::encode_resource_field(self, out)
     }

@@ -83,6 +83,38 @@ pub fn to_struct_bytes<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>, Erro
     Ok(out)
 }
 
+/// Bytes of scratch a thread keeps for [`with_struct_bytes`]; a larger
+/// buffer (an unusually large status) is freed after use.
+const SCRATCH_KEPT: usize = 32 * 1024;
+
+thread_local! {
+    static SCRATCH: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
+}
+
+/// The bytes of a `Struct` (as [`to_struct_bytes`] returns them) that
+/// `write_resource_field` writes as a `Resource`'s field 1, lent to `read`.
+/// They are written into a buffer the thread keeps: an XR's status is
+/// encoded on every call only to be merged into the desired XR at once,
+/// and a fresh buffer of its size cost an allocation, and a copy to drop
+/// the field's header, each time.
+pub fn with_struct_bytes<R>(
+    write_resource_field: impl FnOnce(&mut Vec<u8>) -> Result<(), Error>,
+    read: impl FnOnce(&[u8]) -> R,
+) -> Result<R, Error> {
+    // A `read` that encodes again finds the buffer taken and uses its own.
+    let mut out = SCRATCH.take();
+    out.clear();
+    let result = write_resource_field(&mut out).and_then(|()| {
+        let mut fields = &out[1..];
+        prost::encoding::decode_varint(&mut fields).map_err(|e| Error(e.to_string()))?;
+        Ok(read(fields))
+    });
+    if out.capacity() <= SCRATCH_KEPT {
+        SCRATCH.set(out);
+    }
+    result
+}
+
 /// `value` as the bytes of a `google.protobuf.Value` (its fields, without
 /// a key or length): what [`super::encode_once`] keeps.
 pub(super) fn to_value_bytes<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>, Error> {
@@ -912,6 +944,30 @@ mod tests {
             "nested": {"deeper": {"deepest": [{"a": {"b": [long]}}]}},
         });
         assert_eq!(to_struct_bytes(&v).unwrap(), through_prost(&v));
+    }
+
+    #[test]
+    fn lent_struct_bytes_are_what_prost_writes_also_when_lent_again_inside() {
+        let long = "y".repeat(40_000);
+        let small = json!({"b": 1, "a": {"c": [1, 2]}});
+        let large = json!({"big": long, "z": {}});
+        let lend = |v: &Value| {
+            with_struct_bytes(|out| encode_resource_field(v, out), <[u8]>::to_vec).unwrap()
+        };
+        // Larger than the thread keeps, then smaller: the buffer is not reused stale.
+        for v in [&small, &large, &small, &json!({})] {
+            assert_eq!(lend(v), through_prost(v), "{v}");
+        }
+        let (outer, inner) = with_struct_bytes(
+            |out| encode_resource_field(&small, out),
+            |outer| (outer.to_vec(), lend(&large)),
+        )
+        .unwrap();
+        assert_eq!(outer, through_prost(&small));
+        assert_eq!(inner, through_prost(&large));
+        let not_an_object =
+            with_struct_bytes(|out| encode_resource_field(&json!([1]), out), |_| ());
+        assert!(not_an_object.is_err());
     }
 
     #[test]
