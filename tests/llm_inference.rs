@@ -559,7 +559,7 @@ fn the_deployment_runtime_puts_the_whole_plan_in_a_deployment_service_and_weight
     for (f, want) in [
         ("--tensor-parallel-size", tp.as_str()),
         ("--max-model-len", len.as_str()),
-        ("--dtype", plan.dtype.as_str()),
+        ("--dtype", plan.dtype),
         ("--gpu-memory-utilization", "0.9"),
         ("--port", "8000"),
         ("--max-num-seqs", "64"),

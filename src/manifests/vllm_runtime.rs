@@ -11,6 +11,7 @@
 //! `vllmConfig.v1` are *negated* by the operator when unset, so the composer
 //! must set them deliberately.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{NodeSelectorTerm, Toleration};
@@ -21,8 +22,9 @@ use serde::{Deserialize, Serialize};
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct VLLMRuntime {
-    pub api_version: String,
-    pub kind: String,
+    // Always this type's own, borrowed rather than copied into every runtime.
+    pub api_version: Cow<'static, str>,
+    pub kind: Cow<'static, str>,
     #[serde(default)]
     pub metadata: ObjectMeta,
     pub spec: VLLMRuntimeSpec,
@@ -53,8 +55,8 @@ impl VLLMRuntime {
 impl Default for VLLMRuntime {
     fn default() -> Self {
         Self {
-            api_version: Self::API_VERSION.to_owned(),
-            kind: Self::KIND.to_owned(),
+            api_version: Cow::Borrowed(Self::API_VERSION),
+            kind: Cow::Borrowed(Self::KIND),
             metadata: ObjectMeta::default(),
             spec: VLLMRuntimeSpec::default(),
             status: None,
@@ -95,7 +97,7 @@ pub struct RuntimeModelSpec {
     pub chat_template: Option<String>,
     /// `--dtype`, e.g. `bfloat16`, `float16`, `auto`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub dtype: Option<String>,
+    pub dtype: Option<Cow<'static, str>>,
     #[serde(rename = "enableLoRA", skip_serializing_if = "Option::is_none")]
     pub enable_lora: Option<bool>,
     /// Adds `--enable-auto-tool-choice` (needs `tool_call_parser`).

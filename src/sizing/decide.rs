@@ -16,6 +16,8 @@
 //! parallelism within a node, then pipeline stages within a node, then whole
 //! nodes of TP = GPUs per node.
 
+use std::borrow::Cow;
+
 use super::candidates::valid_tps;
 use super::context::{cap_context, context_target, kv_reason};
 use super::fit::{Device, Fit, Sizer};
@@ -103,8 +105,8 @@ pub fn size(req: &SizingRequest) -> Result<Plan, SizingError> {
     reasons.push(host_reason(&h, devices, load));
 
     let (mig_profile, resource) = match slice {
-        Some(p) => (Some(p.name.to_string()), p.resource_name()),
-        None => (None, gpu.resource_name.to_string()),
+        Some(p) => (Some(p.name.to_string()), Cow::Owned(p.resource_name())),
+        None => (None, Cow::Borrowed(gpu.resource_name)),
     };
     Ok(Plan {
         model_id: m.id.clone(),
@@ -247,10 +249,7 @@ mod tests {
     fn decisions() {
         // T4 has no bf16.
         let p = size(&req("Qwen/Qwen2.5-1.5B-Instruct", "T4")).unwrap();
-        assert_eq!(
-            (p.dtype.as_str(), p.weight_precision),
-            ("float16", Precision::Fp16)
-        );
+        assert_eq!((p.dtype, p.weight_precision), ("float16", Precision::Fp16));
         // Online fp8 on an fp8 GPU.
         let p = size(&SizingRequest {
             quantization: Some(Precision::Fp8),

@@ -48,6 +48,8 @@ mod text;
 mod validate;
 mod weights;
 
+use std::borrow::Cow;
+
 pub use config::{CheckpointQuantization, ConfigError, ModelConfig, weights_index_total_bytes};
 pub use error::{SizingError, TpLimits};
 pub use gpus::{Gpu, MigProfile, gpu, gpu_names, gpus};
@@ -166,9 +168,9 @@ pub struct Plan {
     pub nodes: u32,
     pub mig_profile: Option<String>,
     /// `nvidia.com/gpu`, `nvidia.com/mig-1g.10gb` or `amd.com/gpu`.
-    pub gpu_resource_name: String,
+    pub gpu_resource_name: Cow<'static, str>,
     /// vLLM `--dtype`: `bfloat16`, `float16` or `float32`.
-    pub dtype: String,
+    pub dtype: &'static str,
     pub weight_precision: Precision,
     /// vLLM `--quantization`, only when vLLM must quantize at load time or
     /// the caller named a method.

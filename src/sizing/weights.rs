@@ -210,7 +210,7 @@ pub fn quantization_reason(q: &Quantization, precision: Precision) -> Option<Str
 
 /// vLLM `--dtype`: the activations' type. Quantized weights still compute
 /// in 16 bits, bf16 where the GPU has it.
-pub fn dtype_for(precision: Precision, gpu: &Gpu) -> String {
+pub fn dtype_for(precision: Precision, gpu: &Gpu) -> &'static str {
     match precision {
         Precision::Fp32 => "float32",
         Precision::Fp16 => "float16",
@@ -218,7 +218,6 @@ pub fn dtype_for(precision: Precision, gpu: &Gpu) -> String {
         _ if gpu.bf16 => "bfloat16",
         _ => "float16",
     }
-    .to_string()
 }
 
 /// Bytes per KV cache element: one with `--kv-cache-dtype fp8`, else the

@@ -151,8 +151,8 @@ pub struct PlanStatus {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mig_profile: Option<String>,
     /// Extended resource requested per GPU (nvidia.com/gpu, nvidia.com/mig-..., amd.com/gpu).
-    pub gpu_resource_name: String,
-    pub dtype: String,
+    pub gpu_resource_name: Cow<'static, str>,
+    pub dtype: Cow<'static, str>,
     /// Weight precision (bf16, fp8, int4, ...), as `size` reports it.
     pub quantization: Cow<'static, str>,
     /// vLLM's --quantization, when vLLM quantizes at load time.
@@ -186,7 +186,7 @@ impl From<crate::sizing::Plan> for PlanStatus {
             pipeline_parallel_size: plan.pipeline_parallel_size,
             mig_profile: plan.mig_profile,
             gpu_resource_name: plan.gpu_resource_name,
-            dtype: plan.dtype,
+            dtype: Cow::Borrowed(plan.dtype),
             quantization: Cow::Borrowed(plan.weight_precision.as_str()),
             quantization_method: plan.quantization_method,
             max_model_len: plan.max_model_len,

@@ -580,7 +580,7 @@ pub fn layout_summary(plan: &Plan) -> String {
         s.push_str(m);
     }
     s.push_str(" (");
-    s.push_str(&plan.dtype);
+    s.push_str(plan.dtype);
     s.push_str("), tensor parallel ");
     let _ = write!(s, "{}", plan.tensor_parallel_size);
     s.push_str(", max model length ");

@@ -118,7 +118,7 @@ pub fn serve_args(p: &PodParams) -> Vec<String> {
         "--max-model-len".into(),
         plan.max_model_len.to_string(),
         "--dtype".into(),
-        plan.dtype.clone(),
+        plan.dtype.to_string(),
     ]);
     if let Some(q) = &plan.quantization_method {
         args.extend(["--quantization".into(), q.clone()]);
@@ -194,7 +194,10 @@ pub fn resources(p: &PodParams) -> (ResourceRequirements, String) {
     let limits = BTreeMap::from([
         ("cpu".to_string(), Quantity(format!("{cpu}"))),
         ("memory".to_string(), Quantity(memory.clone())),
-        (plan.gpu_resource_name.clone(), Quantity(gpus.to_string())),
+        (
+            plan.gpu_resource_name.to_string(),
+            Quantity(gpus.to_string()),
+        ),
     ]);
     let mut requests = limits.clone();
     if p.weights_cache.is_none() {

@@ -74,7 +74,7 @@ pub fn vllm_runtime(p: &RuntimeParams) -> crate::compose::Manifest {
             .is_some_and(|s| s.access_mode == Some(StorageAccessMode::ReadWriteOnce));
 
     let gpu_type =
-        (plan.gpu_resource_name != "nvidia.com/gpu").then(|| plan.gpu_resource_name.clone());
+        (plan.gpu_resource_name != "nvidia.com/gpu").then(|| plan.gpu_resource_name.to_string());
     let runtime = VLLMRuntime {
         metadata: ObjectMeta {
             name: Some(p.name.to_string()),
@@ -85,7 +85,7 @@ pub fn vllm_runtime(p: &RuntimeParams) -> crate::compose::Manifest {
         spec: VLLMRuntimeSpec {
             model: RuntimeModelSpec {
                 model_url: p.model_url.to_string(),
-                dtype: Some(plan.dtype.clone()),
+                dtype: Some(plan.dtype.into()),
                 max_model_len: i32::try_from(plan.max_model_len).ok(),
                 hf_token_secret: p.hf_token.map(|(name, key)| HfTokenSecret {
                     hf_token_secret_name: Some(name.to_string()),
