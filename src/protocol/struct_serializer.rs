@@ -71,9 +71,11 @@ pub fn encode_resource_field<T: Serialize + ?Sized>(
 /// `value` as the bytes of a `google.protobuf.Struct` (its fields, without
 /// a key or length), or an error when it is not an object.
 pub fn to_struct_bytes<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>, Error> {
-    // An XR's status (a plan and its reasons) is a few KiB: room for it at
-    // once rather than reallocations from a small start, and for a copy of
-    // its largest object, which sorting makes (see `Writer::close_object`).
+    // An object of a few KiB (a manifest, an XR's status) fits at once
+    // rather than through reallocations from a small start, with room for
+    // a copy of its largest object, which sorting makes (see
+    // `Writer::close_object`). The server's status path lends a buffer
+    // instead (`with_struct_bytes`).
     let mut out = Vec::with_capacity(8192);
     encode_resource_field(value, &mut out)?;
     let mut fields = &out[1..];
