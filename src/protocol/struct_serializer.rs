@@ -71,18 +71,7 @@ pub fn encode_resource_field<T: Serialize + ?Sized>(
 /// `value` as the bytes of a `google.protobuf.Struct` (its fields, without
 /// a key or length), or an error when it is not an object.
 pub fn to_struct_bytes<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>, Error> {
-    // An object of a few KiB (a manifest, an XR's status) fits at once
-    // rather than through reallocations from a small start, with room for
-    // a copy of its largest object, which sorting makes (see
-    // `Writer::close_object`). The server's status path lends a buffer
-    // instead (`with_struct_bytes`).
-    let mut out = Vec::with_capacity(8192);
-    encode_resource_field(value, &mut out)?;
-    let mut fields = &out[1..];
-    prost::encoding::decode_varint(&mut fields).map_err(|e| Error(e.to_string()))?;
-    let skip = out.len() - fields.len();
-    out.drain(..skip);
-    Ok(out)
+    with_struct_bytes(|out| encode_resource_field(value, out), <[u8]>::to_vec)
 }
 
 /// Bytes of scratch a thread keeps for [`with_struct_bytes`]; a larger
@@ -93,7 +82,7 @@ thread_local! {
     static SCRATCH: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
 }
 
-/// The bytes of a `Struct` (as [`to_struct_bytes`] returns them) that
+/// The bytes of a `Struct` (its fields, without a key or length) that
 /// `write_resource_field` writes as a `Resource`'s field 1, lent to `read`.
 /// They are written into a buffer the thread keeps: an XR's status is
 /// encoded on every call only to be merged into the desired XR at once,
