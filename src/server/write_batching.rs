@@ -7,11 +7,15 @@
 //! write of their own. Every response this function sends carries manifests,
 //! so every call cost two writes, each a trip through the kernel's TCP stack
 //! (on loopback or a veth pair, the receiver's side too). [`BatchedWrites`]
-//! copies what h2 writes into a buffer and lets the first flush of a batch
-//! wait one turn of the connection task: it wakes the task, and the next
-//! flush or read (h2 does both on every turn; TLS reads after its handshake
-//! flushes) writes the frames queued in the meantime together. Nothing waits
-//! longer than that turn, and a full buffer or a shutdown writes at once.
+//! copies what h2 writes into a buffer and lets a flush wait one turn of the
+//! connection task: it wakes the task, and the next read (h2 reads on every
+//! turn; TLS reads after its handshake flushes), or the next flush with
+//! nothing new to send, writes the frames queued in the meantime together.
+//!
+//! A flush that follows new bytes waits too: h2 flushes after every DATA
+//! frame of 256 bytes or more, so a turn that answers sixteen calls flushes
+//! sixteen times, and only the turn's end should write. Nothing waits longer
+//! than that turn, and a full buffer or a shutdown writes at once.
 
 use std::io::{self, IoSlice};
 use std::pin::Pin;
@@ -27,8 +31,10 @@ const LIMIT: usize = 64 * 1024;
 pub struct BatchedWrites<T> {
     io: T,
     buf: Vec<u8>,
-    /// A flush was acknowledged without writing; the next one writes.
+    /// A flush was acknowledged without writing; the next read writes.
     deferred: bool,
+    /// Bytes were buffered since the last flush: a flush now still waits.
+    fresh: bool,
 }
 
 impl<T> BatchedWrites<T> {
@@ -37,6 +43,7 @@ impl<T> BatchedWrites<T> {
             io,
             buf: Vec::new(),
             deferred: false,
+            fresh: false,
         }
     }
 }
@@ -59,6 +66,7 @@ impl<T: AsyncWrite + Unpin> BatchedWrites<T> {
         self.buf.drain(..written);
         if self.buf.is_empty() {
             self.deferred = false;
+            self.fresh = false;
         }
         result
     }
@@ -84,6 +92,7 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for BatchedWrites<T> {
             return Pin::new(&mut this.io).poll_write(cx, data);
         }
         this.buf.extend_from_slice(data);
+        this.fresh = true;
         Poll::Ready(Ok(data.len()))
     }
 
@@ -101,6 +110,7 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for BatchedWrites<T> {
         for s in slices {
             this.buf.extend_from_slice(s);
         }
+        this.fresh = true;
         Poll::Ready(Ok(len))
     }
 
@@ -111,9 +121,12 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for BatchedWrites<T> {
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let this = &mut *self;
         if !this.buf.is_empty() {
-            if !this.deferred {
-                this.deferred = true;
-                cx.waker().wake_by_ref();
+            if this.fresh {
+                this.fresh = false;
+                if !this.deferred {
+                    this.deferred = true;
+                    cx.waker().wake_by_ref();
+                }
                 return Poll::Ready(Ok(()));
             }
             ready!(this.poll_drain(cx))?;
@@ -227,15 +240,20 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn the_first_flush_waits_one_turn_and_the_second_writes_everything() {
+    async fn flushes_wait_for_the_turn_to_end_and_then_write_everything_at_once() {
         let mut h = Harness::new();
-        assert_eq!(h.write(b"headers+data"), 12);
+        assert_eq!(h.write(b"response 1"), 10);
         h.flush();
         assert_eq!(h.wakes.0.load(Ordering::SeqCst), 1, "the task is woken");
         assert_eq!(h.received().await, b"");
-        assert_eq!(h.write(b"+trailers"), 9);
+        // More of the same turn: h2 flushes after each large DATA frame.
+        assert_eq!(h.write(b"+response 2"), 11);
         h.flush();
-        assert_eq!(h.received().await, b"headers+data+trailers");
+        assert_eq!(h.received().await, b"", "a flush after new bytes waits too");
+        assert_eq!(h.wakes.0.load(Ordering::SeqCst), 1, "woken once per batch");
+        // The next turn: a flush with nothing new writes the whole batch.
+        h.flush();
+        assert_eq!(h.received().await, b"response 1+response 2");
         // A flush with nothing buffered neither defers nor wakes.
         h.flush();
         assert_eq!(h.wakes.0.load(Ordering::SeqCst), 1);
@@ -244,6 +262,24 @@ mod tests {
         h.flush();
         assert_eq!(h.received().await, b"");
         assert_eq!(h.wakes.0.load(Ordering::SeqCst), 2);
+    }
+
+    #[tokio::test]
+    async fn the_next_turns_read_writes_a_batch_flushed_many_times() {
+        let mut h = Harness::new();
+        for i in 0..16 {
+            h.write(format!("response {i};").as_bytes());
+            h.flush();
+        }
+        assert_eq!(h.received().await, b"");
+        let mut space = [0u8; 16];
+        let mut buf = ReadBuf::new(&mut space);
+        let waker = h.waker.clone();
+        let polled = Pin::new(&mut h.io).poll_read(&mut Context::from_waker(&waker), &mut buf);
+        assert!(polled.is_pending(), "nothing to read yet");
+        let expected: String = (0..16).map(|i| format!("response {i};")).collect();
+        assert_eq!(h.received().await, expected.as_bytes());
+        assert_eq!(h.wakes.0.load(Ordering::SeqCst), 1);
     }
 
     #[tokio::test]
