@@ -623,13 +623,216 @@ mod tests {
             "status": {"availableReplicas": 1, "conditions": [
                 {"type": "Progressing", "status": "True"}, {"type": "Available", "status": "True"}]}});
         let bytes = prost::Message::encode_to_vec(&json_to_struct(object.as_object().unwrap()));
-        let fields =
-            crate::protocol::struct_deserializer::from_struct_bytes::<ReadinessFields>(&bytes)
-                .expect("the fast path reads it");
+        let state = fast_state(&bytes).expect("the fast path reads it");
         assert_eq!(
-            fields.state(),
+            state,
             resources::readiness::ObservedState::of(object.as_object().unwrap())
         );
+    }
+
+    /// What the fast path reads of the Struct encoded in `bytes`.
+    fn fast_state(
+        bytes: &[u8],
+    ) -> Result<resources::readiness::ObservedState<'_>, crate::protocol::struct_deserializer::Error>
+    {
+        crate::protocol::struct_deserializer::from_struct_bytes::<ReadinessFields>(bytes)
+            .map(|fields| fields.state())
+    }
+
+    /// A resource whose `resource` Struct is `objects` encoded one after
+    /// the other: protobuf reads that as one Struct, a key given in two of
+    /// them taking the last value.
+    fn raw_resource_of_parts(objects: &[Value]) -> RawResource {
+        let mut fields = Vec::new();
+        for object in objects {
+            let part = json_to_struct(object.as_object().unwrap());
+            prost::Message::encode_raw(&part, &mut fields);
+        }
+        let mut resource = Vec::new();
+        prost::encoding::bytes::encode(1, &fields, &mut resource);
+        RawResource::from(bytes::Bytes::from(resource))
+    }
+
+    #[test]
+    fn a_key_given_twice_is_left_to_the_full_decode() {
+        for (parts, want) in [
+            (
+                [json!({"kind": "Deployment"}), json!({"kind": "ConfigMap"})],
+                crate::protocol::wire::Ready::True,
+            ),
+            (
+                [
+                    json!({"kind": "VLLMRuntime", "status": {"availableReplicas": 1}}),
+                    json!({"status": {"readyReplicas": 1}}),
+                ],
+                crate::protocol::wire::Ready::False,
+            ),
+        ] {
+            let raw = raw_resource_of_parts(&parts);
+            assert!(
+                fast_state(raw.struct_bytes().unwrap()).is_err(),
+                "{parts:?}"
+            );
+            let resources: BTreeMap<String, RawResource> = [("r".to_string(), raw)].into();
+            assert_eq!(Observed::new(&resources).readiness("r"), want, "{parts:?}");
+        }
+    }
+
+    /// Values a status field may hold, the usual and the odd.
+    fn status_value() -> proptest::strategy::BoxedStrategy<Value> {
+        use proptest::prelude::*;
+        prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            (-3i64..4).prop_map(Value::from),
+            prop_oneof![Just(0.5), Just(2.0), Just(1.0e19), Just(-1.0e19)].prop_map(Value::from),
+            prop_oneof![
+                Just("True"),
+                Just("False"),
+                Just("Ready"),
+                Just("Available")
+            ]
+            .prop_map(Value::from),
+            Just(json!({"deep": [1, "x"]})),
+            Just(json!(["a"])),
+        ]
+        .boxed()
+    }
+
+    fn condition() -> proptest::strategy::BoxedStrategy<Value> {
+        use proptest::prelude::*;
+        let type_ = prop_oneof![
+            Just(json!("Ready")),
+            Just(json!("Available")),
+            Just(json!("AbleToScale")),
+            Just(json!("Progressing")),
+            status_value(),
+        ];
+        let status = prop_oneof![
+            3 => Just(json!("True")),
+            1 => Just(json!("False")),
+            1 => status_value(),
+        ];
+        prop_oneof![
+            8 => (proptest::option::of(type_), proptest::option::of(status), any::<bool>())
+                .prop_map(|(type_, status, reason)| {
+                    let mut c = serde_json::Map::new();
+                    if let Some(t) = type_ { c.insert("type".into(), t); }
+                    if let Some(s) = status { c.insert("status".into(), s); }
+                    if reason { c.insert("reason".into(), json!("Because")); }
+                    Value::Object(c)
+                }),
+            1 => status_value(),
+        ]
+        .boxed()
+    }
+
+    fn observed_object() -> proptest::strategy::BoxedStrategy<Value> {
+        use proptest::prelude::*;
+        let kind = prop_oneof![
+            Just(json!("Object")),
+            Just(json!("VLLMRuntime")),
+            Just(json!("Deployment")),
+            Just(json!("LeaderWorkerSet")),
+            Just(json!("HorizontalPodAutoscaler")),
+            Just(json!("ConfigMap")),
+            status_value(),
+        ];
+        let count = prop_oneof![3 => (0i64..3).prop_map(Value::from), 1 => status_value()];
+        let conditions = prop_oneof![
+            4 => proptest::collection::vec(condition(), 0..4).prop_map(Value::from),
+            1 => status_value(),
+        ];
+        let status = prop_oneof![
+            6 => (
+                proptest::option::of(conditions),
+                proptest::option::of(count.clone()),
+                proptest::option::of(count),
+            )
+                .prop_map(|(conditions, available, ready)| {
+                    let mut s = serde_json::Map::new();
+                    if let Some(c) = conditions { s.insert("conditions".into(), c); }
+                    if let Some(a) = available { s.insert("availableReplicas".into(), a); }
+                    if let Some(r) = ready { s.insert("readyReplicas".into(), r); }
+                    s.insert("observedGeneration".into(), json!(3));
+                    Value::Object(s)
+                }),
+            1 => status_value(),
+        ];
+        (proptest::option::of(kind), proptest::option::of(status))
+            .prop_map(|(kind, status)| {
+                let mut o = serde_json::Map::new();
+                o.insert("apiVersion".into(), json!("v1"));
+                o.insert(
+                    "spec".into(),
+                    json!({"replicas": 2, "template": {"a": [1, 2]}}),
+                );
+                if let Some(k) = kind {
+                    o.insert("kind".into(), k);
+                }
+                if let Some(s) = status {
+                    o.insert("status".into(), s);
+                }
+                Value::Object(o)
+            })
+            .boxed()
+    }
+
+    proptest::proptest! {
+        /// Whatever the bytes say, readiness is what the JSON path reads,
+        /// and an object of the usual types is read from its bytes alone.
+        #[test]
+        fn readiness_is_the_json_paths_for_any_status(object in observed_object()) {
+            let map = object.as_object().unwrap();
+            let raw = RawResource::from_full(&crate::protocol::full::Resource {
+                resource: Some(json_to_struct(map)),
+                ..Default::default()
+            });
+            let fast = fast_state(raw.struct_bytes().unwrap());
+            // What the JSON path reads: the object as it comes out of the bytes.
+            let decoded = crate::protocol::struct_json::struct_to_json(&json_to_struct(map));
+            let json_state = resources::readiness::ObservedState::of(&decoded);
+            if let Ok(state) = &fast {
+                proptest::prop_assert_eq!(state, &json_state);
+            }
+            let usual = is_usual(map);
+            proptest::prop_assert_eq!(fast.is_ok(), usual, "{}", object);
+            let resources: BTreeMap<String, RawResource> = [("r".to_string(), raw)].into();
+            proptest::prop_assert_eq!(
+                Observed::new(&resources).readiness("r"),
+                resources::readiness::readiness(&json_state)
+            );
+        }
+    }
+
+    /// Whether every field readiness reads has the type it expects.
+    fn is_usual(object: &serde_json::Map<String, Value>) -> bool {
+        let str_or_null =
+            |v: Option<&Value>| matches!(v, None | Some(Value::Null | Value::String(_)));
+        let count = |v: Option<&Value>| match v {
+            None | Some(Value::Null) => true,
+            Some(n) => n
+                .as_f64()
+                .is_some_and(|f| f.fract() == 0.0 && f.abs() <= 9.007_199_254_740_992e15),
+        };
+        let status_ok = match object.get("status") {
+            None | Some(Value::Null) => true,
+            Some(Value::Object(s)) => {
+                count(s.get("availableReplicas"))
+                    && count(s.get("readyReplicas"))
+                    && match s.get("conditions") {
+                        None | Some(Value::Null) => true,
+                        Some(Value::Array(items)) => items.iter().all(|c| {
+                            c.as_object().is_some_and(|c| {
+                                str_or_null(c.get("type")) && str_or_null(c.get("status"))
+                            })
+                        }),
+                        Some(_) => false,
+                    }
+            }
+            Some(_) => false,
+        };
+        str_or_null(object.get("kind")) && status_ok
     }
 
     /// The keys of every object in `json` that come after a key they should
