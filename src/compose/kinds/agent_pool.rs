@@ -353,7 +353,7 @@ fn serve_model(
             extra_args: &serve_args,
             settings: req.settings,
             weights_cache: cache.cache.as_ref(),
-            labels: Some(model_labels),
+            labels: Some(&model_labels),
         },
         image: None,
         pod_args: &model.facts.load_args,

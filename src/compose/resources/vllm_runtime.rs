@@ -39,7 +39,7 @@ pub struct RuntimeParams<'a> {
     pub weights_cache: Option<&'a WeightsCache>,
     /// Labels that never change for the XR: the operator copies them into
     /// the Deployment's selector, which cannot change.
-    pub labels: Option<std::collections::BTreeMap<String, String>>,
+    pub labels: Option<&'a std::collections::BTreeMap<String, String>>,
 }
 
 /// The VLLMRuntime manifest.
@@ -79,7 +79,7 @@ pub fn vllm_runtime(p: &RuntimeParams) -> crate::compose::Manifest {
         metadata: ObjectMeta {
             name: Some(p.name.to_string()),
             namespace: Some(p.namespace.to_string()),
-            labels: p.labels.clone(),
+            labels: p.labels.cloned(),
             ..Default::default()
         },
         spec: VLLMRuntimeSpec {

@@ -83,7 +83,7 @@ pub fn model_server(s: &ServerSpec) -> ModelServer {
         Runtime::VllmRuntime => {
             let params = RuntimeParams {
                 image: s.image.unwrap_or(&p.settings.image),
-                labels: p.labels.clone(),
+                labels: p.labels,
                 ..*p
             };
             return ModelServer {
