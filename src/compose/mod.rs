@@ -604,16 +604,12 @@ mod tests {
             json!({"kind": "ConfigMap"}),
         ];
         for object in objects {
-            let resources: BTreeMap<String, RawResource> = [(
-                "r".to_string(),
-                RawResource::from_full(&crate::protocol::full::Resource {
-                    resource: object.as_object().map(json_to_struct),
-                    ..Default::default()
-                }),
-            )]
-            .into();
+            let raw = RawResource::from_full(&crate::protocol::full::Resource {
+                resource: object.as_object().map(json_to_struct),
+                ..Default::default()
+            });
             let want = resources::readiness::observed_readiness(object.as_object());
-            assert_eq!(Observed::new(&resources).readiness("r"), want, "{object}");
+            assert_eq!(readiness_of(raw), want, "{object}");
         }
     }
 
@@ -628,6 +624,12 @@ mod tests {
             state,
             resources::readiness::ObservedState::of(object.as_object().unwrap())
         );
+    }
+
+    /// What `Observed::readiness` answers for `raw`, observed alone.
+    fn readiness_of(raw: RawResource) -> crate::protocol::wire::Ready {
+        let resources: BTreeMap<String, RawResource> = [("r".to_string(), raw)].into();
+        Observed::new(&resources).readiness("r")
     }
 
     /// What the fast path reads of the Struct encoded in `bytes`.
@@ -673,8 +675,7 @@ mod tests {
                 fast_state(raw.struct_bytes().unwrap()).is_err(),
                 "{parts:?}"
             );
-            let resources: BTreeMap<String, RawResource> = [("r".to_string(), raw)].into();
-            assert_eq!(Observed::new(&resources).readiness("r"), want, "{parts:?}");
+            assert_eq!(readiness_of(raw), want, "{parts:?}");
         }
     }
 
@@ -785,24 +786,22 @@ mod tests {
         #[test]
         fn readiness_is_the_json_paths_for_any_status(object in observed_object()) {
             let map = object.as_object().unwrap();
+            let encoded = json_to_struct(map);
+            // What the JSON path reads: the object as it comes out of the bytes.
+            let decoded = crate::protocol::struct_json::struct_to_json(&encoded);
             let raw = RawResource::from_full(&crate::protocol::full::Resource {
-                resource: Some(json_to_struct(map)),
+                resource: Some(encoded),
                 ..Default::default()
             });
             let fast = fast_state(raw.struct_bytes().unwrap());
-            // What the JSON path reads: the object as it comes out of the bytes.
-            let decoded = crate::protocol::struct_json::struct_to_json(&json_to_struct(map));
             let json_state = resources::readiness::ObservedState::of(&decoded);
             if let Ok(state) = &fast {
                 proptest::prop_assert_eq!(state, &json_state);
             }
             let usual = is_usual(map);
             proptest::prop_assert_eq!(fast.is_ok(), usual, "{}", object);
-            let resources: BTreeMap<String, RawResource> = [("r".to_string(), raw)].into();
-            proptest::prop_assert_eq!(
-                Observed::new(&resources).readiness("r"),
-                resources::readiness::readiness(&json_state)
-            );
+            let want = resources::readiness::readiness(&json_state);
+            proptest::prop_assert_eq!(readiness_of(raw), want);
         }
     }
 
@@ -812,9 +811,9 @@ mod tests {
             |v: Option<&Value>| matches!(v, None | Some(Value::Null | Value::String(_)));
         let count = |v: Option<&Value>| match v {
             None | Some(Value::Null) => true,
-            Some(n) => n
-                .as_f64()
-                .is_some_and(|f| f.fract() == 0.0 && f.abs() <= 9.007_199_254_740_992e15),
+            Some(n) => n.as_f64().is_some_and(|f| {
+                f.fract() == 0.0 && f.abs() <= crate::protocol::struct_json::MAX_EXACT_INTEGER
+            }),
         };
         let status_ok = match object.get("status") {
             None | Some(Value::Null) => true,

@@ -18,6 +18,7 @@
 
 use serde::de::{self, DeserializeSeed, IntoDeserializer, Visitor};
 
+use super::struct_json::MAX_EXACT_INTEGER;
 use super::struct_serializer::{ENTRY, ENTRY_KEY, ENTRY_VALUE};
 
 /// Why the bytes were not read; the caller takes the JSON path.
@@ -33,7 +34,6 @@ impl de::Error for Error {
 
 /// Deepest nesting read, as prost's own limit.
 const RECURSION_LIMIT: u32 = 100;
-const MAX_EXACT_INTEGER: f64 = 9_007_199_254_740_992.0;
 
 /// `T` read from the bytes of a `google.protobuf.Struct`.
 pub fn from_struct_bytes<'de, T: de::Deserialize<'de>>(bytes: &'de [u8]) -> Result<T, Error> {

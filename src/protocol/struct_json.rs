@@ -22,8 +22,9 @@ use prost::encoding::WireType;
 use prost_types::{ListValue, Struct, Value as PbValue, value::Kind};
 use serde_json::{Map, Number, Value};
 
-/// Largest integer a double holds exactly (2^53).
-const MAX_EXACT_INTEGER: f64 = 9_007_199_254_740_992.0;
+/// Largest integer a double holds exactly (2^53): the JSON path reads a
+/// whole number up to it as an integer.
+pub(crate) const MAX_EXACT_INTEGER: f64 = 9_007_199_254_740_992.0;
 
 /// Converts a protobuf `Struct` into a JSON object.
 pub fn struct_to_json(s: &Struct) -> Map<String, Value> {
