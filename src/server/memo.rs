@@ -8,10 +8,20 @@
 //! `meta` (the tag), is byte for byte one answered before gets that answer
 //! again with its own tag. Nothing in the core knows the memo exists.
 //!
+//! A request is recognised by its tag when it has one. Crossplane tags each
+//! request with a SHA-256 of its content, and the function spec promises
+//! that requests with identical tags are otherwise identical. Their bytes
+//! are not: Go encodes a `Struct`'s map in a random order on every call, so
+//! the same reconcile never arrives twice in the same bytes. Crossplane
+//! computes the tag before its fetching loop adds the resources a function
+//! required, so those are compared too, and so is the request's encoded
+//! length, which the order does not change: a client that reuses a tag for
+//! another request is caught in all but the rarest case. A request without
+//! a tag is recognised by its bytes.
+//!
 //! Memory is bounded by the bytes the entries hold; the least recently used
 //! entries go first, so the entry of an XR's previous version ages out.
-//! A hash of the request picks the slot; a hit is confirmed by comparing
-//! the bytes.
+//! A hash of the key picks the slot; a hit is confirmed by comparing keys.
 //!
 //! A fleet with more XRs than the memo holds calls them in turn, and plain
 //! LRU then evicts every entry before its XR comes round again: each call
@@ -41,10 +51,51 @@ enum LookUp {
     },
 }
 
-/// One answered call: the request it answers (less its meta, in buffers
-/// of its own) and the call.
+/// What recognises a request (see the module documentation); the
+/// requests it holds are in buffers of their own.
+enum Key {
+    Tagged {
+        tag: String,
+        /// The required resources and schemas, and nothing else.
+        required: wire::RunFunctionRequest,
+        /// The whole request's encoded length, less its meta.
+        len: usize,
+    },
+    /// The request less its meta.
+    Untagged(wire::RunFunctionRequest),
+}
+
+/// The part of a request that a tag does not cover.
+fn required_part(req: &wire::RunFunctionRequest) -> wire::RunFunctionRequest {
+    wire::RunFunctionRequest {
+        required_resources: req.required_resources.clone(),
+        required_schemas: req.required_schemas.clone(),
+        ..Default::default()
+    }
+}
+
+impl Key {
+    /// Whether this key recognises `req` (less its meta), tagged `tag`.
+    fn matches(&self, tag: &str, req: &wire::RunFunctionRequest) -> bool {
+        match self {
+            Key::Tagged {
+                tag: t,
+                required,
+                len,
+            } => {
+                t == tag
+                    && required.required_resources == req.required_resources
+                    && required.required_schemas == req.required_schemas
+                    && *len == req.encoded_len()
+            }
+            Key::Untagged(request) => tag.is_empty() && request == req,
+        }
+    }
+}
+
+/// One answered call: what recognises its request, and the call.
 struct Entry {
-    request: wire::RunFunctionRequest,
+    key: Key,
     call: Call,
     size: usize,
     /// When it last answered a call, on the memo's clock.
@@ -141,15 +192,21 @@ impl Memo {
         core: impl FnOnce(wire::RunFunctionRequest) -> Call,
     ) -> Call {
         let meta = req.meta.take();
-        let tag = meta.as_ref().map(|m| m.tag.clone()).unwrap_or_default();
+        let tag = meta.as_ref().map(|m| m.tag.as_str()).unwrap_or_default();
         // Hashed where it lies, its resources' bytes in the buffers the
-        // request was decoded into: a miss copies nothing.
-        let hash = self.hasher.hash_one(&req);
-        let (len, request) = match self.look_up(hash, &req) {
+        // request was decoded into: a miss copies nothing. The leading
+        // number keeps the two kinds of key apart.
+        let hash = if tag.is_empty() {
+            self.hasher.hash_one((1u8, &req))
+        } else {
+            self.hasher
+                .hash_one((0u8, tag, &req.required_resources, &req.required_schemas))
+        };
+        let (key_size, key) = match self.look_up(hash, tag, &req) {
             LookUp::Hit(entry) => {
                 let mut call = entry.call.clone();
                 if let Some(m) = call.response.meta.as_mut() {
-                    m.tag = tag;
+                    m.tag = tag.to_string();
                 }
                 return call;
             }
@@ -157,23 +214,33 @@ impl Memo {
             // (see `own_copy`).
             LookUp::Miss { may_keep } => {
                 let len = req.encoded_len();
-                (
-                    len,
-                    (may_keep && len <= self.budget / 4).then(|| own_copy(&req)),
-                )
+                if tag.is_empty() {
+                    let key_size = len;
+                    let keep = may_keep && len <= self.budget / 4;
+                    (key_size, keep.then(|| Key::Untagged(own_copy(&req))))
+                } else {
+                    let required = required_part(&req);
+                    let key_size = tag.len() + required.encoded_len();
+                    let key = may_keep.then(|| Key::Tagged {
+                        tag: tag.to_string(),
+                        required: own_copy(&required),
+                        len,
+                    });
+                    (key_size, key)
+                }
             }
         };
         req.meta = meta;
         let call = core(req);
-        let size = len + call.response.encoded_len() + 256;
+        let size = key_size + call.response.encoded_len() + 256;
         // Asked even when the request was not kept: a miss is a sighting.
         if self.admits(hash, size)
-            && let Some(request) = request
+            && let Some(key) = key
         {
             self.insert(
                 hash,
                 Entry {
-                    request,
+                    key,
                     call: call.clone(),
                     size,
                     used: AtomicU64::new(0),
@@ -189,7 +256,7 @@ impl Memo {
 
     /// The remembered answer to `request` (hashed `hash`), or whether the
     /// memo may keep the answer, its size allowing.
-    fn look_up(&self, hash: u64, request: &wire::RunFunctionRequest) -> LookUp {
+    fn look_up(&self, hash: u64, tag: &str, request: &wire::RunFunctionRequest) -> LookUp {
         let (entry, may_keep) = {
             let slots = self.inner.read().unwrap_or_else(|p| p.into_inner());
             let entry = slots.by_hash.get(&hash).cloned();
@@ -197,7 +264,7 @@ impl Memo {
                 entry.is_some() || !slots.seen.any() || slots.seen.count.contains_key(&hash);
             (entry, may_keep)
         };
-        if let Some(entry) = entry.filter(|e| e.request == *request) {
+        if let Some(entry) = entry.filter(|e| e.key.matches(tag, request)) {
             entry.used.store(self.tick(), Ordering::Relaxed);
             return LookUp::Hit(entry);
         }
@@ -380,16 +447,119 @@ mod tests {
             ),
             ("refused", refused, vec![], None),
         ];
+        // Tagged as Crossplane tags (the same content, the same tag), and
+        // untagged, recognised by the bytes.
         for (name, x, observed, input) in cases {
-            for round in 0..2 {
-                let tag = format!("{name}-{round}");
-                let req = request(&tag, &x, &observed, input.clone());
-                let (rsp, ran) = memoized(&memo, &req);
-                assert_eq!(rsp, fresh(&req), "{name}, round {round}");
-                assert_eq!(rsp.meta.unwrap().tag, tag);
-                assert_eq!(ran, round == 0, "{name}, round {round}: the core runs once");
+            for tag in [name, ""] {
+                for round in 0..2 {
+                    let req = request(tag, &x, &observed, input.clone());
+                    let (rsp, ran) = memoized(&memo, &req);
+                    assert_eq!(rsp, fresh(&req), "{name} {tag:?}, round {round}");
+                    assert_eq!(rsp.meta.unwrap().tag, tag);
+                    assert_eq!(
+                        ran,
+                        round == 0,
+                        "{name} {tag:?}, round {round}: the core runs once"
+                    );
+                }
             }
         }
+    }
+
+    /// `req` encoded with every `Struct`'s fields in reverse order, as Go
+    /// may send them (it encodes maps in a random order on every call).
+    fn reordered(req: &wire::RunFunctionRequest) -> wire::RunFunctionRequest {
+        fn reverse(s: &prost_types::Struct) -> Vec<u8> {
+            let mut out = Vec::new();
+            for (key, value) in s.fields.iter().rev() {
+                let value = match &value.kind {
+                    Some(prost_types::value::Kind::StructValue(inner)) => {
+                        let mut v = Vec::new();
+                        prost::encoding::bytes::encode(5, &reverse(inner), &mut v);
+                        v
+                    }
+                    _ => value.encode_to_vec(),
+                };
+                let mut entry = Vec::new();
+                prost::encoding::string::encode(1, key, &mut entry);
+                prost::encoding::bytes::encode(2, &value, &mut entry);
+                prost::encoding::bytes::encode(1, &entry, &mut out);
+            }
+            out
+        }
+        let full = from_wire_request(req);
+        let composite = full.observed.as_ref().unwrap().composite.as_ref().unwrap();
+        let mut resource = Vec::new();
+        prost::encoding::bytes::encode(
+            1,
+            &reverse(composite.resource.as_ref().unwrap()),
+            &mut resource,
+        );
+        let mut reordered = req.clone();
+        reordered.observed.as_mut().unwrap().composite =
+            Some(crate::protocol::raw_message::RawResource::decode(&resource[..]).unwrap());
+        assert_ne!(reordered, *req, "the bytes differ");
+        assert_eq!(from_wire_request(&reordered), full, "the content does not");
+        reordered
+    }
+
+    fn from_wire_request(req: &wire::RunFunctionRequest) -> full::RunFunctionRequest {
+        full::RunFunctionRequest::decode(&req.encode_to_vec()[..]).unwrap()
+    }
+
+    #[test]
+    fn a_tagged_request_is_recognised_in_any_field_order() {
+        let memo = Memo::new(1 << 20);
+        let req = request(
+            "c0ffee",
+            &xr("q", json!({})),
+            &[("vllm_runtime", runtime(1))],
+            None,
+        );
+        assert!(memoized(&memo, &req).1);
+        let (rsp, ran) = memoized(&memo, &reordered(&req));
+        assert!(!ran, "the same tag and content, in another order, is a hit");
+        assert_eq!(rsp, fresh(&req));
+
+        // Untagged, only the same bytes are recognised.
+        let untagged = request(
+            "",
+            &xr("q", json!({})),
+            &[("vllm_runtime", runtime(1))],
+            None,
+        );
+        assert!(memoized(&memo, &untagged).1);
+        assert!(memoized(&memo, &reordered(&untagged)).1);
+        assert!(!memoized(&memo, &untagged).1);
+    }
+
+    #[test]
+    fn a_tag_does_not_cover_the_resources_crossplane_adds_after_computing_it() {
+        let memo = Memo::new(1 << 20);
+        let first = request("c0ffee", &xr("q", json!({})), &[], None);
+        assert!(memoized(&memo, &first).1);
+        // Crossplane's fetching loop calls again with the same tag and the
+        // resources the function required.
+        let mut fetched = first.clone();
+        fetched.required_resources.insert(
+            "config".into(),
+            wire::Resources {
+                items: vec![crate::protocol::raw_message::RawResource::from_full(&resource(
+                    &json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}),
+                ))],
+            },
+        );
+        let (rsp, ran) = memoized(&memo, &fetched);
+        assert!(ran, "new required resources are a new call");
+        assert_eq!(rsp, fresh(&fetched));
+        assert!(!memoized(&memo, &fetched).1);
+        assert!(!memoized(&memo, &first).1);
+
+        // A tag reused for a request of another length is not trusted.
+        let other = request("c0ffee", &xr("another", json!({})), &[], None);
+        let (rsp, ran) = memoized(&memo, &other);
+        assert!(ran);
+        assert_eq!(rsp, fresh(&other));
     }
 
     #[test]
@@ -424,10 +594,14 @@ mod tests {
     #[test]
     fn a_fleet_larger_than_the_memo_still_gets_answers_from_it() {
         let reqs: Vec<_> = (0..12)
-            .map(|i| request("t", &xr(&format!("xr-{i}"), json!({})), &[], None))
+            .map(|i| {
+                let name = format!("xr-{i}");
+                request(&name, &xr(&name, json!({})), &[], None)
+            })
             .collect();
         let one = memoized(&Memo::new(1 << 20), &reqs[0]);
-        let size = to_wire_len(&reqs[0]) + from_wire_len(&one.0) + 256;
+        // Tagged, an entry holds the tag and the answer.
+        let size = "xr-0".len() + from_wire_len(&one.0) + 256;
         // Room for four entries; the fleet of twelve is called in turn.
         let memo = Memo::new(4 * size + size / 2);
         let mut hits_per_round = Vec::new();
@@ -445,15 +619,9 @@ mod tests {
         assert_eq!(hits_per_round, [0, 4, 4]);
 
         // A request seen twice while the memo is full displaces an entry.
-        let newcomer = request("t", &xr("newcomer", json!({})), &[], None);
+        let newcomer = request("newcomer", &xr("newcomer", json!({})), &[], None);
         let ran: Vec<bool> = (0..3).map(|_| memoized(&memo, &newcomer).1).collect();
         assert_eq!(ran, [true, true, false]);
-    }
-
-    fn to_wire_len(req: &wire::RunFunctionRequest) -> usize {
-        let mut req = req.clone();
-        req.meta = None;
-        req.encoded_len()
     }
 
     fn from_wire_len(rsp: &full::RunFunctionResponse) -> usize {
@@ -464,7 +632,8 @@ mod tests {
     fn memory_stays_within_the_budget() {
         let memo = Memo::new(64 * 1024);
         for i in 0..200 {
-            let req = request("t", &xr(&format!("xr-{i}"), json!({})), &[], None);
+            let name = format!("xr-{i}");
+            let req = request(&name, &xr(&name, json!({})), &[], None);
             let _ = memoized(&memo, &req);
             assert!(memo.usage().1 <= 64 * 1024);
         }
