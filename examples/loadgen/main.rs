@@ -35,7 +35,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use clap::Parser;
-use function_inference::protocol::{to_wire, wire};
+use function_inference::protocol::{full, to_wire, wire};
+use prost::Message;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tonic::codegen::http::uri::PathAndQuery;
@@ -82,6 +83,12 @@ struct Args {
     /// server's response memo when N exceeds its size).
     #[arg(long, default_value_t = 1)]
     distinct: usize,
+    /// Send requests without a tag. By default each distinct request
+    /// carries a tag of its own, as Crossplane tags a request with a hash
+    /// of its content; untagged, the server recognises a repeated request
+    /// by its bytes instead.
+    #[arg(long)]
+    untagged: bool,
     /// Server PID, to report its CPU time per call and its memory.
     #[arg(long)]
     pid: Option<u32>,
@@ -213,7 +220,7 @@ fn read_payload(args: &Args) -> anyhow::Result<Payload> {
 
 /// The requests to send, already in the server's wire form so that building
 /// one costs the client a few copies: `distinct` variants of the composite.
-fn requests(payload: &Payload, distinct: usize) -> Vec<wire::RunFunctionRequest> {
+fn requests(payload: &Payload, distinct: usize, tagged: bool) -> Vec<wire::RunFunctionRequest> {
     (0..distinct.max(1))
         .map(|i| {
             let mut composite = payload.composite.clone();
@@ -223,14 +230,33 @@ fn requests(payload: &Payload, distinct: usize) -> Vec<wire::RunFunctionRequest>
                 let annotations = md.entry("annotations").or_insert_with(|| json!({}));
                 annotations["loadgen.example.com/variant"] = json!(i.to_string());
             }
-            let req = workload::request(
+            let mut req = workload::request(
                 "",
                 &composite,
                 &payload.observed,
                 &payload.desired,
                 payload.input.as_ref(),
             );
+            if tagged {
+                req.meta.get_or_insert_default().tag = content_tag(&req);
+            }
             to_wire(&req)
+        })
+        .collect()
+}
+
+/// A tag that identifies `req`'s content, 64 hex digits like the SHA-256
+/// Crossplane computes (a fixed-seed hash serves: only its uniqueness among
+/// the requests sent matters).
+fn content_tag(req: &full::RunFunctionRequest) -> String {
+    use std::hash::BuildHasher;
+    let bytes = req.encode_to_vec();
+    (0..4)
+        .map(|seed| {
+            format!(
+                "{:016x}",
+                foldhash::quality::FixedState::with_seed(seed).hash_one(&bytes)
+            )
         })
         .collect()
 }
@@ -280,12 +306,8 @@ async fn worker(
     let mut stats = WorkerStats::default();
     let mut n = 0usize;
     while !stop.load(Ordering::Relaxed) {
-        let mut req = requests[(id + n * 7919) % requests.len()].clone();
-        let tag = format!("loadgen-{id}-{n}");
-        req.meta = Some(wire::RequestMeta {
-            tag: tag.clone(),
-            capabilities: (1..=5).collect(),
-        });
+        let req = requests[(id + n * 7919) % requests.len()].clone();
+        let tag = req.meta.as_ref().map(|m| m.tag.clone()).unwrap_or_default();
         n += 1;
         let counted = measuring.load(Ordering::Relaxed);
         let started = Instant::now();
@@ -319,7 +341,7 @@ async fn worker(
 
 async fn load(args: &Args) -> anyhow::Result<Value> {
     let payload = read_payload(args)?;
-    let requests = Arc::new(requests(&payload, args.distinct));
+    let requests = Arc::new(requests(&payload, args.distinct, !args.untagged));
     let request_bytes = prost::Message::encoded_len(&requests[0]);
     let channel = connect(args, args.address, &requests[0]).await?;
     let window = drive(
@@ -551,7 +573,7 @@ async fn compare(args: &Args) -> anyhow::Result<Value> {
         bail!("--noop-address {noop_address} is not a loopback address");
     }
     let payload = read_payload(args)?;
-    let requests = Arc::new(requests(&payload, args.distinct));
+    let requests = Arc::new(requests(&payload, args.distinct, !args.untagged));
     let function = Server::start(args, args.address, &[]).await?;
     let noop = Server::start(args, noop_address, &["--noop"]).await?;
     let servers = [&noop, &function];
