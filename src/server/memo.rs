@@ -4,9 +4,9 @@
 //! Crossplane calls the function on every reconcile of every XR, and most of
 //! those calls carry exactly what the previous one did. The core
 //! (`crate::function::run_function`) is a pure function of its request, so
-//! the memo wraps it from outside: a call whose request, apart from its
-//! `meta` (the tag), is byte for byte one answered before gets that answer
-//! again with its own tag. Nothing in the core knows the memo exists.
+//! the memo wraps it from outside: a call that carries a request answered
+//! before gets that answer again, with its own tag. Nothing in the core
+//! knows the memo exists.
 //!
 //! A request is recognised by its tag when it has one. Crossplane tags each
 //! request with a SHA-256 of its content, and the function spec promises
@@ -16,8 +16,11 @@
 //! computes the tag before its fetching loop adds the resources a function
 //! required, so those are compared too, and so is the request's encoded
 //! length, which the order does not change: a client that reuses a tag for
-//! another request is caught in all but the rarest case. A request without
-//! a tag is recognised by its bytes.
+//! a request of another length is caught. One that reuses it for a request
+//! of the same length is not; it breaks the spec's promise, which
+//! Crossplane's own response cache relies on too (it keys on the tag
+//! alone). A request without a tag is recognised by its bytes, less its
+//! meta.
 //!
 //! Memory is bounded by the bytes the entries hold; the least recently used
 //! entries go first, so the entry of an XR's previous version ages out.
