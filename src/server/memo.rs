@@ -513,24 +513,22 @@ mod tests {
     #[test]
     fn a_tagged_request_is_recognised_in_any_field_order() {
         let memo = Memo::new(1 << 20);
-        let req = request(
-            "c0ffee",
-            &xr("q", json!({})),
-            &[("vllm_runtime", runtime(1))],
-            None,
-        );
+        let ready = |tag| {
+            request(
+                tag,
+                &xr("q", json!({})),
+                &[("vllm_runtime", runtime(1))],
+                None,
+            )
+        };
+        let req = ready("c0ffee");
         assert!(memoized(&memo, &req).1);
         let (rsp, ran) = memoized(&memo, &reordered(&req));
         assert!(!ran, "the same tag and content, in another order, is a hit");
         assert_eq!(rsp, fresh(&req));
 
         // Untagged, only the same bytes are recognised.
-        let untagged = request(
-            "",
-            &xr("q", json!({})),
-            &[("vllm_runtime", runtime(1))],
-            None,
-        );
+        let untagged = ready("");
         assert!(memoized(&memo, &untagged).1);
         assert!(memoized(&memo, &reordered(&untagged)).1);
         assert!(!memoized(&memo, &untagged).1);
