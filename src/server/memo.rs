@@ -5,8 +5,8 @@
 //! those calls carry exactly what the previous one did. The core
 //! (`crate::function::run_function`) is a pure function of its request, so
 //! the memo wraps it from outside: a call that carries a request answered
-//! before gets that answer again, with its own tag. Nothing in the core
-//! knows the memo exists.
+//! before gets that answer again. Nothing in the core knows the memo
+//! exists.
 //!
 //! A request is recognised by its tag when it has one. Crossplane tags each
 //! request with a SHA-256 of its content, and the function spec promises
@@ -206,13 +206,9 @@ impl Memo {
                 .hash_one((0u8, tag, &req.required_resources, &req.required_schemas))
         };
         let (key_size, key) = match self.look_up(hash, tag, &req) {
-            LookUp::Hit(entry) => {
-                let mut call = entry.call.clone();
-                if let Some(m) = call.response.meta.as_mut() {
-                    m.tag = tag.to_string();
-                }
-                return call;
-            }
+            // The same tag (or none, for bytes), so the answer already
+            // carries the caller's.
+            LookUp::Hit(entry) => return entry.call.clone(),
             // Measured on a miss only, and copied only when it may be kept
             // (see `own_copy`).
             LookUp::Miss { may_keep } => {
@@ -398,7 +394,7 @@ mod tests {
     }
 
     #[test]
-    fn a_hit_answers_exactly_what_composing_again_would_with_its_own_tag() {
+    fn a_hit_answers_exactly_what_composing_again_would() {
         let memo = Memo::new(1 << 20);
         let ttl = json!({"apiVersion": "inference.fn.crossplane.io/v1beta1", "kind": "Input", "ttl": "5m"});
         let gpu = json!({"defaults": {"gpuType": "A100-80GB"}});
