@@ -214,9 +214,8 @@ impl Memo {
             LookUp::Miss { may_keep } => {
                 let len = req.encoded_len();
                 if tag.is_empty() {
-                    let key_size = len;
                     let keep = may_keep && len <= self.budget / 4;
-                    (key_size, keep.then(|| Key::Untagged(own_copy(&req))))
+                    (len, keep.then(|| Key::Untagged(own_copy(&req))))
                 } else {
                     let required = required_part(&req);
                     let key_size = tag.len() + required.encoded_len();
@@ -465,8 +464,9 @@ mod tests {
         }
     }
 
-    /// `req` encoded with every `Struct`'s fields in reverse order, as Go
-    /// may send them (it encodes maps in a random order on every call).
+    /// `req` with its observed composite's objects (nested ones too, not
+    /// those inside lists) encoded in reverse key order, as Go may send
+    /// them: it encodes maps in a random order on every call.
     fn reordered(req: &wire::RunFunctionRequest) -> wire::RunFunctionRequest {
         fn reverse(s: &prost_types::Struct) -> Vec<u8> {
             let mut out = Vec::new();
