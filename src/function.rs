@@ -466,7 +466,16 @@ fn encode_resource(
     write_manifest: impl FnOnce(&mut Vec<u8>) -> Result<(), struct_serializer::Error>,
     ready: wire::Ready,
 ) -> RawResource {
-    let mut bytes = Vec::with_capacity(1024);
+    thread_local! {
+        /// Where manifests are written before their one copy of exact size:
+        /// a buffer grown per manifest cost a copy and a reallocation at
+        /// every doubling of a VLLMRuntime.
+        static SCRATCH: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+    }
+    /// Scratch a thread keeps; a larger buffer (a huge manifest) is freed.
+    const SCRATCH_KEPT: usize = 64 * 1024;
+    let mut bytes = SCRATCH.take();
+    bytes.clear();
     // Not an object: no resource field, as prost gives for None.
     if write_manifest(&mut bytes).is_err() {
         bytes.clear();
@@ -474,7 +483,11 @@ fn encode_resource(
     if ready != wire::Ready::Unspecified {
         prost::encoding::int32::encode(3, &(ready as i32), &mut bytes);
     }
-    RawResource::from(Bytes::from(bytes))
+    let resource = RawResource::from(Bytes::copy_from_slice(&bytes));
+    if bytes.capacity() <= SCRATCH_KEPT {
+        SCRATCH.set(bytes);
+    }
+    resource
 }
 
 #[cfg(test)]

@@ -125,7 +125,7 @@ pub fn serve_args(p: &PodParams) -> Vec<String> {
     }
     args.extend([
         "--gpu-memory-utilization".into(),
-        format!("{}", p.settings.gpu_memory_utilization),
+        p.settings.gpu_memory_utilization_text(),
     ]);
     args.extend(p.extra_args.iter().cloned());
     args

@@ -101,7 +101,7 @@ pub fn vllm_runtime(p: &RuntimeParams) -> crate::compose::Manifest {
                 v1: Some(true),
                 env: (!env.is_empty()).then_some(env),
                 extra_args: (!args.is_empty()).then_some(args),
-                gpu_memory_utilization: Some(format!("{}", p.settings.gpu_memory_utilization)),
+                gpu_memory_utilization: Some(p.settings.gpu_memory_utilization_text()),
                 tensor_parallel_size: i32::try_from(tp).ok(),
                 ..Default::default()
             },

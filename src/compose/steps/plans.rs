@@ -8,7 +8,7 @@
 //! each, and forgets the least recently used first.
 
 use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
+use std::hash::BuildHasher;
 use std::sync::{Mutex, OnceLock};
 
 use crate::sizing::{self, Plan, SizingError, SizingRequest};
@@ -27,7 +27,7 @@ struct Entries {
     /// By [`bucket`] of the request; a hit is confirmed by comparing the
     /// whole request, so a field the bucket leaves out costs a shared
     /// bucket, never another request's plan.
-    plans: HashMap<u64, Vec<Remembered>>,
+    plans: HashMap<u64, Vec<Remembered>, foldhash::fast::RandomState>,
     clock: u64,
 }
 
@@ -38,15 +38,17 @@ struct Remembered {
 }
 
 /// A hash of the fields that usually tell requests apart. Formatting the
-/// whole request as a key cost more than half of a remembered plan.
+/// whole request as a key cost more than half of a remembered plan, and
+/// SipHash most of a lookup. Its seed is fixed: requests made to share a
+/// bucket only lengthen a scan of at most [`CAPACITY`] plans.
 fn bucket(request: &SizingRequest) -> u64 {
-    let mut h = std::hash::DefaultHasher::new();
-    request.model_id.hash(&mut h);
-    request.gpu_type.hash(&mut h);
-    request.gpu_count.hash(&mut h);
-    request.max_model_len.hash(&mut h);
-    request.checkpoint_bytes.hash(&mut h);
-    h.finish()
+    foldhash::fast::FixedState::default().hash_one((
+        &request.model_id,
+        &request.gpu_type,
+        request.gpu_count,
+        request.max_model_len,
+        request.checkpoint_bytes,
+    ))
 }
 
 /// [`sizing::size`] of `request`, computed or remembered.
