@@ -19,7 +19,7 @@
 use serde::de::{self, DeserializeSeed, IntoDeserializer, Visitor};
 
 use super::struct_json::MAX_EXACT_INTEGER;
-use super::struct_serializer::{ENTRY, ENTRY_KEY, ENTRY_VALUE};
+use super::struct_serializer::{ENTRY, ENTRY_KEY, ENTRY_VALUE, LIST, NUMBER, STRING, STRUCT};
 
 /// Why the bytes were not read; the caller takes the JSON path.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -136,7 +136,38 @@ impl<'de> ValueReader<'de> {
 }
 
 /// Reads the encoded Value `buf`: exactly one kind, or none (null).
-fn read_value(mut buf: &[u8], depth: u32) -> Result<Kind<'_>, Error> {
+// Inlined, with the general case out of line: most Values are one field
+// with a short length, read here without a loop.
+#[inline]
+fn read_value(buf: &[u8], depth: u32) -> Result<Kind<'_>, Error> {
+    if depth <= RECURSION_LIMIT {
+        match buf {
+            [NUMBER, rest @ ..] if rest.len() == 8 => {
+                let n: [u8; 8] = rest.try_into().expect("eight bytes");
+                return Ok(Kind::Number(f64::from_le_bytes(n)));
+            }
+            [tag @ (STRING | STRUCT | LIST), rest @ ..] => {
+                if let Some((len, rest)) = short_length(rest)
+                    && len == rest.len()
+                {
+                    return match *tag {
+                        STRING => std::str::from_utf8(rest)
+                            .map(Kind::String)
+                            .map_err(|_| unusual("a string that is not UTF-8")),
+                        STRUCT => Ok(Kind::Struct(rest)),
+                        _ => Ok(Kind::List(rest)),
+                    };
+                }
+            }
+            _ => {}
+        }
+    }
+    read_value_long(buf, depth)
+}
+
+/// Reads the encoded Value `buf` the general way: any layout prost accepts.
+#[inline(never)]
+fn read_value_long(mut buf: &[u8], depth: u32) -> Result<Kind<'_>, Error> {
     if depth > RECURSION_LIMIT {
         return Err(unusual("nested too deep"));
     }
@@ -265,6 +296,9 @@ struct Entries<'de> {
 
 impl<'de> Entries<'de> {
     /// The next entry's key, as bytes (see [`KeyReader`]), and value.
+    // Inlined, with the general case out of line: most entries are short,
+    // and the call cost a third of reading one.
+    #[inline]
     fn next(&mut self) -> Result<Option<Entry<'de>>, Error> {
         if self.buf.is_empty() {
             return Ok(None);
@@ -272,6 +306,12 @@ impl<'de> Entries<'de> {
         if let Some(entry) = self.next_short() {
             return Ok(Some(entry));
         }
+        self.next_long()
+    }
+
+    /// The next entry read the general way: any layout prost accepts.
+    #[inline(never)]
+    fn next_long(&mut self) -> Result<Option<Entry<'de>>, Error> {
         let (field, wire) = key(&mut self.buf)?;
         if (field, wire) != (1, 2) {
             return Err(unusual("a Struct field other than its entries"));
@@ -289,24 +329,35 @@ impl<'de> Entries<'de> {
     }
 
     /// The next entry when it has the layout most have: a key and a value
-    /// in that order, every tag and length one byte (an entry under 128
-    /// bytes). `None`: read it the general way.
+    /// in that order, the key and every tag one byte, the entry's and the
+    /// value's lengths one or two bytes (an entry under 16 KiB). `None`:
+    /// read it the general way.
+    #[inline(always)]
     fn next_short(&mut self) -> Option<Entry<'de>> {
-        let [ENTRY, len, ENTRY_KEY, key_len, rest @ ..] = self.buf else {
+        let [ENTRY, rest @ ..] = self.buf else {
             return None;
         };
-        let (len, key_len) = (usize::from(*len), usize::from(*key_len));
-        if len >= 0x80 || key_len >= 0x80 || len < key_len + 4 || len > self.buf.len() - 2 {
+        let (len, rest) = short_length(rest)?;
+        if len > rest.len() {
             return None;
         }
-        let (key, value) = rest[..len - 2].split_at(key_len);
-        let [ENTRY_VALUE, value_len, value @ ..] = value else {
+        let (body, after) = rest.split_at(len);
+        let [ENTRY_KEY, key_len, body @ ..] = body else {
             return None;
         };
-        if usize::from(*value_len) != value.len() {
+        let key_len = usize::from(*key_len);
+        if key_len >= 0x80 || key_len > body.len() {
             return None;
         }
-        self.buf = &self.buf[2 + len..];
+        let (key, body) = body.split_at(key_len);
+        let [ENTRY_VALUE, body @ ..] = body else {
+            return None;
+        };
+        let (value_len, value) = short_length(body)?;
+        if value_len != value.len() {
+            return None;
+        }
+        self.buf = after;
         Some((key, value))
     }
 
@@ -433,6 +484,18 @@ fn long_varint(buf: &mut &[u8]) -> Result<u64, Error> {
     super::struct_json::varint(buf).map_err(|_| unusual("a broken varint"))
 }
 
+/// A length of one or two bytes at the start of `buf`, and what follows.
+#[inline(always)]
+fn short_length(buf: &[u8]) -> Option<(usize, &[u8])> {
+    match buf {
+        [byte, rest @ ..] if *byte < 0x80 => Some((usize::from(*byte), rest)),
+        [low, high, rest @ ..] if *high < 0x80 => {
+            Some((usize::from(low & 0x7f) | usize::from(*high) << 7, rest))
+        }
+        _ => None,
+    }
+}
+
 /// A field's number and wire type.
 fn key(buf: &mut &[u8]) -> Result<(u64, u64), Error> {
     let k = varint(buf)?;
@@ -507,7 +570,8 @@ mod tests {
 
     #[test]
     fn truncated_bytes_are_an_error_not_a_panic() {
-        let object = json!({"kind": "X", "status": {"conditions": [{"type": "Ready"}]}, "n": 1.5});
+        let object = json!({"kind": "X", "status": {"conditions": [{"type": "Ready"}]}, "n": 1.5,
+                            "long": "x".repeat(200)});
         let encoded = bytes(&object);
         for cut in 0..encoded.len() {
             let _ = from_struct_bytes::<Value>(&encoded[..cut]);
@@ -604,14 +668,32 @@ mod tests {
             any::<f64>()
                 .prop_map(|f| serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)),
             ".{0,20}".prop_map(Value::from),
+            // A length of two bytes.
+            ".{120,140}".prop_map(Value::from),
         ];
         leaf.prop_recursive(5, 200, 8, |inner| {
             prop_oneof![
                 prop::collection::vec(inner.clone(), 0..8).prop_map(Value::from),
-                prop::collection::btree_map(".{0,8}", inner, 0..8)
+                prop::collection::btree_map(prop_oneof![".{0,8}", "k{125,130}"], inner, 0..8)
                     .prop_map(|m| Value::Object(m.into_iter().collect())),
             ]
         })
+    }
+
+    #[test]
+    fn lengths_of_one_two_and_three_bytes_read_as_the_json_path_reads_them() {
+        let mut object = serde_json::Map::new();
+        for n in [126, 127, 128, 16_382, 16_383, 16_384] {
+            object.insert("k".repeat(n), json!("v".repeat(n)));
+            object.insert(format!("list-{n}"), json!(["x".repeat(n)]));
+            object.insert(format!("object-{n}"), json!({"s": "y".repeat(n)}));
+        }
+        let encoded = json_to_struct(&object).encode_to_vec();
+        let fast: Value = from_struct_bytes(&encoded).unwrap();
+        let slow = Value::Object(struct_to_json(
+            &prost_types::Struct::decode(&encoded[..]).unwrap(),
+        ));
+        assert_eq!(fast, slow);
     }
 
     proptest! {

@@ -27,11 +27,11 @@ pub(super) const ENTRY_KEY: u8 = 1 << 3 | 2;
 pub(super) const ENTRY_VALUE: u8 = 2 << 3 | 2;
 const LIST_ITEM: u8 = 1 << 3 | 2;
 const NULL: u8 = 1 << 3;
-const NUMBER: u8 = 2 << 3 | 1;
-const STRING: u8 = 3 << 3 | 2;
+pub(super) const NUMBER: u8 = 2 << 3 | 1;
+pub(super) const STRING: u8 = 3 << 3 | 2;
 const BOOL: u8 = 4 << 3;
 pub(super) const STRUCT: u8 = 5 << 3 | 2;
-const LIST: u8 = 6 << 3 | 2;
+pub(super) const LIST: u8 = 6 << 3 | 2;
 /// `Resource.resource`, field 1: the Struct at the top of a composed resource.
 const RESOURCE: u8 = 1 << 3 | 2;
 
