@@ -70,9 +70,9 @@ pub fn run_function(mut req: wire::RunFunctionRequest) -> Call {
         Err(message) => return refused(subject, rsp, "MissingComposite", message),
     };
     subject = Subject {
-        kind: composite.kind.as_str().into(),
-        name: composite.name.as_str().into(),
-        namespace: composite.namespace.as_str().into(),
+        kind: (*composite.kind).into(),
+        name: (*composite.name).into(),
+        namespace: (*composite.namespace).into(),
     };
     let Some(compose) = compose::composer_for(&composite.kind) else {
         let message = format!(
@@ -112,9 +112,9 @@ pub fn subject_of(composite: &RawResource) -> Subject {
         .and_then(Composite::from_bytes)
     {
         Ok(c) => Subject {
-            kind: c.kind.as_str().into(),
-            name: c.name.as_str().into(),
-            namespace: c.namespace.as_str().into(),
+            kind: (*c.kind).into(),
+            name: (*c.name).into(),
+            namespace: (*c.namespace).into(),
         },
         Err(_) => Subject::default(),
     }

@@ -2,6 +2,7 @@
 //! the resources Crossplane fetched for it) to the resources it wants, the XR
 //! status it reports and the conditions and results that explain it.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use serde::de::DeserializeOwned;
@@ -15,10 +16,10 @@ use crate::protocol::wire::{self, Ready};
 /// The observed composite resource, with the fields composers need at hand.
 #[derive(Debug)]
 pub struct Composite<'a> {
-    pub api_version: String,
-    pub kind: String,
-    pub name: String,
-    pub namespace: String,
+    pub api_version: Cow<'a, str>,
+    pub kind: Cow<'a, str>,
+    pub name: Cow<'a, str>,
+    pub namespace: Cow<'a, str>,
     source: Source<'a>,
 }
 
@@ -34,16 +35,23 @@ enum Source<'a> {
 /// The fields that identify an XR, read without the rest.
 #[derive(serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct Head {
-    api_version: Option<String>,
-    kind: Option<String>,
-    metadata: Option<HeadMetadata>,
+struct Head<'a> {
+    #[serde(borrow)]
+    api_version: Option<&'a str>,
+    #[serde(borrow)]
+    kind: Option<&'a str>,
+    #[serde(borrow)]
+    metadata: Option<HeadMetadata<'a>>,
 }
 
+/// Borrowed from the request's bytes (the fast reader lends every
+/// string): an XR's identity costs no copies.
 #[derive(serde::Deserialize)]
-struct HeadMetadata {
-    name: Option<String>,
-    namespace: Option<String>,
+struct HeadMetadata<'a> {
+    #[serde(borrow)]
+    name: Option<&'a str>,
+    #[serde(borrow)]
+    namespace: Option<&'a str>,
 }
 
 impl<'a> Composite<'a> {
@@ -58,10 +66,10 @@ impl<'a> Composite<'a> {
                     namespace: None,
                 });
                 Self::new(
-                    head.api_version.unwrap_or_default(),
-                    head.kind.unwrap_or_default(),
-                    metadata.name.unwrap_or_default(),
-                    metadata.namespace.unwrap_or_default(),
+                    head.api_version.unwrap_or_default().into(),
+                    head.kind.unwrap_or_default().into(),
+                    metadata.name.unwrap_or_default().into(),
+                    metadata.namespace.unwrap_or_default().into(),
                     Source::Bytes(bytes),
                 )
             }
@@ -77,19 +85,21 @@ impl<'a> Composite<'a> {
     /// Reads the XR's identity from a whole object. Errors say what is missing.
     pub fn from_object(object: Map<String, Value>) -> Result<Self, String> {
         Self::new(
-            str_at(&object, &["apiVersion"]).to_string(),
-            str_at(&object, &["kind"]).to_string(),
-            str_at(&object, &["metadata", "name"]).to_string(),
-            str_at(&object, &["metadata", "namespace"]).to_string(),
+            str_at(&object, &["apiVersion"]).to_string().into(),
+            str_at(&object, &["kind"]).to_string().into(),
+            str_at(&object, &["metadata", "name"]).to_string().into(),
+            str_at(&object, &["metadata", "namespace"])
+                .to_string()
+                .into(),
             Source::Object(object),
         )
     }
 
     fn new(
-        api_version: String,
-        kind: String,
-        name: String,
-        namespace: String,
+        api_version: Cow<'a, str>,
+        kind: Cow<'a, str>,
+        name: Cow<'a, str>,
+        namespace: Cow<'a, str>,
         source: Source<'a>,
     ) -> Result<Self, String> {
         if kind.is_empty() {

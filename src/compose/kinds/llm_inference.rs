@@ -208,7 +208,7 @@ fn placement(req: &ComposeRequest, spec: &LlmInferenceSpec, notes: &mut Vec<Stri
             namespace: spec
                 .target_namespace
                 .clone()
-                .unwrap_or_else(|| xr.namespace.clone()),
+                .unwrap_or_else(|| xr.namespace.to_string()),
         },
         None => {
             if let Some(t) = &spec.target_namespace {
@@ -219,7 +219,7 @@ fn placement(req: &ComposeRequest, spec: &LlmInferenceSpec, notes: &mut Vec<Stri
                 ));
             }
             Placement::Native {
-                namespace: xr.namespace.clone(),
+                namespace: xr.namespace.to_string(),
             }
         }
     }
