@@ -70,7 +70,7 @@ pub fn run_function(mut req: wire::RunFunctionRequest) -> Call {
         Err(message) => return refused(subject, rsp, "MissingComposite", message),
     };
     subject = Subject {
-        kind: (*composite.kind).into(),
+        kind: shared_kind(&composite.kind),
         name: (*composite.name).into(),
         namespace: (*composite.namespace).into(),
     };
@@ -102,6 +102,18 @@ pub fn run_function(mut req: wire::RunFunctionRequest) -> Call {
         Err(refusal) => refuse(rsp, refusal.reason, refusal.message),
     };
     Call { subject, response }
+}
+
+/// `kind`, shared when it is one the function composes: every call names
+/// its kind, and a copy of it cost an allocation.
+fn shared_kind(kind: &str) -> Arc<str> {
+    static COMPOSED: std::sync::LazyLock<Vec<Arc<str>>> =
+        std::sync::LazyLock::new(|| compose::KINDS.iter().map(|k| Arc::from(*k)).collect());
+    COMPOSED
+        .iter()
+        .find(|k| ***k == *kind)
+        .cloned()
+        .unwrap_or_else(|| kind.into())
 }
 
 /// Which XR an observed composite is, as far as it can be read.

@@ -164,11 +164,12 @@ pub struct VLLMConfig {
 }
 
 /// An environment variable with a literal value (the CRD has no
-/// `valueFrom`); both fields are required.
+/// `valueFrom`); both fields are required. The variables the function sets
+/// are constants, borrowed rather than copied on every call.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
 pub struct EnvVar {
-    pub name: String,
-    pub value: String,
+    pub name: Cow<'static, str>,
+    pub value: Cow<'static, str>,
 }
 
 /// `spec.deploymentConfig`: the pod the operator creates.
