@@ -4,6 +4,8 @@
 //! `providerConfigName`, `targetNamespace`) keep their meaning, so its XRs
 //! compose the same essentials; everything else is optional.
 
+use std::borrow::Cow;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -154,7 +156,7 @@ pub struct LlmInferenceStatus {
     pub gpu_count: Option<u32>,
     /// Copied from the plan for printer columns.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gpu_type: Option<String>,
+    pub gpu_type: Option<Cow<'static, str>>,
     /// The model served (from model or the referenced Model).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
@@ -167,10 +169,10 @@ pub struct LlmInferenceStatus {
     pub plan: Option<PlanStatus>,
     /// "True" when the runtime serves, as dot-inference reported it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ready: Option<String>,
+    pub ready: Option<Cow<'static, str>>,
     /// What serves the model: vllm-runtime, deployment or leader-worker-set (spec.runtime auto resolved).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub runtime: Option<String>,
+    pub runtime: Option<Cow<'static, str>>,
 }
 
 impl LlmInferenceSpec {

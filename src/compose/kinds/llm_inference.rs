@@ -377,7 +377,7 @@ fn report(
     let internal = endpoint.internal.clone().unwrap_or_default();
     let layout = layout_summary(&plan);
     plan.warnings.extend(notes);
-    let gpu_type = plan.gpu.name.to_string();
+    let gpu_type = plan.gpu.name;
     let gpu_count = plan.gpu_count;
     let plan = PlanStatus::from(plan);
     out.warn_on_transition(
@@ -391,7 +391,7 @@ fn report(
     let status = LlmInferenceStatus {
         model: Some(model.to_string()),
         plan: Some(plan),
-        gpu_type: Some(gpu_type),
+        gpu_type: Some(gpu_type.into()),
         gpu_count: Some(gpu_count),
         runtime: Some(served.runtime.as_str().into()),
         endpoint: Some(endpoint),
