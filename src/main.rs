@@ -1,7 +1,7 @@
 //! The `function-inference` binary: serves Crossplane's FunctionRunnerService
 //! when run with no subcommand, and offers `render` and `size` for a laptop.
 
-use std::io::Write;
+use std::io::{ErrorKind, Write};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -40,6 +40,10 @@ fn main() -> ExitCode {
             let _ = out.flush();
             match outcome {
                 Ok(()) => ExitCode::SUCCESS,
+                // The reader stopped reading (`| head`): it had what it wanted.
+                Err(render::RenderError::Output(e)) if e.kind() == ErrorKind::BrokenPipe => {
+                    ExitCode::SUCCESS
+                }
                 Err(e) => {
                     eprintln!("function-inference render: {e}");
                     ExitCode::FAILURE
@@ -52,6 +56,9 @@ fn main() -> ExitCode {
             let _ = out.flush();
             match outcome {
                 Ok(()) => ExitCode::SUCCESS,
+                Err(size::SizeError::Io(e)) if e.kind() == ErrorKind::BrokenPipe => {
+                    ExitCode::SUCCESS
+                }
                 Err(e) => {
                     eprintln!("function-inference size: {e}");
                     // 2: the request cannot be sized, as distinct from a crash.

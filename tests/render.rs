@@ -311,3 +311,35 @@ fn a_models_config_map_is_read_from_the_required_stream() {
     assert!(out.contains("ModelConfigNotFound"), "{out}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `render … | head`: a reader that stops early is not an error, so
+/// nothing is printed and the exit status is 0, as for `size`.
+#[test]
+fn a_reader_that_stops_early_is_not_an_error() {
+    for args in [
+        &["render", "examples/compat/dot-inference/llm-inference.yaml"][..],
+        &[
+            "size",
+            "--model",
+            "Qwen/Qwen2.5-7B-Instruct",
+            "--gpu-type",
+            "L4",
+        ][..],
+    ] {
+        // The pipe's reading end is closed before the binary writes, so
+        // every write it makes fails with EPIPE.
+        let (reader, writer) = std::io::pipe().expect("a pipe");
+        drop(reader);
+        let out = binary()
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .stdout(writer)
+            .stderr(std::process::Stdio::piped())
+            .output()
+            .expect("run the binary");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+        assert_eq!(stderr, "", "{args:?}");
+    }
+}
