@@ -69,11 +69,7 @@ pub fn run_function(mut req: wire::RunFunctionRequest) -> Call {
         Ok(c) => c,
         Err(message) => return refused(subject, rsp, "MissingComposite", message),
     };
-    subject = Subject {
-        kind: shared_kind(&composite.kind),
-        name: (*composite.name).into(),
-        namespace: (*composite.namespace).into(),
-    };
+    subject = Subject::of(&composite);
     let Some(compose) = compose::composer_for(&composite.kind) else {
         let message = format!(
             "function-inference cannot compose kind {:?} ({}); it composes {}",
@@ -104,6 +100,16 @@ pub fn run_function(mut req: wire::RunFunctionRequest) -> Call {
     Call { subject, response }
 }
 
+impl Subject {
+    fn of(xr: &Composite) -> Self {
+        Self {
+            kind: shared_kind(&xr.kind),
+            name: (*xr.name).into(),
+            namespace: (*xr.namespace).into(),
+        }
+    }
+}
+
 /// `kind`, shared when it is one the function composes: every call names
 /// its kind, and a copy of it cost an allocation.
 fn shared_kind(kind: &str) -> Arc<str> {
@@ -123,11 +129,7 @@ pub fn subject_of(composite: &RawResource) -> Subject {
         .ok_or_else(String::new)
         .and_then(Composite::from_bytes)
     {
-        Ok(c) => Subject {
-            kind: (*c.kind).into(),
-            name: (*c.name).into(),
-            namespace: (*c.namespace).into(),
-        },
+        Ok(c) => Subject::of(&c),
         Err(_) => Subject::default(),
     }
 }
@@ -478,28 +480,19 @@ fn encode_resource(
     write_manifest: impl FnOnce(&mut Vec<u8>) -> Result<(), struct_serializer::Error>,
     ready: wire::Ready,
 ) -> RawResource {
-    thread_local! {
-        /// Where manifests are written before their one copy of exact size:
-        /// a buffer grown per manifest cost a copy and a reallocation at
-        /// every doubling of a VLLMRuntime.
-        static SCRATCH: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
-    }
-    /// Scratch a thread keeps; a larger buffer (a huge manifest) is freed.
-    const SCRATCH_KEPT: usize = 64 * 1024;
-    let mut bytes = SCRATCH.take();
-    bytes.clear();
-    // Not an object: no resource field, as prost gives for None.
-    if write_manifest(&mut bytes).is_err() {
-        bytes.clear();
-    }
-    if ready != wire::Ready::Unspecified {
-        prost::encoding::int32::encode(3, &(ready as i32), &mut bytes);
-    }
-    let resource = RawResource::from(Bytes::copy_from_slice(&bytes));
-    if bytes.capacity() <= SCRATCH_KEPT {
-        SCRATCH.set(bytes);
-    }
-    resource
+    // Written into the thread's scratch and copied once at its size: a
+    // buffer grown per manifest cost a copy and a reallocation at every
+    // doubling of a VLLMRuntime.
+    struct_serializer::with_scratch(|bytes| {
+        // Not an object: no resource field, as prost gives for None.
+        if write_manifest(bytes).is_err() {
+            bytes.clear();
+        }
+        if ready != wire::Ready::Unspecified {
+            prost::encoding::int32::encode(3, &(ready as i32), bytes);
+        }
+        RawResource::from(Bytes::copy_from_slice(bytes))
+    })
 }
 
 #[cfg(test)]

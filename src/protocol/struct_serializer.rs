@@ -74,36 +74,44 @@ pub fn to_struct_bytes<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>, Erro
     with_struct_bytes(|out| encode_resource_field(value, out), <[u8]>::to_vec)
 }
 
-/// Bytes of scratch a thread keeps for [`with_struct_bytes`]; a larger
-/// buffer (an unusually large status) is freed after use.
+/// Bytes of scratch a thread keeps for [`with_scratch`]; a larger buffer
+/// (an unusually large status or manifest) is freed after use.
 const SCRATCH_KEPT: usize = 32 * 1024;
 
 thread_local! {
     static SCRATCH: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
 }
 
-/// The bytes of a `Struct` (its fields, without a key or length) that
-/// `write_resource_field` writes as a `Resource`'s field 1, lent to `read`.
-/// They are written into a buffer the thread keeps: an XR's status is
-/// encoded on every call only to be merged into the desired XR at once,
-/// and a fresh buffer of its size cost an allocation, and a copy to drop
-/// the field's header, each time.
-pub fn with_struct_bytes<R>(
-    write_resource_field: impl FnOnce(&mut Vec<u8>) -> Result<(), Error>,
-    read: impl FnOnce(&[u8]) -> R,
-) -> Result<R, Error> {
-    // A `read` that encodes again finds the buffer taken and uses its own.
+/// An empty buffer the thread keeps, lent to `use_buffer`: what is encoded
+/// only to be copied or merged at once costs no allocation and no
+/// regrowth. A `use_buffer` that asks again finds the buffer taken and is
+/// lent a new one.
+pub fn with_scratch<R>(use_buffer: impl FnOnce(&mut Vec<u8>) -> R) -> R {
     let mut out = SCRATCH.take();
     out.clear();
-    let result = write_resource_field(&mut out).and_then(|()| {
-        let mut fields = &out[1..];
-        prost::encoding::decode_varint(&mut fields).map_err(|e| Error(e.to_string()))?;
-        Ok(read(fields))
-    });
+    let result = use_buffer(&mut out);
     if out.capacity() <= SCRATCH_KEPT {
         SCRATCH.set(out);
     }
     result
+}
+
+/// The bytes of a `Struct` (its fields, without a key or length) that
+/// `write_resource_field` writes as a `Resource`'s field 1, lent to `read`.
+/// They are written into the thread's scratch ([`with_scratch`]): an XR's
+/// status is encoded on every call only to be merged into the desired XR
+/// at once, and a fresh buffer of its size cost an allocation, and a copy
+/// to drop the field's header, each time.
+pub fn with_struct_bytes<R>(
+    write_resource_field: impl FnOnce(&mut Vec<u8>) -> Result<(), Error>,
+    read: impl FnOnce(&[u8]) -> R,
+) -> Result<R, Error> {
+    with_scratch(|out| {
+        write_resource_field(out)?;
+        let mut fields = &out[1..];
+        prost::encoding::decode_varint(&mut fields).map_err(|e| Error(e.to_string()))?;
+        Ok(read(fields))
+    })
 }
 
 /// `value` as the bytes of a `google.protobuf.Value` (its fields, without
