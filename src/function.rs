@@ -324,8 +324,8 @@ fn apply(
         if composition.resources.contains_key(name) || desired.resources.contains_key(name) {
             continue;
         }
-        if let Some(object) = observed.get(name) {
-            let manifest = compose::desired_from_observed(object);
+        if let Some(object) = observed.get_whole(name) {
+            let manifest = compose::last_applied::desired_again(object);
             kept.push((
                 name.clone(),
                 encode_resource(
@@ -357,6 +357,12 @@ fn apply(
         let manifest = &composed.manifest;
         let resource = encode_resource(|out| manifest.encode_resource_field(out), composed.ready);
         desired.resources.insert(name, resource);
+    }
+    if let (Some(sooner), Some(meta)) = (composition.ttl_seconds, rsp.meta.as_mut()) {
+        let seconds = meta.ttl.as_ref().map_or(i64::MAX, |t| t.seconds);
+        if i64::from(sooner) < seconds {
+            meta.ttl = Some(ttl(u64::from(sooner)));
+        }
     }
     rsp.results.extend(composition.results);
     rsp.conditions.extend(composition.conditions);

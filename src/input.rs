@@ -99,6 +99,11 @@ pub struct Defaults {
     /// Tolerate the nvidia.com/gpu NoSchedule taint GPU nodes commonly carry.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_toleration: Option<bool>,
+    /// While a model server does not serve, ask Crossplane for its pods to say why (a pod the scheduler cannot
+    /// place, an image that cannot be pulled). Crossplane then keeps Pods in its cache and needs RBAC to list and
+    /// watch them (true by default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diagnose_pods: Option<bool>,
     /// Kind of provider-kubernetes config that providerConfigName refers to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provider_config_kind: Option<ProviderConfigKind>,
@@ -172,6 +177,7 @@ pub struct Settings {
     pub gpu_memory_utilization: f64,
     pub gpu_node_selector: bool,
     pub gpu_toleration: bool,
+    pub diagnose_pods: bool,
     pub provider_config_kind: ProviderConfigKind,
     pub weights_cache: WeightsCacheSettings,
     pub objective: crate::sizing::Objective,
@@ -253,6 +259,7 @@ impl Default for Settings {
             gpu_memory_utilization: 0.9,
             gpu_node_selector: false,
             gpu_toleration: false,
+            diagnose_pods: true,
             provider_config_kind: ProviderConfigKind::ProviderConfig,
             weights_cache: WeightsCacheSettings::default(),
             // Today's VLLMRuntime, so existing XRs keep their resources.
@@ -324,6 +331,7 @@ impl Input {
         }
         s.gpu_node_selector = d.gpu_node_selector.unwrap_or(s.gpu_node_selector);
         s.gpu_toleration = d.gpu_toleration.unwrap_or(s.gpu_toleration);
+        s.diagnose_pods = d.diagnose_pods.unwrap_or(s.diagnose_pods);
         s.provider_config_kind = d.provider_config_kind.unwrap_or_default();
         if let Some(w) = &d.weights_cache {
             for (field, class) in [

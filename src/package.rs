@@ -104,6 +104,10 @@ fn xrd<Spec: JsonSchema, Status: JsonSchema>(
             "group": xr::GROUP,
             "scope": "Namespaced",
             "names": {"kind": kind, "plural": plural, "categories": ["crossplane", "inference"]},
+            // The package's own Composition (named like the XRD), unless an
+            // XR picks another: with a second Composition for the kind (a
+            // platform's variant), Crossplane would otherwise pick at random.
+            "defaultCompositionRef": {"name": format!("{plural}.{}", xr::GROUP)},
             "versions": [{
                 "name": xr::VERSION,
                 "served": true,

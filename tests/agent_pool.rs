@@ -44,7 +44,7 @@ fn before_crossplane_looks_the_model_up_the_pool_asks_and_waits() {
     let message =
         "waiting for Crossplane to look up Model team-a/llama-8b (spec.agentClass.modelRef)";
     let want = full::RunFunctionResponse {
-        meta: meta("w1", 60),
+        meta: meta("w1", 10),
         desired: Some(full::State {
             composite: Some(resource(json!({
                 "apiVersion": "infer.dev/v1alpha1", "kind": "AgentPool",
@@ -52,12 +52,16 @@ fn before_crossplane_looks_the_model_up_the_pool_asks_and_waits() {
             }))),
             resources: Default::default(),
         }),
-        conditions: vec![condition(
-            "ModelResolved",
-            full::Status::ConditionUnknown,
-            "WaitingForModel",
-            message,
-        )],
+        conditions: [
+            vec![condition(
+                "ModelResolved",
+                full::Status::ConditionUnknown,
+                "WaitingForModel",
+                message,
+            )],
+            waiting_conditions("WaitingForModel", message),
+        ]
+        .concat(),
         requirements: requirement(),
         ..Default::default()
     };
@@ -90,7 +94,7 @@ fn a_missing_model_keeps_what_was_composed_and_warns_once() {
         [("agents".to_string(), resource(observed_agents))].into();
     let message = "waiting for Model team-a/llama-8b (spec.agentClass.modelRef): it does not exist yet; create it in namespace team-a";
     let want = full::RunFunctionResponse {
-        meta: meta("w2", 60),
+        meta: meta("w2", 10),
         desired: Some(full::State {
             composite: Some(resource(json!({
                 "apiVersion": "infer.dev/v1alpha1", "kind": "AgentPool",
@@ -108,12 +112,16 @@ fn a_missing_model_keeps_what_was_composed_and_warns_once() {
             .into(),
         }),
         results: vec![warning("ModelNotFound", message)],
-        conditions: vec![condition(
-            "ModelResolved",
-            full::Status::ConditionFalse,
-            "ModelNotFound",
-            message,
-        )],
+        conditions: [
+            vec![condition(
+                "ModelResolved",
+                full::Status::ConditionFalse,
+                "ModelNotFound",
+                message,
+            )],
+            waiting_conditions("WaitingForModel", message),
+        ]
+        .concat(),
         requirements: requirement(),
         ..Default::default()
     };
@@ -169,7 +177,11 @@ fn with_its_model_the_pool_composes_server_agents_config_autoscaler_and_budget()
         vec![llama_8b()],
     ));
     assert_eq!(fatals(&rsp), Vec::<&str>::new());
-    assert_eq!(rsp.requirements, requirement());
+    // Nothing serves yet: the operator's pods say why, once they exist.
+    assert_eq!(
+        rsp.requirements,
+        requirement_with_pods(&[("app", "reviewers-model")])
+    );
     assert_eq!(
         names(&rsp),
         [
@@ -294,8 +306,10 @@ fn with_its_model_the_pool_composes_server_agents_config_autoscaler_and_budget()
             condition(
                 "Serving",
                 full::Status::ConditionFalse,
-                "ModelServerStarting",
-                "the model server has no available replica yet"
+                "Starting",
+                "the model server for meta-llama/Llama-3.1-8B-Instruct has no available replica yet: it will serve \
+                 1 x L4 (float16), tensor parallel 1, max model length 8192 at \
+                 http://reviewers-model.team-a.svc.cluster.local/v1"
             ),
         ]
     );

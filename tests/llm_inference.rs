@@ -69,11 +69,19 @@ fn dot_runtime_object() -> Value {
                 },
             }},
             "providerConfigRef": {"kind": "ProviderConfig", "name": "incluster"},
-            "readiness": {"policy": "DeriveFromCelQuery",
-                          "celQuery": "has(object.status) && has(object.status.availableReplicas) && object.status.availableReplicas >= 1"},
+            "readiness": {"policy": "DeriveFromCelQuery", "celQuery": VLLM_RUNTIME_READY},
         },
     })
 }
+
+/// An Object's readiness query for a VLLMRuntime: every desired replica of
+/// the current spec available, as far as the operator's status says.
+const VLLM_RUNTIME_READY: &str = "has(object.status) && has(object.status.availableReplicas) && \
+     object.status.availableReplicas >= object.spec.deploymentConfig.replicas && \
+     (!has(object.status.updatedReplicas) || object.status.updatedReplicas >= object.spec.deploymentConfig.replicas) && \
+     (!has(object.status.unavailableReplicas) || object.status.unavailableReplicas == 0) && \
+     (!has(object.status.replicas) || object.status.replicas <= object.spec.deploymentConfig.replicas) && \
+     (!has(object.status.modelStatus) || object.status.modelStatus == 'Ready')";
 
 fn dot_ingress_object() -> Value {
     json!({
@@ -100,7 +108,9 @@ fn first_call_composes_dot_inference_essentials_and_reports_the_plan() {
     let mut plan = dot_plan();
     plan.reasons.push(VLLM_RUNTIME_BY_DEFAULT.into());
     let want = full::RunFunctionResponse {
-        meta: meta("t1", 60),
+        // Nothing serves yet, and Crossplane does not watch what would say
+        // why: it is asked to call again soon.
+        meta: meta("t1", 15),
         desired: Some(full::State {
             composite: Some(resource(json!({
                 "apiVersion": "infer.dev/v1alpha1", "kind": "LLMInference",
@@ -142,7 +152,8 @@ fn first_call_composes_dot_inference_essentials_and_reports_the_plan() {
                 "Serving",
                 full::Status::ConditionFalse,
                 "Starting",
-                "the vLLM runtime has no available replica yet; it will serve at http://test-qwen.team-a.svc.cluster.local/v1",
+                "Qwen/Qwen2.5-1.5B-Instruct has no available replica yet: it will serve 1 x L4 (bfloat16), tensor \
+                 parallel 1, max model length 32768 at http://test-qwen.team-a.svc.cluster.local/v1",
             ),
         ],
         ..Default::default()
@@ -188,8 +199,13 @@ fn readiness_follows_each_observed_resource() {
             "Serving",
             full::Status::ConditionTrue,
             "Available",
-            "Qwen/Qwen2.5-1.5B-Instruct serves at http://test-qwen.team-a.svc.cluster.local/v1"
+            "Qwen/Qwen2.5-1.5B-Instruct serves at http://test-qwen.team-a.svc.cluster.local/v1 (1 x L4 \
+             (bfloat16), tensor parallel 1, max model length 32768)"
         )
+    );
+    assert_eq!(
+        desired_status(&rsp)["servingLayout"],
+        "1 x L4 (bfloat16), tensor parallel 1, max model length 32768"
     );
 }
 
@@ -1052,53 +1068,229 @@ fn auto_chooses_the_runtime_that_serves_the_plan_and_says_why() {
     }
 }
 
+/// A Deployment of `generation` with `status`, as the API server returns it.
+fn observed_deployment(generation: i64, replicas: i64, status: Value) -> Value {
+    json!({"apiVersion": "apps/v1", "kind": "Deployment",
+           "metadata": {"name": "qwen", "namespace": "team-a", "generation": generation},
+           "spec": {"replicas": replicas, "selector": {"matchLabels": {
+               "app.kubernetes.io/component": "model-server", "app.kubernetes.io/instance": "qwen",
+               "app.kubernetes.io/name": "llminference"}}},
+           "status": status})
+}
+
+const QWEN_ON_L4: &str = "1 x L4 (bfloat16), tensor parallel 1, max model length 32768";
+const QWEN_ON_H100: &str = "1 x H100-80GB (bfloat16), tensor parallel 1, max model length 32768";
+
 #[test]
-fn readiness_of_each_runtime_follows_its_observed_state() {
-    let spec = json!({"model": "Qwen/Qwen2.5-7B-Instruct", "gpuType": "L4"});
-    let observed = |key: &str, v: Value| -> full::RunFunctionRequest {
+fn ready_means_the_current_layout_serves_on_every_replica() {
+    // Qwen moved from L4 to H100: the Deployment is observed in the states
+    // a rollout passes through. The XR's status says the L4 layout served.
+    let spec = json!({"model": "Qwen/Qwen2.5-7B-Instruct", "gpuType": "H100-80GB", "runtime": "deployment"});
+    let call_with = |deployment: Value, pods: Option<Vec<Value>>| {
         let mut req = request(
-            "ready",
-            LlmInference::new("qwen").spec(spec.clone()).build(),
-        );
-        req.observed.as_mut().unwrap().resources = [(key.to_string(), resource(v))].into();
-        req
-    };
-    let deployment = |available: &str| {
-        json!({"apiVersion": "apps/v1", "kind": "Deployment",
-        "metadata": {"name": "qwen"}, "status": {"availableReplicas": 1,
-        "conditions": [{"type": "Available", "status": available}]}})
-    };
-    let lws = |ready: i64| {
-        json!({"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
-        "metadata": {"name": "qwen"}, "spec": {"leaderWorkerTemplate": {"workerTemplate": {}}},
-        "status": {"replicas": 1, "readyReplicas": ready}})
-    };
-    let cases = [
-        ("deployment", "deployment", deployment("True"), true),
-        ("deployment", "deployment", deployment("False"), false),
-        ("leader-worker-set", "leader_worker_set", lws(1), true),
-        ("leader-worker-set", "leader_worker_set", lws(0), false),
-    ];
-    for (runtime, key, state, serving) in cases {
-        let mut req = observed(key, state);
-        req.observed.as_mut().unwrap().composite = Some(resource(
+            "rollout",
             LlmInference::new("qwen")
                 .spec(spec.clone())
-                .runtime(runtime)
+                .status(json!({"servingLayout": QWEN_ON_L4}))
                 .build(),
-        ));
+        );
+        req.observed.as_mut().unwrap().resources =
+            [("deployment".to_string(), resource(deployment))].into();
+        if let Some(pods) = pods {
+            req.required_resources.insert(
+                "model_server_pods".into(),
+                full::Resources {
+                    items: pods.into_iter().map(resource).collect(),
+                },
+            );
+        }
+        call(&req)
+    };
+    let serving = |rsp: &full::RunFunctionResponse| {
+        let c = rsp
+            .conditions
+            .iter()
+            .find(|c| c.r#type == "Serving")
+            .unwrap()
+            .clone();
+        (c.reason, c.message.unwrap_or_default())
+    };
+    let pod_labels = [
+        ("app.kubernetes.io/component", "model-server"),
+        ("app.kubernetes.io/instance", "qwen"),
+        ("app.kubernetes.io/name", "llminference"),
+    ];
+
+    // Applied, not yet seen by the controller: the old pod still counts as
+    // available, but the H100 layout does not serve.
+    let rsp = call_with(
+        observed_deployment(
+            2,
+            1,
+            json!({"observedGeneration": 1, "replicas": 1, "updatedReplicas": 1, "availableReplicas": 1,
+                   "conditions": [{"type": "Available", "status": "True"}]}),
+        ),
+        None,
+    );
+    assert_eq!(composed(&rsp, "deployment").1, full::Ready::False as i32);
+    assert_eq!(desired_status(&rsp)["ready"], "False");
+    assert_eq!(desired_status(&rsp)["servingLayout"], QWEN_ON_L4);
+    assert_eq!(
+        serving(&rsp),
+        (
+            "RollingOut".into(),
+            format!(
+                "rolling out {QWEN_ON_H100}: 1 of 1 replica(s) updated, 1 available; {QWEN_ON_L4} still serves on 1 replica(s)"
+            )
+        )
+    );
+    assert_eq!(rsp.meta.as_ref().unwrap().ttl.unwrap().seconds, 15);
+    assert_eq!(
+        rsp.requirements.unwrap().resources["model_server_pods"],
+        support::models::pods_selector(&pod_labels)
+    );
+
+    // The new pod cannot be scheduled: the pods say why, once, as a warning.
+    let pending = json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "qwen-7d9f-x2", "namespace": "team-a"},
+        "status": {"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False",
+            "reason": "Unschedulable",
+            "message": "0/6 nodes are available: 2 Insufficient nvidia.com/gpu, 4 node(s) didn't match Pod's node affinity/selector."}]}});
+    let rolling = observed_deployment(
+        2,
+        1,
+        json!({"observedGeneration": 2, "replicas": 2, "updatedReplicas": 1, "availableReplicas": 1,
+               "unavailableReplicas": 1,
+               "conditions": [{"type": "Available", "status": "True"}, {"type": "Progressing", "status": "True"}]}),
+    );
+    let rsp = call_with(rolling.clone(), Some(vec![pending.clone()]));
+    let unschedulable = format!(
+        "pod qwen-7d9f-x2 cannot be scheduled: 0/6 nodes are available: 2 Insufficient nvidia.com/gpu, 4 node(s) \
+         didn't match Pod's node affinity/selector.; {QWEN_ON_L4} still serves on 1 replica(s)"
+    );
+    assert_eq!(
+        serving(&rsp),
+        ("Unschedulable".into(), unschedulable.clone())
+    );
+    assert_eq!(rsp.results, vec![warning("Unschedulable", &unschedulable)]);
+    assert_eq!(desired_status(&rsp)["ready"], "False");
+    // The XR already says so: no second event.
+    let mut again = request(
+        "rollout",
+        LlmInference::new("qwen")
+            .spec(spec.clone())
+            .status(json!({"servingLayout": QWEN_ON_L4, "conditions": [
+                {"type": "Serving", "status": "False", "reason": "Unschedulable", "message": unschedulable}]}))
+            .build(),
+    );
+    again.observed.as_mut().unwrap().resources =
+        [("deployment".to_string(), resource(rolling))].into();
+    again.required_resources.insert(
+        "model_server_pods".into(),
+        full::Resources {
+            items: vec![resource(pending)],
+        },
+    );
+    assert_eq!(call(&again).results, vec![]);
+
+    // Past its deadline: the controller's own words.
+    let rsp = call_with(
+        observed_deployment(
+            2,
+            1,
+            json!({"observedGeneration": 2, "replicas": 2, "updatedReplicas": 1, "availableReplicas": 1,
+                   "conditions": [{"type": "Progressing", "status": "False", "reason": "ProgressDeadlineExceeded",
+                                   "message": "ReplicaSet \"qwen-7d9f\" has timed out progressing."}]}),
+        ),
+        None,
+    );
+    assert_eq!(
+        serving(&rsp).0,
+        "ProgressDeadlineExceeded",
+        "{:?}",
+        serving(&rsp)
+    );
+    assert_eq!(rsp.results.len(), 1);
+
+    // A quota refuses the pods: nothing serves.
+    let rsp = call_with(
+        observed_deployment(
+            1,
+            1,
+            json!({"observedGeneration": 1, "conditions": [{"type": "ReplicaFailure", "status": "True",
+                "reason": "FailedCreate",
+                "message": "pods \"qwen-7d9f-x3\" is forbidden: exceeded quota: gpus, requested: requests.nvidia.com/gpu=1, used: requests.nvidia.com/gpu=0, limited: requests.nvidia.com/gpu=0"}]}),
+        ),
+        None,
+    );
+    assert_eq!(
+        serving(&rsp),
+        (
+            "ReplicaFailure".into(),
+            "pods \"qwen-7d9f-x3\" is forbidden: exceeded quota: gpus, requested: requests.nvidia.com/gpu=1, used: \
+             requests.nvidia.com/gpu=0, limited: requests.nvidia.com/gpu=0"
+                .into()
+        )
+    );
+    assert_eq!(desired_status(&rsp).get("servingLayout"), None);
+
+    // Every replica runs the H100 layout: ready, and the pods are no longer asked for.
+    let rsp = call_with(
+        observed_deployment(
+            2,
+            1,
+            json!({"observedGeneration": 2, "replicas": 1, "updatedReplicas": 1, "availableReplicas": 1,
+                   "conditions": [{"type": "Available", "status": "True"}]}),
+        ),
+        None,
+    );
+    assert_eq!(composed(&rsp, "deployment").1, full::Ready::True as i32);
+    assert_eq!(desired_status(&rsp)["ready"], "True");
+    assert_eq!(desired_status(&rsp)["servingLayout"], QWEN_ON_H100);
+    assert_eq!(serving(&rsp).0, "Available");
+    assert_eq!(rsp.requirements, None);
+    assert_eq!(rsp.meta.as_ref().unwrap().ttl.unwrap().seconds, 60);
+}
+
+#[test]
+fn a_leader_worker_set_is_ready_when_every_group_of_the_current_spec_is() {
+    let spec = json!({"model": "Qwen/Qwen2.5-7B-Instruct", "gpuType": "L4", "runtime": "leader-worker-set"});
+    let lws = |generation: i64, status: Value| {
+        json!({"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
+               "metadata": {"name": "qwen", "generation": generation}, "spec": {"replicas": 1,
+               "leaderWorkerTemplate": {"workerTemplate": {}}}, "status": status})
+    };
+    for (status, want) in [
+        (
+            lws(
+                2,
+                json!({"observedGeneration": 2, "replicas": 1, "updatedReplicas": 1, "readyReplicas": 1}),
+            ),
+            full::Ready::True,
+        ),
+        (
+            lws(
+                3,
+                json!({"observedGeneration": 2, "replicas": 1, "updatedReplicas": 1, "readyReplicas": 1}),
+            ),
+            full::Ready::False,
+        ),
+        (
+            lws(
+                2,
+                json!({"observedGeneration": 2, "replicas": 1, "updatedReplicas": 1, "readyReplicas": 0}),
+            ),
+            full::Ready::False,
+        ),
+    ] {
+        let mut req = request("lws", LlmInference::new("qwen").spec(spec.clone()).build());
+        req.observed.as_mut().unwrap().resources =
+            [("leader_worker_set".to_string(), resource(status.clone()))].into();
         let rsp = call(&req);
-        let (_, ready) = composed(&rsp, key);
-        let want = if serving {
-            full::Ready::True
-        } else {
-            full::Ready::False
-        };
-        assert_eq!(ready, want as i32, "{runtime} {serving}");
         assert_eq!(
-            desired_status(&rsp)["ready"],
-            if serving { "True" } else { "False" },
-            "{runtime}"
+            composed(&rsp, "leader_worker_set").1,
+            want as i32,
+            "{status}"
         );
     }
 }
@@ -1114,7 +1306,11 @@ fn wrapped_runtimes_get_a_readiness_query_on_what_they_report() {
     assert_eq!(
         object["spec"]["readiness"],
         json!({"policy": "DeriveFromCelQuery",
-               "celQuery": "has(object.status) && has(object.status.readyReplicas) && object.status.readyReplicas >= 1"})
+               "celQuery": "has(object.status) && has(object.status.observedGeneration) && \
+                    object.status.observedGeneration >= object.metadata.generation && \
+                    has(object.status.updatedReplicas) && object.status.updatedReplicas >= object.spec.replicas && \
+                    has(object.status.readyReplicas) && object.status.readyReplicas >= object.spec.replicas && \
+                    (!has(object.status.replicas) || object.status.replicas <= object.status.updatedReplicas)"})
     );
     assert_eq!(
         object["spec"]["forProvider"]["manifest"]["metadata"]["namespace"],
@@ -1146,7 +1342,7 @@ fn wrapped_runtimes_get_a_readiness_query_on_what_they_report() {
         object["spec"]["readiness"]["celQuery"]
             .as_str()
             .unwrap()
-            .contains("Available")
+            .contains("object.status.availableReplicas >= object.spec.replicas")
     );
 }
 
@@ -1835,5 +2031,25 @@ fn the_operator_runtime_asked_for_what_it_cannot_serve_is_refused_with_the_runti
         ),
         "{}",
         r.message
+    );
+}
+
+#[test]
+fn a_platform_can_keep_pods_out_of_crossplanes_cache() {
+    let spec =
+        json!({"model": "Qwen/Qwen2.5-7B-Instruct", "gpuType": "L4", "runtime": "deployment"});
+    let mut req = request("pods", LlmInference::new("qwen").spec(spec).build());
+    assert!(
+        call(&req)
+            .requirements
+            .is_some_and(|r| r.resources.contains_key("model_server_pods")),
+        "asked for by default"
+    );
+    req.input = Some(input(json!({"defaults": {"diagnosePods": false}})));
+    let rsp = call(&req);
+    assert_eq!(rsp.requirements, None);
+    assert_eq!(
+        rsp.conditions[1].reason, "Starting",
+        "still not serving, without saying why"
     );
 }

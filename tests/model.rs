@@ -108,7 +108,13 @@ fn llm_inference_model_ref_waits_for_and_serves_the_model() {
     m["spec"]["cachePolicy"] = json!({"priority": "low"});
     let rsp = call(&with_model(request("l2", xr), vec![m]));
     assert_eq!(fatals(&rsp), Vec::<&str>::new());
-    assert_eq!(rsp.requirements, requirement());
+    // Found; until the runtime serves, its pods are asked for too.
+    let mut want = requirement().unwrap();
+    want.resources.insert(
+        "model_server_pods".into(),
+        pods_selector(&[("app", "chat")]),
+    );
+    assert_eq!(rsp.requirements, Some(want));
     let runtime = manifest(&rsp, "vllm_runtime");
     assert_eq!(
         runtime["spec"]["model"]["modelURL"],
@@ -377,7 +383,12 @@ fn llm_inference_model_ref_inherits_the_models_config_kv_dtype_and_objective() {
         vec![cm.clone()],
     ));
     assert_eq!(fatals(&rsp), Vec::<&str>::new());
-    assert_eq!(rsp.requirements, Some(want_requirements.clone()));
+    let mut with_pods = want_requirements.clone();
+    with_pods.resources.insert(
+        "model_server_pods".into(),
+        pods_selector(&[("app", "code")]),
+    );
+    assert_eq!(rsp.requirements, Some(with_pods));
     let runtime = manifest(&rsp, "vllm_runtime");
     assert_eq!(
         runtime["spec"]["vllmConfig"]["extraArgs"],

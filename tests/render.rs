@@ -102,7 +102,8 @@ fn unreadable_input_names_the_field() {
     assert_eq!(code, Some(1));
     let message = "cannot read the step input: input.defaults.gpuTpye: unknown field gpuTpye; \
         valid fields are gpuType, offeredGpuTypes, image, gpuMemoryUtilization, \
-        gpuNodeSelector, gpuToleration, providerConfigKind, weightsCache, objective, vllmVersion, runtime, vllmImages";
+        gpuNodeSelector, gpuToleration, diagnosePods, providerConfigKind, weightsCache, objective, vllmVersion, runtime, \
+        vllmImages";
     assert_eq!(
         stdout,
         format!(

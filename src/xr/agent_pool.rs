@@ -425,6 +425,10 @@ pub struct ModelServerStatus {
     /// What serves it: vllm-runtime, deployment or leader-worker-set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub runtime: Option<String>,
+    /// The layout that serves now: the current plan's once every replica runs it, the previous one while a
+    /// rollout replaces it, none while nothing serves.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub serving_layout: Option<String>,
     /// Single-sequence decode rate of one replica (memory-bandwidth bound), tokens per second.
     pub tokens_per_second_per_replica: f64,
 }

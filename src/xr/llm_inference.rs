@@ -173,6 +173,10 @@ pub struct LlmInferenceStatus {
     /// What serves the model: vllm-runtime, deployment or leader-worker-set (spec.runtime auto resolved).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub runtime: Option<Cow<'static, str>>,
+    /// The layout that serves now: the current plan's once every replica runs it, the previous one while a
+    /// rollout replaces it, none while nothing serves.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub serving_layout: Option<String>,
 }
 
 impl LlmInferenceSpec {

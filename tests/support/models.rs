@@ -41,6 +41,52 @@ pub fn requirement() -> Option<full::Requirements> {
     requirement_of("llama-8b")
 }
 
+/// The requirements of a pool on `llama-8b` whose model server does not
+/// serve yet: the Model and the server's pods (`labels`), to say why.
+pub fn requirement_with_pods(labels: &[(&str, &str)]) -> Option<full::Requirements> {
+    let mut requirements = requirement().unwrap();
+    requirements
+        .resources
+        .insert("model_server_pods".into(), pods_selector(labels));
+    Some(requirements)
+}
+
+/// Pods in `team-a` with `labels`, as a requirement asks for them.
+pub fn pods_selector(labels: &[(&str, &str)]) -> full::ResourceSelector {
+    full::ResourceSelector {
+        api_version: "v1".into(),
+        kind: "Pod".into(),
+        namespace: Some("team-a".into()),
+        r#match: Some(full::resource_selector::Match::MatchLabels(
+            full::MatchLabels {
+                labels: labels
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+            },
+        )),
+    }
+}
+
+/// The `Sized` and `Serving` conditions of an XR waiting for a required
+/// resource, after its `ModelResolved` (or `ModelConfigResolved`) one.
+pub fn waiting_conditions(reason: &str, message: &str) -> Vec<full::Condition> {
+    vec![
+        crate::support::condition(
+            "Sized",
+            full::Status::ConditionUnknown,
+            reason,
+            &format!("cannot size until it is there: {message}"),
+        ),
+        crate::support::condition(
+            "Serving",
+            full::Status::ConditionFalse,
+            reason,
+            &format!("{message}; what was composed before is kept as it was"),
+        ),
+    ]
+}
+
 /// The `model` requirement for the Model `name` in `team-a`.
 pub fn requirement_of(name: &str) -> Option<full::Requirements> {
     Some(full::Requirements {

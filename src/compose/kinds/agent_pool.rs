@@ -25,17 +25,19 @@ use crate::compose::resources::agent_service::{AgentServiceParams, agent_service
 use crate::compose::resources::autoscaler::{AutoscalerParams, autoscaler};
 use crate::compose::resources::disruption_budget::disruption_budget;
 use crate::compose::resources::ingress::{IngressParams, ingress};
+use crate::compose::resources::placement::Placement;
+use crate::compose::resources::readiness::Rollout;
 use crate::compose::resources::vllm_runtime::{RuntimeParams, internal_url};
 use crate::compose::steps::conditions;
 use crate::compose::steps::model_config;
 use crate::compose::steps::model_ref::{
     self, Lookup, MODEL_RESOLVED, REQUIREMENT_KEY, ResolvedModel,
 };
-use crate::compose::steps::model_server::{ServerKeys, ServerSpec, model_server};
+use crate::compose::steps::model_server::{Existing, ServerKeys, ServerSpec, model_server};
 use crate::compose::steps::runtime::{self, Runtime};
+use crate::compose::steps::serving::{self, ServingState};
 use crate::compose::{ComposeRequest, Composition, Refusal, names, resources::kube};
 use crate::outcome;
-use crate::protocol::wire::Ready;
 use crate::sizing::{self, MAX_NUM_SEQS, MigChoice, Plan, Throughput};
 use crate::units::{GIB, parse_duration_seconds, parse_quantity};
 use crate::xr::agent_pool::{
@@ -228,6 +230,7 @@ fn compose_pool(
             base_url: server.base_url.clone(),
             tokens_per_second_per_replica: (tps * 10.0).round() / 10.0,
             formula: server_replicas.1,
+            serving_layout: None,
         }),
         agents: Some(AgentsStatus {
             warm_replicas: bounds.floor,
@@ -245,7 +248,7 @@ fn compose_pool(
         &model,
         &plan,
         &server,
-        agents.ready,
+        &agents.rollout,
         server_replicas.0,
         status,
     );
@@ -268,13 +271,15 @@ fn resolve_model(
                 model: Some(format!("{}/{model_name}", req.xr.namespace)),
                 ..Default::default()
             };
-            return Ok(ControlFlow::Break(model_ref::waiting(
+            let mut waiting = model_ref::waiting(
                 req,
                 &message,
                 not_found,
                 crate::compose::Status::new(status),
                 RESOURCES,
-            )));
+            );
+            serving::while_waiting(&mut waiting, "WaitingForModel", &message);
+            return Ok(ControlFlow::Break(waiting));
         }
     };
     if let Some(why) = &model.facts.unservable {
@@ -293,7 +298,7 @@ fn resolve_model(
 struct ModelServer {
     runtime: Runtime,
     base_url: String,
-    ready: Ready,
+    state: ServingState,
 }
 
 /// The model server the agents call: the runtime that can serve the plan,
@@ -359,20 +364,26 @@ fn serve_model(
         pod_args: &model.facts.load_args,
         xr_kind: &xr.kind,
         xr_name: &xr.name,
+        existing: Existing::observed(&req.observed, SERVER_KEYS),
     });
     plan.reasons.extend(server.reasons);
+    notes.extend(server.warnings);
     notes.extend(model.facts.notes.iter().cloned());
-    let mut ready = Ready::False;
+    let mut workload = Rollout::Absent;
     for (i, (key, manifest)) in server.resources.into_iter().enumerate() {
-        let observed = out.add(key, manifest, &req.observed);
+        let rollout = out.add(key, manifest, &req.observed);
         if i == 0 {
-            ready = observed;
+            workload = rollout;
         }
     }
+    let placement = Placement::Native {
+        namespace: namespace.to_string(),
+    };
+    let state = serving::observe(req, &placement, &server.pod_labels, workload, out);
     Ok(ModelServer {
         runtime,
         base_url: internal_url(runtime_name, namespace),
-        ready,
+        state,
     })
 }
 
@@ -382,7 +393,7 @@ struct Agents {
     config_name: String,
     labels: BTreeMap<String, String>,
     selector: BTreeMap<String, String>,
-    ready: Ready,
+    rollout: Rollout,
 }
 
 /// The agents: their config ConfigMap and their Deployment.
@@ -466,13 +477,13 @@ fn agents(
         config_hash: &config_hash(&document),
         node_selector,
     });
-    let ready = out.add(AGENTS, deployment, &req.observed);
+    let rollout = out.add(AGENTS, deployment, &req.observed);
     Ok(Agents {
         name,
         config_name,
         labels,
         selector,
-        ready,
+        rollout,
     })
 }
 
@@ -589,7 +600,7 @@ fn expose(
 }
 
 /// The pool's status and phase, its `ModelResolved`, `Sized` and `Serving`
-/// conditions, and a warning event for each new warning.
+/// conditions, and a warning event for each new warning or problem.
 #[allow(clippy::too_many_arguments)]
 fn report(
     req: &ComposeRequest,
@@ -597,12 +608,30 @@ fn report(
     model: &ResolvedModel,
     plan: &Plan,
     server: &ModelServer,
-    agents_ready: Ready,
+    agents: &Rollout,
     server_replicas: i32,
     mut status: AgentPoolStatus,
 ) {
-    let serving = server.ready == Ready::True && agents_ready == Ready::True;
+    let layout = layout_summary(plan);
+    let last_serving = req.xr.status().and_then(|s| {
+        s.get("modelServer")
+            .and_then(|m| m.get("servingLayout"))
+            .and_then(serde_json::Value::as_str)
+            .map(str::to_string)
+    });
+    let what = format!("the model server for {}", model.facts.model_url);
+    let server_report = serving::Report {
+        what: &what,
+        url: &server.base_url,
+        layout: &layout,
+        last_serving_layout: last_serving.as_deref(),
+    };
+    let serving_layout = serving::serving_layout(&server.state, &server_report);
+    let serving = server.state.serving() && *agents == Rollout::Complete;
     status.phase = Some(if serving { "Serving" } else { "Starting" }.into());
+    if let Some(m) = status.model_server.as_mut() {
+        m.serving_layout = serving_layout.clone();
+    }
     let warnings = status.warnings.clone();
     out.warn_on_transition("AgentPoolWarning", &warnings, req.xr, &["warnings"]);
     out.status = crate::compose::Status::new(status);
@@ -617,27 +646,37 @@ fn report(
     ));
     out.conditions.push(conditions::sized(
         &warnings,
-        format!(
-            "{server_replicas} model-server replica(s) of {}",
-            layout_summary(plan)
-        ),
+        format!("{server_replicas} model-server replica(s) of {layout}"),
     ));
-    out.conditions.push(if serving {
-        conditions::serving(format!(
-            "agents serve with {} at {}",
-            model.facts.model_url, server.base_url
-        ))
-    } else if server.ready != Ready::True {
-        conditions::not_serving(
-            "ModelServerStarting",
-            "the model server has no available replica yet",
-        )
-    } else {
-        conditions::not_serving(
-            "AgentsStarting",
-            "the agent Deployment is not available yet",
-        )
-    });
+    if !server.state.serving() {
+        let condition =
+            serving::condition(&server.state, &server_report, serving_layout.as_deref());
+        serving::push_condition(req, server.state.problem.is_some(), condition, out);
+        return;
+    }
+    let (condition, problem) = match agents {
+        Rollout::Complete => (
+            conditions::serving(format!(
+                "agents serve with {} at {}",
+                model.facts.model_url, server.base_url
+            )),
+            false,
+        ),
+        Rollout::Failed {
+            reason, message, ..
+        } => (
+            conditions::not_serving(reason, format!("the agent Deployment: {message}")),
+            true,
+        ),
+        _ => (
+            conditions::not_serving(
+                "AgentsStarting",
+                "the model server serves; the agent Deployment is not available yet",
+            ),
+            false,
+        ),
+    };
+    serving::push_condition(req, problem, condition, out);
 }
 
 /// Reads the Model's spec.configFrom ConfigMap into its facts; `Some` is
@@ -661,13 +700,15 @@ fn model_config_of(
                     model: Some(model.display.clone()),
                     ..Default::default()
                 };
-                Some(model_config::waiting(
+                let mut waiting = model_config::waiting(
                     req,
                     &message,
                     not_found,
                     crate::compose::Status::new(status),
                     RESOURCES,
-                ))
+                );
+                serving::while_waiting(&mut waiting, "WaitingForModelConfig", &message);
+                Some(waiting)
             }
         },
     )

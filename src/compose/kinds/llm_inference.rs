@@ -9,16 +9,17 @@ use serde_json::{Map, Value};
 
 use crate::compose::resources::ingress::{IngressParams, external_url, ingress};
 use crate::compose::resources::placement::Placement;
+use crate::compose::resources::readiness::Rollout;
 use crate::compose::resources::vllm_runtime::{RuntimeParams, SERVICE_PORT, internal_url};
 use crate::compose::steps::conditions;
 use crate::compose::steps::model_config;
 use crate::compose::steps::model_facts::ModelFacts;
 use crate::compose::steps::model_ref::{self, Lookup, REQUIREMENT_KEY, ResolvedModel};
-use crate::compose::steps::model_server::{ServerKeys, ServerSpec, model_server};
+use crate::compose::steps::model_server::{Existing, ServerKeys, ServerSpec, model_server};
 use crate::compose::steps::runtime::{self, Runtime};
+use crate::compose::steps::serving::{self, ServingState};
 use crate::compose::{ComposeRequest, Composition, Refusal, names};
 use crate::outcome;
-use crate::protocol::wire::Ready;
 use crate::sizing::{self, MigChoice, Plan, SizingRequest};
 use crate::xr::common::{Endpoint, PlanStatus};
 use crate::xr::llm_inference::{LlmInferenceSpec, LlmInferenceStatus};
@@ -140,6 +141,7 @@ fn resolve_model(
                         ],
                     );
                     waiting.requirements = std::mem::take(&mut out.requirements);
+                    serving::while_waiting(&mut waiting, "WaitingForModel", &message);
                     Ok(ControlFlow::Break(waiting))
                 }
                 Lookup::Found(mut m) => {
@@ -234,10 +236,10 @@ struct Target<'a> {
     replicas: i64,
 }
 
-/// What [`serve`] built: the runtime chosen and whether it serves.
+/// What [`serve`] built: the runtime chosen and how it stands.
 struct Served {
     runtime: Runtime,
-    ready: Ready,
+    state: ServingState,
 }
 
 /// The model server: the runtime that can serve the plan, its weights
@@ -319,16 +321,19 @@ fn serve(
         pod_args: &pod_args,
         xr_kind: &req.xr.kind,
         xr_name: &req.xr.name,
+        existing: Existing::observed(&req.observed, KEYS),
     });
     plan.reasons.extend(server.reasons);
-    let mut ready = Ready::False;
+    notes.extend(server.warnings);
+    let mut workload = Rollout::Absent;
     for (i, (key, manifest)) in server.resources.into_iter().enumerate() {
-        let observed = out.add(key, target.placement.place(manifest), &req.observed);
+        let rollout = out.add(key, target.placement.place(manifest), &req.observed);
         if i == 0 {
-            ready = observed;
+            workload = rollout;
         }
     }
-    Ok(Served { runtime, ready })
+    let state = serving::observe(req, target.placement, &server.pod_labels, workload, out);
+    Ok(Served { runtime, state })
 }
 
 /// The model's endpoints: its Service, and with `spec.ingressHost` an
@@ -373,7 +378,6 @@ fn report(
     served: Served,
     endpoint: Endpoint,
 ) {
-    let serving = served.ready == Ready::True;
     let internal = endpoint.internal.clone().unwrap_or_default();
     let layout = layout_summary(&plan);
     plan.warnings.extend(notes);
@@ -387,7 +391,23 @@ fn report(
         &["plan", "warnings"],
     );
     out.conditions
-        .push(conditions::sized(&plan.warnings, layout));
+        .push(conditions::sized(&plan.warnings, layout.clone()));
+    let last_serving = req.xr.status().and_then(|s| {
+        s.get("servingLayout")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    });
+    let serving_layout = serving::report(
+        req,
+        &served.state,
+        &serving::Report {
+            what: model,
+            url: &internal,
+            layout: &layout,
+            last_serving_layout: last_serving.as_deref(),
+        },
+        out,
+    );
     let status = LlmInferenceStatus {
         model: Some(model.to_string()),
         plan: Some(plan),
@@ -395,25 +415,17 @@ fn report(
         gpu_count: Some(gpu_count),
         runtime: Some(served.runtime.as_str().into()),
         endpoint: Some(endpoint),
-        ready: Some(if serving { "True" } else { "False" }.into()),
+        ready: Some(
+            if served.state.serving() {
+                "True"
+            } else {
+                "False"
+            }
+            .into(),
+        ),
+        serving_layout,
     };
     out.status = crate::compose::Status::new(status);
-    out.conditions.push(if serving {
-        conditions::serving([model, " serves at ", &internal].concat())
-    } else {
-        conditions::not_serving(
-            "Starting",
-            format!(
-                "{}; it will serve at {internal}",
-                match served.runtime {
-                    Runtime::VllmRuntime => "the vLLM runtime has no available replica yet",
-                    Runtime::Deployment =>
-                        "the model server's Deployment has no available replica yet",
-                    Runtime::LeaderWorkerSet => "no LeaderWorkerSet group is ready yet",
-                },
-            ),
-        )
-    });
 }
 
 fn sizing_request(
@@ -476,13 +488,22 @@ fn model_config_of(
         Ok(model_config::Lookup::Ready) => return None,
         Ok(model_config::Lookup::Waiting { message, not_found }) => {
             let status = Map::from_iter([("ready".to_string(), Value::from("False"))]);
-            model_config::waiting(
+            let mut waiting = model_config::waiting(
                 req,
                 &message,
                 not_found,
                 crate::compose::Status::new(status),
-                &[RUNTIME, INGRESS],
-            )
+                &[
+                    RUNTIME,
+                    DEPLOYMENT,
+                    SERVICE,
+                    WEIGHTS_CACHE,
+                    LEADER_WORKER_SET,
+                    INGRESS,
+                ],
+            );
+            serving::while_waiting(&mut waiting, "WaitingForModelConfig", &message);
+            waiting
         }
         Err(refusal) => Composition {
             results: vec![outcome::fatal(refusal.reason, refusal.message)],

@@ -64,25 +64,42 @@ impl Placement {
     }
 }
 
-/// The readiness policy that makes an Object Ready when its manifest serves.
+/// The readiness policy that makes an Object Ready when its manifest serves
+/// its current spec, by the rules of [`super::readiness`]: the controller
+/// has seen the current generation, and every desired replica is updated and
+/// available with none of an older spec left.
 /// `None` keeps provider-kubernetes' default, SuccessfulCreate: right for
 /// objects whose existence is all there is (ConfigMap, Service, Ingress,
 /// PersistentVolumeClaim, which may wait for its first pod to bind).
 fn readiness_for(kind: &str) -> Option<Readiness> {
     match kind {
-        // A VLLMRuntime reports replica counts and no conditions, so
-        // DeriveFromObject would never turn Ready.
+        // The operator reports its Deployment's counts and a modelStatus,
+        // no generation and no conditions, so DeriveFromObject would never
+        // turn Ready.
         "VLLMRuntime" => Some(Readiness::cel(
-            "has(object.status) && has(object.status.availableReplicas) && object.status.availableReplicas >= 1",
+            "has(object.status) && has(object.status.availableReplicas) && \
+             object.status.availableReplicas >= object.spec.deploymentConfig.replicas && \
+             (!has(object.status.updatedReplicas) || object.status.updatedReplicas >= object.spec.deploymentConfig.replicas) && \
+             (!has(object.status.unavailableReplicas) || object.status.unavailableReplicas == 0) && \
+             (!has(object.status.replicas) || object.status.replicas <= object.spec.deploymentConfig.replicas) && \
+             (!has(object.status.modelStatus) || object.status.modelStatus == 'Ready')",
         )),
-        // A LeaderWorkerSet counts the groups whose pods are all ready.
+        // Groups whose pods are all ready count as ready replicas.
         "LeaderWorkerSet" => Some(Readiness::cel(
-            "has(object.status) && has(object.status.readyReplicas) && object.status.readyReplicas >= 1",
+            "has(object.status) && has(object.status.observedGeneration) && \
+             object.status.observedGeneration >= object.metadata.generation && \
+             has(object.status.updatedReplicas) && object.status.updatedReplicas >= object.spec.replicas && \
+             has(object.status.readyReplicas) && object.status.readyReplicas >= object.spec.replicas && \
+             (!has(object.status.replicas) || object.status.replicas <= object.status.updatedReplicas)",
         )),
-        // A Deployment's conditions are Available/Progressing, not Ready.
+        // A Deployment's conditions are Available/Progressing, not Ready,
+        // and Available stays True while an older spec serves.
         "Deployment" => Some(Readiness::cel(
-            "has(object.status) && has(object.status.conditions) && \
-             object.status.conditions.exists(c, c.type == 'Available' && c.status == 'True')",
+            "has(object.status) && has(object.status.observedGeneration) && \
+             object.status.observedGeneration >= object.metadata.generation && \
+             has(object.status.updatedReplicas) && object.status.updatedReplicas >= object.spec.replicas && \
+             has(object.status.availableReplicas) && object.status.availableReplicas >= object.spec.replicas && \
+             (!has(object.status.replicas) || object.status.replicas <= object.status.updatedReplicas)",
         )),
         _ => None,
     }

@@ -1,74 +1,311 @@
-//! Whether an observed composed resource is ready. Crossplane derives no
-//! readiness for composed resources: a function must say READY_TRUE, and the
-//! XR is Ready only when all of them are.
+//! Whether an observed composed resource serves what was last asked of it,
+//! and when it does not, why. Crossplane derives no readiness for composed
+//! resources: a function says READY_TRUE, and the XR is Ready only when all
+//! of them are. A workload is ready only when its controller has seen the
+//! current spec and every desired replica runs it and is available; a
+//! rollout in progress, stuck or failed is not, whatever still serves from
+//! the previous spec.
 
 use serde_json::{Map, Value};
 
 use crate::protocol::wire::Ready;
 
-/// What readiness reads of an observed object.
-#[derive(Debug, Default, PartialEq, Eq)]
-pub struct ObservedState<'a> {
-    pub kind: &'a str,
-    /// The types of its status conditions whose status is "True".
-    pub true_conditions: Vec<&'a str>,
-    /// Its `status.availableReplicas` and `status.readyReplicas`; 0 when
-    /// absent or not whole numbers.
-    pub available_replicas: i64,
-    pub ready_replicas: i64,
+/// How an observed object stands against its current spec.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Rollout {
+    /// Not observed yet.
+    Absent,
+    /// Every desired replica runs the current spec and is available (for
+    /// objects without replicas: it exists).
+    Complete,
+    /// On its way: `available` replicas serve (from any spec), `updated`
+    /// run the current one, of `desired`.
+    Progressing(Replicas),
+    /// Its controller reports that it cannot get there by itself.
+    Failed {
+        reason: String,
+        message: String,
+        replicas: Replicas,
+    },
 }
 
-impl<'a> ObservedState<'a> {
-    /// The state of an observed object decoded as JSON.
-    pub fn of(o: &'a Map<String, Value>) -> Self {
-        let status = o.get("status");
-        let whole = |field: &str| {
-            status
-                .and_then(|s| s.get(field))
-                .and_then(Value::as_i64)
-                .unwrap_or(0)
-        };
-        Self {
-            kind: o.get("kind").and_then(Value::as_str).unwrap_or_default(),
-            true_conditions: status
-                .and_then(|s| s.get("conditions"))
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter(|c| c.get("status").and_then(Value::as_str) == Some("True"))
-                .filter_map(|c| c.get("type").and_then(Value::as_str))
-                .collect(),
-            available_replicas: whole("availableReplicas"),
-            ready_replicas: whole("readyReplicas"),
+/// Replica counts of a workload (groups for a LeaderWorkerSet).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Replicas {
+    pub desired: i64,
+    pub updated: i64,
+    pub available: i64,
+}
+
+impl Rollout {
+    /// READY_TRUE only when complete.
+    pub fn ready(&self) -> Ready {
+        if *self == Rollout::Complete {
+            Ready::True
+        } else {
+            Ready::False
+        }
+    }
+
+    /// Its replica counts; `None` when there is nothing to count (not
+    /// observed yet, or a complete object of another kind).
+    pub fn replicas(&self) -> Option<Replicas> {
+        match self {
+            Rollout::Absent | Rollout::Complete => None,
+            Rollout::Progressing(r) | Rollout::Failed { replicas: r, .. } => Some(*r),
         }
     }
 }
 
-/// READY_TRUE only when the observed object says it serves; READY_FALSE
-/// while it exists but does not yet; READY_FALSE when not observed yet.
-pub fn observed_readiness(observed: Option<&Map<String, Value>>) -> Ready {
-    match observed {
-        Some(o) => readiness(&ObservedState::of(o)),
-        None => Ready::False,
+/// The rollout of `observed` (`None`: not observed yet).
+pub fn rollout(observed: Option<&Map<String, Value>>) -> Rollout {
+    let Some(o) = observed else {
+        return Rollout::Absent;
+    };
+    match str_at(o, &["kind"]) {
+        "Deployment" => workload(o, Counts::deployment(o)),
+        // Groups, counted like a Deployment's pods.
+        "LeaderWorkerSet" => workload(o, Counts::leader_worker_set(o)),
+        "VLLMRuntime" => vllm_runtime(o),
+        "Object" => provider_object(o),
+        "HorizontalPodAutoscaler" => {
+            if condition(o, "AbleToScale").is_some_and(|c| c.status == "True") {
+                Rollout::Complete
+            } else {
+                Rollout::Progressing(Replicas::default())
+            }
+        }
+        // ConfigMaps, Services, Ingresses, PDBs, claims: existing is all there is.
+        _ => Rollout::Complete,
     }
 }
 
-/// Whether an observed object in `state` serves.
-pub fn readiness(state: &ObservedState) -> Ready {
-    let condition = |type_: &str| state.true_conditions.contains(&type_);
-    let ready = match state.kind {
-        // provider-kubernetes turns its readiness policy into a Ready condition.
-        "Object" => condition("Ready"),
-        // The operator reports replica counts and no conditions.
-        "VLLMRuntime" => state.available_replicas >= 1,
-        "Deployment" => condition("Available"),
-        // Groups whose pods are all ready: the leader serves.
-        "LeaderWorkerSet" => state.ready_replicas >= 1,
-        "HorizontalPodAutoscaler" => condition("AbleToScale"),
-        // ConfigMaps, Services, Ingresses, PDBs: existing is all there is.
-        _ => true,
+/// What a workload's status counts.
+struct Counts {
+    replicas: Replicas,
+    /// Pods (groups) of every spec that exist.
+    total: i64,
+    /// Whether the controller has seen the current spec.
+    current: bool,
+}
+
+impl Counts {
+    fn deployment(o: &Map<String, Value>) -> Self {
+        Self {
+            replicas: Replicas {
+                desired: int_at(o, &["spec", "replicas"]).unwrap_or(1),
+                updated: int_at(o, &["status", "updatedReplicas"]).unwrap_or(0),
+                available: int_at(o, &["status", "availableReplicas"]).unwrap_or(0),
+            },
+            total: int_at(o, &["status", "replicas"]).unwrap_or(0),
+            current: observed_generation_is_current(o),
+        }
+    }
+
+    fn leader_worker_set(o: &Map<String, Value>) -> Self {
+        Self {
+            replicas: Replicas {
+                desired: int_at(o, &["spec", "replicas"]).unwrap_or(1),
+                updated: int_at(o, &["status", "updatedReplicas"]).unwrap_or(0),
+                available: int_at(o, &["status", "readyReplicas"]).unwrap_or(0),
+            },
+            total: int_at(o, &["status", "replicas"]).unwrap_or(0),
+            current: observed_generation_is_current(o),
+        }
+    }
+}
+
+/// A Deployment or LeaderWorkerSet: complete when, as `kubectl rollout
+/// status` reads it, the controller saw the current generation, every
+/// desired replica is updated, no old one is left and all are available.
+fn workload(o: &Map<String, Value>, c: Counts) -> Rollout {
+    let r = c.replicas;
+    if let Some(failure) = condition(o, "ReplicaFailure").filter(|c| c.status == "True") {
+        return Rollout::Failed {
+            reason: "ReplicaFailure".into(),
+            message: failure.message_or("the controller cannot create the pods"),
+            replicas: r,
+        };
+    }
+    if let Some(stuck) = condition(o, "Progressing")
+        .filter(|c| c.status == "False" && c.reason == "ProgressDeadlineExceeded")
+    {
+        return Rollout::Failed {
+            reason: "ProgressDeadlineExceeded".into(),
+            message: stuck.message_or("the rollout exceeded its progress deadline"),
+            replicas: r,
+        };
+    }
+    if c.current && r.updated >= r.desired && c.total <= r.updated && r.available >= r.desired {
+        Rollout::Complete
+    } else {
+        Rollout::Progressing(r)
+    }
+}
+
+/// The production-stack operator reports its Deployment's replica counts
+/// and a `modelStatus`, no generation and no conditions: complete as far
+/// as those say.
+fn vllm_runtime(o: &Map<String, Value>) -> Rollout {
+    let desired = int_at(o, &["spec", "deploymentConfig", "replicas"]).unwrap_or(1);
+    let available = int_at(o, &["status", "availableReplicas"]).unwrap_or(0);
+    let r = Replicas {
+        desired,
+        // Older operators do not report it: what is available then.
+        updated: int_at(o, &["status", "updatedReplicas"]).unwrap_or(available),
+        available,
     };
-    if ready { Ready::True } else { Ready::False }
+    let unavailable = int_at(o, &["status", "unavailableReplicas"]).unwrap_or(0);
+    let total = int_at(o, &["status", "replicas"]).unwrap_or(available);
+    let model_status = str_at(o, &["status", "modelStatus"]);
+    let complete = available >= desired
+        && unavailable == 0
+        && r.updated >= desired
+        && total <= desired
+        && matches!(model_status, "" | "Ready");
+    if complete {
+        Rollout::Complete
+    } else {
+        Rollout::Progressing(r)
+    }
+}
+
+/// A provider-kubernetes Object: Ready when its readiness query holds on
+/// the object it applied (see `placement`); that object, observed in
+/// `status.atProvider.manifest`, says what is rolling out or failing.
+fn provider_object(o: &Map<String, Value>) -> Rollout {
+    if let Some(synced) = condition(o, "Synced").filter(|c| c.status == "False") {
+        return Rollout::Failed {
+            reason: "ApplyFailed".into(),
+            message: synced.message_or("provider-kubernetes cannot apply the object"),
+            replicas: Replicas::default(),
+        };
+    }
+    let ready = condition(o, "Ready").filter(|c| c.status == "True");
+    let applied_current = ready.as_ref().is_some_and(|c| {
+        c.observed_generation
+            .is_none_or(|g| g >= int_at(o, &["metadata", "generation"]).unwrap_or(0))
+    });
+    let inner = match o.get("status").and_then(|s| s.get("atProvider")) {
+        Some(Value::Object(p)) => match p.get("manifest") {
+            Some(Value::Object(m)) => Some(rollout(Some(m))),
+            _ => None,
+        },
+        _ => None,
+    };
+    match inner {
+        Some(Rollout::Complete) | None if applied_current => Rollout::Complete,
+        Some(Rollout::Complete) | None => Rollout::Progressing(Replicas::default()),
+        Some(other) => other,
+    }
+}
+
+/// A status condition, as read.
+#[derive(Debug)]
+struct Condition {
+    status: String,
+    reason: String,
+    message: String,
+    observed_generation: Option<i64>,
+}
+
+impl Condition {
+    fn message_or(&self, fallback: &str) -> String {
+        if self.message.is_empty() {
+            fallback.to_string()
+        } else {
+            self.message.clone()
+        }
+    }
+}
+
+/// The condition of `type_` in `o.status.conditions`.
+fn condition(o: &Map<String, Value>, type_: &str) -> Option<Condition> {
+    o.get("status")?
+        .get("conditions")?
+        .as_array()?
+        .iter()
+        .filter_map(Value::as_object)
+        .find(|c| c.get("type").and_then(Value::as_str) == Some(type_))
+        .map(|c| Condition {
+            status: str_at(c, &["status"]).to_string(),
+            reason: str_at(c, &["reason"]).to_string(),
+            message: str_at(c, &["message"]).to_string(),
+            observed_generation: int_at(c, &["observedGeneration"]),
+        })
+}
+
+/// Whether `status.observedGeneration` has caught up with
+/// `metadata.generation` (a controller that reports neither is believed).
+fn observed_generation_is_current(o: &Map<String, Value>) -> bool {
+    match (
+        int_at(o, &["metadata", "generation"]),
+        int_at(o, &["status", "observedGeneration"]),
+    ) {
+        (Some(generation), Some(observed)) => observed >= generation,
+        (Some(_), None) => false,
+        (None, _) => true,
+    }
+}
+
+fn at<'a>(o: &'a Map<String, Value>, path: &[&str]) -> Option<&'a Value> {
+    let (first, rest) = path.split_first()?;
+    rest.iter().try_fold(o.get(*first)?, |v, p| v.get(*p))
+}
+
+fn str_at<'a>(o: &'a Map<String, Value>, path: &[&str]) -> &'a str {
+    at(o, path).and_then(Value::as_str).unwrap_or_default()
+}
+
+fn int_at(o: &Map<String, Value>, path: &[&str]) -> Option<i64> {
+    at(o, path).and_then(Value::as_i64)
+}
+
+/// Why the pods of a workload do not run, from the pods themselves: a pod
+/// the scheduler cannot place ("Insufficient nvidia.com/gpu", no node with
+/// the GPU type), or a container that cannot start. The first problem by
+/// pod name, so the answer is the same on every call.
+pub fn pod_problem(pods: &[Map<String, Value>]) -> Option<(String, String)> {
+    let mut pods: Vec<&Map<String, Value>> = pods.iter().collect();
+    pods.sort_by_key(|p| str_at(p, &["metadata", "name"]));
+    pods.into_iter().find_map(|pod| {
+        let name = str_at(pod, &["metadata", "name"]);
+        if let Some(c) = condition(pod, "PodScheduled")
+            .filter(|c| c.status == "False" && c.reason == "Unschedulable")
+        {
+            return Some((
+                "Unschedulable".to_string(),
+                format!(
+                    "pod {name} cannot be scheduled: {}",
+                    c.message_or("no node fits it")
+                ),
+            ));
+        }
+        let statuses = at(pod, &["status", "containerStatuses"])?.as_array()?;
+        statuses.iter().filter_map(Value::as_object).find_map(|s| {
+            let waiting = at(s, &["state", "waiting"])?.as_object()?;
+            let reason = str_at(waiting, &["reason"]);
+            const STUCK: &[&str] = &[
+                "ErrImagePull",
+                "ImagePullBackOff",
+                "InvalidImageName",
+                "CrashLoopBackOff",
+                "CreateContainerConfigError",
+                "CreateContainerError",
+            ];
+            STUCK.contains(&reason).then(|| {
+                let message = str_at(waiting, &["message"]);
+                (
+                    reason.to_string(),
+                    format!(
+                        "pod {name}, container {}: {reason}{}{message}",
+                        str_at(s, &["name"]),
+                        if message.is_empty() { "" } else { ": " },
+                    ),
+                )
+            })
+        })
+    })
 }
 
 #[cfg(test)]
@@ -80,76 +317,218 @@ mod tests {
         v.as_object().unwrap().clone()
     }
 
+    fn progressing(desired: i64, updated: i64, available: i64) -> Rollout {
+        Rollout::Progressing(Replicas {
+            desired,
+            updated,
+            available,
+        })
+    }
+
     #[test]
-    fn readiness_follows_what_each_kind_reports() {
+    fn each_kind_is_complete_only_when_the_current_spec_serves_on_every_replica() {
+        let deployment = |generation: i64, status: Value| {
+            json!({"kind": "Deployment", "metadata": {"generation": generation},
+                   "spec": {"replicas": 2}, "status": status})
+        };
         let cases = [
-            ("not observed yet", None, Ready::False),
+            ("not observed yet", None, Rollout::Absent),
             (
-                "Object, Ready False",
+                "Deployment, all updated and available",
+                Some(deployment(
+                    3,
+                    json!({"observedGeneration": 3, "replicas": 2, "updatedReplicas": 2, "availableReplicas": 2,
+                       "conditions": [{"type": "Available", "status": "True"}]}),
+                )),
+                Rollout::Complete,
+            ),
+            (
+                "Deployment, a new spec not seen by the controller yet: the old one still says Available",
+                Some(deployment(
+                    4,
+                    json!({"observedGeneration": 3, "replicas": 2, "updatedReplicas": 2, "availableReplicas": 2,
+                       "conditions": [{"type": "Available", "status": "True"}]}),
+                )),
+                progressing(2, 2, 2),
+            ),
+            (
+                "Deployment, the new pod Pending while the old ones serve",
+                Some(deployment(
+                    4,
+                    json!({"observedGeneration": 4, "replicas": 3, "updatedReplicas": 1, "availableReplicas": 2,
+                       "conditions": [{"type": "Available", "status": "True"}]}),
+                )),
+                progressing(2, 1, 2),
+            ),
+            (
+                "Deployment, every pod updated but an old one still terminating",
+                Some(deployment(
+                    4,
+                    json!({"observedGeneration": 4, "replicas": 3, "updatedReplicas": 2, "availableReplicas": 2}),
+                )),
+                progressing(2, 2, 2),
+            ),
+            (
+                "Deployment, past its progress deadline",
+                Some(deployment(
+                    4,
+                    json!({"observedGeneration": 4, "replicas": 3, "updatedReplicas": 1, "availableReplicas": 2,
+                       "conditions": [{"type": "Progressing", "status": "False", "reason": "ProgressDeadlineExceeded",
+                                       "message": "ReplicaSet \"x-1\" has timed out progressing."}]}),
+                )),
+                Rollout::Failed {
+                    reason: "ProgressDeadlineExceeded".into(),
+                    message: "ReplicaSet \"x-1\" has timed out progressing.".into(),
+                    replicas: Replicas {
+                        desired: 2,
+                        updated: 1,
+                        available: 2,
+                    },
+                },
+            ),
+            (
+                "Deployment, pods refused by a quota",
+                Some(deployment(
+                    1,
+                    json!({"observedGeneration": 1,
+                       "conditions": [{"type": "ReplicaFailure", "status": "True", "reason": "FailedCreate",
+                                       "message": "pods \"x\" is forbidden: exceeded quota: gpus"}]}),
+                )),
+                Rollout::Failed {
+                    reason: "ReplicaFailure".into(),
+                    message: "pods \"x\" is forbidden: exceeded quota: gpus".into(),
+                    replicas: Replicas {
+                        desired: 2,
+                        updated: 0,
+                        available: 0,
+                    },
+                },
+            ),
+            (
+                "LeaderWorkerSet, every group updated and ready",
                 Some(
-                    json!({"kind": "Object", "status": {"conditions": [{"type": "Ready", "status": "False"}]}}),
+                    json!({"kind": "LeaderWorkerSet", "metadata": {"generation": 2}, "spec": {"replicas": 1},
+                    "status": {"observedGeneration": 2, "replicas": 1, "updatedReplicas": 1, "readyReplicas": 1}}),
                 ),
-                Ready::False,
+                Rollout::Complete,
             ),
             (
-                "Object, Ready True",
+                "LeaderWorkerSet, a group not ready",
                 Some(
-                    json!({"kind": "Object", "status": {"conditions": [{"type": "Synced", "status": "True"}, {"type": "Ready", "status": "True"}]}}),
+                    json!({"kind": "LeaderWorkerSet", "metadata": {"generation": 1}, "spec": {"replicas": 1},
+                    "status": {"observedGeneration": 1, "replicas": 1, "updatedReplicas": 1, "readyReplicas": 0}}),
                 ),
-                Ready::True,
+                progressing(1, 1, 0),
             ),
             (
-                "Object, no status",
-                Some(json!({"kind": "Object"})),
-                Ready::False,
-            ),
-            (
-                "VLLMRuntime, none available",
-                Some(json!({"kind": "VLLMRuntime", "status": {"availableReplicas": 0}})),
-                Ready::False,
-            ),
-            (
-                "VLLMRuntime, one available",
-                Some(json!({"kind": "VLLMRuntime", "status": {"availableReplicas": 1}})),
-                Ready::True,
-            ),
-            (
-                "Deployment, Available",
+                "VLLMRuntime, one of one available",
                 Some(
-                    json!({"kind": "Deployment", "status": {"conditions": [{"type": "Available", "status": "True"}]}}),
+                    json!({"kind": "VLLMRuntime", "spec": {"deploymentConfig": {"replicas": 1}},
+                    "status": {"availableReplicas": 1, "updatedReplicas": 1, "replicas": 1, "unavailableReplicas": 0,
+                               "modelStatus": "Ready"}}),
                 ),
-                Ready::True,
+                Rollout::Complete,
             ),
             (
-                "Deployment, progressing only",
+                "VLLMRuntime, one of two available",
                 Some(
-                    json!({"kind": "Deployment", "status": {"conditions": [{"type": "Progressing", "status": "True"}]}}),
+                    json!({"kind": "VLLMRuntime", "spec": {"deploymentConfig": {"replicas": 2}},
+                    "status": {"availableReplicas": 1, "updatedReplicas": 2, "replicas": 2, "unavailableReplicas": 1,
+                               "modelStatus": "Updating"}}),
                 ),
-                Ready::False,
+                progressing(2, 2, 1),
             ),
             (
-                "LeaderWorkerSet, no group ready",
-                Some(
-                    json!({"kind": "LeaderWorkerSet", "status": {"replicas": 1, "readyReplicas": 0}}),
-                ),
-                Ready::False,
+                "VLLMRuntime, no status yet",
+                Some(json!({"kind": "VLLMRuntime", "spec": {"deploymentConfig": {"replicas": 1}}})),
+                progressing(1, 0, 0),
             ),
             (
-                "LeaderWorkerSet, a group ready",
+                "Object, Ready for the current generation",
                 Some(
-                    json!({"kind": "LeaderWorkerSet", "status": {"replicas": 2, "readyReplicas": 1}}),
+                    json!({"kind": "Object", "metadata": {"generation": 2}, "status": {"conditions": [
+                    {"type": "Synced", "status": "True"},
+                    {"type": "Ready", "status": "True", "observedGeneration": 2}]}}),
                 ),
-                Ready::True,
+                Rollout::Complete,
+            ),
+            (
+                "Object, Ready for an earlier generation",
+                Some(
+                    json!({"kind": "Object", "metadata": {"generation": 3}, "status": {"conditions": [
+                    {"type": "Ready", "status": "True", "observedGeneration": 2}]}}),
+                ),
+                progressing(0, 0, 0),
+            ),
+            (
+                "Object, the Deployment it applied is rolling out",
+                Some(
+                    json!({"kind": "Object", "metadata": {"generation": 1}, "status": {
+                    "conditions": [{"type": "Ready", "status": "False"}],
+                    "atProvider": {"manifest": {"kind": "Deployment", "metadata": {"generation": 2},
+                        "spec": {"replicas": 1},
+                        "status": {"observedGeneration": 2, "replicas": 2, "updatedReplicas": 1, "availableReplicas": 1}}}}}),
+                ),
+                progressing(1, 1, 1),
+            ),
+            (
+                "Object, cannot apply",
+                Some(json!({"kind": "Object", "status": {"conditions": [
+                    {"type": "Synced", "status": "False", "message": "cannot create object: forbidden"}]}})),
+                Rollout::Failed {
+                    reason: "ApplyFailed".into(),
+                    message: "cannot create object: forbidden".into(),
+                    replicas: Replicas::default(),
+                },
             ),
             (
                 "Ingress exists",
                 Some(json!({"kind": "Ingress"})),
-                Ready::True,
+                Rollout::Complete,
             ),
         ];
         for (reason, observed, want) in cases {
             let observed = observed.map(obj);
-            assert_eq!(observed_readiness(observed.as_ref()), want, "{reason}");
+            let got = rollout(observed.as_ref());
+            assert_eq!(got, want, "{reason}");
+            assert_eq!(
+                got.ready(),
+                if want == Rollout::Complete {
+                    Ready::True
+                } else {
+                    Ready::False
+                },
+                "{reason}"
+            );
         }
+    }
+
+    #[test]
+    fn a_pod_problem_names_the_pod_and_what_stops_it() {
+        let pods = [
+            obj(json!({"metadata": {"name": "b"}, "status": {"conditions": [
+                {"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+                 "message": "0/6 nodes are available: 2 Insufficient nvidia.com/gpu."}]}})),
+            obj(
+                json!({"metadata": {"name": "a"}, "status": {"containerStatuses": [
+                {"name": "vllm", "state": {"waiting": {"reason": "ImagePullBackOff", "message": "not found"}}}]}}),
+            ),
+            obj(json!({"metadata": {"name": "c"}, "status": {"phase": "Running"}})),
+        ];
+        assert_eq!(
+            pod_problem(&pods),
+            Some((
+                "ImagePullBackOff".into(),
+                "pod a, container vllm: ImagePullBackOff: not found".into()
+            ))
+        );
+        assert_eq!(
+            pod_problem(&pods[..1]),
+            Some((
+                "Unschedulable".into(),
+                "pod b cannot be scheduled: 0/6 nodes are available: 2 Insufficient nvidia.com/gpu.".into()
+            ))
+        );
+        assert_eq!(pod_problem(&pods[2..]), None);
     }
 }

@@ -8,4 +8,5 @@ pub mod model_server;
 pub mod plans;
 pub mod required;
 pub mod runtime;
+pub mod serving;
 pub mod weights_cache;

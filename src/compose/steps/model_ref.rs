@@ -22,6 +22,11 @@ pub const REQUIREMENT_KEY: &str = "model";
 /// Condition type saying whether the referenced Model was found.
 pub const MODEL_RESOLVED: &str = "ModelResolved";
 
+/// Seconds until Crossplane calls again while a required resource is
+/// awaited: it does not watch them, so a Model created now is seen within
+/// that, not at the next poll.
+pub const WAITING_TTL_SECONDS: u32 = 10;
+
 /// The requirement for the Model `name` in `namespace`.
 pub fn requirement(name: &str, namespace: &str) -> ResourceSelector {
     ResourceSelector {
@@ -150,6 +155,9 @@ pub fn waiting_for(
     let mut out = Composition {
         status,
         keep_observed: keep.iter().map(|k| k.to_string()).collect(),
+        // Crossplane does not watch required resources: it looks again
+        // when the answer expires.
+        ttl_seconds: Some(WAITING_TTL_SECONDS),
         ..Default::default()
     };
     out.conditions.push(if not_found {

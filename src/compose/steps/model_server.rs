@@ -8,6 +8,9 @@
 
 use std::collections::BTreeMap;
 
+use k8s_openapi::api::core::v1::PersistentVolumeClaim;
+use serde_json::{Map, Value};
+
 use crate::compose::resources::kube;
 use crate::compose::resources::leader_worker_set::{LwsParams, leader_labels, leader_worker_set};
 use crate::compose::resources::vllm_deployment::{
@@ -18,9 +21,9 @@ use crate::compose::resources::vllm_runtime::{RuntimeParams, vllm_runtime};
 use crate::compose::resources::vllm_service::vllm_service;
 use crate::compose::resources::weights_pvc::weights_claim;
 use crate::compose::steps::runtime::Runtime;
-use crate::compose::{Manifest, names};
+use crate::compose::{Manifest, Observed, names};
 use crate::input::Image;
-use crate::manifests::leader_worker_set::LeaderWorkerSet;
+use crate::manifests::leader_worker_set::{LeaderWorkerSet, NAME_LABEL};
 
 /// Longest LeaderWorkerSet name: its controller names the workers'
 /// StatefulSets `<name>-<group>`, whose pods carry the label
@@ -66,6 +69,27 @@ pub struct ServerSpec<'a> {
     /// The XR, for the standard labels.
     pub xr_kind: &'a str,
     pub xr_name: &'a str,
+    /// What exists already: fields the API server will not change are
+    /// taken from it.
+    pub existing: Existing,
+}
+
+/// The model server's objects as observed (for a remote cluster, as
+/// provider-kubernetes observed them there), where they exist.
+#[derive(Debug, Default)]
+pub struct Existing {
+    pub claim: Option<Map<String, Value>>,
+    pub deployment: Option<Map<String, Value>>,
+}
+
+impl Existing {
+    /// The observed objects composed under `keys`.
+    pub fn observed(observed: &Observed, keys: ServerKeys) -> Self {
+        Self {
+            claim: observed.manifest(keys.weights),
+            deployment: observed.manifest(keys.deployment),
+        }
+    }
 }
 
 /// The composed model server.
@@ -74,6 +98,12 @@ pub struct ModelServer {
     pub resources: Vec<(&'static str, Manifest)>,
     /// Sentences for the plan's reasons.
     pub reasons: Vec<String>,
+    /// The labels that select the server's pods (all of them: a
+    /// LeaderWorkerSet's workers too).
+    pub pod_labels: BTreeMap<String, String>,
+    /// What the platform or the user should know: a change that cannot
+    /// apply to an existing object, a volume about to be deleted.
+    pub warnings: Vec<String>,
 }
 
 /// Composes the model server.
@@ -89,6 +119,9 @@ pub fn model_server(s: &ServerSpec) -> ModelServer {
             return ModelServer {
                 resources: vec![(s.keys.vllm_runtime, vllm_runtime(&params))],
                 reasons: Vec::new(),
+                // The operator labels its pods app=<runtime name>.
+                pod_labels: BTreeMap::from([("app".to_string(), p.name.to_string())]),
+                warnings: Vec::new(),
             };
         }
         Runtime::Deployment => 1,
@@ -118,24 +151,31 @@ pub fn model_server(s: &ServerSpec) -> ModelServer {
         image.name,
         startup_budget_seconds(plan)
     )];
-    let resources = if s.runtime == Runtime::Deployment {
-        deployment_server(s, pod, labels, &mut reasons)
+    let mut warnings = Vec::new();
+    let (resources, pod_labels) = if s.runtime == Runtime::Deployment {
+        deployment_server(s, pod, labels, &mut reasons, &mut warnings)
     } else {
         leader_worker_set_server(s, pod, labels)
     };
-    ModelServer { resources, reasons }
+    ModelServer {
+        resources,
+        reasons,
+        pod_labels,
+        warnings,
+    }
 }
 
 /// A Deployment, its Service and, with a weights volume, its claim.
 fn deployment_server(
     s: &ServerSpec,
     pod: PodParams,
-    labels: BTreeMap<String, String>,
+    mut labels: BTreeMap<String, String>,
     reasons: &mut Vec<String>,
-) -> Vec<(&'static str, Manifest)> {
+    warnings: &mut Vec<String>,
+) -> (Vec<(&'static str, Manifest)>, BTreeMap<String, String>) {
     let p = &s.params;
     // The selector never changes for the XR: a Deployment's cannot.
-    let selector: BTreeMap<String, String> = labels
+    let mut selector: BTreeMap<String, String> = labels
         .iter()
         .filter(|(k, _)| {
             matches!(
@@ -147,13 +187,31 @@ fn deployment_server(
         })
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
+    if let Some(existing) = s.existing.deployment.as_ref().and_then(match_labels)
+        && existing != selector
+    {
+        // Selected pods keep the labels the existing selector asks for.
+        labels.extend(existing.clone());
+        selector = existing;
+    }
     let claim_name = names::dns_subdomain(p.name, "-weights");
     let claim = p.weights_cache.map(|c| {
         let mut claim = weights_claim(&claim_name, c);
         claim.metadata.namespace = Some(p.namespace.to_string());
         claim.metadata.labels = Some(labels.clone());
+        if let Some(existing) = &s.existing.claim {
+            warnings.extend(keep_fixed_claim_fields(&mut claim, existing));
+        }
         claim
     });
+    if claim.is_none() && s.existing.claim.is_some() {
+        warnings.push(format!(
+            "the weights volume {claim_name} is deleted: {} replica(s) cannot share its ReadWriteOnce claim and the \
+             platform names no ReadWriteMany storage class (input.defaults.weightsCache.sharedStorageClassName), so \
+             each pod downloads the checkpoint itself, and one replica downloads it again into a new volume",
+            p.replicas
+        ));
+    }
     if needs_recreate(&pod) {
         reasons.push(
             "Update strategy: Recreate, since a surge pod could not schedule beside one that holds every GPU of \
@@ -170,7 +228,7 @@ fn deployment_server(
         weights_claim: claim.as_ref().map(|_| claim_name.as_str()),
         pod,
     });
-    let service = vllm_service(p.name, p.namespace, labels, selector);
+    let service = vllm_service(p.name, p.namespace, labels, selector.clone());
     let mut out = vec![
         (s.keys.deployment, kube::manifest(deployment)),
         (s.keys.service, kube::manifest(service)),
@@ -178,7 +236,7 @@ fn deployment_server(
     if let Some(claim) = claim {
         out.push((s.keys.weights, kube::manifest(claim)));
     }
-    out
+    (out, selector)
 }
 
 /// A LeaderWorkerSet and the Service that selects its leaders.
@@ -186,7 +244,7 @@ fn leader_worker_set_server(
     s: &ServerSpec,
     pod: PodParams,
     labels: BTreeMap<String, String>,
-) -> Vec<(&'static str, Manifest)> {
+) -> (Vec<(&'static str, Manifest)>, BTreeMap<String, String>) {
     let p = &s.params;
     let name = names::short_label(p.name, LWS_NAME_MAX);
     let lws = leader_worker_set(&LwsParams {
@@ -198,11 +256,95 @@ fn leader_worker_set_server(
     });
     // The Service keeps the runtime's name, whatever the set is called.
     let service = vllm_service(p.name, p.namespace, labels, leader_labels(&name));
-    vec![
-        (
-            s.keys.leader_worker_set,
-            Manifest::new(LeaderWorkerSet::KIND, lws),
-        ),
-        (s.keys.service, kube::manifest(service)),
-    ]
+    let pods = BTreeMap::from([(NAME_LABEL.to_string(), name)]);
+    (
+        vec![
+            (
+                s.keys.leader_worker_set,
+                Manifest::new(LeaderWorkerSet::KIND, lws),
+            ),
+            (s.keys.service, kube::manifest(service)),
+        ],
+        pods,
+    )
+}
+
+/// A Deployment's `spec.selector.matchLabels`, as observed.
+fn match_labels(deployment: &Map<String, Value>) -> Option<BTreeMap<String, String>> {
+    let labels = deployment
+        .get("spec")?
+        .get("selector")?
+        .get("matchLabels")?
+        .as_object()?;
+    labels
+        .iter()
+        .map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+        .collect()
+}
+
+/// Keeps what the API server does not let an existing claim change (its
+/// storage class and access modes; a smaller size), and says what of the
+/// new settings applies only to claims made from now on.
+fn keep_fixed_claim_fields(
+    claim: &mut PersistentVolumeClaim,
+    existing: &Map<String, Value>,
+) -> Vec<String> {
+    let mut warnings = Vec::new();
+    let name = claim.metadata.name.clone().unwrap_or_default();
+    let Some(spec) = claim.spec.as_mut() else {
+        return warnings;
+    };
+    let observed = existing.get("spec");
+    let observed_class = observed
+        .and_then(|s| s.get("storageClassName"))
+        .and_then(Value::as_str);
+    if let (Some(wanted), Some(class)) = (spec.storage_class_name.as_deref(), observed_class)
+        && wanted != class
+    {
+        warnings.push(format!(
+            "input.defaults.weightsCache names storage class {wanted}, but the weights volume {name} exists on {class} \
+             and a claim's class cannot change: it stays on {class}; new volumes use {wanted} (delete the claim to move it)"
+        ));
+        spec.storage_class_name = Some(class.to_string());
+    }
+    let observed_modes: Option<Vec<String>> = observed
+        .and_then(|s| s.get("accessModes"))
+        .and_then(Value::as_array)
+        .map(|m| {
+            m.iter()
+                .filter_map(Value::as_str)
+                .map(String::from)
+                .collect()
+        });
+    if let Some(modes) = observed_modes.filter(|m| !m.is_empty())
+        && spec.access_modes.as_ref() != Some(&modes)
+    {
+        warnings.push(format!(
+            "the weights volume {name} exists with access modes {} and a claim's access modes cannot change: it keeps \
+             them; new volumes get {}",
+            modes.join(", "),
+            spec.access_modes.clone().unwrap_or_default().join(", ")
+        ));
+        spec.access_modes = Some(modes);
+    }
+    let observed_size = observed
+        .and_then(|s| s.get("resources"))
+        .and_then(|r| r.get("requests"))
+        .and_then(|r| r.get("storage"))
+        .and_then(Value::as_str);
+    let requests = spec.resources.as_mut().and_then(|r| r.requests.as_mut());
+    if let (Some(observed_size), Some(requests)) = (observed_size, requests)
+        && let Some(wanted) = requests.get("storage")
+        && let (Ok(o), Ok(w)) = (
+            crate::units::parse_quantity(observed_size),
+            crate::units::parse_quantity(&wanted.0),
+        )
+        && w < o
+    {
+        requests.insert(
+            "storage".into(),
+            k8s_openapi::apimachinery::pkg::api::resource::Quantity(observed_size.to_string()),
+        );
+    }
+    warnings
 }

@@ -1,0 +1,235 @@
+//! Whether a model server serves its current layout, and the `Serving`
+//! condition, status and warning that say so.
+//!
+//! The workload's own status tells a rollout in progress, stuck past its
+//! deadline or refused by admission (a quota). What the workload's status
+//! does not tell, a pod the scheduler cannot place ("Insufficient
+//! nvidia.com/gpu", no node with the GPU type), the pods do: while the
+//! server does not serve, the composer asks Crossplane for them as required
+//! resources (natively composed servers only: a remote cluster's pods are
+//! out of reach; and not when the step input turns `diagnosePods` off, since
+//! Crossplane then caches every Pod of the cluster). Crossplane watches neither those pods nor Models, so the
+//! answer then carries a short TTL, and the XR is looked at again soon.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
+
+use crate::compose::resources::placement::Placement;
+use crate::compose::resources::readiness::{Replicas, Rollout, pod_problem};
+use crate::compose::steps::conditions;
+use crate::compose::{ComposeRequest, Composition};
+use crate::outcome;
+use crate::protocol::wire::{Condition, ResourceSelector, resource_selector::Match};
+
+/// Key of the requirement for the model server's pods.
+pub const PODS_REQUIREMENT_KEY: &str = "model_server_pods";
+
+/// Seconds until Crossplane calls again while the server does not serve
+/// its current layout: neither its pods nor a cluster's new nodes are
+/// watched, and a new problem or its end should show within that.
+pub const NOT_SERVING_TTL_SECONDS: u32 = 15;
+
+/// How the model server stands.
+#[derive(Debug)]
+pub struct ServingState {
+    pub rollout: Rollout,
+    /// What keeps it from serving, when known: (reason, message).
+    pub problem: Option<(String, String)>,
+}
+
+impl ServingState {
+    pub fn serving(&self) -> bool {
+        self.rollout == Rollout::Complete
+    }
+}
+
+/// Reads how the model server stands: its workload's `rollout`, and, while
+/// it does not serve and runs in this cluster, the pods `pod_labels`
+/// select (adding the requirement for them to `out`).
+pub fn observe(
+    req: &ComposeRequest,
+    placement: &Placement,
+    pod_labels: &BTreeMap<String, String>,
+    rollout: Rollout,
+    out: &mut Composition,
+) -> ServingState {
+    let mut problem = match &rollout {
+        Rollout::Failed {
+            reason, message, ..
+        } => Some((reason.clone(), message.clone())),
+        _ => None,
+    };
+    if rollout != Rollout::Complete {
+        out.ttl_seconds = Some(NOT_SERVING_TTL_SECONDS);
+        if let (Placement::Native { namespace }, true) = (placement, req.settings.diagnose_pods) {
+            out.requirements.insert(
+                PODS_REQUIREMENT_KEY.into(),
+                ResourceSelector {
+                    api_version: "v1".into(),
+                    kind: "Pod".into(),
+                    namespace: Some(namespace.clone()),
+                    r#match: Some(Match::MatchLabels(crate::protocol::wire::MatchLabels {
+                        labels: pod_labels.clone().into_iter().collect(),
+                    })),
+                },
+            );
+            if problem.is_none() {
+                problem = pod_problem(&required_pods(req));
+            }
+        }
+    }
+    ServingState { rollout, problem }
+}
+
+/// The pods Crossplane returned for the requirement; unreadable ones are
+/// left out (they only explain, they decide nothing).
+fn required_pods(req: &ComposeRequest) -> Vec<Map<String, Value>> {
+    let Some(found) = req.required.get(PODS_REQUIREMENT_KEY) else {
+        return Vec::new();
+    };
+    found
+        .items
+        .iter()
+        .filter_map(|raw| raw.decode_full().ok())
+        .filter_map(|r| {
+            r.resource
+                .as_ref()
+                .map(crate::protocol::struct_json::struct_to_json)
+        })
+        .collect()
+}
+
+/// What is said about a server that serves at `url` with `layout`.
+pub struct Report<'a> {
+    /// "Qwen/Qwen2.5-7B-Instruct" or "agents ... with ...": who serves.
+    pub what: &'a str,
+    pub url: &'a str,
+    pub layout: &'a str,
+    /// The layout the XR's observed status says served last, if any.
+    pub last_serving_layout: Option<&'a str>,
+}
+
+/// The `Serving` condition for `state`, the layout that serves now (if
+/// anything does), and a WARNING result when a problem first appears.
+pub fn report(
+    req: &ComposeRequest,
+    state: &ServingState,
+    r: &Report,
+    out: &mut Composition,
+) -> Option<String> {
+    let layout = serving_layout(state, r);
+    let condition = condition(state, r, layout.as_deref());
+    push_condition(req, state.problem.is_some(), condition, out);
+    layout
+}
+
+/// The layout that serves now: the current one once the rollout is
+/// complete, the last one that served (or the current one, if none did
+/// before) while some replicas are available, none while nothing serves.
+pub fn serving_layout(state: &ServingState, r: &Report) -> Option<String> {
+    let available = state.rollout.replicas().map_or(0, |c| c.available);
+    if state.serving() {
+        Some(r.layout.to_string())
+    } else if available > 0 {
+        Some(r.last_serving_layout.unwrap_or(r.layout).to_string())
+    } else {
+        None
+    }
+}
+
+/// The `Serving` condition for `state`.
+pub fn condition(state: &ServingState, r: &Report, serving_layout: Option<&str>) -> Condition {
+    let replicas = state.rollout.replicas();
+    let still = match (serving_layout, replicas) {
+        (Some(l), Some(c)) => format!("; {l} still serves on {} replica(s)", c.available),
+        _ => String::new(),
+    };
+    match (&state.problem, replicas) {
+        _ if state.serving() => {
+            conditions::serving(format!("{} serves at {} ({})", r.what, r.url, r.layout))
+        }
+        (Some((reason, message)), _) => {
+            conditions::not_serving(reason, format!("{message}{still}"))
+        }
+        (None, Some(c)) if c.available > 0 => conditions::not_serving(
+            "RollingOut",
+            format!("rolling out {}: {}{still}", r.layout, counts(c)),
+        ),
+        (None, _) => conditions::not_serving(
+            "Starting",
+            format!(
+                "{} has no available replica yet{}: it will serve {} at {}",
+                r.what,
+                replicas
+                    .map(|c| format!(" ({})", counts(c)))
+                    .unwrap_or_default(),
+                r.layout,
+                r.url
+            ),
+        ),
+    }
+}
+
+/// Adds `condition`, with a WARNING result carrying it when it reports a
+/// `problem` the XR's observed status does not show yet.
+pub fn push_condition(
+    req: &ComposeRequest,
+    problem: bool,
+    condition: Condition,
+    out: &mut Composition,
+) {
+    if problem && !observed_condition_is(req, &condition) {
+        out.results.push(outcome::warning(
+            &condition.reason,
+            condition.message.clone().unwrap_or_default(),
+        ));
+    }
+    out.conditions.push(condition);
+}
+
+/// The `Sized` and `Serving` conditions of a composer that waits for a
+/// required resource (`reason`, `message`): it cannot size, and what it
+/// composed before is kept as it was, not serving the current spec.
+pub fn while_waiting(out: &mut Composition, reason: &str, message: &str) {
+    out.conditions.push(outcome::condition_unknown(
+        conditions::SIZED,
+        reason,
+        format!("cannot size until it is there: {message}"),
+    ));
+    out.conditions.push(conditions::not_serving(
+        reason,
+        format!("{message}; what was composed before is kept as it was"),
+    ));
+}
+
+fn counts(c: Replicas) -> String {
+    format!(
+        "{} of {} replica(s) updated, {} available",
+        c.updated, c.desired, c.available
+    )
+}
+
+/// Whether the XR's observed status already carries `condition` (same
+/// status, reason and message): a warning is an event, for transitions.
+fn observed_condition_is(req: &ComposeRequest, condition: &Condition) -> bool {
+    let Some(status) = req.xr.status() else {
+        return false;
+    };
+    let want_status = match condition.status {
+        s if s == crate::protocol::wire::Status::ConditionTrue as i32 => "True",
+        s if s == crate::protocol::wire::Status::ConditionFalse as i32 => "False",
+        _ => "Unknown",
+    };
+    status
+        .get("conditions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .any(|c| {
+            c.get("type").and_then(Value::as_str) == Some(&condition.r#type)
+                && c.get("status").and_then(Value::as_str) == Some(want_status)
+                && c.get("reason").and_then(Value::as_str) == Some(&condition.reason)
+                && c.get("message").and_then(Value::as_str) == condition.message.as_deref()
+        })
+}
