@@ -145,19 +145,6 @@ pub fn holds_credential(text: &str) -> bool {
     !credential_spans(text).is_empty()
 }
 
-/// `text` with every credential value replaced by `with`.
-pub fn redact_text(text: &str, with: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut at = 0;
-    for span in credential_spans(text) {
-        out.push_str(&text[at..span.start]);
-        out.push_str(with);
-        at = span.end;
-    }
-    out.push_str(&text[at..]);
-    out
-}
-
 /// Bytes that may make up a key before `=` or `:` (`--api-key`, `spring.datasource.password`).
 fn is_key_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.')
@@ -306,6 +293,20 @@ fn userinfo_passwords(text: &str) -> Vec<Range<usize>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `text` with every credential value found replaced by `with`: the
+    /// spans, shown as text.
+    fn redact_text(text: &str, with: &str) -> String {
+        let mut out = String::with_capacity(text.len());
+        let mut at = 0;
+        for span in credential_spans(text) {
+            out.push_str(&text[at..span.start]);
+            out.push_str(with);
+            at = span.end;
+        }
+        out.push_str(&text[at..]);
+        out
+    }
     use proptest::prelude::*;
 
     #[test]

@@ -16,7 +16,6 @@ pub mod manifests;
 mod outcome;
 pub mod package;
 pub mod protocol;
-mod redact;
 pub mod schema;
 pub mod server;
 pub mod sizing;

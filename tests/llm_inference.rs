@@ -1166,7 +1166,7 @@ fn ready_means_the_current_layout_serves_on_every_replica() {
     let rsp = call_with(rolling.clone(), Some(vec![pending.clone()]));
     let unschedulable = format!(
         "pod qwen-7d9f-x2 cannot be scheduled: 0/6 nodes are available: 2 Insufficient nvidia.com/gpu, 4 node(s) \
-         didn't match Pod's node affinity/selector.; {QWEN_ON_L4} still serves on 1 replica(s)"
+         didn't match Pod's node affinity/selector; {QWEN_ON_L4} still serves on 1 replica(s)"
     );
     assert_eq!(
         serving(&rsp),
@@ -1188,12 +1188,12 @@ fn ready_means_the_current_layout_serves_on_every_replica() {
     again.required_resources.insert(
         "model_server_pods".into(),
         full::Resources {
-            items: vec![resource(pending)],
+            items: vec![resource(pending.clone())],
         },
     );
     assert_eq!(call(&again).results, vec![]);
 
-    // Past its deadline: the controller's own words.
+    // Past its deadline: the controller's words, and the pod's reason.
     let rsp = call_with(
         observed_deployment(
             2,
@@ -1202,15 +1202,21 @@ fn ready_means_the_current_layout_serves_on_every_replica() {
                    "conditions": [{"type": "Progressing", "status": "False", "reason": "ProgressDeadlineExceeded",
                                    "message": "ReplicaSet \"qwen-7d9f\" has timed out progressing."}]}),
         ),
-        None,
+        Some(vec![pending.clone()]),
+    );
+    let deadline = format!(
+        "ReplicaSet \"qwen-7d9f\" has timed out progressing: pod qwen-7d9f-x2 cannot be scheduled: 0/6 nodes are \
+         available: 2 Insufficient nvidia.com/gpu, 4 node(s) didn't match Pod's node affinity/selector; \
+         {QWEN_ON_L4} still serves on 1 replica(s)"
     );
     assert_eq!(
-        serving(&rsp).0,
-        "ProgressDeadlineExceeded",
-        "{:?}",
-        serving(&rsp)
+        serving(&rsp),
+        ("ProgressDeadlineExceeded".into(), deadline.clone())
     );
-    assert_eq!(rsp.results.len(), 1);
+    assert_eq!(
+        rsp.results,
+        vec![warning("ProgressDeadlineExceeded", &deadline)]
+    );
 
     // A quota refuses the pods: nothing serves.
     let rsp = call_with(
@@ -2052,4 +2058,86 @@ fn a_platform_can_keep_pods_out_of_crossplanes_cache() {
         rsp.conditions[1].reason, "Starting",
         "still not serving, without saying why"
     );
+}
+
+/// While its Model is missing, an XR keeps what it composed as Crossplane
+/// last applied it (read from managedFields), not as the API server filled
+/// it in: giving back a claim's server-set class, volume and mode would
+/// make Crossplane own them, and the next normal apply, which leaves them
+/// out, would be refused (a claim's spec is immutable) until someone
+/// deleted the claim.
+#[test]
+fn a_model_gone_keeps_the_claim_crossplane_applied_not_the_one_the_server_filled_in() {
+    let xr = LlmInference::new("chat")
+        .model_ref("llama-8b")
+        .gpu_type("L4")
+        .build();
+    let mut req = support::models::with_model(request("gone", xr), vec![]);
+    let applied = json!({
+        "f:metadata": {"f:labels": {"f:app.kubernetes.io/instance": {}}},
+        "f:spec": {"f:accessModes": {}, "f:resources": {"f:requests": {"f:storage": {}}}}});
+    req.observed.as_mut().unwrap().resources = [(
+        "weights_cache".to_string(),
+        resource(json!({
+            "apiVersion": "v1", "kind": "PersistentVolumeClaim",
+            "metadata": {"name": "chat-weights", "namespace": "team-a", "uid": "u1",
+                         "labels": {"app.kubernetes.io/instance": "chat"},
+                         "managedFields": [
+                             {"manager": "apiextensions.crossplane.io/composed/9f2c", "operation": "Apply",
+                              "fieldsV1": applied},
+                             {"manager": "kube-controller-manager", "operation": "Update",
+                              "fieldsV1": {"f:spec": {"f:volumeName": {}}}}]},
+            "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "18Gi"}},
+                     "storageClassName": "standard", "volumeMode": "Filesystem", "volumeName": "pv-7"},
+            "status": {"phase": "Bound"},
+        })),
+    )]
+    .into();
+    let rsp = call(&req);
+    assert_not_fatal(&rsp.results, "gone");
+    assert_eq!(
+        composed(&rsp, "weights_cache").0,
+        json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+               "metadata": {"name": "chat-weights", "namespace": "team-a",
+                            "labels": {"app.kubernetes.io/instance": "chat"}},
+               "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "18Gi"}}}})
+    );
+}
+
+/// A step input that names another storage class cannot move an existing
+/// claim: the claim keeps its class and access modes, and the platform is
+/// told the new ones apply to new claims.
+#[test]
+fn an_existing_claim_keeps_its_class_and_modes_and_says_so() {
+    let spec = json!({"model": "meta-llama/Llama-3.1-70B-Instruct", "gpuType": "H100-80GB",
+                      "runtime": "deployment"});
+    let mut req = request("claim", LlmInference::new("big").spec(spec).build());
+    req.input = Some(input(
+        json!({"defaults": {"weightsCache": {"storageClassName": "premium-rwo"}}}),
+    ));
+    let first = call(&req);
+    let (claim, _) = composed(&first, "weights_cache");
+    assert_eq!(claim["spec"]["storageClassName"], "premium-rwo");
+    let mut observed = claim.clone();
+    observed["spec"]["storageClassName"] = json!("standard");
+    observed["spec"]["accessModes"] = json!(["ReadWriteMany"]);
+    req.observed.as_mut().unwrap().resources =
+        [("weights_cache".to_string(), resource(observed))].into();
+    let rsp = call(&req);
+    let (kept, _) = composed(&rsp, "weights_cache");
+    assert_eq!(kept["spec"]["storageClassName"], "standard");
+    assert_eq!(kept["spec"]["accessModes"], json!(["ReadWriteMany"]));
+    let warnings = desired_status(&rsp)["plan"]["warnings"].clone();
+    for said in [
+        "input.defaults.weightsCache names storage class premium-rwo, but the weights volume big-weights exists on \
+         standard and a claim's class cannot change: it stays on standard; new volumes use premium-rwo (delete the \
+         claim to move it)",
+        "the weights volume big-weights exists with access modes ReadWriteMany and a claim's access modes cannot \
+         change: it keeps them; new volumes get ReadWriteOnce",
+    ] {
+        assert!(
+            warnings.as_array().unwrap().iter().any(|w| w == said),
+            "{said}\nnot in {warnings:#}"
+        );
+    }
 }

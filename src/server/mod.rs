@@ -8,6 +8,7 @@ mod accept;
 mod content_type;
 pub(crate) mod memo;
 mod metrics;
+mod request_log;
 mod request_memory;
 mod service;
 pub mod tls;

@@ -12,8 +12,8 @@ use super::Metrics;
 use crate::function::{self, Call, Subject};
 use crate::outcome;
 use crate::protocol::wire::{self, function_runner_service_server::FunctionRunnerService};
-use crate::redact::escape_control;
 use crate::server::memo::Memo;
+use crate::server::request_log::{self, escape_control};
 
 /// What the server runs for each call: [`function::run_function`], or
 /// [`function::noop`] to measure the transport's cost (`--noop`).
@@ -90,9 +90,8 @@ impl FunctionRunnerService for Handler {
     ) -> Result<Response<wire::RunFunctionResponse>, Status> {
         let req = request.into_inner();
         if tracing::enabled!(tracing::Level::DEBUG) {
-            // Secrets are replaced before anything is formatted.
-            let redacted = crate::redact::request(&req);
-            tracing::debug!(request = %redacted, "RunFunctionRequest");
+            // Identity and size only: a request carries whole objects and secrets.
+            tracing::debug!(request = %request_log::summary(&req), "RunFunctionRequest");
         }
         let started = Instant::now();
         let call = self.call(req);

@@ -74,9 +74,14 @@ pub fn observe(
                     })),
                 },
             );
-            if problem.is_none() {
-                problem = pod_problem(&required_pods(req));
-            }
+            // The workload says that it is stuck, its pods say why.
+            problem = match (problem, pod_problem(&required_pods(req))) {
+                (Some((reason, stuck)), Some((_, why))) => {
+                    Some((reason, format!("{}: {why}", stuck.trim_end_matches('.'))))
+                }
+                (None, pods) => pods,
+                (stuck, None) => stuck,
+            };
         }
     }
     ServingState { rollout, problem }
@@ -150,7 +155,7 @@ pub fn condition(state: &ServingState, r: &Report, serving_layout: Option<&str>)
             conditions::serving(format!("{} serves at {} ({})", r.what, r.url, r.layout))
         }
         (Some((reason, message)), _) => {
-            conditions::not_serving(reason, format!("{message}{still}"))
+            conditions::not_serving(reason, format!("{}{still}", message.trim_end_matches('.')))
         }
         (None, Some(c)) if c.available > 0 => conditions::not_serving(
             "RollingOut",
