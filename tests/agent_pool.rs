@@ -140,7 +140,7 @@ fn a_missing_model_keeps_what_was_composed_and_warns_once() {
 
 /// The VLLMRuntime the small pool gets for the 8B Model on one L4.
 fn small_pool_runtime() -> Value {
-    json!({
+    digested(json!({
         "apiVersion": "production-stack.vllm.ai/v1alpha1", "kind": "VLLMRuntime",
         "metadata": {"name": "reviewers-model", "namespace": "team-a", "labels": {
             "app.kubernetes.io/component": "model-server", "app.kubernetes.io/instance": "reviewers",
@@ -157,7 +157,7 @@ fn small_pool_runtime() -> Value {
                 "resources": {"cpu": "2", "memory": "19Gi", "gpu": "1"},
             },
         },
-    })
+    }))
 }
 
 fn agent_labels() -> Value {
@@ -211,7 +211,7 @@ fn with_its_model_the_pool_composes_server_agents_config_autoscaler_and_budget()
     assert_eq!(hash.as_str().map(str::len), Some(16));
     assert_eq!(
         manifest(&rsp, "agents"),
-        json!({
+        digested(json!({
             "apiVersion": "apps/v1", "kind": "Deployment",
             "metadata": {"name": "reviewers", "namespace": "team-a", "labels": agent_labels()},
             "spec": {
@@ -247,7 +247,7 @@ fn with_its_model_the_pool_composes_server_agents_config_autoscaler_and_budget()
                     },
                 },
             },
-        })
+        }))
     );
     assert_eq!(
         manifest(&rsp, "autoscaler"),

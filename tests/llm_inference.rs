@@ -48,7 +48,7 @@ const VLLM_RUNTIME_BY_DEFAULT: &str = "Runtime: vllm-runtime (input.defaults.run
      operator's VLLMRuntime: one pod per replica.";
 
 fn dot_runtime_object() -> Value {
-    json!({
+    digested(json!({
         "apiVersion": "kubernetes.m.crossplane.io/v1alpha1", "kind": "Object",
         "metadata": {},
         "spec": {
@@ -71,7 +71,7 @@ fn dot_runtime_object() -> Value {
             "providerConfigRef": {"kind": "ProviderConfig", "name": "incluster"},
             "readiness": {"policy": "DeriveFromCelQuery", "celQuery": VLLM_RUNTIME_READY},
         },
-    })
+    }))
 }
 
 /// An Object's readiness query for a VLLMRuntime: every desired replica of
@@ -1068,14 +1068,18 @@ fn auto_chooses_the_runtime_that_serves_the_plan_and_says_why() {
     }
 }
 
-/// A Deployment of `generation` with `status`, as the API server returns it.
-fn observed_deployment(generation: i64, replicas: i64, status: Value) -> Value {
-    json!({"apiVersion": "apps/v1", "kind": "Deployment",
-           "metadata": {"name": "qwen", "namespace": "team-a", "generation": generation},
-           "spec": {"replicas": replicas, "selector": {"matchLabels": {
-               "app.kubernetes.io/component": "model-server", "app.kubernetes.io/instance": "qwen",
-               "app.kubernetes.io/name": "llminference"}}},
-           "status": status})
+/// The Deployment the function composes for Qwen 7B on `gpu_type`.
+fn qwen_deployment(gpu_type: &str) -> Value {
+    let spec =
+        json!({"model": "Qwen/Qwen2.5-7B-Instruct", "gpuType": gpu_type, "runtime": "deployment"});
+    let mut req = request("first", LlmInference::new("qwen").spec(spec).build());
+    req.input = Some(pinned_gpu_type());
+    composed(&call(&req), "deployment").0
+}
+
+/// The packaged Compositions' input: pods go to nodes of the GPU type.
+fn pinned_gpu_type() -> prost_types::Struct {
+    input(json!({"defaults": {"gpuNodeSelector": true, "gpuToleration": true}}))
 }
 
 const QWEN_ON_L4: &str = "1 x L4 (bfloat16), tensor parallel 1, max model length 32768";
@@ -1094,6 +1098,7 @@ fn ready_means_the_current_layout_serves_on_every_replica() {
                 .status(json!({"servingLayout": QWEN_ON_L4}))
                 .build(),
         );
+        req.input = Some(pinned_gpu_type());
         req.observed.as_mut().unwrap().resources =
             [("deployment".to_string(), resource(deployment))].into();
         if let Some(pods) = pods {
@@ -1121,11 +1126,12 @@ fn ready_means_the_current_layout_serves_on_every_replica() {
         ("app.kubernetes.io/name", "llminference"),
     ];
 
-    // Applied, not yet seen by the controller: the old pod still counts as
-    // available, but the H100 layout does not serve.
+    // Changed, not applied yet: Crossplane calls with the L4 Deployment,
+    // fully rolled out, before it applies the H100 one.
+    let on_h100 = qwen_deployment("H100-80GB");
     let rsp = call_with(
-        observed_deployment(
-            2,
+        applied(
+            qwen_deployment("L4"),
             1,
             json!({"observedGeneration": 1, "replicas": 1, "updatedReplicas": 1, "availableReplicas": 1,
                    "conditions": [{"type": "Available", "status": "True"}]}),
@@ -1140,7 +1146,7 @@ fn ready_means_the_current_layout_serves_on_every_replica() {
         (
             "RollingOut".into(),
             format!(
-                "rolling out {QWEN_ON_H100}: 1 of 1 replica(s) updated, 1 available; {QWEN_ON_L4} still serves on 1 replica(s)"
+                "rolling out {QWEN_ON_H100}: 0 of 1 replica(s) updated, 1 available; {QWEN_ON_L4} still serves on 1 replica(s)"
             )
         )
     );
@@ -1156,9 +1162,10 @@ fn ready_means_the_current_layout_serves_on_every_replica() {
         "status": {"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False",
             "reason": "Unschedulable",
             "message": "0/6 nodes are available: 2 Insufficient nvidia.com/gpu, 4 node(s) didn't match Pod's node affinity/selector."}]}});
-    let rolling = observed_deployment(
+    // Applied, and seen by the controller: the new pod is Pending.
+    let rolling = applied(
+        on_h100.clone(),
         2,
-        1,
         json!({"observedGeneration": 2, "replicas": 2, "updatedReplicas": 1, "availableReplicas": 1,
                "unavailableReplicas": 1,
                "conditions": [{"type": "Available", "status": "True"}, {"type": "Progressing", "status": "True"}]}),
@@ -1183,6 +1190,7 @@ fn ready_means_the_current_layout_serves_on_every_replica() {
                 {"type": "Serving", "status": "False", "reason": "Unschedulable", "message": unschedulable}]}))
             .build(),
     );
+    again.input = Some(pinned_gpu_type());
     again.observed.as_mut().unwrap().resources =
         [("deployment".to_string(), resource(rolling))].into();
     again.required_resources.insert(
@@ -1195,9 +1203,9 @@ fn ready_means_the_current_layout_serves_on_every_replica() {
 
     // Past its deadline: the controller's words, and the pod's reason.
     let rsp = call_with(
-        observed_deployment(
+        applied(
+            on_h100.clone(),
             2,
-            1,
             json!({"observedGeneration": 2, "replicas": 2, "updatedReplicas": 1, "availableReplicas": 1,
                    "conditions": [{"type": "Progressing", "status": "False", "reason": "ProgressDeadlineExceeded",
                                    "message": "ReplicaSet \"qwen-7d9f\" has timed out progressing."}]}),
@@ -1220,8 +1228,8 @@ fn ready_means_the_current_layout_serves_on_every_replica() {
 
     // A quota refuses the pods: nothing serves.
     let rsp = call_with(
-        observed_deployment(
-            1,
+        applied(
+            on_h100.clone(),
             1,
             json!({"observedGeneration": 1, "conditions": [{"type": "ReplicaFailure", "status": "True",
                 "reason": "FailedCreate",
@@ -1242,9 +1250,9 @@ fn ready_means_the_current_layout_serves_on_every_replica() {
 
     // Every replica runs the H100 layout: ready, and the pods are no longer asked for.
     let rsp = call_with(
-        observed_deployment(
+        applied(
+            on_h100,
             2,
-            1,
             json!({"observedGeneration": 2, "replicas": 1, "updatedReplicas": 1, "availableReplicas": 1,
                    "conditions": [{"type": "Available", "status": "True"}]}),
         ),
@@ -1261,42 +1269,34 @@ fn ready_means_the_current_layout_serves_on_every_replica() {
 #[test]
 fn a_leader_worker_set_is_ready_when_every_group_of_the_current_spec_is() {
     let spec = json!({"model": "Qwen/Qwen2.5-7B-Instruct", "gpuType": "L4", "runtime": "leader-worker-set"});
-    let lws = |generation: i64, status: Value| {
-        json!({"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
-               "metadata": {"name": "qwen", "generation": generation}, "spec": {"replicas": 1,
-               "leaderWorkerTemplate": {"workerTemplate": {}}}, "status": status})
-    };
-    for (status, want) in [
+    let request = || support::request("lws", LlmInference::new("qwen").spec(spec.clone()).build());
+    let composed_set = composed(&call(&request()), "leader_worker_set").0;
+    for (generation, status, want) in [
         (
-            lws(
-                2,
-                json!({"observedGeneration": 2, "replicas": 1, "updatedReplicas": 1, "readyReplicas": 1}),
-            ),
+            2,
+            json!({"observedGeneration": 2, "replicas": 1, "updatedReplicas": 1, "readyReplicas": 1}),
             full::Ready::True,
         ),
         (
-            lws(
-                3,
-                json!({"observedGeneration": 2, "replicas": 1, "updatedReplicas": 1, "readyReplicas": 1}),
-            ),
+            3,
+            json!({"observedGeneration": 2, "replicas": 1, "updatedReplicas": 1, "readyReplicas": 1}),
             full::Ready::False,
         ),
         (
-            lws(
-                2,
-                json!({"observedGeneration": 2, "replicas": 1, "updatedReplicas": 1, "readyReplicas": 0}),
-            ),
+            2,
+            json!({"observedGeneration": 2, "replicas": 1, "updatedReplicas": 1, "readyReplicas": 0}),
             full::Ready::False,
         ),
     ] {
-        let mut req = request("lws", LlmInference::new("qwen").spec(spec.clone()).build());
+        let mut req = request();
+        let observed = applied(composed_set.clone(), generation, status.clone());
         req.observed.as_mut().unwrap().resources =
-            [("leader_worker_set".to_string(), resource(status.clone()))].into();
+            [("leader_worker_set".to_string(), resource(observed))].into();
         let rsp = call(&req);
         assert_eq!(
             composed(&rsp, "leader_worker_set").1,
             want as i32,
-            "{status}"
+            "{generation} {status}"
         );
     }
 }

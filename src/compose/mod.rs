@@ -416,13 +416,25 @@ pub struct Composition {
 impl Composition {
     /// Adds `manifest` under `key`, ready as its observed counterpart says,
     /// and returns how that counterpart stands.
+    ///
+    /// A workload carries the digest of the spec it is composed from
+    /// ([`spec_digest::ANNOTATION`]): until Crossplane has applied this
+    /// spec, the observed object is an older one, and whatever its status
+    /// says is about that older spec, so it is not ready.
     pub fn add(
         &mut self,
         key: &str,
         manifest: Manifest,
         observed: &Observed,
     ) -> resources::readiness::Rollout {
-        let rollout = observed.rollout(key);
+        let (manifest, spec) = spec_digest::annotate(manifest);
+        let object = observed.get(key);
+        let mut rollout = resources::readiness::rollout(object.as_ref());
+        if let (Some(spec), Some(object)) = (&spec, &object)
+            && !spec.applied_to(object)
+        {
+            rollout = resources::readiness::not_yet_applied(object);
+        }
         let ready = rollout.ready();
         self.resources
             .insert(key.into(), Composed { manifest, ready });
@@ -533,4 +545,5 @@ pub mod kinds;
 pub mod last_applied;
 pub mod names;
 pub mod resources;
+pub mod spec_digest;
 pub mod steps;

@@ -15,6 +15,11 @@
 //! # exit 0 when the XR of a render output has the condition Ready=True,
 //! # otherwise print its conditions and exit 1
 //! cargo run --locked --example crossplane-support -- ready RENDER.yaml
+//! # what the API server returns once Crossplane applied the composed
+//! # resources of a first render: each as rendered, with what an overlay
+//! # document of the same composition-resource name adds (the name the
+//! # server generated, its uid and generation, the controllers' status)
+//! cargo run --locked --example crossplane-support -- observed RENDER.yaml OVERLAYS.yaml
 //! ```
 
 use std::path::Path;
@@ -128,6 +133,46 @@ fn documents(file: &Path) -> Result<Vec<Value>> {
         .collect()
 }
 
+/// The composition-resource name Crossplane annotates a composed resource with.
+fn resource_name(doc: &Value) -> Option<&str> {
+    doc["metadata"]["annotations"]["crossplane.io/composition-resource-name"].as_str()
+}
+
+/// `into` with `overlay` merged in: objects key by key, anything else replaced.
+fn merge(into: &mut Value, overlay: &Value) {
+    match (into, overlay) {
+        (Value::Object(a), Value::Object(b)) => {
+            for (k, v) in b {
+                merge(a.entry(k.clone()).or_insert(Value::Null), v);
+            }
+        }
+        (a, b) => *a = b.clone(),
+    }
+}
+
+/// The observed resources of a second reconcile (see the module doc).
+fn observed(render: &Path, overlays: &Path) -> Result<String> {
+    let rendered = documents(render)?;
+    let mut out = String::new();
+    for overlay in documents(overlays)? {
+        let name = resource_name(&overlay).with_context(|| {
+            format!(
+                "an overlay without a composition-resource name in {}",
+                overlays.display()
+            )
+        })?;
+        let mut object = rendered
+            .iter()
+            .find(|d| resource_name(d) == Some(name))
+            .with_context(|| format!("{} composed no resource {name}", render.display()))?
+            .clone();
+        merge(&mut object, &overlay);
+        out.push_str("---\n");
+        out.push_str(&serde_yaml::to_string(&object)?);
+    }
+    Ok(out)
+}
+
 /// Whether the XR (the first document of a render output) is Ready.
 fn ready(render: &Path) -> Result<bool> {
     let docs = documents(render)?;
@@ -163,6 +208,10 @@ fn main() -> Result<()> {
             print!("{}", validation_input(Path::new(render), !rest.is_empty())?);
             Ok(())
         }
+        ["observed", render, overlays] => {
+            print!("{}", observed(Path::new(render), Path::new(overlays))?);
+            Ok(())
+        }
         ["ready", render] => {
             if !ready(Path::new(render))? {
                 std::process::exit(1);
@@ -170,7 +219,8 @@ fn main() -> Result<()> {
             Ok(())
         }
         _ => bail!(
-            "usage: crossplane-support crds OUT_DIR | validation-input RENDER.yaml [--without-xr] | ready RENDER.yaml"
+            "usage: crossplane-support crds OUT_DIR | validation-input RENDER.yaml [--without-xr] | ready RENDER.yaml | \
+             observed RENDER.yaml OVERLAYS.yaml"
         ),
     }
 }

@@ -626,3 +626,20 @@ pub fn output_within(cmd: &mut Command) -> std::process::Output {
     }
     waiter.join().unwrap().expect("collect the binary's output")
 }
+
+/// `object` as the function composes it: a workload carries the digest of
+/// the spec it was composed from (`compose::spec_digest`).
+pub fn digested(object: Value) -> Value {
+    use function_inference::compose::{Manifest, spec_digest};
+    let kind: &'static str = Box::leak(object["kind"].as_str().unwrap_or_default().into());
+    let (manifest, _) = spec_digest::annotate(Manifest::new(kind, object));
+    serde_json::to_value(&manifest).unwrap()
+}
+
+/// What the API server returns for `composed` once applied and reconciled
+/// by its controller: at `generation`, with `status`.
+pub fn applied(mut composed: Value, generation: i64, status: Value) -> Value {
+    composed["metadata"]["generation"] = json!(generation);
+    composed["status"] = status;
+    composed
+}

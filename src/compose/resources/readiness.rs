@@ -80,6 +80,41 @@ pub fn rollout(observed: Option<&Map<String, Value>>) -> Rollout {
     }
 }
 
+/// How `observed`, a workload applied from an older spec than the one now
+/// composed, stands against that new spec: none of its replicas runs it,
+/// and those available serve the older one.
+pub fn not_yet_applied(observed: &Map<String, Value>) -> Rollout {
+    let counts = match rollout(Some(observed)) {
+        Rollout::Progressing(r) | Rollout::Failed { replicas: r, .. } => r,
+        // Complete: every desired replica of the older spec serves.
+        _ => {
+            let desired = replica_target(observed);
+            Replicas {
+                desired,
+                updated: desired,
+                available: desired,
+            }
+        }
+    };
+    Rollout::Progressing(Replicas {
+        updated: 0,
+        ..counts
+    })
+}
+
+/// How many replicas an observed workload asks for (1 when it does not say).
+fn replica_target(o: &Map<String, Value>) -> i64 {
+    match str_at(o, &["kind"]) {
+        "VLLMRuntime" => int_at(o, &["spec", "deploymentConfig", "replicas"]),
+        "Object" => match at(o, &["status", "atProvider", "manifest"]) {
+            Some(Value::Object(m)) => Some(replica_target(m)),
+            _ => None,
+        },
+        _ => int_at(o, &["spec", "replicas"]),
+    }
+    .unwrap_or(1)
+}
+
 /// What a workload's status counts.
 struct Counts {
     replicas: Replicas,

@@ -1,0 +1,188 @@
+//! The digest of the spec a workload was composed from, carried in an
+//! annotation, so that readiness can tell an observed object applied from
+//! the current spec from an older one.
+//!
+//! Crossplane calls the function with the objects as they are before it
+//! applies what the function returns. Right after a change (another GPU
+//! type, another model), the observed Deployment is still the previous
+//! spec, fully rolled out: judged on its status alone, the XR would report
+//! the new layout Ready for one reconcile, and record it as serving. The
+//! annotation sits in the object's metadata, not its pod template, so it
+//! starts no rollout of its own.
+
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+
+use crate::compose::Manifest;
+
+/// The annotation that carries the digest.
+pub const ANNOTATION: &str = "infer.dev/spec-digest";
+
+/// Kinds whose readiness is a rollout of their spec.
+const WORKLOADS: &[&str] = &["Deployment", "LeaderWorkerSet", "VLLMRuntime"];
+
+/// What identifies the spec a workload is composed from: the digest of
+/// everything but its replica count, and that count. The count is compared
+/// on its own: an autoscaler may own it, and the composer then carries the
+/// observed count forward, which must not make the rest look changed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Spec {
+    digest: String,
+    replicas: Option<i64>,
+}
+
+impl Spec {
+    /// Whether `observed` was applied from this spec.
+    pub fn applied_to(&self, observed: &Map<String, Value>) -> bool {
+        of(observed) == Some(self.digest.as_str()) && replicas(observed) == self.replicas
+    }
+}
+
+/// Where a workload's replica count is: in the object, or in the manifest
+/// a provider-kubernetes Object wraps.
+fn replicas_path(object: &Map<String, Value>) -> Vec<&'static str> {
+    let kind_at = |o: &Map<String, Value>| o.get("kind").and_then(Value::as_str).map(String::from);
+    let mut path = Vec::new();
+    let mut kind = kind_at(object);
+    if kind.as_deref() == Some("Object") {
+        path.extend(["spec", "forProvider", "manifest"]);
+        kind = object
+            .get("spec")
+            .and_then(|s| s.get("forProvider"))
+            .and_then(|f| f.get("manifest"))
+            .and_then(Value::as_object)
+            .and_then(kind_at);
+    }
+    match kind.as_deref() {
+        Some("VLLMRuntime") => path.extend(["spec", "deploymentConfig", "replicas"]),
+        _ => path.extend(["spec", "replicas"]),
+    }
+    path
+}
+
+fn replicas(object: &Map<String, Value>) -> Option<i64> {
+    let path = replicas_path(object);
+    let (first, rest) = path.split_first()?;
+    rest.iter()
+        .try_fold(object.get(*first)?, |v, p| v.get(*p))?
+        .as_i64()
+}
+
+/// `object` without its replica count, for the digest.
+fn without_replicas(object: &Map<String, Value>) -> Value {
+    let path = replicas_path(object);
+    let mut copy = Value::Object(object.clone());
+    let (last, parents) = path.split_last().expect("a path");
+    let mut at = Some(&mut copy);
+    for p in parents {
+        at = at.and_then(|v| v.get_mut(*p));
+    }
+    if let Some(Value::Object(parent)) = at {
+        parent.remove(*last);
+    }
+    copy
+}
+
+/// `manifest` with its digest annotated, and its spec, when it is a
+/// workload or a provider-kubernetes Object wrapping one; otherwise as it is.
+pub fn annotate(manifest: Manifest) -> (Manifest, Option<Spec>) {
+    let kind = manifest.kind();
+    let Ok(Value::Object(mut object)) = serde_json::to_value(&manifest) else {
+        return (manifest, None);
+    };
+    let wrapped = object
+        .get("spec")
+        .and_then(|s| s.get("forProvider"))
+        .and_then(|f| f.get("manifest"))
+        .and_then(|m| m.get("kind"))
+        .and_then(Value::as_str);
+    let workload = WORKLOADS.contains(&kind) || wrapped.is_some_and(|k| WORKLOADS.contains(&k));
+    if !workload {
+        return (manifest, None);
+    }
+    // serde_json's maps are sorted: the same spec gives the same bytes.
+    let bytes = serde_json::to_vec(&without_replicas(&object)).unwrap_or_default();
+    let count = replicas(&object);
+    let digest: String = Sha256::digest(&bytes)[..8]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let metadata = object
+        .entry("metadata")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if let Value::Object(md) = metadata {
+        let annotations = md
+            .entry("annotations")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(a) = annotations {
+            a.insert(ANNOTATION.into(), Value::String(digest.clone()));
+        }
+    }
+    (
+        Manifest::new(kind, Value::Object(object)),
+        Some(Spec {
+            digest,
+            replicas: count,
+        }),
+    )
+}
+
+/// The digest an observed object carries, if any.
+pub fn of(object: &Map<String, Value>) -> Option<&str> {
+    object
+        .get("metadata")?
+        .get("annotations")?
+        .get(ANNOTATION)?
+        .as_str()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn spec_of(v: Value) -> Spec {
+        annotate(Manifest::new("Deployment", v)).1.unwrap()
+    }
+
+    fn applied(v: Value) -> Map<String, Value> {
+        let (manifest, _) = annotate(Manifest::new("Deployment", v));
+        serde_json::to_value(&manifest)
+            .unwrap()
+            .as_object()
+            .unwrap()
+            .clone()
+    }
+
+    #[test]
+    fn a_workload_is_applied_from_a_spec_when_its_digest_and_replicas_match() {
+        let one = json!({"kind": "Deployment", "metadata": {"name": "q"}, "spec": {"replicas": 1, "x": 1}});
+        let two = json!({"kind": "Deployment", "metadata": {"name": "q"}, "spec": {"replicas": 2, "x": 1}});
+        let other = json!({"kind": "Deployment", "metadata": {"name": "q"}, "spec": {"replicas": 1, "x": 2}});
+        assert!(spec_of(one.clone()).applied_to(&applied(one.clone())));
+        assert!(!spec_of(two.clone()).applied_to(&applied(one.clone())));
+        assert!(!spec_of(other).applied_to(&applied(one.clone())));
+        // An autoscaler scaled the applied object to 4, and the composer
+        // carries 4 forward: the same spec.
+        let mut scaled = applied(one);
+        scaled["spec"]["replicas"] = json!(4);
+        let carried = json!({"kind": "Deployment", "metadata": {"name": "q"}, "spec": {"replicas": 4, "x": 1}});
+        assert!(spec_of(carried).applied_to(&scaled));
+        // Composed before digests existed.
+        assert!(
+            !spec_of(two).applied_to(&json!({"kind": "Deployment"}).as_object().unwrap().clone())
+        );
+    }
+
+    #[test]
+    fn what_has_no_rollout_is_left_as_it_is() {
+        let service = json!({"kind": "Service", "metadata": {"name": "q"}});
+        let (manifest, spec) = annotate(Manifest::new("Service", service.clone()));
+        assert_eq!(spec, None);
+        assert_eq!(serde_json::to_value(&manifest).unwrap(), service);
+        let wrapped = json!({"kind": "Object", "spec": {"forProvider": {"manifest": {
+            "kind": "VLLMRuntime", "spec": {"deploymentConfig": {"replicas": 3}}}}}});
+        let spec = annotate(Manifest::new("Object", wrapped)).1.unwrap();
+        assert_eq!(spec.replicas, Some(3));
+    }
+}
