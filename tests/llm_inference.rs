@@ -2141,3 +2141,55 @@ fn an_existing_claim_keeps_its_class_and_modes_and_says_so() {
         );
     }
 }
+
+/// A runtime that served and lost every replica is Unavailable, not
+/// Starting, for as long as it has none.
+#[test]
+fn losing_every_replica_after_serving_is_unavailable_not_a_start() {
+    let spec = json!({"model": "Qwen/Qwen2.5-1.5B-Instruct"});
+    let runtime = composed(
+        &call(&request(
+            "lost",
+            LlmInference::new("qwen").spec(spec.clone()).build(),
+        )),
+        "vllm_runtime",
+    )
+    .0;
+    let lost = applied(
+        runtime,
+        1,
+        json!({"replicas": 1, "updatedReplicas": 1, "availableReplicas": 0, "unavailableReplicas": 1,
+               "modelStatus": "Updating"}),
+    );
+    for (observed_serving, want) in [
+        (
+            json!({"type": "Serving", "status": "True", "reason": "Available"}),
+            "Unavailable",
+        ),
+        (
+            json!({"type": "Serving", "status": "False", "reason": "Unavailable"}),
+            "Unavailable",
+        ),
+        (
+            json!({"type": "Serving", "status": "False", "reason": "Starting"}),
+            "Starting",
+        ),
+    ] {
+        let mut req = request(
+            "lost",
+            LlmInference::new("qwen")
+                .spec(spec.clone())
+                .status(json!({"conditions": [observed_serving]}))
+                .build(),
+        );
+        req.observed.as_mut().unwrap().resources =
+            [("vllm_runtime".to_string(), resource(lost.clone()))].into();
+        let rsp = call(&req);
+        let serving = rsp
+            .conditions
+            .iter()
+            .find(|c| c.r#type == "Serving")
+            .unwrap();
+        assert_eq!(serving.reason, want, "{:?}", serving.message);
+    }
+}

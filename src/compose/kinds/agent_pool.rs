@@ -625,6 +625,7 @@ fn report(
         url: &server.base_url,
         layout: &layout,
         last_serving_layout: last_serving.as_deref(),
+        served_before: serving::served_before(req),
     };
     let serving_layout = serving::serving_layout(&server.state, &server_report);
     let serving = server.state.serving() && *agents == Rollout::Complete;

@@ -405,6 +405,7 @@ fn report(
             url: &internal,
             layout: &layout,
             last_serving_layout: last_serving.as_deref(),
+            served_before: serving::served_before(req),
         },
         out,
     );

@@ -113,6 +113,27 @@ pub struct Report<'a> {
     pub layout: &'a str,
     /// The layout the XR's observed status says served last, if any.
     pub last_serving_layout: Option<&'a str>,
+    /// Whether the XR's observed status says the server served (and has
+    /// not been replaced since): losing every replica is then not a start.
+    pub served_before: bool,
+}
+
+/// Whether the XR's observed `Serving` condition says its server served
+/// or became unavailable after serving.
+pub fn served_before(req: &ComposeRequest) -> bool {
+    let Some(status) = req.xr.status() else {
+        return false;
+    };
+    status
+        .get("conditions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|c| c.get("type").and_then(Value::as_str) == Some(conditions::SERVING))
+        .any(|c| {
+            c.get("status").and_then(Value::as_str) == Some("True")
+                || c.get("reason").and_then(Value::as_str) == Some("Unavailable")
+        })
 }
 
 /// The `Serving` condition for `state`, the layout that serves now (if
@@ -160,6 +181,17 @@ pub fn condition(state: &ServingState, r: &Report, serving_layout: Option<&str>)
         (None, Some(c)) if c.available > 0 => conditions::not_serving(
             "RollingOut",
             format!("rolling out {}: {}{still}", r.layout, counts(c)),
+        ),
+        // It served before, and nothing serves now.
+        (None, Some(c)) if r.served_before => conditions::not_serving(
+            "Unavailable",
+            format!(
+                "{} has no available replica ({}): it will serve {} at {} again once one is",
+                r.what,
+                counts(c),
+                r.layout,
+                r.url
+            ),
         ),
         (None, _) => conditions::not_serving(
             "Starting",
