@@ -2193,3 +2193,37 @@ fn losing_every_replica_after_serving_is_unavailable_not_a_start() {
         assert_eq!(serving.reason, want, "{:?}", serving.message);
     }
 }
+
+/// The engine flags the plan sizes for reach `vllm serve` on every
+/// runtime: an fp8 KV cache holds twice the tokens only if vLLM is told.
+#[test]
+fn the_plans_engine_flags_reach_every_runtime() {
+    for runtime in ["vllm-runtime", "deployment", "leader-worker-set"] {
+        let spec = json!({"model": "Qwen/Qwen2.5-7B-Instruct", "gpuType": "L4", "runtime": runtime,
+                          "kvCacheDtype": "fp8"});
+        let rsp = call(&request(
+            "flags",
+            LlmInference::new("qwen").spec(spec).build(),
+        ));
+        assert_not_fatal(&rsp.results, runtime);
+        let args = match runtime {
+            "vllm-runtime" => composed(&rsp, "vllm_runtime").0["spec"]["vllmConfig"]["extraArgs"].clone(),
+            "deployment" => {
+                composed(&rsp, "deployment").0["spec"]["template"]["spec"]["containers"][0]["args"].clone()
+            }
+            _ => composed(&rsp, "leader_worker_set").0["spec"]["leaderWorkerTemplate"]["leaderTemplate"]
+                ["spec"]["containers"][0]["args"]
+                .clone(),
+        };
+        let args: Vec<&str> = args
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        assert!(
+            args.windows(2).any(|w| w == ["--kv-cache-dtype", "fp8"]),
+            "{runtime}: {args:?}"
+        );
+    }
+}

@@ -122,6 +122,16 @@ fn llm_inference_model_ref_waits_for_and_serves_the_model() {
     );
     assert_eq!(runtime["spec"]["model"]["dtype"], "float16");
     assert_eq!(runtime["spec"]["storageConfig"]["size"], "18Gi");
+    // Found: the condition that said it was missing is replaced.
+    assert_eq!(
+        rsp.conditions[0],
+        condition(
+            "ModelResolved",
+            full::Status::ConditionTrue,
+            "Found",
+            "Model team-a/llama-8b served as meta-llama/Llama-3.1-8B-Instruct"
+        )
+    );
 }
 
 /// A tensor-parallel shardSpec the Model's attention heads cannot be split

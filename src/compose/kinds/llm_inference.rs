@@ -89,6 +89,15 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
         notes.push(model_config::guessed_warning(&plan.model_id, how));
     }
     notes.extend(overridden_by_extra_args(&spec.extra_args));
+    if let Some(m) = &referenced {
+        // Said on every call: it replaces the condition that said the Model was missing.
+        out.conditions.push(outcome::condition(
+            model_ref::MODEL_RESOLVED,
+            true,
+            "Found",
+            format!("Model {} served as {}", m.display, m.facts.model_url),
+        ));
+    }
     report(req, &mut out, &model, plan, notes, served, endpoint);
     Ok(out)
 }

@@ -120,9 +120,9 @@ pub fn serve_args(p: &PodParams) -> Vec<String> {
         "--dtype".into(),
         plan.dtype.to_string(),
     ]);
-    if let Some(q) = &plan.quantization_method {
-        args.extend(["--quantization".into(), q.clone()]);
-    }
+    // --quantization and --kv-cache-dtype, when the plan needs them, as the
+    // VLLMRuntime gets them.
+    args.extend(plan.engine_args());
     args.extend([
         "--gpu-memory-utilization".into(),
         p.settings.gpu_memory_utilization_text(),
