@@ -715,9 +715,9 @@ fn amd_gpus_get_the_rocm_image_and_amd_gpus_on_a_deployment() {
     assert!(c["resources"]["limits"].get("nvidia.com/gpu").is_none());
     assert_eq!(pod["tolerations"][0]["key"], "amd.com/gpu");
     assert_eq!(
-        deployment["spec"].get("strategy"),
-        None,
-        "one of eight GPUs, no volume: rolling"
+        deployment["spec"]["strategy"],
+        json!({"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}}),
+        "one of eight GPUs, no volume: rolling, stated whole so that a switch to Recreate drops it"
     );
 
     // The platform names its own images per vendor.

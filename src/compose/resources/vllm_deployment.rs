@@ -4,9 +4,12 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec, DeploymentStrategy};
+use k8s_openapi::api::apps::v1::{
+    Deployment, DeploymentSpec, DeploymentStrategy, RollingUpdateDeployment,
+};
 use k8s_openapi::api::core::v1::PodTemplateSpec;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use crate::compose::resources::vllm_pod::{
     PodParams, pod_spec, serve_args, serving_container, startup_budget_seconds, volumes,
@@ -37,6 +40,27 @@ pub fn needs_recreate(p: &PodParams) -> bool {
             .is_some_and(|c| c.storage.access_mode == Some(StorageAccessMode::ReadWriteOnce))
 }
 
+/// Recreate when [`needs_recreate`], else a rolling update, stated whole:
+/// the API server fills in a rolling update's parameters when a Deployment
+/// names none, and would then refuse a later apply of Recreate beside them
+/// (server-side apply removes only what its own field manager set).
+fn strategy(p: &PodParams) -> DeploymentStrategy {
+    if needs_recreate(p) {
+        return DeploymentStrategy {
+            type_: Some("Recreate".into()),
+            rolling_update: None,
+        };
+    }
+    DeploymentStrategy {
+        type_: Some("RollingUpdate".into()),
+        // Kubernetes' defaults, owned so that a switch to Recreate drops them.
+        rolling_update: Some(RollingUpdateDeployment {
+            max_surge: Some(IntOrString::String("25%".into())),
+            max_unavailable: Some(IntOrString::String("25%".into())),
+        }),
+    }
+}
+
 /// The Deployment.
 pub fn vllm_deployment(d: &DeploymentParams) -> Deployment {
     let p = &d.pod;
@@ -54,10 +78,7 @@ pub fn vllm_deployment(d: &DeploymentParams) -> Deployment {
                 match_labels: Some(d.selector.clone()),
                 match_expressions: None,
             },
-            strategy: needs_recreate(p).then(|| DeploymentStrategy {
-                type_: Some("Recreate".into()),
-                rolling_update: None,
-            }),
+            strategy: Some(strategy(p)),
             // The default 600 s would report a rollout as failed while the
             // weights still load.
             progress_deadline_seconds: i32::try_from(startup_budget_seconds(p.plan))

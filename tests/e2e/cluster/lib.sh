@@ -198,14 +198,15 @@ EOF
 }
 
 # make_volumes N: N static hostPath PersistentVolumes of the default
-# StorageClass (no provisioner runs), and N of the shared (ReadWriteMany) one.
+# StorageClass (no provisioner runs), and N of the shared one (ReadWriteMany,
+# and ReadWriteOnce too, as a file store's volumes are).
 # Nothing mounts them (kwok runs no container); each binds once.
 make_volumes() {
   local i class mode
   for ((i = 1; i <= $1; i++)); do
     for class in standard shared; do
       mode=ReadWriteOnce
-      [[ $class == shared ]] && mode=ReadWriteMany
+      [[ $class == shared ]] && mode="ReadWriteOnce, ReadWriteMany"
       mkdir -p "$STATE/volumes/$class-$i"
       cat <<EOF
 ---
