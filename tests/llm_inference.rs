@@ -2227,3 +2227,61 @@ fn the_plans_engine_flags_reach_every_runtime() {
         );
     }
 }
+
+/// A Deployment's selector cannot change: one composed with another
+/// selector (an older label scheme, say) keeps it, and its pods keep the
+/// labels it selects, so the apply is accepted and the Service finds them.
+#[test]
+fn an_existing_deployment_keeps_its_selector() {
+    let spec =
+        json!({"model": "Qwen/Qwen2.5-7B-Instruct", "gpuType": "L4", "runtime": "deployment"});
+    let mut req = request("selector", LlmInference::new("qwen").spec(spec).build());
+    let mut existing = composed(&call(&req), "deployment").0;
+    existing["spec"]["selector"] = json!({"matchLabels": {"app": "qwen"}});
+    req.observed.as_mut().unwrap().resources =
+        [("deployment".to_string(), resource(existing))].into();
+    let rsp = call(&req);
+    let (deployment, _) = composed(&rsp, "deployment");
+    assert_eq!(
+        deployment["spec"]["selector"],
+        json!({"matchLabels": {"app": "qwen"}})
+    );
+    assert_eq!(
+        deployment["spec"]["template"]["metadata"]["labels"]["app"],
+        "qwen"
+    );
+    assert_eq!(
+        composed(&rsp, "service").0["spec"]["selector"],
+        json!({"app": "qwen"})
+    );
+}
+
+/// More replicas than a ReadWriteOnce weights volume serves, with no
+/// ReadWriteMany class named, delete the volume: the platform is told
+/// before Crossplane deletes it, since one replica downloads it again.
+#[test]
+fn a_replica_change_that_deletes_the_weights_volume_says_so() {
+    let spec = |replicas: i64| {
+        json!({"model": "meta-llama/Llama-3.1-70B-Instruct", "gpuType": "H100-80GB",
+               "runtime": "deployment", "replicas": replicas})
+    };
+    let one = call(&request(
+        "volume",
+        LlmInference::new("big").spec(spec(1)).build(),
+    ));
+    let (claim, _) = composed(&one, "weights_cache");
+    let mut req = request("volume", LlmInference::new("big").spec(spec(2)).build());
+    req.observed.as_mut().unwrap().resources =
+        [("weights_cache".to_string(), resource(claim))].into();
+    let two = call(&req);
+    assert!(!composed_names(&two).iter().any(|n| n == "weights_cache"));
+    let said = "the weights volume big-weights is deleted: 2 replica(s) cannot share its ReadWriteOnce claim \
+                and the platform names no ReadWriteMany storage class \
+                (input.defaults.weightsCache.sharedStorageClassName), so each pod downloads the checkpoint \
+                itself, and one replica downloads it again into a new volume";
+    assert!(
+        two.results.contains(&warning("SizingWarning", said)),
+        "{:#?}",
+        two.results
+    );
+}
