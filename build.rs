@@ -1,60 +1,42 @@
 //! Compiles `proto/` with protox (pure Rust), so building needs no system `protoc`.
 //!
-//! The one proto file is turned into two Rust modules:
-//! - `full`: every message decoded, for clients, `render` and tests;
-//! - `wire`: the same wire format, but every `Resource` and every
-//!   `google.protobuf.Struct` (the step input, the pipeline context) kept as
-//!   its encoded bytes (`crate::protocol::raw_message`). The server decodes only what
-//!   it inspects and writes the rest back byte for byte.
+//! - `fnv1`: Crossplane's function protocol (`proto/fn/v1`), every message
+//!   decoded, as the SDKs have it: what clients, `render` and tests build.
+//! - `server`: the same protocol with every `google.protobuf.Struct` read as
+//!   `view::Struct` (`proto/view`), whose fields stay encoded until the
+//!   function reads them, so that what it passes through goes back as it
+//!   came and a request decodes however deep its objects nest.
 
 use std::{env, fs, path::PathBuf};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let proto = "proto/fn/v1/run_function.proto";
-    println!("cargo:rerun-if-changed={proto}");
-    let fds = protox::compile([proto], ["proto"])?;
+    let protocol = "proto/fn/v1/run_function.proto";
+    let view = "proto/view/view.proto";
+    println!("cargo:rerun-if-changed={protocol}");
+    println!("cargo:rerun-if-changed={view}");
     let out = PathBuf::from(env::var("OUT_DIR")?);
+    let generate = |dir: &str| -> Result<PathBuf, std::io::Error> {
+        let path = out.join(dir);
+        fs::create_dir_all(&path)?;
+        Ok(path)
+    };
 
-    let full = out.join("full");
-    fs::create_dir_all(&full)?;
+    let fds = protox::compile([protocol], ["proto"])?;
     tonic_prost_build::configure()
-        .out_dir(&full)
+        .out_dir(generate("fnv1")?)
         .btree_map(".")
         .build_server(false)
         .compile_fds(fds.clone())?;
-
-    let wire = out.join("wire");
-    fs::create_dir_all(&wire)?;
-    // The request's messages can be hashed, as the server's memo does
-    // (without meta) to find an earlier answer. prost derives it already
-    // for those without maps (RequestMeta), and a path covers the types
-    // nested in it (Credentials' oneof).
-    let mut wire_config = tonic_prost_build::configure();
-    for message in [
-        "RunFunctionRequest",
-        "State",
-        "Resources",
-        "Credentials",
-        "CredentialData",
-        "Schema",
-    ] {
-        wire_config = wire_config.type_attribute(
-            format!(".apiextensions.fn.proto.v1.{message}"),
-            "#[derive(Hash)]",
-        );
-    }
-    wire_config
-        .out_dir(&wire)
+    tonic_prost_build::configure()
+        .out_dir(generate("server")?)
         .btree_map(".")
         .build_client(false)
-        .extern_path(
-            ".apiextensions.fn.proto.v1.Resource",
-            "crate::protocol::raw_message::RawResource",
-        )
-        .extern_path(
-            ".google.protobuf.Struct",
-            "crate::protocol::raw_message::RawStruct",
-        )
+        .extern_path(".google.protobuf.Struct", "crate::protocol::view::Struct")
         .compile_fds(fds)?;
+
+    prost_build::Config::new()
+        .out_dir(generate("view")?)
+        .btree_map(["."])
+        .compile_fds(protox::compile([view], ["proto"])?)?;
     Ok(())
 }

@@ -13,7 +13,7 @@
 
 mod support;
 
-use function_inference::protocol::full;
+use function_inference::protocol::fnv1;
 use serde_json::{Value, json};
 use support::fixtures::*;
 use support::manifests::validate_composed;
@@ -43,9 +43,9 @@ fn before_crossplane_looks_the_model_up_the_pool_asks_and_waits() {
     ));
     let message =
         "waiting for Crossplane to look up Model team-a/llama-8b (spec.agentClass.modelRef)";
-    let want = full::RunFunctionResponse {
+    let want = fnv1::RunFunctionResponse {
         meta: meta("w1", 10),
-        desired: Some(full::State {
+        desired: Some(fnv1::State {
             composite: Some(resource(json!({
                 "apiVersion": "infer.dev/v1alpha1", "kind": "AgentPool",
                 "status": {"phase": "WaitingForModel", "waitingFor": message, "model": "team-a/llama-8b"},
@@ -55,7 +55,7 @@ fn before_crossplane_looks_the_model_up_the_pool_asks_and_waits() {
         conditions: [
             vec![condition(
                 "ModelResolved",
-                full::Status::ConditionUnknown,
+                fnv1::Status::ConditionUnknown,
                 "WaitingForModel",
                 message,
             )],
@@ -93,9 +93,9 @@ fn a_missing_model_keeps_what_was_composed_and_warns_once() {
     req.observed.as_mut().unwrap().resources =
         [("agents".to_string(), resource(observed_agents))].into();
     let message = "waiting for Model team-a/llama-8b (spec.agentClass.modelRef): it does not exist yet; create it in namespace team-a";
-    let want = full::RunFunctionResponse {
+    let want = fnv1::RunFunctionResponse {
         meta: meta("w2", 10),
-        desired: Some(full::State {
+        desired: Some(fnv1::State {
             composite: Some(resource(json!({
                 "apiVersion": "infer.dev/v1alpha1", "kind": "AgentPool",
                 "status": {"phase": "WaitingForModel", "waitingFor": message, "model": "team-a/llama-8b"},
@@ -115,7 +115,7 @@ fn a_missing_model_keeps_what_was_composed_and_warns_once() {
         conditions: [
             vec![condition(
                 "ModelResolved",
-                full::Status::ConditionFalse,
+                fnv1::Status::ConditionFalse,
                 "ModelNotFound",
                 message,
             )],
@@ -293,19 +293,19 @@ fn with_its_model_the_pool_composes_server_agents_config_autoscaler_and_budget()
         vec![
             condition(
                 "ModelResolved",
-                full::Status::ConditionTrue,
+                fnv1::Status::ConditionTrue,
                 "Found",
                 "Model team-a/llama-8b served as meta-llama/Llama-3.1-8B-Instruct"
             ),
             condition(
                 "Sized",
-                full::Status::ConditionTrue,
+                fnv1::Status::ConditionTrue,
                 "Sized",
                 "1 model-server replica(s) of 1 x L4 (float16), tensor parallel 1, max model length 8192"
             ),
             condition(
                 "Serving",
-                full::Status::ConditionFalse,
+                fnv1::Status::ConditionFalse,
                 "Starting",
                 "the model server for meta-llama/Llama-3.1-8B-Instruct has no available replica yet: it will serve \
                  1 x L4 (float16), tensor parallel 1, max model length 8192 at \
@@ -462,9 +462,9 @@ fn credentials_never_reach_a_config_map() {
     ));
     assert_eq!(
         rsp,
-        full::RunFunctionResponse {
+        fnv1::RunFunctionResponse {
             meta: meta("s1", 60),
-            desired: Some(full::State::default()),
+            desired: Some(fnv1::State::default()),
             results: vec![fatal(
                 "CredentialInConfig",
                 "spec.agentClass.memoryConfig.connectionString holds a password, which would land in a ConfigMap; \
@@ -652,7 +652,7 @@ fn every_composed_manifest_is_schema_valid() {
 }
 
 /// The env value `name` of the agents' container.
-fn agent_env(rsp: &full::RunFunctionResponse, name: &str) -> Value {
+fn agent_env(rsp: &fnv1::RunFunctionResponse, name: &str) -> Value {
     manifest(rsp, "agents")["spec"]["template"]["spec"]["containers"][0]["env"]
         .as_array()
         .unwrap()
@@ -665,7 +665,7 @@ fn agent_env(rsp: &full::RunFunctionResponse, name: &str) -> Value {
 #[test]
 fn the_model_server_runs_on_the_runtime_the_pool_asks_for_behind_the_same_url() {
     let base_url = json!("http://reviewers-model.team-a.svc.cluster.local/v1");
-    let server_keys = |rsp: &full::RunFunctionResponse| -> Vec<String> {
+    let server_keys = |rsp: &fnv1::RunFunctionResponse| -> Vec<String> {
         names(rsp)
             .into_iter()
             .filter(|n| n.starts_with("model_server"))
@@ -1369,7 +1369,7 @@ fn bad_specs_are_fatal_results_naming_the_field() {
     Refusals::of(AgentPool::new("reviewers").spec(small_pool()).build())
         .tag("e")
         .with_model(llama_8b())
-        .after(full::State::default())
+        .after(fnv1::State::default())
         .requiring(requirement())
         .check(vec![
             refusal(
@@ -1404,7 +1404,7 @@ fn an_agent_pool_waiting_for_its_model_still_checks_its_numbers() {
     // No Model yet: the refusal still asks Crossplane for it.
     Refusals::of(example("examples/configuration/agents/agentpool.yaml"))
         .tag("w")
-        .after(full::State::default())
+        .after(fnv1::State::default())
         .requiring(requirement_of("llama-3-1-8b"))
         .check(vec![
             refusal(

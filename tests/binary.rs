@@ -10,7 +10,7 @@ use std::process::Stdio;
 use std::sync::mpsc;
 use std::task::Poll;
 
-use function_inference::protocol::full;
+use function_inference::protocol::fnv1;
 use serde_json::json;
 use support::*;
 
@@ -93,7 +93,7 @@ async fn sigterm_lets_calls_in_flight_finish() {
         .connect()
         .await
         .expect("connect to the binary");
-    let c = full::function_runner_service_client::FunctionRunnerServiceClient::new(channel)
+    let c = fnv1::function_runner_service_client::FunctionRunnerServiceClient::new(channel)
         .max_decoding_message_size(usize::MAX)
         .max_encoding_message_size(usize::MAX);
     let mut warm = c.clone();

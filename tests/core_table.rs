@@ -7,22 +7,22 @@
 
 mod support;
 
-use function_inference::function::run_function;
-use function_inference::protocol::{from_wire, full, to_wire};
+use function_inference::protocol::{fnv1, from_server, to_server};
+use function_inference::run::run_function;
 use serde_json::json;
 use support::*;
 
 struct Case {
     name: &'static str,
     reason: &'static str,
-    req: full::RunFunctionRequest,
-    want: full::RunFunctionResponse,
+    req: fnv1::RunFunctionRequest,
+    want: fnv1::RunFunctionResponse,
 }
 
 fn with_input(
-    mut req: full::RunFunctionRequest,
+    mut req: fnv1::RunFunctionRequest,
     input: prost_types::Struct,
-) -> full::RunFunctionRequest {
+) -> fnv1::RunFunctionRequest {
     req.input = Some(input);
     req
 }
@@ -38,16 +38,16 @@ fn cases() -> Vec<Case> {
         Case {
             name: "MissingComposite",
             reason: "A request without an observed XR cannot be composed; the function says so in a FATAL result instead of failing the call.",
-            req: full::RunFunctionRequest {
-                meta: Some(full::RequestMeta {
+            req: fnv1::RunFunctionRequest {
+                meta: Some(fnv1::RequestMeta {
                     tag: "no-xr".into(),
                     capabilities: vec![],
                 }),
                 ..Default::default()
             },
-            want: full::RunFunctionResponse {
+            want: fnv1::RunFunctionResponse {
                 meta: meta("no-xr", 60),
-                desired: Some(full::State::default()),
+                desired: Some(fnv1::State::default()),
                 results: vec![fatal(
                     "MissingComposite",
                     "the request has no observed composite resource",
@@ -62,9 +62,9 @@ fn cases() -> Vec<Case> {
                 "no-kind",
                 json!({"apiVersion": "example.org/v1", "metadata": {"name": "x"}}),
             ),
-            want: full::RunFunctionResponse {
+            want: fnv1::RunFunctionResponse {
                 meta: meta("no-kind", 60),
-                desired: Some(full::State::default()),
+                desired: Some(fnv1::State::default()),
                 results: vec![fatal(
                     "MissingComposite",
                     "the observed composite resource has no kind",
@@ -76,9 +76,9 @@ fn cases() -> Vec<Case> {
             name: "UnknownKind",
             reason: "An XR of a kind the function does not compose gets a FATAL result naming the kind, its API version and the kinds it does compose.",
             req: request("spaceship", spaceship()),
-            want: full::RunFunctionResponse {
+            want: fnv1::RunFunctionResponse {
                 meta: meta("spaceship", 60),
-                desired: Some(full::State::default()),
+                desired: Some(fnv1::State::default()),
                 results: vec![unknown_kind()],
                 ..Default::default()
             },
@@ -86,13 +86,13 @@ fn cases() -> Vec<Case> {
         Case {
             name: "NoMetaNoTag",
             reason: "A request without meta still gets a meta with an empty tag and the default TTL.",
-            req: full::RunFunctionRequest {
+            req: fnv1::RunFunctionRequest {
                 meta: None,
                 ..request("", spaceship())
             },
-            want: full::RunFunctionResponse {
+            want: fnv1::RunFunctionResponse {
                 meta: meta("", 60),
-                desired: Some(full::State::default()),
+                desired: Some(fnv1::State::default()),
                 results: vec![unknown_kind()],
                 ..Default::default()
             },
@@ -101,9 +101,9 @@ fn cases() -> Vec<Case> {
             name: "TtlFromInput",
             reason: "The step input's ttl (a Kubernetes duration) replaces the default TTL of 60 s.",
             req: with_input(request("ttl", spaceship()), input(json!({"ttl": "5m"}))),
-            want: full::RunFunctionResponse {
+            want: fnv1::RunFunctionResponse {
                 meta: meta("ttl", 300),
-                desired: Some(full::State::default()),
+                desired: Some(fnv1::State::default()),
                 results: vec![unknown_kind()],
                 ..Default::default()
             },
@@ -112,9 +112,9 @@ fn cases() -> Vec<Case> {
             name: "TtlOfWrongType",
             reason: "A ttl that is a number, not a duration string, is refused with the field's path.",
             req: with_input(request("ttl-number", spaceship()), input(json!({"ttl": 5}))),
-            want: full::RunFunctionResponse {
+            want: fnv1::RunFunctionResponse {
                 meta: meta("ttl-number", 60),
-                desired: Some(full::State::default()),
+                desired: Some(fnv1::State::default()),
                 results: vec![fatal(
                     "InvalidInput",
                     "cannot read the step input: input.ttl: 5 is not a duration; use one such as 60s, 5m or 1h30m",
@@ -129,9 +129,9 @@ fn cases() -> Vec<Case> {
                 request("ttl-zero", spaceship()),
                 input(json!({"ttl": "0s"})),
             ),
-            want: full::RunFunctionResponse {
+            want: fnv1::RunFunctionResponse {
                 meta: meta("ttl-zero", 60),
-                desired: Some(full::State::default()),
+                desired: Some(fnv1::State::default()),
                 results: vec![fatal(
                     "InvalidInput",
                     "invalid step input: input.ttl must be at least 1s",
@@ -143,9 +143,9 @@ fn cases() -> Vec<Case> {
             name: "UnknownInputField",
             reason: "A typo in the step input fails loudly, naming the field, rather than falling back to a default.",
             req: with_input(request("typo", spaceship()), input(json!({"tll": "5m"}))),
-            want: full::RunFunctionResponse {
+            want: fnv1::RunFunctionResponse {
                 meta: meta("typo", 60),
-                desired: Some(full::State::default()),
+                desired: Some(fnv1::State::default()),
                 results: vec![fatal(
                     "InvalidInput",
                     "cannot read the step input: input.tll: unknown field tll; valid fields are apiVersion, kind, metadata, ttl, defaults",
@@ -160,9 +160,9 @@ fn cases() -> Vec<Case> {
                 request("nested-typo", spaceship()),
                 input(json!({"defaults": {"gpuTpye": "L4"}})),
             ),
-            want: full::RunFunctionResponse {
+            want: fnv1::RunFunctionResponse {
                 meta: meta("nested-typo", 60),
-                desired: Some(full::State::default()),
+                desired: Some(fnv1::State::default()),
                 results: vec![fatal(
                     "InvalidInput",
                     "cannot read the step input: input.defaults.gpuTpye: unknown field gpuTpye; valid fields are gpuType, offeredGpuTypes, image, gpuMemoryUtilization, gpuNodeSelector, gpuToleration, diagnosePods, providerConfigKind, weightsCache, objective, vllmVersion, runtime, vllmImages",
@@ -173,7 +173,7 @@ fn cases() -> Vec<Case> {
         Case {
             name: "WrongInputApiVersion",
             reason: "An input of another API version is refused with the version expected.",
-            req: full::RunFunctionRequest {
+            req: fnv1::RunFunctionRequest {
                 input: Some(object(json!({
                     "apiVersion": "inference.fn.crossplane.io/v1alpha1",
                     "kind": "Input",
@@ -181,9 +181,9 @@ fn cases() -> Vec<Case> {
                 }))),
                 ..request("old-input", spaceship())
             },
-            want: full::RunFunctionResponse {
+            want: fnv1::RunFunctionResponse {
                 meta: meta("old-input", 60),
-                desired: Some(full::State::default()),
+                desired: Some(fnv1::State::default()),
                 results: vec![fatal(
                     "InvalidInput",
                     "invalid step input: input.apiVersion is \"inference.fn.crossplane.io/v1alpha1\"; expected \"inference.fn.crossplane.io/v1beta1\"",
@@ -194,16 +194,16 @@ fn cases() -> Vec<Case> {
         Case {
             name: "WrongInputKind",
             reason: "An input of another kind is refused with the kind expected.",
-            req: full::RunFunctionRequest {
+            req: fnv1::RunFunctionRequest {
                 input: Some(object(json!({
                     "apiVersion": INPUT_API_VERSION,
                     "kind": "Settings",
                 }))),
                 ..request("other-kind", spaceship())
             },
-            want: full::RunFunctionResponse {
+            want: fnv1::RunFunctionResponse {
                 meta: meta("other-kind", 60),
-                desired: Some(full::State::default()),
+                desired: Some(fnv1::State::default()),
                 results: vec![fatal(
                     "InvalidInput",
                     "invalid step input: input.kind is \"Settings\"; expected \"Input\"",
@@ -214,11 +214,11 @@ fn cases() -> Vec<Case> {
         Case {
             name: "DesiredPassThrough",
             reason: "Desired state earlier steps built (an XR status field, a composed resource with its connection details and readiness) comes back unchanged.",
-            req: full::RunFunctionRequest {
+            req: fnv1::RunFunctionRequest {
                 desired: Some(earlier_desired()),
                 ..request("pass-through", spaceship())
             },
-            want: full::RunFunctionResponse {
+            want: fnv1::RunFunctionResponse {
                 meta: meta("pass-through", 60),
                 desired: Some(earlier_desired()),
                 results: vec![unknown_kind()],
@@ -228,12 +228,12 @@ fn cases() -> Vec<Case> {
         Case {
             name: "DesiredPassThroughOnInvalidInput",
             reason: "Even a refused input leaves earlier steps' desired state untouched.",
-            req: full::RunFunctionRequest {
+            req: fnv1::RunFunctionRequest {
                 desired: Some(earlier_desired()),
                 input: Some(input(json!({"ttl": "soon"}))),
                 ..request("pass-through-bad-input", spaceship())
             },
-            want: full::RunFunctionResponse {
+            want: fnv1::RunFunctionResponse {
                 meta: meta("pass-through-bad-input", 60),
                 desired: Some(earlier_desired()),
                 results: vec![fatal(
@@ -250,8 +250,8 @@ fn cases() -> Vec<Case> {
 fn run_function_table() {
     let mut failures = Vec::new();
     for case in cases() {
-        let got =
-            from_wire(&run_function(to_wire(&case.req)).response).expect("the response decodes");
+        let got = from_server(&run_function(to_server(&case.req)).response)
+            .expect("the response decodes");
         if got != case.want {
             failures.push(format!(
                 "{}: {}\n  got:  {got:?}\n  want: {:?}",

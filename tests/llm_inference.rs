@@ -13,7 +13,7 @@
 mod support;
 
 use function_inference::cli::size::SizeOutput;
-use function_inference::protocol::full;
+use function_inference::protocol::fnv1;
 use function_inference::sizing::{self, MigChoice, SizingRequest};
 use serde_json::{Value, json};
 use support::fixtures::*;
@@ -22,10 +22,10 @@ use support::*;
 
 const DOT: fn() -> Value = || json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "gpu": 1, "ingressHost": "qwen.127.0.0.1.nip.io", "providerConfigName": "incluster"});
 
-fn composed(rsp: &full::RunFunctionResponse, name: &str) -> (Value, i32) {
+fn composed(rsp: &fnv1::RunFunctionResponse, name: &str) -> (Value, i32) {
     let r = &rsp.desired.as_ref().unwrap().resources[name];
     (
-        Value::Object(function_inference::protocol::struct_json::struct_to_json(
+        Value::Object(function_inference::protocol::resource::struct_to_json(
             r.resource.as_ref().unwrap(),
         )),
         r.ready,
@@ -107,11 +107,11 @@ fn first_call_composes_dot_inference_essentials_and_reports_the_plan() {
     let req = request("t1", LlmInference::new("test-qwen").spec(DOT()).build());
     let mut plan = dot_plan();
     plan.reasons.push(VLLM_RUNTIME_BY_DEFAULT.into());
-    let want = full::RunFunctionResponse {
+    let want = fnv1::RunFunctionResponse {
         // Nothing serves yet, and Crossplane does not watch what would say
         // why: it is asked to call again soon.
         meta: meta("t1", 15),
-        desired: Some(full::State {
+        desired: Some(fnv1::State {
             composite: Some(resource(json!({
                 "apiVersion": "infer.dev/v1alpha1", "kind": "LLMInference",
                 "status": {
@@ -126,15 +126,15 @@ fn first_call_composes_dot_inference_essentials_and_reports_the_plan() {
             resources: [
                 (
                     "ingress".to_string(),
-                    full::Resource {
-                        ready: full::Ready::False as i32,
+                    fnv1::Resource {
+                        ready: fnv1::Ready::False as i32,
                         ..resource(dot_ingress_object())
                     },
                 ),
                 (
                     "vllm_runtime".to_string(),
-                    full::Resource {
-                        ready: full::Ready::False as i32,
+                    fnv1::Resource {
+                        ready: fnv1::Ready::False as i32,
                         ..resource(dot_runtime_object())
                     },
                 ),
@@ -144,13 +144,13 @@ fn first_call_composes_dot_inference_essentials_and_reports_the_plan() {
         conditions: vec![
             condition(
                 "Sized",
-                full::Status::ConditionTrue,
+                fnv1::Status::ConditionTrue,
                 "Sized",
                 "1 x L4 (bfloat16), tensor parallel 1, max model length 32768",
             ),
             condition(
                 "Serving",
-                full::Status::ConditionFalse,
+                fnv1::Status::ConditionFalse,
                 "Starting",
                 "Qwen/Qwen2.5-1.5B-Instruct has no available replica yet: it will serve 1 x L4 (bfloat16), tensor \
                  parallel 1, max model length 32768 at http://test-qwen.team-a.svc.cluster.local/v1",
@@ -181,8 +181,8 @@ fn readiness_follows_each_observed_resource() {
     ]
     .into();
     let rsp = call(&req);
-    assert_eq!(composed(&rsp, "vllm_runtime").1, full::Ready::False as i32);
-    assert_eq!(composed(&rsp, "ingress").1, full::Ready::True as i32);
+    assert_eq!(composed(&rsp, "vllm_runtime").1, fnv1::Ready::False as i32);
+    assert_eq!(composed(&rsp, "ingress").1, fnv1::Ready::True as i32);
     assert_eq!(desired_status(&rsp)["ready"], "False");
 
     // Once the runtime's Object is Ready, the XR reports it serves.
@@ -191,13 +191,13 @@ fn readiness_follows_each_observed_resource() {
         with_ready(dot_runtime_object(), "True"),
     );
     let rsp = call(&req);
-    assert_eq!(composed(&rsp, "vllm_runtime").1, full::Ready::True as i32);
+    assert_eq!(composed(&rsp, "vllm_runtime").1, fnv1::Ready::True as i32);
     assert_eq!(desired_status(&rsp)["ready"], "True");
     assert_eq!(
         rsp.conditions[1],
         condition(
             "Serving",
-            full::Status::ConditionTrue,
+            fnv1::Status::ConditionTrue,
             "Available",
             "Qwen/Qwen2.5-1.5B-Instruct serves at http://test-qwen.team-a.svc.cluster.local/v1 (1 x L4 \
              (bfloat16), tensor parallel 1, max model length 32768)"
@@ -219,8 +219,8 @@ fn a_native_runtime_is_ready_when_a_replica_is_available() {
         runtime["kind"], "VLLMRuntime",
         "composed natively without providerConfigName"
     );
-    assert_eq!(ready, full::Ready::False as i32);
-    for (available, want) in [(0, full::Ready::False), (1, full::Ready::True)] {
+    assert_eq!(ready, fnv1::Ready::False as i32);
+    for (available, want) in [(0, fnv1::Ready::False), (1, fnv1::Ready::True)] {
         let mut observed = runtime.clone();
         observed["status"] = json!({"availableReplicas": available, "replicas": 1});
         req.observed
@@ -270,7 +270,7 @@ fn an_undersized_gpu_count_warns_once_and_stays_in_status() {
                  storage path, to avoid them)",
                 plan.checkpoint_gib, plan.startup_probe_seconds
             ));
-            let warnings: Vec<full::Result> = expected
+            let warnings: Vec<fnv1::Result> = expected
                 .iter()
                 .map(|w| warning("SizingWarning", w))
                 .collect();
@@ -406,7 +406,7 @@ fn a_runtime_named_vllm_is_renamed_so_its_service_does_not_break_vllm() {
 #[test]
 fn desired_state_of_earlier_steps_survives_a_composition() {
     let mut req = request("p", LlmInference::new("test-qwen").spec(DOT()).build());
-    req.desired = Some(full::State {
+    req.desired = Some(fnv1::State {
         composite: Some(resource(
             json!({"apiVersion": "infer.dev/v1alpha1", "kind": "LLMInference", "status": {"fromEarlierStep": "kept"}}),
         )),
@@ -465,14 +465,14 @@ fn the_pipeline_context_reaches_later_steps_unchanged() {
 // ---------------------------------------------------------------------------
 
 /// The names of what a response composes, sorted.
-fn composed_names(rsp: &full::RunFunctionResponse) -> Vec<String> {
+fn composed_names(rsp: &fnv1::RunFunctionResponse) -> Vec<String> {
     rsp.desired
         .as_ref()
         .map(|d| d.resources.keys().cloned().collect())
         .unwrap_or_default()
 }
 
-fn reasons(rsp: &full::RunFunctionResponse) -> Vec<String> {
+fn reasons(rsp: &fnv1::RunFunctionResponse) -> Vec<String> {
     desired_status(rsp)["plan"]["reasons"]
         .as_array()
         .unwrap()
@@ -481,7 +481,7 @@ fn reasons(rsp: &full::RunFunctionResponse) -> Vec<String> {
         .collect()
 }
 
-fn runtime_reason(rsp: &full::RunFunctionResponse) -> String {
+fn runtime_reason(rsp: &fnv1::RunFunctionResponse) -> String {
     reasons(rsp)
         .into_iter()
         .find(|r| r.starts_with("Runtime: "))
@@ -556,7 +556,7 @@ fn the_deployment_runtime_puts_the_whole_plan_in_a_deployment_service_and_weight
     let plan = plan_for("meta-llama/Llama-3.1-70B-Instruct", "H100-80GB", None);
 
     let (deployment, ready) = composed(&rsp, "deployment");
-    assert_eq!(ready, full::Ready::False as i32, "nothing observed yet");
+    assert_eq!(ready, fnv1::Ready::False as i32, "nothing observed yet");
     assert_eq!(deployment["apiVersion"], "apps/v1");
     let spec = &deployment["spec"];
     assert_eq!(spec["replicas"], 1);
@@ -899,7 +899,7 @@ fn a_multi_node_plan_is_served_instead_of_refused() {
         ));
         assert_eq!(rsp.results.len(), 1, "{runtime}");
         let r = &rsp.results[0];
-        assert_eq!(r.severity, full::Severity::Fatal as i32);
+        assert_eq!(r.severity, fnv1::Severity::Fatal as i32);
         assert_eq!(r.reason.as_deref(), Some("DoesNotFitOnePod"));
         assert!(
             r.message.starts_with(&format!(
@@ -1104,14 +1104,14 @@ fn ready_means_the_current_layout_serves_on_every_replica() {
         if let Some(pods) = pods {
             req.required_resources.insert(
                 "model_server_pods".into(),
-                full::Resources {
+                fnv1::Resources {
                     items: pods.into_iter().map(resource).collect(),
                 },
             );
         }
         call(&req)
     };
-    let serving = |rsp: &full::RunFunctionResponse| {
+    let serving = |rsp: &fnv1::RunFunctionResponse| {
         let c = rsp
             .conditions
             .iter()
@@ -1138,7 +1138,7 @@ fn ready_means_the_current_layout_serves_on_every_replica() {
         ),
         None,
     );
-    assert_eq!(composed(&rsp, "deployment").1, full::Ready::False as i32);
+    assert_eq!(composed(&rsp, "deployment").1, fnv1::Ready::False as i32);
     assert_eq!(desired_status(&rsp)["ready"], "False");
     assert_eq!(desired_status(&rsp)["servingLayout"], QWEN_ON_L4);
     assert_eq!(
@@ -1195,7 +1195,7 @@ fn ready_means_the_current_layout_serves_on_every_replica() {
         [("deployment".to_string(), resource(rolling))].into();
     again.required_resources.insert(
         "model_server_pods".into(),
-        full::Resources {
+        fnv1::Resources {
             items: vec![resource(pending.clone())],
         },
     );
@@ -1258,7 +1258,7 @@ fn ready_means_the_current_layout_serves_on_every_replica() {
         ),
         None,
     );
-    assert_eq!(composed(&rsp, "deployment").1, full::Ready::True as i32);
+    assert_eq!(composed(&rsp, "deployment").1, fnv1::Ready::True as i32);
     assert_eq!(desired_status(&rsp)["ready"], "True");
     assert_eq!(desired_status(&rsp)["servingLayout"], QWEN_ON_H100);
     assert_eq!(serving(&rsp).0, "Available");
@@ -1275,17 +1275,17 @@ fn a_leader_worker_set_is_ready_when_every_group_of_the_current_spec_is() {
         (
             2,
             json!({"observedGeneration": 2, "replicas": 1, "updatedReplicas": 1, "readyReplicas": 1}),
-            full::Ready::True,
+            fnv1::Ready::True,
         ),
         (
             3,
             json!({"observedGeneration": 2, "replicas": 1, "updatedReplicas": 1, "readyReplicas": 1}),
-            full::Ready::False,
+            fnv1::Ready::False,
         ),
         (
             2,
             json!({"observedGeneration": 2, "replicas": 1, "updatedReplicas": 1, "readyReplicas": 0}),
-            full::Ready::False,
+            fnv1::Ready::False,
         ),
     ] {
         let mut req = request();
@@ -1390,14 +1390,14 @@ fn without_runtime_reason(mut plan: Value) -> Value {
 /// A value as it reads back from the protobuf Struct of a response
 /// (whole floats become integers).
 fn as_in_response(v: Value) -> Value {
-    Value::Object(function_inference::protocol::struct_json::struct_to_json(
+    Value::Object(function_inference::protocol::resource::struct_to_json(
         &object(json!({"v": v})),
     ))["v"]
         .clone()
 }
 
 /// The runtime's extra arguments.
-fn runtime_args(rsp: &full::RunFunctionResponse) -> Value {
+fn runtime_args(rsp: &fnv1::RunFunctionResponse) -> Value {
     composed(rsp, "vllm_runtime").0["spec"]["vllmConfig"]["extraArgs"].clone()
 }
 
@@ -1566,7 +1566,7 @@ fn refusals_are_fatal_and_name_the_field_and_what_would_work() {
     let gpu_error = sizing::gpu("Z9000").unwrap_err();
     Refusals::of(LlmInference::new("bad").spec(json!({"model": QWEN})).build())
         .tag("r")
-        .after(full::State::default())
+        .after(fnv1::State::default())
         .check(vec![
             refusal("no model", "spec", json!({"gpu": 1}), fatal("InvalidSpec", "spec.model is required: set a Hugging Face model id such as Qwen/Qwen2.5-7B-Instruct (or spec.modelRef to a Model)")),
             refusal("empty model", "spec.model", json!(" "), fatal("InvalidSpec", "spec.model is empty; set a Hugging Face model id such as Qwen/Qwen2.5-7B-Instruct")),
@@ -1990,7 +1990,7 @@ fn a_model_that_needs_more_than_one_node_is_refused_with_what_would_work() {
     let rsp = call(&request("m", LlmInference::new("r1").spec(spec).build()));
     assert_eq!(rsp.results.len(), 1);
     let r = &rsp.results[0];
-    assert_eq!(r.severity, full::Severity::Fatal as i32);
+    assert_eq!(r.severity, fnv1::Severity::Fatal as i32);
     for needle in ["deepseek-ai/DeepSeek-R1", "spec.gpuType"] {
         assert!(
             r.message.contains(needle),

@@ -7,8 +7,8 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use function_inference::protocol::full;
-use function_inference::protocol::full::function_runner_service_client::FunctionRunnerServiceClient;
+use function_inference::protocol::fnv1;
+use function_inference::protocol::fnv1::function_runner_service_client::FunctionRunnerServiceClient;
 use serde_json::json;
 use support::fixtures::{self, LlmInference};
 use support::*;
@@ -84,7 +84,7 @@ async fn sixty_four_clients_are_served_without_errors_in_bounded_memory() {
                             || rsp
                                 .results
                                 .iter()
-                                .any(|r| r.severity == full::Severity::Fatal as i32)
+                                .any(|r| r.severity == fnv1::Severity::Fatal as i32)
                         {
                             errors.push(format!("{tag}: unexpected response"));
                         }
@@ -222,7 +222,7 @@ async fn the_debug_log_of_a_request_shows_its_identity_and_size_and_no_value() {
     let observed = req.observed.as_mut().unwrap();
     observed.resources.insert(
         "db".into(),
-        full::Resource {
+        fnv1::Resource {
             resource: Some(object(json!({"apiVersion": "v1", "kind": "Secret",
                 "metadata": {"name": "db"}, "stringData": {"password": SECRET}}))),
             connection_details: [("password".to_string(), SECRET.as_bytes().to_vec())].into(),
@@ -233,9 +233,9 @@ async fn the_debug_log_of_a_request_shows_its_identity_and_size_and_no_value() {
     req.input = Some(input(json!({"defaults": {"gpuType": "L4"}})));
     req.credentials.insert(
         "api".into(),
-        full::Credentials {
-            source: Some(full::credentials::Source::CredentialData(
-                full::CredentialData {
+        fnv1::Credentials {
+            source: Some(fnv1::credentials::Source::CredentialData(
+                fnv1::CredentialData {
                     data: [("token".to_string(), SECRET.as_bytes().to_vec())].into(),
                 },
             )),

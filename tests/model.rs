@@ -11,7 +11,7 @@
 
 mod support;
 
-use function_inference::protocol::full;
+use function_inference::protocol::fnv1;
 use serde_json::{Value, json};
 use support::fixtures::*;
 use support::models::*;
@@ -38,7 +38,7 @@ fn a_model_reports_its_plans_its_size_and_its_card() {
         rsp.conditions,
         vec![condition(
             "Servable",
-            full::Status::ConditionTrue,
+            fnv1::Status::ConditionTrue,
             "Planned",
             "servable on L4, L40S, A100-80GB, H100-80GB"
         )]
@@ -88,7 +88,7 @@ fn a_model_reports_its_plans_its_size_and_its_card() {
     );
     assert_eq!(
         rsp.conditions[0].status,
-        full::Status::ConditionFalse as i32
+        fnv1::Status::ConditionFalse as i32
     );
 }
 
@@ -127,7 +127,7 @@ fn llm_inference_model_ref_waits_for_and_serves_the_model() {
         rsp.conditions[0],
         condition(
             "ModelResolved",
-            full::Status::ConditionTrue,
+            fnv1::Status::ConditionTrue,
             "Found",
             "Model team-a/llama-8b served as meta-llama/Llama-3.1-8B-Instruct"
         )
@@ -153,7 +153,7 @@ fn a_shard_spec_the_heads_cannot_be_split_by_fails_the_model() {
         rsp.conditions,
         vec![condition(
             "Servable",
-            full::Status::ConditionFalse,
+            fnv1::Status::ConditionFalse,
             "InvalidShardSpec",
             reason
         )]
@@ -174,7 +174,7 @@ fn codellama() -> Model {
     Model::new("llama-8b").weights_uri("hf://example/my-codellama")
 }
 
-fn first_plan(rsp: &full::RunFunctionResponse) -> Value {
+fn first_plan(rsp: &fnv1::RunFunctionResponse) -> Value {
     desired_status(rsp)["plans"][0]["plan"].clone()
 }
 
@@ -263,7 +263,7 @@ fn a_model_reads_its_config_from_a_config_map_through_crossplane() {
             json!({"configMapRef": {"name": "codellama-config"}}),
         )
         .build();
-    let requirements = Some(full::Requirements {
+    let requirements = Some(fnv1::Requirements {
         resources: [(
             "model-config".to_string(),
             config_map_selector("codellama-config"),
@@ -280,7 +280,7 @@ fn a_model_reads_its_config_from_a_config_map_through_crossplane() {
         rsp.conditions,
         vec![condition(
             "ModelConfigResolved",
-            full::Status::ConditionUnknown,
+            fnv1::Status::ConditionUnknown,
             "WaitingForModelConfig",
             message
         )]

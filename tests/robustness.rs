@@ -10,10 +10,10 @@ use std::io::Write;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use function_inference::function::{Call, run_function};
-use function_inference::protocol::struct_json::{json_to_struct, struct_to_json};
-use function_inference::protocol::struct_serializer::to_struct_bytes;
-use function_inference::protocol::{from_wire, full, to_wire, wire};
+use function_inference::protocol::resource::{json_to_struct, struct_to_json};
+use function_inference::protocol::{fnv1, from_server, server, to_server, view};
+use function_inference::response;
+use function_inference::run::{Call, run_function};
 use function_inference::server::{Handler, Metrics};
 use proptest::prelude::*;
 use prost::Message;
@@ -59,7 +59,7 @@ fn log_text() -> String {
 }
 
 /// A core with a bug: it panics on every call, as a composer with a bug would.
-fn panicking_core(_: wire::RunFunctionRequest) -> Call {
+fn panicking_core(_: server::RunFunctionRequest) -> Call {
     panic!("index out of bounds: the len is 0 but the index is 3")
 }
 
@@ -151,7 +151,7 @@ fn a_composition_adds_its_resources_and_changes_nothing_else() {
     );
     let status = merged["status"].as_object_mut().unwrap();
     status.extend(ours["status"].as_object().unwrap().clone());
-    desired.composite = Some(full::Resource {
+    desired.composite = Some(fnv1::Resource {
         resource: Some(json_to_struct(&merged)),
         ..Default::default()
     });
@@ -185,7 +185,7 @@ fn an_xr_that_turns_invalid_keeps_what_was_composed() {
     let rsp = call(&observed);
     assert_eq!(
         rsp,
-        full::RunFunctionResponse {
+        fnv1::RunFunctionResponse {
             meta: meta("2", 60),
             desired: Some(earlier_llm_inference_desired()),
             results: vec![fatal(
@@ -203,7 +203,7 @@ fn an_xr_that_turns_invalid_keeps_what_was_composed() {
     let rsp = call(&bad_input);
     assert_eq!(
         rsp,
-        full::RunFunctionResponse {
+        fnv1::RunFunctionResponse {
             meta: meta("2", 60),
             desired: Some(earlier_llm_inference_desired()),
             results: vec![fatal(
@@ -399,7 +399,7 @@ fn with_raw_observed(mut encoded: Vec<u8>, name: &str, bytes: &[u8]) -> Vec<u8> 
 }
 
 /// Runs one request and checks the invariants every answer keeps.
-fn check(req: wire::RunFunctionRequest) -> Result<(), TestCaseError> {
+fn check(req: server::RunFunctionRequest) -> Result<(), TestCaseError> {
     let tag = req.meta.as_ref().map(|m| m.tag.clone()).unwrap_or_default();
     let before = req.desired.clone().unwrap_or_default();
     let started = Instant::now();
@@ -426,18 +426,6 @@ fn check(req: wire::RunFunctionRequest) -> Result<(), TestCaseError> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 512, failure_persistence: None, ..ProptestConfig::default() })]
-
-    /// Manifests are encoded straight from JSON; the bytes must be prost's.
-    #[test]
-    fn encoding_json_directly_equals_encoding_its_struct(s in pb_struct()) {
-        let object = struct_to_json(&s);
-        let direct = to_struct_bytes(&object).unwrap();
-        prop_assert_eq!(direct, json_to_struct(&object).encode_to_vec());
-    }
-}
-
-proptest! {
     #![proptest_config(ProptestConfig { cases: 256, failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
@@ -449,16 +437,16 @@ proptest! {
         raw in prop::option::of(prop::collection::vec(any::<u8>(), 0..64)),
         tag in ".{0,20}",
     ) {
-        let mut req = full::RunFunctionRequest {
-            meta: Some(full::RequestMeta { tag, capabilities: (1..=5).collect() }),
-            observed: Some(full::State { composite: Some(full::Resource { resource: Some(xr), ..Default::default() }), resources: Default::default() }),
+        let mut req = fnv1::RunFunctionRequest {
+            meta: Some(fnv1::RequestMeta { tag, capabilities: (1..=5).collect() }),
+            observed: Some(fnv1::State { composite: Some(fnv1::Resource { resource: Some(xr), ..Default::default() }), resources: Default::default() }),
             desired: Some(earlier_desired()),
             input,
             context,
             ..Default::default()
         };
         if let Some(o) = observed_runtime {
-            req.observed.as_mut().unwrap().resources.insert("vllm_runtime".into(), full::Resource { resource: Some(o), ..Default::default() });
+            req.observed.as_mut().unwrap().resources.insert("vllm_runtime".into(), fnv1::Resource { resource: Some(o), ..Default::default() });
         }
         let mut encoded = req.encode_to_vec();
         if let Some(bytes) = &raw {
@@ -466,14 +454,14 @@ proptest! {
         }
         // Bytes the server could not decode are refused by gRPC before the
         // function runs; everything that decodes must be answered.
-        if let Ok(wire_req) = wire::RunFunctionRequest::decode(encoded.as_slice()) {
+        if let Ok(wire_req) = server::RunFunctionRequest::decode(encoded.as_slice()) {
             check(wire_req)?;
         }
     }
 
     #[test]
     fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..512)) {
-        if let Ok(req) = wire::RunFunctionRequest::decode(bytes.as_slice()) {
+        if let Ok(req) = server::RunFunctionRequest::decode(bytes.as_slice()) {
             let _ = run_function(req).response;
         }
     }
@@ -606,7 +594,7 @@ proptest! {
     fn near_valid_specs_are_answered(spec in near_valid_spec()) {
         let mut req = request("near", LlmInference::new("near").spec(spec).build());
         req.desired = Some(earlier_desired());
-        check(to_wire(&req))?;
+        check(to_server(&req))?;
     }
 }
 
@@ -621,11 +609,11 @@ fn a_model_that_disappears_keeps_what_was_composed() {
     llm["metadata"]["namespace"] = json!("team-a");
     for xr in [example("examples/configuration/agents/agentpool.yaml"), llm] {
         let kind = xr["kind"].as_str().unwrap().to_string();
-        let with_model = |tag: &str, items: Vec<full::Resource>| {
+        let with_model = |tag: &str, items: Vec<fnv1::Resource>| {
             let mut req = request(tag, xr.clone());
             req.desired = Some(earlier_desired());
             req.required_resources
-                .insert("model".into(), full::Resources { items });
+                .insert("model".into(), fnv1::Resources { items });
             req
         };
         let first = call(&with_model("1", vec![resource(model.clone())]));
@@ -649,7 +637,7 @@ fn a_model_that_disappears_keeps_what_was_composed() {
             o.insert("status".into(), json!({"observedGeneration": 1}));
             req.observed.as_mut().unwrap().resources.insert(
                 name.clone(),
-                full::Resource {
+                fnv1::Resource {
                     resource: Some(json_to_struct(&o)),
                     ..Default::default()
                 },
@@ -661,7 +649,7 @@ fn a_model_that_disappears_keeps_what_was_composed() {
         for name in &ours {
             want.insert(
                 name.clone(),
-                full::Resource {
+                fnv1::Resource {
                     resource: composed[name].resource.clone(),
                     ..Default::default()
                 },
@@ -675,14 +663,14 @@ fn a_model_that_disappears_keeps_what_was_composed() {
         assert!(
             rsp.results
                 .iter()
-                .any(|r| r.severity == full::Severity::Warning as i32
+                .any(|r| r.severity == fnv1::Severity::Warning as i32
                     && r.message.contains("llama-3-1-8b")),
             "{kind}: a warning names the missing Model: {:?}",
             rsp.results
         );
         assert!(
             rsp.conditions.iter().any(|c| c.r#type == "ModelResolved"
-                && c.status == full::Status::ConditionFalse as i32
+                && c.status == fnv1::Status::ConditionFalse as i32
                 && c.reason == "ModelNotFound"),
             "{kind}: a condition says why: {:?}",
             rsp.conditions
@@ -709,27 +697,35 @@ fn nested(depth: usize) -> Value {
     v
 }
 
-/// Decodes an encoded Struct with no recursion limit, for checking
-/// responses the function's own decoders would refuse.
-fn decode_deep(bytes: &[u8]) -> Value {
-    use function_inference::protocol::struct_json::{raw_entries, raw_struct_value, value_to_json};
+/// A view Struct decoded with no recursion limit, for checking responses
+/// whose objects nest deeper than prost decodes: a field too deep for
+/// prost is read as an object of fields, one level at a time.
+fn decode_deep(object: &view::Struct) -> Value {
     let mut out = serde_json::Map::new();
-    for (key, value) in raw_entries(bytes).expect("a Struct") {
-        let v = match raw_struct_value(value).unwrap() {
-            Some(inner) => decode_deep(&inner),
-            None => value_to_json(&prost_types::Value::decode(value).unwrap()),
+    for (key, bytes) in &object.fields {
+        let v = match prost_types::Value::decode(bytes.as_slice()) {
+            Ok(v) => function_inference::protocol::resource::value_to_json(&v),
+            Err(_) => decode_deep(
+                &view::StructValue::decode(bytes.as_slice())
+                    .unwrap()
+                    .struct_value
+                    .unwrap(),
+            ),
         };
-        out.insert(key.to_string(), v);
+        out.insert(key.clone(), v);
     }
     Value::Object(out)
 }
 
-/// A wire resource as its object (decoded without a depth limit) and its other fields.
-fn split(r: &function_inference::protocol::raw_message::RawResource) -> (Value, full::Resource) {
-    let (object, rest) = r.parts().expect("a resource");
+/// A desired resource as its object (decoded without a depth limit) and its other fields.
+fn split(r: &server::Resource) -> (Value, fnv1::Resource) {
     (
-        decode_deep(&object),
-        full::Resource::decode(rest.as_slice()).unwrap(),
+        decode_deep(r.resource.as_ref().expect("an object")),
+        fnv1::Resource {
+            connection_details: r.connection_details.clone(),
+            ready: r.ready,
+            ..Default::default()
+        },
     )
 }
 
@@ -743,17 +739,17 @@ fn an_earlier_desired_composite_nested_too_deep_to_decode_keeps_every_field() {
     });
     let mut req = request("deep", LlmInference::qwen("qwen").build());
     let mut desired = earlier_desired();
-    desired.composite = Some(full::Resource {
+    desired.composite = Some(fnv1::Resource {
         resource: Some(json_to_struct(earlier_xr.as_object().unwrap())),
         connection_details: [("url".to_string(), b"http://earlier".to_vec())].into(),
-        ready: full::Ready::True as i32,
+        ready: fnv1::Ready::True as i32,
     });
     req.desired = Some(desired);
-    let rsp = run_function(to_wire(&req)).response;
+    let rsp = run_function(to_server(&req)).response;
     assert!(
         rsp.results
             .iter()
-            .all(|r| r.severity != full::Severity::Fatal as i32),
+            .all(|r| r.severity != fnv1::Severity::Fatal as i32),
         "{:?}",
         rsp.results
     );
@@ -768,15 +764,15 @@ fn an_earlier_desired_composite_nested_too_deep_to_decode_keeps_every_field() {
     assert_eq!(got, want, "the earlier fields kept, the status merged");
     assert_eq!(
         rest,
-        full::Resource {
+        fnv1::Resource {
             connection_details: [("url".to_string(), b"http://earlier".to_vec())].into(),
-            ready: full::Ready::True as i32,
+            ready: fnv1::Ready::True as i32,
             ..Default::default()
         },
         "connection details and readiness kept"
     );
     // The rest of the response is as without the deep fields.
-    let mut plain = from_wire(&wire::RunFunctionResponse {
+    let mut plain = from_server(&server::RunFunctionResponse {
         desired: None,
         ..rsp.clone()
     })
@@ -790,26 +786,23 @@ fn an_earlier_desired_composite_nested_too_deep_to_decode_keeps_every_field() {
 }
 
 #[test]
-fn an_earlier_desired_composite_that_is_not_a_struct_is_fatal_and_kept() {
-    let mut wire_req = to_wire(&request("bad", LlmInference::qwen("qwen").build()));
-    // A Resource whose object (field 1) holds a map entry longer than itself.
-    let bad =
-        function_inference::protocol::raw_message::RawResource::from(bytes::Bytes::from_static(&[
-            0x0a, 0x03, 0x0a, 0x05, 0x0a,
-        ]));
-    wire_req.desired.as_mut().unwrap().composite = Some(bad.clone());
-    let rsp = run_function(wire_req).response;
+fn an_earlier_desired_status_that_is_not_a_value_is_fatal_and_kept() {
+    let mut server_req = to_server(&request("bad", LlmInference::qwen("qwen").build()));
+    // A status whose string (field 3) declares more bytes than it has.
+    let bad = server::Resource {
+        resource: Some(view::Struct {
+            fields: [("status".to_string(), vec![0x1a, 0x05, 0x61])].into(),
+        }),
+        ..Default::default()
+    };
+    server_req.desired.as_mut().unwrap().composite = Some(bad.clone());
+    let rsp = run_function(server_req).response;
     assert_eq!(
-        from_wire(&wire::RunFunctionResponse {
-            desired: None,
-            ..rsp.clone()
-        })
-        .unwrap()
-        .results,
-        vec![fatal(
+        rsp.results,
+        vec![response::fatal(
             "UnreadableState",
-            "cannot read the desired composite resource an earlier pipeline step set, to merge status into it \
-             (buffer underflow)"
+            "cannot read the status an earlier pipeline step set on the desired composite resource, to merge into \
+             it (buffer underflow)"
         )]
     );
     assert_eq!(rsp.desired.unwrap().composite, Some(bad), "passed through");
@@ -828,24 +821,24 @@ fn a_waiting_agent_pool_keeps_an_observed_resource_too_deep_to_decode() {
     let mut req = request("w", pool);
     req.desired = Some(earlier_desired());
     req.required_resources
-        .insert("model".into(), full::Resources { items: vec![] });
+        .insert("model".into(), fnv1::Resources { items: vec![] });
     req.observed
         .as_mut()
         .unwrap()
         .resources
         .insert("agents".into(), resource(observed.clone()));
-    let rsp = run_function(to_wire(&req)).response;
+    let rsp = run_function(to_server(&req)).response;
     let kept = &rsp.desired.as_ref().unwrap().resources["agents"];
     let mut want = observed.clone();
     want.as_object_mut().unwrap().remove("status");
     let md = want["metadata"].as_object_mut().unwrap();
     md.remove("uid");
     md.remove("resourceVersion");
-    assert_eq!(split(kept), (want, full::Resource::default()));
+    assert_eq!(split(kept), (want, fnv1::Resource::default()));
     assert!(
         rsp.results
             .iter()
-            .all(|r| r.severity != full::Severity::Fatal as i32),
+            .all(|r| r.severity != fnv1::Severity::Fatal as i32),
         "{:?}",
         rsp.results
     );
@@ -862,7 +855,7 @@ fn a_required_model_too_deep_to_decode_is_fatal_not_missing() {
     );
     req.required_resources.insert(
         "model".into(),
-        full::Resources {
+        fnv1::Resources {
             items: vec![resource(model)],
         },
     );
@@ -871,8 +864,8 @@ fn a_required_model_too_deep_to_decode_is_fatal_not_missing() {
         rsp.results,
         vec![fatal(
             "InvalidModel",
-            "spec.modelRef: Model team-a/llama-3-1-8b: Crossplane returned a resource that cannot be read \
-             (recursion limit reached)"
+            "spec.modelRef: Model team-a/llama-3-1-8b: Crossplane returned a resource that cannot be read: field \
+             \"status\" cannot be decoded (recursion limit reached)"
         )]
     );
 }

@@ -4,7 +4,7 @@
 
 mod support;
 
-use function_inference::protocol::full;
+use function_inference::protocol::fnv1;
 use serde_json::json;
 use support::*;
 use tonic::Code;
@@ -13,8 +13,8 @@ use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
 
 /// The response function-inference gives for `request(tag, spaceship())`
 /// with the given TTL and desired state.
-fn spaceship_refused(tag: &str, ttl: i64, desired: full::State) -> full::RunFunctionResponse {
-    full::RunFunctionResponse {
+fn spaceship_refused(tag: &str, ttl: i64, desired: fnv1::State) -> fnv1::RunFunctionResponse {
+    fnv1::RunFunctionResponse {
         meta: meta(tag, ttl),
         desired: Some(desired),
         results: vec![fatal(
@@ -109,7 +109,7 @@ async fn tag_ttl_and_desired_pass_through() {
         .into_inner();
     assert_eq!(
         rsp,
-        spaceship_refused("default-ttl", 60, full::State::default())
+        spaceship_refused("default-ttl", 60, fnv1::State::default())
     );
 
     // The step input sets the TTL.
@@ -118,7 +118,7 @@ async fn tag_ttl_and_desired_pass_through() {
     let rsp = c.run_function(req).await.unwrap().into_inner();
     assert_eq!(
         rsp,
-        spaceship_refused("input-ttl", 300, full::State::default())
+        spaceship_refused("input-ttl", 300, fnv1::State::default())
     );
 
     // What an earlier step desired comes back unchanged: the XR's status
@@ -149,7 +149,7 @@ async fn unknown_kind_is_fatal_and_the_server_keeps_serving() {
         .into_inner();
     assert_eq!(rsp.results.len(), 1);
     let result = &rsp.results[0];
-    assert_eq!(result.severity, full::Severity::Fatal as i32);
+    assert_eq!(result.severity, fnv1::Severity::Fatal as i32);
     assert!(
         result.message.contains("\"Spaceship\""),
         "the message names the kind: {}",

@@ -197,7 +197,7 @@ fn the_json_is_the_xr_status_plan_plus_the_added_fields() {
     }
     // Whole GiB figures read back from the response's Struct as integers.
     let as_in_response = |m: serde_json::Map<String, Value>| {
-        Value::Object(function_inference::protocol::struct_json::struct_to_json(
+        Value::Object(function_inference::protocol::resource::struct_to_json(
             &support::object(Value::Object(m)),
         ))
     };

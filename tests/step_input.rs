@@ -4,9 +4,7 @@
 
 mod support;
 
-use bytes::Bytes;
-use function_inference::protocol::raw_message::RawStruct;
-use function_inference::protocol::{from_wire, to_wire};
+use function_inference::protocol::{from_server, to_server, view};
 use serde_json::json;
 use support::fixtures::*;
 use support::refusals::*;
@@ -37,21 +35,23 @@ refusal("unknown field", "input.default", json!({}), fatal("InvalidInput", "cann
 }
 
 #[test]
-fn a_step_input_that_is_not_a_struct_is_fatal_and_keeps_earlier_steps() {
-    // The server keeps the input as bytes until it reads it, so bytes that
-    // are no Struct reach the function rather than failing the whole call.
+fn a_step_input_field_that_is_not_a_value_is_fatal_and_keeps_earlier_steps() {
+    // The server reads the input's fields as they are used, so bytes that
+    // are no protobuf Value reach the function rather than failing the
+    // whole call.
     let mut req = request("bad", LlmInference::new("bad").model(QWEN).build());
     req.desired = Some(earlier_desired());
-    let mut wire = to_wire(&req);
-    // A map entry (field 1) whose declared length runs past the message.
-    wire.input = Some(RawStruct::from(Bytes::from_static(&[0x0a, 0x05, 0x0a])));
-    let rsp = from_wire(&function_inference::function::run_function(wire).response).unwrap();
+    let mut server_req = to_server(&req);
+    // A string (field 3) whose declared length runs past the field.
+    server_req.input = Some(view::Struct {
+        fields: [("defaults".to_string(), vec![0x1a, 0x05, 0x61])].into(),
+    });
+    let rsp = from_server(&function_inference::run::run_function(server_req).response).unwrap();
     assert_eq!(
         rsp.results,
         vec![fatal(
             "InvalidInput",
-            "cannot decode the step input: failed to decode Protobuf message: \
-             Struct.fields: buffer underflow"
+            "cannot decode the step input: field \"defaults\" cannot be decoded (buffer underflow)"
         )]
     );
     assert_eq!(rsp.desired, Some(earlier_desired()));

@@ -288,7 +288,7 @@ async fn in_process(
 ) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let handler = Handler::new(function_inference::function::run_function, Metrics::new());
+    let handler = Handler::new(function_inference::run::run_function, Metrics::new());
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let task = tokio::spawn(server::run_with_limits(
         listener,

@@ -9,20 +9,20 @@
 
 mod support;
 
-use function_inference::protocol::full;
-use function_inference::protocol::struct_json::struct_to_json;
+use function_inference::protocol::fnv1;
+use function_inference::protocol::resource::struct_to_json;
 use serde_json::{Value, json};
 use support::fixtures::*;
 use support::models::with_model;
 use support::*;
 
-fn with_input(mut req: full::RunFunctionRequest, fields: Value) -> full::RunFunctionRequest {
+fn with_input(mut req: fnv1::RunFunctionRequest, fields: Value) -> fnv1::RunFunctionRequest {
     req.input = Some(input(fields));
     req
 }
 
 /// The manifest composed under `name`, unwrapped from its Object if wrapped.
-fn manifest(rsp: &full::RunFunctionResponse, name: &str) -> Value {
+fn manifest(rsp: &fnv1::RunFunctionResponse, name: &str) -> Value {
     let r = rsp
         .desired
         .as_ref()
@@ -37,10 +37,10 @@ fn manifest(rsp: &full::RunFunctionResponse, name: &str) -> Value {
     }
 }
 
-fn fatal_of(rsp: &full::RunFunctionResponse) -> Option<(&str, &str)> {
+fn fatal_of(rsp: &fnv1::RunFunctionResponse) -> Option<(&str, &str)> {
     rsp.results
         .iter()
-        .find(|r| r.severity == full::Severity::Fatal as i32)
+        .find(|r| r.severity == fnv1::Severity::Fatal as i32)
         .map(|r| (r.reason.as_deref().unwrap_or_default(), r.message.as_str()))
 }
 
@@ -237,7 +237,7 @@ fn a_changed_model_ref_keeps_the_model_servers_labels() {
                 .build(),
         ],
     ));
-    let labels = |rsp: &full::RunFunctionResponse| {
+    let labels = |rsp: &fnv1::RunFunctionResponse| {
         manifest(rsp, "model_server")["metadata"]["labels"].clone()
     };
     assert_eq!(labels(&first), labels(&second));

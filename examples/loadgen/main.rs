@@ -35,7 +35,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use clap::Parser;
-use function_inference::protocol::{full, to_wire, wire};
+use function_inference::protocol::{fnv1, server, to_server};
 use prost::Message;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -220,7 +220,7 @@ fn read_payload(args: &Args) -> anyhow::Result<Payload> {
 
 /// The requests to send, already in the server's wire form so that building
 /// one costs the client a few copies: `distinct` variants of the composite.
-fn requests(payload: &Payload, distinct: usize, tagged: bool) -> Vec<wire::RunFunctionRequest> {
+fn requests(payload: &Payload, distinct: usize, tagged: bool) -> Vec<server::RunFunctionRequest> {
     (0..distinct.max(1))
         .map(|i| {
             let mut composite = payload.composite.clone();
@@ -240,7 +240,7 @@ fn requests(payload: &Payload, distinct: usize, tagged: bool) -> Vec<wire::RunFu
             if tagged {
                 req.meta.get_or_insert_default().tag = content_tag(&req);
             }
-            to_wire(&req)
+            to_server(&req)
         })
         .collect()
 }
@@ -248,7 +248,7 @@ fn requests(payload: &Payload, distinct: usize, tagged: bool) -> Vec<wire::RunFu
 /// A tag that identifies `req`'s content, 64 hex digits like the SHA-256
 /// Crossplane computes (a fixed-seed hash serves: only its uniqueness among
 /// the requests sent matters).
-fn content_tag(req: &full::RunFunctionRequest) -> String {
+fn content_tag(req: &fnv1::RunFunctionRequest) -> String {
     use std::hash::BuildHasher;
     let bytes = req.encode_to_vec();
     (0..4)
@@ -279,14 +279,15 @@ impl WorkerStats {
 
 async fn call(
     channel: &Channel,
-    req: wire::RunFunctionRequest,
-) -> Result<wire::RunFunctionResponse, tonic::Status> {
+    req: server::RunFunctionRequest,
+) -> Result<server::RunFunctionResponse, tonic::Status> {
     let mut grpc = tonic::client::Grpc::new(channel.clone());
     grpc.ready()
         .await
         .map_err(|e| tonic::Status::unavailable(e.to_string()))?;
     let codec =
-        tonic_prost::ProstCodec::<wire::RunFunctionRequest, wire::RunFunctionResponse>::default();
+        tonic_prost::ProstCodec::<server::RunFunctionRequest, server::RunFunctionResponse>::default(
+        );
     grpc.unary(
         tonic::Request::new(req),
         PathAndQuery::from_static(RUN_FUNCTION),
@@ -299,7 +300,7 @@ async fn call(
 async fn worker(
     id: usize,
     channel: Channel,
-    requests: Arc<Vec<wire::RunFunctionRequest>>,
+    requests: Arc<Vec<server::RunFunctionRequest>>,
     measuring: Arc<AtomicBool>,
     stop: Arc<AtomicBool>,
 ) -> WorkerStats {
@@ -325,7 +326,7 @@ async fn worker(
                 } else if let Some(fatal) = rsp
                     .results
                     .iter()
-                    .find(|r| r.severity == wire::Severity::Fatal as i32)
+                    .find(|r| r.severity == server::Severity::Fatal as i32)
                 {
                     stats.error("fatal", fatal.message.clone());
                 } else {
@@ -391,14 +392,14 @@ async fn load(args: &Args) -> anyhow::Result<Value> {
 async fn connect(
     args: &Args,
     address: SocketAddr,
-    request: &wire::RunFunctionRequest,
+    request: &server::RunFunctionRequest,
 ) -> anyhow::Result<Channel> {
     let channel = endpoint(args, address)?
         .connect()
         .await
         .with_context(|| format!("cannot connect to {address}"))?;
     let mut probe = request.clone();
-    probe.meta = Some(wire::RequestMeta {
+    probe.meta = Some(server::RequestMeta {
         tag: "probe".into(),
         capabilities: vec![],
     });
@@ -408,7 +409,7 @@ async fn connect(
     if let Some(fatal) = rsp
         .results
         .iter()
-        .find(|r| r.severity == wire::Severity::Fatal as i32)
+        .find(|r| r.severity == server::Severity::Fatal as i32)
     {
         bail!("the server answered FATAL: {}", fatal.message);
     }
@@ -453,7 +454,7 @@ impl Window {
 /// then `duration` measured.
 async fn drive(
     channel: &Channel,
-    requests: &Arc<Vec<wire::RunFunctionRequest>>,
+    requests: &Arc<Vec<server::RunFunctionRequest>>,
     concurrency: usize,
     warmup: Duration,
     duration: Duration,

@@ -12,9 +12,9 @@ use clap::Args;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use crate::function::{COMPOSITION_RESOURCE_NAME, run_function};
-use crate::protocol::struct_json::{json_to_struct, struct_to_json};
-use crate::protocol::{from_wire, full, to_wire};
+use crate::protocol::resource::{json_to_struct, struct_to_json};
+use crate::protocol::{fnv1, from_server, to_server};
+use crate::run::{COMPOSITION_RESOURCE_NAME, run_function};
 
 /// Crossplane stops asking after this many requirement rounds.
 const MAX_REQUIREMENT_ROUNDS: usize = 5;
@@ -52,17 +52,17 @@ pub enum RenderError {
 /// Runs `render`, writing the YAML stream to `out`.
 pub fn run(args: &RenderArgs, out: &mut impl Write) -> Result<(), RenderError> {
     let xr = read_one(&args.xr)?;
-    let mut req = full::RunFunctionRequest {
-        meta: Some(full::RequestMeta {
+    let mut req = fnv1::RunFunctionRequest {
+        meta: Some(fnv1::RequestMeta {
             tag: "render".into(),
             // Crossplane 2.2 advertises every capability.
             capabilities: (1..=5).collect(),
         }),
-        observed: Some(full::State {
+        observed: Some(fnv1::State {
             composite: Some(resource(&xr)),
             resources: read_observed(args.observed.as_deref())?,
         }),
-        desired: Some(full::State::default()),
+        desired: Some(fnv1::State::default()),
         input: args
             .input
             .as_deref()
@@ -90,7 +90,7 @@ pub fn run(args: &RenderArgs, out: &mut impl Write) -> Result<(), RenderError> {
             .map(|(key, selector)| {
                 (
                     key.clone(),
-                    full::Resources {
+                    fnv1::Resources {
                         items: select(&required, selector),
                     },
                 )
@@ -106,7 +106,7 @@ pub fn run(args: &RenderArgs, out: &mut impl Write) -> Result<(), RenderError> {
     if let Some(fatal) = rsp
         .results
         .iter()
-        .find(|r| r.severity == full::Severity::Fatal as i32)
+        .find(|r| r.severity == fnv1::Severity::Fatal as i32)
     {
         return Err(RenderError::Fatal(fatal.message.clone()));
     }
@@ -114,17 +114,17 @@ pub fn run(args: &RenderArgs, out: &mut impl Write) -> Result<(), RenderError> {
 }
 
 fn call(
-    req: &full::RunFunctionRequest,
+    req: &fnv1::RunFunctionRequest,
     xr_path: &Path,
-) -> Result<full::RunFunctionResponse, RenderError> {
-    from_wire(&run_function(to_wire(req)).response).map_err(|e| RenderError::File {
+) -> Result<fnv1::RunFunctionResponse, RenderError> {
+    from_server(&run_function(to_server(req)).response).map_err(|e| RenderError::File {
         path: xr_path.display().to_string(),
         message: format!("bad response: {e}"),
     })
 }
 
-fn resource(object: &Map<String, Value>) -> full::Resource {
-    full::Resource {
+fn resource(object: &Map<String, Value>) -> fnv1::Resource {
+    fnv1::Resource {
         resource: Some(json_to_struct(object)),
         ..Default::default()
     }
@@ -413,7 +413,7 @@ fn type_name(v: &Value) -> &'static str {
     }
 }
 
-fn read_observed(path: Option<&Path>) -> Result<BTreeMap<String, full::Resource>, RenderError> {
+fn read_observed(path: Option<&Path>) -> Result<BTreeMap<String, fnv1::Resource>, RenderError> {
     let Some(path) = path else {
         return Ok(BTreeMap::new());
     };
@@ -442,8 +442,8 @@ fn read_observed(path: Option<&Path>) -> Result<BTreeMap<String, full::Resource>
 /// The resources that match `selector`, as Crossplane would look them up.
 fn select(
     candidates: &[Map<String, Value>],
-    selector: &full::ResourceSelector,
-) -> Vec<full::Resource> {
+    selector: &fnv1::ResourceSelector,
+) -> Vec<fnv1::Resource> {
     let meta = |o: &Map<String, Value>, key: &str| -> Option<Value> {
         o.get("metadata")?.get(key).cloned()
     };
@@ -463,13 +463,13 @@ fn select(
             None => true,
         })
         .filter(|o| match &selector.r#match {
-            Some(full::resource_selector::Match::MatchName(n)) => {
+            Some(fnv1::resource_selector::Match::MatchName(n)) => {
                 meta(o, "name")
                     .and_then(|v| v.as_str().map(String::from))
                     .as_deref()
                     == Some(n)
             }
-            Some(full::resource_selector::Match::MatchLabels(l)) => {
+            Some(fnv1::resource_selector::Match::MatchLabels(l)) => {
                 let labels = meta(o, "labels").unwrap_or(Value::Null);
                 l.labels
                     .iter()
@@ -483,7 +483,7 @@ fn select(
 
 fn write_stream(
     xr: &Map<String, Value>,
-    rsp: &full::RunFunctionResponse,
+    rsp: &fnv1::RunFunctionResponse,
     out: &mut impl Write,
 ) -> std::io::Result<()> {
     let xr_name = xr
@@ -553,7 +553,7 @@ fn write_stream(
         write_doc(out, &Value::Object(object))?;
     }
     for r in &rsp.results {
-        let severity = full::Severity::try_from(r.severity).unwrap_or(full::Severity::Unspecified);
+        let severity = fnv1::Severity::try_from(r.severity).unwrap_or(fnv1::Severity::Unspecified);
         let mut doc = Map::new();
         doc.insert("apiVersion".into(), json!("render.crossplane.io/v1beta1"));
         doc.insert("kind".into(), json!("Result"));
@@ -568,10 +568,10 @@ fn write_stream(
     Ok(())
 }
 
-fn condition_json(c: &full::Condition) -> Value {
-    let status = match full::Status::try_from(c.status) {
-        Ok(full::Status::ConditionTrue) => "True",
-        Ok(full::Status::ConditionFalse) => "False",
+fn condition_json(c: &fnv1::Condition) -> Value {
+    let status = match fnv1::Status::try_from(c.status) {
+        Ok(fnv1::Status::ConditionTrue) => "True",
+        Ok(fnv1::Status::ConditionFalse) => "False",
         _ => "Unknown",
     };
     let mut m = Map::new();

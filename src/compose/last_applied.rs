@@ -13,17 +13,41 @@
 //! object lives. Giving back exactly the fields that manager owns keeps the
 //! ownership where it was.
 
+use prost::Message;
 use serde_json::{Map, Value};
+
+use crate::protocol::resource::{field_to_json, json_to_value, json_to_view, view_to_json};
+use crate::protocol::server::Resource;
+use crate::protocol::view;
 
 /// Crossplane's field managers for composed resources (one per XR).
 pub const COMPOSED_FIELD_MANAGER_PREFIX: &str = "apiextensions.crossplane.io/composed/";
 
-/// The desired state that keeps `observed` as Crossplane last applied it:
-/// the fields its field manager owns, with the object's identity. An
-/// object without such a manager (composed before server-side apply, or
-/// given to `render` without managedFields) falls back to everything but
-/// its status and the metadata the API server owns.
-pub fn desired_again(observed: Map<String, Value>) -> Value {
+/// The desired resource that keeps `observed` as Crossplane last applied
+/// it. An object nested too deep to decode keeps every field but its
+/// status, as it came, its metadata cleaned of what the API server owns;
+/// the error says what cannot be read even so.
+pub fn desired_again(observed: &Resource) -> Result<Resource, String> {
+    let view = observed.resource.clone().unwrap_or_default();
+    let resource = match view_to_json(&view) {
+        Ok(object) => match desired_object(object) {
+            Value::Object(o) => json_to_view(&o),
+            _ => view::Struct::default(),
+        },
+        Err(_) => without_server_fields(view)?,
+    };
+    Ok(Resource {
+        resource: Some(resource),
+        ..Default::default()
+    })
+}
+
+/// [`desired_again`] for an object that decodes: the fields Crossplane's
+/// field manager owns, with the object's identity. An object without such a
+/// manager (composed before server-side apply, or given to `render` without
+/// managedFields) falls back to everything but its status and the metadata
+/// the API server owns.
+fn desired_object(observed: Map<String, Value>) -> Value {
     let Some(owned) = owned_fields(&observed) else {
         return fallback(observed);
     };
@@ -159,6 +183,25 @@ fn keyed_item(item: &Value, keys: &str) -> bool {
     keys.iter().all(|(k, v)| item.get(k) == Some(v))
 }
 
+/// An object too deep to decode, less its status and the metadata the API
+/// server owns; its other fields as they came.
+fn without_server_fields(mut object: view::Struct) -> Result<view::Struct, String> {
+    object.fields.remove("status");
+    if let Some(bytes) = object.fields.get("metadata") {
+        let metadata = field_to_json("metadata", bytes)
+            .map_err(|e| format!("its metadata cannot be read ({e})"))?;
+        let Value::Object(mut md) = metadata else {
+            return Err("its metadata is not an object".into());
+        };
+        drop_server_owned(&mut md);
+        object.fields.insert(
+            "metadata".into(),
+            json_to_value(&Value::Object(md)).encode_to_vec(),
+        );
+    }
+    Ok(object)
+}
+
 /// Everything but the status and the metadata the API server owns.
 fn fallback(mut observed: Map<String, Value>) -> Value {
     observed.remove("status");
@@ -169,7 +212,7 @@ fn fallback(mut observed: Map<String, Value>) -> Value {
 }
 
 /// Removes the metadata fields the API server owns.
-pub(crate) fn drop_server_owned(md: &mut Map<String, Value>) {
+fn drop_server_owned(md: &mut Map<String, Value>) {
     for server_owned in [
         "uid",
         "resourceVersion",
@@ -231,7 +274,7 @@ mod tests {
     #[test]
     fn a_kept_claim_is_what_crossplane_applied_not_what_the_server_filled_in() {
         assert_eq!(
-            desired_again(bound_claim()),
+            desired_object(bound_claim()),
             json!({
                 "apiVersion": "v1", "kind": "PersistentVolumeClaim",
                 "metadata": {
@@ -259,7 +302,7 @@ mod tests {
                 "dnsPolicy": "ClusterFirst"}}}
         });
         assert_eq!(
-            desired_again(deployment.as_object().unwrap().clone()),
+            desired_object(deployment.as_object().unwrap().clone()),
             json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
                    "spec": {"template": {"spec": {"containers": [
                        {"name": "vllm", "image": "vllm/vllm-openai:v0.11.0", "args": ["serve"]}]}}}})
@@ -273,7 +316,7 @@ mod tests {
             .as_object_mut()
             .unwrap()
             .remove("managedFields");
-        let kept = desired_again(claim);
+        let kept = desired_object(claim);
         assert_eq!(kept["spec"]["volumeName"], "pv-1");
         assert_eq!(kept.get("status"), None);
         assert_eq!(kept["metadata"].get("uid"), None);

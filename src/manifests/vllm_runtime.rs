@@ -72,20 +72,15 @@ pub struct VLLMRuntimeSpec {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub autoscaling_config: Option<AutoscalingConfig>,
     /// The pod: image, resources, scheduling, replicas.
-    // Written once for all runtimes alike (see `encode_once`), as are
-    // `model` and `vllmConfig`.
-    #[serde(serialize_with = "crate::protocol::encode_once::value")]
     pub deployment_config: DeploymentConfig,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lm_cache_config: Option<LMCacheConfig>,
     /// The model and the `vllm serve` options tied to it.
-    #[serde(serialize_with = "crate::protocol::encode_once::value")]
     pub model: RuntimeModelSpec,
     /// A PersistentVolumeClaim mounted into the vLLM container.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub storage_config: Option<StorageConfig>,
     /// vLLM server options. Required by the CRD even when empty.
-    #[serde(serialize_with = "crate::protocol::encode_once::value")]
     pub vllm_config: VLLMConfig,
 }
 

@@ -1,45 +1,47 @@
 //! Crossplane's function protocol (`apiextensions.fn.proto.v1`), generated
-//! from `proto/`, and the machinery that makes it cheap: messages kept as
-//! bytes until something reads them, and `Struct`s read and written without
-//! intermediate trees. Nothing outside this module needs a field number.
+//! from `proto/` by prost, and the conversion of its `Struct`s to and from
+//! JSON ([`resource`]). Nothing outside this module needs a field number.
 
-pub mod encode_once;
-pub mod raw_message;
-pub mod struct_deserializer;
-pub mod struct_json;
-pub mod struct_serializer;
+pub mod resource;
 
-/// Every message fully decoded: what clients, `render` and tests build and read.
-pub mod full {
+/// The protocol as the SDKs have it, every message decoded: what clients,
+/// `render` and tests build and read.
+pub mod fnv1 {
     #![allow(clippy::all, missing_docs)]
     include!(concat!(
         env!("OUT_DIR"),
-        "/full/apiextensions.r#fn.proto.v1.rs"
+        "/fnv1/apiextensions.r#fn.proto.v1.rs"
     ));
 }
 
-/// The same wire format with each `Resource` and `Struct` left encoded (see
-/// `crate::protocol::raw_message`), so what the function does not inspect costs a
-/// copy, not a parse.
-pub mod wire {
+/// The protocol as the server reads it: every `google.protobuf.Struct` is a
+/// [`view::Struct`], whose fields stay encoded until read (see `proto/view`).
+pub mod server {
     #![allow(clippy::all, missing_docs)]
     include!(concat!(
         env!("OUT_DIR"),
-        "/wire/apiextensions.r#fn.proto.v1.rs"
+        "/server/apiextensions.r#fn.proto.v1.rs"
     ));
+}
+
+/// Wire-compatible views of `google.protobuf.Struct` (see `proto/view`).
+pub mod view {
+    #![allow(clippy::all, missing_docs)]
+    include!(concat!(env!("OUT_DIR"), "/view/function_inference.view.rs"));
 }
 
 use prost::Message;
 
-/// Re-reads a full request as the server's wire view (tests, `render`, benchmarks).
-pub fn to_wire(req: &full::RunFunctionRequest) -> wire::RunFunctionRequest {
-    wire::RunFunctionRequest::decode(req.encode_to_vec().as_slice())
-        .expect("a full request always re-decodes as its wire view")
+/// A request as the server reads it (for `render`, tests and benchmarks,
+/// which build the SDK's message).
+pub fn to_server(req: &fnv1::RunFunctionRequest) -> server::RunFunctionRequest {
+    server::RunFunctionRequest::decode(req.encode_to_vec().as_slice())
+        .expect("the server's view reads every request the SDK's types encode")
 }
 
-/// Decodes a wire response fully.
-pub fn from_wire(
-    rsp: &wire::RunFunctionResponse,
-) -> Result<full::RunFunctionResponse, prost::DecodeError> {
-    full::RunFunctionResponse::decode(rsp.encode_to_vec().as_slice())
+/// A response the server wrote, as the SDK's message.
+pub fn from_server(
+    rsp: &server::RunFunctionResponse,
+) -> Result<fnv1::RunFunctionResponse, prost::DecodeError> {
+    fnv1::RunFunctionResponse::decode(rsp.encode_to_vec().as_slice())
 }

@@ -13,8 +13,8 @@ use prometheus_client::metrics::{counter::Counter, family::Family, histogram::Hi
 use prometheus_client::registry::Registry;
 use tokio::net::TcpListener;
 
-use crate::function::Call;
-use crate::protocol::wire::Severity;
+use crate::protocol::server::Severity;
+use crate::run::Call;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct KindLabels {
@@ -174,8 +174,8 @@ pub async fn serve(listener: TcpListener, metrics: Metrics) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::function::Subject;
-    use crate::protocol::wire;
+    use crate::protocol::server;
+    use crate::run::Subject;
 
     fn call(kind: &str) -> Call {
         Call {
@@ -183,8 +183,8 @@ mod tests {
                 kind: kind.into(),
                 ..Default::default()
             },
-            response: wire::RunFunctionResponse {
-                results: vec![wire::Result {
+            response: server::RunFunctionResponse {
+                results: vec![server::Result {
                     severity: Severity::Fatal as i32,
                     ..Default::default()
                 }],

@@ -6,13 +6,11 @@
 
 mod accept;
 mod content_type;
-pub(crate) mod memo;
 mod metrics;
 mod request_log;
 mod request_memory;
 mod service;
 pub mod tls;
-mod write_batching;
 
 use std::io::IsTerminal;
 use std::net::SocketAddr;
@@ -23,13 +21,11 @@ use anyhow::{Context, bail};
 use clap::Args;
 use tokio::net::TcpListener;
 use tonic::codegen::http;
-use tonic::codegen::tokio_stream::StreamExt;
 use tonic::transport::Server;
 
-use crate::protocol::wire::function_runner_service_server::FunctionRunnerServiceServer;
+use crate::protocol::server::function_runner_service_server::FunctionRunnerServiceServer;
 pub use metrics::Metrics;
 pub use service::{Core, Handler};
-use write_batching::BatchedWrites;
 
 /// How the server is run.
 #[derive(Args, Clone, Debug)]
@@ -66,10 +62,6 @@ pub struct ServeArgs {
     /// Address for Prometheus metrics at /metrics; empty disables them.
     #[arg(long, default_value = ":8080")]
     pub metrics_address: String,
-    /// Memory for remembering composer outputs, in MiB: a reconcile whose
-    /// inputs equal an earlier one's is answered without composing again. 0 disables.
-    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(0..=1024))]
-    pub memo_mib: u32,
     /// Answer every call with only the tag and TTL: the transport's cost floor, for load tests.
     #[arg(long, hide = true)]
     pub noop: bool,
@@ -138,15 +130,15 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         tokio::spawn(metrics::serve(listener, metrics.clone()));
         tracing::info!(address = %bound, "serving metrics at /metrics");
     }
-    // The transport's floor answers with the tag alone, memo or not.
-    let (core, memo_mib): (Core, u32) = if args.noop {
-        (crate::function::noop, 0)
+    // The transport's floor answers with the tag alone.
+    let core: Core = if args.noop {
+        crate::run::noop
     } else {
-        (crate::function::run_function, args.memo_mib)
+        crate::run::run_function
     };
     // Build the catalogs now, not on the first call.
     let _ = (crate::sizing::gpus().len(), crate::sizing::models().len());
-    let handler = Handler::new(core, metrics).with_memo_bytes(memo_mib as usize * 1024 * 1024);
+    let handler = Handler::new(core, metrics);
     tracing::info!(address = %listener.local_addr()?, tls = tls.is_some(), "serving FunctionRunnerService");
     let limits = Limits {
         max_recv_mib: args.max_recv_message_size,
@@ -277,8 +269,7 @@ pub async fn run_with_limits(
             .tls_config(tls)
             .context("invalid TLS configuration")?;
     }
-    let incoming = accept::incoming(listener, limits.max_connections as usize, preface_timeout)
-        .map(|accepted| accepted.map(BatchedWrites::new));
+    let incoming = accept::incoming(listener, limits.max_connections as usize, preface_timeout);
     let serving = builder
         .layer(tower::util::MapResponseLayer::new(
             oversized_is_resource_exhausted,

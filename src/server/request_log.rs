@@ -14,12 +14,12 @@ use std::borrow::Cow;
 use prost::Message;
 use serde_json::{Map, Value, json};
 
-use crate::protocol::{full, wire};
+use crate::protocol::{fnv1, server};
 
 /// The request's identity and size, as one JSON object.
-pub fn summary(req: &wire::RunFunctionRequest) -> Value {
+pub fn summary(req: &server::RunFunctionRequest) -> Value {
     let bytes = req.encoded_len();
-    let Ok(req) = full::RunFunctionRequest::decode(req.encode_to_vec().as_slice()) else {
+    let Ok(req) = fnv1::RunFunctionRequest::decode(req.encode_to_vec().as_slice()) else {
         return json!({"bytes": bytes, "undecodable": true});
     };
     let mut out = Map::new();
@@ -79,7 +79,7 @@ fn identity(object: &prost_types::Struct) -> Value {
 }
 
 /// Each composed resource's name and kind.
-fn kinds<'a>(resources: impl Iterator<Item = (&'a String, &'a full::Resource)>) -> Value {
+fn kinds<'a>(resources: impl Iterator<Item = (&'a String, &'a fnv1::Resource)>) -> Value {
     Value::Object(
         resources
             .map(|(name, r)| {
@@ -116,7 +116,7 @@ pub fn escape_control(s: &str) -> Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::struct_json::json_to_struct;
+    use crate::protocol::resource::json_to_struct;
 
     fn object(v: Value) -> prost_types::Struct {
         json_to_struct(v.as_object().unwrap())
@@ -125,13 +125,13 @@ mod tests {
     #[test]
     fn the_summary_names_and_sizes_what_a_request_carries_and_no_value() {
         let secret = "hunter2-7f3a";
-        let req = full::RunFunctionRequest {
-            meta: Some(full::RequestMeta {
+        let req = fnv1::RunFunctionRequest {
+            meta: Some(fnv1::RequestMeta {
                 tag: "t".into(),
                 ..Default::default()
             }),
-            observed: Some(full::State {
-                composite: Some(full::Resource {
+            observed: Some(fnv1::State {
+                composite: Some(fnv1::Resource {
                     resource: Some(object(json!({"kind": "LLMInference",
                         "metadata": {"name": "qwen\nforged", "namespace": "team-a"},
                         "spec": {"connectionString": format!("postgres://a:{secret}@db")}}))),
@@ -139,7 +139,7 @@ mod tests {
                 }),
                 resources: [(
                     "db".to_string(),
-                    full::Resource {
+                    fnv1::Resource {
                         resource: Some(object(
                             json!({"kind": "Secret", "stringData": {"password": secret}}),
                         )),
@@ -154,7 +154,7 @@ mod tests {
             ..Default::default()
         };
         let bytes = req.encoded_len();
-        let wire = crate::protocol::to_wire(&req);
+        let wire = crate::protocol::to_server(&req);
         let summary = summary(&wire);
         assert_eq!(
             summary,

@@ -3,72 +3,56 @@
 //! result so one bad request cannot take the server down.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::Arc;
 use std::time::Instant;
 
 use tonic::{Request, Response, Status};
 
 use super::Metrics;
-use crate::function::{self, Call, Subject};
-use crate::outcome;
-use crate::protocol::wire::{self, function_runner_service_server::FunctionRunnerService};
-use crate::server::memo::Memo;
+use crate::protocol::server::{self, function_runner_service_server::FunctionRunnerService};
+use crate::request;
+use crate::response;
+use crate::run::{Call, Subject};
 use crate::server::request_log::{self, escape_control};
 
-/// What the server runs for each call: [`function::run_function`], or
-/// [`function::noop`] to measure the transport's cost (`--noop`).
-pub type Core = fn(wire::RunFunctionRequest) -> Call;
-
-/// Bytes the response memo may hold unless told otherwise (`--memo-mib`).
-pub const DEFAULT_MEMO_BYTES: usize = 4 * 1024 * 1024;
+/// What the server runs for each call: [`crate::run::run_function`], or
+/// [`crate::run::noop`] to measure the transport's cost (`--noop`).
+pub type Core = fn(server::RunFunctionRequest) -> Call;
 
 /// The gRPC service.
 #[derive(Clone)]
 pub struct Handler {
     core: Core,
     metrics: Metrics,
-    memo: Option<Arc<Memo>>,
 }
 
 impl Handler {
-    /// A handler running `core`, with the default memo (see `crate::server::memo`).
+    /// A handler running `core`.
     pub fn new(core: Core, metrics: Metrics) -> Self {
-        Self {
-            core,
-            metrics,
-            memo: Some(Arc::new(Memo::new(DEFAULT_MEMO_BYTES))),
-        }
+        Self { core, metrics }
     }
 
-    /// The same handler with a memo of `bytes` (0: none).
-    pub fn with_memo_bytes(mut self, bytes: usize) -> Self {
-        self.memo = (bytes > 0).then(|| Arc::new(Memo::new(bytes)));
-        self
-    }
-
-    /// The call, answered from the memo when it can be; a panic (a bug,
-    /// never expected) becomes a FATAL result, and the server keeps serving.
-    fn call(&self, req: wire::RunFunctionRequest) -> Call {
+    /// The call; a panic (a bug, never expected) becomes a FATAL result,
+    /// and the server keeps serving.
+    fn call(&self, req: server::RunFunctionRequest) -> Call {
         let tag = req.meta.as_ref().map(|m| m.tag.clone()).unwrap_or_default();
-        // A counted reference, read only to say which XR a panic was about.
-        let composite = req.observed.as_ref().and_then(|o| o.composite.clone());
-        let run = || match &self.memo {
-            Some(memo) => memo.answer(req, self.core),
-            None => (self.core)(req),
+        // Read only to say which XR a panic was about.
+        let subject = match request::observed_composite(&req) {
+            Ok(xr) => Subject {
+                kind: xr.kind,
+                name: xr.name,
+                namespace: xr.namespace,
+            },
+            Err(_) => Subject::default(),
         };
-        match catch_unwind(AssertUnwindSafe(run)) {
+        match catch_unwind(AssertUnwindSafe(|| (self.core)(req))) {
             Ok(call) => call,
             Err(panic) => {
                 let what = panic_message(panic.as_ref());
-                let subject = composite
-                    .as_ref()
-                    .map(function::subject_of)
-                    .unwrap_or_default();
                 let Subject { kind, name, .. } = &subject;
                 tracing::error!(kind = %escape_control(kind), name = %escape_control(name), panic = %escape_control(&what), "RunFunction panicked; answered with a FATAL result");
-                let response = wire::RunFunctionResponse {
-                    meta: Some(wire::ResponseMeta { tag, ttl: None }),
-                    results: vec![outcome::fatal(
+                let response = server::RunFunctionResponse {
+                    meta: Some(server::ResponseMeta { tag, ttl: None }),
+                    results: vec![response::fatal(
                         "InternalError",
                         format!(
                             "function-inference failed on {kind} {name:?}: {what}; this is a bug, please report it"
@@ -86,8 +70,8 @@ impl Handler {
 impl FunctionRunnerService for Handler {
     async fn run_function(
         &self,
-        request: Request<wire::RunFunctionRequest>,
-    ) -> Result<Response<wire::RunFunctionResponse>, Status> {
+        request: Request<server::RunFunctionRequest>,
+    ) -> Result<Response<server::RunFunctionResponse>, Status> {
         let req = request.into_inner();
         if tracing::enabled!(tracing::Level::DEBUG) {
             // Identity and size only: a request carries whole objects and secrets.
@@ -122,12 +106,13 @@ fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Mutex;
 
     use serde_json::json;
 
+    use std::sync::{Arc, Mutex};
+
     use super::*;
-    use crate::protocol::full;
+    use crate::protocol::fnv1;
 
     /// A log sink the test can read back.
     #[derive(Clone, Default)]
@@ -155,10 +140,10 @@ mod tests {
         let _guard = tracing::subscriber::set_default(subscriber);
         let xr = json!({"apiVersion": "infer.dev/v1alpha1", "kind": "Model",
                         "metadata": {"name": "x\nERROR forged line", "namespace": "ns\r"}, "spec": {}});
-        let req = full::RunFunctionRequest {
-            observed: Some(full::State {
-                composite: Some(full::Resource {
-                    resource: Some(crate::protocol::struct_json::json_to_struct(
+        let req = fnv1::RunFunctionRequest {
+            observed: Some(fnv1::State {
+                composite: Some(fnv1::Resource {
+                    resource: Some(crate::protocol::resource::json_to_struct(
                         xr.as_object().unwrap(),
                     )),
                     ..Default::default()
@@ -167,11 +152,11 @@ mod tests {
             }),
             ..Default::default()
         };
-        let handler = Handler::new(function::run_function, Metrics::new());
+        let handler = Handler::new(crate::run::run_function, Metrics::new());
         tokio::runtime::Builder::new_current_thread()
             .build()
             .unwrap()
-            .block_on(handler.run_function(Request::new(crate::protocol::to_wire(&req))))
+            .block_on(handler.run_function(Request::new(crate::protocol::to_server(&req))))
             .unwrap();
         let log = String::from_utf8(sink.0.lock().unwrap().clone()).unwrap();
         assert!(log.contains("RunFunction"), "nothing logged:\n{log}");

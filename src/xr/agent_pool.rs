@@ -398,11 +398,7 @@ pub struct AgentPoolStatus {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phase: Option<String>,
     /// The model server's sizing plan.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "crate::protocol::encode_once::option"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan: Option<PlanStatus>,
     /// What the pool waits for, while it waits.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -81,7 +81,7 @@ pub struct Endpoint {
 }
 
 /// The memory estimate behind a sizing decision, in GiB.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct EstimateStatus {
     /// Model weights, all GPUs of one replica together.
@@ -99,25 +99,6 @@ pub struct EstimateStatus {
     /// What each GPU (or MIG slice) offers vLLM.
     #[serde(rename = "gpuCapacityGiB")]
     pub gpu_capacity_gib: f64,
-}
-
-/// Equal when they report the same figures: `-0.0` and `0.0` print
-/// differently, so they differ here too (a plan's status is encoded once
-/// for every equal one, see `crate::protocol::encode_once`).
-impl PartialEq for EstimateStatus {
-    fn eq(&self, other: &Self) -> bool {
-        let figures = |e: &Self| {
-            [
-                e.weights_gib,
-                e.kv_cache_gib,
-                e.overhead_gib,
-                e.per_gpu_gib,
-                e.gpu_capacity_gib,
-            ]
-            .map(f64::to_bits)
-        };
-        figures(self) == figures(other)
-    }
 }
 
 impl From<&crate::sizing::Estimate> for EstimateStatus {

@@ -161,11 +161,7 @@ pub struct LlmInferenceStatus {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
     /// The sizing plan.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "crate::protocol::encode_once::option"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan: Option<PlanStatus>,
     /// "True" when the runtime serves, as dot-inference reported it.
     #[serde(default, skip_serializing_if = "Option::is_none")]

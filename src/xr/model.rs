@@ -265,11 +265,7 @@ pub struct SizeStatus {
 pub struct GpuPlanStatus {
     pub gpu_type: String,
     /// The plan, when the Model can be served on this GPU type.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "crate::protocol::encode_once::option"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan: Option<PlanStatus>,
     /// Why it cannot, otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]

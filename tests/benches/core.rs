@@ -17,9 +17,9 @@ mod workload;
 use std::hint::black_box;
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
-use function_inference::function::run_function;
-use function_inference::protocol::struct_json::{json_to_struct, struct_to_json};
-use function_inference::protocol::{full, to_wire, wire};
+use function_inference::protocol::resource::{json_to_struct, struct_to_json};
+use function_inference::protocol::{fnv1, server, to_server};
+use function_inference::run::run_function;
 use function_inference::sizing::{self, SizingRequest};
 use prost::Message;
 
@@ -29,7 +29,7 @@ fn request(
     xr: &serde_json::Value,
     n: usize,
     model: Option<&serde_json::Value>,
-) -> wire::RunFunctionRequest {
+) -> server::RunFunctionRequest {
     let kind = xr["kind"].as_str().unwrap_or_default();
     let name = xr["metadata"]["name"].as_str().unwrap_or_default();
     let observed = workload::observed_resources(kind, name, n);
@@ -37,15 +37,15 @@ fn request(
     if let Some(m) = model {
         req.required_resources.insert(
             "model".into(),
-            full::Resources {
-                items: vec![full::Resource {
+            fnv1::Resources {
+                items: vec![fnv1::Resource {
                     resource: m.as_object().map(json_to_struct),
                     ..Default::default()
                 }],
             },
         );
     }
-    to_wire(&req)
+    to_server(&req)
 }
 
 /// An example from `examples/`, as JSON.
@@ -84,7 +84,7 @@ fn run_function_benches(c: &mut Criterion) {
             assert!(
                 rsp.results
                     .iter()
-                    .all(|r| r.severity != wire::Severity::Fatal as i32),
+                    .all(|r| r.severity != server::Severity::Fatal as i32),
                 "{label}: {:?}",
                 rsp.results
             );

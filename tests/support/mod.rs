@@ -19,9 +19,9 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use function_inference::protocol::full;
-use function_inference::protocol::full::function_runner_service_client::FunctionRunnerServiceClient;
-use function_inference::protocol::struct_json::json_to_struct;
+use function_inference::protocol::fnv1;
+use function_inference::protocol::fnv1::function_runner_service_client::FunctionRunnerServiceClient;
+use function_inference::protocol::resource::json_to_struct;
 use function_inference::server::{self, Handler, Metrics};
 use rcgen::{
     BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
@@ -156,8 +156,8 @@ pub fn object(v: Value) -> prost_types::Struct {
 }
 
 /// A Resource holding `v`, readiness unspecified.
-pub fn resource(v: Value) -> full::Resource {
-    full::Resource {
+pub fn resource(v: Value) -> fnv1::Resource {
+    fnv1::Resource {
         resource: Some(object(v)),
         ..Default::default()
     }
@@ -175,17 +175,17 @@ pub fn spaceship() -> Value {
 
 /// A request as Crossplane sends it for the first step: the tag, the
 /// observed XR and an empty desired state.
-pub fn request(tag: &str, xr: Value) -> full::RunFunctionRequest {
-    full::RunFunctionRequest {
-        meta: Some(full::RequestMeta {
+pub fn request(tag: &str, xr: Value) -> fnv1::RunFunctionRequest {
+    fnv1::RunFunctionRequest {
+        meta: Some(fnv1::RequestMeta {
             tag: tag.into(),
             capabilities: (1..=5).collect(),
         }),
-        observed: Some(full::State {
+        observed: Some(fnv1::State {
             composite: Some(resource(xr)),
             resources: Default::default(),
         }),
-        desired: Some(full::State::default()),
+        desired: Some(fnv1::State::default()),
         ..Default::default()
     }
 }
@@ -201,8 +201,8 @@ pub fn input(fields: Value) -> prost_types::Struct {
 
 /// Desired state an earlier pipeline step built: an XR status field and a
 /// composed resource with connection details, marked ready.
-pub fn earlier_desired() -> full::State {
-    full::State {
+pub fn earlier_desired() -> fnv1::State {
+    fnv1::State {
         composite: Some(resource(json!({
             "apiVersion": "example.org/v1",
             "kind": "Spaceship",
@@ -210,7 +210,7 @@ pub fn earlier_desired() -> full::State {
         }))),
         resources: [(
             "bucket".to_string(),
-            full::Resource {
+            fnv1::Resource {
                 resource: Some(object(json!({
                     "apiVersion": "s3.aws.upbound.io/v1beta1",
                     "kind": "Bucket",
@@ -218,7 +218,7 @@ pub fn earlier_desired() -> full::State {
                     "spec": {"forProvider": {"region": "eu-west-1"}},
                 }))),
                 connection_details: [("password".to_string(), b"s3cr3t".to_vec())].into(),
-                ready: full::Ready::True as i32,
+                ready: fnv1::Ready::True as i32,
             },
         )]
         .into(),
@@ -227,7 +227,7 @@ pub fn earlier_desired() -> full::State {
 
 /// What an earlier pipeline step desired for an LLMInference: the
 /// [`earlier_desired`] resources and a status field of the XR.
-pub fn earlier_llm_inference_desired() -> full::State {
+pub fn earlier_llm_inference_desired() -> fnv1::State {
     let mut s = earlier_desired();
     s.composite = Some(resource(json!({
         "apiVersion": "infer.dev/v1alpha1", "kind": "LLMInference",
@@ -237,7 +237,7 @@ pub fn earlier_llm_inference_desired() -> full::State {
 }
 
 /// Adds observed composed resources of about `bytes` in total to `req`.
-pub fn pad_observed(req: &mut full::RunFunctionRequest, bytes: usize) {
+pub fn pad_observed(req: &mut fnv1::RunFunctionRequest, bytes: usize) {
     const EACH: usize = 64 * 1024;
     let observed = req.observed.get_or_insert_with(Default::default);
     let filler = "x".repeat(EACH);
@@ -255,8 +255,8 @@ pub fn pad_observed(req: &mut full::RunFunctionRequest, bytes: usize) {
 }
 
 /// The response meta: the tag and a TTL in seconds.
-pub fn meta(tag: &str, ttl_seconds: i64) -> Option<full::ResponseMeta> {
-    Some(full::ResponseMeta {
+pub fn meta(tag: &str, ttl_seconds: i64) -> Option<fnv1::ResponseMeta> {
+    Some(fnv1::ResponseMeta {
         tag: tag.into(),
         ttl: Some(prost_types::Duration {
             seconds: ttl_seconds,
@@ -266,19 +266,19 @@ pub fn meta(tag: &str, ttl_seconds: i64) -> Option<full::ResponseMeta> {
 }
 
 /// A FATAL result as function-inference writes them.
-pub fn fatal(reason: &str, message: &str) -> full::Result {
-    full::Result {
-        severity: full::Severity::Fatal as i32,
+pub fn fatal(reason: &str, message: &str) -> fnv1::Result {
+    fnv1::Result {
+        severity: fnv1::Severity::Fatal as i32,
         message: message.into(),
         reason: Some(reason.into()),
-        target: Some(full::Target::Composite as i32),
+        target: Some(fnv1::Target::Composite as i32),
     }
 }
 
 /// A WARNING result as function-inference writes them.
-pub fn warning(reason: &str, message: &str) -> full::Result {
-    full::Result {
-        severity: full::Severity::Warning as i32,
+pub fn warning(reason: &str, message: &str) -> fnv1::Result {
+    fnv1::Result {
+        severity: fnv1::Severity::Warning as i32,
         ..fatal(reason, message)
     }
 }
@@ -286,16 +286,16 @@ pub fn warning(reason: &str, message: &str) -> full::Result {
 /// A condition on the XR as function-inference writes them.
 pub fn condition(
     type_: &str,
-    status: full::Status,
+    status: fnv1::Status,
     reason: &str,
     message: &str,
-) -> full::Condition {
-    full::Condition {
+) -> fnv1::Condition {
+    fnv1::Condition {
         r#type: type_.into(),
         status: status as i32,
         reason: reason.into(),
         message: Some(message.into()),
-        target: Some(full::Target::Composite as i32),
+        target: Some(fnv1::Target::Composite as i32),
     }
 }
 
@@ -305,8 +305,8 @@ pub fn refused_keeping_earlier(
     tag: &str,
     reason: &str,
     message: &str,
-) -> full::RunFunctionResponse {
-    full::RunFunctionResponse {
+) -> fnv1::RunFunctionResponse {
+    fnv1::RunFunctionResponse {
         meta: meta(tag, 60),
         desired: Some(earlier_desired()),
         results: vec![fatal(reason, message)],
@@ -316,11 +316,11 @@ pub fn refused_keeping_earlier(
 
 /// Fails, showing every result, when any result is FATAL.
 #[track_caller]
-pub fn assert_not_fatal(results: &[full::Result], context: &str) {
+pub fn assert_not_fatal(results: &[fnv1::Result], context: &str) {
     assert!(
         results
             .iter()
-            .all(|r| r.severity != full::Severity::Fatal as i32),
+            .all(|r| r.severity != fnv1::Severity::Fatal as i32),
         "{context}: {results:?}"
     );
 }
@@ -333,18 +333,18 @@ pub fn example(path: &str) -> Value {
 }
 
 /// Runs the core on a full request, as the server would, and decodes the answer.
-pub fn call(req: &full::RunFunctionRequest) -> full::RunFunctionResponse {
-    function_inference::protocol::from_wire(
-        &function_inference::function::run_function(function_inference::protocol::to_wire(req))
+pub fn call(req: &fnv1::RunFunctionRequest) -> fnv1::RunFunctionResponse {
+    function_inference::protocol::from_server(
+        &function_inference::run::run_function(function_inference::protocol::to_server(req))
             .response,
     )
     .expect("the core's response decodes")
 }
 
 /// The status of the desired XR in a response.
-pub fn desired_status(rsp: &full::RunFunctionResponse) -> Value {
+pub fn desired_status(rsp: &fnv1::RunFunctionResponse) -> Value {
     let c = rsp.desired.as_ref().unwrap().composite.as_ref().unwrap();
-    Value::Object(function_inference::protocol::struct_json::struct_to_json(
+    Value::Object(function_inference::protocol::resource::struct_to_json(
         c.resource.as_ref().unwrap(),
     ))["status"]
         .clone()
@@ -372,7 +372,7 @@ pub struct TestServer {
 impl TestServer {
     pub async fn start(tls: Option<tonic::transport::ServerTlsConfig>, max_recv_mib: u32) -> Self {
         let metrics = Metrics::new();
-        let handler = Handler::new(function_inference::function::run_function, metrics.clone());
+        let handler = Handler::new(function_inference::run::run_function, metrics.clone());
         let mut server = Self::start_handler(handler, tls, max_recv_mib).await;
         server.metrics = metrics;
         server

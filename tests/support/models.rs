@@ -2,8 +2,8 @@
 //! read one (Model, LLMInference with modelRef, AgentPool) share: the
 //! `model` and `model-config` requirements and reading a response.
 
-use function_inference::protocol::full;
-use function_inference::protocol::struct_json::struct_to_json;
+use function_inference::protocol::fnv1;
+use function_inference::protocol::resource::struct_to_json;
 use serde_json::{Value, json};
 
 use super::fixtures::Model;
@@ -24,12 +24,12 @@ pub fn llama_8b() -> Value {
 
 /// A request carrying what Crossplane fetched for the `model` requirement.
 pub fn with_model(
-    mut req: full::RunFunctionRequest,
+    mut req: fnv1::RunFunctionRequest,
     models: Vec<Value>,
-) -> full::RunFunctionRequest {
+) -> fnv1::RunFunctionRequest {
     req.required_resources.insert(
         "model".into(),
-        full::Resources {
+        fnv1::Resources {
             items: models.into_iter().map(resource).collect(),
         },
     );
@@ -37,13 +37,13 @@ pub fn with_model(
 }
 
 /// The `model` requirement for the Model `llama-8b` in `team-a`.
-pub fn requirement() -> Option<full::Requirements> {
+pub fn requirement() -> Option<fnv1::Requirements> {
     requirement_of("llama-8b")
 }
 
 /// The requirements of a pool on `llama-8b` whose model server does not
 /// serve yet: the Model and the server's pods (`labels`), to say why.
-pub fn requirement_with_pods(labels: &[(&str, &str)]) -> Option<full::Requirements> {
+pub fn requirement_with_pods(labels: &[(&str, &str)]) -> Option<fnv1::Requirements> {
     let mut requirements = requirement().unwrap();
     requirements
         .resources
@@ -52,13 +52,13 @@ pub fn requirement_with_pods(labels: &[(&str, &str)]) -> Option<full::Requiremen
 }
 
 /// Pods in `team-a` with `labels`, as a requirement asks for them.
-pub fn pods_selector(labels: &[(&str, &str)]) -> full::ResourceSelector {
-    full::ResourceSelector {
+pub fn pods_selector(labels: &[(&str, &str)]) -> fnv1::ResourceSelector {
+    fnv1::ResourceSelector {
         api_version: "v1".into(),
         kind: "Pod".into(),
         namespace: Some("team-a".into()),
-        r#match: Some(full::resource_selector::Match::MatchLabels(
-            full::MatchLabels {
+        r#match: Some(fnv1::resource_selector::Match::MatchLabels(
+            fnv1::MatchLabels {
                 labels: labels
                     .iter()
                     .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -70,17 +70,17 @@ pub fn pods_selector(labels: &[(&str, &str)]) -> full::ResourceSelector {
 
 /// The `Sized` and `Serving` conditions of an XR waiting for a required
 /// resource, after its `ModelResolved` (or `ModelConfigResolved`) one.
-pub fn waiting_conditions(reason: &str, message: &str) -> Vec<full::Condition> {
+pub fn waiting_conditions(reason: &str, message: &str) -> Vec<fnv1::Condition> {
     vec![
         crate::support::condition(
             "Sized",
-            full::Status::ConditionUnknown,
+            fnv1::Status::ConditionUnknown,
             reason,
             &format!("cannot size until it is there: {message}"),
         ),
         crate::support::condition(
             "Serving",
-            full::Status::ConditionFalse,
+            fnv1::Status::ConditionFalse,
             reason,
             &format!("{message}; what was composed before is kept as it was"),
         ),
@@ -88,15 +88,15 @@ pub fn waiting_conditions(reason: &str, message: &str) -> Vec<full::Condition> {
 }
 
 /// The `model` requirement for the Model `name` in `team-a`.
-pub fn requirement_of(name: &str) -> Option<full::Requirements> {
-    Some(full::Requirements {
+pub fn requirement_of(name: &str) -> Option<fnv1::Requirements> {
+    Some(fnv1::Requirements {
         resources: [(
             "model".to_string(),
-            full::ResourceSelector {
+            fnv1::ResourceSelector {
                 api_version: "infer.dev/v1alpha1".into(),
                 kind: "Model".into(),
                 namespace: Some("team-a".into()),
-                r#match: Some(full::resource_selector::Match::MatchName(name.into())),
+                r#match: Some(fnv1::resource_selector::Match::MatchName(name.into())),
             },
         )]
         .into(),
@@ -104,12 +104,12 @@ pub fn requirement_of(name: &str) -> Option<full::Requirements> {
     })
 }
 
-pub fn manifest(rsp: &full::RunFunctionResponse, name: &str) -> Value {
+pub fn manifest(rsp: &fnv1::RunFunctionResponse, name: &str) -> Value {
     let r = &rsp.desired.as_ref().unwrap().resources[name];
     Value::Object(struct_to_json(r.resource.as_ref().unwrap()))
 }
 
-pub fn names(rsp: &full::RunFunctionResponse) -> Vec<String> {
+pub fn names(rsp: &fnv1::RunFunctionResponse) -> Vec<String> {
     rsp.desired
         .as_ref()
         .unwrap()
@@ -119,10 +119,10 @@ pub fn names(rsp: &full::RunFunctionResponse) -> Vec<String> {
         .collect()
 }
 
-pub fn fatals(rsp: &full::RunFunctionResponse) -> Vec<&str> {
+pub fn fatals(rsp: &fnv1::RunFunctionResponse) -> Vec<&str> {
     rsp.results
         .iter()
-        .filter(|r| r.severity == full::Severity::Fatal as i32)
+        .filter(|r| r.severity == fnv1::Severity::Fatal as i32)
         .map(|r| r.message.as_str())
         .collect()
 }
@@ -144,23 +144,23 @@ pub fn config_map(name: &str, data: Value) -> Value {
 
 /// A request carrying what Crossplane fetched for the `model-config` requirement.
 pub fn with_config_map(
-    mut req: full::RunFunctionRequest,
+    mut req: fnv1::RunFunctionRequest,
     maps: Vec<Value>,
-) -> full::RunFunctionRequest {
+) -> fnv1::RunFunctionRequest {
     req.required_resources.insert(
         "model-config".into(),
-        full::Resources {
+        fnv1::Resources {
             items: maps.into_iter().map(resource).collect(),
         },
     );
     req
 }
 
-pub fn config_map_selector(name: &str) -> full::ResourceSelector {
-    full::ResourceSelector {
+pub fn config_map_selector(name: &str) -> fnv1::ResourceSelector {
+    fnv1::ResourceSelector {
         api_version: "v1".into(),
         kind: "ConfigMap".into(),
         namespace: Some("team-a".into()),
-        r#match: Some(full::resource_selector::Match::MatchName(name.into())),
+        r#match: Some(fnv1::resource_selector::Match::MatchName(name.into())),
     }
 }

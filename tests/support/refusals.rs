@@ -13,7 +13,7 @@
 //! ]);
 //! ```
 
-use function_inference::protocol::full;
+use function_inference::protocol::fnv1;
 use serde_json::{Value, json};
 
 use super::{INPUT_API_VERSION, call, earlier_desired, meta, object, request, resource};
@@ -48,7 +48,7 @@ pub struct Refusal {
     /// under `input.`, into the step input.
     pub at: &'static str,
     pub change: Change,
-    pub want: full::Result,
+    pub want: fnv1::Result,
     /// True for a row refused before the requirements are known: it
     /// answers none, whatever the table's.
     pub requires_nothing: bool,
@@ -69,7 +69,7 @@ pub fn refusal(
     name: &'static str,
     at: &'static str,
     change: impl Into<Change>,
-    want: full::Result,
+    want: fnv1::Result,
 ) -> Refusal {
     Refusal {
         name,
@@ -114,9 +114,9 @@ pub struct Refusals {
     tag: &'static str,
     xr: Value,
     model: Option<Value>,
-    desired: full::State,
+    desired: fnv1::State,
     /// The requirements every refusal answers, unless its row says otherwise.
-    requirements: Option<full::Requirements>,
+    requirements: Option<fnv1::Requirements>,
 }
 
 impl Refusals {
@@ -144,20 +144,20 @@ impl Refusals {
     }
 
     /// The desired state of the earlier steps, sent along and kept.
-    pub fn after(mut self, desired: full::State) -> Self {
+    pub fn after(mut self, desired: fnv1::State) -> Self {
         self.desired = desired;
         self
     }
 
     /// The requirements every refusal still answers (an AgentPool's Model)
     /// unless its row is [`Refusal::requiring_nothing`]; without this, none.
-    pub fn requiring(mut self, requirements: Option<full::Requirements>) -> Self {
+    pub fn requiring(mut self, requirements: Option<fnv1::Requirements>) -> Self {
         self.requirements = requirements;
         self
     }
 
     /// The request of one row.
-    pub fn request(&self, row: &Refusal) -> full::RunFunctionRequest {
+    pub fn request(&self, row: &Refusal) -> fnv1::RunFunctionRequest {
         let mut xr = self.xr.clone();
         let mut input = None;
         match row.at.strip_prefix("input.") {
@@ -174,7 +174,7 @@ impl Refusals {
         if let Some(model) = &self.model {
             req.required_resources.insert(
                 "model".into(),
-                full::Resources {
+                fnv1::Resources {
                     items: vec![resource(model.clone())],
                 },
             );
@@ -212,10 +212,10 @@ impl Refusals {
                 "case {name:?}: long values are not echoed: {}",
                 want.message
             );
-            if want.severity == full::Severity::Fatal as i32 {
+            if want.severity == fnv1::Severity::Fatal as i32 {
                 assert_eq!(
                     rsp,
-                    full::RunFunctionResponse {
+                    fnv1::RunFunctionResponse {
                         meta: meta(self.tag, 60),
                         desired: Some(self.desired.clone()),
                         results: vec![want],

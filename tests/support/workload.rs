@@ -14,8 +14,8 @@
 
 use std::collections::BTreeMap;
 
-use function_inference::protocol::full;
-use function_inference::protocol::struct_json::json_to_struct;
+use function_inference::protocol::fnv1;
+use function_inference::protocol::resource::json_to_struct;
 use serde_json::{Value, json};
 
 /// The composition-resource-name annotation Crossplane sets.
@@ -29,20 +29,20 @@ pub fn request(
     observed: &BTreeMap<String, Value>,
     desired: &BTreeMap<String, Value>,
     input: Option<&Value>,
-) -> full::RunFunctionRequest {
-    full::RunFunctionRequest {
-        meta: Some(full::RequestMeta {
+) -> fnv1::RunFunctionRequest {
+    fnv1::RunFunctionRequest {
+        meta: Some(fnv1::RequestMeta {
             tag: tag.into(),
             capabilities: (1..=5).collect(),
         }),
-        observed: Some(full::State {
+        observed: Some(fnv1::State {
             composite: Some(resource(composite)),
             resources: observed
                 .iter()
                 .map(|(k, v)| (k.clone(), resource(v)))
                 .collect(),
         }),
-        desired: Some(full::State {
+        desired: Some(fnv1::State {
             composite: None,
             resources: desired
                 .iter()
@@ -54,8 +54,8 @@ pub fn request(
     }
 }
 
-fn resource(v: &Value) -> full::Resource {
-    full::Resource {
+fn resource(v: &Value) -> fnv1::Resource {
+    fnv1::Resource {
         resource: v.as_object().map(json_to_struct),
         ..Default::default()
     }

@@ -37,7 +37,7 @@ use crate::compose::steps::model_server::{Existing, ServerKeys, ServerSpec, mode
 use crate::compose::steps::runtime::{self, Runtime};
 use crate::compose::steps::serving::{self, ServingState};
 use crate::compose::{ComposeRequest, Composition, Refusal, names, resources::kube};
-use crate::outcome;
+use crate::response as outcome;
 use crate::sizing::{self, MAX_NUM_SEQS, MigChoice, Plan, Throughput};
 use crate::units::{GIB, parse_duration_seconds, parse_quantity};
 use crate::xr::agent_pool::{
@@ -275,7 +275,7 @@ fn resolve_model(
                 req,
                 &message,
                 not_found,
-                crate::compose::Status::new(status),
+                Some(crate::compose::to_object(status)),
                 RESOURCES,
             );
             serving::while_waiting(&mut waiting, "WaitingForModel", &message);
@@ -635,7 +635,7 @@ fn report(
     }
     let warnings = status.warnings.clone();
     out.warn_on_transition("AgentPoolWarning", &warnings, req.xr, &["warnings"]);
-    out.status = crate::compose::Status::new(status);
+    out.status = Some(crate::compose::to_object(status));
     out.conditions.push(outcome::condition(
         MODEL_RESOLVED,
         true,
@@ -705,7 +705,7 @@ fn model_config_of(
                     req,
                     &message,
                     not_found,
-                    crate::compose::Status::new(status),
+                    Some(crate::compose::to_object(status)),
                     RESOURCES,
                 );
                 serving::while_waiting(&mut waiting, "WaitingForModelConfig", &message);

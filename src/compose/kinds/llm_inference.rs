@@ -19,7 +19,7 @@ use crate::compose::steps::model_server::{Existing, ServerKeys, ServerSpec, mode
 use crate::compose::steps::runtime::{self, Runtime};
 use crate::compose::steps::serving::{self, ServingState};
 use crate::compose::{ComposeRequest, Composition, Refusal, names};
-use crate::outcome;
+use crate::response as outcome;
 use crate::sizing::{self, MigChoice, Plan, SizingRequest};
 use crate::xr::common::{Endpoint, PlanStatus};
 use crate::xr::llm_inference::{LlmInferenceSpec, LlmInferenceStatus};
@@ -139,7 +139,7 @@ fn resolve_model(
                         req,
                         &message,
                         not_found,
-                        crate::compose::Status::new(status),
+                        Some(crate::compose::to_object(status)),
                         &[
                             RUNTIME,
                             DEPLOYMENT,
@@ -435,7 +435,7 @@ fn report(
         ),
         serving_layout,
     };
-    out.status = crate::compose::Status::new(status);
+    out.status = Some(crate::compose::to_object(status));
 }
 
 fn sizing_request(
@@ -483,7 +483,10 @@ fn sizing_request(
 fn model_config_of(
     req: &ComposeRequest,
     m: &mut ResolvedModel,
-    requirements: &mut std::collections::BTreeMap<String, crate::protocol::wire::ResourceSelector>,
+    requirements: &mut std::collections::BTreeMap<
+        String,
+        crate::protocol::server::ResourceSelector,
+    >,
 ) -> Option<Composition> {
     let name = m.facts.config_map.clone()?;
     requirements.insert(
@@ -502,7 +505,7 @@ fn model_config_of(
                 req,
                 &message,
                 not_found,
-                crate::compose::Status::new(status),
+                Some(crate::compose::to_object(status)),
                 &[
                     RUNTIME,
                     DEPLOYMENT,

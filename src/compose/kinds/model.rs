@@ -19,8 +19,8 @@ use crate::compose::steps::runtime::cannot_serve;
 use crate::compose::{
     ComposeRequest, Composition, Refusal, names, resources::kube, steps::weights_cache,
 };
-use crate::outcome;
-use crate::protocol::wire::ResourceSelector;
+use crate::protocol::server::ResourceSelector;
+use crate::response as outcome;
 use crate::sizing::{self, MigChoice};
 use crate::xr::common::PlanStatus;
 use crate::xr::common::round2;
@@ -156,7 +156,7 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
             format!("servable on {}", serveable.join(", ")),
         ),
     });
-    out.status = crate::compose::Status::new(status);
+    out.status = Some(crate::compose::to_object(status));
     Ok(out)
 }
 
@@ -188,7 +188,7 @@ fn read_config(
                 req,
                 &message,
                 not_found,
-                crate::compose::Status::new(status),
+                Some(crate::compose::to_object(status)),
                 &[CARD],
             );
             out.requirements = requirements;

@@ -8,7 +8,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::protocol::wire::Ready;
+use crate::protocol::server::Ready;
 
 /// How an observed object stands against its current spec.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -1,8 +1,8 @@
 //! The conditions every kind that sizes a model server reports: `Sized`
 //! (the plan, and whether it has warnings) and `Serving`.
 
-use crate::outcome::condition;
-use crate::protocol::wire::Condition;
+use crate::protocol::server::Condition;
+use crate::response::condition;
 
 pub const SIZED: &str = "Sized";
 pub const SERVING: &str = "Serving";

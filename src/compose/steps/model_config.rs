@@ -14,9 +14,9 @@ use serde_json::Value;
 
 use crate::compose::steps::model_facts::{ModelFacts, parse_config};
 use crate::compose::steps::model_ref::{WaitingFor, waiting_for};
-use crate::compose::steps::required::{Required, required_object};
 use crate::compose::{ComposeRequest, Composition, Refusal};
-use crate::protocol::wire::{ResourceSelector, resource_selector::Match};
+use crate::protocol::server::{ResourceSelector, resource_selector::Match};
+use crate::request::{Required, required_object};
 use crate::sizing::weights_index_total_bytes;
 
 /// Key of the requirement, in the request's `required` and the response's requirements.
@@ -68,7 +68,7 @@ pub fn resolve(
             format!("{field}: ConfigMap {display}: {m}"),
         )
     };
-    let object = match required_object(req, REQUIREMENT_KEY, &name) {
+    let object = match required_object(req.required, REQUIREMENT_KEY, &name) {
         Ok(Required::Found(object)) => object,
         Ok(Required::NotLookedUp) => {
             return Ok(Lookup::Waiting {
@@ -138,7 +138,7 @@ pub fn waiting(
     req: &ComposeRequest,
     message: &str,
     not_found: bool,
-    status: crate::compose::Status,
+    status: Option<serde_json::Map<String, serde_json::Value>>,
     keep: &[&str],
 ) -> Composition {
     waiting_for(

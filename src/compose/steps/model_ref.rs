@@ -10,10 +10,10 @@
 use serde_json::{Map, Value};
 
 use crate::compose::steps::model_facts::ModelFacts;
-use crate::compose::steps::required::{Required, required_object};
 use crate::compose::{ComposeRequest, Composition, Refusal};
-use crate::outcome;
-use crate::protocol::wire::{ResourceSelector, resource_selector::Match};
+use crate::protocol::server::{ResourceSelector, resource_selector::Match};
+use crate::request::{Required, required_object};
+use crate::response as outcome;
 use crate::xr::model::{KIND as MODEL_KIND, ModelSpec};
 
 /// Key of the requirement, in the request's `required` and the response's requirements.
@@ -61,7 +61,7 @@ pub enum Lookup {
 /// cannot be read is a refusal that names the Model's field.
 pub fn lookup(req: &ComposeRequest, field: &str, name: &str) -> Result<Lookup, Refusal> {
     let display = format!("{}/{name}", req.xr.namespace);
-    let object = match required_object(req, REQUIREMENT_KEY, name) {
+    let object = match required_object(req.required, REQUIREMENT_KEY, name) {
         Ok(Required::Found(object)) => object,
         Ok(Required::NotLookedUp) => {
             return Ok(Lookup::Waiting {
@@ -112,7 +112,7 @@ pub fn waiting(
     req: &ComposeRequest,
     message: &str,
     not_found: bool,
-    status: crate::compose::Status,
+    status: Option<serde_json::Map<String, serde_json::Value>>,
     keep: &[&str],
 ) -> Composition {
     waiting_for(
@@ -149,7 +149,7 @@ pub fn waiting_for(
     req: &ComposeRequest,
     message: &str,
     not_found: bool,
-    status: crate::compose::Status,
+    status: Option<serde_json::Map<String, serde_json::Value>>,
     keep: &[&str],
 ) -> Composition {
     let mut out = Composition {

@@ -13,14 +13,15 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::compose::resources::placement::Placement;
 use crate::compose::resources::readiness::{Replicas, Rollout, pod_problem};
 use crate::compose::steps::conditions;
 use crate::compose::{ComposeRequest, Composition};
-use crate::outcome;
-use crate::protocol::wire::{Condition, ResourceSelector, resource_selector::Match};
+use crate::protocol::server::{Condition, ResourceSelector, resource_selector::Match};
+use crate::request::required_objects;
+use crate::response as outcome;
 
 /// Key of the requirement for the model server's pods.
 pub const PODS_REQUIREMENT_KEY: &str = "model_server_pods";
@@ -69,13 +70,16 @@ pub fn observe(
                     api_version: "v1".into(),
                     kind: "Pod".into(),
                     namespace: Some(namespace.clone()),
-                    r#match: Some(Match::MatchLabels(crate::protocol::wire::MatchLabels {
+                    r#match: Some(Match::MatchLabels(crate::protocol::server::MatchLabels {
                         labels: pod_labels.clone().into_iter().collect(),
                     })),
                 },
             );
             // The workload says that it is stuck, its pods say why.
-            problem = match (problem, pod_problem(&required_pods(req))) {
+            problem = match (
+                problem,
+                pod_problem(&required_objects(req.required, PODS_REQUIREMENT_KEY)),
+            ) {
                 (Some((reason, stuck)), Some((_, why))) => {
                     Some((reason, format!("{}: {why}", stuck.trim_end_matches('.'))))
                 }
@@ -85,24 +89,6 @@ pub fn observe(
         }
     }
     ServingState { rollout, problem }
-}
-
-/// The pods Crossplane returned for the requirement; unreadable ones are
-/// left out (they only explain, they decide nothing).
-fn required_pods(req: &ComposeRequest) -> Vec<Map<String, Value>> {
-    let Some(found) = req.required.get(PODS_REQUIREMENT_KEY) else {
-        return Vec::new();
-    };
-    found
-        .items
-        .iter()
-        .filter_map(|raw| raw.decode_full().ok())
-        .filter_map(|r| {
-            r.resource
-                .as_ref()
-                .map(crate::protocol::struct_json::struct_to_json)
-        })
-        .collect()
 }
 
 /// What is said about a server that serves at `url` with `layout`.
@@ -254,8 +240,8 @@ fn observed_condition_is(req: &ComposeRequest, condition: &Condition) -> bool {
         return false;
     };
     let want_status = match condition.status {
-        s if s == crate::protocol::wire::Status::ConditionTrue as i32 => "True",
-        s if s == crate::protocol::wire::Status::ConditionFalse as i32 => "False",
+        s if s == crate::protocol::server::Status::ConditionTrue as i32 => "True",
+        s if s == crate::protocol::server::Status::ConditionFalse as i32 => "False",
         _ => "Unknown",
     };
     status

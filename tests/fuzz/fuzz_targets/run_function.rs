@@ -4,8 +4,8 @@
 //! the tag echoed, and nothing may panic.
 #![no_main]
 
-use function_inference::function::run_function;
-use function_inference::protocol::wire::RunFunctionRequest;
+use function_inference::run::run_function;
+use function_inference::protocol::server::RunFunctionRequest;
 use libfuzzer_sys::fuzz_target;
 use prost::Message;
 

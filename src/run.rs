@@ -1,0 +1,187 @@
+//! One `RunFunction` call, start to finish, with no I/O.
+//!
+//! The gRPC server, `render` and the benchmarks all call [`run_function`]:
+//! start the response from the request ([`response::to`]), read the step
+//! input and the XR ([`request`]), dispatch on the XR's kind, compose, and
+//! write the composition into the response. Any problem with the request
+//! becomes a FATAL result that names it; a FATAL answer carries the earlier
+//! steps' desired state untouched.
+
+use crate::compose::{self, ComposeRequest, Composition};
+use crate::input::DEFAULT_TTL_SECONDS;
+use crate::protocol::server::{RunFunctionRequest, RunFunctionResponse};
+use crate::request::{self, Composite, Observed};
+use crate::response;
+
+/// Annotation Crossplane puts on every composed resource; render shows it too.
+pub const COMPOSITION_RESOURCE_NAME: &str = "crossplane.io/composition-resource-name";
+
+/// Which XR a call was about, for logs and metrics.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Subject {
+    pub kind: String,
+    pub name: String,
+    pub namespace: String,
+}
+
+impl Subject {
+    fn of(xr: &Composite) -> Self {
+        Self {
+            kind: xr.kind.clone(),
+            name: xr.name.clone(),
+            namespace: xr.namespace.clone(),
+        }
+    }
+}
+
+/// One finished call.
+#[derive(Clone, Debug)]
+pub struct Call {
+    pub subject: Subject,
+    pub response: RunFunctionResponse,
+}
+
+/// Runs the function for one request.
+pub fn run_function(mut req: RunFunctionRequest) -> Call {
+    let mut rsp = response::to(&mut req, DEFAULT_TTL_SECONDS);
+    let refused = |mut rsp: RunFunctionResponse, subject, reason, message| {
+        rsp.results.push(response::fatal(reason, message));
+        Call {
+            subject,
+            response: rsp,
+        }
+    };
+    let settings = match request::settings(&req) {
+        Ok(s) => s,
+        Err(message) => return refused(rsp, Subject::default(), "InvalidInput", message),
+    };
+    response::set_ttl(&mut rsp, settings.ttl_seconds);
+    let xr = match request::observed_composite(&req) {
+        Ok(xr) => xr,
+        Err(message) => return refused(rsp, Subject::default(), "MissingComposite", message),
+    };
+    let subject = Subject::of(&xr);
+    let Some(compose) = compose::composer_for(&xr.kind) else {
+        let message = format!(
+            "function-inference cannot compose kind {:?} ({}); it composes {}",
+            xr.kind,
+            xr.api_version,
+            compose::KINDS.join(", ")
+        );
+        return refused(rsp, subject, "UnknownKind", message);
+    };
+    // Every composed name and label derives from these: the API server
+    // admits no other, and a huge one would build a response larger than
+    // gRPC carries (ending as OUT_OF_RANGE instead of a result that says why).
+    if let Err(message) = check_identity(&xr) {
+        return refused(rsp, subject, "InvalidName", message);
+    }
+    let empty = Default::default();
+    let observed = Observed::new(req.observed.as_ref().map_or(&empty, |o| &o.resources));
+    let compose_request = ComposeRequest {
+        xr: &xr,
+        observed,
+        required: &req.required_resources,
+        settings: &settings,
+    };
+    let written =
+        compose(&compose_request).and_then(|c| write(&mut rsp, &xr, &compose_request.observed, c));
+    match written {
+        Ok(()) => Call {
+            subject,
+            response: rsp,
+        },
+        Err(refusal) => refused(rsp, subject, refusal.reason, refusal.message),
+    }
+}
+
+/// Answers with only the tag and TTL: the `--noop` transport floor.
+pub fn noop(req: RunFunctionRequest) -> Call {
+    let response = RunFunctionResponse {
+        meta: Some(crate::protocol::server::ResponseMeta {
+            tag: req.meta.map(|m| m.tag).unwrap_or_default(),
+            ttl: Some(prost_types::Duration {
+                seconds: DEFAULT_TTL_SECONDS as i64,
+                nanos: 0,
+            }),
+        }),
+        ..Default::default()
+    };
+    Call {
+        subject: Subject {
+            kind: "noop".into(),
+            ..Default::default()
+        },
+        response,
+    }
+}
+
+/// The XR's name and namespace, checked as the API server checks them (a
+/// name is a DNS-1123 subdomain of at most 253 characters; unlike a host
+/// name, its dot-separated parts may be longer than 63).
+fn check_identity(xr: &Composite) -> Result<(), String> {
+    if !compose::names::is_dns_subdomain(&xr.name) {
+        return Err(format!(
+            "metadata.name is {}; use a DNS-1123 subdomain, as Kubernetes names objects: at most 253 characters of \
+             lower-case letters, digits, '-' and '.', starting and ending with a letter or digit (for example qwen-7b)",
+            crate::xr::validate::shown(&xr.name)
+        ));
+    }
+    crate::xr::validate::dns_label("metadata.namespace", &xr.namespace, "team-a")
+}
+
+/// Writes `composition` into `rsp`: its status merged into the desired XR,
+/// the resources it keeps as observed, its resources, results, conditions,
+/// requirements and TTL. What can fail is worked out before `rsp`
+/// changes, so that a refusal answers with the earlier steps' desired state
+/// untouched.
+fn write(
+    rsp: &mut RunFunctionResponse,
+    xr: &Composite,
+    observed: &Observed,
+    composition: Composition,
+) -> Result<(), compose::Refusal> {
+    let unreadable = |message: String| compose::Refusal::new("UnreadableState", message);
+    let desired = rsp.desired.get_or_insert_with(Default::default);
+    let composite = match &composition.status {
+        Some(status) => {
+            let mut composite = desired.composite.clone().unwrap_or_default();
+            response::merge_status(&mut composite, &xr.api_version, &xr.kind, status)
+                .map_err(unreadable)?;
+            Some(composite)
+        }
+        None => None,
+    };
+    let mut kept = Vec::new();
+    for name in &composition.keep_observed {
+        if composition.resources.contains_key(name) || desired.resources.contains_key(name) {
+            continue;
+        }
+        let Some(raw) = observed.raw(name) else {
+            continue;
+        };
+        // Leaving it out would make Crossplane delete it: kept as
+        // Crossplane applied it, or refused.
+        let resource = compose::last_applied::desired_again(raw).map_err(|why| {
+            unreadable(format!(
+                "cannot keep the observed resource {name:?}: {why}; function-inference refuses to answer rather \
+                 than drop it (Crossplane would delete it)"
+            ))
+        })?;
+        kept.push((name.clone(), resource));
+    }
+    if composite.is_some() {
+        desired.composite = composite;
+    }
+    desired.resources.extend(kept);
+    for (name, composed) in &composition.resources {
+        response::set_desired_resource(rsp, name, composed.manifest.object(), composed.ready);
+    }
+    rsp.results.extend(composition.results);
+    rsp.conditions.extend(composition.conditions);
+    response::require(rsp, composition.requirements);
+    if let Some(seconds) = composition.ttl_seconds {
+        response::call_again_within(rsp, u64::from(seconds));
+    }
+    Ok(())
+}
