@@ -23,12 +23,6 @@ RUN touch src/main.rs src/lib.rs \
 # Runtime stage: glibc and libgcc only, no shell, non-root (65532).
 FROM gcr.io/distroless/cc-debian12:nonroot
 COPY --from=build /function-inference /function-inference
-# A composing call allocates some 70 small blocks of a few sizes and frees
-# them together; glibc keeps 7 freed blocks per size per thread, and the
-# rest went through its slower bins and locked arenas. 64 cut the
-# function's CPU per composing call by about 5 % and left its memory
-# as it was (docs/performance.md, "glibc's thread cache").
-ENV GLIBC_TUNABLES=glibc.malloc.tcache_count=64
 USER 65532:65532
 EXPOSE 9443
 ENTRYPOINT ["/function-inference"]

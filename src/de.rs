@@ -37,24 +37,8 @@ where
             described(&value)
         ));
     }
-    lists_for_objects(&value, &schema_of::<T>(), root)?;
+    lists_for_objects(&value, &crate::schema::structural_schema::<T>(), root)?;
     from_value(value, root)
-}
-
-/// `T`'s structural schema, generated once per type.
-fn schema_of<T: schemars::JsonSchema + 'static>() -> std::sync::Arc<Value> {
-    use std::any::TypeId;
-    use std::collections::HashMap;
-    use std::sync::{Arc, Mutex, OnceLock};
-    static SCHEMAS: OnceLock<Mutex<HashMap<TypeId, Arc<Value>>>> = OnceLock::new();
-    let mut schemas = SCHEMAS
-        .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    schemas
-        .entry(TypeId::of::<T>())
-        .or_insert_with(|| Arc::new(crate::schema::structural_schema::<T>()))
-        .clone()
 }
 
 /// The first list found where `schema` wants an object, as an error.

@@ -196,23 +196,9 @@ pub const NVIDIA_VLLM_IMAGE: &str = "vllm/vllm-openai:v0.11.0";
 pub const AMD_VLLM_IMAGE: &str = "rocm/vllm:rocm7.0.0_vllm_0.11.2_20251210";
 
 impl Settings {
-    /// `gpu_memory_utilization` as vLLM's flag and the VLLMRuntime take it
-    /// (`0.9`). A platform sets one value, so the text is formatted once
-    /// per thread: formatting a float cost more than building the rest of
-    /// a runtime's vLLM options.
+    /// `gpu_memory_utilization` as vLLM's flag and the VLLMRuntime take it (`0.9`).
     pub fn gpu_memory_utilization_text(&self) -> String {
-        thread_local! {
-            static LAST: std::cell::RefCell<(u64, String)> =
-                std::cell::RefCell::new((0.9f64.to_bits(), "0.9".to_string()));
-        }
-        let bits = self.gpu_memory_utilization.to_bits();
-        LAST.with_borrow_mut(|(last, text)| {
-            if *last != bits {
-                *text = self.gpu_memory_utilization.to_string();
-                *last = bits;
-            }
-            text.clone()
-        })
+        self.gpu_memory_utilization.to_string()
     }
 
     /// The image of the deployment and leader-worker-set runtimes for a GPU vendor.
@@ -389,20 +375,4 @@ fn is_release(v: &str) -> bool {
     let (major, minor) = (parts.next(), parts.next());
     let minor = minor.map(|m| m.split(|c: char| !c.is_ascii_digit()).next().unwrap_or(""));
     v.len() <= 64 && digits(major) && digits(minor)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn gpu_memory_utilization_text_follows_the_value_it_is_asked_for() {
-        for u in [0.9, 0.85, 0.9, 1.0, 0.123_456_789, 0.85] {
-            let settings = Settings {
-                gpu_memory_utilization: u,
-                ..Settings::default()
-            };
-            assert_eq!(settings.gpu_memory_utilization_text(), format!("{u}"));
-        }
-    }
 }

@@ -1,4 +1,4 @@
-//! Realistic `RunFunctionRequest`s for the benchmarks and the load tool.
+//! Realistic `RunFunctionRequest`s for the benchmarks.
 //!
 //! A reconcile carries every observed composed resource as the API server
 //! returns it: labels, annotations, owner references, status and, above all,
@@ -7,9 +7,8 @@
 //! provider-kubernetes Objects of about 5-10 KB each when encoded), so that
 //! measurements see the request sizes Crossplane really sends.
 //!
-//! One copy, compiled into each user with `#[path]`: `tests/benches/*.rs`
-//! and `examples/loadgen/main.rs`. It depends only on the library and
-//! serde_json, and everything in it is deterministic.
+//! Compiled into the benchmarks with `#[path]`. It depends only on the
+//! library and serde_json, and everything in it is deterministic.
 #![allow(dead_code)]
 
 use std::collections::BTreeMap;

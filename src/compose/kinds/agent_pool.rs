@@ -773,7 +773,7 @@ fn size(
         vllm_version: req.settings.vllm_version.clone(),
         ..facts.sizing_request(&gpu_type, req.settings.gpu_memory_utilization)
     };
-    let plan = crate::compose::steps::plans::size(&request)
+    let plan = crate::sizing::size(&request)
         .map_err(|e| Refusal::new("CannotSize", sizing_error_message(spec, model, &e)))?;
     if let Some(memory) = gpu.and_then(|g| g.memory.as_deref()) {
         let want = parse_quantity(memory)

@@ -204,7 +204,7 @@ fn size(
             sizing_request.pipeline_parallel = f.pipeline_parallel;
         }
     }
-    crate::compose::steps::plans::size(&sizing_request)
+    crate::sizing::size(&sizing_request)
         .map_err(|e| Refusal::new("CannotSize", sizing_error_message(spec, &e)))
 }
 

@@ -220,7 +220,7 @@ fn plan_each_gpu(
             };
             // Servable by the platform's default runtime: an XR may choose
             // another, but the Model cannot know which.
-            let plan = crate::compose::steps::plans::size(&request)
+            let plan = crate::sizing::size(&request)
                 .map_err(|e| e.to_string())
                 .and_then(|plan| match cannot_serve(req.settings.runtime, &plan) {
                     Some(why) => Err(why),

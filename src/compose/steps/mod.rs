@@ -5,7 +5,6 @@ pub mod model_config;
 pub mod model_facts;
 pub mod model_ref;
 pub mod model_server;
-pub mod plans;
 pub mod runtime;
 pub mod serving;
 pub mod weights_cache;
