@@ -3,8 +3,8 @@
 //! search every other decision (the chosen layout, the context cap, the
 //! suggestions when nothing fits) is built on.
 
-use super::Gpu;
 use super::fit::{Fit, Sizer};
+use super::gpus::Gpu;
 use super::model::Model;
 
 /// Largest replica the engine plans, in nodes.

@@ -10,7 +10,7 @@
 
 use serde_json::{Map, Value};
 
-use super::Precision;
+use super::precision::Precision;
 
 /// What sizing reads from a `config.json`.
 #[derive(Debug, Clone, PartialEq, Default)]

@@ -5,12 +5,15 @@
 //! what fits rather than buying more GPUs for a length nobody asked for.
 
 use super::candidates::smallest_layout;
+use super::error::SizingError;
 use super::fit::{Fit, Sizer, layout_name};
+use super::gpus::{Gpu, MigProfile};
 use super::memory::GIB;
 use super::model::Model;
+use super::plan::{SizingRequest, THROUGHPUT_SEQUENCES};
+use super::precision::Objective;
 use super::target::ContextTarget;
 use super::text::{gib, thousands};
-use super::{Gpu, MigProfile, Objective, SizingError, SizingRequest, THROUGHPUT_SEQUENCES};
 
 /// Default context when the caller sets none: the model's own, up to this.
 pub const DEFAULT_CONTEXT: u64 = 32_768;

@@ -20,7 +20,9 @@ use std::borrow::Cow;
 
 use super::candidates::valid_tps;
 use super::context::{cap_context, context_target, kv_reason};
+use super::error::SizingError;
 use super::fit::{Device, Fit, Sizer};
+use super::gpus::{Gpu, gpu};
 use super::host::{host, host_reason};
 use super::layout::{choose_layout, fixed_layout, requested_layout};
 use super::memory::{
@@ -28,18 +30,18 @@ use super::memory::{
 };
 use super::mig::choose_mig;
 use super::model::resolve_model;
+use super::plan::{Estimate, Plan, SizingRequest};
 use super::text::{gib, thousands};
 use super::validate::validate;
 use super::weights::{
     choose_precision, dtype_for, kv_element_bytes, load_gib, quantization_method,
     quantization_reason, weights_reason,
 };
-use super::{Estimate, Gpu, Plan, SizingError, SizingRequest, gpu};
 
 #[cfg(test)]
 use super::context::DEFAULT_CONTEXT;
 #[cfg(test)]
-use super::{MigChoice, Objective, Precision};
+use super::precision::{MigChoice, Objective, Precision};
 
 /// Sizes one replica.
 pub fn size(req: &SizingRequest) -> Result<Plan, SizingError> {
@@ -97,7 +99,7 @@ pub fn size(req: &SizingRequest) -> Result<Plan, SizingError> {
 
     let devices = fit.devices();
     let nodes = devices.div_ceil(gpu.per_node).max(1);
-    warnings.extend(multi_node_warning(gpu, nodes, fit.tp, fit.pp));
+    warnings.extend(super::plan::multi_node_warning(gpu, nodes, fit.tp, fit.pp));
     reasons.push(per_gpu_reason(&fit, req.gpu_memory_utilization));
 
     let load = load_gib(&m, &quantization, &sizer.weights);
@@ -175,16 +177,6 @@ fn overhead_reason(sizer: &Sizer, gpu: &Gpu, version: Option<&str>) -> String {
         gpu.vllm_gib,
         gpu.name
     )
-}
-
-/// A replica across nodes needs a multi-node runtime; one pod cannot do it.
-pub(super) fn multi_node_warning(gpu: &Gpu, nodes: u32, tp: u32, pp: u32) -> Option<String> {
-    (nodes > 1).then(|| {
-        format!(
-            "One replica spans {nodes} nodes ({} per node, TP {tp} x PP {pp}): the runtime must support multi-node serving; a single pod cannot span nodes.",
-            gpu.per_node
-        )
-    })
 }
 
 /// What one GPU (or slice) holds against what it offers, and the KV cache

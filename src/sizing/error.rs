@@ -6,7 +6,7 @@
 
 use std::fmt;
 
-use super::Precision;
+use super::precision::Precision;
 
 /// Why a request cannot be sized.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

@@ -8,10 +8,12 @@
 //! room for a useful KV cache. Every decision after the precision (MIG,
 //! layout, context) asks this one question, so it lives apart from them.
 
+use super::gpus::{Gpu, MigProfile};
 use super::memory::{GIB, VllmGeneration, Weights, default_max_num_seqs, non_torch_gib};
 use super::model::Model;
+use super::plan::SizingRequest;
+use super::precision::Objective;
 use super::target::ContextTarget;
-use super::{Gpu, MigProfile, Objective, SizingRequest};
 
 /// The vLLM recipes' minimum VRAM: weights x 1.2.
 pub const RECIPE_HEADROOM: f64 = 1.2;

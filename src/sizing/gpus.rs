@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
-use super::SizingError;
+use super::error::SizingError;
 
 const GPUS_CSV: &str = include_str!("data/gpus.csv");
 

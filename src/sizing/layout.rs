@@ -8,12 +8,15 @@
 
 use super::candidates::{candidates, valid_tp};
 use super::context::MIN_DEFAULT_CONTEXT;
+use super::error::{SizingError, TpLimits};
 use super::fit::{Device, Fit, Sizer, layout_name};
+use super::gpus::Gpu;
 use super::model::Model;
 use super::no_fit::no_fit;
+use super::plan::SizingRequest;
+use super::precision::{Objective, Precision};
 use super::target::ContextTarget;
 use super::text::{gib, join_counts, thousands};
-use super::{Gpu, Objective, Precision, SizingError, SizingRequest, TpLimits};
 
 /// What an invalid TP or GPU count is checked against, for its error.
 fn tp_limits(m: &Model, gpu: &Gpu) -> TpLimits {

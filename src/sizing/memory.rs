@@ -15,8 +15,8 @@
 //! hybrid sliding-window groups included). The figures and where they come
 //! from are in docs/sizing.md and `../shared/reference/VLLM-MEMORY.md`.
 
-use super::Precision;
 use super::models::CatalogModel;
+use super::precision::Precision;
 
 /// Bytes in a GiB.
 pub const GIB: f64 = 1_073_741_824.0;

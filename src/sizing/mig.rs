@@ -6,11 +6,14 @@
 //! the slice is useful rather than merely able to start.
 
 use super::context::MIN_DEFAULT_CONTEXT;
+use super::error::SizingError;
 use super::fit::{Device, Fit, RECIPE_HEADROOM, Sizer};
+use super::gpus::{Gpu, MigProfile};
 use super::memory::GIB;
+use super::plan::SizingRequest;
+use super::precision::MigChoice;
 use super::target::ContextTarget;
 use super::text::{gpus_with, thousands};
-use super::{Gpu, MigChoice, MigProfile, SizingError, SizingRequest};
 
 /// MIG suits small models (NIM: "works best with <= 8B"); 8.5B keeps the
 /// 8B class (Llama-3.1-8B is 8.03B, Qwen3-8B 8.2B) in.

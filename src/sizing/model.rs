@@ -7,13 +7,15 @@
 //! that was guessed and how to give it.
 
 use super::config::ModelConfig;
+use super::error::SizingError;
 use super::memory::{
     Arch, GIB, GUESSED_ROPE_POSITIONS, GUESSED_VOCAB, WeightParts, Weights, weights,
 };
 use super::models::{CatalogModel, ModelMatch, lookup};
 use super::params::{ParamCount, count_from_id, parse_parameter_count};
+use super::plan::SizingRequest;
+use super::precision::Precision;
 use super::text::{gib, thousands};
-use super::{Precision, SizingError, SizingRequest};
 
 /// The model being sized.
 pub struct Model {

@@ -8,8 +8,8 @@
 
 use std::sync::LazyLock;
 
-use super::Precision;
 use super::params::quantization_marker;
+use super::precision::Precision;
 
 const MODELS_CSV: &str = include_str!("data/models.csv");
 

@@ -5,9 +5,11 @@
 //! precision, a bigger GPU) and names the ones that work.
 
 use super::candidates::{MAX_NODES, smallest_layout};
+use super::error::SizingError;
 use super::fit::{Device, Fit, Sizer, layout_name};
+use super::gpus::{Gpu, gpus};
+use super::precision::Precision;
 use super::target::ContextTarget;
-use super::{Gpu, Precision, SizingError, gpus};
 
 /// The error for a model that no candidate layout holds.
 pub fn no_fit(

@@ -1,7 +1,8 @@
 //! Everything the engine reads out of strings: parameter counts (`70B`,
 //! `8x7B`, `Qwen3-30B-A3B`) and quantization markers in model ids.
 
-use super::{Precision, SizingError};
+use super::error::SizingError;
+use super::precision::Precision;
 
 /// Largest parameter count accepted, in billions (100T): far above any
 /// model, low enough that every later product stays finite and small.

@@ -6,7 +6,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use super::SizingError;
+use super::error::SizingError;
 
 /// The precision the weights are stored in on the GPU.
 ///

@@ -1,6 +1,7 @@
 //! Requests and model ids the sizing steps' tests share.
 
-use super::{MigChoice, SizingRequest};
+use super::plan::SizingRequest;
+use super::precision::MigChoice;
 
 pub const QWEN_0_5B: &str = "Qwen/Qwen2.5-0.5B-Instruct";
 pub const QWEN_1_5B: &str = "Qwen/Qwen2.5-1.5B-Instruct";

@@ -3,7 +3,7 @@
 //! Every sentence the engine writes formats GiB, token counts and GPU lists
 //! the same way; keeping the formatters in one place keeps them consistent.
 
-use super::{Gpu, gpus};
+use super::gpus::{Gpu, gpus};
 
 /// `12.3 GiB`: one decimal is as precise as a sizing estimate is.
 pub fn gib(v: f64) -> String {

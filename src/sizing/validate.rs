@@ -4,7 +4,8 @@
 //! engine forms stays exact in u64 and f64, and so that a typo gets an error
 //! that names the field instead of an absurd plan.
 
-use super::{SizingError, SizingRequest};
+use super::error::SizingError;
+use super::plan::SizingRequest;
 
 /// Upper bounds on user numbers, far above real use, so that products stay
 /// exact in u64 and f64.
@@ -58,4 +59,28 @@ pub fn validate(req: &SizingRequest) -> Result<(), SizingError> {
         return bad("model", String::new(), "it must name a model");
     }
     Ok(())
+}
+
+/// Checks a tensor-parallel size against the attention heads of the model
+/// `req` names, with the rule sizing applies on every GPU type (see
+/// `candidates::valid_tp`): for a Model's shardSpec, which no GPU type is chosen
+/// for. Ok when the model cannot be resolved: sizing then says why.
+pub fn check_tensor_parallel(req: &SizingRequest, tp: u32) -> Result<(), String> {
+    let Ok((m, _)) = super::model::resolve_model(req) else {
+        return Ok(());
+    };
+    let (heads, kv) = (m.arch.attention_heads, m.arch.kv_heads);
+    if super::candidates::valid_tp(heads, kv, tp) {
+        return Ok(());
+    }
+    let valid = super::candidates::valid_tps(heads, kv, u32::MAX)
+        .iter()
+        .map(u32::to_string)
+        .collect::<Vec<_>>()
+        .join(", ");
+    Err(format!(
+        "tensor parallel {tp} does not split the {heads} attention heads and {kv} KV heads of {}: the attention \
+         heads must divide by it, and the KV heads divide by it or it by them; use {valid}",
+        m.name
+    ))
 }

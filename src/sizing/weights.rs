@@ -5,11 +5,13 @@
 //! which GPUs can run it), so it is settled first, and a GPU that cannot run
 //! it is an error here rather than an out-of-memory at start-up.
 
+use super::error::SizingError;
+use super::gpus::Gpu;
 use super::memory::{Weights, quantized_bytes};
 use super::model::Model;
 use super::params::quantization_marker;
+use super::precision::{KvCacheDtype, Precision};
 use super::text::{gib, gpus_with, thousands};
-use super::{Gpu, KvCacheDtype, Precision, SizingError};
 
 /// The weight precision and whether the checkpoint is already stored in it.
 #[derive(Debug, Clone, Copy, PartialEq)]

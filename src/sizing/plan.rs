@@ -1,0 +1,267 @@
+//! What the engine is asked ([`SizingRequest`]) and what it answers
+//! ([`Plan`]): a layout with the memory arithmetic and the reasons behind it.
+
+use std::borrow::Cow;
+
+use super::config::ModelConfig;
+use super::gpus::Gpu;
+use super::precision::{KvCacheDtype, MigChoice, Objective, Precision};
+use super::reasons::Reasons;
+
+/// `gpu-memory-utilization` the engine pins when the caller says nothing:
+/// vLLM's long-standing default (newer vLLM uses 0.92).
+pub const DEFAULT_GPU_MEMORY_UTILIZATION: f64 = 0.9;
+
+/// What to size.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SizingRequest {
+    pub model_id: String,
+    pub gpu_type: String,
+    /// Weight precision; `None` = from the id's quantization marker, else the
+    /// checkpoint's dtype.
+    pub quantization: Option<Precision>,
+    /// vLLM `--quantization` method to use verbatim; `None` = derived.
+    pub quantization_method: Option<String>,
+    pub max_model_len: Option<u64>,
+    /// `70B`, `8x7B`, `1.5T`; wins over the catalog and the id.
+    pub parameter_count: Option<String>,
+    /// GPUs per replica.
+    pub gpu_count: Option<u32>,
+    pub tensor_parallel: Option<u32>,
+    pub pipeline_parallel: Option<u32>,
+    pub mig: MigChoice,
+    pub gpu_memory_utilization: f64,
+    /// Full-length sequences the KV cache must hold at once; `None` = 1, the
+    /// least vLLM starts with.
+    pub concurrency: Option<u32>,
+    /// vLLM `--kv-cache-dtype`: `fp8` halves the KV cache per token.
+    pub kv_cache_dtype: KvCacheDtype,
+    /// What the layout is chosen for: the fewest GPUs that start, the
+    /// recipes' headroom (default), or room for a full batch.
+    pub objective: Objective,
+    /// The model's own `config.json`, parsed: its architecture exactly, for
+    /// any model (wins over the catalog's).
+    pub model_config: Option<ModelConfig>,
+    /// The checkpoint's total bytes (`metadata.total_size` of
+    /// `model.safetensors.index.json`): the exact weights.
+    pub checkpoint_bytes: Option<u64>,
+    /// The vLLM release the plan is for (`0.19.0`); `None` = unknown, sized
+    /// with the larger activation peak of earlier releases.
+    pub vllm_version: Option<String>,
+}
+
+impl Default for SizingRequest {
+    fn default() -> Self {
+        SizingRequest {
+            model_id: String::new(),
+            gpu_type: String::new(),
+            quantization: None,
+            quantization_method: None,
+            max_model_len: None,
+            parameter_count: None,
+            gpu_count: None,
+            tensor_parallel: None,
+            pipeline_parallel: None,
+            mig: MigChoice::Auto,
+            gpu_memory_utilization: DEFAULT_GPU_MEMORY_UTILIZATION,
+            concurrency: None,
+            kv_cache_dtype: KvCacheDtype::Auto,
+            objective: Objective::Balanced,
+            model_config: None,
+            checkpoint_bytes: None,
+            vllm_version: None,
+        }
+    }
+}
+
+/// The memory arithmetic behind a plan, in GiB.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Estimate {
+    /// All weights of one replica.
+    pub weights_gib: f64,
+    /// KV cache for `maxModelLen x concurrency` tokens, summed over the
+    /// replica's GPUs (MLA caches are counted on every TP rank).
+    pub kv_cache_gib: f64,
+    /// Runtime overhead on each GPU: the activation peak plus non-torch
+    /// memory.
+    pub overhead_gib: f64,
+    /// What one GPU (or slice) must hold: its weights, KV and overhead.
+    pub per_gpu_gib: f64,
+    /// What one GPU (or slice) offers: utilization x memory.
+    pub gpu_capacity_gib: f64,
+    /// KV cache bytes per token for the whole model (all layers and heads;
+    /// sliding-window groups as vLLM pads them).
+    pub kv_bytes_per_token: f64,
+    /// Tokens the KV cache of one replica can hold after weights and overhead.
+    pub kv_capacity_tokens: u64,
+    /// Weights on one GPU (the largest pipeline stage), rotary cache included.
+    pub weights_per_gpu_gib: f64,
+    /// KV cache bytes per token on one GPU of the layout.
+    pub kv_bytes_per_token_per_gpu: f64,
+    /// The KV cache vLLM allocates on each GPU: usable memory minus weights
+    /// and overhead.
+    pub kv_cache_per_gpu_gib: f64,
+}
+
+/// A sized vLLM deployment for one replica, with its reasons.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    pub model_id: String,
+    /// The catalog entry used, when one matched.
+    pub catalog_model: Option<String>,
+    pub gpu: &'static Gpu,
+    /// GPUs (or MIG slices) of one replica: TP x PP.
+    pub gpu_count: u32,
+    pub tensor_parallel_size: u32,
+    pub pipeline_parallel_size: u32,
+    pub nodes: u32,
+    pub mig_profile: Option<String>,
+    /// `nvidia.com/gpu`, `nvidia.com/mig-1g.10gb` or `amd.com/gpu`.
+    pub gpu_resource_name: Cow<'static, str>,
+    /// vLLM `--dtype`: `bfloat16`, `float16` or `float32`.
+    pub dtype: &'static str,
+    pub weight_precision: Precision,
+    /// vLLM `--quantization`, only when vLLM must quantize at load time or
+    /// the caller named a method.
+    pub quantization_method: Option<String>,
+    pub max_model_len: u64,
+    pub cpu: String,
+    pub memory: String,
+    pub shm_size: Option<String>,
+    pub startup_probe_seconds: u32,
+    /// The checkpoint as downloaded and read, in GiB: the 16-bit weights
+    /// when vLLM quantizes at load time, else the weights themselves.
+    pub checkpoint_gib: f64,
+    pub gpu_memory_utilization: f64,
+    pub parameters_b: f64,
+    pub active_parameters_b: f64,
+    pub attention_heads: u32,
+    pub kv_heads: u32,
+    pub estimate: Estimate,
+    /// vLLM `--kv-cache-dtype`, `Auto` when vLLM needs no flag.
+    pub kv_cache_dtype: KvCacheDtype,
+    /// The objective that chose the layout.
+    pub objective: Objective,
+    /// True when the architecture was guessed (no catalog entry, no
+    /// config.json): the reasons say what to give.
+    pub architecture_guessed: bool,
+    pub reasons: Reasons,
+    pub warnings: Vec<String>,
+}
+
+/// vLLM's default `--max-num-seqs`: sequences one replica batches at most.
+pub const MAX_NUM_SEQS: u64 = 256;
+
+/// Full-length sequences the `throughput` objective makes room for.
+pub const THROUGHPUT_SEQUENCES: u64 = 16;
+
+/// A replica's decode rate at a batch size.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Throughput {
+    /// Sequences decoded together.
+    pub batch: u32,
+    /// Tokens generated per second, all sequences together.
+    pub tokens_per_second: f64,
+}
+
+/// Share of the datasheet bandwidth a decode step achieves in practice.
+pub const BANDWIDTH_EFFICIENCY: f64 = 0.7;
+
+impl Plan {
+    /// The warning a plan across nodes carries: a runtime that serves one
+    /// replica across nodes (a LeaderWorkerSet) answers it.
+    pub fn multi_node_warning(&self) -> Option<String> {
+        multi_node_warning(
+            self.gpu,
+            self.nodes,
+            self.tensor_parallel_size,
+            self.pipeline_parallel_size,
+        )
+    }
+
+    /// Single-sequence decode rate of one replica in tokens per second, the
+    /// memory-bandwidth bound: each generated token reads every active weight
+    /// once, and the TP ranks read their shards in parallel.
+    ///
+    /// ```text
+    /// tokens/s = 0.7 x TP x bandwidth (B/s) / (active parameters x bytes per parameter)
+    /// ```
+    ///
+    /// Pipeline stages run one after another for a single sequence, so PP
+    /// does not add to it; a MIG slice gets its share of the bandwidth
+    /// (slice GB / GPU GB). Batching raises the aggregate rate well above this
+    /// while the step stays memory-bound.
+    pub fn decode_tokens_per_second(&self) -> f64 {
+        let mut bandwidth = self.gpu.bandwidth_gbps * 1e9;
+        if let Some(p) = self
+            .mig_profile
+            .as_deref()
+            .and_then(|n| self.gpu.mig_profile(n))
+        {
+            bandwidth *= f64::from(p.memory_gb) / self.gpu.nominal_gb;
+        }
+        let bytes = self.active_parameters_b * 1e9 * self.weight_precision.bytes_per_param();
+        if bytes <= 0.0 {
+            return 0.0;
+        }
+        BANDWIDTH_EFFICIENCY * f64::from(self.tensor_parallel_size) * bandwidth / bytes
+    }
+
+    /// Aggregate decode rate of one replica serving as many sequences as its
+    /// KV cache holds (at most vLLM's default `--max-num-seqs`, 256), each
+    /// `avg_context` tokens long on average. Still memory-bound: a decode
+    /// step reads every active weight once for the whole batch, plus each
+    /// sequence's KV cache, so
+    ///
+    /// ```text
+    /// batch  = min(256, KV capacity tokens / avg_context)
+    /// step   = (active weight bytes + batch x avg_context x KV bytes per token) / (TP x 0.7 x bandwidth)
+    /// tokens/s = batch / step
+    /// ```
+    ///
+    /// With a batch of 1 this is close to [`Self::decode_tokens_per_second`].
+    pub fn batched_decode(&self, avg_context: u64) -> Throughput {
+        let single = self.decode_tokens_per_second();
+        let weight_bytes = self.active_parameters_b * 1e9 * self.weight_precision.bytes_per_param();
+        if single <= 0.0 || weight_bytes <= 0.0 {
+            return Throughput {
+                batch: 1,
+                tokens_per_second: single.max(0.0),
+            };
+        }
+        // Bytes per second the replica reads, from the single-sequence bound.
+        let bytes_per_second = single * weight_bytes;
+        let context = avg_context.max(1);
+        let batch = (self.estimate.kv_capacity_tokens / context).clamp(1, MAX_NUM_SEQS);
+        let kv_bytes = batch as f64 * context as f64 * self.estimate.kv_bytes_per_token.max(0.0);
+        let step_seconds = (weight_bytes + kv_bytes) / bytes_per_second;
+        Throughput {
+            batch: batch as u32,
+            tokens_per_second: batch as f64 / step_seconds,
+        }
+    }
+
+    /// The `vllm serve` flags the plan needs beyond TP, PP, dtype,
+    /// max-model-len and gpu-memory-utilization: `--quantization` when vLLM
+    /// must quantize or was told a method, `--kv-cache-dtype fp8`.
+    pub fn engine_args(&self) -> Vec<String> {
+        let mut args = Vec::new();
+        if let Some(q) = &self.quantization_method {
+            args.extend(["--quantization".to_string(), q.clone()]);
+        }
+        if let Some(kv) = self.kv_cache_dtype.vllm_arg() {
+            args.extend(["--kv-cache-dtype".to_string(), kv.to_string()]);
+        }
+        args
+    }
+}
+
+/// A replica across nodes needs a multi-node runtime; one pod cannot do it.
+pub(super) fn multi_node_warning(gpu: &Gpu, nodes: u32, tp: u32, pp: u32) -> Option<String> {
+    (nodes > 1).then(|| {
+        format!(
+            "One replica spans {nodes} nodes ({} per node, TP {tp} x PP {pp}): the runtime must support multi-node serving; a single pod cannot span nodes.",
+            gpu.per_node
+        )
+    })
+}
