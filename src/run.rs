@@ -7,7 +7,8 @@
 //! becomes a FATAL result that names it; a FATAL answer carries the earlier
 //! steps' desired state untouched.
 
-use crate::compose::{self, ComposeRequest, Composition};
+use crate::compose;
+use crate::compose::composition::{ComposeRequest, Composition};
 use crate::input::DEFAULT_TTL_SECONDS;
 use crate::protocol::server::{RunFunctionRequest, RunFunctionResponse};
 use crate::request::{self, Composite, Observed};
@@ -140,8 +141,9 @@ fn write(
     xr: &Composite,
     observed: &Observed,
     composition: Composition,
-) -> Result<(), compose::Refusal> {
-    let unreadable = |message: String| compose::Refusal::new("UnreadableState", message);
+) -> Result<(), compose::composition::Refusal> {
+    let unreadable =
+        |message: String| compose::composition::Refusal::new("UnreadableState", message);
     let desired = rsp.desired.get_or_insert_with(Default::default);
     let composite = match &composition.status {
         Some(status) => {

@@ -113,6 +113,30 @@ pub fn fnv1a64(bytes: &[u8]) -> u64 {
     h
 }
 
+/// The name of a VLLMRuntime for an XR, `suffix` appended: the operator
+/// names its Service after it, so it must be a DNS-1035 label, and never
+/// `vllm`, since a Service of that name makes Kubernetes inject
+/// `VLLM_PORT=tcp://...` into pods, which breaks vLLM.
+/// The second value says why the name differs from the XR's, when it does.
+pub fn runtime_name(xr_name: &str, suffix: &str) -> (String, Option<String>) {
+    let name = dns1035_label(xr_name, suffix);
+    if name == "vllm" {
+        let reason = "The runtime and its Service are named vllm-server: a Service named vllm makes Kubernetes \
+                      set VLLM_PORT in every pod of the namespace, which breaks vLLM.";
+        return ("vllm-server".into(), Some(reason.into()));
+    }
+    let unchanged = name.strip_prefix(xr_name) == Some(suffix);
+    let renamed = (!unchanged).then(|| {
+        format!(
+            "The runtime and its Service are named {name}: the operator names the Service after the runtime, and a \
+             Service name must be a DNS-1035 label (a letter first, then lower-case letters, digits and '-', at most \
+             63 characters), which {} is not.",
+            crate::xr::validate::shown(&format!("{xr_name}{suffix}"))
+        )
+    });
+    (name, renamed)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

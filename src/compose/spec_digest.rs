@@ -13,8 +13,6 @@
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-use crate::compose::Manifest;
-
 /// The annotation that carries the digest.
 pub const ANNOTATION: &str = "infer.dev/spec-digest";
 
@@ -83,13 +81,10 @@ fn without_replicas(object: &Map<String, Value>) -> Value {
     copy
 }
 
-/// `manifest` with its digest annotated, and its spec, when it is a
-/// workload or a provider-kubernetes Object wrapping one; otherwise as it is.
-pub fn annotate(manifest: Manifest) -> (Manifest, Option<Spec>) {
-    let kind = manifest.kind();
-    let Ok(Value::Object(mut object)) = serde_json::to_value(&manifest) else {
-        return (manifest, None);
-    };
+/// Annotates `object`, a composed object of `kind`, with the digest of its
+/// spec and returns that spec, when it is a workload or a
+/// provider-kubernetes Object wrapping one; otherwise leaves it as it is.
+pub fn annotate(kind: &str, object: &mut Map<String, Value>) -> Option<Spec> {
     let wrapped = object
         .get("spec")
         .and_then(|s| s.get("forProvider"))
@@ -98,11 +93,10 @@ pub fn annotate(manifest: Manifest) -> (Manifest, Option<Spec>) {
         .and_then(Value::as_str);
     let workload = WORKLOADS.contains(&kind) || wrapped.is_some_and(|k| WORKLOADS.contains(&k));
     if !workload {
-        return (manifest, None);
+        return None;
     }
     // serde_json's maps are sorted: the same spec gives the same bytes.
-    let bytes = serde_json::to_vec(&without_replicas(&object)).unwrap_or_default();
-    let count = replicas(&object);
+    let bytes = serde_json::to_vec(&without_replicas(object)).unwrap_or_default();
     let digest: String = Sha256::digest(&bytes)[..8]
         .iter()
         .map(|b| format!("{b:02x}"))
@@ -118,13 +112,10 @@ pub fn annotate(manifest: Manifest) -> (Manifest, Option<Spec>) {
             a.insert(ANNOTATION.into(), Value::String(digest.clone()));
         }
     }
-    (
-        Manifest::new(kind, Value::Object(object)),
-        Some(Spec {
-            digest,
-            replicas: count,
-        }),
-    )
+    Some(Spec {
+        digest,
+        replicas: replicas(object),
+    })
 }
 
 /// The digest an observed object carries, if any.
@@ -142,16 +133,13 @@ mod tests {
     use serde_json::json;
 
     fn spec_of(v: Value) -> Spec {
-        annotate(Manifest::new("Deployment", v)).1.unwrap()
+        annotate("Deployment", &mut v.as_object().unwrap().clone()).unwrap()
     }
 
     fn applied(v: Value) -> Map<String, Value> {
-        let (manifest, _) = annotate(Manifest::new("Deployment", v));
-        serde_json::to_value(&manifest)
-            .unwrap()
-            .as_object()
-            .unwrap()
-            .clone()
+        let mut object = v.as_object().unwrap().clone();
+        annotate("Deployment", &mut object);
+        object
     }
 
     #[test]
@@ -177,12 +165,12 @@ mod tests {
     #[test]
     fn what_has_no_rollout_is_left_as_it_is() {
         let service = json!({"kind": "Service", "metadata": {"name": "q"}});
-        let (manifest, spec) = annotate(Manifest::new("Service", service.clone()));
-        assert_eq!(spec, None);
-        assert_eq!(serde_json::to_value(&manifest).unwrap(), service);
+        let mut object = service.as_object().unwrap().clone();
+        assert_eq!(annotate("Service", &mut object), None);
+        assert_eq!(Value::Object(object), service);
         let wrapped = json!({"kind": "Object", "spec": {"forProvider": {"manifest": {
             "kind": "VLLMRuntime", "spec": {"deploymentConfig": {"replicas": 3}}}}}});
-        let spec = annotate(Manifest::new("Object", wrapped)).1.unwrap();
+        let spec = annotate("Object", &mut wrapped.as_object().unwrap().clone()).unwrap();
         assert_eq!(spec.replicas, Some(3));
     }
 }

@@ -168,6 +168,30 @@ pub struct Throughput {
 pub const BANDWIDTH_EFFICIENCY: f64 = 0.7;
 
 impl Plan {
+    /// The layout in a few words, for conditions: "4 x H100-80GB
+    /// (bfloat16), tensor parallel 4, max model length 32768".
+    pub fn layout_summary(&self) -> String {
+        let mig = self
+            .mig_profile
+            .as_ref()
+            .map(|m| format!(" {m}"))
+            .unwrap_or_default();
+        format!(
+            "{} x {}{mig} ({}), tensor parallel {}, max model length {}",
+            self.gpu_count,
+            self.gpu.name,
+            self.dtype,
+            self.tensor_parallel_size,
+            self.max_model_len
+        )
+    }
+
+    /// GPUs of each pod: all of the replica's on one node, or a node's
+    /// share across nodes (layouts across nodes take whole nodes).
+    pub fn gpus_per_pod(&self) -> u32 {
+        self.gpu_count.div_ceil(self.nodes.max(1))
+    }
+
     /// The warning a plan across nodes carries: a runtime that serves one
     /// replica across nodes (a LeaderWorkerSet) answers it.
     pub fn multi_node_warning(&self) -> Option<String> {

@@ -630,10 +630,11 @@ pub fn output_within(cmd: &mut Command) -> std::process::Output {
 /// `object` as the function composes it: a workload carries the digest of
 /// the spec it was composed from (`compose::spec_digest`).
 pub fn digested(object: Value) -> Value {
-    use function_inference::compose::{Manifest, spec_digest};
-    let kind: &'static str = Box::leak(object["kind"].as_str().unwrap_or_default().into());
-    let (manifest, _) = spec_digest::annotate(Manifest::new(kind, object));
-    serde_json::to_value(&manifest).unwrap()
+    use function_inference::compose::spec_digest;
+    let mut object = object.as_object().unwrap().clone();
+    let kind = object["kind"].as_str().unwrap_or_default().to_string();
+    spec_digest::annotate(&kind, &mut object);
+    Value::Object(object)
 }
 
 /// What the API server returns for `composed` once applied and reconciled

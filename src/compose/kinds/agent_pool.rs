@@ -13,7 +13,8 @@
 use std::collections::BTreeMap;
 use std::ops::ControlFlow;
 
-use crate::compose::kinds::llm_inference::{layout_summary, runtime_name};
+use crate::compose::composition::{ComposeRequest, Composition, Refusal};
+use crate::compose::names::runtime_name;
 use crate::compose::resources::agent_config::{
     ModelEndpoint, agent_config_map, check_no_credentials, config_data, config_document,
     config_hash, memory_env,
@@ -26,8 +27,8 @@ use crate::compose::resources::autoscaler::{AutoscalerParams, autoscaler};
 use crate::compose::resources::disruption_budget::disruption_budget;
 use crate::compose::resources::ingress::{IngressParams, ingress};
 use crate::compose::resources::placement::Placement;
-use crate::compose::resources::readiness::Rollout;
 use crate::compose::resources::vllm_runtime::{RuntimeParams, internal_url};
+use crate::compose::rollout::Rollout;
 use crate::compose::steps::conditions;
 use crate::compose::steps::model_config;
 use crate::compose::steps::model_ref::{
@@ -36,7 +37,7 @@ use crate::compose::steps::model_ref::{
 use crate::compose::steps::model_server::{Existing, ServerKeys, ServerSpec, model_server};
 use crate::compose::steps::runtime::{self, Runtime};
 use crate::compose::steps::serving::{self, ServingState};
-use crate::compose::{ComposeRequest, Composition, Refusal, names, resources::kube};
+use crate::compose::{names, resources::kube};
 use crate::response as outcome;
 use crate::sizing::{self, MAX_NUM_SEQS, MigChoice, Plan, Throughput};
 use crate::units::{GIB, parse_duration_seconds, parse_quantity};
@@ -275,7 +276,7 @@ fn resolve_model(
                 req,
                 &message,
                 not_found,
-                Some(crate::compose::to_object(status)),
+                Some(crate::compose::composition::to_object(status)),
                 RESOURCES,
             );
             serving::while_waiting(&mut waiting, "WaitingForModel", &message);
@@ -612,7 +613,7 @@ fn report(
     server_replicas: i32,
     mut status: AgentPoolStatus,
 ) {
-    let layout = layout_summary(plan);
+    let layout = plan.layout_summary();
     let last_serving = req.xr.status().and_then(|s| {
         s.get("modelServer")
             .and_then(|m| m.get("servingLayout"))
@@ -635,7 +636,7 @@ fn report(
     }
     let warnings = status.warnings.clone();
     out.warn_on_transition("AgentPoolWarning", &warnings, req.xr, &["warnings"]);
-    out.status = Some(crate::compose::to_object(status));
+    out.status = Some(crate::compose::composition::to_object(status));
     out.conditions.push(outcome::condition(
         MODEL_RESOLVED,
         true,
@@ -705,7 +706,7 @@ fn model_config_of(
                     req,
                     &message,
                     not_found,
-                    Some(crate::compose::to_object(status)),
+                    Some(crate::compose::composition::to_object(status)),
                     RESOURCES,
                 );
                 serving::while_waiting(&mut waiting, "WaitingForModelConfig", &message);

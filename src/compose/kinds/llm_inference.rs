@@ -7,10 +7,12 @@ use std::ops::ControlFlow;
 
 use serde_json::{Map, Value};
 
+use crate::compose::composition::{ComposeRequest, Composition, Refusal};
+use crate::compose::names;
 use crate::compose::resources::ingress::{IngressParams, external_url, ingress};
 use crate::compose::resources::placement::Placement;
-use crate::compose::resources::readiness::Rollout;
 use crate::compose::resources::vllm_runtime::{RuntimeParams, SERVICE_PORT, internal_url};
+use crate::compose::rollout::Rollout;
 use crate::compose::steps::conditions;
 use crate::compose::steps::model_config;
 use crate::compose::steps::model_facts::ModelFacts;
@@ -18,7 +20,6 @@ use crate::compose::steps::model_ref::{self, Lookup, REQUIREMENT_KEY, ResolvedMo
 use crate::compose::steps::model_server::{Existing, ServerKeys, ServerSpec, model_server};
 use crate::compose::steps::runtime::{self, Runtime};
 use crate::compose::steps::serving::{self, ServingState};
-use crate::compose::{ComposeRequest, Composition, Refusal, names};
 use crate::response as outcome;
 use crate::sizing::{self, MigChoice, Plan, SizingRequest};
 use crate::xr::common::{Endpoint, PlanStatus};
@@ -61,7 +62,7 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
         .unwrap_or(1);
     let mut notes = Vec::new();
     let placement = placement(req, &spec, &mut notes);
-    let (runtime_name, renamed) = runtime_name(&req.xr.name, "");
+    let (runtime_name, renamed) = names::runtime_name(&req.xr.name, "");
     plan.reasons.extend(renamed);
     let namespace = placement.namespace().to_string();
     let served = serve(
@@ -139,7 +140,7 @@ fn resolve_model(
                         req,
                         &message,
                         not_found,
-                        Some(crate::compose::to_object(status)),
+                        Some(crate::compose::composition::to_object(status)),
                         &[
                             RUNTIME,
                             DEPLOYMENT,
@@ -388,7 +389,7 @@ fn report(
     endpoint: Endpoint,
 ) {
     let internal = endpoint.internal.clone().unwrap_or_default();
-    let layout = layout_summary(&plan);
+    let layout = plan.layout_summary();
     plan.warnings.extend(notes);
     let gpu_type = plan.gpu.name;
     let gpu_count = plan.gpu_count;
@@ -435,7 +436,7 @@ fn report(
         ),
         serving_layout,
     };
-    out.status = Some(crate::compose::to_object(status));
+    out.status = Some(crate::compose::composition::to_object(status));
 }
 
 fn sizing_request(
@@ -505,7 +506,7 @@ fn model_config_of(
                 req,
                 &message,
                 not_found,
-                Some(crate::compose::to_object(status)),
+                Some(crate::compose::composition::to_object(status)),
                 &[
                     RUNTIME,
                     DEPLOYMENT,
@@ -547,30 +548,6 @@ fn overridden_by_extra_args(extra_args: &[String]) -> Vec<String> {
         .collect()
 }
 
-/// The name of a VLLMRuntime for an XR, `suffix` appended: the operator
-/// names its Service after it, so it must be a DNS-1035 label, and never
-/// `vllm`, since a Service of that name makes Kubernetes inject
-/// `VLLM_PORT=tcp://...` into pods, which breaks vLLM.
-/// The second value says why the name differs from the XR's, when it does.
-pub fn runtime_name(xr_name: &str, suffix: &str) -> (String, Option<String>) {
-    let name = names::dns1035_label(xr_name, suffix);
-    if name == "vllm" {
-        let reason = "The runtime and its Service are named vllm-server: a Service named vllm makes Kubernetes \
-                      set VLLM_PORT in every pod of the namespace, which breaks vLLM.";
-        return ("vllm-server".into(), Some(reason.into()));
-    }
-    let unchanged = name.strip_prefix(xr_name) == Some(suffix);
-    let renamed = (!unchanged).then(|| {
-        format!(
-            "The runtime and its Service are named {name}: the operator names the Service after the runtime, and a \
-             Service name must be a DNS-1035 label (a letter first, then lower-case letters, digits and '-', at most \
-             63 characters), which {} is not.",
-            crate::xr::validate::shown(&format!("{xr_name}{suffix}"))
-        )
-    });
-    (name, renamed)
-}
-
 /// The field that chose the GPU type: the spec's, or the platform default.
 fn gpu_type_field(spec: &LlmInferenceSpec) -> &'static str {
     if spec.gpu_type.is_some() {
@@ -597,27 +574,4 @@ fn sizing_error_message(spec: &LlmInferenceSpec, e: &sizing::SizingError) -> Str
         _ => "spec.model",
     };
     format!("{field}: {e}")
-}
-
-/// The layout in a few words, for conditions: "4 x H100-80GB (bfloat16),
-/// tensor parallel 4, max model length 32768".
-pub fn layout_summary(plan: &Plan) -> String {
-    use std::fmt::Write;
-    // Pieces pushed one by one: one `format!` of them all cost more than
-    // the rest of the condition.
-    let mut s = String::with_capacity(96);
-    let _ = write!(s, "{}", plan.gpu_count);
-    s.push_str(" x ");
-    s.push_str(plan.gpu.name);
-    if let Some(m) = &plan.mig_profile {
-        s.push(' ');
-        s.push_str(m);
-    }
-    s.push_str(" (");
-    s.push_str(plan.dtype);
-    s.push_str("), tensor parallel ");
-    let _ = write!(s, "{}", plan.tensor_parallel_size);
-    s.push_str(", max model length ");
-    let _ = write!(s, "{}", plan.max_model_len);
-    s
 }

@@ -12,13 +12,12 @@ use std::ops::ControlFlow;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::compose::composition::{ComposeRequest, Composition, Refusal};
 use crate::compose::resources::config_map::{config_map, pretty};
 use crate::compose::steps::model_config;
 use crate::compose::steps::model_facts::ModelFacts;
 use crate::compose::steps::runtime::cannot_serve;
-use crate::compose::{
-    ComposeRequest, Composition, Refusal, names, resources::kube, steps::weights_cache,
-};
+use crate::compose::{names, resources::kube, steps::weights_cache};
 use crate::protocol::server::ResourceSelector;
 use crate::response as outcome;
 use crate::sizing::{self, MigChoice};
@@ -156,7 +155,7 @@ pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
             format!("servable on {}", serveable.join(", ")),
         ),
     });
-    out.status = Some(crate::compose::to_object(status));
+    out.status = Some(crate::compose::composition::to_object(status));
     Ok(out)
 }
 
@@ -188,7 +187,7 @@ fn read_config(
                 req,
                 &message,
                 not_found,
-                Some(crate::compose::to_object(status)),
+                Some(crate::compose::composition::to_object(status)),
                 &[CARD],
             );
             out.requirements = requirements;

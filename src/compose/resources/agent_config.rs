@@ -164,7 +164,7 @@ pub fn agent_config_map(
     namespace: &str,
     labels: BTreeMap<String, String>,
     data: BTreeMap<String, String>,
-) -> crate::compose::Manifest {
+) -> crate::compose::composition::Manifest {
     config_map(name, namespace, labels, data)
 }
 

@@ -44,7 +44,7 @@ pub struct AgentDeploymentParams<'a> {
 }
 
 /// The Deployment manifest.
-pub fn agent_deployment(p: &AgentDeploymentParams) -> crate::compose::Manifest {
+pub fn agent_deployment(p: &AgentDeploymentParams) -> crate::compose::composition::Manifest {
     let mut env: Vec<EnvVar> = p
         .env
         .iter()

@@ -25,7 +25,7 @@ pub struct AgentServiceParams<'a> {
 }
 
 /// The Service manifest.
-pub fn agent_service(p: &AgentServiceParams) -> crate::compose::Manifest {
+pub fn agent_service(p: &AgentServiceParams) -> crate::compose::composition::Manifest {
     let service = Service {
         metadata: ObjectMeta {
             name: Some(p.name.to_string()),

@@ -53,7 +53,7 @@ pub struct AutoscalerParams<'a> {
 /// The autoscaler, how each metric mapped, and what did not apply.
 #[derive(Debug)]
 pub struct AutoscalerPlan {
-    pub manifest: crate::compose::Manifest,
+    pub manifest: crate::compose::composition::Manifest,
     pub mappings: Vec<MetricMapping>,
     /// Unsupported metric types: warnings (on transition) and status notes.
     pub warnings: Vec<String>,

@@ -49,7 +49,7 @@ pub fn config_map(
     namespace: &str,
     labels: BTreeMap<String, String>,
     data: BTreeMap<String, String>,
-) -> crate::compose::Manifest {
+) -> crate::compose::composition::Manifest {
     let cm = ConfigMap {
         metadata: ObjectMeta {
             name: Some(name.to_string()),

@@ -15,7 +15,7 @@ pub fn disruption_budget(
     namespace: &str,
     labels: BTreeMap<String, String>,
     selector: BTreeMap<String, String>,
-) -> crate::compose::Manifest {
+) -> crate::compose::composition::Manifest {
     let pdb = PodDisruptionBudget {
         metadata: ObjectMeta {
             name: Some(name.to_string()),

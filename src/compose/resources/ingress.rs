@@ -18,7 +18,7 @@ pub struct IngressParams<'a> {
 }
 
 /// An Ingress sending every path on `host` to `service:port`.
-pub fn ingress(p: &IngressParams) -> crate::compose::Manifest {
+pub fn ingress(p: &IngressParams) -> crate::compose::composition::Manifest {
     let ingress = Ingress {
         metadata: ObjectMeta {
             name: Some(p.name.to_string()),

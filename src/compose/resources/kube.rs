@@ -4,7 +4,7 @@
 use k8s_openapi::Resource;
 use serde::Serialize;
 
-use crate::compose::Manifest;
+use crate::compose::composition::Manifest;
 
 /// A k8s-openapi object as a manifest.
 pub fn manifest<T: Resource + Serialize + Send + Sync + 'static>(object: T) -> Manifest {

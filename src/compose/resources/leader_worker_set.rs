@@ -21,7 +21,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use crate::compose::resources::vllm_pod::{
     PodParams, pod_spec, serve_args, serving_container, volumes, worker_container,
 };
-use crate::compose::resources::weights_pvc::weights_claim;
+use crate::compose::resources::weights_volume::weights_claim;
 use crate::manifests::leader_worker_set::{
     LeaderWorkerSet, LeaderWorkerSetSpec, LeaderWorkerTemplate, NAME_LABEL,
 };

@@ -3,7 +3,7 @@
 //! ProviderConfig. Each wrapped kind gets a readiness policy under which the
 //! Object's Ready means the workload really serves.
 
-use crate::compose::Manifest;
+use crate::compose::composition::Manifest;
 use crate::input::ProviderConfigKind;
 use crate::manifests::provider_kubernetes::{
     Object, ObjectSpec, ProviderConfigReference, Readiness,

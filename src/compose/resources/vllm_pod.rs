@@ -32,7 +32,7 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use crate::compose::resources::vllm_runtime::{gpu_toleration, node_selector_terms};
-use crate::compose::steps::weights_cache::{CACHE_MOUNT_PATH, HF_HOME, WeightsCache};
+use crate::compose::resources::weights_volume::{CACHE_MOUNT_PATH, HF_HOME, WeightsCache};
 use crate::input::{Image, Settings};
 use crate::sizing::Plan;
 use crate::units::{GIB, gib_quantity, parse_quantity};
@@ -180,7 +180,7 @@ pub fn env(p: &PodParams) -> Vec<EnvVar> {
 pub fn resources(p: &PodParams) -> (ResourceRequirements, String) {
     let plan = p.plan;
     let nodes = f64::from(p.nodes.max(1));
-    let gpus = crate::compose::steps::runtime::gpus_per_pod(plan);
+    let gpus = plan.gpus_per_pod();
     let cpu = (parse_quantity(&plan.cpu).unwrap_or(1.0) / nodes)
         .ceil()
         .max(1.0);

@@ -13,7 +13,7 @@
 use k8s_openapi::api::core::v1::{NodeSelectorRequirement, NodeSelectorTerm, Toleration};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
-use crate::compose::steps::weights_cache::{HF_HOME, WeightsCache};
+use crate::compose::resources::weights_volume::{HF_HOME, WeightsCache};
 use crate::input::{Image, Settings};
 use crate::manifests::vllm_runtime::{
     DeploymentConfig, DeploymentStrategy, EnvVar, HfTokenSecret, ImageSpec, ResourceSpec,
@@ -43,7 +43,7 @@ pub struct RuntimeParams<'a> {
 }
 
 /// The VLLMRuntime manifest.
-pub fn vllm_runtime(p: &RuntimeParams) -> crate::compose::Manifest {
+pub fn vllm_runtime(p: &RuntimeParams) -> crate::compose::composition::Manifest {
     let plan = p.plan;
     let tp = plan.tensor_parallel_size;
     // --quantization and --kv-cache-dtype, when the plan needs them.
@@ -132,7 +132,7 @@ pub fn vllm_runtime(p: &RuntimeParams) -> crate::compose::Manifest {
         },
         ..Default::default()
     };
-    crate::compose::Manifest::new(VLLMRuntime::KIND, runtime)
+    crate::compose::composition::Manifest::new(VLLMRuntime::KIND, runtime)
 }
 
 /// Node affinity terms (ORed). With `on_gpu_product`, the GPU feature

@@ -12,9 +12,9 @@
 
 use serde_json::Value;
 
+use crate::compose::composition::{ComposeRequest, Composition, Refusal};
 use crate::compose::steps::model_facts::{ModelFacts, parse_config};
 use crate::compose::steps::model_ref::{WaitingFor, waiting_for};
-use crate::compose::{ComposeRequest, Composition, Refusal};
 use crate::protocol::server::{ResourceSelector, resource_selector::Match};
 use crate::request::{Required, required_object};
 use crate::sizing::weights_index_total_bytes;

@@ -9,8 +9,8 @@
 
 use serde_json::{Map, Value};
 
+use crate::compose::composition::{ComposeRequest, Composition, Refusal};
 use crate::compose::steps::model_facts::ModelFacts;
-use crate::compose::{ComposeRequest, Composition, Refusal};
 use crate::protocol::server::{ResourceSelector, resource_selector::Match};
 use crate::request::{Required, required_object};
 use crate::response as outcome;

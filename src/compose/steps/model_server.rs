@@ -11,6 +11,8 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::PersistentVolumeClaim;
 use serde_json::{Map, Value};
 
+use crate::compose::composition::Manifest;
+use crate::compose::names;
 use crate::compose::resources::kube;
 use crate::compose::resources::leader_worker_set::{LwsParams, leader_labels, leader_worker_set};
 use crate::compose::resources::vllm_deployment::{
@@ -19,11 +21,11 @@ use crate::compose::resources::vllm_deployment::{
 use crate::compose::resources::vllm_pod::{PodParams, resources, startup_budget_seconds};
 use crate::compose::resources::vllm_runtime::{RuntimeParams, vllm_runtime};
 use crate::compose::resources::vllm_service::vllm_service;
-use crate::compose::resources::weights_pvc::weights_claim;
+use crate::compose::resources::weights_volume::weights_claim;
 use crate::compose::steps::runtime::Runtime;
-use crate::compose::{Manifest, Observed, names};
 use crate::input::Image;
 use crate::manifests::leader_worker_set::{LeaderWorkerSet, NAME_LABEL};
+use crate::request::Observed;
 
 /// Longest LeaderWorkerSet name: its controller names the workers'
 /// StatefulSets `<name>-<group>`, whose pods carry the label

@@ -9,7 +9,7 @@
 //! operator's users keep it wherever it works. An explicit choice that
 //! cannot serve the plan is refused with the runtime that would.
 
-use crate::compose::Refusal;
+use crate::compose::composition::Refusal;
 use crate::compose::resources::vllm_runtime::unsupported_gpu;
 use crate::compose::steps::weights_cache::{self, CacheDecision, VolumeScope};
 use crate::input::WeightsCacheSettings;
@@ -144,7 +144,7 @@ pub fn choose(
             format!(
                 "Runtime: leader-worker-set ({field}): one LeaderWorkerSet group of {nodes} pod(s) per replica, \
                  {} GPUs each, the leader serving (tensor parallel {} x pipeline parallel {}).",
-                gpus_per_pod(plan),
+                plan.gpus_per_pod(),
                 plan.tensor_parallel_size,
                 plan.pipeline_parallel_size
             ),
@@ -158,7 +158,7 @@ pub fn choose(
                          of {nodes} pods with {} GPUs each, the leader running the Ray head and vllm serve, the \
                          others joining it.",
                         across_nodes(),
-                        gpus_per_pod(plan)
+                        plan.gpus_per_pod()
                     ),
                 )
             } else if unsupported_gpu(plan).is_some() {
@@ -217,12 +217,6 @@ pub fn cannot_serve(choice: RuntimeChoice, plan: &Plan) -> Option<String> {
         }),
         RuntimeChoice::LeaderWorkerSet | RuntimeChoice::Auto => None,
     }
-}
-
-/// GPUs of each pod: all of the replica's on one node, or a node's share
-/// across nodes (layouts across nodes take whole nodes).
-pub fn gpus_per_pod(plan: &Plan) -> u32 {
-    plan.gpu_count.div_ceil(plan.nodes.max(1))
 }
 
 /// What a composer knows when it picks the runtime of its model server.
@@ -456,6 +450,6 @@ mod tests {
             None
         );
         assert_eq!(cannot_serve(RuntimeChoice::Auto, &two_nodes), None);
-        assert_eq!(gpus_per_pod(&two_nodes), 8);
+        assert_eq!(two_nodes.gpus_per_pod(), 8);
     }
 }

@@ -15,10 +15,10 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
+use crate::compose::composition::{ComposeRequest, Composition};
 use crate::compose::resources::placement::Placement;
-use crate::compose::resources::readiness::{Replicas, Rollout, pod_problem};
+use crate::compose::rollout::{Replicas, Rollout, pod_problem};
 use crate::compose::steps::conditions;
-use crate::compose::{ComposeRequest, Composition};
 use crate::protocol::server::{Condition, ResourceSelector, resource_selector::Match};
 use crate::request::required_objects;
 use crate::response as outcome;

@@ -15,6 +15,7 @@
 //! refuses nothing: it still keeps a long download across restarts, in one
 //! claim the replicas share or, for a LeaderWorkerSet, one claim per pod.
 
+use crate::compose::resources::weights_volume::{CACHE_MOUNT_PATH, WeightsCache};
 use crate::input::WeightsCacheSettings;
 use crate::manifests::vllm_runtime::{StorageAccessMode, StorageConfig};
 use crate::sizing::Plan;
@@ -23,21 +24,9 @@ use crate::units::gib_quantity;
 /// The operator's fixed startup probe: 120 s delay + 100 failures x 20 s.
 pub const OPERATOR_STARTUP_SECONDS: u32 = 2120;
 
-/// Where the volume is mounted; `HF_HOME` points into it so vLLM downloads
-/// there and a restarted pod finds what was downloaded.
-pub const CACHE_MOUNT_PATH: &str = "/data";
-pub const HF_HOME: &str = "/data/huggingface";
-
 /// Headroom of the volume over the checkpoint: tokenizer, config and a
 /// partial download next to a complete one.
 const CACHE_HEADROOM: f64 = 1.2;
-
-/// A weights volume and what it is, in words for the plan's reasons.
-#[derive(Clone, Debug, PartialEq)]
-pub struct WeightsCache {
-    pub storage: StorageConfig,
-    pub applied: String,
-}
 
 /// What a runtime gets: a volume or none, and warnings about it.
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -1,6 +1,7 @@
-//! The weights volume of a runtime that builds its own pods: a
-//! PersistentVolumeClaim from the decision in `weights_cache`, composed
-//! beside a Deployment, or as a LeaderWorkerSet's per-pod claim template.
+//! The weights volume of a model server: what it is (size, access mode,
+//! class, as `steps::weights_cache` decides), where it is mounted, and, for
+//! a runtime that builds its own pods, its PersistentVolumeClaim, composed
+//! beside a Deployment or as a LeaderWorkerSet's per-pod claim template.
 
 use std::collections::BTreeMap;
 
@@ -10,8 +11,19 @@ use k8s_openapi::api::core::v1::{
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
-use crate::compose::steps::weights_cache::WeightsCache;
-use crate::manifests::vllm_runtime::StorageAccessMode;
+use crate::manifests::vllm_runtime::{StorageAccessMode, StorageConfig};
+
+/// Where the volume is mounted; `HF_HOME` points into it so vLLM downloads
+/// there and a restarted pod finds what was downloaded.
+pub const CACHE_MOUNT_PATH: &str = "/data";
+pub const HF_HOME: &str = "/data/huggingface";
+
+/// A weights volume and what it is, in words for the plan's reasons.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WeightsCache {
+    pub storage: StorageConfig,
+    pub applied: String,
+}
 
 /// A claim named `name` for `cache` (namespace and labels set by the caller
 /// for a standalone claim, left empty in a template).
