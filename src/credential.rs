@@ -115,7 +115,7 @@ fn words(key: &str) -> Vec<String> {
 
 /// Whether a key (a map key, an environment variable's name, a flag, a
 /// query parameter) names a credential. See the module documentation.
-pub fn is_credential_key(key: &str) -> bool {
+pub(crate) fn is_credential_key(key: &str) -> bool {
     let mut words = words(key);
     // `password2`, `token_1`: numbering does not change what is named.
     for w in &mut words {
@@ -141,7 +141,7 @@ pub fn is_credential_key(key: &str) -> bool {
 
 /// Whether `text` carries a credential: a credential key's value, or a
 /// password in a userinfo.
-pub fn holds_credential(text: &str) -> bool {
+pub(crate) fn holds_credential(text: &str) -> bool {
     !credential_spans(text).is_empty()
 }
 

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 /// Deserializes `value` as `T`. An error starts with the field path under
 /// `root` (for example `spec.gpu` or `input.defaults.gpuType`).
-pub fn from_value<T: DeserializeOwned>(value: Value, root: &str) -> Result<T, String> {
+pub(crate) fn from_value<T: DeserializeOwned>(value: Value, root: &str) -> Result<T, String> {
     serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
         let field = if path == "." {
@@ -27,7 +27,7 @@ pub fn from_value<T: DeserializeOwned>(value: Value, root: &str) -> Result<T, St
 /// a spec. serde reads a struct from a list too, by position (a spec
 /// `["Qwen/Qwen2.5-7B-Instruct"]` would read as `{model: ...}`), so a
 /// list wherever `T`'s schema has an object is refused first, with its path.
-pub fn from_object<T>(value: Value, root: &str) -> Result<T, String>
+pub(crate) fn from_object<T>(value: Value, root: &str) -> Result<T, String>
 where
     T: DeserializeOwned + schemars::JsonSchema + 'static,
 {
@@ -87,7 +87,7 @@ fn described(value: &Value) -> String {
 /// are (the composer checks the range with a message about the field's
 /// meaning); anything else (1.5, 1e30, "two") is refused here with the range,
 /// since serde alone would only say "expected i64".
-pub fn opt_whole_number<'de, D, const MIN: i64, const MAX: i64>(
+pub(crate) fn opt_whole_number<'de, D, const MIN: i64, const MAX: i64>(
     d: D,
 ) -> Result<Option<i64>, D::Error>
 where
@@ -118,7 +118,7 @@ where
 }
 
 /// Rewrites one serde message (see the module docs).
-pub fn humanize(message: &str) -> String {
+pub(crate) fn humanize(message: &str) -> String {
     for prefix in ["invalid type: ", "invalid value: "] {
         if let Some(rest) = message.strip_prefix(prefix)
             && let Some((found, expected)) = rest.rsplit_once(", expected ")

@@ -19,43 +19,43 @@ use std::sync::LazyLock;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-pub use crate::xr::common::{Image, RuntimeChoice};
+pub(crate) use crate::xr::common::{Image, RuntimeChoice};
 
 /// API group of the step input.
-pub const GROUP: &str = "inference.fn.crossplane.io";
+pub(crate) const GROUP: &str = "inference.fn.crossplane.io";
 /// API version of the step input.
-pub const API_VERSION: &str = "inference.fn.crossplane.io/v1beta1";
+pub(crate) const API_VERSION: &str = "inference.fn.crossplane.io/v1beta1";
 /// Kind of the step input.
-pub const KIND: &str = "Input";
+pub(crate) const KIND: &str = "Input";
 
 /// Seconds Crossplane may cache a response before calling again (the SDKs' default).
-pub const DEFAULT_TTL_SECONDS: u64 = 60;
+pub(crate) const DEFAULT_TTL_SECONDS: u64 = 60;
 
 /// The step input of function-inference.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[schemars(description = "Input configures function-inference in a Composition's pipeline step.")]
-pub struct Input {
+pub(crate) struct Input {
     /// Must be inference.fn.crossplane.io/v1beta1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub api_version: Option<String>,
+    pub(crate) api_version: Option<String>,
     /// Must be Input.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kind: Option<String>,
+    pub(crate) kind: Option<String>,
     /// Ignored; allowed so that the input can be written like any Kubernetes object.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<std::collections::BTreeMap<String, String>>")]
-    pub metadata: Option<serde_json::Value>,
+    pub(crate) metadata: Option<serde_json::Value>,
     /// How long Crossplane may cache the response, as a duration ("60s", "5m").
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         deserialize_with = "deserialize_ttl"
     )]
-    pub ttl: Option<kube_core::Duration>,
+    pub(crate) ttl: Option<kube_core::Duration>,
     /// Platform defaults applied where an XR leaves a field unset.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub defaults: Option<Defaults>,
+    pub(crate) defaults: Option<Defaults>,
 }
 
 /// Reads `ttl` with an error that shows the value and valid examples:
@@ -80,64 +80,64 @@ where
 /// Platform defaults.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Defaults {
+pub(crate) struct Defaults {
     /// GPU type used when an XR names none (for example L4, A100-80GB, H100-80GB).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gpu_type: Option<String>,
+    pub(crate) gpu_type: Option<String>,
     /// GPU types the platform offers; a Model reports its serving plan on each.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub offered_gpu_types: Option<Vec<String>>,
+    pub(crate) offered_gpu_types: Option<Vec<String>>,
     /// The vLLM image; the production-stack operator needs an lmcache/vllm-openai image.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub image: Option<Image>,
+    pub(crate) image: Option<Image>,
     /// Share of each GPU's memory vLLM may use (0.1 to 0.99).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gpu_memory_utilization: Option<f64>,
+    pub(crate) gpu_memory_utilization: Option<f64>,
     /// Add a node selector on the GPU product label (nvidia.com/gpu.product).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gpu_node_selector: Option<bool>,
+    pub(crate) gpu_node_selector: Option<bool>,
     /// Tolerate the nvidia.com/gpu NoSchedule taint GPU nodes commonly carry.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gpu_toleration: Option<bool>,
+    pub(crate) gpu_toleration: Option<bool>,
     /// While a model server does not serve, ask Crossplane for its pods to say why (a pod the scheduler cannot
     /// place, an image that cannot be pulled). Crossplane then keeps Pods in its cache and needs RBAC to list and
     /// watch them (true by default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub diagnose_pods: Option<bool>,
+    pub(crate) diagnose_pods: Option<bool>,
     /// Kind of provider-kubernetes config that providerConfigName refers to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub provider_config_kind: Option<ProviderConfigKind>,
+    pub(crate) provider_config_kind: Option<ProviderConfigKind>,
     /// Storage classes of the weights volumes model servers get.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub weights_cache: Option<WeightsCacheSettings>,
+    pub(crate) weights_cache: Option<WeightsCacheSettings>,
     /// What model servers' layouts are chosen for when neither the XR nor its Model says: minimal, balanced (the default) or throughput.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub objective: Option<crate::sizing::Objective>,
+    pub(crate) objective: Option<crate::sizing::Objective>,
     /// The vLLM release the platform's image runs, for example 0.19.0: sizing then uses that release's activation peak (0.19 and later need less). Unset, or when an XR sets its own image, plans use the larger peak of earlier releases, which never over-promises the KV cache.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(regex(pattern = r"^v?[0-9]+\.[0-9]+"), length(max = 64))]
-    pub vllm_version: Option<String>,
+    pub(crate) vllm_version: Option<String>,
     /// What serves a model when an XR names no runtime: vllm-runtime (the
     /// default), deployment, leader-worker-set or auto.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub runtime: Option<RuntimeChoice>,
+    pub(crate) runtime: Option<RuntimeChoice>,
     /// vLLM images of the deployment and leader-worker-set runtimes, per GPU
     /// vendor (the VLLMRuntime uses image).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub vllm_images: Option<VllmImages>,
+    pub(crate) vllm_images: Option<VllmImages>,
 }
 
 /// The vLLM image per GPU vendor for runtimes that run `vllm serve`
 /// themselves: it must have `vllm` (and, for multi-node, `ray`) on its PATH.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct VllmImages {
+pub(crate) struct VllmImages {
     /// For NVIDIA GPUs; default docker.io vllm/vllm-openai (CUDA).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub nvidia: Option<Image>,
+    pub(crate) nvidia: Option<Image>,
     /// For AMD GPUs; default docker.io rocm/vllm (ROCm).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub amd: Option<Image>,
+    pub(crate) amd: Option<Image>,
 }
 
 /// Storage classes for weights volumes. A runtime with one replica gets a
@@ -145,21 +145,21 @@ pub struct VllmImages {
 /// ReadWriteMany, and most clusters' default class cannot provide that.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct WeightsCacheSettings {
+pub(crate) struct WeightsCacheSettings {
     /// Storage class of ReadWriteOnce volumes (one replica); unset: the cluster's default class.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 253))]
-    pub storage_class_name: Option<String>,
+    pub(crate) storage_class_name: Option<String>,
     /// A storage class that provides ReadWriteMany volumes (several replicas);
     /// unset: several replicas get no shared volume.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 253))]
-    pub shared_storage_class_name: Option<String>,
+    pub(crate) shared_storage_class_name: Option<String>,
 }
 
 /// The two kinds of provider-kubernetes config a namespaced Object can use.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub enum ProviderConfigKind {
+pub(crate) enum ProviderConfigKind {
     #[default]
     ProviderConfig,
     ClusterProviderConfig,
@@ -169,40 +169,40 @@ pub enum ProviderConfigKind {
 /// images are shared statics: a call whose input leaves them alone copies
 /// none of them.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Settings {
-    pub ttl_seconds: u64,
-    pub gpu_type: Cow<'static, str>,
-    pub offered_gpu_types: Cow<'static, [String]>,
-    pub image: Cow<'static, Image>,
-    pub gpu_memory_utilization: f64,
-    pub gpu_node_selector: bool,
-    pub gpu_toleration: bool,
-    pub diagnose_pods: bool,
-    pub provider_config_kind: ProviderConfigKind,
-    pub weights_cache: WeightsCacheSettings,
-    pub objective: crate::sizing::Objective,
+pub(crate) struct Settings {
+    pub(crate) ttl_seconds: u64,
+    pub(crate) gpu_type: Cow<'static, str>,
+    pub(crate) offered_gpu_types: Cow<'static, [String]>,
+    pub(crate) image: Cow<'static, Image>,
+    pub(crate) gpu_memory_utilization: f64,
+    pub(crate) gpu_node_selector: bool,
+    pub(crate) gpu_toleration: bool,
+    pub(crate) diagnose_pods: bool,
+    pub(crate) provider_config_kind: ProviderConfigKind,
+    pub(crate) weights_cache: WeightsCacheSettings,
+    pub(crate) objective: crate::sizing::Objective,
     /// The vLLM release of the platform's image, when the platform says.
-    pub vllm_version: Option<String>,
-    pub runtime: RuntimeChoice,
+    pub(crate) vllm_version: Option<String>,
+    pub(crate) runtime: RuntimeChoice,
     /// Image of the deployment and leader-worker-set runtimes on NVIDIA GPUs.
-    pub nvidia_image: Cow<'static, Image>,
+    pub(crate) nvidia_image: Cow<'static, Image>,
     /// The same on AMD GPUs.
-    pub amd_image: Cow<'static, Image>,
+    pub(crate) amd_image: Cow<'static, Image>,
 }
 
 /// vLLM's own CUDA image (`vllm` and `ray` on the PATH), pinned.
-pub const NVIDIA_VLLM_IMAGE: &str = "vllm/vllm-openai:v0.11.0";
+pub(crate) const NVIDIA_VLLM_IMAGE: &str = "vllm/vllm-openai:v0.11.0";
 /// AMD's ROCm build of vLLM, pinned.
-pub const AMD_VLLM_IMAGE: &str = "rocm/vllm:rocm7.0.0_vllm_0.11.2_20251210";
+pub(crate) const AMD_VLLM_IMAGE: &str = "rocm/vllm:rocm7.0.0_vllm_0.11.2_20251210";
 
 impl Settings {
     /// `gpu_memory_utilization` as vLLM's flag and the VLLMRuntime take it (`0.9`).
-    pub fn gpu_memory_utilization_text(&self) -> String {
+    pub(crate) fn gpu_memory_utilization_text(&self) -> String {
         self.gpu_memory_utilization.to_string()
     }
 
     /// The image of the deployment and leader-worker-set runtimes for a GPU vendor.
-    pub fn vllm_image(&self, vendor: &str) -> &Image {
+    pub(crate) fn vllm_image(&self, vendor: &str) -> &Image {
         if vendor == "amd" {
             &self.amd_image
         } else {
@@ -261,7 +261,7 @@ impl Default for Settings {
 impl Input {
     /// Checks the input and resolves it over the built-in defaults. Errors
     /// name the input field and what would be valid.
-    pub fn settings(&self) -> Result<Settings, String> {
+    pub(crate) fn settings(&self) -> Result<Settings, String> {
         if let Some(v) = &self.api_version
             && v != API_VERSION
         {

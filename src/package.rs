@@ -46,7 +46,7 @@ fn file(path: &'static str, doc: Value) -> GeneratedFile {
 }
 
 /// The CRD describing the step input (never installed; tools read it).
-pub fn input_crd() -> Value {
+pub(crate) fn input_crd() -> Value {
     let mut schema = structural_schema::<Input>();
     if let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) {
         // Written as a Kubernetes object: metadata is the standard one.
@@ -149,7 +149,7 @@ pub fn llm_inference_xrd() -> Value {
 }
 
 /// The Model XRD.
-pub fn model_xrd() -> Value {
+pub(crate) fn model_xrd() -> Value {
     xrd::<model::ModelSpec, model::ModelStatus>(
         model::KIND,
         "models",
@@ -179,7 +179,7 @@ pub fn model_xrd() -> Value {
 }
 
 /// The AgentPool XRD.
-pub fn agent_pool_xrd() -> Value {
+pub(crate) fn agent_pool_xrd() -> Value {
     xrd::<agent_pool::AgentPoolSpec, agent_pool::AgentPoolStatus>(
         agent_pool::KIND,
         "agentpools",

@@ -17,18 +17,18 @@ use crate::protocol::server::{Resource, Resources, RunFunctionRequest};
 
 /// The observed XR: its identity at hand, the rest read as asked.
 #[derive(Debug)]
-pub struct Composite {
-    pub api_version: String,
-    pub kind: String,
-    pub name: String,
+pub(crate) struct Composite {
+    pub(crate) api_version: String,
+    pub(crate) kind: String,
+    pub(crate) name: String,
     /// "default" when the object names none (a file given to `render`).
-    pub namespace: String,
+    pub(crate) namespace: String,
     object: Map<String, Value>,
 }
 
 impl Composite {
     /// The XR as an object. Errors say what is missing.
-    pub fn from_object(object: Map<String, Value>) -> Result<Self, String> {
+    pub(crate) fn from_object(object: Map<String, Value>) -> Result<Self, String> {
         let text = |path: &[&str]| str_at(&object, path).to_string();
         let kind = text(&["kind"]);
         if kind.is_empty() {
@@ -49,7 +49,9 @@ impl Composite {
     }
 
     /// The spec read as `T`; an error names the failing field path under `spec`.
-    pub fn spec<T: DeserializeOwned + schemars::JsonSchema + 'static>(&self) -> Result<T, String> {
+    pub(crate) fn spec<T: DeserializeOwned + schemars::JsonSchema + 'static>(
+        &self,
+    ) -> Result<T, String> {
         let spec = self
             .object
             .get("spec")
@@ -59,13 +61,13 @@ impl Composite {
     }
 
     /// The observed status, for transition checks.
-    pub fn status(&self) -> Option<&Map<String, Value>> {
+    pub(crate) fn status(&self) -> Option<&Map<String, Value>> {
         self.object.get("status").and_then(Value::as_object)
     }
 
     /// The strings of the observed status list at `path` (for example
     /// `["plan", "warnings"]`), to tell what the XR already reports.
-    pub fn status_strings(&self, path: &[&str]) -> Vec<String> {
+    pub(crate) fn status_strings(&self, path: &[&str]) -> Vec<String> {
         let mut v = self.object.get("status");
         for p in path {
             v = v.and_then(|v| v.get(*p));
@@ -80,7 +82,7 @@ impl Composite {
 }
 
 /// The observed XR of `req`.
-pub fn observed_composite(req: &RunFunctionRequest) -> Result<Composite, String> {
+pub(crate) fn observed_composite(req: &RunFunctionRequest) -> Result<Composite, String> {
     let object = req
         .observed
         .as_ref()
@@ -93,7 +95,7 @@ pub fn observed_composite(req: &RunFunctionRequest) -> Result<Composite, String>
 }
 
 /// The string at `path`, or "" when absent or not a string.
-pub fn str_at<'a>(object: &'a Map<String, Value>, path: &[&str]) -> &'a str {
+pub(crate) fn str_at<'a>(object: &'a Map<String, Value>, path: &[&str]) -> &'a str {
     let Some((first, rest)) = path.split_first() else {
         return "";
     };
@@ -106,30 +108,30 @@ pub fn str_at<'a>(object: &'a Map<String, Value>, path: &[&str]) -> &'a str {
 
 /// The observed composed resources, by composition-resource name, each
 /// decoded as it is read.
-pub struct Observed<'a> {
+pub(crate) struct Observed<'a> {
     resources: &'a BTreeMap<String, Resource>,
 }
 
 impl<'a> Observed<'a> {
-    pub fn new(resources: &'a BTreeMap<String, Resource>) -> Self {
+    pub(crate) fn new(resources: &'a BTreeMap<String, Resource>) -> Self {
         Self { resources }
     }
 
     /// The observed object composed under `name`, if it exists and decodes.
-    pub fn get(&self, name: &str) -> Option<Map<String, Value>> {
+    pub(crate) fn get(&self, name: &str) -> Option<Map<String, Value>> {
         view_to_json(self.resources.get(name)?.resource.as_ref()?).ok()
     }
 
     /// The observed resource composed under `name`, as sent: for keeping
     /// one that [`Observed::get`] cannot decode.
-    pub fn raw(&self, name: &str) -> Option<&'a Resource> {
+    pub(crate) fn raw(&self, name: &str) -> Option<&'a Resource> {
         self.resources.get(name)
     }
 
     /// What the object composed under `name` is: the object itself, or for
     /// a provider-kubernetes Object the object it applied, as last observed
     /// (`status.atProvider.manifest`).
-    pub fn manifest(&self, name: &str) -> Option<Map<String, Value>> {
+    pub(crate) fn manifest(&self, name: &str) -> Option<Map<String, Value>> {
         let object = self.get(name)?;
         if str_at(&object, &["kind"]) != "Object" {
             return Some(object);
@@ -143,7 +145,7 @@ impl<'a> Observed<'a> {
 
 /// What Crossplane returned for one requirement.
 #[derive(Debug)]
-pub enum Required {
+pub(crate) enum Required {
     /// Crossplane has not looked it up yet: the requirement is new.
     NotLookedUp,
     /// It looked, and found no object of that name.
@@ -155,7 +157,7 @@ pub enum Required {
 /// requirement `key`. A returned resource that cannot be decoded is an
 /// error saying why (never skipped: skipping it would report an existing
 /// object as missing).
-pub fn required_object(
+pub(crate) fn required_object(
     required: &BTreeMap<String, Resources>,
     key: &str,
     name: &str,
@@ -177,7 +179,7 @@ pub fn required_object(
 }
 
 /// Every object Crossplane returned for the requirement `key` that decodes.
-pub fn required_objects(
+pub(crate) fn required_objects(
     required: &BTreeMap<String, Resources>,
     key: &str,
 ) -> Vec<Map<String, Value>> {
@@ -190,7 +192,7 @@ pub fn required_objects(
 }
 
 /// The step input's settings: the built-in defaults when there is none.
-pub fn settings(req: &RunFunctionRequest) -> Result<Settings, String> {
+pub(crate) fn settings(req: &RunFunctionRequest) -> Result<Settings, String> {
     let Some(input) = &req.input else {
         return Ok(Settings::default());
     };

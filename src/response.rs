@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 use prost::Message;
 
-use crate::protocol::resource::{json_to_value, json_to_view, view_to_json};
+use crate::protocol::resource::{json_to_value, json_to_view};
 use crate::protocol::server::{
     Condition, Ready, Requirements, Resource, ResourceSelector, ResponseMeta, Result as FnResult,
     RunFunctionRequest, RunFunctionResponse, Severity, Status, Target,
@@ -20,7 +20,7 @@ use crate::protocol::view;
 /// of earlier steps (everything this function has no opinion about passes
 /// through as it came) and the pipeline context (other functions' notes;
 /// this function adds nothing to it and drops nothing).
-pub fn to(req: &mut RunFunctionRequest, ttl_seconds: u64) -> RunFunctionResponse {
+pub(crate) fn to(req: &mut RunFunctionRequest, ttl_seconds: u64) -> RunFunctionResponse {
     RunFunctionResponse {
         meta: Some(ResponseMeta {
             tag: req.meta.as_ref().map(|m| m.tag.clone()).unwrap_or_default(),
@@ -34,14 +34,14 @@ pub fn to(req: &mut RunFunctionRequest, ttl_seconds: u64) -> RunFunctionResponse
 
 /// Asks Crossplane to call again after `seconds` (its response cache, too,
 /// keeps the answer that long).
-pub fn set_ttl(rsp: &mut RunFunctionResponse, seconds: u64) {
+pub(crate) fn set_ttl(rsp: &mut RunFunctionResponse, seconds: u64) {
     if let Some(meta) = rsp.meta.as_mut() {
         meta.ttl = Some(ttl(seconds));
     }
 }
 
 /// Asks Crossplane to call again within `seconds`, when sooner than asked so far.
-pub fn call_again_within(rsp: &mut RunFunctionResponse, seconds: u64) {
+pub(crate) fn call_again_within(rsp: &mut RunFunctionResponse, seconds: u64) {
     if let Some(meta) = rsp.meta.as_mut() {
         let now = meta.ttl.as_ref().map_or(i64::MAX, |t| t.seconds);
         if i64::try_from(seconds).unwrap_or(i64::MAX) < now {
@@ -58,7 +58,7 @@ fn ttl(seconds: u64) -> prost_types::Duration {
 }
 
 /// Sets the desired object composed under `name`, with its readiness.
-pub fn set_desired_resource(
+pub(crate) fn set_desired_resource(
     rsp: &mut RunFunctionResponse,
     name: &str,
     object: &Map<String, Value>,
@@ -75,13 +75,6 @@ pub fn set_desired_resource(
     );
 }
 
-/// Whether the response already desires a resource under `name`.
-pub fn desires(rsp: &RunFunctionResponse, name: &str) -> bool {
-    rsp.desired
-        .as_ref()
-        .is_some_and(|d| d.resources.contains_key(name))
-}
-
 /// Merges `status` into the desired XR an earlier step may have set (or an
 /// empty one): its
 /// fields win over the earlier status's, whose others are kept. Only
@@ -90,7 +83,7 @@ pub fn desires(rsp: &RunFunctionResponse, name: &str) -> bool {
 /// earlier status's fields, stay encoded as they came, however deep they
 /// nest. An earlier status that cannot be read as an object is an error
 /// naming it.
-pub fn merge_status(
+pub(crate) fn merge_status(
     composite: &mut Resource,
     api_version: &str,
     kind: &str,
@@ -130,21 +123,8 @@ pub fn merge_status(
     Ok(())
 }
 
-/// The desired object composed under a name, decoded (for `render` and tests).
-pub fn desired_object(rsp: &RunFunctionResponse, name: &str) -> Option<Map<String, Value>> {
-    view_to_json(
-        rsp.desired
-            .as_ref()?
-            .resources
-            .get(name)?
-            .resource
-            .as_ref()?,
-    )
-    .ok()
-}
-
 /// Sets what the response requires Crossplane to fetch.
-pub fn require(
+pub(crate) fn require(
     rsp: &mut RunFunctionResponse,
     resources: std::collections::BTreeMap<String, ResourceSelector>,
 ) {
@@ -162,7 +142,7 @@ pub fn fatal(reason: &str, message: impl Into<String>) -> FnResult {
 }
 
 /// A WARNING result. Emit only on a transition: results become events.
-pub fn warning(reason: &str, message: impl Into<String>) -> FnResult {
+pub(crate) fn warning(reason: &str, message: impl Into<String>) -> FnResult {
     result(Severity::Warning, reason, message)
 }
 
@@ -180,7 +160,12 @@ fn result(severity: Severity, reason: &str, message: impl Into<String>) -> FnRes
 }
 
 /// A condition on the XR. `reason` is PascalCase and never empty.
-pub fn condition(type_: &str, status: bool, reason: &str, message: impl Into<String>) -> Condition {
+pub(crate) fn condition(
+    type_: &str,
+    status: bool,
+    reason: &str,
+    message: impl Into<String>,
+) -> Condition {
     Condition {
         r#type: type_.to_string(),
         status: if status {
@@ -195,7 +180,11 @@ pub fn condition(type_: &str, status: bool, reason: &str, message: impl Into<Str
 }
 
 /// A condition whose truth is not known yet (for example while waiting for a Model).
-pub fn condition_unknown(type_: &str, reason: &str, message: impl Into<String>) -> Condition {
+pub(crate) fn condition_unknown(
+    type_: &str,
+    reason: &str,
+    message: impl Into<String>,
+) -> Condition {
     Condition {
         status: Status::ConditionUnknown as i32,
         ..condition(type_, false, reason, message)
@@ -205,7 +194,7 @@ pub fn condition_unknown(type_: &str, reason: &str, message: impl Into<String>) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::resource::json_to_view;
+    use crate::protocol::resource::view_to_json;
     use serde_json::json;
 
     fn object(v: Value) -> Map<String, Value> {

@@ -15,14 +15,14 @@ use crate::request::{self, Composite, Observed};
 use crate::response;
 
 /// Annotation Crossplane puts on every composed resource; render shows it too.
-pub const COMPOSITION_RESOURCE_NAME: &str = "crossplane.io/composition-resource-name";
+pub(crate) const COMPOSITION_RESOURCE_NAME: &str = "crossplane.io/composition-resource-name";
 
 /// Which XR a call was about, for logs and metrics.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Subject {
-    pub kind: String,
-    pub name: String,
-    pub namespace: String,
+pub(crate) struct Subject {
+    pub(crate) kind: String,
+    pub(crate) name: String,
+    pub(crate) namespace: String,
 }
 
 impl Subject {
@@ -38,7 +38,7 @@ impl Subject {
 /// One finished call.
 #[derive(Clone, Debug)]
 pub struct Call {
-    pub subject: Subject,
+    pub(crate) subject: Subject,
     pub response: RunFunctionResponse,
 }
 
@@ -97,7 +97,7 @@ pub fn run_function(mut req: RunFunctionRequest) -> Call {
 }
 
 /// Answers with only the tag and TTL: the `--noop` transport floor.
-pub fn noop(req: RunFunctionRequest) -> Call {
+pub(crate) fn noop(req: RunFunctionRequest) -> Call {
     let response = RunFunctionResponse {
         meta: Some(crate::protocol::server::ResponseMeta {
             tag: req.meta.map(|m| m.tag).unwrap_or_default(),

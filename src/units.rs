@@ -4,11 +4,11 @@
 //! as an autoscaler's stabilization window.
 
 /// Bytes in one GiB.
-pub const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
+pub(crate) const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
 
 /// The value of a Kubernetes quantity (`16Gi`, `17G`, `500m`, `1.5`), or an
 /// error saying what a quantity looks like.
-pub fn parse_quantity(q: &str) -> Result<f64, String> {
+pub(crate) fn parse_quantity(q: &str) -> Result<f64, String> {
     let s = q.trim();
     let split = s
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
@@ -43,7 +43,7 @@ pub fn parse_quantity(q: &str) -> Result<f64, String> {
 
 /// Seconds in a duration such as `500ms`, `10s`, `5m`, `2h`, `1d` or
 /// `1h30m`; a bare number means seconds.
-pub fn parse_duration_seconds(d: &str) -> Result<f64, String> {
+pub(crate) fn parse_duration_seconds(d: &str) -> Result<f64, String> {
     let invalid = || format!("{d:?} is not a duration; write one like 500ms, 30s, 5m, 2h or 1d");
     let s = d.trim();
     if s.is_empty() {
@@ -81,7 +81,7 @@ pub fn parse_duration_seconds(d: &str) -> Result<f64, String> {
 }
 
 /// GiB rounded up to a whole number, at least 1, as a quantity (`18Gi`).
-pub fn gib_quantity(gib: f64) -> String {
+pub(crate) fn gib_quantity(gib: f64) -> String {
     format!("{}Gi", gib.ceil().max(1.0) as u64)
 }
 

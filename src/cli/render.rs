@@ -156,14 +156,14 @@ fn yaml_error(path: &Path, e: serde_yaml::Error) -> RenderError {
 /// Largest file `render` reads. A Kubernetes object is at most about
 /// 1.5 MiB (etcd's limit), so this holds any XR or stream of them, and a
 /// wrong path such as `/dev/zero` fails at once instead of filling memory.
-pub const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
+pub(crate) const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
 
 /// Deepest nesting of flow collections (`[ ]`, `{ }`, so JSON too).
 /// serde_yaml refuses nesting past 128 levels, but only after libyaml has
 /// read the whole document, which takes time quadratic in the depth
 /// (100,000 `[` take seconds, 16 MiB of them hours); counting first keeps a
 /// bad file's error quick. No Kubernetes object nests anywhere near this.
-pub const MAX_FLOW_DEPTH: usize = 128;
+pub(crate) const MAX_FLOW_DEPTH: usize = 128;
 
 fn read_text(path: &Path) -> Result<String, RenderError> {
     let file = std::fs::File::open(path).map_err(|e| file_error(path, e))?;

@@ -30,56 +30,56 @@ pub enum OutputFormat {
 pub struct SizeArgs {
     /// Hugging Face model id, e.g. meta-llama/Llama-3.1-8B-Instruct.
     #[arg(long)]
-    pub model: String,
+    pub(crate) model: String,
     /// GPU type, e.g. H100-80GB, L4, nvidia-h100-80gb.
     #[arg(long = "gpu-type")]
-    pub gpu_type: String,
+    pub(crate) gpu_type: String,
     /// Weight precision: auto, fp32, bf16, fp16, fp8, int8, int4 or fp4.
     #[arg(long, default_value = "auto")]
-    pub quantization: String,
+    pub(crate) quantization: String,
     /// Context length; default: the model's, up to 32768.
     #[arg(long = "max-model-len")]
-    pub max_model_len: Option<u64>,
+    pub(crate) max_model_len: Option<u64>,
     /// Parameter count for models outside the catalog: 70B, 8x7B, 1.5T.
     #[arg(long = "parameter-count")]
-    pub parameter_count: Option<String>,
+    pub(crate) parameter_count: Option<String>,
     /// GPUs per replica; default: the fewest that hold the model.
     #[arg(long = "gpu")]
-    pub gpu: Option<u64>,
+    pub(crate) gpu: Option<u64>,
     /// MIG: auto, none or a profile such as 1g.10gb.
     #[arg(long, default_value = "auto")]
-    pub mig: String,
+    pub(crate) mig: String,
     /// Full-length sequences the KV cache must hold at once.
     #[arg(long)]
-    pub concurrency: Option<u32>,
+    pub(crate) concurrency: Option<u32>,
     /// Tensor-parallel size; default: chosen with the GPU count.
     #[arg(long = "tensor-parallel")]
-    pub tensor_parallel: Option<u32>,
+    pub(crate) tensor_parallel: Option<u32>,
     /// Pipeline-parallel size; default: chosen with the GPU count.
     #[arg(long = "pipeline-parallel")]
-    pub pipeline_parallel: Option<u32>,
+    pub(crate) pipeline_parallel: Option<u32>,
     /// The model's Hugging Face config.json: its exact architecture, for any
     /// model (wins over the catalog).
     #[arg(long = "config", value_name = "CONFIG_JSON")]
-    pub config: Option<PathBuf>,
+    pub(crate) config: Option<PathBuf>,
     /// The model's model.safetensors.index.json: the checkpoint's total
     /// bytes (metadata.total_size), the exact weights.
     #[arg(long = "weights-index", value_name = "INDEX_JSON")]
-    pub weights_index: Option<PathBuf>,
+    pub(crate) weights_index: Option<PathBuf>,
     /// vLLM --kv-cache-dtype: auto or fp8 (half the KV cache per token).
     #[arg(long = "kv-cache-dtype", default_value = "auto")]
-    pub kv_cache_dtype: String,
+    pub(crate) kv_cache_dtype: String,
     /// What the layout is for: minimal (the fewest GPUs vLLM starts on),
     /// balanced (the recipes' headroom) or throughput (room for a batch).
     #[arg(long, default_value = "balanced")]
-    pub objective: String,
+    pub(crate) objective: String,
     /// The vLLM release to size for, e.g. 0.19.0; unknown releases get the
     /// larger activation peak of earlier ones.
     #[arg(long = "vllm-version")]
-    pub vllm_version: Option<String>,
+    pub(crate) vllm_version: Option<String>,
     /// vLLM gpu-memory-utilization.
     #[arg(long = "gpu-memory-utilization", default_value_t = sizing::DEFAULT_GPU_MEMORY_UTILIZATION)]
-    pub gpu_memory_utilization: f64,
+    pub(crate) gpu_memory_utilization: f64,
     /// Output format.
     #[arg(short = 'o', long = "output", value_enum, default_value_t = OutputFormat::Text)]
     pub output: OutputFormat,
@@ -96,7 +96,7 @@ pub enum SizeError {
 
 impl SizeArgs {
     /// The engine request these flags describe.
-    pub fn request(&self) -> Result<SizingRequest, SizingError> {
+    pub(crate) fn request(&self) -> Result<SizingRequest, SizingError> {
         let quantization = match self.quantization.trim() {
             "" | "auto" => None,
             q => Some(q.parse::<Precision>()?),
@@ -188,33 +188,33 @@ pub fn render(args: &SizeArgs) -> Result<String, SizingError> {
 #[derive(Debug, Clone, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct SizeOutput {
-    pub model: String,
-    pub catalog_model: Option<String>,
+    pub(crate) model: String,
+    pub(crate) catalog_model: Option<String>,
     #[serde(flatten)]
     pub plan: PlanStatus,
-    pub nodes: u32,
+    pub(crate) nodes: u32,
     /// `vllm serve` flags the plan needs beyond TP, PP, dtype,
     /// max-model-len and gpu-memory-utilization.
-    pub engine_args: Vec<String>,
-    pub gpu_memory_utilization: f64,
-    pub startup_probe_seconds: u32,
-    pub decode_tokens_per_second: f64,
+    pub(crate) engine_args: Vec<String>,
+    pub(crate) gpu_memory_utilization: f64,
+    pub(crate) startup_probe_seconds: u32,
+    pub(crate) decode_tokens_per_second: f64,
     /// Weights on one GPU, rotary cache included, in GiB.
     #[serde(rename = "weightsPerGpuGiB")]
-    pub weights_per_gpu_gib: f64,
-    pub kv_cache: KvCacheOutput,
+    pub(crate) weights_per_gpu_gib: f64,
+    pub(crate) kv_cache: KvCacheOutput,
 }
 
 /// The KV cache vLLM will allocate.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
-pub struct KvCacheOutput {
-    pub bytes_per_token: u64,
+pub(crate) struct KvCacheOutput {
+    pub(crate) bytes_per_token: u64,
     /// Tokens it holds per replica.
-    pub capacity_tokens: u64,
+    pub(crate) capacity_tokens: u64,
     /// Its memory on each GPU, in GiB.
     #[serde(rename = "perGpuGiB")]
-    pub per_gpu_gib: f64,
+    pub(crate) per_gpu_gib: f64,
 }
 
 impl From<&Plan> for SizeOutput {
@@ -239,7 +239,7 @@ impl From<&Plan> for SizeOutput {
 }
 
 /// The human-readable plan: a two-column table, then reasons and warnings.
-pub fn text(p: &Plan) -> String {
+pub(crate) fn text(p: &Plan) -> String {
     let model = match &p.catalog_model {
         Some(c) if !c.eq_ignore_ascii_case(&p.model_id) => format!("{} (catalog: {c})", p.model_id),
         _ => p.model_id.clone(),

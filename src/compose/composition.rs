@@ -11,31 +11,31 @@ use crate::protocol::server::{Condition, Ready, ResourceSelector, Resources, Res
 use crate::request::{Composite, Observed};
 
 /// Everything a composer may read.
-pub struct ComposeRequest<'a> {
-    pub xr: &'a Composite,
-    pub observed: Observed<'a>,
-    pub required: &'a BTreeMap<String, Resources>,
-    pub settings: &'a Settings,
+pub(crate) struct ComposeRequest<'a> {
+    pub(crate) xr: &'a Composite,
+    pub(crate) observed: Observed<'a>,
+    pub(crate) required: &'a BTreeMap<String, Resources>,
+    pub(crate) settings: &'a Settings,
 }
 
 /// One composed resource and whether it is ready.
 #[derive(Debug)]
-pub struct Composed {
-    pub manifest: Manifest,
-    pub ready: Ready,
+pub(crate) struct Composed {
+    pub(crate) manifest: Manifest,
+    pub(crate) ready: Ready,
 }
 
 /// A composed manifest: built with typed Kubernetes structs, kept as the
 /// JSON object they serialize to.
 #[derive(Clone, Debug)]
-pub struct Manifest {
+pub(crate) struct Manifest {
     kind: &'static str,
     object: Map<String, Value>,
 }
 
 impl Manifest {
     /// `object`, a Kubernetes object of `kind`.
-    pub fn new(kind: &'static str, object: impl serde::Serialize) -> Self {
+    pub(crate) fn new(kind: &'static str, object: impl serde::Serialize) -> Self {
         Self {
             kind,
             object: to_object(object),
@@ -43,12 +43,12 @@ impl Manifest {
     }
 
     /// The manifest's kind, for the policies that depend on it.
-    pub fn kind(&self) -> &'static str {
+    pub(crate) fn kind(&self) -> &'static str {
         self.kind
     }
 
     /// The manifest as an object.
-    pub fn object(&self) -> &Map<String, Value> {
+    pub(crate) fn object(&self) -> &Map<String, Value> {
         &self.object
     }
 }
@@ -61,7 +61,7 @@ impl serde::Serialize for Manifest {
 
 /// `value` as a JSON object: every type a composer builds serializes to one
 /// (string keys, no failing `Serialize`), so anything else is a bug.
-pub fn to_object(value: impl serde::Serialize) -> Map<String, Value> {
+pub(crate) fn to_object(value: impl serde::Serialize) -> Map<String, Value> {
     match serde_json::to_value(value) {
         Ok(Value::Object(object)) => object,
         other => panic!("a composed object must serialize to a JSON object, not {other:?}"),
@@ -70,30 +70,25 @@ pub fn to_object(value: impl serde::Serialize) -> Map<String, Value> {
 
 /// What a composer returns.
 #[derive(Debug, Default)]
-pub struct Composition {
+pub(crate) struct Composition {
     /// Composed resources by composition-resource-name.
-    pub resources: BTreeMap<String, Composed>,
+    pub(crate) resources: BTreeMap<String, Composed>,
     /// Fields merged into the XR's desired status.
-    pub status: Option<Map<String, Value>>,
-    pub conditions: Vec<Condition>,
-    pub results: Vec<FnResult>,
-    pub requirements: BTreeMap<String, ResourceSelector>,
+    pub(crate) status: Option<Map<String, Value>>,
+    pub(crate) conditions: Vec<Condition>,
+    pub(crate) results: Vec<FnResult>,
+    pub(crate) requirements: BTreeMap<String, ResourceSelector>,
     /// Names of resources composed on an earlier call that must be kept as
     /// Crossplane last applied them (for example while a referenced Model is
     /// missing): leaving them out of the desired state would make
     /// Crossplane delete them.
-    pub keep_observed: Vec<String>,
+    pub(crate) keep_observed: Vec<String>,
     /// How soon Crossplane should call again, when sooner than the step
     /// input's TTL: while waiting on what Crossplane does not watch.
-    pub ttl_seconds: Option<u32>,
+    pub(crate) ttl_seconds: Option<u32>,
 }
 
 impl Composition {
-    /// Sets the fields merged into the XR's desired status.
-    pub fn set_status(&mut self, fields: impl serde::Serialize) {
-        self.status = Some(to_object(fields));
-    }
-
     /// Adds `manifest` under `key`, ready as its observed counterpart says,
     /// and returns how that counterpart stands.
     ///
@@ -101,7 +96,7 @@ impl Composition {
     /// ([`crate::compose::spec_digest::ANNOTATION`]): until Crossplane has applied this
     /// spec, the observed object is an older one, and whatever its status
     /// says is about that older spec, so it is not ready.
-    pub fn add(
+    pub(crate) fn add(
         &mut self,
         key: &str,
         manifest: Manifest,
@@ -127,7 +122,7 @@ impl Composition {
     /// results become Kubernetes events, so they mark transitions while the
     /// steady state stays in the status. The status is read only when there
     /// is a warning to compare.
-    pub fn warn_on_transition(
+    pub(crate) fn warn_on_transition(
         &mut self,
         reason: &str,
         warnings: &[String],
@@ -149,13 +144,13 @@ impl Composition {
 
 /// A composer refused the XR: the message becomes a FATAL result.
 #[derive(Debug, PartialEq)]
-pub struct Refusal {
-    pub reason: &'static str,
-    pub message: String,
+pub(crate) struct Refusal {
+    pub(crate) reason: &'static str,
+    pub(crate) message: String,
 }
 
 impl Refusal {
-    pub fn new(reason: &'static str, message: impl Into<String>) -> Self {
+    pub(crate) fn new(reason: &'static str, message: impl Into<String>) -> Self {
         Self {
             reason,
             message: message.into(),
@@ -164,4 +159,4 @@ impl Refusal {
 }
 
 /// A composer: one per XR kind.
-pub type Composer = fn(&ComposeRequest) -> Result<Composition, Refusal>;
+pub(crate) type Composer = fn(&ComposeRequest) -> Result<Composition, Refusal>;

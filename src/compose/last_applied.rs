@@ -21,13 +21,13 @@ use crate::protocol::server::Resource;
 use crate::protocol::view;
 
 /// Crossplane's field managers for composed resources (one per XR).
-pub const COMPOSED_FIELD_MANAGER_PREFIX: &str = "apiextensions.crossplane.io/composed/";
+pub(crate) const COMPOSED_FIELD_MANAGER_PREFIX: &str = "apiextensions.crossplane.io/composed/";
 
 /// The desired resource that keeps `observed` as Crossplane last applied
 /// it. An object nested too deep to decode keeps every field but its
 /// status, as it came, its metadata cleaned of what the API server owns;
 /// the error says what cannot be read even so.
-pub fn desired_again(observed: &Resource) -> Result<Resource, String> {
+pub(crate) fn desired_again(observed: &Resource) -> Result<Resource, String> {
     let view = observed.resource.clone().unwrap_or_default();
     let resource = match view_to_json(&view) {
         Ok(object) => match desired_object(object) {

@@ -6,7 +6,7 @@ use crate::compose::composition::Composer;
 
 /// The composer for an XR kind. Dispatch is on the kind alone, not the API
 /// group, so XRs of other groups (dot-inference's) compose unchanged.
-pub fn composer_for(kind: &str) -> Option<Composer> {
+pub(crate) fn composer_for(kind: &str) -> Option<Composer> {
     let composers: &[(&str, Composer)] = &[
         (
             crate::xr::llm_inference::KIND,
@@ -19,13 +19,13 @@ pub fn composer_for(kind: &str) -> Option<Composer> {
 }
 
 /// The kinds this function composes, for error messages.
-pub const KINDS: &[&str] = &["LLMInference", "Model", "AgentPool"];
+pub(crate) const KINDS: &[&str] = &["LLMInference", "Model", "AgentPool"];
 
-pub mod composition;
-pub mod kinds;
-pub mod last_applied;
-pub mod names;
-pub mod resources;
-pub mod rollout;
+pub(crate) mod composition;
+pub(crate) mod kinds;
+pub(crate) mod last_applied;
+pub(crate) mod names;
+pub(crate) mod resources;
+pub(crate) mod rollout;
 pub mod spec_digest;
-pub mod steps;
+pub(crate) mod steps;

@@ -17,7 +17,7 @@ const SUBDOMAIN_MAX: usize = 253;
 
 /// A DNS-1035 label for `base` followed by `suffix` (such as `-model`):
 /// the name of a Service, or of an object named after its Service.
-pub fn dns1035_label(base: &str, suffix: &str) -> String {
+pub(crate) fn dns1035_label(base: &str, suffix: &str) -> String {
     let name = [base, suffix].concat();
     if is_dns1035_label(&name) {
         return name;
@@ -38,7 +38,7 @@ pub fn dns1035_label(base: &str, suffix: &str) -> String {
 /// `label` (a DNS-1035 label) cut to `max` characters with a hash of it,
 /// when it is longer: for objects whose controllers derive longer names and
 /// label values from theirs (a LeaderWorkerSet's StatefulSets and pods).
-pub fn short_label(label: &str, max: usize) -> String {
+pub(crate) fn short_label(label: &str, max: usize) -> String {
     if label.len() <= max {
         return label.to_string();
     }
@@ -47,7 +47,7 @@ pub fn short_label(label: &str, max: usize) -> String {
 
 /// A DNS-1123 subdomain for `base` followed by `suffix`: the name of a
 /// ConfigMap, Deployment, Ingress, autoscaler or disruption budget.
-pub fn dns_subdomain(base: &str, suffix: &str) -> String {
+pub(crate) fn dns_subdomain(base: &str, suffix: &str) -> String {
     let name = [base, suffix].concat();
     if name.len() <= SUBDOMAIN_MAX {
         return name;
@@ -57,7 +57,7 @@ pub fn dns_subdomain(base: &str, suffix: &str) -> String {
 
 /// A label value for `value` (an XR's or a Model's name): at most 63
 /// characters, starting and ending with a letter or digit.
-pub fn label_value(value: &str) -> String {
+pub(crate) fn label_value(value: &str) -> String {
     if value.len() <= LABEL_MAX {
         return value.to_string();
     }
@@ -77,7 +77,7 @@ fn shortened(head: &str, original: &str, suffix: &str, max: usize) -> String {
 
 /// A DNS-1035 label: a lower-case letter first, then lower-case letters,
 /// digits and '-', not ending with '-', at most 63 characters.
-pub fn is_dns1035_label(s: &str) -> bool {
+pub(crate) fn is_dns1035_label(s: &str) -> bool {
     let b = s.as_bytes();
     !b.is_empty()
         && b.len() <= LABEL_MAX
@@ -90,7 +90,7 @@ pub fn is_dns1035_label(s: &str) -> bool {
 /// A DNS-1123 subdomain as Kubernetes checks object names: at most 253
 /// characters, dot-separated parts of lower-case letters, digits and '-'
 /// that start and end with a letter or digit.
-pub fn is_dns_subdomain(s: &str) -> bool {
+pub(crate) fn is_dns_subdomain(s: &str) -> bool {
     s.len() <= SUBDOMAIN_MAX
         && s.split('.').all(|part| {
             let b = part.as_bytes();
@@ -104,7 +104,7 @@ pub fn is_dns_subdomain(s: &str) -> bool {
 
 /// FNV-1a, 64 bits: a short, stable hash (the same on every build and
 /// platform, unlike std's `DefaultHasher`).
-pub fn fnv1a64(bytes: &[u8]) -> u64 {
+pub(crate) fn fnv1a64(bytes: &[u8]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in bytes {
         h ^= u64::from(*b);
@@ -118,7 +118,7 @@ pub fn fnv1a64(bytes: &[u8]) -> u64 {
 /// `vllm`, since a Service of that name makes Kubernetes inject
 /// `VLLM_PORT=tcp://...` into pods, which breaks vLLM.
 /// The second value says why the name differs from the XR's, when it does.
-pub fn runtime_name(xr_name: &str, suffix: &str) -> (String, Option<String>) {
+pub(crate) fn runtime_name(xr_name: &str, suffix: &str) -> (String, Option<String>) {
     let name = dns1035_label(xr_name, suffix);
     if name == "vllm" {
         let reason = "The runtime and its Service are named vllm-server: a Service named vllm makes Kubernetes \

@@ -12,7 +12,7 @@ use crate::protocol::server::Ready;
 
 /// How an observed object stands against its current spec.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Rollout {
+pub(crate) enum Rollout {
     /// Not observed yet.
     Absent,
     /// Every desired replica runs the current spec and is available (for
@@ -31,15 +31,15 @@ pub enum Rollout {
 
 /// Replica counts of a workload (groups for a LeaderWorkerSet).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Replicas {
-    pub desired: i64,
-    pub updated: i64,
-    pub available: i64,
+pub(crate) struct Replicas {
+    pub(crate) desired: i64,
+    pub(crate) updated: i64,
+    pub(crate) available: i64,
 }
 
 impl Rollout {
     /// READY_TRUE only when complete.
-    pub fn ready(&self) -> Ready {
+    pub(crate) fn ready(&self) -> Ready {
         if *self == Rollout::Complete {
             Ready::True
         } else {
@@ -49,7 +49,7 @@ impl Rollout {
 
     /// Its replica counts; `None` when there is nothing to count (not
     /// observed yet, or a complete object of another kind).
-    pub fn replicas(&self) -> Option<Replicas> {
+    pub(crate) fn replicas(&self) -> Option<Replicas> {
         match self {
             Rollout::Absent | Rollout::Complete => None,
             Rollout::Progressing(r) | Rollout::Failed { replicas: r, .. } => Some(*r),
@@ -58,7 +58,7 @@ impl Rollout {
 }
 
 /// The rollout of `observed` (`None`: not observed yet).
-pub fn rollout(observed: Option<&Map<String, Value>>) -> Rollout {
+pub(crate) fn rollout(observed: Option<&Map<String, Value>>) -> Rollout {
     let Some(o) = observed else {
         return Rollout::Absent;
     };
@@ -83,7 +83,7 @@ pub fn rollout(observed: Option<&Map<String, Value>>) -> Rollout {
 /// How `observed`, a workload applied from an older spec than the one now
 /// composed, stands against that new spec: none of its replicas runs it,
 /// and those available serve the older one.
-pub fn not_yet_applied(observed: &Map<String, Value>) -> Rollout {
+pub(crate) fn not_yet_applied(observed: &Map<String, Value>) -> Rollout {
     let counts = match rollout(Some(observed)) {
         Rollout::Progressing(r) | Rollout::Failed { replicas: r, .. } => r,
         // Complete: every desired replica of the older spec serves.
@@ -300,7 +300,7 @@ fn int_at(o: &Map<String, Value>, path: &[&str]) -> Option<i64> {
 /// the scheduler cannot place ("Insufficient nvidia.com/gpu", no node with
 /// the GPU type), or a container that cannot start. The first problem by
 /// pod name, so the answer is the same on every call.
-pub fn pod_problem(pods: &[Map<String, Value>]) -> Option<(String, String)> {
+pub(crate) fn pod_problem(pods: &[Map<String, Value>]) -> Option<(String, String)> {
     let mut pods: Vec<&Map<String, Value>> = pods.iter().collect();
     pods.sort_by_key(|p| str_at(p, &["metadata", "name"]));
     pods.into_iter().find_map(|pod| {

@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 /// The annotation that carries the digest.
-pub const ANNOTATION: &str = "infer.dev/spec-digest";
+pub(crate) const ANNOTATION: &str = "infer.dev/spec-digest";
 
 /// Kinds whose readiness is a rollout of their spec.
 const WORKLOADS: &[&str] = &["Deployment", "LeaderWorkerSet", "VLLMRuntime"];
@@ -31,7 +31,7 @@ pub struct Spec {
 
 impl Spec {
     /// Whether `observed` was applied from this spec.
-    pub fn applied_to(&self, observed: &Map<String, Value>) -> bool {
+    pub(crate) fn applied_to(&self, observed: &Map<String, Value>) -> bool {
         of(observed) == Some(self.digest.as_str()) && replicas(observed) == self.replicas
     }
 }
@@ -119,7 +119,7 @@ pub fn annotate(kind: &str, object: &mut Map<String, Value>) -> Option<Spec> {
 }
 
 /// The digest an observed object carries, if any.
-pub fn of(object: &Map<String, Value>) -> Option<&str> {
+pub(crate) fn of(object: &Map<String, Value>) -> Option<&str> {
     object
         .get("metadata")?
         .get("annotations")?

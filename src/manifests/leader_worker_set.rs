@@ -16,7 +16,7 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use serde::{Deserialize, Serialize};
 
 /// Label the controller puts on every pod of a LeaderWorkerSet: its name.
-pub const NAME_LABEL: &str = "leaderworkerset.sigs.k8s.io/name";
+pub(crate) const NAME_LABEL: &str = "leaderworkerset.sigs.k8s.io/name";
 
 /// Groups of pods that start, serve and restart together.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]

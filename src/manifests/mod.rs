@@ -19,7 +19,3 @@
 pub mod leader_worker_set;
 pub mod provider_kubernetes;
 pub mod vllm_runtime;
-
-pub use leader_worker_set::LeaderWorkerSet;
-pub use provider_kubernetes::Object;
-pub use vllm_runtime::VLLMRuntime;

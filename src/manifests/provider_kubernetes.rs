@@ -19,11 +19,11 @@ use serde::{Deserialize, Serialize};
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct Object<M = serde_json::Value> {
-    pub api_version: String,
-    pub kind: String,
+    pub(crate) api_version: String,
+    pub(crate) kind: String,
     #[serde(default)]
-    pub metadata: ObjectMeta,
-    pub spec: ObjectSpec<M>,
+    pub(crate) metadata: ObjectMeta,
+    pub(crate) spec: ObjectSpec<M>,
     /// Written by the provider; a composer never sets it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<ObjectStatus>,
@@ -144,8 +144,8 @@ pub enum ManagementAction {
 pub struct ProviderConfigReference {
     /// `ProviderConfig` (namespaced, in the Object's namespace) or
     /// `ClusterProviderConfig`. The CRD types it as a free string.
-    pub kind: String,
-    pub name: String,
+    pub(crate) kind: String,
+    pub(crate) name: String,
 }
 
 impl ProviderConfigReference {
@@ -158,7 +158,7 @@ impl ProviderConfigReference {
     }
 
     /// A cluster-scoped `ClusterProviderConfig`.
-    pub fn cluster_provider_config(name: impl Into<String>) -> Self {
+    pub(crate) fn cluster_provider_config(name: impl Into<String>) -> Self {
         Self {
             kind: "ClusterProviderConfig".to_owned(),
             name: name.into(),
@@ -174,21 +174,13 @@ pub struct Readiness {
     /// non-empty, with `DeriveFromCelQuery` (a CEL rule of the CRD enforces
     /// it).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub cel_query: Option<String>,
+    pub(crate) cel_query: Option<String>,
     /// Unset means `SuccessfulCreate`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub policy: Option<ReadinessPolicy>,
+    pub(crate) policy: Option<ReadinessPolicy>,
 }
 
 impl Readiness {
-    /// Ready when the applied object's own Ready condition is True.
-    pub fn derive_from_object() -> Self {
-        Self {
-            policy: Some(ReadinessPolicy::DeriveFromObject),
-            cel_query: None,
-        }
-    }
-
     /// Ready when `query` evaluates to true on the observed object, e.g.
     /// `object.status.availableReplicas >= 1` for a VLLMRuntime, which has no
     /// conditions.
@@ -202,7 +194,7 @@ impl Readiness {
 
 /// `spec.readiness.policy`.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum ReadinessPolicy {
+pub(crate) enum ReadinessPolicy {
     /// Ready once the manifest is applied. The CRD's default.
     #[default]
     SuccessfulCreate,
@@ -301,13 +293,6 @@ pub struct ObjectStatus {
     pub observed_generation: Option<i64>,
 }
 
-impl ObjectStatus {
-    /// The condition of type `type_`, if reported.
-    pub fn condition(&self, type_: &str) -> Option<&Condition> {
-        self.conditions.as_ref()?.iter().find(|c| c.type_ == type_)
-    }
-}
-
 /// `status.atProvider`.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
 #[serde(rename_all = "camelCase")]
@@ -354,7 +339,7 @@ mod tests {
             "qwen",
             ObjectSpec {
                 provider_config_ref: Some(ProviderConfigReference::provider_config("gpu")),
-                readiness: Some(Readiness::derive_from_object()),
+                readiness: Some(Readiness::cel("object.status.ready")),
                 management_policies: Some(vec![ManagementAction::All]),
                 ..ObjectSpec::for_manifest(json!({"apiVersion": "v1", "kind": "ConfigMap"}))
             },
@@ -369,29 +354,9 @@ mod tests {
                     "forProvider": {"manifest": {"apiVersion": "v1", "kind": "ConfigMap"}},
                     "managementPolicies": ["*"],
                     "providerConfigRef": {"kind": "ProviderConfig", "name": "gpu"},
-                    "readiness": {"policy": "DeriveFromObject"}
+                    "readiness": {"policy": "DeriveFromCelQuery", "celQuery": "object.status.ready"}
                 }
             })
         );
-    }
-
-    #[test]
-    fn reads_conditions_from_an_observed_object() {
-        let o: Object = serde_json::from_value(json!({
-            "apiVersion": "kubernetes.m.crossplane.io/v1alpha1",
-            "kind": "Object",
-            "metadata": {"name": "qwen"},
-            "spec": {"forProvider": {"manifest": {}}},
-            "status": {"conditions": [
-                {"type": "Synced", "status": "True", "reason": "ReconcileSuccess",
-                 "lastTransitionTime": "2025-01-01T00:00:00Z"},
-                {"type": "Ready", "status": "False", "reason": "Creating",
-                 "lastTransitionTime": "2025-01-01T00:00:00Z"}
-            ]}
-        }))
-        .unwrap();
-        let status = o.status.unwrap();
-        assert_eq!(status.condition("Ready").unwrap().status, "False");
-        assert!(status.condition("Healthy").is_none());
     }
 }

@@ -64,7 +64,7 @@ pub fn json_to_struct(m: &Map<String, Value>) -> Struct {
 
 /// JSON as a protobuf `Value`. Integers beyond 2^53 lose precision, as
 /// they do in Crossplane itself.
-pub fn json_to_value(v: &Value) -> PbValue {
+pub(crate) fn json_to_value(v: &Value) -> PbValue {
     let kind = match v {
         Value::Null => Kind::NullValue(0),
         Value::Bool(b) => Kind::BoolValue(*b),
@@ -81,7 +81,7 @@ pub fn json_to_value(v: &Value) -> PbValue {
 /// A view `Struct` as a JSON object, each field decoded. The error names
 /// the field that cannot be: nested deeper than prost decodes (100
 /// levels), or not a protobuf `Value`.
-pub fn view_to_json(s: &view::Struct) -> Result<Map<String, Value>, String> {
+pub(crate) fn view_to_json(s: &view::Struct) -> Result<Map<String, Value>, String> {
     s.fields
         .iter()
         .map(|(k, bytes)| Ok((k.clone(), field_to_json(k, bytes)?)))
@@ -89,7 +89,7 @@ pub fn view_to_json(s: &view::Struct) -> Result<Map<String, Value>, String> {
 }
 
 /// One encoded field of a view `Struct` as JSON.
-pub fn field_to_json(key: &str, bytes: &[u8]) -> Result<Value, String> {
+pub(crate) fn field_to_json(key: &str, bytes: &[u8]) -> Result<Value, String> {
     PbValue::decode(bytes)
         .map(|v| value_to_json(&v))
         .map_err(|e| format!("field {key:?} cannot be decoded ({})", decode_problem(&e)))
@@ -98,25 +98,19 @@ pub fn field_to_json(key: &str, bytes: &[u8]) -> Result<Value, String> {
 /// What went wrong in a decode, without the path of messages prost adds
 /// (a hundred of them for an object nested too deep): "recursion limit
 /// reached", "buffer underflow".
-pub fn decode_problem(e: &prost::DecodeError) -> String {
+pub(crate) fn decode_problem(e: &prost::DecodeError) -> String {
     let text = e.to_string();
     text.rsplit(": ").next().unwrap_or(&text).to_string()
 }
 
 /// A JSON object as a view `Struct`.
-pub fn json_to_view(m: &Map<String, Value>) -> view::Struct {
+pub(crate) fn json_to_view(m: &Map<String, Value>) -> view::Struct {
     view::Struct {
         fields: m
             .iter()
             .map(|(k, v)| (k.clone(), json_to_value(v).encode_to_vec()))
             .collect(),
     }
-}
-
-/// A view `Struct` as the SDK's `Struct` (for clients, whose messages hold
-/// no views). Deep objects fail as in [`view_to_json`].
-pub fn view_to_struct(s: &view::Struct) -> Result<Struct, String> {
-    view_to_json(s).map(|m| json_to_struct(&m))
 }
 
 #[cfg(test)]

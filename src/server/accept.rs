@@ -25,15 +25,15 @@ use tonic::transport::server::{Connected, TcpIncoming};
 
 /// How long to wait after an `accept` error before trying again.
 #[derive(Debug, Default)]
-pub struct Backoff {
+pub(crate) struct Backoff {
     next: Option<Duration>,
 }
 
 impl Backoff {
     /// The first wait: short, so a brief shortage costs little latency.
-    pub const MIN: Duration = Duration::from_millis(5);
+    pub(crate) const MIN: Duration = Duration::from_millis(5);
     /// The longest wait: a server out of descriptors notices freed ones within a second.
-    pub const MAX: Duration = Duration::from_secs(1);
+    pub(crate) const MAX: Duration = Duration::from_secs(1);
 
     /// Whether `error` concerns the one connection being accepted, so that
     /// the next `accept` may well succeed at once.
@@ -49,7 +49,7 @@ impl Backoff {
 
     /// The wait before retrying after `error`, if any; logs the start of a
     /// run of errors (not every retry, which would flood the log).
-    pub fn after(&mut self, error: &io::Error, what: &str) -> Option<Duration> {
+    pub(crate) fn after(&mut self, error: &io::Error, what: &str) -> Option<Duration> {
         if Self::is_per_connection(error) {
             return None;
         }
@@ -65,7 +65,7 @@ impl Backoff {
     }
 
     /// A connection was accepted: the next error starts from [`Backoff::MIN`].
-    pub fn succeeded(&mut self, what: &str) {
+    pub(crate) fn succeeded(&mut self, what: &str) {
         if self.next.take().is_some() {
             tracing::info!("accepting {what} connections again");
         }
@@ -73,7 +73,7 @@ impl Backoff {
 }
 
 /// Accepts one connection from `listener`, backing off on errors.
-pub async fn accept(listener: &TcpListener, backoff: &mut Backoff, what: &str) -> TcpStream {
+pub(crate) async fn accept(listener: &TcpListener, backoff: &mut Backoff, what: &str) -> TcpStream {
     loop {
         match listener.accept().await {
             Ok((stream, _)) => {
@@ -97,7 +97,7 @@ const PREFACE_LEN: usize = 24;
 /// if the client has not sent the HTTP/2 preface in time, which closes the
 /// connection: the TLS handshake timeout's counterpart, as hyper has no timer
 /// for an HTTP/2 connection before its preface.
-pub struct Accepted<T> {
+pub(crate) struct Accepted<T> {
     io: T,
     _slot: OwnedSemaphorePermit,
     preface: Option<(usize, Pin<Box<tokio::time::Sleep>>)>,
@@ -179,7 +179,7 @@ impl<T: Connected> Connected for Accepted<T> {
 /// `preface_timeout` is given and passes before the client's HTTP/2 preface
 /// arrives. Accepting stops, and the listener closes, once the returned
 /// stream is dropped.
-pub fn incoming(
+pub(crate) fn incoming(
     listener: TcpListener,
     max_connections: usize,
     preface_timeout: Option<Duration>,

@@ -12,7 +12,7 @@ use tonic::codegen::http::{HeaderValue, Request, Response, StatusCode, header};
 
 /// The layer; see the module documentation.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct GrpcContentTypeLayer;
+pub(crate) struct GrpcContentTypeLayer;
 
 impl<S> tower::Layer<S> for GrpcContentTypeLayer {
     type Service = GrpcContentType<S>;
@@ -23,7 +23,7 @@ impl<S> tower::Layer<S> for GrpcContentTypeLayer {
 
 /// The service the layer makes.
 #[derive(Clone, Debug)]
-pub struct GrpcContentType<S> {
+pub(crate) struct GrpcContentType<S> {
     inner: S,
 }
 

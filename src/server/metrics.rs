@@ -83,7 +83,7 @@ impl Metrics {
     }
 
     /// Records one call.
-    pub fn record(&self, call: &Call, elapsed: Duration) {
+    pub(crate) fn record(&self, call: &Call, elapsed: Duration) {
         let kind = KindLabels {
             kind: kind_label(&call.subject.kind).into(),
         };
@@ -131,10 +131,10 @@ fn kind_label(kind: &str) -> &'static str {
 }
 
 /// The `kind` label of calls whose XR kind the function does not compose.
-pub const OTHER_KIND: &str = "other";
+pub(crate) const OTHER_KIND: &str = "other";
 
 /// Serves `/metrics` over HTTP/1.1 until the process exits.
-pub async fn serve(listener: TcpListener, metrics: Metrics) {
+pub(crate) async fn serve(listener: TcpListener, metrics: Metrics) {
     let mut backoff = super::accept::Backoff::default();
     loop {
         let stream = super::accept::accept(&listener, &mut backoff, "metrics").await;

@@ -32,44 +32,44 @@ pub use service::{Core, Handler};
 pub struct ServeArgs {
     /// Address to serve gRPC on.
     #[arg(long, default_value = "0.0.0.0:9443")]
-    pub address: String,
+    pub(crate) address: String,
     /// Directory with tls.crt, tls.key and ca.crt; clients must present a certificate signed by ca.crt.
     #[arg(long, env = "TLS_SERVER_CERTS_DIR")]
-    pub tls_certs_dir: Option<PathBuf>,
+    pub(crate) tls_certs_dir: Option<PathBuf>,
     /// Serve plaintext gRPC (wins over --tls-certs-dir), as `crossplane render` and local development need.
     #[arg(long)]
-    pub insecure: bool,
+    pub(crate) insecure: bool,
     /// Log at debug level: one line per call with the XR's kind, name and the time taken.
     #[arg(long, short = 'd')]
-    pub debug: bool,
+    pub(crate) debug: bool,
     /// Log format.
     #[arg(long, value_enum, default_value = "text")]
-    pub log_format: LogFormat,
+    pub(crate) log_format: LogFormat,
     /// Largest request accepted, in MiB (gRPC's default is 4; a reconcile carries every observed resource).
     #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=2048))]
-    pub max_recv_message_size: u32,
+    pub(crate) max_recv_message_size: u32,
     /// Request bytes the server holds at once while receiving, in MiB, over
     /// all connections (at least --max-recv-message-size); requests beyond it get RESOURCE_EXHAUSTED.
     #[arg(long, default_value_t = Limits::default().request_memory_mib, value_parser = clap::value_parser!(u32).range(1..=65536))]
-    pub request_memory_mib: u32,
+    pub(crate) request_memory_mib: u32,
     /// Seconds to let calls in flight finish after SIGTERM before closing
     /// every connection (Kubernetes kills the pod 30 s after SIGTERM by default).
     #[arg(long, default_value_t = Limits::default().drain.as_secs(), value_parser = clap::value_parser!(u64).range(0..=3600))]
-    pub drain_seconds: u64,
+    pub(crate) drain_seconds: u64,
     /// Most gRPC connections open at once; more wait in the listen queue.
     #[arg(long, default_value_t = Limits::default().max_connections, value_parser = clap::value_parser!(u32).range(1..=65536))]
-    pub max_connections: u32,
+    pub(crate) max_connections: u32,
     /// Address for Prometheus metrics at /metrics; empty disables them.
     #[arg(long, default_value = ":8080")]
-    pub metrics_address: String,
+    pub(crate) metrics_address: String,
     /// Answer every call with only the tag and TTL: the transport's cost floor, for load tests.
     #[arg(long, hide = true)]
-    pub noop: bool,
+    pub(crate) noop: bool,
 }
 
 /// Log output format.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LogFormat {
+pub(crate) enum LogFormat {
     Text,
     Json,
 }
@@ -95,7 +95,7 @@ pub fn init_logging(args: &ServeArgs) {
 }
 
 /// Parses an address that may omit the host (":8080"), as Go flags allow.
-pub fn parse_address(address: &str) -> anyhow::Result<SocketAddr> {
+pub(crate) fn parse_address(address: &str) -> anyhow::Result<SocketAddr> {
     let full = if address.starts_with(':') {
         format!("0.0.0.0{address}")
     } else {
@@ -329,7 +329,7 @@ fn oversized_is_resource_exhausted<B>(mut rsp: http::Response<B>) -> http::Respo
 }
 
 /// Completes on SIGTERM (how Kubernetes stops a pod) or SIGINT.
-pub async fn shutdown_signal() {
+pub(crate) async fn shutdown_signal() {
     use tokio::signal::unix::{SignalKind, signal};
     let mut term = match signal(SignalKind::terminate()) {
         Ok(s) => s,

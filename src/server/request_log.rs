@@ -17,7 +17,7 @@ use serde_json::{Map, Value, json};
 use crate::protocol::{fnv1, server};
 
 /// The request's identity and size, as one JSON object.
-pub fn summary(req: &server::RunFunctionRequest) -> Value {
+pub(crate) fn summary(req: &server::RunFunctionRequest) -> Value {
     let bytes = req.encoded_len();
     let Ok(req) = fnv1::RunFunctionRequest::decode(req.encode_to_vec().as_slice()) else {
         return json!({"bytes": bytes, "undecodable": true});
@@ -96,7 +96,7 @@ fn kinds<'a>(resources: impl Iterator<Item = (&'a String, &'a fnv1::Resource)>) 
 
 /// `s` with control characters escaped (`\n`, `\u{1b}`), for log fields:
 /// a newline in an XR's name would otherwise start a forged log line.
-pub fn escape_control(s: &str) -> Cow<'_, str> {
+pub(crate) fn escape_control(s: &str) -> Cow<'_, str> {
     if !s.chars().any(char::is_control) {
         return Cow::Borrowed(s);
     }

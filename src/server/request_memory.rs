@@ -21,14 +21,14 @@ use tonic::codegen::http::Request;
 
 /// The layer; see the module documentation.
 #[derive(Clone, Debug)]
-pub struct RequestMemoryLayer {
+pub(crate) struct RequestMemoryLayer {
     budget: Arc<Semaphore>,
     bytes: usize,
 }
 
 impl RequestMemoryLayer {
     /// A budget of `bytes` shared by every connection.
-    pub fn new(bytes: usize) -> Self {
+    pub(crate) fn new(bytes: usize) -> Self {
         let bytes = bytes.min(Semaphore::MAX_PERMITS);
         Self {
             budget: Arc::new(Semaphore::new(bytes)),
@@ -50,7 +50,7 @@ impl<S> tower::Layer<S> for RequestMemoryLayer {
 
 /// The service the layer makes: the inner service with budgeted bodies.
 #[derive(Clone, Debug)]
-pub struct RequestMemory<S> {
+pub(crate) struct RequestMemory<S> {
     inner: S,
     layer: RequestMemoryLayer,
 }

@@ -11,7 +11,7 @@ use tonic::transport::{Certificate, Identity, ServerTlsConfig};
 /// How long a client may take to complete the TLS handshake. Handshakes run
 /// concurrently, so a client that connects and never finishes (or never
 /// speaks) delays no one; the timeout makes sure it also costs nothing for long.
-pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Reads `tls.crt`, `tls.key` and `ca.crt` from `dir`.
 pub fn server_config(dir: &Path) -> anyhow::Result<ServerTlsConfig> {

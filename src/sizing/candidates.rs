@@ -8,10 +8,10 @@ use super::gpus::Gpu;
 use super::model::Model;
 
 /// Largest replica the engine plans, in nodes.
-pub const MAX_NODES: u32 = 16;
+pub(crate) const MAX_NODES: u32 = 16;
 
 /// vLLM's rule: heads % tp == 0 and (kv % tp == 0 or tp % kv == 0).
-pub fn valid_tp(heads: u32, kv_heads: u32, tp: u32) -> bool {
+pub(crate) fn valid_tp(heads: u32, kv_heads: u32, tp: u32) -> bool {
     tp > 0
         && kv_heads > 0
         && heads.is_multiple_of(tp)
@@ -19,7 +19,7 @@ pub fn valid_tp(heads: u32, kv_heads: u32, tp: u32) -> bool {
 }
 
 /// Powers of two up to `per_node` that are valid tensor-parallel sizes.
-pub fn valid_tps(heads: u32, kv_heads: u32, per_node: u32) -> Vec<u32> {
+pub(crate) fn valid_tps(heads: u32, kv_heads: u32, per_node: u32) -> Vec<u32> {
     std::iter::successors(Some(1u32), |t| t.checked_mul(2))
         .take_while(|t| *t <= per_node.max(1))
         .filter(|t| valid_tp(heads, kv_heads, *t))
@@ -28,7 +28,12 @@ pub fn valid_tps(heads: u32, kv_heads: u32, per_node: u32) -> Vec<u32> {
 
 /// Layouts in order of preference: TP alone within a node, then TP x PP
 /// within a node, then whole nodes with TP = the largest valid TP.
-pub fn candidates(m: &Model, gpu: &Gpu, tp: Option<u32>, pp: Option<u32>) -> Vec<(u32, u32)> {
+pub(crate) fn candidates(
+    m: &Model,
+    gpu: &Gpu,
+    tp: Option<u32>,
+    pp: Option<u32>,
+) -> Vec<(u32, u32)> {
     let per_node = gpu.per_node;
     let tps = match tp {
         Some(t) => vec![t],
@@ -66,7 +71,7 @@ pub fn candidates(m: &Model, gpu: &Gpu, tp: Option<u32>, pp: Option<u32>) -> Vec
 }
 
 /// The smallest layout of any shape that holds `tokens`, for suggestions.
-pub fn smallest_layout(sizer: &Sizer, gpu: &Gpu, tokens: u64) -> Option<Fit> {
+pub(crate) fn smallest_layout(sizer: &Sizer, gpu: &Gpu, tokens: u64) -> Option<Fit> {
     sizer
         .search(gpu, &candidates(sizer.model, gpu, None, None), tokens)
         .0

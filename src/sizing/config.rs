@@ -16,66 +16,66 @@ use super::precision::Precision;
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ModelConfig {
     /// `model_type` of the language model (`llama`, `gemma3_text`, ...).
-    pub model_type: Option<String>,
-    pub layers: u32,
-    pub attention_heads: u32,
+    pub(crate) model_type: Option<String>,
+    pub(crate) layers: u32,
+    pub(crate) attention_heads: u32,
     /// `num_key_value_heads`; the attention heads when absent (multi-head
     /// attention).
-    pub kv_heads: u32,
+    pub(crate) kv_heads: u32,
     /// `head_dim`, else `hidden_size / num_attention_heads`; for MLA the
     /// query-key head (`qk_nope_head_dim + qk_rope_head_dim`).
-    pub head_dim: u32,
-    pub hidden_size: u32,
-    pub intermediate_size: u32,
-    pub vocab: u32,
+    pub(crate) head_dim: u32,
+    pub(crate) hidden_size: u32,
+    pub(crate) intermediate_size: u32,
+    pub(crate) vocab: u32,
     /// `max_position_embeddings`.
-    pub context: Option<u64>,
+    pub(crate) context: Option<u64>,
     /// `tie_word_embeddings`; false when absent (the safe side: an untied
     /// lm_head is one more 16-bit matrix in a quantized checkpoint).
-    pub tied_embeddings: bool,
+    pub(crate) tied_embeddings: bool,
     /// Routed experts (`num_local_experts`, `num_experts`, `n_routed_experts`).
-    pub experts: u32,
+    pub(crate) experts: u32,
     /// Experts each token is routed to.
-    pub experts_per_token: u32,
+    pub(crate) experts_per_token: u32,
     /// `moe_intermediate_size`, else `intermediate_size`.
-    pub moe_intermediate_size: u32,
+    pub(crate) moe_intermediate_size: u32,
     /// Shared experts (DeepSeek, Kimi, Llama 4), counted in the total.
-    pub shared_experts: u32,
+    pub(crate) shared_experts: u32,
     /// MLA: `kv_lora_rank + qk_rope_head_dim` latent elements per token and
     /// layer, 0 for ordinary attention.
-    pub mla_kv_dim: u32,
+    pub(crate) mla_kv_dim: u32,
     /// Layers with sliding-window attention (`layer_types`, Gemma 3's
     /// `sliding_window_pattern`, Gemma 2's alternation).
-    pub sliding_layers: u32,
+    pub(crate) sliding_layers: u32,
     /// `sliding_window` in tokens, when some layers slide.
-    pub sliding_window: u32,
+    pub(crate) sliding_window: u32,
     /// Layers with linear attention (`layer_types`, else every layer but
     /// each `full_attention_interval`-th).
-    pub linear_layers: u32,
+    pub(crate) linear_layers: u32,
     /// Their recurrent state per layer and sequence at 16 bits on one GPU:
     /// `linear_num_value_heads x linear_key_head_dim x linear_value_head_dim`
     /// plus the convolution's `(2 x key heads x key dim + value heads x
     /// value dim) x (linear_conv_kernel_dim - 1)`, 2 bytes each.
-    pub linear_state_bytes: u64,
+    pub(crate) linear_state_bytes: u64,
     /// `torch_dtype` (or `dtype`).
-    pub dtype: Option<Precision>,
+    pub(crate) dtype: Option<Precision>,
     /// The checkpoint's quantization (`quantization_config`).
-    pub quantization: Option<CheckpointQuantization>,
+    pub(crate) quantization: Option<CheckpointQuantization>,
     /// A vision tower (`vision_config`) is part of the checkpoint.
-    pub has_vision: bool,
+    pub(crate) has_vision: bool,
     /// Parameters of the vision tower estimated from `vision_config`, in
     /// billions.
-    pub vision_params_b: f64,
+    pub(crate) vision_params_b: f64,
 }
 
 /// A pre-quantized checkpoint's format, from `quantization_config`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CheckpointQuantization {
     /// `quant_method` as written (`fp8`, `compressed-tensors`, `awq`, ...).
-    pub method: String,
-    pub precision: Precision,
+    pub(crate) method: String,
+    pub(crate) precision: Precision,
     /// MXFP4 (gpt-oss) rather than NVFP4.
-    pub mxfp4: bool,
+    pub(crate) mxfp4: bool,
 }
 
 /// Why a `config.json` could not be used.
@@ -242,7 +242,7 @@ impl ModelConfig {
     /// Parameters estimated from the shapes, in billions (total, active):
     /// embeddings, attention, MLP or experts per layer, and the vision tower.
     /// The weights index gives the exact bytes; this is the fallback.
-    pub fn estimated_params_b(&self) -> (f64, f64) {
+    pub(crate) fn estimated_params_b(&self) -> (f64, f64) {
         let h = f64::from(self.hidden_size);
         let embed = f64::from(self.vocab) * h * if self.tied_embeddings { 1.0 } else { 2.0 };
         let q = f64::from(self.attention_heads) * f64::from(self.head_dim);

@@ -16,16 +16,16 @@ use super::target::ContextTarget;
 use super::text::{gib, thousands};
 
 /// Default context when the caller sets none: the model's own, up to this.
-pub const DEFAULT_CONTEXT: u64 = 32_768;
+pub(crate) const DEFAULT_CONTEXT: u64 = 32_768;
 /// Default context for a model the catalog does not know: the shortest
 /// context of common models, so vLLM never rejects it as too long.
-pub const UNKNOWN_MODEL_CONTEXT: u64 = 4_096;
+pub(crate) const UNKNOWN_MODEL_CONTEXT: u64 = 4_096;
 /// When the default context does not fit anywhere, the engine sizes for this
 /// much and caps `maxModelLen` to what fits.
-pub const MIN_DEFAULT_CONTEXT: u64 = 4_096;
+pub(crate) const MIN_DEFAULT_CONTEXT: u64 = 4_096;
 /// The caller's `maxModelLen`, which must not exceed the model's context, or
 /// the default.
-pub fn context_target(req: &SizingRequest, m: &Model) -> Result<ContextTarget, SizingError> {
+pub(crate) fn context_target(req: &SizingRequest, m: &Model) -> Result<ContextTarget, SizingError> {
     if let (Some(l), Some(c)) = (req.max_model_len, m.context)
         && l > c
     {
@@ -56,7 +56,7 @@ pub fn context_target(req: &SizingRequest, m: &Model) -> Result<ContextTarget, S
 
 /// The KV cache the context needs, with the per-token formula (MLA caches one
 /// latent vector per layer, other models a K and a V per KV head).
-pub fn kv_reason(m: &Model, kv_bytes: f64, ctx: &ContextTarget) -> String {
+pub(crate) fn kv_reason(m: &Model, kv_bytes: f64, ctx: &ContextTarget) -> String {
     let a = &m.arch;
     let per_token = a.kv_bytes_per_token(kv_bytes, 1, 1);
     let tokens = ctx.tokens();
@@ -131,18 +131,18 @@ fn context_reason(ctx: &ContextTarget, m: &Model, capacity_tokens: u64) -> Strin
 
 /// The context a replica gets on its chosen device and layout, and the fit
 /// at that context.
-pub struct Settled {
-    pub fit: Fit,
-    pub max_model_len: u64,
-    pub reasons: Vec<String>,
-    pub warnings: Vec<String>,
+pub(crate) struct Settled {
+    pub(crate) fit: Fit,
+    pub(crate) max_model_len: u64,
+    pub(crate) reasons: Vec<String>,
+    pub(crate) warnings: Vec<String>,
 }
 
 /// Settles `maxModelLen` on the chosen layout. A default context that does
 /// not fit is capped to what does; a requested one is an error. A layout the
 /// caller fixed that cannot even hold the weights is a warning, since the
 /// caller may know better, and says which layout would hold them.
-pub fn cap_context(
+pub(crate) fn cap_context(
     sizer: &Sizer,
     gpu: &Gpu,
     slice: Option<&MigProfile>,

@@ -44,7 +44,7 @@ use super::context::DEFAULT_CONTEXT;
 use super::precision::{MigChoice, Objective, Precision};
 
 /// Sizes one replica.
-pub fn size(req: &SizingRequest) -> Result<Plan, SizingError> {
+pub(crate) fn size(req: &SizingRequest) -> Result<Plan, SizingError> {
     validate(req)?;
     let gpu = gpu(&req.gpu_type)?;
     let mut reasons = Vec::new();

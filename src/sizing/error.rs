@@ -136,7 +136,11 @@ pub enum SizingError {
 
 impl SizingError {
     /// A value outside its range: `invalid {field} `{value}`: {reason}`.
-    pub fn invalid(field: &'static str, value: String, reason: impl Into<String>) -> SizingError {
+    pub(crate) fn invalid(
+        field: &'static str,
+        value: String,
+        reason: impl Into<String>,
+    ) -> SizingError {
         SizingError::InvalidValue {
             field,
             value,
@@ -150,11 +154,11 @@ impl SizingError {
 /// name it the same way, so that the reader sees why a count is invalid.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TpLimits {
-    pub model: String,
-    pub heads: u32,
-    pub kv_heads: u32,
-    pub gpu: String,
-    pub per_node: u32,
+    pub(crate) model: String,
+    pub(crate) heads: u32,
+    pub(crate) kv_heads: u32,
+    pub(crate) gpu: String,
+    pub(crate) per_node: u32,
 }
 
 impl fmt::Display for TpLimits {

@@ -16,26 +16,26 @@ use super::precision::Objective;
 use super::target::ContextTarget;
 
 /// The vLLM recipes' minimum VRAM: weights x 1.2.
-pub const RECIPE_HEADROOM: f64 = 1.2;
+pub(crate) const RECIPE_HEADROOM: f64 = 1.2;
 /// The same headroom measured as vLLM counts memory: the `balanced`
 /// objective leaves at least this share of each GPU's usable memory to the
 /// KV cache, after weights and overhead (1.2 x weights leaves 1/6).
-pub const KV_SHARE: f64 = 1.0 / 6.0;
+pub(crate) const KV_SHARE: f64 = 1.0 / 6.0;
 
 /// One device the model runs on: a whole GPU or a MIG slice.
 #[derive(Debug, Clone, Copy)]
-pub struct Device {
+pub(crate) struct Device {
     /// Memory vLLM sees, in GiB.
-    pub gib: f64,
+    pub(crate) gib: f64,
     /// Memory on the datasheet, in GB, as the recipes count it.
-    pub nominal_gb: f64,
+    pub(crate) nominal_gb: f64,
     /// vLLM's default `--max-num-seqs` there, which sets the sampler's
     /// warm-up peak.
-    pub max_num_seqs: u64,
+    pub(crate) max_num_seqs: u64,
 }
 
 impl Device {
-    pub fn gpu(gpu: &Gpu) -> Device {
+    pub(crate) fn gpu(gpu: &Gpu) -> Device {
         Device {
             gib: gpu.vllm_gib,
             nominal_gb: gpu.nominal_gb,
@@ -43,7 +43,7 @@ impl Device {
         }
     }
 
-    pub fn slice(p: &MigProfile) -> Device {
+    pub(crate) fn slice(p: &MigProfile) -> Device {
         Device {
             gib: p.usable_gib(),
             nominal_gb: f64::from(p.memory_gb),
@@ -53,57 +53,57 @@ impl Device {
 }
 
 /// Memory arithmetic for one model at one precision.
-pub struct Sizer<'a> {
-    pub model: &'a Model,
-    pub weights: Weights,
+pub(crate) struct Sizer<'a> {
+    pub(crate) model: &'a Model,
+    pub(crate) weights: Weights,
     /// Bytes per KV cache element.
-    pub kv_bytes: f64,
-    pub util: f64,
-    pub generation: VllmGeneration,
-    pub objective: Objective,
+    pub(crate) kv_bytes: f64,
+    pub(crate) util: f64,
+    pub(crate) generation: VllmGeneration,
+    pub(crate) objective: Objective,
     /// Whether a layout must also keep the recipes' headroom
     /// ([`Objective::keeps_headroom`]).
-    pub headroom: bool,
+    pub(crate) headroom: bool,
 }
 
 /// One layout evaluated on one device size.
 #[derive(Debug, Clone, Copy)]
-pub struct Fit {
-    pub device: Device,
-    pub tp: u32,
-    pub pp: u32,
-    pub weights_per_gpu: f64,
+pub(crate) struct Fit {
+    pub(crate) device: Device,
+    pub(crate) tp: u32,
+    pub(crate) pp: u32,
+    pub(crate) weights_per_gpu: f64,
     /// Activation peak plus non-torch memory.
-    pub overhead: f64,
-    pub activation: f64,
-    pub non_torch: f64,
-    pub kv_per_gpu: f64,
-    pub need: f64,
-    pub usable: f64,
-    pub capacity_tokens: u64,
+    pub(crate) overhead: f64,
+    pub(crate) activation: f64,
+    pub(crate) non_torch: f64,
+    pub(crate) kv_per_gpu: f64,
+    pub(crate) need: f64,
+    pub(crate) usable: f64,
+    pub(crate) capacity_tokens: u64,
     /// KV cache memory left per GPU after weights and overhead, in GiB.
-    pub kv_free_gib: f64,
-    pub recipe_ok: bool,
+    pub(crate) kv_free_gib: f64,
+    pub(crate) recipe_ok: bool,
     /// The KV cache gets at least [`KV_SHARE`] of the usable memory (always
     /// true for the `minimal` objective).
-    pub room_ok: bool,
-    pub raw_gb: f64,
+    pub(crate) room_ok: bool,
+    pub(crate) raw_gb: f64,
 }
 
 impl Fit {
-    pub fn fits(&self) -> bool {
+    pub(crate) fn fits(&self) -> bool {
         self.need <= self.usable && self.recipe_ok && self.room_ok
     }
-    pub fn holds_weights(&self) -> bool {
+    pub(crate) fn holds_weights(&self) -> bool {
         self.weights_per_gpu + self.overhead < self.usable
     }
-    pub fn devices(&self) -> u32 {
+    pub(crate) fn devices(&self) -> u32 {
         self.tp * self.pp
     }
 }
 
 /// `2 x H100-80GB (TP 2, PP 1)`: how reasons and errors name a layout.
-pub fn layout_name(gpu: &Gpu, tp: u32, pp: u32) -> String {
+pub(crate) fn layout_name(gpu: &Gpu, tp: u32, pp: u32) -> String {
     format!("{} x {} (TP {tp}, PP {pp})", tp * pp, gpu.name)
 }
 
@@ -111,7 +111,7 @@ impl<'a> Sizer<'a> {
     /// The sizer `req` asks for, for `model` at `weights` with `kv_bytes`
     /// per KV element: its utilization, vLLM release and objective, with the
     /// headroom the objective keeps for `ctx`.
-    pub fn for_request(
+    pub(crate) fn for_request(
         model: &'a Model,
         weights: Weights,
         kv_bytes: f64,
@@ -130,7 +130,7 @@ impl<'a> Sizer<'a> {
     }
 
     /// The same sizer with other weights (another precision).
-    pub fn with_weights(&self, weights: Weights) -> Sizer<'a> {
+    pub(crate) fn with_weights(&self, weights: Weights) -> Sizer<'a> {
         Sizer {
             model: self.model,
             weights,
@@ -142,7 +142,7 @@ impl<'a> Sizer<'a> {
         }
     }
 
-    pub fn evaluate(&self, device: Device, tp: u32, pp: u32, tokens: u64) -> Fit {
+    pub(crate) fn evaluate(&self, device: Device, tp: u32, pp: u32, tokens: u64) -> Fit {
         let n = f64::from(tp * pp);
         let usable = self.util * device.gib;
         let arch = &self.model.arch;
@@ -187,16 +187,16 @@ impl<'a> Sizer<'a> {
     }
 
     /// The same layout on the same device, for another number of tokens.
-    pub fn refit(&self, fit: &Fit, tokens: u64) -> Fit {
+    pub(crate) fn refit(&self, fit: &Fit, tokens: u64) -> Fit {
         self.evaluate(fit.device, fit.tp, fit.pp, tokens)
     }
 
-    pub fn weights_gb(&self) -> f64 {
+    pub(crate) fn weights_gb(&self) -> f64 {
         self.weights.total_gib * GIB / 1e9
     }
 
     /// The first candidate that holds `tokens`, and the last one that did not.
-    pub fn search(
+    pub(crate) fn search(
         &self,
         gpu: &Gpu,
         cands: &[(u32, u32)],

@@ -22,51 +22,51 @@ pub struct Gpu {
     /// Canonical name, e.g. `H100-80GB`.
     pub name: &'static str,
     /// Other spellings that resolve to this GPU (normalised, see [`gpu`]).
-    pub aliases: Vec<&'static str>,
+    pub(crate) aliases: Vec<&'static str>,
     /// `nvidia` or `amd`.
-    pub vendor: &'static str,
+    pub(crate) vendor: &'static str,
     /// Memory the driver reports, in GiB.
-    pub memory_gib: f64,
+    pub(crate) memory_gib: f64,
     /// Total memory as vLLM sees it (`torch.cuda.mem_get_info`), in GiB:
     /// what `gpu-memory-utilization` is a share of.
     pub vllm_gib: f64,
     /// Marketed memory in GB, the unit of the vLLM recipes' sizing rule.
-    pub nominal_gb: f64,
+    pub(crate) nominal_gb: f64,
     /// Memory bandwidth in GB/s.
-    pub bandwidth_gbps: f64,
-    pub bf16: bool,
-    pub fp8: bool,
-    pub fp4: bool,
+    pub(crate) bandwidth_gbps: f64,
+    pub(crate) bf16: bool,
+    pub(crate) fp8: bool,
+    pub(crate) fp4: bool,
     /// MIG profiles, smallest first; empty when the GPU has no MIG.
-    pub mig_profiles: Vec<MigProfile>,
+    pub(crate) mig_profiles: Vec<MigProfile>,
     /// Kubernetes extended resource of a whole GPU.
-    pub resource_name: &'static str,
+    pub(crate) resource_name: &'static str,
     /// `nvidia.com/gpu.product` node label set by GPU feature discovery.
-    pub product_label: Option<&'static str>,
+    pub(crate) product_label: Option<&'static str>,
     /// `cloud.google.com/gke-accelerator` node label value.
-    pub gke_accelerator: Option<&'static str>,
+    pub(crate) gke_accelerator: Option<&'static str>,
     /// GPUs in one node of the usual server.
-    pub per_node: u32,
+    pub(crate) per_node: u32,
 }
 
 /// One MIG profile of a GPU, e.g. `3g.40gb`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MigProfile {
-    pub name: &'static str,
+    pub(crate) name: &'static str,
     /// Compute slices (the `3` of `3g.40gb`).
-    pub compute_slices: u32,
+    pub(crate) compute_slices: u32,
     /// Nominal memory in GB (the `40` of `3g.40gb`).
-    pub memory_gb: u32,
+    pub(crate) memory_gb: u32,
 }
 
 impl MigProfile {
     /// Memory CUDA sees on the slice, in GiB.
-    pub fn usable_gib(&self) -> f64 {
+    pub(crate) fn usable_gib(&self) -> f64 {
         f64::from(self.memory_gb) * MIG_USABLE_GIB_PER_GB
     }
 
     /// The extended resource under the device plugin's `mixed` strategy.
-    pub fn resource_name(&self) -> String {
+    pub(crate) fn resource_name(&self) -> String {
         format!("nvidia.com/mig-{}", self.name)
     }
 }
@@ -78,14 +78,14 @@ impl Gpu {
     }
 
     /// The profile called `name` (case-insensitive), if this GPU has it.
-    pub fn mig_profile(&self, name: &str) -> Option<&MigProfile> {
+    pub(crate) fn mig_profile(&self, name: &str) -> Option<&MigProfile> {
         self.mig_profiles
             .iter()
             .find(|p| p.name.eq_ignore_ascii_case(name))
     }
 
     /// Profile names, comma-separated, for messages.
-    pub fn mig_profile_list(&self) -> String {
+    pub(crate) fn mig_profile_list(&self) -> String {
         let names: Vec<&str> = self.mig_profiles.iter().map(|p| p.name).collect();
         names.join(", ")
     }

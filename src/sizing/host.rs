@@ -4,35 +4,35 @@
 use super::text::gib;
 
 /// dot-inference's contract, kept as the floor: 2 CPU and 8 GiB per GPU.
-pub const CPU_PER_GPU: u32 = 2;
-pub const MEMORY_GIB_PER_GPU: u64 = 8;
+pub(crate) const CPU_PER_GPU: u32 = 2;
+pub(crate) const MEMORY_GIB_PER_GPU: u64 = 8;
 /// Host memory beyond the weights while loading (Python, tokenizer, buffers).
-pub const LOAD_MARGIN_GIB: f64 = 4.0;
+pub(crate) const LOAD_MARGIN_GIB: f64 = 4.0;
 /// /dev/shm for multi-rank runtimes: NCCL and vLLM's shared-memory broadcast.
 /// vLLM's docs name 2Gi as a floor and production-stack uses 20Gi; 8Gi covers
 /// eight ranks.
-pub const SHM_SIZE: &str = "8Gi";
+pub(crate) const SHM_SIZE: &str = "8Gi";
 /// Startup budget: a fixed part for process start, CUDA graphs and
 /// compilation, plus a per-GiB part for download and load (about 50 MiB/s).
-pub const STARTUP_BASE_SECONDS: f64 = 300.0;
-pub const STARTUP_SECONDS_PER_GIB: f64 = 20.0;
-pub const STARTUP_MIN_SECONDS: u32 = 600;
-pub const STARTUP_MAX_SECONDS: u32 = 10_800;
+pub(crate) const STARTUP_BASE_SECONDS: f64 = 300.0;
+pub(crate) const STARTUP_SECONDS_PER_GIB: f64 = 20.0;
+pub(crate) const STARTUP_MIN_SECONDS: u32 = 600;
+pub(crate) const STARTUP_MAX_SECONDS: u32 = 10_800;
 
 /// Host resources of one replica.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Host {
-    pub cpu: String,
-    pub memory: String,
-    pub memory_gib: u64,
-    pub shm_size: Option<String>,
-    pub startup_probe_seconds: u32,
+pub(crate) struct Host {
+    pub(crate) cpu: String,
+    pub(crate) memory: String,
+    pub(crate) memory_gib: u64,
+    pub(crate) shm_size: Option<String>,
+    pub(crate) startup_probe_seconds: u32,
 }
 
 /// `devices` is the GPUs (or MIG slices) of one replica, `ranks` its
 /// TP x PP world size, `load_gib` the checkpoint bytes read through host
 /// memory.
-pub fn host(devices: u32, ranks: u32, load_gib: f64) -> Host {
+pub(crate) fn host(devices: u32, ranks: u32, load_gib: f64) -> Host {
     let floor = MEMORY_GIB_PER_GPU.saturating_mul(u64::from(devices));
     let load = (load_gib + LOAD_MARGIN_GIB).ceil().clamp(0.0, 1e12) as u64;
     let memory_gib = floor.max(load);
@@ -52,7 +52,7 @@ pub fn host(devices: u32, ranks: u32, load_gib: f64) -> Host {
 }
 
 /// The host numbers as a reason, with the rules behind them.
-pub fn host_reason(h: &Host, devices: u32, load_gib: f64) -> String {
+pub(crate) fn host_reason(h: &Host, devices: u32, load_gib: f64) -> String {
     let shm = match &h.shm_size {
         Some(_) => format!("; /dev/shm {SHM_SIZE} for {devices} ranks"),
         None => String::new(),

@@ -64,7 +64,7 @@ fn layout_for_count(
 /// The layout the request fixes, if it fixes one: TP x PP from any two of
 /// GPU count, TP and PP, or the layout for a GPU count alone. `None` leaves
 /// the choice (and any single TP or PP given) to [`choose_layout`].
-pub fn requested_layout(
+pub(crate) fn requested_layout(
     req: &SizingRequest,
     m: &Model,
     gpu: &Gpu,
@@ -142,7 +142,7 @@ pub fn requested_layout(
 /// The smallest layout that holds the model at the target context, or, for
 /// a default context that fits nowhere, at a short one (the context is
 /// capped later); with the sentence that says why no smaller layout would do.
-pub fn choose_layout(
+pub(crate) fn choose_layout(
     req: &SizingRequest,
     sizer: &Sizer,
     gpu: &Gpu,
@@ -237,7 +237,7 @@ pub fn choose_layout(
 }
 
 /// A layout the request fixed, evaluated at the target context.
-pub fn fixed_layout(
+pub(crate) fn fixed_layout(
     sizer: &Sizer,
     gpu: &Gpu,
     (tp, pp): (u32, u32),

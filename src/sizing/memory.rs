@@ -23,33 +23,33 @@ pub const GIB: f64 = 1_073_741_824.0;
 
 /// Non-torch memory (CUDA context increase, cuBLAS workspaces) of a single
 /// rank: 0.24-0.26 GiB in vLLM 0.19 logs.
-pub const NON_TORCH_SINGLE_GIB: f64 = 0.25;
+pub(crate) const NON_TORCH_SINGLE_GIB: f64 = 0.25;
 /// Non-torch memory of each rank of a multi-GPU replica: NCCL and custom
 /// all-reduce buffers, 2.06-2.21 GiB at TP 2 and 4 in vLLM 0.19 logs. Used
 /// for pipeline stages too, whose slowest stage sets the KV cache (the logs
 /// show the first stage's figures a few GiB above what the cache got).
-pub const NON_TORCH_MULTI_GIB: f64 = 2.2;
+pub(crate) const NON_TORCH_MULTI_GIB: f64 = 2.2;
 
 /// The smallest activation peak seen (CodeLlama, Granite): the forward
 /// pass of one 8,192-token chunk, whatever the vocabulary.
-pub const ACTIVATION_FLOOR_GIB: f64 = 0.75;
+pub(crate) const ACTIVATION_FLOOR_GIB: f64 = 0.75;
 /// fp32 copies of the `max_num_seqs x vocabulary` logits that vLLM 0.19's
 /// sampler warm-up holds at its peak (fitted on its logs: 3.7-4.0).
-pub const SAMPLER_COPIES_CURRENT: f64 = 3.9;
+pub(crate) const SAMPLER_COPIES_CURRENT: f64 = 3.9;
 /// The same for vLLM releases before 0.19, or an unknown version: earlier
 /// V1 engines held about 9.7 copies (llm-d-benchmark's runs: Llama-3.1-8B
 /// 4.76 GiB, Qwen3 5.56-5.64 GiB, gpt-oss 7.38 GiB), the figure llm-d's
 /// planner calibrated on. The larger figure is the safe one when the version
 /// is unknown.
-pub const SAMPLER_COPIES_EARLIER: f64 = 9.7;
+pub(crate) const SAMPLER_COPIES_EARLIER: f64 = 9.7;
 /// MoE models peak about 15% higher (expert routing buffers): Qwen3-30B-A3B,
 /// Kimi-VL and DeepSeek-V2-Lite 1.2x, Llama-4-Scout 1.06x.
-pub const MOE_ACTIVATION_FACTOR: f64 = 1.15;
+pub(crate) const MOE_ACTIVATION_FACTOR: f64 = 1.15;
 
 /// vLLM's default `--max-num-seqs` for `vllm serve` on a device: 1024 on
 /// GPUs with at least 70 GiB other than the A100, 256 elsewhere
 /// (`EngineArgs._set_default_args`, vllm/engine/arg_utils.py).
-pub fn default_max_num_seqs(device_gib: f64, is_a100: bool) -> u64 {
+pub(crate) fn default_max_num_seqs(device_gib: f64, is_a100: bool) -> u64 {
     if device_gib >= 70.0 && !is_a100 {
         1024
     } else {
@@ -71,7 +71,7 @@ pub enum VllmGeneration {
 impl VllmGeneration {
     /// `0.19.0`, `v0.19.1`, `0.20` are current; anything else (including an
     /// unparsable string) is treated as earlier.
-    pub fn from_version(v: Option<&str>) -> VllmGeneration {
+    pub(crate) fn from_version(v: Option<&str>) -> VllmGeneration {
         let Some(v) = v else {
             return VllmGeneration::EarlierOrUnknown;
         };
@@ -89,7 +89,7 @@ impl VllmGeneration {
         }
     }
 
-    pub fn sampler_copies(self) -> f64 {
+    pub(crate) fn sampler_copies(self) -> f64 {
         match self {
             VllmGeneration::Current => SAMPLER_COPIES_CURRENT,
             VllmGeneration::EarlierOrUnknown => SAMPLER_COPIES_EARLIER,
@@ -100,34 +100,34 @@ impl VllmGeneration {
 /// The shape of a model as far as memory is concerned.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Arch {
-    pub layers: u32,
-    pub attention_heads: u32,
-    pub kv_heads: u32,
-    pub head_dim: u32,
-    pub hidden_size: u32,
+    pub(crate) layers: u32,
+    pub(crate) attention_heads: u32,
+    pub(crate) kv_heads: u32,
+    pub(crate) head_dim: u32,
+    pub(crate) hidden_size: u32,
     /// MLA latent elements per token and layer (kv_lora_rank +
     /// qk_rope_head_dim), 0 for ordinary attention.
-    pub mla_kv_dim: u32,
+    pub(crate) mla_kv_dim: u32,
     /// `vocab_size`: the sampler's warm-up scales with it.
-    pub vocab: u32,
+    pub(crate) vocab: u32,
     /// Layers with sliding-window attention, 0 when none.
-    pub sliding_layers: u32,
+    pub(crate) sliding_layers: u32,
     /// Their window in tokens.
-    pub sliding_window: u32,
+    pub(crate) sliding_window: u32,
     /// Layers with linear attention (Qwen3-Next's Gated DeltaNet), which
     /// keep a fixed recurrent state per sequence instead of a KV cache.
-    pub linear_layers: u32,
+    pub(crate) linear_layers: u32,
     /// That state per layer and sequence in bytes at 16 bits on one GPU
     /// (temporal state plus convolution state).
-    pub linear_state_bytes: u64,
+    pub(crate) linear_state_bytes: u64,
     /// Routed experts, 0 for dense models.
-    pub experts: u32,
+    pub(crate) experts: u32,
     /// Positions of the rotary cache (`max_position_embeddings`).
-    pub rope_positions: u64,
+    pub(crate) rope_positions: u64,
 }
 
 impl Arch {
-    pub fn from_spec(m: &CatalogModel) -> Arch {
+    pub(crate) fn from_spec(m: &CatalogModel) -> Arch {
         Arch {
             layers: m.layers,
             attention_heads: m.attention_heads,
@@ -151,7 +151,7 @@ impl Arch {
     /// as attention heads: CodeLlama and its kind cache that much; GQA and
     /// MLA models cache less), no sliding window, the largest common
     /// vocabulary (262,144, Gemma 3), whose sampler warm-up is the largest.
-    pub fn guess(params_b: f64) -> Arch {
+    pub(crate) fn guess(params_b: f64) -> Arch {
         // (up to billions, layers, hidden, heads, head_dim)
         const SHAPES: &[(f64, u32, u32, u32, u32)] = &[
             (1.5, 28, 2048, 16, 128),
@@ -186,7 +186,7 @@ impl Arch {
 
     /// Layers that do not cache the whole context: sliding-window layers,
     /// or linear-attention layers (a model has one kind or the other).
-    pub fn partial_layers(&self) -> u32 {
+    pub(crate) fn partial_layers(&self) -> u32 {
         (self.sliding_layers + self.linear_layers).min(self.layers)
     }
 
@@ -198,7 +198,7 @@ impl Arch {
     /// per token, its log says 573,583). Gemma 2 and gpt-oss alternate 1:1,
     /// which is every layer; Qwen3-Next's 12 full and 36 linear-attention
     /// layers count as 48 (vLLM pads their state to an attention page).
-    pub fn kv_layers(&self) -> u32 {
+    pub(crate) fn kv_layers(&self) -> u32 {
         self.layer_groups()
             .map_or(self.layers, |(g, full, partial)| g * (full + partial))
     }
@@ -232,7 +232,7 @@ impl Arch {
     /// Linear attention: one block, whose size vLLM raises so that an
     /// attention page holds a layer's state (a multiple of 16 tokens; with
     /// a 16-bit KV cache on one GPU, the largest it gets).
-    pub fn window_tokens(&self) -> u64 {
+    pub(crate) fn window_tokens(&self) -> u64 {
         if self.linear_layers > 0 {
             // One layer's 16-bit KV bytes per token on one GPU.
             let page_per_token =
@@ -246,7 +246,7 @@ impl Arch {
     /// [`Self::kv_bytes_per_token`]: `len x sequences`, except that the
     /// sliding-window and linear-attention groups of a hybrid model hold at
     /// most [`Self::window_tokens`] of each sequence.
-    pub fn kv_tokens(&self, len: u64, sequences: u64) -> u64 {
+    pub(crate) fn kv_tokens(&self, len: u64, sequences: u64) -> u64 {
         let Some((full, sliding)) = self.groups() else {
             return len.saturating_mul(sequences);
         };
@@ -264,7 +264,7 @@ impl Arch {
 
     /// The longest sequence of which `sequences` fit in `capacity` tokens of
     /// [`Self::kv_bytes_per_token`]: the inverse of [`Self::kv_tokens`].
-    pub fn longest_sequence(&self, capacity: u64, sequences: u64) -> u64 {
+    pub(crate) fn longest_sequence(&self, capacity: u64, sequences: u64) -> u64 {
         let per_seq = capacity / sequences.max(1);
         let Some((full, sliding)) = self.groups() else {
             return per_seq;
@@ -285,7 +285,7 @@ impl Arch {
     /// head_dim x bytes`. MLA caches one latent vector per layer that every
     /// tensor-parallel rank keeps whole: `layers/PP x mla_dim x bytes`.
     /// Layers are [`Self::kv_layers`].
-    pub fn kv_bytes_per_token(&self, kv_bytes: f64, tp: u32, pp: u32) -> f64 {
+    pub(crate) fn kv_bytes_per_token(&self, kv_bytes: f64, tp: u32, pp: u32) -> f64 {
         let layers = f64::from(self.kv_layers().div_ceil(pp.max(1)));
         if self.mla_kv_dim > 0 {
             return layers * f64::from(self.mla_kv_dim) * kv_bytes;
@@ -299,7 +299,7 @@ impl Arch {
     /// with the vocabulary, `copies x max_num_seqs x vocab x 4 B`, at least
     /// [`ACTIVATION_FLOOR_GIB`], and [`MOE_ACTIVATION_FACTOR`] more for
     /// MoE models. The same at every TP size.
-    pub fn activation_gib(&self, max_num_seqs: u64, generation: VllmGeneration) -> f64 {
+    pub(crate) fn activation_gib(&self, max_num_seqs: u64, generation: VllmGeneration) -> f64 {
         let sampler =
             generation.sampler_copies() * max_num_seqs as f64 * f64::from(self.vocab) * 4.0 / GIB;
         let moe = if self.experts > 0 {
@@ -314,7 +314,7 @@ impl Arch {
     /// `max_position_embeddings x rotary dim x 2 B` (32 MiB at 131,072
     /// positions, 2.5 GiB for Llama-4-Scout's 10M). vLLM counts it with the
     /// weights.
-    pub fn rope_gib(&self, element_bytes: f64) -> f64 {
+    pub(crate) fn rope_gib(&self, element_bytes: f64) -> f64 {
         let rotary = if self.mla_kv_dim > 0 {
             MLA_ROPE_DIM
         } else {
@@ -327,20 +327,20 @@ impl Arch {
 /// vLLM's largest default `--max-num-batched-tokens` for `vllm serve`
 /// (8,192 on H100-class GPUs, 2,048 elsewhere): the chunk a sliding-window
 /// layer keeps beside its window, taken at its largest.
-pub const MAX_NUM_BATCHED_TOKENS: u64 = 8192;
+pub(crate) const MAX_NUM_BATCHED_TOKENS: u64 = 8192;
 /// vLLM's default KV block size.
-pub const KV_BLOCK_TOKENS: u64 = 16;
+pub(crate) const KV_BLOCK_TOKENS: u64 = 16;
 
 /// Vocabulary assumed for a model whose config is not known.
-pub const GUESSED_VOCAB: u32 = 262_144;
+pub(crate) const GUESSED_VOCAB: u32 = 262_144;
 /// Rotary positions assumed for a model whose config is not known.
-pub const GUESSED_ROPE_POSITIONS: u64 = 131_072;
+pub(crate) const GUESSED_ROPE_POSITIONS: u64 = 131_072;
 /// Rotary dimension of the MLA models in the catalog (qk_rope_head_dim).
 const MLA_ROPE_DIM: u32 = 64;
 
 /// Non-torch memory per GPU: [`NON_TORCH_SINGLE_GIB`] for one rank,
 /// [`NON_TORCH_MULTI_GIB`] as soon as ranks talk to each other.
-pub fn non_torch_gib(tp: u32, pp: u32) -> f64 {
+pub(crate) fn non_torch_gib(tp: u32, pp: u32) -> f64 {
     if u64::from(tp) * u64::from(pp) > 1 {
         NON_TORCH_MULTI_GIB
     } else {
@@ -353,7 +353,7 @@ pub fn non_torch_gib(tp: u32, pp: u32) -> f64 {
 /// 16-bit scale and a 4-bit zero point per group of 128 (GPTQ, AWQ,
 /// W4A16), MXFP4 4.25 bits (an 8-bit scale per 32), NVFP4 4.5 bits (an
 /// fp8 scale per 16).
-pub fn quantized_bytes(precision: Precision, mxfp4: bool) -> f64 {
+pub(crate) fn quantized_bytes(precision: Precision, mxfp4: bool) -> f64 {
     match precision {
         Precision::Int4 => 0.5 + 2.5 / 128.0,
         Precision::Fp4 if mxfp4 => 4.25 / 8.0,
@@ -364,21 +364,21 @@ pub fn quantized_bytes(precision: Precision, mxfp4: bool) -> f64 {
 
 /// The weights of one replica as vLLM loads them.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Weights {
+pub(crate) struct Weights {
     /// All weights, in GiB.
-    pub total_gib: f64,
+    pub(crate) total_gib: f64,
     /// One copy of the token embedding (the size of the lm_head too), in
     /// GiB: the first and the last pipeline stage each hold one.
-    pub embedding_gib: f64,
+    pub(crate) embedding_gib: f64,
     /// The lm_head is the embedding, counted once in `total_gib`.
-    pub tied: bool,
+    pub(crate) tied: bool,
     /// Parameters kept in 16 bits by a quantized checkpoint, in billions.
-    pub kept_16bit_b: f64,
+    pub(crate) kept_16bit_b: f64,
     /// The rotary cache every rank holds, in GiB.
-    pub rope_gib: f64,
+    pub(crate) rope_gib: f64,
     /// Expert weights padded by the MXFP4 MoE kernels (hidden size rounded
     /// up to a multiple of 256): the factor, 1 when none.
-    pub padding: f64,
+    pub(crate) padding: f64,
 }
 
 impl Weights {
@@ -386,7 +386,7 @@ impl Weights {
     /// pipeline stages, the layers split by stage and the first and last
     /// stage each holding an embedding-sized matrix (the embedding, the
     /// lm_head); plus the rotary cache.
-    pub fn per_gpu(&self, layers: u32, tp: u32, pp: u32) -> f64 {
+    pub(crate) fn per_gpu(&self, layers: u32, tp: u32, pp: u32) -> f64 {
         let tp = f64::from(tp.max(1));
         if pp <= 1 {
             return self.total_gib / tp + self.rope_gib;
@@ -400,27 +400,27 @@ impl Weights {
 
 /// What the weights are made of, for [`weights`].
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct WeightParts {
-    pub params_b: f64,
+pub(crate) struct WeightParts {
+    pub(crate) params_b: f64,
     /// Embedding parameters (vocab x hidden), in billions.
-    pub embedding_b: f64,
-    pub tied: bool,
-    pub vision_b: f64,
+    pub(crate) embedding_b: f64,
+    pub(crate) tied: bool,
+    pub(crate) vision_b: f64,
     /// Parameters the checkpoint keeps in 16 bits, when it says (0 = the
     /// embeddings, lm_head and vision tower).
-    pub unquantized_b: f64,
+    pub(crate) unquantized_b: f64,
     /// The checkpoint's weights are MXFP4 (gpt-oss).
-    pub mxfp4: bool,
+    pub(crate) mxfp4: bool,
     /// MoE model: the MXFP4 kernels pad its expert weights.
-    pub moe: bool,
-    pub hidden_size: u32,
+    pub(crate) moe: bool,
+    pub(crate) hidden_size: u32,
 }
 
 /// The weights at `precision`. 16-bit and fp32 weights are parameters x 2 or
 /// 4 B. Quantized weights keep the embeddings, the lm_head (once when tied),
 /// the vision tower and whatever the checkpoint says in 16 bits:
 /// `kept x 2 B + (parameters - kept) x quantized bytes`.
-pub fn weights(parts: &WeightParts, precision: Precision, rope_gib: f64) -> Weights {
+pub(crate) fn weights(parts: &WeightParts, precision: Precision, rope_gib: f64) -> Weights {
     let p = parts.params_b.max(0.0);
     let edges_b = parts.embedding_b * if parts.tied { 1.0 } else { 2.0 };
     if !precision.is_quantized() {

@@ -17,12 +17,12 @@ use super::text::{gpus_with, thousands};
 
 /// MIG suits small models (NIM: "works best with <= 8B"); 8.5B keeps the
 /// 8B class (Llama-3.1-8B is 8.03B, Qwen3-8B 8.2B) in.
-pub const MIG_MAX_PARAMS_B: f64 = 8.5;
+pub(crate) const MIG_MAX_PARAMS_B: f64 = 8.5;
 /// `auto` takes a slice only when it holds this many full-length sequences.
-pub const MIG_USEFUL_SEQUENCES: u64 = 4;
+pub(crate) const MIG_USEFUL_SEQUENCES: u64 = 4;
 
 /// The slice one replica runs on, if any, and the sentence that says why.
-pub fn choose_mig(
+pub(crate) fn choose_mig(
     req: &SizingRequest,
     gpu: &'static Gpu,
     sizer: &Sizer,

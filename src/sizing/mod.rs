@@ -51,7 +51,7 @@ mod validate;
 mod weights;
 
 pub use config::{CheckpointQuantization, ConfigError, ModelConfig, weights_index_total_bytes};
-pub use error::{SizingError, TpLimits};
+pub(crate) use error::SizingError;
 pub use gpus::{Gpu, MigProfile, gpu, gpu_names, gpus};
 pub use memory::{Arch, GIB, VllmGeneration};
 pub use models::{CatalogModel, ModelMatch, lookup as lookup_model, model, models};

@@ -18,35 +18,35 @@ use super::precision::Precision;
 use super::text::{gib, thousands};
 
 /// The model being sized.
-pub struct Model {
+pub(crate) struct Model {
     /// The id as the caller wrote it.
-    pub id: String,
-    pub spec: Option<&'static CatalogModel>,
+    pub(crate) id: String,
+    pub(crate) spec: Option<&'static CatalogModel>,
     /// The name errors use: the catalog id, else the caller's.
-    pub name: String,
-    pub arch: Arch,
-    pub total_b: f64,
-    pub active_b: f64,
+    pub(crate) name: String,
+    pub(crate) arch: Arch,
+    pub(crate) total_b: f64,
+    pub(crate) active_b: f64,
     /// Parameters a quantized checkpoint keeps in 16 bits beyond the
     /// embeddings and vision tower, when known (0 = derive).
-    pub unquantized_b: f64,
+    pub(crate) unquantized_b: f64,
     /// The model's own context length, when known.
-    pub context: Option<u64>,
+    pub(crate) context: Option<u64>,
     /// The checkpoint's own precision, when known.
-    pub native: Option<Precision>,
+    pub(crate) native: Option<Precision>,
     /// The checkpoint is MXFP4 (gpt-oss).
-    pub mxfp4: bool,
-    pub tied_embeddings: bool,
-    pub vision_b: f64,
+    pub(crate) mxfp4: bool,
+    pub(crate) tied_embeddings: bool,
+    pub(crate) vision_b: f64,
     /// The checkpoint's total bytes (`model.safetensors.index.json`).
-    pub checkpoint_bytes: Option<u64>,
+    pub(crate) checkpoint_bytes: Option<u64>,
     /// The architecture is a guess (no catalog entry, no config.json).
-    pub guessed: bool,
+    pub(crate) guessed: bool,
 }
 
 impl Model {
     /// Embedding parameters (vocab x hidden), in billions.
-    pub fn embedding_b(&self) -> f64 {
+    pub(crate) fn embedding_b(&self) -> f64 {
         f64::from(self.arch.vocab) * f64::from(self.arch.hidden_size) / 1e9
     }
 
@@ -65,7 +65,7 @@ impl Model {
 
     /// The weights at `precision`, as vLLM loads them. A checkpoint served
     /// as it is stored, whose total bytes are known, weighs exactly that.
-    pub fn weights(&self, precision: Precision) -> Weights {
+    pub(crate) fn weights(&self, precision: Precision) -> Weights {
         let element = if precision == Precision::Fp32 {
             4.0
         } else {
@@ -83,7 +83,7 @@ impl Model {
 
 /// The model of a request, with the sentences that say where its figures
 /// came from.
-pub fn resolve_model(req: &SizingRequest) -> Result<(Model, Vec<String>), SizingError> {
+pub(crate) fn resolve_model(req: &SizingRequest) -> Result<(Model, Vec<String>), SizingError> {
     let explicit = req
         .parameter_count
         .as_deref()

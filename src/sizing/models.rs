@@ -19,47 +19,47 @@ pub struct CatalogModel {
     /// Hugging Face id, e.g. `meta-llama/Llama-3.1-8B-Instruct`.
     pub id: &'static str,
     /// Other ids of the same weights' architecture.
-    pub aliases: Vec<&'static str>,
+    pub(crate) aliases: Vec<&'static str>,
     /// Total parameters in billions (all experts for MoE models).
     pub params_b: f64,
     /// Parameters used per token in billions (equal to `params_b` when dense).
-    pub active_params_b: f64,
-    pub layers: u32,
-    pub attention_heads: u32,
-    pub kv_heads: u32,
-    pub head_dim: u32,
-    pub hidden_size: u32,
+    pub(crate) active_params_b: f64,
+    pub(crate) layers: u32,
+    pub(crate) attention_heads: u32,
+    pub(crate) kv_heads: u32,
+    pub(crate) head_dim: u32,
+    pub(crate) hidden_size: u32,
     /// `max_position_embeddings`: the longest context the config advertises.
-    pub context: u64,
+    pub(crate) context: u64,
     /// Checkpoint dtype: `bfloat16`, `float32`, `fp8` or `mxfp4`.
-    pub native_dtype: &'static str,
+    pub(crate) native_dtype: &'static str,
     /// Routed experts (0 for dense models).
-    pub experts: u32,
+    pub(crate) experts: u32,
     /// MLA latent KV elements per token and layer (kv_lora_rank + rope dim);
     /// 0 for ordinary attention.
-    pub mla_kv_dim: u32,
+    pub(crate) mla_kv_dim: u32,
     /// Parameters a quantized checkpoint keeps in bf16 beyond the embeddings
     /// and vision tower (Meta's FP8 405B keeps attention too); 0 = derive.
-    pub unquantized_params_b: f64,
+    pub(crate) unquantized_params_b: f64,
     /// `vocab_size`.
     pub vocab: u32,
     /// `tie_word_embeddings`: the lm_head is the embedding matrix.
-    pub tied_embeddings: bool,
+    pub(crate) tied_embeddings: bool,
     /// Parameters of the vision tower and projector, in billions.
-    pub vision_params_b: f64,
+    pub(crate) vision_params_b: f64,
     /// Layers with sliding-window attention (0 when none).
-    pub sliding_layers: u32,
+    pub(crate) sliding_layers: u32,
     /// Their window in tokens (0 when none).
-    pub sliding_window: u32,
+    pub(crate) sliding_window: u32,
     /// Layers with linear attention (0 when none).
-    pub linear_layers: u32,
+    pub(crate) linear_layers: u32,
     /// Their recurrent state per layer and sequence at 16 bits, in KiB.
-    pub linear_state_kib: u64,
+    pub(crate) linear_state_kib: u64,
 }
 
 impl CatalogModel {
     /// The precision the published checkpoint stores its weights in.
-    pub fn native_precision(&self) -> Precision {
+    pub(crate) fn native_precision(&self) -> Precision {
         match self.native_dtype {
             "float32" => Precision::Fp32,
             "float16" => Precision::Fp16,
@@ -67,11 +67,6 @@ impl CatalogModel {
             "mxfp4" => Precision::Fp4,
             _ => Precision::Bf16,
         }
-    }
-
-    /// True for multi-head latent attention (DeepSeek-V3 family).
-    pub fn is_mla(&self) -> bool {
-        self.mla_kv_dim > 0
     }
 }
 
@@ -128,8 +123,8 @@ pub fn models() -> &'static [CatalogModel] {
 /// matched (a sentence for the plan's reasons).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ModelMatch {
-    pub spec: &'static CatalogModel,
-    pub note: Option<String>,
+    pub(crate) spec: &'static CatalogModel,
+    pub(crate) note: Option<String>,
 }
 
 /// Suffixes of quantized or renamed uploads that do not change the
@@ -385,6 +380,5 @@ mod tests {
             model("allenai/OLMo-2-1124-7B").unwrap().native_precision(),
             Precision::Fp32
         );
-        assert!(model("moonshotai/Kimi-K2-Instruct").unwrap().is_mla());
     }
 }

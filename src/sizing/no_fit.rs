@@ -12,7 +12,7 @@ use super::precision::Precision;
 use super::target::ContextTarget;
 
 /// The error for a model that no candidate layout holds.
-pub fn no_fit(
+pub(crate) fn no_fit(
     sizer: &Sizer,
     gpu: &Gpu,
     precision: Precision,

@@ -6,14 +6,14 @@ use super::precision::Precision;
 
 /// Largest parameter count accepted, in billions (100T): far above any
 /// model, low enough that every later product stays finite and small.
-pub const MAX_PARAMS_B: f64 = 100_000.0;
+pub(crate) const MAX_PARAMS_B: f64 = 100_000.0;
 
 /// A parameter count in billions.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ParamCount {
-    pub total_b: f64,
+    pub(crate) total_b: f64,
     /// Parameters used per token; equal to `total_b` for dense models.
-    pub active_b: f64,
+    pub(crate) active_b: f64,
 }
 
 /// Parses a user-given count: `500M`, `8B`, `70.6B`, `1.5T`, `8x7B`,

@@ -81,10 +81,10 @@ pub struct Estimate {
     pub weights_gib: f64,
     /// KV cache for `maxModelLen x concurrency` tokens, summed over the
     /// replica's GPUs (MLA caches are counted on every TP rank).
-    pub kv_cache_gib: f64,
+    pub(crate) kv_cache_gib: f64,
     /// Runtime overhead on each GPU: the activation peak plus non-torch
     /// memory.
-    pub overhead_gib: f64,
+    pub(crate) overhead_gib: f64,
     /// What one GPU (or slice) must hold: its weights, KV and overhead.
     pub per_gpu_gib: f64,
     /// What one GPU (or slice) offers: utilization x memory.
@@ -108,7 +108,7 @@ pub struct Estimate {
 pub struct Plan {
     pub model_id: String,
     /// The catalog entry used, when one matched.
-    pub catalog_model: Option<String>,
+    pub(crate) catalog_model: Option<String>,
     pub gpu: &'static Gpu,
     /// GPUs (or MIG slices) of one replica: TP x PP.
     pub gpu_count: u32,
@@ -117,13 +117,13 @@ pub struct Plan {
     pub nodes: u32,
     pub mig_profile: Option<String>,
     /// `nvidia.com/gpu`, `nvidia.com/mig-1g.10gb` or `amd.com/gpu`.
-    pub gpu_resource_name: Cow<'static, str>,
+    pub(crate) gpu_resource_name: Cow<'static, str>,
     /// vLLM `--dtype`: `bfloat16`, `float16` or `float32`.
     pub dtype: &'static str,
-    pub weight_precision: Precision,
+    pub(crate) weight_precision: Precision,
     /// vLLM `--quantization`, only when vLLM must quantize at load time or
     /// the caller named a method.
-    pub quantization_method: Option<String>,
+    pub(crate) quantization_method: Option<String>,
     pub max_model_len: u64,
     pub cpu: String,
     pub memory: String,
@@ -132,16 +132,16 @@ pub struct Plan {
     /// The checkpoint as downloaded and read, in GiB: the 16-bit weights
     /// when vLLM quantizes at load time, else the weights themselves.
     pub checkpoint_gib: f64,
-    pub gpu_memory_utilization: f64,
-    pub parameters_b: f64,
-    pub active_parameters_b: f64,
+    pub(crate) gpu_memory_utilization: f64,
+    pub(crate) parameters_b: f64,
+    pub(crate) active_parameters_b: f64,
     pub attention_heads: u32,
     pub kv_heads: u32,
     pub estimate: Estimate,
     /// vLLM `--kv-cache-dtype`, `Auto` when vLLM needs no flag.
-    pub kv_cache_dtype: KvCacheDtype,
+    pub(crate) kv_cache_dtype: KvCacheDtype,
     /// The objective that chose the layout.
-    pub objective: Objective,
+    pub(crate) objective: Objective,
     /// True when the architecture was guessed (no catalog entry, no
     /// config.json): the reasons say what to give.
     pub architecture_guessed: bool,
@@ -159,9 +159,9 @@ pub const THROUGHPUT_SEQUENCES: u64 = 16;
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Throughput {
     /// Sequences decoded together.
-    pub batch: u32,
+    pub(crate) batch: u32,
     /// Tokens generated per second, all sequences together.
-    pub tokens_per_second: f64,
+    pub(crate) tokens_per_second: f64,
 }
 
 /// Share of the datasheet bandwidth a decode step achieves in practice.
@@ -170,7 +170,7 @@ pub const BANDWIDTH_EFFICIENCY: f64 = 0.7;
 impl Plan {
     /// The layout in a few words, for conditions: "4 x H100-80GB
     /// (bfloat16), tensor parallel 4, max model length 32768".
-    pub fn layout_summary(&self) -> String {
+    pub(crate) fn layout_summary(&self) -> String {
         let mig = self
             .mig_profile
             .as_ref()
@@ -188,13 +188,13 @@ impl Plan {
 
     /// GPUs of each pod: all of the replica's on one node, or a node's
     /// share across nodes (layouts across nodes take whole nodes).
-    pub fn gpus_per_pod(&self) -> u32 {
+    pub(crate) fn gpus_per_pod(&self) -> u32 {
         self.gpu_count.div_ceil(self.nodes.max(1))
     }
 
     /// The warning a plan across nodes carries: a runtime that serves one
     /// replica across nodes (a LeaderWorkerSet) answers it.
-    pub fn multi_node_warning(&self) -> Option<String> {
+    pub(crate) fn multi_node_warning(&self) -> Option<String> {
         multi_node_warning(
             self.gpu,
             self.nodes,
@@ -215,7 +215,7 @@ impl Plan {
     /// does not add to it; a MIG slice gets its share of the bandwidth
     /// (slice GB / GPU GB). Batching raises the aggregate rate well above this
     /// while the step stays memory-bound.
-    pub fn decode_tokens_per_second(&self) -> f64 {
+    pub(crate) fn decode_tokens_per_second(&self) -> f64 {
         let mut bandwidth = self.gpu.bandwidth_gbps * 1e9;
         if let Some(p) = self
             .mig_profile
@@ -244,7 +244,7 @@ impl Plan {
     /// ```
     ///
     /// With a batch of 1 this is close to [`Self::decode_tokens_per_second`].
-    pub fn batched_decode(&self, avg_context: u64) -> Throughput {
+    pub(crate) fn batched_decode(&self, avg_context: u64) -> Throughput {
         let single = self.decode_tokens_per_second();
         let weight_bytes = self.active_parameters_b * 1e9 * self.weight_precision.bytes_per_param();
         if single <= 0.0 || weight_bytes <= 0.0 {
@@ -268,7 +268,7 @@ impl Plan {
     /// The `vllm serve` flags the plan needs beyond TP, PP, dtype,
     /// max-model-len and gpu-memory-utilization: `--quantization` when vLLM
     /// must quantize or was told a method, `--kv-cache-dtype fp8`.
-    pub fn engine_args(&self) -> Vec<String> {
+    pub(crate) fn engine_args(&self) -> Vec<String> {
         let mut args = Vec::new();
         if let Some(q) = &self.quantization_method {
             args.extend(["--quantization".to_string(), q.clone()]);

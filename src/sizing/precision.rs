@@ -27,7 +27,7 @@ pub enum Precision {
 
 impl Precision {
     /// Every precision, widest first.
-    pub const ALL: [Precision; 7] = [
+    pub(crate) const ALL: [Precision; 7] = [
         Precision::Fp32,
         Precision::Bf16,
         Precision::Fp16,
@@ -38,7 +38,7 @@ impl Precision {
     ];
 
     /// Bytes one parameter takes: fp32 4, bf16/fp16 2, fp8/int8 1, int4/fp4 0.5.
-    pub fn bytes_per_param(self) -> f64 {
+    pub(crate) fn bytes_per_param(self) -> f64 {
         match self {
             Precision::Fp32 => 4.0,
             Precision::Bf16 | Precision::Fp16 => 2.0,
@@ -49,16 +49,17 @@ impl Precision {
 
     /// Every precision's name, in the order of [`Precision::ALL`]: the
     /// vocabulary of the XRs, the command line and the JSON output.
-    pub const NAMES: [&'static str; 7] = ["fp32", "bf16", "fp16", "fp8", "int8", "int4", "fp4"];
+    pub(crate) const NAMES: [&'static str; 7] =
+        ["fp32", "bf16", "fp16", "fp8", "int8", "int4", "fp4"];
 
     /// The lowercase name used on the command line and in the JSON output.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         Self::NAMES[self as usize]
     }
 
     /// True for the precisions below 16 bits, which need a quantized
     /// checkpoint or a vLLM `--quantization` method.
-    pub fn is_quantized(self) -> bool {
+    pub(crate) fn is_quantized(self) -> bool {
         self.bytes_per_param() < 2.0
     }
 }
@@ -136,7 +137,7 @@ pub enum KvCacheDtype {
 
 impl KvCacheDtype {
     /// The `--kv-cache-dtype` value to pass, when not the default.
-    pub fn vllm_arg(self) -> Option<&'static str> {
+    pub(crate) fn vllm_arg(self) -> Option<&'static str> {
         match self {
             KvCacheDtype::Auto => None,
             KvCacheDtype::Fp8 => Some("fp8"),
@@ -144,9 +145,9 @@ impl KvCacheDtype {
     }
 
     /// Every value's name, in declaration order.
-    pub const NAMES: [&'static str; 2] = ["auto", "fp8"];
+    pub(crate) const NAMES: [&'static str; 2] = ["auto", "fp8"];
 
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         Self::NAMES[self as usize]
     }
 }
@@ -197,7 +198,7 @@ impl Objective {
     /// Whether a layout must keep the recipes' headroom beyond what vLLM
     /// needs to start: `need_stated` is true when the caller gave the
     /// context or the concurrency to hold, which then sizes `balanced`.
-    pub fn keeps_headroom(self, need_stated: bool) -> bool {
+    pub(crate) fn keeps_headroom(self, need_stated: bool) -> bool {
         match self {
             Objective::Minimal => false,
             Objective::Balanced => !need_stated,
@@ -206,9 +207,9 @@ impl Objective {
     }
 
     /// Every objective's name, in declaration order.
-    pub const NAMES: [&'static str; 3] = ["minimal", "balanced", "throughput"];
+    pub(crate) const NAMES: [&'static str; 3] = ["minimal", "balanced", "throughput"];
 
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         Self::NAMES[self as usize]
     }
 }

@@ -9,7 +9,8 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 /// The reasons in order, those sizing gave first.
-pub type Iter<'a> = std::iter::Chain<std::slice::Iter<'a, String>, std::slice::Iter<'a, String>>;
+pub(crate) type Iter<'a> =
+    std::iter::Chain<std::slice::Iter<'a, String>, std::slice::Iter<'a, String>>;
 
 /// Why a plan is what it is, in the order the decisions were made: those
 /// sizing gave, then those added since.
@@ -28,11 +29,11 @@ impl Reasons {
         self.sized.iter().chain(&self.added)
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.sized.len() + self.added.len()
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.len() == 0
     }
 }

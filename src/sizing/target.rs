@@ -4,53 +4,53 @@
 use super::memory::Arch;
 
 /// Capped contexts are rounded down to a multiple of this.
-pub const CONTEXT_STEP: u64 = 256;
+pub(crate) const CONTEXT_STEP: u64 = 256;
 
 /// The context the engine sizes for.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ContextTarget {
+pub(crate) struct ContextTarget {
     /// Tokens per sequence: the `maxModelLen` to aim for.
-    pub target: u64,
+    pub(crate) target: u64,
     /// True when the caller set `maxModelLen`.
-    pub explicit: bool,
+    pub(crate) explicit: bool,
     /// True when the caller set the concurrency.
-    pub concurrency_stated: bool,
+    pub(crate) concurrency_stated: bool,
     /// Full-length sequences the KV cache must hold at once.
-    pub concurrency: u64,
+    pub(crate) concurrency: u64,
     /// Sequences the layout is chosen to hold: `concurrency`, or more for
     /// the `throughput` objective.
-    pub serving: u64,
+    pub(crate) serving: u64,
     /// The model's shape, which says what a sequence costs in the KV cache
     /// (less than its length for sliding-window models).
-    pub arch: Arch,
+    pub(crate) arch: Arch,
 }
 
 impl ContextTarget {
     /// True when the caller said what a replica must hold (its context or
     /// its concurrency), which the `balanced` objective then sizes for.
-    pub fn need_stated(&self) -> bool {
+    pub(crate) fn need_stated(&self) -> bool {
         self.explicit || self.concurrency_stated
     }
 
     /// Tokens the KV cache must hold: `target x concurrency`, counted as
     /// [`Arch::kv_tokens`] does (sliding-window layers keep only their window).
-    pub fn tokens(&self) -> u64 {
+    pub(crate) fn tokens(&self) -> u64 {
         self.tokens_at(self.target)
     }
 
     /// The same for sequences of `len` tokens.
-    pub fn tokens_at(&self, len: u64) -> u64 {
+    pub(crate) fn tokens_at(&self, len: u64) -> u64 {
         self.arch.kv_tokens(len, self.concurrency)
     }
 
     /// Tokens the layout is chosen to hold: `target x serving`.
-    pub fn serving_tokens(&self) -> u64 {
+    pub(crate) fn serving_tokens(&self) -> u64 {
         self.arch.kv_tokens(self.target, self.serving)
     }
 
     /// The longest context, in steps of 256 and at most the target, whose
     /// sequences fit in `capacity_tokens`; 0 when not even one step does.
-    pub fn longest_fitting(&self, capacity_tokens: u64) -> u64 {
+    pub(crate) fn longest_fitting(&self, capacity_tokens: u64) -> u64 {
         (self
             .arch
             .longest_sequence(capacity_tokens, self.concurrency)

@@ -3,16 +3,16 @@
 use super::plan::SizingRequest;
 use super::precision::MigChoice;
 
-pub const QWEN_0_5B: &str = "Qwen/Qwen2.5-0.5B-Instruct";
-pub const QWEN_1_5B: &str = "Qwen/Qwen2.5-1.5B-Instruct";
-pub const QWEN_7B: &str = "Qwen/Qwen2.5-7B-Instruct";
-pub const LLAMA_8B: &str = "meta-llama/Llama-3.1-8B-Instruct";
-pub const LLAMA_70B: &str = "meta-llama/Llama-3.1-70B-Instruct";
-pub const LLAMA_405B: &str = "meta-llama/Llama-3.1-405B-Instruct";
-pub const FALCON_7B: &str = "tiiuae/falcon-7b";
+pub(crate) const QWEN_0_5B: &str = "Qwen/Qwen2.5-0.5B-Instruct";
+pub(crate) const QWEN_1_5B: &str = "Qwen/Qwen2.5-1.5B-Instruct";
+pub(crate) const QWEN_7B: &str = "Qwen/Qwen2.5-7B-Instruct";
+pub(crate) const LLAMA_8B: &str = "meta-llama/Llama-3.1-8B-Instruct";
+pub(crate) const LLAMA_70B: &str = "meta-llama/Llama-3.1-70B-Instruct";
+pub(crate) const LLAMA_405B: &str = "meta-llama/Llama-3.1-405B-Instruct";
+pub(crate) const FALCON_7B: &str = "tiiuae/falcon-7b";
 
 /// A request for `model` on `gpu`, everything else at its default.
-pub fn request(model: &str, gpu: &str) -> SizingRequest {
+pub(crate) fn request(model: &str, gpu: &str) -> SizingRequest {
     SizingRequest {
         model_id: model.into(),
         gpu_type: gpu.into(),
@@ -21,7 +21,7 @@ pub fn request(model: &str, gpu: &str) -> SizingRequest {
 }
 
 /// The same without MIG, so that whole-GPU choices are what a test sees.
-pub fn whole_gpus(model: &str, gpu: &str) -> SizingRequest {
+pub(crate) fn whole_gpus(model: &str, gpu: &str) -> SizingRequest {
     SizingRequest {
         mig: MigChoice::None,
         ..request(model, gpu)

@@ -6,12 +6,12 @@
 use super::gpus::{Gpu, gpus};
 
 /// `12.3 GiB`: one decimal is as precise as a sizing estimate is.
-pub fn gib(v: f64) -> String {
+pub(crate) fn gib(v: f64) -> String {
     format!("{v:.1} GiB")
 }
 
 /// `131,072`: token counts are easier to read with thousands separators.
-pub fn thousands(n: u64) -> String {
+pub(crate) fn thousands(n: u64) -> String {
     let s = n.to_string();
     let mut out = String::new();
     for (i, c) in s.chars().enumerate() {
@@ -24,13 +24,13 @@ pub fn thousands(n: u64) -> String {
 }
 
 /// `1, 2, 4`: the valid choices an error offers.
-pub fn join_counts(v: &[u32]) -> String {
+pub(crate) fn join_counts(v: &[u32]) -> String {
     let s: Vec<String> = v.iter().map(u32::to_string).collect();
     s.join(", ")
 }
 
 /// The catalog GPUs that have a feature, so that an error can name them.
-pub fn gpus_with(pred: impl Fn(&Gpu) -> bool) -> String {
+pub(crate) fn gpus_with(pred: impl Fn(&Gpu) -> bool) -> String {
     let names: Vec<&str> = gpus().iter().filter(|g| pred(g)).map(|g| g.name).collect();
     names.join(", ")
 }

@@ -9,12 +9,12 @@ use super::plan::SizingRequest;
 
 /// Upper bounds on user numbers, far above real use, so that products stay
 /// exact in u64 and f64.
-pub const MAX_MODEL_LEN: u64 = 100_000_000;
-pub const MAX_GPU_COUNT: u32 = 4_096;
-pub const MAX_CONCURRENCY: u32 = 100_000;
+pub(crate) const MAX_MODEL_LEN: u64 = 100_000_000;
+pub(crate) const MAX_GPU_COUNT: u32 = 4_096;
+pub(crate) const MAX_CONCURRENCY: u32 = 100_000;
 
 /// The first field out of range, as an error.
-pub fn validate(req: &SizingRequest) -> Result<(), SizingError> {
+pub(crate) fn validate(req: &SizingRequest) -> Result<(), SizingError> {
     let bad = |field: &'static str, value: String, reason: &str| {
         Err(SizingError::invalid(field, value, reason))
     };

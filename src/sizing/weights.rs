@@ -15,10 +15,10 @@ use super::text::{gib, gpus_with, thousands};
 
 /// The weight precision and whether the checkpoint is already stored in it.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct WeightPrecision {
-    pub precision: Precision,
+pub(crate) struct WeightPrecision {
+    pub(crate) precision: Precision,
     /// True when vLLM loads the weights as they are, with no quantization.
-    pub prequantized: bool,
+    pub(crate) prequantized: bool,
 }
 
 /// The precision a request asks for, in order: the caller's, the id's
@@ -145,7 +145,7 @@ fn runnable_precision(
 
 /// Weight precision and where it came from, and a warning when the GPU runs
 /// it more slowly than natively.
-pub fn choose_precision(
+pub(crate) fn choose_precision(
     requested: Option<Precision>,
     m: &Model,
     gpu: &Gpu,
@@ -164,19 +164,19 @@ pub fn choose_precision(
 
 /// vLLM's `--quantization` and what to tell the caller about it.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct Quantization {
-    pub method: Option<String>,
+pub(crate) struct Quantization {
+    pub(crate) method: Option<String>,
     /// True when vLLM quantizes a wider checkpoint while loading it, with a
     /// method the engine chose.
-    pub online: bool,
-    pub warning: Option<String>,
+    pub(crate) online: bool,
+    pub(crate) warning: Option<String>,
 }
 
 /// vLLM's `--quantization`: the caller's method verbatim; none for
 /// unquantized or pre-quantized weights; else the method vLLM quantizes with
 /// at load time (fp8, or bitsandbytes for int4). vLLM has none for the other
 /// precisions, which need a pre-quantized checkpoint.
-pub fn quantization_method(given: Option<&str>, wp: WeightPrecision) -> Quantization {
+pub(crate) fn quantization_method(given: Option<&str>, wp: WeightPrecision) -> Quantization {
     let precision = wp.precision;
     let mut warning = None;
     let method = match given {
@@ -201,7 +201,7 @@ pub fn quantization_method(given: Option<&str>, wp: WeightPrecision) -> Quantiza
 }
 
 /// The reason for an online quantization, if any.
-pub fn quantization_reason(q: &Quantization, precision: Precision) -> Option<String> {
+pub(crate) fn quantization_reason(q: &Quantization, precision: Precision) -> Option<String> {
     match &q.method {
         Some(m) if q.online => Some(format!(
             "vLLM quantizes the checkpoint to {precision} while loading (--quantization {m})."
@@ -212,7 +212,7 @@ pub fn quantization_reason(q: &Quantization, precision: Precision) -> Option<Str
 
 /// vLLM `--dtype`: the activations' type. Quantized weights still compute
 /// in 16 bits, bf16 where the GPU has it.
-pub fn dtype_for(precision: Precision, gpu: &Gpu) -> &'static str {
+pub(crate) fn dtype_for(precision: Precision, gpu: &Gpu) -> &'static str {
     match precision {
         Precision::Fp32 => "float32",
         Precision::Fp16 => "float16",
@@ -224,7 +224,7 @@ pub fn dtype_for(precision: Precision, gpu: &Gpu) -> &'static str {
 
 /// Bytes per KV cache element: one with `--kv-cache-dtype fp8`, else the
 /// activations' width, 4 in float32 and 2 otherwise.
-pub fn kv_element_bytes(precision: Precision, kv: KvCacheDtype) -> f64 {
+pub(crate) fn kv_element_bytes(precision: Precision, kv: KvCacheDtype) -> f64 {
     match kv {
         KvCacheDtype::Fp8 => 1.0,
         KvCacheDtype::Auto if precision == Precision::Fp32 => 4.0,
@@ -233,7 +233,7 @@ pub fn kv_element_bytes(precision: Precision, kv: KvCacheDtype) -> f64 {
 }
 
 /// The weights of one replica, and the sentence with the arithmetic.
-pub fn weights_reason(m: &Model, precision: Precision, w: &Weights) -> String {
+pub(crate) fn weights_reason(m: &Model, precision: Precision, w: &Weights) -> String {
     let rope = if w.rope_gib >= 0.005 {
         format!(
             "; every GPU also holds the {} rotary cache",
@@ -303,7 +303,7 @@ fn gib_fine(v: f64) -> String {
 
 /// Weights read through host memory while loading: online quantization reads
 /// the checkpoint at its own 16-bit width.
-pub fn load_gib(m: &Model, q: &Quantization, w: &Weights) -> f64 {
+pub(crate) fn load_gib(m: &Model, q: &Quantization, w: &Weights) -> f64 {
     if q.online {
         m.weights(Precision::Bf16).total_gib
     } else {

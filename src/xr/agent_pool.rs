@@ -17,37 +17,37 @@ use super::model::Topology;
 use super::validate::{dns_subdomain, in_range, text};
 
 /// Kind name.
-pub const KIND: &str = "AgentPool";
+pub(crate) const KIND: &str = "AgentPool";
 
 // Limits of the numeric and free-text fields: the schema states each and
 // the composer checks it with the same constant, since Crossplane may call
 // the function with XRs admitted under an older schema (and render with
 // ones no API server saw). Lower bounds of 0 and 1 are written out.
 /// Largest port.
-pub const PORT_MAX: i32 = 65535;
+pub(crate) const PORT_MAX: i32 = 65535;
 /// Most agent replicas.
-pub const REPLICAS_MAX: i32 = 1000;
+pub(crate) const REPLICAS_MAX: i32 = 1000;
 /// Largest percentage.
-pub const PERCENT_MAX: i32 = 100;
+pub(crate) const PERCENT_MAX: i32 = 100;
 /// Highest sampling temperature.
-pub const TEMPERATURE_MAX: f64 = 2.0;
+pub(crate) const TEMPERATURE_MAX: f64 = 2.0;
 /// Shortest and longest context, in tokens (as LLMInference's maxModelLen).
-pub const CONTEXT_LENGTH_MIN: i64 = 256;
-pub const CONTEXT_LENGTH_MAX: i64 = 10_485_760;
+pub(crate) const CONTEXT_LENGTH_MIN: i64 = 256;
+pub(crate) const CONTEXT_LENGTH_MAX: i64 = 10_485_760;
 /// Most GPUs per model-server replica.
-pub const GPU_COUNT_MAX: i64 = 64;
+pub(crate) const GPU_COUNT_MAX: i64 = 64;
 /// Longest system prompt, in characters.
-pub const SYSTEM_PROMPT_MAX: usize = 65536;
+pub(crate) const SYSTEM_PROMPT_MAX: usize = 65536;
 /// Longest tool name.
-pub const TOOL_NAME_MAX: usize = 128;
+pub(crate) const TOOL_NAME_MAX: usize = 128;
 /// Largest guardrail threshold.
-pub const THRESHOLD_MAX: f64 = 1.0;
+pub(crate) const THRESHOLD_MAX: f64 = 1.0;
 /// Largest availability percentage.
-pub const AVAILABILITY_MAX: f64 = 100.0;
+pub(crate) const AVAILABILITY_MAX: f64 = 100.0;
 /// Largest change per scaling period, in pods or percent.
-pub const SCALING_CHANGE_MAX: i32 = 1000;
+pub(crate) const SCALING_CHANGE_MAX: i32 = 1000;
 /// Longest scaling period, in seconds (the HorizontalPodAutoscaler's limit).
-pub const SCALING_PERIOD_MAX: i32 = 1800;
+pub(crate) const SCALING_PERIOD_MAX: i32 = 1800;
 
 /// The desired state of an AgentPool.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -56,143 +56,143 @@ pub const SCALING_PERIOD_MAX: i32 = 1800;
     {"rule": "!has(self.minReplicas) || !has(self.maxReplicas) || self.minReplicas <= self.maxReplicas", "message": "minReplicas must not exceed maxReplicas"},
     {"rule": "!has(self.ingressHost) || has(self.port)", "message": "ingressHost needs port: the Ingress routes to the agents' Service"}
 ]))]
-pub struct AgentPoolSpec {
+pub(crate) struct AgentPoolSpec {
     /// What every agent of the pool is: its model, prompt, tools, guardrails, SLO and memory.
-    pub agent_class: AgentClass,
+    pub(crate) agent_class: AgentClass,
     /// The agent runtime image, for example ghcr.io/example/agent-runtime:1.0.
     #[schemars(length(min = 1, max = 512))]
-    pub image: String,
+    pub(crate) image: String,
     /// Extra environment variables of the agents (secrets through valueFrom.secretKeyRef).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = 64))]
-    pub env: Vec<EnvVar>,
+    pub(crate) env: Vec<EnvVar>,
     /// Port the agents listen on. With it: a Service, TCP probes and (with ingressHost) an Ingress.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = PORT_MAX))]
-    pub port: Option<i32>,
+    pub(crate) port: Option<i32>,
     /// Fewest agent replicas.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0, max = REPLICAS_MAX))]
-    pub min_replicas: Option<i32>,
+    pub(crate) min_replicas: Option<i32>,
     /// Most agent replicas.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = REPLICAS_MAX))]
-    pub max_replicas: Option<i32>,
+    pub(crate) max_replicas: Option<i32>,
     /// Share of maxReplicas kept running (warm) even when idle, 0 to 100.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0, max = PERCENT_MAX))]
-    pub prewarm_percent: Option<i32>,
+    pub(crate) prewarm_percent: Option<i32>,
     /// Tokens per second the model server must sustain; sets its replicas.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1))]
-    pub tokens_per_second_budget: Option<i64>,
+    pub(crate) tokens_per_second_budget: Option<i64>,
     /// MIG profile for the model server, such as 1g.10gb, or auto or none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 32))]
-    pub mig_profile: Option<String>,
+    pub(crate) mig_profile: Option<String>,
     /// What the model server's layout is chosen for: minimal, balanced or throughput. Defaults to the Model's, else the platform's (step input).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub objective: Option<Objective>,
+    pub(crate) objective: Option<Objective>,
     /// How the agents scale.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub autoscaling: Option<Autoscaling>,
+    pub(crate) autoscaling: Option<Autoscaling>,
     /// The model server's GPUs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gpu_requirements: Option<GpuRequirements>,
+    pub(crate) gpu_requirements: Option<GpuRequirements>,
     /// What serves the model server: vllm-runtime, deployment, leader-worker-set or auto. Defaults to the platform's (step input).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub runtime: Option<RuntimeChoice>,
+    pub(crate) runtime: Option<RuntimeChoice>,
     /// Sticky sessions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub session_affinity: Option<SessionAffinity>,
+    pub(crate) session_affinity: Option<SessionAffinity>,
     /// Where the agents run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scheduling: Option<Scheduling>,
+    pub(crate) scheduling: Option<Scheduling>,
     /// Host name for an Ingress to the agents (needs port). No Ingress when omitted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 253))]
-    pub ingress_host: Option<String>,
+    pub(crate) ingress_host: Option<String>,
     /// Crossplane's own fields (composition selection and the like); skipped unread.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(skip)]
-    pub crossplane: Option<crate::xr::common::CrossplaneFields>,
+    pub(crate) crossplane: Option<crate::xr::common::CrossplaneFields>,
 }
 
 /// The agents' behaviour (NeuroNetes' AgentClass, inlined).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct AgentClass {
+pub(crate) struct AgentClass {
     /// The Model in this namespace that serves the agents.
-    pub model_ref: NameRef,
+    pub(crate) model_ref: NameRef,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = SYSTEM_PROMPT_MAX))]
-    pub system_prompt: Option<String>,
+    pub(crate) system_prompt: Option<String>,
     /// Sampling temperature, 0 to 2.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0.0, max = TEMPERATURE_MAX))]
-    pub temperature: Option<f64>,
+    pub(crate) temperature: Option<f64>,
     /// Most tokens per answer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1))]
-    pub max_tokens: Option<i64>,
+    pub(crate) max_tokens: Option<i64>,
     /// Context window in tokens; also the model server's max model length.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = CONTEXT_LENGTH_MIN, max = CONTEXT_LENGTH_MAX))]
-    pub max_context_length: Option<i64>,
+    pub(crate) max_context_length: Option<i64>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = 128))]
-    pub tool_permissions: Vec<ToolPermission>,
+    pub(crate) tool_permissions: Vec<ToolPermission>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = 64))]
-    pub guardrails: Vec<Guardrail>,
+    pub(crate) guardrails: Vec<Guardrail>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub slo: Option<Slo>,
+    pub(crate) slo: Option<Slo>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub memory_config: Option<MemoryConfig>,
+    pub(crate) memory_config: Option<MemoryConfig>,
 }
 
 /// A tool the agents may call.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ToolPermission {
+pub(crate) struct ToolPermission {
     #[schemars(length(min = 1, max = TOOL_NAME_MAX))]
-    pub name: String,
+    pub(crate) name: String,
     /// Calls per period, such as 100/min.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(regex(pattern = r"^[0-9]+/(s|sec|second|m|min|minute|h|hour|d|day)$"))]
-    pub rate_limit: Option<String>,
+    pub(crate) rate_limit: Option<String>,
     /// Longest call, a duration such as 10s.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub timeout: Option<String>,
+    pub(crate) timeout: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1))]
-    pub max_concurrency: Option<i64>,
+    pub(crate) max_concurrency: Option<i64>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub required_scopes: Vec<String>,
+    pub(crate) required_scopes: Vec<String>,
 }
 
 /// A safety or policy check.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Guardrail {
+pub(crate) struct Guardrail {
     /// For example pii-detection, safety-check, content-filter, jailbreak-detection, prompt-injection.
     #[serde(rename = "type")]
     #[schemars(length(min = 1, max = 64))]
-    pub type_: String,
-    pub action: GuardrailAction,
+    pub(crate) type_: String,
+    pub(crate) action: GuardrailAction,
     /// Guardrail-specific settings (never credentials: they land in a ConfigMap).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub config: BTreeMap<String, String>,
+    pub(crate) config: BTreeMap<String, String>,
     /// Confidence threshold, 0 to 1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0.0, max = THRESHOLD_MAX))]
-    pub threshold: Option<f64>,
+    pub(crate) threshold: Option<f64>,
 }
 
 /// What a guardrail does when it fires.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
-pub enum GuardrailAction {
+pub(crate) enum GuardrailAction {
     #[default]
     Block,
     Redact,
@@ -203,22 +203,22 @@ pub enum GuardrailAction {
 /// Service level objectives.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Slo {
+pub(crate) struct Slo {
     /// Time to first token, a duration such as 500ms.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ttft: Option<String>,
+    pub(crate) ttft: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1))]
-    pub tokens_per_second: Option<i64>,
+    pub(crate) tokens_per_second: Option<i64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub p95_latency: Option<String>,
+    pub(crate) p95_latency: Option<String>,
     /// US dollars.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0.0))]
-    pub max_cost_per_request: Option<f64>,
+    pub(crate) max_cost_per_request: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0.0, max = AVAILABILITY_MAX))]
-    pub availability_percent: Option<f64>,
+    pub(crate) availability_percent: Option<f64>,
 }
 
 /// Conversation memory.
@@ -227,31 +227,31 @@ pub struct Slo {
 #[schemars(extend("x-kubernetes-validations" = [
     {"rule": "!(has(self.connectionString) && has(self.connectionSecretRef))", "message": "set connectionString or connectionSecretRef, not both"}
 ]))]
-pub struct MemoryConfig {
+pub(crate) struct MemoryConfig {
     #[serde(rename = "type")]
-    pub type_: MemoryType,
+    pub(crate) type_: MemoryType,
     /// How long entries live, a duration such as 2h.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ttl: Option<String>,
+    pub(crate) ttl: Option<String>,
     /// Most entries per session.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1))]
-    pub max_size: Option<i64>,
+    pub(crate) max_size: Option<i64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub encrypted: Option<bool>,
+    pub(crate) encrypted: Option<bool>,
     /// Connection string without credentials (it lands in a ConfigMap); use connectionSecretRef for one with a password.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = 2048))]
-    pub connection_string: Option<String>,
+    pub(crate) connection_string: Option<String>,
     /// Secret key holding the connection string (key defaults to connectionString); reaches the agents as AGENT_MEMORY_URL.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub connection_secret_ref: Option<SecretKeyRef>,
+    pub(crate) connection_secret_ref: Option<SecretKeyRef>,
 }
 
 /// Memory back ends.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
-pub enum MemoryType {
+pub(crate) enum MemoryType {
     #[default]
     Ephemeral,
     Redis,
@@ -262,99 +262,99 @@ pub enum MemoryType {
 /// Agent autoscaling.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Autoscaling {
+pub(crate) struct Autoscaling {
     /// Metrics to scale on; see docs/agents.md (Autoscaling metric mapping) for how each type maps to the HorizontalPodAutoscaler.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = 16))]
-    pub metrics: Vec<AutoscalingMetric>,
+    pub(crate) metrics: Vec<AutoscalingMetric>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub behavior: Option<ScalingBehavior>,
+    pub(crate) behavior: Option<ScalingBehavior>,
     /// Wait after scaling down before scaling down again (the scale-down stabilization window).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cooldown_period: Option<String>,
+    pub(crate) cooldown_period: Option<String>,
 }
 
 /// One scaling metric.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct AutoscalingMetric {
+pub(crate) struct AutoscalingMetric {
     /// tokens-in-queue, ttft-p95, concurrent-sessions, tokens-per-second, queue-depth, context-length, tool-call-rate, cpu or memory.
     #[serde(rename = "type")]
     #[schemars(length(min = 1, max = 64))]
-    pub type_: String,
+    pub(crate) type_: String,
     /// Target per agent: a number, a duration for ttft-p95 (500ms), a percentage for cpu and memory (70%).
     #[schemars(length(min = 1, max = 32))]
-    pub target: String,
+    pub(crate) target: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub averaging_window: Option<String>,
+    pub(crate) averaging_window: Option<String>,
 }
 
 /// Scaling velocity.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ScalingBehavior {
+pub(crate) struct ScalingBehavior {
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scale_up: Option<ScalingPolicy>,
+    pub(crate) scale_up: Option<ScalingPolicy>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scale_down: Option<ScalingPolicy>,
+    pub(crate) scale_down: Option<ScalingPolicy>,
 }
 
 /// Rate limits of one scaling direction.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ScalingPolicy {
+pub(crate) struct ScalingPolicy {
     /// A duration such as 45s.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stabilization_window: Option<String>,
+    pub(crate) stabilization_window: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = SCALING_CHANGE_MAX))]
-    pub max_change_percent: Option<i32>,
+    pub(crate) max_change_percent: Option<i32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = SCALING_CHANGE_MAX))]
-    pub max_change_absolute: Option<i32>,
+    pub(crate) max_change_absolute: Option<i32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = SCALING_PERIOD_MAX))]
-    pub period_seconds: Option<i32>,
+    pub(crate) period_seconds: Option<i32>,
 }
 
 /// The model server's GPUs.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct GpuRequirements {
+pub(crate) struct GpuRequirements {
     /// GPUs per model-server replica. Derived when omitted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = GPU_COUNT_MAX))]
-    pub count: Option<i64>,
+    pub(crate) count: Option<i64>,
     /// Least memory per GPU, a quantity such as 40Gi.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub memory: Option<String>,
+    pub(crate) memory: Option<String>,
     /// GPU type such as L4, A100-80GB or H100-80GB. Defaults to the platform's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 64))]
-    pub r#type: Option<String>,
+    pub(crate) r#type: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub topology: Option<Topology>,
+    pub(crate) topology: Option<Topology>,
 }
 
 /// Sticky sessions.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct SessionAffinity {
-    pub enabled: bool,
+pub(crate) struct SessionAffinity {
+    pub(crate) enabled: bool,
     /// HTTP header carrying the session key; passed to the agents in their config.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub key_header: Option<String>,
+    pub(crate) key_header: Option<String>,
     /// How long affinity lasts, a duration such as 1h (at most 24h).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ttl: Option<String>,
+    pub(crate) ttl: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub r#type: Option<AffinityType>,
+    pub(crate) r#type: Option<AffinityType>,
 }
 
 /// What a session is keyed on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
-pub enum AffinityType {
+pub(crate) enum AffinityType {
     ConversationId,
     UserId,
     Custom,
@@ -363,99 +363,99 @@ pub enum AffinityType {
 /// Where the agents run.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Scheduling {
+pub(crate) struct Scheduling {
     /// Relative priority; reported, not applied (pods take a PriorityClass, not a number).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub priority: Option<i32>,
+    pub(crate) priority: Option<i32>,
     /// Node labels the agent pods require.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub node_selector: BTreeMap<String, String>,
+    pub(crate) node_selector: BTreeMap<String, String>,
 }
 
 /// What the function reports about an AgentPool.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct AgentPoolStatus {
+pub(crate) struct AgentPoolStatus {
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub agents: Option<AgentsStatus>,
+    pub(crate) agents: Option<AgentsStatus>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub autoscaling: Option<AutoscalingStatus>,
+    pub(crate) autoscaling: Option<AutoscalingStatus>,
     /// Where to reach the agents.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub endpoint: Option<Endpoint>,
+    pub(crate) endpoint: Option<Endpoint>,
     /// Copied from the plan for printer columns.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gpu_type: Option<String>,
+    pub(crate) gpu_type: Option<String>,
     /// The Model served, as resolved.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub model: Option<String>,
+    pub(crate) model: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub model_server: Option<ModelServerStatus>,
+    pub(crate) model_server: Option<ModelServerStatus>,
     /// Fields that have no effect, and why.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub notes: Vec<String>,
+    pub(crate) notes: Vec<String>,
     /// WaitingForModel, Starting or Serving.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub phase: Option<String>,
+    pub(crate) phase: Option<String>,
     /// The model server's sizing plan.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub plan: Option<PlanStatus>,
+    pub(crate) plan: Option<PlanStatus>,
     /// What the pool waits for, while it waits.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub waiting_for: Option<String>,
+    pub(crate) waiting_for: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub warnings: Vec<String>,
+    pub(crate) warnings: Vec<String>,
 }
 
 /// The model server.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct ModelServerStatus {
+pub(crate) struct ModelServerStatus {
     /// OpenAI-compatible base URL the agents use.
-    pub base_url: String,
+    pub(crate) base_url: String,
     /// How the estimate and the replica count were computed.
-    pub formula: String,
+    pub(crate) formula: String,
     /// The model server and its Service.
-    pub name: String,
-    pub replicas: i32,
+    pub(crate) name: String,
+    pub(crate) replicas: i32,
     /// What serves it: vllm-runtime, deployment or leader-worker-set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub runtime: Option<String>,
+    pub(crate) runtime: Option<String>,
     /// The layout that serves now: the current plan's once every replica runs it, the previous one while a
     /// rollout replaces it, none while nothing serves.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub serving_layout: Option<String>,
+    pub(crate) serving_layout: Option<String>,
     /// Single-sequence decode rate of one replica (memory-bandwidth bound), tokens per second.
-    pub tokens_per_second_per_replica: f64,
+    pub(crate) tokens_per_second_per_replica: f64,
 }
 
 /// The agents.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct AgentsStatus {
-    pub config_map: String,
-    pub max_replicas: i32,
+pub(crate) struct AgentsStatus {
+    pub(crate) config_map: String,
+    pub(crate) max_replicas: i32,
     /// Replicas kept warm: max(minReplicas, ceil(maxReplicas x prewarmPercent / 100)); the autoscaler's floor.
-    pub warm_replicas: i32,
+    pub(crate) warm_replicas: i32,
 }
 
 /// The autoscaler.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct AutoscalingStatus {
+pub(crate) struct AutoscalingStatus {
     /// Each spec metric and the HorizontalPodAutoscaler metric it became.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub metrics: Vec<MetricMapping>,
+    pub(crate) metrics: Vec<MetricMapping>,
 }
 
 /// How one metric maps.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct MetricMapping {
+pub(crate) struct MetricMapping {
     /// The HPA metric, or why there is none.
-    pub mapped_to: String,
+    pub(crate) mapped_to: String,
     #[serde(rename = "type")]
-    pub type_: String,
+    pub(crate) type_: String,
 }
 
 impl AgentPoolSpec {
@@ -464,7 +464,7 @@ impl AgentPoolSpec {
     /// schema can say: the first problem, naming the field and what would
     /// be valid. Numbers are checked before the Model is looked up, so that
     /// a pool waiting for its Model reports them too.
-    pub fn validate(&self) -> Result<(), String> {
+    pub(crate) fn validate(&self) -> Result<(), String> {
         check_numbers(self)?;
         if self.ingress_host.is_some() && self.port.is_none() {
             return Err(

@@ -13,7 +13,7 @@ use crate::sizing::Reasons;
 /// with every composed resource; a spec still names the field because it
 /// refuses unknown ones.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct CrossplaneFields;
+pub(crate) struct CrossplaneFields;
 
 impl<'de> Deserialize<'de> for CrossplaneFields {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -31,53 +31,53 @@ impl Serialize for CrossplaneFields {
 /// A reference to an object by name in the XR's namespace.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct NameRef {
+pub(crate) struct NameRef {
     /// Name of the object.
     #[schemars(length(min = 1, max = 253))]
-    pub name: String,
+    pub(crate) name: String,
 }
 
 /// A key in a Secret in the XR's namespace (or the target namespace).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct SecretKeyRef {
+pub(crate) struct SecretKeyRef {
     /// Name of the Secret.
     #[schemars(length(min = 1, max = 253))]
-    pub name: String,
+    pub(crate) name: String,
     /// Key in the Secret.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub key: Option<String>,
+    pub(crate) key: Option<String>,
 }
 
 /// A container image as the VLLMRuntime takes it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Image {
+pub(crate) struct Image {
     /// Repository and tag, for example lmcache/vllm-openai:v0.3.13.
-    pub name: String,
+    pub(crate) name: String,
     /// Registry, for example docker.io.
-    pub registry: String,
+    pub(crate) registry: String,
 }
 
 /// TLS for an Ingress.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Tls {
+pub(crate) struct Tls {
     /// Secret holding the certificate (tls.crt, tls.key) for the ingress host.
     #[schemars(length(min = 1, max = 253))]
-    pub secret_name: String,
+    pub(crate) secret_name: String,
 }
 
 /// An endpoint the XR reports in its status.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct Endpoint {
+pub(crate) struct Endpoint {
     /// External URL through the Ingress, when one is composed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub external: Option<String>,
+    pub(crate) external: Option<String>,
     /// In-cluster URL of the OpenAI-compatible API.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub internal: Option<String>,
+    pub(crate) internal: Option<String>,
 }
 
 /// The memory estimate behind a sizing decision, in GiB.
@@ -86,19 +86,19 @@ pub struct Endpoint {
 pub struct EstimateStatus {
     /// Model weights, all GPUs of one replica together.
     #[serde(rename = "weightsGiB")]
-    pub weights_gib: f64,
+    pub(crate) weights_gib: f64,
     /// KV cache for the context length and concurrency target.
     #[serde(rename = "kvCacheGiB")]
-    pub kv_cache_gib: f64,
+    pub(crate) kv_cache_gib: f64,
     /// Activations, CUDA graphs and runtime overhead.
     #[serde(rename = "overheadGiB")]
-    pub overhead_gib: f64,
+    pub(crate) overhead_gib: f64,
     /// What each GPU must hold.
     #[serde(rename = "perGpuGiB")]
-    pub per_gpu_gib: f64,
+    pub(crate) per_gpu_gib: f64,
     /// What each GPU (or MIG slice) offers vLLM.
     #[serde(rename = "gpuCapacityGiB")]
-    pub gpu_capacity_gib: f64,
+    pub(crate) gpu_capacity_gib: f64,
 }
 
 impl From<&crate::sizing::Estimate> for EstimateStatus {
@@ -114,7 +114,7 @@ impl From<&crate::sizing::Estimate> for EstimateStatus {
 }
 
 /// Rounded to 0.01, as reported figures (GiB, billions) are.
-pub fn round2(v: f64) -> f64 {
+pub(crate) fn round2(v: f64) -> f64 {
     (v * 100.0).round() / 100.0
 }
 
@@ -124,38 +124,38 @@ pub fn round2(v: f64) -> f64 {
 pub struct PlanStatus {
     // The names from the catalogs and the sizing vocabularies are shared
     // statics, not copies.
-    pub gpu_type: Cow<'static, str>,
+    pub(crate) gpu_type: Cow<'static, str>,
     /// GPUs per replica (tensorParallelSize x pipelineParallelSize).
-    pub gpu_count: u32,
-    pub tensor_parallel_size: u32,
-    pub pipeline_parallel_size: u32,
+    pub(crate) gpu_count: u32,
+    pub(crate) tensor_parallel_size: u32,
+    pub(crate) pipeline_parallel_size: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mig_profile: Option<String>,
+    pub(crate) mig_profile: Option<String>,
     /// Extended resource requested per GPU (nvidia.com/gpu, nvidia.com/mig-..., amd.com/gpu).
-    pub gpu_resource_name: Cow<'static, str>,
-    pub dtype: Cow<'static, str>,
+    pub(crate) gpu_resource_name: Cow<'static, str>,
+    pub(crate) dtype: Cow<'static, str>,
     /// Weight precision (bf16, fp8, int4, ...), as `size` reports it.
-    pub quantization: Cow<'static, str>,
+    pub(crate) quantization: Cow<'static, str>,
     /// vLLM's --quantization, when vLLM quantizes at load time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub quantization_method: Option<String>,
-    pub max_model_len: u64,
-    pub cpu: String,
-    pub memory: String,
+    pub(crate) quantization_method: Option<String>,
+    pub(crate) max_model_len: u64,
+    pub(crate) cpu: String,
+    pub(crate) memory: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub shm_size: Option<String>,
+    pub(crate) shm_size: Option<String>,
     pub estimate: EstimateStatus,
     /// The objective that chose the layout: minimal, balanced or throughput.
-    pub objective: Cow<'static, str>,
+    pub(crate) objective: Cow<'static, str>,
     /// vLLM's --kv-cache-dtype: auto or fp8.
-    pub kv_cache_dtype: Cow<'static, str>,
+    pub(crate) kv_cache_dtype: Cow<'static, str>,
     /// True when the model's architecture was guessed (not in the catalog, no config.json): give the Model's config.
-    pub architecture_guessed: bool,
+    pub(crate) architecture_guessed: bool,
     /// Why the plan is what it is, in short sentences with the numbers.
     #[serde(default, skip_serializing_if = "Reasons::is_empty")]
-    pub reasons: Reasons,
+    pub(crate) reasons: Reasons,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub warnings: Vec<String>,
+    pub(crate) warnings: Vec<String>,
 }
 
 impl From<crate::sizing::Plan> for PlanStatus {
@@ -195,7 +195,7 @@ impl From<&crate::sizing::Plan> for PlanStatus {
 /// that can serve the plan.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
-pub enum RuntimeChoice {
+pub(crate) enum RuntimeChoice {
     /// The operator's VLLMRuntime (one pod per replica, NVIDIA only).
     #[default]
     VllmRuntime,
@@ -207,21 +207,12 @@ pub enum RuntimeChoice {
     Auto,
 }
 
-impl RuntimeChoice {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::VllmRuntime => "vllm-runtime",
-            Self::Deployment => "deployment",
-            Self::LeaderWorkerSet => "leader-worker-set",
-            Self::Auto => "auto",
-        }
-    }
-}
+impl RuntimeChoice {}
 
 // The sizing engine's own vocabularies, with the schemas the XRs declare
 // them by: each schema lists the names the type reads, from the same
 // constants. No descriptions: each field that uses one describes it.
-pub use crate::sizing::{KvCacheDtype, Objective, Precision};
+pub(crate) use crate::sizing::{KvCacheDtype, Objective, Precision};
 
 /// A string schema admitting exactly `names`, as schemars derives for an
 /// enum of unit variants.
@@ -256,7 +247,7 @@ macro_rules! quantization {
     ($(#[$doc:meta])* $name:ident, $own:literal, $names:ident) => {
         $(#[$doc])*
         #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-        pub enum $name {
+        pub(crate) enum $name {
             /// The checkpoint's own precision.
             Checkpoint,
             Precision($crate::sizing::Precision),
@@ -264,7 +255,7 @@ macro_rules! quantization {
 
         impl $name {
             /// The precision asked for; `None` for the checkpoint's own.
-            pub fn precision(self) -> Option<$crate::sizing::Precision> {
+            pub(crate) fn precision(self) -> Option<$crate::sizing::Precision> {
                 match self {
                     Self::Checkpoint => None,
                     Self::Precision(p) => Some(p),

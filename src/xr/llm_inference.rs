@@ -25,25 +25,25 @@ super::common::quantization!(
 );
 
 /// Kind name.
-pub const KIND: &str = "LLMInference";
+pub(crate) const KIND: &str = "LLMInference";
 
 // Limits of the numeric fields: the schema, the reader (which refuses
 // fractions and the like with the range) and the composer's range check
 // use the same constants.
 /// Most GPUs per replica.
-pub const GPU_MAX: i64 = 64;
+pub(crate) const GPU_MAX: i64 = 64;
 /// Shortest and longest context, in tokens.
-pub const MAX_MODEL_LEN_MIN: i64 = 256;
-pub const MAX_MODEL_LEN_MAX: i64 = 10_485_760;
+pub(crate) const MAX_MODEL_LEN_MIN: i64 = 256;
+pub(crate) const MAX_MODEL_LEN_MAX: i64 = 10_485_760;
 /// Most runtime replicas.
-pub const REPLICAS_MAX: i64 = 100;
+pub(crate) const REPLICAS_MAX: i64 = 100;
 /// Longest model id, GPU type and MIG profile, in characters.
-pub const MODEL_MAX: usize = 256;
-pub const GPU_TYPE_MAX: usize = 64;
-pub const MIG_PROFILE_MAX: usize = 32;
+pub(crate) const MODEL_MAX: usize = 256;
+pub(crate) const GPU_TYPE_MAX: usize = 64;
+pub(crate) const MIG_PROFILE_MAX: usize = 32;
 /// Most extra vLLM arguments, and the longest one in characters.
-pub const EXTRA_ARGS_MAX: usize = 64;
-pub const EXTRA_ARG_MAX: usize = 4096;
+pub(crate) const EXTRA_ARGS_MAX: usize = 64;
+pub(crate) const EXTRA_ARG_MAX: usize = 4096;
 
 /// The desired state of an LLMInference.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -54,14 +54,14 @@ pub const EXTRA_ARG_MAX: usize = 4096;
         {"rule": "!(has(self.model) && has(self.modelRef))", "message": "set model or modelRef, not both"}
     ])
 )]
-pub struct LlmInferenceSpec {
+pub(crate) struct LlmInferenceSpec {
     /// Hugging Face model id, for example Qwen/Qwen2.5-1.5B-Instruct. Required unless modelRef is set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = MODEL_MAX))]
-    pub model: Option<String>,
+    pub(crate) model: Option<String>,
     /// A Model in this namespace whose weights to serve, instead of model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub model_ref: Option<NameRef>,
+    pub(crate) model_ref: Option<NameRef>,
     /// GPUs per replica. Derived from the model and the GPU type when omitted; checked when given.
     #[serde(
         default,
@@ -69,14 +69,14 @@ pub struct LlmInferenceSpec {
         deserialize_with = "crate::de::opt_whole_number::<_, 1, GPU_MAX>"
     )]
     #[schemars(range(min = 1, max = GPU_MAX))]
-    pub gpu: Option<i64>,
+    pub(crate) gpu: Option<i64>,
     /// GPU type, for example L4, A100-80GB or H100-80GB. Defaults to the platform's (step input).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = GPU_TYPE_MAX))]
-    pub gpu_type: Option<String>,
+    pub(crate) gpu_type: Option<String>,
     /// Weight precision: auto (from the model) or fp32, bf16, fp16, fp8, int8, int4, fp4.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub quantization: Option<Quantization>,
+    pub(crate) quantization: Option<Quantization>,
     /// Context length in tokens. Derived (and capped to what fits) when omitted.
     #[serde(
         default,
@@ -84,21 +84,21 @@ pub struct LlmInferenceSpec {
         deserialize_with = "crate::de::opt_whole_number::<_, MAX_MODEL_LEN_MIN, MAX_MODEL_LEN_MAX>"
     )]
     #[schemars(range(min = MAX_MODEL_LEN_MIN, max = MAX_MODEL_LEN_MAX))]
-    pub max_model_len: Option<i64>,
+    pub(crate) max_model_len: Option<i64>,
     /// Parameter count for models the catalog does not know and whose id does not say, for example 70B or 8x7B.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(regex(pattern = r"^[0-9]+(\.[0-9]+)?([xX][0-9]+(\.[0-9]+)?)?[MmBbTt]$"))]
-    pub parameter_count: Option<String>,
+    pub(crate) parameter_count: Option<String>,
     /// MIG: auto (a slice when the model is small enough), none, or a profile such as 1g.10gb.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = MIG_PROFILE_MAX))]
-    pub mig_profile: Option<String>,
+    pub(crate) mig_profile: Option<String>,
     /// vLLM's KV cache dtype: auto (the model's) or fp8 (half the memory per token). Defaults to the Model's with modelRef, else auto.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kv_cache_dtype: Option<KvCacheDtype>,
+    pub(crate) kv_cache_dtype: Option<KvCacheDtype>,
     /// What the layout is chosen for: minimal (fewest GPUs that start), balanced (room for the stated maxModelLen, else the recipes' headroom) or throughput (room for a batch). Defaults to the Model's with modelRef, else the platform's (step input).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub objective: Option<Objective>,
+    pub(crate) objective: Option<Objective>,
     /// Runtime replicas.
     #[serde(
         default,
@@ -106,73 +106,73 @@ pub struct LlmInferenceSpec {
         deserialize_with = "crate::de::opt_whole_number::<_, 0, REPLICAS_MAX>"
     )]
     #[schemars(range(min = 0, max = REPLICAS_MAX))]
-    pub replicas: Option<i64>,
+    pub(crate) replicas: Option<i64>,
     /// Secret holding a Hugging Face token, for gated models (key defaults to token).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hf_token_secret_ref: Option<SecretKeyRef>,
+    pub(crate) hf_token_secret_ref: Option<SecretKeyRef>,
     /// What serves the model: vllm-runtime (the production-stack operator), deployment (a plain Deployment and Service), leader-worker-set (multi-node, one LeaderWorkerSet group per replica) or auto (the one that can serve the plan). Defaults to the platform's (step input).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub runtime: Option<RuntimeChoice>,
+    pub(crate) runtime: Option<RuntimeChoice>,
     /// The vLLM image; defaults to the platform's (per runtime and GPU vendor).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub image: Option<Image>,
+    pub(crate) image: Option<Image>,
     /// Host name for an Ingress to the model's OpenAI-compatible API. No Ingress when omitted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 253))]
-    pub ingress_host: Option<String>,
+    pub(crate) ingress_host: Option<String>,
     /// IngressClass of the Ingress.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ingress_class_name: Option<String>,
+    pub(crate) ingress_class_name: Option<String>,
     /// Serve the Ingress over TLS with this Secret.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tls: Option<Tls>,
+    pub(crate) tls: Option<Tls>,
     /// Extra vllm serve arguments, appended after the derived ones.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = EXTRA_ARGS_MAX))]
-    pub extra_args: Vec<String>,
+    pub(crate) extra_args: Vec<String>,
     /// provider-kubernetes ProviderConfig of the cluster to deploy to. Without it, resources are composed natively.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 253))]
-    pub provider_config_name: Option<String>,
+    pub(crate) provider_config_name: Option<String>,
     /// Namespace in the target cluster (with providerConfigName). Defaults to the XR's namespace; without providerConfigName it does not apply and a warning says so.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 63))]
-    pub target_namespace: Option<String>,
+    pub(crate) target_namespace: Option<String>,
     /// Crossplane's own fields (composition selection and the like); skipped unread.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(skip)]
-    pub crossplane: Option<crate::xr::common::CrossplaneFields>,
+    pub(crate) crossplane: Option<crate::xr::common::CrossplaneFields>,
 }
 
 /// What the function reports about an LLMInference.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct LlmInferenceStatus {
+pub(crate) struct LlmInferenceStatus {
     /// Where to reach the model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub endpoint: Option<Endpoint>,
+    pub(crate) endpoint: Option<Endpoint>,
     /// Copied from the plan for printer columns.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gpu_count: Option<u32>,
+    pub(crate) gpu_count: Option<u32>,
     /// Copied from the plan for printer columns.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gpu_type: Option<Cow<'static, str>>,
+    pub(crate) gpu_type: Option<Cow<'static, str>>,
     /// The model served (from model or the referenced Model).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub model: Option<String>,
+    pub(crate) model: Option<String>,
     /// The sizing plan.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub plan: Option<PlanStatus>,
+    pub(crate) plan: Option<PlanStatus>,
     /// "True" when the runtime serves, as dot-inference reported it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ready: Option<Cow<'static, str>>,
+    pub(crate) ready: Option<Cow<'static, str>>,
     /// What serves the model: vllm-runtime, deployment or leader-worker-set (spec.runtime auto resolved).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub runtime: Option<Cow<'static, str>>,
+    pub(crate) runtime: Option<Cow<'static, str>>,
     /// The layout that serves now: the current plan's once every replica runs it, the previous one while a
     /// rollout replaces it, none while nothing serves.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub serving_layout: Option<String>,
+    pub(crate) serving_layout: Option<String>,
 }
 
 impl LlmInferenceSpec {
@@ -180,7 +180,7 @@ impl LlmInferenceSpec {
     /// older CRDs and hand-built requests skip the API server), with the
     /// same constants: the first problem, naming the field and what would
     /// be valid.
-    pub fn validate(&self) -> Result<(), String> {
+    pub(crate) fn validate(&self) -> Result<(), String> {
         check_range(
             "spec.gpu",
             self.gpu,

@@ -2,15 +2,15 @@
 //! `infer.dev/v1alpha1`. Their XRDs in `package/configuration/` are generated
 //! from these types (see `package`), so schema and code cannot drift.
 
-pub mod agent_pool;
-pub mod common;
-pub mod llm_inference;
-pub mod model;
-pub mod validate;
+pub(crate) mod agent_pool;
+pub(crate) mod common;
+pub(crate) mod llm_inference;
+pub(crate) mod model;
+pub(crate) mod validate;
 
 /// API group of the XRs.
-pub const GROUP: &str = "infer.dev";
+pub(crate) const GROUP: &str = "infer.dev";
 /// API version of the XRs.
-pub const VERSION: &str = "v1alpha1";
+pub(crate) const VERSION: &str = "v1alpha1";
 /// `GROUP/VERSION`.
-pub const API_VERSION: &str = "infer.dev/v1alpha1";
+pub(crate) const API_VERSION: &str = "infer.dev/v1alpha1";

@@ -13,14 +13,14 @@ use super::common::{KvCacheDtype, NameRef, Objective, PlanStatus, SecretKeyRef};
 use super::validate::{dns_subdomain, text};
 
 /// Kind name.
-pub const KIND: &str = "Model";
+pub(crate) const KIND: &str = "Model";
 
 /// Longest weightsURI: the schema states it and the composer checks it.
 /// Longest `format` and `architecture`.
-pub const DESCRIPTOR_MAX: usize = 64;
-pub const WEIGHTS_URI_MAX: usize = 1024;
+pub(crate) const DESCRIPTOR_MAX: usize = 64;
+pub(crate) const WEIGHTS_URI_MAX: usize = 1024;
 /// Most shards: the schema states it and the composer checks it.
-pub const SHARD_COUNT_MAX: i64 = 64;
+pub(crate) const SHARD_COUNT_MAX: i64 = 64;
 
 /// The desired state of a Model.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -28,61 +28,61 @@ pub const SHARD_COUNT_MAX: i64 = 64;
 #[schemars(extend("x-kubernetes-validations" = [
     {"rule": "!(has(self.config) && has(self.configFrom))", "message": "set config (inline) or configFrom (a ConfigMap), not both"}
 ]))]
-pub struct ModelSpec {
+pub(crate) struct ModelSpec {
     /// Where the weights are: hf://org/name, s3://bucket/path, gs://bucket/path, https://... or pvc://claim/path.
     #[serde(rename = "weightsURI")]
     #[schemars(regex(pattern = r"^(hf|s3|gs|https|pvc)://.+$"), length(max = WEIGHTS_URI_MAX))]
-    pub weights_uri: String,
+    pub(crate) weights_uri: String,
     /// Total size of the weights, a quantity such as 16Gi. Checked against parameters x precision.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(regex(pattern = r"^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?$"))]
-    pub size: Option<String>,
+    pub(crate) size: Option<String>,
     /// Weight precision; none means the checkpoint's own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub quantization: Option<Quantization>,
+    pub(crate) quantization: Option<Quantization>,
     /// How the weights are split across GPUs; overrides the derived parallelism.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub shard_spec: Option<ShardSpec>,
+    pub(crate) shard_spec: Option<ShardSpec>,
     /// How the weights are cached on the runtimes that serve the Model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cache_policy: Option<CachePolicy>,
+    pub(crate) cache_policy: Option<CachePolicy>,
     /// Checkpoint format, for example safetensors, pytorch or gguf.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = DESCRIPTOR_MAX))]
-    pub format: Option<String>,
+    pub(crate) format: Option<String>,
     /// Architecture, for example llama, qwen2 or mistral.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = DESCRIPTOR_MAX))]
-    pub architecture: Option<String>,
+    pub(crate) architecture: Option<String>,
     /// Parameter count such as 8B, 70B or 8x7B; needed when the model catalog does not know the weights.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(regex(
         pattern = r"^[0-9]+(\.[0-9]+)?([xX][0-9]+(\.[0-9]+)?)?[MmBbTt]?(-[Aa][0-9]+(\.[0-9]+)?[MmBbTt]?)?$"
     ))]
-    pub parameter_count: Option<String>,
+    pub(crate) parameter_count: Option<String>,
     /// Secret holding a Hugging Face token for gated hf:// weights (key defaults to token); an extension of the NeuroNetes Model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hf_token_secret_ref: Option<SecretKeyRef>,
+    pub(crate) hf_token_secret_ref: Option<SecretKeyRef>,
     /// The model's Hugging Face config.json, as an object: its exact architecture (layers, heads, KV heads, vocabulary, sliding window, MLA, quantization) for models the catalog does not know. At most 256 KiB. Not with configFrom.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "free_form_object")]
-    pub config: Option<serde_json::Value>,
+    pub(crate) config: Option<serde_json::Value>,
     /// The checkpoint's weights index (model.safetensors.index.json): its total size gives the exact weights.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub weights_index: Option<WeightsIndex>,
+    pub(crate) weights_index: Option<WeightsIndex>,
     /// A ConfigMap in the Model's namespace holding the model's config.json (key config.json) and, optionally, its model.safetensors.index.json (key model.safetensors.index.json). Not with config.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub config_from: Option<ConfigFrom>,
+    pub(crate) config_from: Option<ConfigFrom>,
     /// vLLM's KV cache dtype for the runtimes that serve the Model: auto (the model's) or fp8 (half the memory per token).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kv_cache_dtype: Option<KvCacheDtype>,
+    pub(crate) kv_cache_dtype: Option<KvCacheDtype>,
     /// What the layouts of the runtimes serving the Model are chosen for: minimal, balanced or throughput. Defaults to the platform's (step input).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub objective: Option<Objective>,
+    pub(crate) objective: Option<Objective>,
     /// Crossplane's own fields (composition selection and the like); skipped unread.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(skip)]
-    pub crossplane: Option<crate::xr::common::CrossplaneFields>,
+    pub(crate) crossplane: Option<crate::xr::common::CrossplaneFields>,
 }
 
 /// The schema of a free-form object (a config.json): any fields, kept as given.
@@ -96,18 +96,18 @@ fn free_form_object(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
 /// What sizing reads from a checkpoint's model.safetensors.index.json.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct WeightsIndex {
+pub(crate) struct WeightsIndex {
     /// metadata.total_size: the bytes of all weights as stored.
     #[schemars(range(min = 1))]
-    pub total_size: i64,
+    pub(crate) total_size: i64,
 }
 
 /// Where a Model's config.json comes from when it is not inline.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ConfigFrom {
+pub(crate) struct ConfigFrom {
     /// The ConfigMap, in the Model's namespace, with the keys config.json and (optionally) model.safetensors.index.json.
-    pub config_map_ref: NameRef,
+    pub(crate) config_map_ref: NameRef,
 }
 
 /// What a Model's `quantization` reads: a precision, then `none`.
@@ -123,14 +123,14 @@ super::common::quantization!(
 /// How a Model's weights are split.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ShardSpec {
+pub(crate) struct ShardSpec {
     /// Number of shards: GPUs per replica for tensor/pipeline parallelism, replicas for data parallelism.
     #[schemars(range(min = 1, max = SHARD_COUNT_MAX))]
-    pub count: i64,
-    pub strategy: ShardStrategy,
+    pub(crate) count: i64,
+    pub(crate) strategy: ShardStrategy,
     /// GPU topology the shards need.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub topology: Option<Topology>,
+    pub(crate) topology: Option<Topology>,
 }
 
 /// The parallelism a shard count means.
@@ -138,7 +138,7 @@ pub struct ShardSpec {
 #[serde(rename_all = "kebab-case")]
 // The variants are the API's values (tensor-parallel, ...), suffix and all.
 #[allow(clippy::enum_variant_names)]
-pub enum ShardStrategy {
+pub(crate) enum ShardStrategy {
     TensorParallel,
     PipelineParallel,
     DataParallel,
@@ -147,17 +147,17 @@ pub enum ShardStrategy {
 /// GPU topology constraints.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Topology {
-    pub locality: Locality,
+pub(crate) struct Topology {
+    pub(crate) locality: Locality,
     /// Minimum inter-GPU bandwidth, a quantity such as 600Gi.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub min_bandwidth: Option<String>,
+    pub(crate) min_bandwidth: Option<String>,
 }
 
 /// Where the GPUs of one replica must be.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
-pub enum Locality {
+pub(crate) enum Locality {
     SameNode,
     SameSocket,
     Nvlink,
@@ -167,23 +167,23 @@ pub enum Locality {
 /// How the weights are cached.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct CachePolicy {
-    pub priority: CachePriority,
+pub(crate) struct CachePolicy {
+    pub(crate) priority: CachePriority,
     /// How long to keep the weights pinned, a duration such as 2h.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pin_duration: Option<String>,
+    pub(crate) pin_duration: Option<String>,
     /// Nodes to preload the weights on.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = 64))]
-    pub preload_nodes: Vec<String>,
+    pub(crate) preload_nodes: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub eviction_policy: Option<EvictionPolicy>,
+    pub(crate) eviction_policy: Option<EvictionPolicy>,
 }
 
 /// Cache priority.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
-pub enum CachePriority {
+pub(crate) enum CachePriority {
     Critical,
     High,
     Medium,
@@ -193,7 +193,7 @@ pub enum CachePriority {
 /// When cached weights may be evicted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
-pub enum EvictionPolicy {
+pub(crate) enum EvictionPolicy {
     Never,
     Idle,
     LowPriority,
@@ -202,86 +202,86 @@ pub enum EvictionPolicy {
 /// What the function reports about a Model.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct ModelStatus {
+pub(crate) struct ModelStatus {
     /// What the cache policy changes on the runtimes that serve the Model, and what it does not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cache: Option<CacheStatus>,
+    pub(crate) cache: Option<CacheStatus>,
     /// The ConfigMap holding the model card and plans.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub config_map: Option<String>,
+    pub(crate) config_map: Option<String>,
     /// What vLLM loads (a Hugging Face id or the URI).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub model_id: Option<String>,
+    pub(crate) model_id: Option<String>,
     /// Fields that have no effect, and why.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub notes: Vec<String>,
+    pub(crate) notes: Vec<String>,
     /// Parameters in billions, as sized.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub parameters_billions: Option<f64>,
+    pub(crate) parameters_billions: Option<f64>,
     /// Ready when the Model can be served on at least one offered GPU type; Failed otherwise; Pending while it waits for its configFrom ConfigMap.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub phase: Option<String>,
+    pub(crate) phase: Option<String>,
     /// The serving plan on each offered GPU type.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub plans: Vec<GpuPlanStatus>,
+    pub(crate) plans: Vec<GpuPlanStatus>,
     /// Weight precision, as sized.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub precision: Option<String>,
+    pub(crate) precision: Option<String>,
     /// Why the phase is Failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
+    pub(crate) reason: Option<String>,
     /// GPU types the Model can be served on, for printer columns.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub serveable_on: Option<String>,
+    pub(crate) serveable_on: Option<String>,
     /// The weights' size: declared, derived and whether they agree.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub size: Option<SizeStatus>,
+    pub(crate) size: Option<SizeStatus>,
     /// What the Model waits for (its spec.configFrom ConfigMap), while it waits.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub waiting_for: Option<String>,
+    pub(crate) waiting_for: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub warnings: Vec<String>,
+    pub(crate) warnings: Vec<String>,
 }
 
 /// The size of the weights.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct SizeStatus {
+pub(crate) struct SizeStatus {
     /// False when the declared size contradicts the derived one.
-    pub consistent: bool,
+    pub(crate) consistent: bool,
     /// spec.size, when set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub declared: Option<String>,
+    pub(crate) declared: Option<String>,
     /// Parameters x bytes per parameter, in GiB.
     #[serde(rename = "derivedGiB")]
-    pub derived_gib: f64,
+    pub(crate) derived_gib: f64,
     /// How derivedGiB was computed.
-    pub formula: String,
+    pub(crate) formula: String,
 }
 
 /// A Model's plan on one GPU type.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct GpuPlanStatus {
-    pub gpu_type: String,
+pub(crate) struct GpuPlanStatus {
+    pub(crate) gpu_type: String,
     /// The plan, when the Model can be served on this GPU type.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub plan: Option<PlanStatus>,
+    pub(crate) plan: Option<PlanStatus>,
     /// Why it cannot, otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
+    pub(crate) error: Option<String>,
 }
 
 /// What a cache policy does.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct CacheStatus {
+pub(crate) struct CacheStatus {
     /// What runtimes serving the Model get, for example a weights volume.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub applied: Option<String>,
+    pub(crate) applied: Option<String>,
     /// Fields of the policy that have no effect, and why.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub not_applied: Vec<String>,
+    pub(crate) not_applied: Vec<String>,
 }
 
 impl ModelSpec {
@@ -289,7 +289,7 @@ impl ModelSpec {
     /// sizing engine and the runtimes will read them: the first problem,
     /// naming the field and what would be valid, never echoing a long value
     /// whole.
-    pub fn validate(&self) -> Result<(), String> {
+    pub(crate) fn validate(&self) -> Result<(), String> {
         text(
             "spec.weightsURI",
             &self.weights_uri,

@@ -8,7 +8,7 @@
 const SHOWN: usize = 64;
 
 /// `value` as an error message shows it: quoted and cut short.
-pub fn shown(value: &str) -> String {
+pub(crate) fn shown(value: &str) -> String {
     let n = value.chars().count();
     if n <= SHOWN {
         format!("{value:?}")
@@ -19,7 +19,7 @@ pub fn shown(value: &str) -> String {
 }
 
 /// A non-blank string of at most `max` characters.
-pub fn text(field: &str, value: &str, max: usize, example: &str) -> Result<(), String> {
+pub(crate) fn text(field: &str, value: &str, max: usize, example: &str) -> Result<(), String> {
     if value.trim().is_empty() {
         return Err(format!(
             "{field} is empty; set it (for example {example}) or omit it"
@@ -36,7 +36,7 @@ pub fn text(field: &str, value: &str, max: usize, example: &str) -> Result<(), S
 
 /// A number checked against `min..=max` (no upper bound when `max` is
 /// None); the error names the field and the valid range.
-pub fn in_range<T: PartialOrd + std::fmt::Display + Copy>(
+pub(crate) fn in_range<T: PartialOrd + std::fmt::Display + Copy>(
     field: &str,
     value: Option<T>,
     min: T,
@@ -52,7 +52,7 @@ pub fn in_range<T: PartialOrd + std::fmt::Display + Copy>(
 }
 
 /// A DNS-1123 subdomain: what most Kubernetes object names and host names must be.
-pub fn dns_subdomain(field: &str, value: &str, example: &str) -> Result<(), String> {
+pub(crate) fn dns_subdomain(field: &str, value: &str, example: &str) -> Result<(), String> {
     let ok = !value.is_empty()
         && value.len() <= 253
         && value.split('.').all(|label| is_label(label, 63));
@@ -68,7 +68,7 @@ pub fn dns_subdomain(field: &str, value: &str, example: &str) -> Result<(), Stri
 }
 
 /// A DNS-1123 label: what a namespace name must be.
-pub fn dns_label(field: &str, value: &str, example: &str) -> Result<(), String> {
+pub(crate) fn dns_label(field: &str, value: &str, example: &str) -> Result<(), String> {
     if is_label(value, 63) {
         Ok(())
     } else {

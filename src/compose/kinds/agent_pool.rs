@@ -50,19 +50,19 @@ use crate::xr::model::Locality;
 use crate::xr::validate::in_range;
 
 /// Composition resource names.
-pub const MODEL_SERVER: &str = "model_server";
-pub const AGENTS: &str = "agents";
-pub const AGENT_CONFIG: &str = "agent_config";
-pub const AGENT_SERVICE: &str = "agent_service";
-pub const AUTOSCALER: &str = "autoscaler";
-pub const DISRUPTION_BUDGET: &str = "disruption_budget";
-pub const INGRESS: &str = "ingress";
+pub(crate) const MODEL_SERVER: &str = "model_server";
+pub(crate) const AGENTS: &str = "agents";
+pub(crate) const AGENT_CONFIG: &str = "agent_config";
+pub(crate) const AGENT_SERVICE: &str = "agent_service";
+pub(crate) const AUTOSCALER: &str = "autoscaler";
+pub(crate) const DISRUPTION_BUDGET: &str = "disruption_budget";
+pub(crate) const INGRESS: &str = "ingress";
 /// The model server on the other runtimes: a Deployment (with its Service
 /// and weights claim) or a LeaderWorkerSet (with its Service).
-pub const MODEL_SERVER_DEPLOYMENT: &str = "model_server_deployment";
-pub const MODEL_SERVER_SERVICE: &str = "model_server_service";
-pub const MODEL_SERVER_WEIGHTS: &str = "model_server_weights";
-pub const MODEL_SERVER_LWS: &str = "model_server_leader_worker_set";
+pub(crate) const MODEL_SERVER_DEPLOYMENT: &str = "model_server_deployment";
+pub(crate) const MODEL_SERVER_SERVICE: &str = "model_server_service";
+pub(crate) const MODEL_SERVER_WEIGHTS: &str = "model_server_weights";
+pub(crate) const MODEL_SERVER_LWS: &str = "model_server_leader_worker_set";
 const SERVER_KEYS: ServerKeys = ServerKeys {
     vllm_runtime: MODEL_SERVER,
     deployment: MODEL_SERVER_DEPLOYMENT,
@@ -71,7 +71,7 @@ const SERVER_KEYS: ServerKeys = ServerKeys {
     leader_worker_set: MODEL_SERVER_LWS,
 };
 /// Everything the pool may compose: kept as observed while it waits for its Model.
-pub const RESOURCES: &[&str] = &[
+pub(crate) const RESOURCES: &[&str] = &[
     MODEL_SERVER,
     MODEL_SERVER_DEPLOYMENT,
     MODEL_SERVER_SERVICE,
@@ -91,7 +91,7 @@ const MAX_MODEL_SERVER_REPLICAS: u64 = 64;
 const DEFAULT_AFFINITY_SECONDS: i32 = 10_800;
 
 /// Composes an AgentPool.
-pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
+pub(crate) fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
     let spec: AgentPoolSpec = req.xr.spec().map_err(|e| Refusal::new("InvalidSpec", e))?;
     let model_name = spec.agent_class.model_ref.name.trim().to_string();
     if model_name.is_empty() {

@@ -27,14 +27,14 @@ use crate::xr::llm_inference::{LlmInferenceSpec, LlmInferenceStatus};
 
 /// Composition resource names, the same as dot-inference's so that an XR
 /// moving to this function keeps its resources.
-pub const RUNTIME: &str = "vllm_runtime";
-pub const INGRESS: &str = "ingress";
+pub(crate) const RUNTIME: &str = "vllm_runtime";
+pub(crate) const INGRESS: &str = "ingress";
 /// The other runtimes' resources: a Deployment (with its Service and
 /// weights claim), or a LeaderWorkerSet (with its Service).
-pub const DEPLOYMENT: &str = "deployment";
-pub const SERVICE: &str = "service";
-pub const WEIGHTS_CACHE: &str = "weights_cache";
-pub const LEADER_WORKER_SET: &str = "leader_worker_set";
+pub(crate) const DEPLOYMENT: &str = "deployment";
+pub(crate) const SERVICE: &str = "service";
+pub(crate) const WEIGHTS_CACHE: &str = "weights_cache";
+pub(crate) const LEADER_WORKER_SET: &str = "leader_worker_set";
 const KEYS: ServerKeys = ServerKeys {
     vllm_runtime: RUNTIME,
     deployment: DEPLOYMENT,
@@ -45,7 +45,7 @@ const KEYS: ServerKeys = ServerKeys {
 
 /// Composes an LLMInference: resolve the model, size it, place and build
 /// the model server, expose it, then report.
-pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
+pub(crate) fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
     let spec: LlmInferenceSpec = req.xr.spec().map_err(|e| Refusal::new("InvalidSpec", e))?;
     let mut out = Composition::default();
     let (model, referenced) = match resolve_model(req, &spec, &mut out)? {

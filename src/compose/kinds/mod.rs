@@ -1,5 +1,5 @@
 //! The composers, one per XR kind.
 
-pub mod agent_pool;
-pub mod llm_inference;
-pub mod model;
+pub(crate) mod agent_pool;
+pub(crate) mod llm_inference;
+pub(crate) mod model;

@@ -26,13 +26,13 @@ use crate::xr::common::round2;
 use crate::xr::model::{CacheStatus, GpuPlanStatus, ModelSpec, ModelStatus, SizeStatus};
 
 /// Composition resource name of the model card.
-pub const CARD: &str = "model_card";
+pub(crate) const CARD: &str = "model_card";
 
 /// Condition type saying whether the Model can be served.
-pub const SERVABLE: &str = "Servable";
+pub(crate) const SERVABLE: &str = "Servable";
 
 /// Composes a Model.
-pub fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
+pub(crate) fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
     let spec: ModelSpec = req.xr.spec().map_err(|e| Refusal::new("InvalidSpec", e))?;
     spec.validate()
         .map_err(|e| Refusal::new("InvalidSpec", e))?;

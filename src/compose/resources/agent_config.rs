@@ -18,28 +18,28 @@ use crate::credential::{holds_credential, is_credential_key};
 use crate::xr::agent_pool::{AgentClass, SessionAffinity};
 
 /// File name of the configuration inside the ConfigMap and the pod.
-pub const CONFIG_FILE: &str = "agent.json";
+pub(crate) const CONFIG_FILE: &str = "agent.json";
 /// Where the ConfigMap is mounted.
-pub const CONFIG_DIR: &str = "/etc/agent";
+pub(crate) const CONFIG_DIR: &str = "/etc/agent";
 /// Environment variable carrying the memory connection string from its Secret.
-pub const MEMORY_URL_ENV: &str = "AGENT_MEMORY_URL";
+pub(crate) const MEMORY_URL_ENV: &str = "AGENT_MEMORY_URL";
 /// Default key of `connectionSecretRef`.
-pub const DEFAULT_MEMORY_KEY: &str = "connectionString";
+pub(crate) const DEFAULT_MEMORY_KEY: &str = "connectionString";
 
 /// The model server the agents talk to.
-pub struct ModelEndpoint<'a> {
+pub(crate) struct ModelEndpoint<'a> {
     /// The Model's name.
-    pub name: &'a str,
+    pub(crate) name: &'a str,
     /// The name vLLM serves it under (its `modelURL`).
-    pub served_model: &'a str,
+    pub(crate) served_model: &'a str,
     /// OpenAI-compatible base URL.
-    pub base_url: &'a str,
+    pub(crate) base_url: &'a str,
 }
 
 /// Refuses settings that would put a credential into the ConfigMap. The
 /// message names the field and the safe alternative, never the value. What
 /// counts as a credential is decided in one place, [`crate::credential`].
-pub fn check_no_credentials(class: &AgentClass) -> Result<(), String> {
+pub(crate) fn check_no_credentials(class: &AgentClass) -> Result<(), String> {
     if let Some(memory) = &class.memory_config {
         if let Some(conn) = &memory.connection_string
             && holds_credential(conn)
@@ -78,7 +78,7 @@ pub fn check_no_credentials(class: &AgentClass) -> Result<(), String> {
 }
 
 /// The `AGENT_MEMORY_URL` variable from the memory Secret, when there is one.
-pub fn memory_env(class: &AgentClass) -> Option<EnvVar> {
+pub(crate) fn memory_env(class: &AgentClass) -> Option<EnvVar> {
     let r = class
         .memory_config
         .as_ref()?
@@ -103,7 +103,7 @@ pub fn memory_env(class: &AgentClass) -> Option<EnvVar> {
 }
 
 /// The configuration document the agents read.
-pub fn config_document(
+pub(crate) fn config_document(
     class: &AgentClass,
     model: &ModelEndpoint,
     session: Option<&SessionAffinity>,
@@ -159,7 +159,7 @@ pub fn config_document(
 
 /// The ConfigMap holding the configuration document, whose data is
 /// [`config_data`].
-pub fn agent_config_map(
+pub(crate) fn agent_config_map(
     name: &str,
     namespace: &str,
     labels: BTreeMap<String, String>,
@@ -169,13 +169,13 @@ pub fn agent_config_map(
 }
 
 /// The ConfigMap's data: the document, pretty-printed, under one key.
-pub fn config_data(document: &Value) -> BTreeMap<String, String> {
+pub(crate) fn config_data(document: &Value) -> BTreeMap<String, String> {
     BTreeMap::from([(CONFIG_FILE.to_string(), pretty(document))])
 }
 
 /// A short, stable hash of the configuration: a pod annotation, so a
 /// changed configuration rolls the agents (FNV-1a, 64 bits).
-pub fn config_hash(document: &Value) -> String {
+pub(crate) fn config_hash(document: &Value) -> String {
     format!(
         "{:016x}",
         crate::compose::names::fnv1a64(document.to_string().as_bytes())

@@ -22,29 +22,29 @@ use crate::compose::resources::kube;
 /// The unprivileged user the agents run as (distroless' nonroot).
 const RUN_AS: i64 = 65532;
 /// Pod annotation carrying the configuration hash.
-pub const CONFIG_HASH_ANNOTATION: &str = "infer.dev/config-hash";
+pub(crate) const CONFIG_HASH_ANNOTATION: &str = "infer.dev/config-hash";
 
 /// What the Deployment is built from.
-pub struct AgentDeploymentParams<'a> {
-    pub name: &'a str,
-    pub namespace: &'a str,
-    pub labels: BTreeMap<String, String>,
+pub(crate) struct AgentDeploymentParams<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) namespace: &'a str,
+    pub(crate) labels: BTreeMap<String, String>,
     /// The subset of labels the selector matches (immutable once created).
-    pub selector: BTreeMap<String, String>,
-    pub image: &'a str,
-    pub replicas: i32,
-    pub port: Option<i32>,
+    pub(crate) selector: BTreeMap<String, String>,
+    pub(crate) image: &'a str,
+    pub(crate) replicas: i32,
+    pub(crate) port: Option<i32>,
     /// Variables the function sets (model URL, config path, memory Secret).
-    pub env: Vec<EnvVar>,
+    pub(crate) env: Vec<EnvVar>,
     /// The user's variables; they win over the function's of the same name.
-    pub user_env: &'a [EnvVar],
-    pub config_map: &'a str,
-    pub config_hash: &'a str,
-    pub node_selector: &'a BTreeMap<String, String>,
+    pub(crate) user_env: &'a [EnvVar],
+    pub(crate) config_map: &'a str,
+    pub(crate) config_hash: &'a str,
+    pub(crate) node_selector: &'a BTreeMap<String, String>,
 }
 
 /// The Deployment manifest.
-pub fn agent_deployment(p: &AgentDeploymentParams) -> crate::compose::composition::Manifest {
+pub(crate) fn agent_deployment(p: &AgentDeploymentParams) -> crate::compose::composition::Manifest {
     let mut env: Vec<EnvVar> = p
         .env
         .iter()
@@ -184,7 +184,7 @@ pub fn agent_deployment(p: &AgentDeploymentParams) -> crate::compose::compositio
 }
 
 /// A plain environment variable.
-pub fn env(name: &str, value: &str) -> EnvVar {
+pub(crate) fn env(name: &str, value: &str) -> EnvVar {
     EnvVar {
         name: name.into(),
         value: Some(value.into()),
@@ -193,6 +193,6 @@ pub fn env(name: &str, value: &str) -> EnvVar {
 }
 
 /// Where the configuration file is inside the pod.
-pub fn config_path() -> String {
+pub(crate) fn config_path() -> String {
     format!("{CONFIG_DIR}/{CONFIG_FILE}")
 }

@@ -14,18 +14,18 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use crate::compose::resources::kube;
 
 /// What the Service is built from.
-pub struct AgentServiceParams<'a> {
-    pub name: &'a str,
-    pub namespace: &'a str,
-    pub labels: BTreeMap<String, String>,
-    pub selector: BTreeMap<String, String>,
-    pub port: i32,
+pub(crate) struct AgentServiceParams<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) namespace: &'a str,
+    pub(crate) labels: BTreeMap<String, String>,
+    pub(crate) selector: BTreeMap<String, String>,
+    pub(crate) port: i32,
     /// Seconds a client stays pinned to one agent, when affinity is on.
-    pub affinity_seconds: Option<i32>,
+    pub(crate) affinity_seconds: Option<i32>,
 }
 
 /// The Service manifest.
-pub fn agent_service(p: &AgentServiceParams) -> crate::compose::composition::Manifest {
+pub(crate) fn agent_service(p: &AgentServiceParams) -> crate::compose::composition::Manifest {
     let service = Service {
         metadata: ObjectMeta {
             name: Some(p.name.to_string()),

@@ -39,29 +39,29 @@ const POD_METRICS: &[(&str, &str, bool)] = &[
 ];
 
 /// What the autoscaler is built from.
-pub struct AutoscalerParams<'a> {
-    pub name: &'a str,
-    pub namespace: &'a str,
-    pub labels: BTreeMap<String, String>,
+pub(crate) struct AutoscalerParams<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) namespace: &'a str,
+    pub(crate) labels: BTreeMap<String, String>,
     /// The Deployment it scales.
-    pub target: &'a str,
-    pub min_replicas: i32,
-    pub max_replicas: i32,
-    pub spec: Option<&'a Autoscaling>,
+    pub(crate) target: &'a str,
+    pub(crate) min_replicas: i32,
+    pub(crate) max_replicas: i32,
+    pub(crate) spec: Option<&'a Autoscaling>,
 }
 
 /// The autoscaler, how each metric mapped, and what did not apply.
 #[derive(Debug)]
-pub struct AutoscalerPlan {
-    pub manifest: crate::compose::composition::Manifest,
-    pub mappings: Vec<MetricMapping>,
+pub(crate) struct AutoscalerPlan {
+    pub(crate) manifest: crate::compose::composition::Manifest,
+    pub(crate) mappings: Vec<MetricMapping>,
     /// Unsupported metric types: warnings (on transition) and status notes.
-    pub warnings: Vec<String>,
-    pub notes: Vec<String>,
+    pub(crate) warnings: Vec<String>,
+    pub(crate) notes: Vec<String>,
 }
 
 /// Builds the HPA. Errors name the field and what would be valid.
-pub fn autoscaler(p: &AutoscalerParams) -> Result<AutoscalerPlan, String> {
+pub(crate) fn autoscaler(p: &AutoscalerParams) -> Result<AutoscalerPlan, String> {
     let mut metrics = Vec::new();
     let mut mappings = Vec::new();
     let mut warnings = Vec::new();

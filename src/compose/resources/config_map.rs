@@ -9,12 +9,12 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 /// The most a ConfigMap's data may hold, keys and values together: the API
 /// server refuses a ConfigMap of more than 1 MiB, and Crossplane would retry
 /// applying it forever, so a composer refuses it first.
-pub const MAX_DATA_BYTES: usize = 1024 * 1024;
+pub(crate) const MAX_DATA_BYTES: usize = 1024 * 1024;
 
 /// Refuses `data` of more than [`MAX_DATA_BYTES`]. `parts` are the spec
 /// fields written into it with their approximate sizes; the message names
 /// the largest, since those are what to shorten.
-pub fn check_size(
+pub(crate) fn check_size(
     what: &str,
     data: &BTreeMap<String, String>,
     parts: &[(String, usize)],
@@ -44,7 +44,7 @@ pub fn check_size(
 }
 
 /// A ConfigMap holding `data`.
-pub fn config_map(
+pub(crate) fn config_map(
     name: &str,
     namespace: &str,
     labels: BTreeMap<String, String>,
@@ -64,7 +64,7 @@ pub fn config_map(
 }
 
 /// Pretty JSON for a ConfigMap value: reviewers read these.
-pub fn pretty(v: &impl serde::Serialize) -> String {
+pub(crate) fn pretty(v: &impl serde::Serialize) -> String {
     serde_json::to_string_pretty(v).unwrap_or_default() + "\n"
 }
 

@@ -10,7 +10,7 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use crate::compose::resources::kube;
 
 /// At most one agent pod voluntarily disrupted at a time.
-pub fn disruption_budget(
+pub(crate) fn disruption_budget(
     name: &str,
     namespace: &str,
     labels: BTreeMap<String, String>,

@@ -7,18 +7,18 @@ use k8s_openapi::api::networking::v1::{
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 /// What the Ingress routes.
-pub struct IngressParams<'a> {
-    pub name: &'a str,
-    pub namespace: &'a str,
-    pub host: &'a str,
-    pub service: &'a str,
-    pub port: i32,
-    pub class_name: Option<&'a str>,
-    pub tls_secret: Option<&'a str>,
+pub(crate) struct IngressParams<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) namespace: &'a str,
+    pub(crate) host: &'a str,
+    pub(crate) service: &'a str,
+    pub(crate) port: i32,
+    pub(crate) class_name: Option<&'a str>,
+    pub(crate) tls_secret: Option<&'a str>,
 }
 
 /// An Ingress sending every path on `host` to `service:port`.
-pub fn ingress(p: &IngressParams) -> crate::compose::composition::Manifest {
+pub(crate) fn ingress(p: &IngressParams) -> crate::compose::composition::Manifest {
     let ingress = Ingress {
         metadata: ObjectMeta {
             name: Some(p.name.to_string()),
@@ -60,6 +60,6 @@ pub fn ingress(p: &IngressParams) -> crate::compose::composition::Manifest {
 }
 
 /// The external base URL of the OpenAI-compatible API.
-pub fn external_url(host: &str, tls: bool) -> String {
+pub(crate) fn external_url(host: &str, tls: bool) -> String {
     [if tls { "https://" } else { "http://" }, host, "/v1"].concat()
 }

@@ -7,12 +7,12 @@ use serde::Serialize;
 use crate::compose::composition::Manifest;
 
 /// A k8s-openapi object as a manifest.
-pub fn manifest<T: Resource + Serialize + Send + Sync + 'static>(object: T) -> Manifest {
+pub(crate) fn manifest<T: Resource + Serialize + Send + Sync + 'static>(object: T) -> Manifest {
     Manifest::new(T::KIND, object)
 }
 
 /// The standard labels of everything an XR composes.
-pub fn labels(
+pub(crate) fn labels(
     xr_kind: &str,
     xr_name: &str,
     component: &str,

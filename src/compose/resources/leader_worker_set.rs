@@ -27,18 +27,18 @@ use crate::manifests::leader_worker_set::{
 };
 
 /// Ray's port on the leader.
-pub const RAY_PORT: u16 = 6379;
+pub(crate) const RAY_PORT: u16 = 6379;
 /// The label that tells the leader from the workers (the Service selects it).
-pub const ROLE_LABEL: &str = "role";
+pub(crate) const ROLE_LABEL: &str = "role";
 
 /// What the LeaderWorkerSet is built from besides the pod.
-pub struct LwsParams<'a> {
-    pub name: &'a str,
-    pub namespace: &'a str,
+pub(crate) struct LwsParams<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) namespace: &'a str,
     /// Groups: model replicas.
-    pub replicas: i32,
-    pub labels: BTreeMap<String, String>,
-    pub pod: PodParams<'a>,
+    pub(crate) replicas: i32,
+    pub(crate) labels: BTreeMap<String, String>,
+    pub(crate) pod: PodParams<'a>,
 }
 
 /// The leader's shell: start the Ray head, wait for the group, then exec
@@ -72,7 +72,7 @@ fn worker_command() -> Vec<String> {
 }
 
 /// Labels of the leader's pods: the Service selects them.
-pub fn leader_labels(name: &str) -> BTreeMap<String, String> {
+pub(crate) fn leader_labels(name: &str) -> BTreeMap<String, String> {
     BTreeMap::from([
         (NAME_LABEL.to_string(), name.to_string()),
         (ROLE_LABEL.to_string(), "leader".to_string()),
@@ -80,7 +80,7 @@ pub fn leader_labels(name: &str) -> BTreeMap<String, String> {
 }
 
 /// The LeaderWorkerSet.
-pub fn leader_worker_set(l: &LwsParams) -> LeaderWorkerSet {
+pub(crate) fn leader_worker_set(l: &LwsParams) -> LeaderWorkerSet {
     let p = &l.pod;
     let nodes = p.nodes.max(1);
     let mut leader_labels_all = l.labels.clone();

@@ -1,17 +1,17 @@
 //! Builders of one composed resource each, and how each kind reports readiness.
 
-pub mod agent_config;
-pub mod agent_deployment;
-pub mod agent_service;
-pub mod autoscaler;
-pub mod config_map;
-pub mod disruption_budget;
-pub mod ingress;
-pub mod kube;
-pub mod leader_worker_set;
-pub mod placement;
-pub mod vllm_deployment;
-pub mod vllm_pod;
-pub mod vllm_runtime;
-pub mod vllm_service;
-pub mod weights_volume;
+pub(crate) mod agent_config;
+pub(crate) mod agent_deployment;
+pub(crate) mod agent_service;
+pub(crate) mod autoscaler;
+pub(crate) mod config_map;
+pub(crate) mod disruption_budget;
+pub(crate) mod ingress;
+pub(crate) mod kube;
+pub(crate) mod leader_worker_set;
+pub(crate) mod placement;
+pub(crate) mod vllm_deployment;
+pub(crate) mod vllm_pod;
+pub(crate) mod vllm_runtime;
+pub(crate) mod vllm_service;
+pub(crate) mod weights_volume;

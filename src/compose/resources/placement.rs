@@ -11,7 +11,7 @@ use crate::manifests::provider_kubernetes::{
 
 /// Where to put composed manifests.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Placement {
+pub(crate) enum Placement {
     /// Composed directly; Crossplane forces the XR's namespace on them.
     Native { namespace: String },
     /// Wrapped in provider-kubernetes Objects applied to another (or this) cluster.
@@ -24,14 +24,14 @@ pub enum Placement {
 
 impl Placement {
     /// The namespace the workload lives in.
-    pub fn namespace(&self) -> &str {
+    pub(crate) fn namespace(&self) -> &str {
         match self {
             Self::Native { namespace } | Self::Remote { namespace, .. } => namespace,
         }
     }
 
     /// The manifest as it should be composed.
-    pub fn place(&self, manifest: Manifest) -> Manifest {
+    pub(crate) fn place(&self, manifest: Manifest) -> Manifest {
         let Self::Remote {
             provider_config,
             kind,

@@ -17,24 +17,24 @@ use crate::compose::resources::vllm_pod::{
 use crate::manifests::vllm_runtime::StorageAccessMode;
 
 /// What the Deployment is built from besides the pod.
-pub struct DeploymentParams<'a> {
-    pub name: &'a str,
-    pub namespace: &'a str,
-    pub replicas: i32,
+pub(crate) struct DeploymentParams<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) namespace: &'a str,
+    pub(crate) replicas: i32,
     /// Labels of the Deployment and its pods.
-    pub labels: BTreeMap<String, String>,
+    pub(crate) labels: BTreeMap<String, String>,
     /// The part of them that selects the pods: never changes for the XR,
     /// since a Deployment's selector cannot change.
-    pub selector: BTreeMap<String, String>,
+    pub(crate) selector: BTreeMap<String, String>,
     /// The PersistentVolumeClaim of the weights volume, when there is one.
-    pub weights_claim: Option<&'a str>,
-    pub pod: PodParams<'a>,
+    pub(crate) weights_claim: Option<&'a str>,
+    pub(crate) pod: PodParams<'a>,
 }
 
 /// Whether replacing a pod must stop the old one first: a surge pod cannot
 /// schedule beside a pod that holds every GPU of its node, nor attach a
 /// ReadWriteOnce volume another node holds.
-pub fn needs_recreate(p: &PodParams) -> bool {
+pub(crate) fn needs_recreate(p: &PodParams) -> bool {
     p.plan.gpu_count >= p.plan.gpu.per_node
         || p.weights_cache
             .is_some_and(|c| c.storage.access_mode == Some(StorageAccessMode::ReadWriteOnce))
@@ -62,7 +62,7 @@ fn strategy(p: &PodParams) -> DeploymentStrategy {
 }
 
 /// The Deployment.
-pub fn vllm_deployment(d: &DeploymentParams) -> Deployment {
+pub(crate) fn vllm_deployment(d: &DeploymentParams) -> Deployment {
     let p = &d.pod;
     let container = serving_container(p, vec!["vllm".into(), "serve".into()], serve_args(p));
     Deployment {

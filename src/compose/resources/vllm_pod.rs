@@ -38,12 +38,12 @@ use crate::sizing::Plan;
 use crate::units::{GIB, gib_quantity, parse_quantity};
 
 /// The port `vllm serve` listens on, named for the Service's target port.
-pub const CONTAINER_PORT: i32 = 8000;
-pub const PORT_NAME: &str = "http";
+pub(crate) const CONTAINER_PORT: i32 = 8000;
+pub(crate) const PORT_NAME: &str = "http";
 /// HOME of the vLLM process: an emptyDir, since the images' HOME is /root.
-pub const HOME: &str = "/home/vllm";
+pub(crate) const HOME: &str = "/home/vllm";
 /// Names of the pod's volumes.
-pub const WEIGHTS_VOLUME: &str = "weights";
+pub(crate) const WEIGHTS_VOLUME: &str = "weights";
 const HOME_VOLUME: &str = "home";
 const TMP_VOLUME: &str = "tmp";
 const SHM_VOLUME: &str = "dshm";
@@ -64,36 +64,36 @@ const LIVENESS_FAILURES: i32 = 6;
 /// sets its own probe has no reason for the cap: a checkpoint that needs
 /// longer would be killed just before it loads and start over, so the probe
 /// covers the uncapped estimate.
-pub fn startup_budget_seconds(plan: &Plan) -> u32 {
+pub(crate) fn startup_budget_seconds(plan: &Plan) -> u32 {
     let estimate = 300.0 + 20.0 * plan.checkpoint_gib.max(0.0);
     let minutes = (estimate / 60.0).ceil().min(f64::from(u32::MAX / 60)) as u32;
     plan.startup_probe_seconds.max(minutes * 60)
 }
 
 /// The failures the startup probe allows: the budget in probe periods.
-pub fn startup_failure_threshold(plan: &Plan) -> i32 {
+pub(crate) fn startup_failure_threshold(plan: &Plan) -> i32 {
     let periods = startup_budget_seconds(plan).div_ceil(STARTUP_PERIOD_SECONDS as u32);
     i32::try_from(periods).unwrap_or(i32::MAX)
 }
 
 /// What one vLLM pod is built from.
-pub struct PodParams<'a> {
+pub(crate) struct PodParams<'a> {
     /// What `vllm serve` loads: a Hugging Face id or a path.
-    pub model_url: &'a str,
-    pub plan: &'a Plan,
-    pub image: &'a Image,
-    pub hf_token: Option<(&'a str, &'a str)>,
+    pub(crate) model_url: &'a str,
+    pub(crate) plan: &'a Plan,
+    pub(crate) image: &'a Image,
+    pub(crate) hf_token: Option<(&'a str, &'a str)>,
     /// The Model's load arguments, then the user's; appended last.
-    pub extra_args: &'a [String],
-    pub settings: &'a Settings,
-    pub weights_cache: Option<&'a WeightsCache>,
+    pub(crate) extra_args: &'a [String],
+    pub(crate) settings: &'a Settings,
+    pub(crate) weights_cache: Option<&'a WeightsCache>,
     /// Pods a replica spans (1, or the LeaderWorkerSet's group size).
-    pub nodes: u32,
+    pub(crate) nodes: u32,
 }
 
 /// `vllm serve` arguments after the command: the model, the listen address
 /// and everything the plan decided, then the extra arguments.
-pub fn serve_args(p: &PodParams) -> Vec<String> {
+pub(crate) fn serve_args(p: &PodParams) -> Vec<String> {
     let plan = p.plan;
     let mut args = vec![
         p.model_url.to_string(),
@@ -132,7 +132,7 @@ pub fn serve_args(p: &PodParams) -> Vec<String> {
 }
 
 /// The environment of every vLLM container of the pod.
-pub fn env(p: &PodParams) -> Vec<EnvVar> {
+pub(crate) fn env(p: &PodParams) -> Vec<EnvVar> {
     let value = |name: &str, value: &str| EnvVar {
         name: name.into(),
         value: Some(value.into()),
@@ -177,7 +177,7 @@ pub fn env(p: &PodParams) -> Vec<EnvVar> {
 /// Requests equal to limits for one pod holding `gpus` of the replica's
 /// GPUs (or its MIG slice), its share of CPU and memory, plus the memory
 /// /dev/shm may take. The second value is the pod's memory in words.
-pub fn resources(p: &PodParams) -> (ResourceRequirements, String) {
+pub(crate) fn resources(p: &PodParams) -> (ResourceRequirements, String) {
     let plan = p.plan;
     let nodes = f64::from(p.nodes.max(1));
     let gpus = plan.gpus_per_pod();
@@ -238,7 +238,11 @@ fn health(period: i32, failures: i32, timeout: i32) -> Probe {
 
 /// The container that serves: `command` runs vllm serve (directly, or
 /// after starting Ray), with probes on /health.
-pub fn serving_container(p: &PodParams, command: Vec<String>, args: Vec<String>) -> Container {
+pub(crate) fn serving_container(
+    p: &PodParams,
+    command: Vec<String>,
+    args: Vec<String>,
+) -> Container {
     let (resources, _) = resources(p);
     Container {
         name: "vllm".into(),
@@ -268,7 +272,7 @@ pub fn serving_container(p: &PodParams, command: Vec<String>, args: Vec<String>)
 
 /// A container of a LeaderWorkerSet worker: it joins the leader's Ray
 /// cluster and holds its GPUs for it; vLLM's health is the leader's.
-pub fn worker_container(p: &PodParams, command: Vec<String>) -> Container {
+pub(crate) fn worker_container(p: &PodParams, command: Vec<String>) -> Container {
     let (resources, _) = resources(p);
     Container {
         name: "vllm-worker".into(),
@@ -283,7 +287,7 @@ pub fn worker_container(p: &PodParams, command: Vec<String>) -> Container {
 }
 
 /// `registry/name`, as a pod's image.
-pub fn image_ref(image: &Image) -> String {
+pub(crate) fn image_ref(image: &Image) -> String {
     format!("{}/{}", image.registry.trim_end_matches('/'), image.name)
 }
 
@@ -306,7 +310,7 @@ fn volume_mounts(p: &PodParams) -> Vec<VolumeMount> {
 /// The pod's volumes; `weights_claim` names the PersistentVolumeClaim of a
 /// shared weights volume (a LeaderWorkerSet's per-pod claims come from its
 /// template instead).
-pub fn volumes(p: &PodParams, weights_claim: Option<&str>) -> Vec<Volume> {
+pub(crate) fn volumes(p: &PodParams, weights_claim: Option<&str>) -> Vec<Volume> {
     let empty = |name: &str, source: EmptyDirVolumeSource| Volume {
         name: name.into(),
         empty_dir: Some(source),
@@ -380,7 +384,7 @@ fn pod_security(plan: &Plan) -> PodSecurityContext {
 
 /// A pod spec around `containers`: scheduling on the GPU nodes, security,
 /// volumes.
-pub fn pod_spec(p: &PodParams, containers: Vec<Container>, volumes: Vec<Volume>) -> PodSpec {
+pub(crate) fn pod_spec(p: &PodParams, containers: Vec<Container>, volumes: Vec<Volume>) -> PodSpec {
     let affinity = p.settings.gpu_node_selector.then(|| Affinity {
         node_affinity: Some(NodeAffinity {
             required_during_scheduling_ignored_during_execution: Some(NodeSelector {

@@ -22,28 +22,28 @@ use crate::manifests::vllm_runtime::{
 use crate::sizing::Plan;
 
 /// Port of the Service the operator creates in front of the runtime.
-pub const SERVICE_PORT: i32 = 80;
+pub(crate) const SERVICE_PORT: i32 = 80;
 
 /// What a runtime is built from besides the plan.
-pub struct RuntimeParams<'a> {
-    pub name: &'a str,
-    pub namespace: &'a str,
+pub(crate) struct RuntimeParams<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) namespace: &'a str,
     /// What `vllm serve` loads: a Hugging Face id or a path.
-    pub model_url: &'a str,
-    pub plan: &'a Plan,
-    pub image: &'a Image,
-    pub replicas: i32,
-    pub hf_token: Option<(&'a str, &'a str)>,
-    pub extra_args: &'a [String],
-    pub settings: &'a Settings,
-    pub weights_cache: Option<&'a WeightsCache>,
+    pub(crate) model_url: &'a str,
+    pub(crate) plan: &'a Plan,
+    pub(crate) image: &'a Image,
+    pub(crate) replicas: i32,
+    pub(crate) hf_token: Option<(&'a str, &'a str)>,
+    pub(crate) extra_args: &'a [String],
+    pub(crate) settings: &'a Settings,
+    pub(crate) weights_cache: Option<&'a WeightsCache>,
     /// Labels that never change for the XR: the operator copies them into
     /// the Deployment's selector, which cannot change.
-    pub labels: Option<&'a std::collections::BTreeMap<String, String>>,
+    pub(crate) labels: Option<&'a std::collections::BTreeMap<String, String>>,
 }
 
 /// The VLLMRuntime manifest.
-pub fn vllm_runtime(p: &RuntimeParams) -> crate::compose::composition::Manifest {
+pub(crate) fn vllm_runtime(p: &RuntimeParams) -> crate::compose::composition::Manifest {
     let plan = p.plan;
     let tp = plan.tensor_parallel_size;
     // --quantization and --kv-cache-dtype, when the plan needs them.
@@ -166,7 +166,7 @@ pub(crate) fn node_selector_terms(plan: &Plan, on_gpu_product: bool) -> Vec<Node
 /// Why a VLLMRuntime cannot serve on the plan's GPU, if it cannot: the
 /// operator runs `/opt/venv/bin/vllm` from a CUDA image under the `nvidia`
 /// RuntimeClass, so only NVIDIA GPUs can work.
-pub fn unsupported_gpu(plan: &Plan) -> Option<String> {
+pub(crate) fn unsupported_gpu(plan: &Plan) -> Option<String> {
     (plan.gpu.vendor != "nvidia").then(|| {
         format!(
             "{} is an {} GPU, and the vLLM production-stack operator runs /opt/venv/bin/vllm from a CUDA image \
@@ -194,6 +194,6 @@ pub(crate) fn gpu_toleration(plan: &Plan) -> Toleration {
 }
 
 /// The in-cluster base URL of the runtime's OpenAI-compatible API.
-pub fn internal_url(name: &str, namespace: &str) -> String {
+pub(crate) fn internal_url(name: &str, namespace: &str) -> String {
     ["http://", name, ".", namespace, ".svc.cluster.local/v1"].concat()
 }

@@ -13,7 +13,7 @@ use crate::compose::resources::vllm_pod::PORT_NAME;
 use crate::compose::resources::vllm_runtime::SERVICE_PORT;
 
 /// A ClusterIP Service `name` on port 80 to the pods `selector` picks.
-pub fn vllm_service(
+pub(crate) fn vllm_service(
     name: &str,
     namespace: &str,
     labels: BTreeMap<String, String>,

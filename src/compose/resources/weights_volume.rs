@@ -15,19 +15,19 @@ use crate::manifests::vllm_runtime::{StorageAccessMode, StorageConfig};
 
 /// Where the volume is mounted; `HF_HOME` points into it so vLLM downloads
 /// there and a restarted pod finds what was downloaded.
-pub const CACHE_MOUNT_PATH: &str = "/data";
-pub const HF_HOME: &str = "/data/huggingface";
+pub(crate) const CACHE_MOUNT_PATH: &str = "/data";
+pub(crate) const HF_HOME: &str = "/data/huggingface";
 
 /// A weights volume and what it is, in words for the plan's reasons.
 #[derive(Clone, Debug, PartialEq)]
-pub struct WeightsCache {
-    pub storage: StorageConfig,
-    pub applied: String,
+pub(crate) struct WeightsCache {
+    pub(crate) storage: StorageConfig,
+    pub(crate) applied: String,
 }
 
 /// A claim named `name` for `cache` (namespace and labels set by the caller
 /// for a standalone claim, left empty in a template).
-pub fn weights_claim(name: &str, cache: &WeightsCache) -> PersistentVolumeClaim {
+pub(crate) fn weights_claim(name: &str, cache: &WeightsCache) -> PersistentVolumeClaim {
     let storage = &cache.storage;
     let mode = match storage.access_mode {
         Some(StorageAccessMode::ReadWriteMany) => "ReadWriteMany",

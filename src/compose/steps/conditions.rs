@@ -4,11 +4,11 @@
 use crate::protocol::server::Condition;
 use crate::response::condition;
 
-pub const SIZED: &str = "Sized";
-pub const SERVING: &str = "Serving";
+pub(crate) const SIZED: &str = "Sized";
+pub(crate) const SERVING: &str = "Serving";
 
 /// `Sized` True, reason `SizedWithWarnings` when the plan has warnings.
-pub fn sized(warnings: &[String], message: String) -> Condition {
+pub(crate) fn sized(warnings: &[String], message: String) -> Condition {
     let reason = if warnings.is_empty() {
         "Sized"
     } else {
@@ -18,11 +18,11 @@ pub fn sized(warnings: &[String], message: String) -> Condition {
 }
 
 /// `Serving` True, reason `Available`.
-pub fn serving(message: String) -> Condition {
+pub(crate) fn serving(message: String) -> Condition {
     condition(SERVING, true, "Available", message)
 }
 
 /// `Serving` False: not yet, for `reason`.
-pub fn not_serving(reason: &str, message: impl Into<String>) -> Condition {
+pub(crate) fn not_serving(reason: &str, message: impl Into<String>) -> Condition {
     condition(SERVING, false, reason, message)
 }

@@ -1,10 +1,10 @@
 //! Steps the composers of several kinds share: resolving a Model, sizing, the weights cache, the model server and its conditions.
 
-pub mod conditions;
-pub mod model_config;
-pub mod model_facts;
-pub mod model_ref;
-pub mod model_server;
-pub mod runtime;
-pub mod serving;
-pub mod weights_cache;
+pub(crate) mod conditions;
+pub(crate) mod model_config;
+pub(crate) mod model_facts;
+pub(crate) mod model_ref;
+pub(crate) mod model_server;
+pub(crate) mod runtime;
+pub(crate) mod serving;
+pub(crate) mod weights_cache;

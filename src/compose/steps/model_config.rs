@@ -20,17 +20,17 @@ use crate::request::{Required, required_object};
 use crate::sizing::weights_index_total_bytes;
 
 /// Key of the requirement, in the request's `required` and the response's requirements.
-pub const REQUIREMENT_KEY: &str = "model-config";
+pub(crate) const REQUIREMENT_KEY: &str = "model-config";
 
 /// Condition type saying whether the Model's config ConfigMap was found.
-pub const MODEL_CONFIG_RESOLVED: &str = "ModelConfigResolved";
+pub(crate) const MODEL_CONFIG_RESOLVED: &str = "ModelConfigResolved";
 
 /// The ConfigMap keys read.
-pub const CONFIG_KEY: &str = "config.json";
-pub const INDEX_KEY: &str = "model.safetensors.index.json";
+pub(crate) const CONFIG_KEY: &str = "config.json";
+pub(crate) const INDEX_KEY: &str = "model.safetensors.index.json";
 
 /// The requirement for the ConfigMap `name` in `namespace`.
-pub fn requirement(name: &str, namespace: &str) -> ResourceSelector {
+pub(crate) fn requirement(name: &str, namespace: &str) -> ResourceSelector {
     ResourceSelector {
         api_version: "v1".into(),
         kind: "ConfigMap".into(),
@@ -41,7 +41,7 @@ pub fn requirement(name: &str, namespace: &str) -> ResourceSelector {
 
 /// What reading the ConfigMap gave.
 #[derive(Debug, PartialEq)]
-pub enum Lookup {
+pub(crate) enum Lookup {
     /// The facts hold the ConfigMap's config.json and weights index (or the
     /// Model names no ConfigMap).
     Ready,
@@ -53,7 +53,7 @@ pub enum Lookup {
 /// the path of spec.configFrom.configMapRef as the caller's user sees it
 /// ("spec.configFrom.configMapRef", or "spec.modelRef: Model team-a/x
 /// spec.configFrom.configMapRef").
-pub fn resolve(
+pub(crate) fn resolve(
     req: &ComposeRequest,
     facts: &mut ModelFacts,
     field: &str,
@@ -134,7 +134,7 @@ pub fn resolve(
 
 /// The composition of a composer that waits for the ConfigMap (see
 /// [`waiting_for`]). The caller adds its requirements.
-pub fn waiting(
+pub(crate) fn waiting(
     req: &ComposeRequest,
     message: &str,
     not_found: bool,
@@ -157,7 +157,7 @@ pub fn waiting(
 
 /// The warning a plan on a guessed architecture gets: what was guessed, and
 /// how to give the config (`how`: where this XR's Model is).
-pub fn guessed_warning(model: &str, how: &str) -> String {
+pub(crate) fn guessed_warning(model: &str, how: &str) -> String {
     format!(
         "{model} is not in the model catalog and no config.json was given: its architecture was guessed on the safe side \
          (multi-head attention, a large vocabulary), which can plan more GPUs than it needs; {how}"
@@ -165,9 +165,9 @@ pub fn guessed_warning(model: &str, how: &str) -> String {
 }
 
 /// `how` for an LLMInference with spec.model.
-pub const GIVE_CONFIG_VIA_MODEL_REF: &str = "serve it through a Model (spec.modelRef) whose spec.config holds the model's \
+pub(crate) const GIVE_CONFIG_VIA_MODEL_REF: &str = "serve it through a Model (spec.modelRef) whose spec.config holds the model's \
      config.json, or whose spec.configFrom.configMapRef names a ConfigMap with the key config.json";
 
 /// `how` for a Model and the runtimes that serve one.
-pub const GIVE_CONFIG_ON_MODEL: &str = "set the Model's spec.config to the model's config.json, or spec.configFrom.configMapRef \
+pub(crate) const GIVE_CONFIG_ON_MODEL: &str = "set the Model's spec.config to the model's config.json, or spec.configFrom.configMapRef \
      to a ConfigMap with the key config.json";

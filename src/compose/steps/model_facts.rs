@@ -18,43 +18,43 @@ const SIZE_TOLERANCE: f64 = 0.25;
 
 /// A Model's facts, read from its spec.
 #[derive(Clone, Debug, PartialEq)]
-pub struct ModelFacts {
+pub(crate) struct ModelFacts {
     /// What `vllm serve` loads: a Hugging Face id, or the object-store URI.
-    pub model_url: String,
+    pub(crate) model_url: String,
     /// What the sizing engine looks up in its catalog.
-    pub model_id: String,
+    pub(crate) model_id: String,
     /// Arguments loading these weights needs (object stores go through the Run:ai streamer).
-    pub load_args: Vec<String>,
-    pub parameter_count: Option<String>,
-    pub precision: Option<Precision>,
-    pub tensor_parallel: Option<u32>,
-    pub pipeline_parallel: Option<u32>,
+    pub(crate) load_args: Vec<String>,
+    pub(crate) parameter_count: Option<String>,
+    pub(crate) precision: Option<Precision>,
+    pub(crate) tensor_parallel: Option<u32>,
+    pub(crate) pipeline_parallel: Option<u32>,
     /// Data-parallel shards: model-server replicas.
-    pub data_parallel: Option<u32>,
-    pub cache: Option<CachePolicy>,
-    pub declared_size: Option<String>,
-    pub hf_token: Option<(String, String)>,
+    pub(crate) data_parallel: Option<u32>,
+    pub(crate) cache: Option<CachePolicy>,
+    pub(crate) declared_size: Option<String>,
+    pub(crate) hf_token: Option<(String, String)>,
     /// Why a VLLMRuntime cannot load these weights, when it cannot.
-    pub unservable: Option<String>,
+    pub(crate) unservable: Option<String>,
     /// Fields that have no effect, and why.
-    pub notes: Vec<String>,
+    pub(crate) notes: Vec<String>,
     /// The model's config.json (spec.config, or the spec.configFrom ConfigMap once read).
-    pub model_config: Option<ModelConfig>,
+    pub(crate) model_config: Option<ModelConfig>,
     /// The checkpoint's total bytes (weights index).
-    pub checkpoint_bytes: Option<u64>,
+    pub(crate) checkpoint_bytes: Option<u64>,
     /// The ConfigMap spec.configFrom names, still to be read.
-    pub config_map: Option<String>,
-    pub kv_cache_dtype: KvCacheDtype,
+    pub(crate) config_map: Option<String>,
+    pub(crate) kv_cache_dtype: KvCacheDtype,
     /// spec.objective; `None` = the platform's default.
-    pub objective: Option<Objective>,
+    pub(crate) objective: Option<Objective>,
 }
 
 /// Largest config.json accepted, inline or in a ConfigMap: real ones are a
 /// few KiB (multimodal ones tens of KiB).
-pub const CONFIG_MAX_BYTES: usize = 256 * 1024;
+pub(crate) const CONFIG_MAX_BYTES: usize = 256 * 1024;
 
 /// Reads a config.json given as text; `field` names where it came from.
-pub fn parse_config(field: &str, text: &str) -> Result<ModelConfig, String> {
+pub(crate) fn parse_config(field: &str, text: &str) -> Result<ModelConfig, String> {
     if text.len() > CONFIG_MAX_BYTES {
         return Err(format!(
             "{field} is {} KiB; a config.json is a few KiB (at most {} KiB accepted): give the model's config.json, not its weights or tokenizer",
@@ -68,7 +68,7 @@ pub fn parse_config(field: &str, text: &str) -> Result<ModelConfig, String> {
 impl ModelFacts {
     /// Reads a Model's spec. `prefix` is prepended to field paths in errors
     /// ("spec" for the Model itself, "Model team-a/llama spec" for a reference).
-    pub fn from_spec(spec: &ModelSpec, prefix: &str) -> Result<Self, String> {
+    pub(crate) fn from_spec(spec: &ModelSpec, prefix: &str) -> Result<Self, String> {
         let uri = spec.weights_uri.trim();
         let (scheme, path) = uri.split_once("://").ok_or_else(|| {
             format!("{prefix}.weightsURI {uri:?} has no scheme; use hf://org/name, s3://, gs://, https:// or pvc://")
@@ -211,7 +211,11 @@ impl ModelFacts {
 
     /// A sizing request for these weights on `gpu_type`; the caller adds
     /// what its own spec says (GPU count, MIG, context length).
-    pub fn sizing_request(&self, gpu_type: &str, gpu_memory_utilization: f64) -> SizingRequest {
+    pub(crate) fn sizing_request(
+        &self,
+        gpu_type: &str,
+        gpu_memory_utilization: f64,
+    ) -> SizingRequest {
         SizingRequest {
             model_id: self.model_id.clone(),
             gpu_type: gpu_type.to_string(),
@@ -230,14 +234,14 @@ impl ModelFacts {
 
     /// The objective for a runtime serving the Model: the Model's, else
     /// `default` (the platform's).
-    pub fn objective_or(&self, default: Objective) -> Objective {
+    pub(crate) fn objective_or(&self, default: Objective) -> Objective {
         self.objective.unwrap_or(default)
     }
 
     /// The vLLM arguments these weights and this plan need beyond what the
     /// runtime builder sets: the load format, and pipeline parallelism,
     /// which the VLLMRuntime has no field for.
-    pub fn serve_args(&self, plan: &Plan) -> Vec<String> {
+    pub(crate) fn serve_args(&self, plan: &Plan) -> Vec<String> {
         let mut args = self.load_args.clone();
         if plan.pipeline_parallel_size > 1 {
             args.extend([
@@ -250,7 +254,7 @@ impl ModelFacts {
 
     /// What the cache policy asks that nothing here can do: a volume per
     /// runtime is all Kubernetes offers (see `weights_cache`).
-    pub fn cache_not_applied(&self) -> Vec<String> {
+    pub(crate) fn cache_not_applied(&self) -> Vec<String> {
         let Some(policy) = self.cache.as_ref() else {
             return Vec::new();
         };
@@ -279,7 +283,7 @@ impl ModelFacts {
 
     /// The declared size checked against parameters x precision: the
     /// derived GiB, the formula, and a warning when they contradict.
-    pub fn size_check(&self, plan: &Plan) -> (f64, String, Option<String>) {
+    pub(crate) fn size_check(&self, plan: &Plan) -> (f64, String, Option<String>) {
         let derived = plan.estimate.weights_gib;
         let formula = format!(
             "{:.2}B parameters x {} bytes ({}) = {:.2} GiB",

@@ -17,18 +17,18 @@ use crate::response as outcome;
 use crate::xr::model::{KIND as MODEL_KIND, ModelSpec};
 
 /// Key of the requirement, in the request's `required` and the response's requirements.
-pub const REQUIREMENT_KEY: &str = "model";
+pub(crate) const REQUIREMENT_KEY: &str = "model";
 
 /// Condition type saying whether the referenced Model was found.
-pub const MODEL_RESOLVED: &str = "ModelResolved";
+pub(crate) const MODEL_RESOLVED: &str = "ModelResolved";
 
 /// Seconds until Crossplane calls again while a required resource is
 /// awaited: it does not watch them, so a Model created now is seen within
 /// that, not at the next poll.
-pub const WAITING_TTL_SECONDS: u32 = 10;
+pub(crate) const WAITING_TTL_SECONDS: u32 = 10;
 
 /// The requirement for the Model `name` in `namespace`.
-pub fn requirement(name: &str, namespace: &str) -> ResourceSelector {
+pub(crate) fn requirement(name: &str, namespace: &str) -> ResourceSelector {
     ResourceSelector {
         api_version: crate::xr::API_VERSION.into(),
         kind: MODEL_KIND.into(),
@@ -39,16 +39,16 @@ pub fn requirement(name: &str, namespace: &str) -> ResourceSelector {
 
 /// A Model that was found.
 #[derive(Debug)]
-pub struct ResolvedModel {
+pub(crate) struct ResolvedModel {
     /// `namespace/name`, for messages.
-    pub display: String,
-    pub name: String,
-    pub facts: ModelFacts,
+    pub(crate) display: String,
+    pub(crate) name: String,
+    pub(crate) facts: ModelFacts,
 }
 
 /// What looking the Model up gave.
 #[derive(Debug)]
-pub enum Lookup {
+pub(crate) enum Lookup {
     Found(Box<ResolvedModel>),
     /// Crossplane has not looked it up yet, or found nothing.
     Waiting {
@@ -59,7 +59,7 @@ pub enum Lookup {
 
 /// Looks up the Model `name` that `field` refers to. A Model whose spec
 /// cannot be read is a refusal that names the Model's field.
-pub fn lookup(req: &ComposeRequest, field: &str, name: &str) -> Result<Lookup, Refusal> {
+pub(crate) fn lookup(req: &ComposeRequest, field: &str, name: &str) -> Result<Lookup, Refusal> {
     let display = format!("{}/{name}", req.xr.namespace);
     let object = match required_object(req.required, REQUIREMENT_KEY, name) {
         Ok(Required::Found(object)) => object,
@@ -108,7 +108,7 @@ fn read_spec(object: &Map<String, Value>) -> Result<ModelSpec, String> {
 /// requirement, a condition, `status` (which should say what it waits
 /// for), the resources in `keep` kept as observed, and a warning only when
 /// the Model turns out missing and the observed status did not say so yet.
-pub fn waiting(
+pub(crate) fn waiting(
     req: &ComposeRequest,
     message: &str,
     not_found: bool,
@@ -130,13 +130,13 @@ pub fn waiting(
 }
 
 /// What a composer waits for, in the words of its condition.
-pub struct WaitingFor {
+pub(crate) struct WaitingFor {
     /// The condition type.
-    pub condition: &'static str,
+    pub(crate) condition: &'static str,
     /// Its reason (and the warning's) once the resource turns out missing.
-    pub not_found: &'static str,
+    pub(crate) not_found: &'static str,
     /// Its reason while the resource may still come.
-    pub waiting: &'static str,
+    pub(crate) waiting: &'static str,
 }
 
 /// The composition of a composer that waits for a required resource: a
@@ -144,7 +144,7 @@ pub struct WaitingFor {
 /// in `keep` kept as observed, and a warning only when the resource turns
 /// out missing and the observed status (`waitingFor`) did not say so yet.
 /// The caller adds its requirements.
-pub fn waiting_for(
+pub(crate) fn waiting_for(
     what: &WaitingFor,
     req: &ComposeRequest,
     message: &str,

@@ -35,58 +35,45 @@ const LWS_NAME_MAX: usize = 45;
 
 /// The composition-resource names of a model server, per kind.
 #[derive(Clone, Copy, Debug)]
-pub struct ServerKeys {
-    pub vllm_runtime: &'static str,
-    pub deployment: &'static str,
-    pub service: &'static str,
-    pub weights: &'static str,
-    pub leader_worker_set: &'static str,
-}
-
-impl ServerKeys {
-    /// Every name a model server may be composed under.
-    pub fn all(&self) -> [&'static str; 5] {
-        [
-            self.vllm_runtime,
-            self.deployment,
-            self.service,
-            self.weights,
-            self.leader_worker_set,
-        ]
-    }
+pub(crate) struct ServerKeys {
+    pub(crate) vllm_runtime: &'static str,
+    pub(crate) deployment: &'static str,
+    pub(crate) service: &'static str,
+    pub(crate) weights: &'static str,
+    pub(crate) leader_worker_set: &'static str,
 }
 
 /// A model server to compose.
-pub struct ServerSpec<'a> {
-    pub runtime: Runtime,
-    pub keys: ServerKeys,
+pub(crate) struct ServerSpec<'a> {
+    pub(crate) runtime: Runtime,
+    pub(crate) keys: ServerKeys,
     /// The VLLMRuntime's parameters; the other runtimes read the same
     /// plan, model, replicas, token, settings and weights volume.
-    pub params: RuntimeParams<'a>,
+    pub(crate) params: RuntimeParams<'a>,
     /// The user's image, if any; else the platform's per runtime and vendor.
-    pub image: Option<&'a Image>,
+    pub(crate) image: Option<&'a Image>,
     /// Arguments after the plan's for the runtimes that build their own
     /// command line: the Model's load arguments, then the user's.
-    pub pod_args: &'a [String],
+    pub(crate) pod_args: &'a [String],
     /// The XR, for the standard labels.
-    pub xr_kind: &'a str,
-    pub xr_name: &'a str,
+    pub(crate) xr_kind: &'a str,
+    pub(crate) xr_name: &'a str,
     /// What exists already: fields the API server will not change are
     /// taken from it.
-    pub existing: Existing,
+    pub(crate) existing: Existing,
 }
 
 /// The model server's objects as observed (for a remote cluster, as
 /// provider-kubernetes observed them there), where they exist.
 #[derive(Debug, Default)]
-pub struct Existing {
-    pub claim: Option<Map<String, Value>>,
-    pub deployment: Option<Map<String, Value>>,
+pub(crate) struct Existing {
+    pub(crate) claim: Option<Map<String, Value>>,
+    pub(crate) deployment: Option<Map<String, Value>>,
 }
 
 impl Existing {
     /// The observed objects composed under `keys`.
-    pub fn observed(observed: &Observed, keys: ServerKeys) -> Self {
+    pub(crate) fn observed(observed: &Observed, keys: ServerKeys) -> Self {
         Self {
             claim: observed.manifest(keys.weights),
             deployment: observed.manifest(keys.deployment),
@@ -95,24 +82,24 @@ impl Existing {
 }
 
 /// The composed model server.
-pub struct ModelServer {
+pub(crate) struct ModelServer {
     /// (composition-resource name, manifest), the serving workload first.
-    pub resources: Vec<(&'static str, Manifest)>,
+    pub(crate) resources: Vec<(&'static str, Manifest)>,
     /// Sentences for the plan's reasons.
-    pub reasons: Vec<String>,
+    pub(crate) reasons: Vec<String>,
     /// The labels that select the server's pods (all of them: a
     /// LeaderWorkerSet's workers too).
-    pub pod_labels: BTreeMap<String, String>,
+    pub(crate) pod_labels: BTreeMap<String, String>,
     /// What the platform or the user should know: a change that cannot
     /// apply to an existing object, a volume about to be deleted.
-    pub warnings: Vec<String>,
+    pub(crate) warnings: Vec<String>,
 }
 
 /// Composes the model server.
-pub fn model_server(s: &ServerSpec) -> ModelServer {
+pub(crate) fn model_server(s: &ServerSpec) -> ModelServer {
     let p = &s.params;
     let nodes = match s.runtime {
-        Runtime::VllmRuntime => {
+        Runtime::Operator => {
             let params = RuntimeParams {
                 image: s.image.unwrap_or(&p.settings.image),
                 labels: p.labels,

@@ -18,16 +18,17 @@ use crate::xr::common::RuntimeChoice;
 
 /// A runtime that serves a plan.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Runtime {
-    VllmRuntime,
+pub(crate) enum Runtime {
+    /// The production-stack operator's `VLLMRuntime`.
+    Operator,
     Deployment,
     LeaderWorkerSet,
 }
 
 impl Runtime {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
-            Self::VllmRuntime => "vllm-runtime",
+            Self::Operator => "vllm-runtime",
             Self::Deployment => "deployment",
             Self::LeaderWorkerSet => "leader-worker-set",
         }
@@ -36,15 +37,15 @@ impl Runtime {
 
 /// The runtime an XR asked for and the field that asked.
 #[derive(Clone, Copy, Debug)]
-pub struct Asked {
-    pub choice: RuntimeChoice,
+pub(crate) struct Asked {
+    pub(crate) choice: RuntimeChoice,
     /// `spec.runtime` or `input.defaults.runtime`.
-    pub field: &'static str,
+    pub(crate) field: &'static str,
 }
 
 impl Asked {
     /// `spec` when the XR sets it, else the platform's default.
-    pub fn new(spec: Option<RuntimeChoice>, default: RuntimeChoice) -> Self {
+    pub(crate) fn new(spec: Option<RuntimeChoice>, default: RuntimeChoice) -> Self {
         match spec {
             Some(choice) => Self {
                 choice,
@@ -64,7 +65,7 @@ impl Asked {
 /// `what_would_fit` is the advice of a refusal for a plan across nodes
 /// (which fields to change, per XR kind); `gpu_field` names the field that
 /// chose the GPU type.
-pub fn choose(
+pub(crate) fn choose(
     asked: Asked,
     plan: &Plan,
     operator_cannot_start: Option<&str>,
@@ -113,7 +114,7 @@ pub fn choose(
                 ));
             }
             return Ok((
-                Runtime::VllmRuntime,
+                Runtime::Operator,
                 format!(
                     "Runtime: vllm-runtime ({field}), the vLLM production-stack operator's VLLMRuntime: one pod per \
                      replica."
@@ -181,7 +182,7 @@ pub fn choose(
                 )
             } else {
                 (
-                    Runtime::VllmRuntime,
+                    Runtime::Operator,
                     format!(
                         "Runtime: vllm-runtime ({field} auto): one NVIDIA node serves a replica and the checkpoint \
                          loads within the operator's fixed startup probe (or on a weights volume), so the \
@@ -197,7 +198,7 @@ pub fn choose(
 /// Why the runtime `choice` cannot serve `plan` on a GPU type, for a
 /// Model's per-GPU plans; `None` when it can (auto and leader-worker-set
 /// serve every plan the sizing engine makes).
-pub fn cannot_serve(choice: RuntimeChoice, plan: &Plan) -> Option<String> {
+pub(crate) fn cannot_serve(choice: RuntimeChoice, plan: &Plan) -> Option<String> {
     match choice {
         RuntimeChoice::VllmRuntime => unsupported_gpu(plan).or_else(|| {
             (plan.nodes > 1).then(|| {
@@ -220,25 +221,25 @@ pub fn cannot_serve(choice: RuntimeChoice, plan: &Plan) -> Option<String> {
 }
 
 /// What a composer knows when it picks the runtime of its model server.
-pub struct ServerChoice<'a> {
-    pub asked: Asked,
+pub(crate) struct ServerChoice<'a> {
+    pub(crate) asked: Asked,
     /// True when the Model's cachePolicy asks for a weights volume.
-    pub requested_cache: bool,
-    pub replicas: i32,
+    pub(crate) requested_cache: bool,
+    pub(crate) replicas: i32,
     /// What set the replica count, in words, for messages.
-    pub replicas_from: &'a str,
+    pub(crate) replicas_from: &'a str,
     /// The field a refusal of the operator's volume names.
-    pub operator_field: &'a str,
+    pub(crate) operator_field: &'a str,
     /// What would fit when no runtime can serve the plan.
-    pub what_would_fit: &'a str,
-    pub gpu_field: &'a str,
+    pub(crate) what_would_fit: &'a str,
+    pub(crate) gpu_field: &'a str,
 }
 
 /// The runtime that serves `plan` (see [`choose`]) and the weights volume
 /// it gets. The choice and the volume are added to the plan's reasons; the
 /// sizing engine's warning that a plan across nodes needs a multi-node
 /// runtime is dropped when a LeaderWorkerSet is that runtime.
-pub fn choose_with_volume(
+pub(crate) fn choose_with_volume(
     c: &ServerChoice,
     plan: &mut Plan,
     settings: &WeightsCacheSettings,
@@ -266,7 +267,7 @@ pub fn choose_with_volume(
         plan.warnings.retain(|w| *w != answered);
     }
     let cache = match runtime {
-        Runtime::VllmRuntime => operator_cache.unwrap_or_default(),
+        Runtime::Operator => operator_cache.unwrap_or_default(),
         Runtime::Deployment | Runtime::LeaderWorkerSet => weights_cache::decide_own_probe(
             c.requested_cache,
             plan,
@@ -333,7 +334,7 @@ mod tests {
                 C::VllmRuntime,
                 &one_node,
                 None,
-                Ok(Runtime::VllmRuntime),
+                Ok(Runtime::Operator),
             ),
             (
                 "operator, AMD",
@@ -403,7 +404,7 @@ mod tests {
                 C::Auto,
                 &one_node,
                 None,
-                Ok(Runtime::VllmRuntime),
+                Ok(Runtime::Operator),
             ),
             ("auto, AMD", C::Auto, &amd, None, Ok(Runtime::Deployment)),
             (

@@ -24,23 +24,23 @@ use crate::request::required_objects;
 use crate::response as outcome;
 
 /// Key of the requirement for the model server's pods.
-pub const PODS_REQUIREMENT_KEY: &str = "model_server_pods";
+pub(crate) const PODS_REQUIREMENT_KEY: &str = "model_server_pods";
 
 /// Seconds until Crossplane calls again while the server does not serve
 /// its current layout: neither its pods nor a cluster's new nodes are
 /// watched, and a new problem or its end should show within that.
-pub const NOT_SERVING_TTL_SECONDS: u32 = 15;
+pub(crate) const NOT_SERVING_TTL_SECONDS: u32 = 15;
 
 /// How the model server stands.
 #[derive(Debug)]
-pub struct ServingState {
-    pub rollout: Rollout,
+pub(crate) struct ServingState {
+    pub(crate) rollout: Rollout,
     /// What keeps it from serving, when known: (reason, message).
-    pub problem: Option<(String, String)>,
+    pub(crate) problem: Option<(String, String)>,
 }
 
 impl ServingState {
-    pub fn serving(&self) -> bool {
+    pub(crate) fn serving(&self) -> bool {
         self.rollout == Rollout::Complete
     }
 }
@@ -48,7 +48,7 @@ impl ServingState {
 /// Reads how the model server stands: its workload's `rollout`, and, while
 /// it does not serve and runs in this cluster, the pods `pod_labels`
 /// select (adding the requirement for them to `out`).
-pub fn observe(
+pub(crate) fn observe(
     req: &ComposeRequest,
     placement: &Placement,
     pod_labels: &BTreeMap<String, String>,
@@ -92,21 +92,21 @@ pub fn observe(
 }
 
 /// What is said about a server that serves at `url` with `layout`.
-pub struct Report<'a> {
+pub(crate) struct Report<'a> {
     /// "Qwen/Qwen2.5-7B-Instruct" or "agents ... with ...": who serves.
-    pub what: &'a str,
-    pub url: &'a str,
-    pub layout: &'a str,
+    pub(crate) what: &'a str,
+    pub(crate) url: &'a str,
+    pub(crate) layout: &'a str,
     /// The layout the XR's observed status says served last, if any.
-    pub last_serving_layout: Option<&'a str>,
+    pub(crate) last_serving_layout: Option<&'a str>,
     /// Whether the XR's observed status says the server served (and has
     /// not been replaced since): losing every replica is then not a start.
-    pub served_before: bool,
+    pub(crate) served_before: bool,
 }
 
 /// Whether the XR's observed `Serving` condition says its server served
 /// or became unavailable after serving.
-pub fn served_before(req: &ComposeRequest) -> bool {
+pub(crate) fn served_before(req: &ComposeRequest) -> bool {
     let Some(status) = req.xr.status() else {
         return false;
     };
@@ -124,7 +124,7 @@ pub fn served_before(req: &ComposeRequest) -> bool {
 
 /// The `Serving` condition for `state`, the layout that serves now (if
 /// anything does), and a WARNING result when a problem first appears.
-pub fn report(
+pub(crate) fn report(
     req: &ComposeRequest,
     state: &ServingState,
     r: &Report,
@@ -139,7 +139,7 @@ pub fn report(
 /// The layout that serves now: the current one once the rollout is
 /// complete, the last one that served (or the current one, if none did
 /// before) while some replicas are available, none while nothing serves.
-pub fn serving_layout(state: &ServingState, r: &Report) -> Option<String> {
+pub(crate) fn serving_layout(state: &ServingState, r: &Report) -> Option<String> {
     let available = state.rollout.replicas().map_or(0, |c| c.available);
     if state.serving() {
         Some(r.layout.to_string())
@@ -151,7 +151,11 @@ pub fn serving_layout(state: &ServingState, r: &Report) -> Option<String> {
 }
 
 /// The `Serving` condition for `state`.
-pub fn condition(state: &ServingState, r: &Report, serving_layout: Option<&str>) -> Condition {
+pub(crate) fn condition(
+    state: &ServingState,
+    r: &Report,
+    serving_layout: Option<&str>,
+) -> Condition {
     let replicas = state.rollout.replicas();
     let still = match (serving_layout, replicas) {
         (Some(l), Some(c)) => format!("; {l} still serves on {} replica(s)", c.available),
@@ -196,7 +200,7 @@ pub fn condition(state: &ServingState, r: &Report, serving_layout: Option<&str>)
 
 /// Adds `condition`, with a WARNING result carrying it when it reports a
 /// `problem` the XR's observed status does not show yet.
-pub fn push_condition(
+pub(crate) fn push_condition(
     req: &ComposeRequest,
     problem: bool,
     condition: Condition,
@@ -214,7 +218,7 @@ pub fn push_condition(
 /// The `Sized` and `Serving` conditions of a composer that waits for a
 /// required resource (`reason`, `message`): it cannot size, and what it
 /// composed before is kept as it was, not serving the current spec.
-pub fn while_waiting(out: &mut Composition, reason: &str, message: &str) {
+pub(crate) fn while_waiting(out: &mut Composition, reason: &str, message: &str) {
     out.conditions.push(outcome::condition_unknown(
         conditions::SIZED,
         reason,

@@ -22,7 +22,7 @@ use crate::sizing::Plan;
 use crate::units::gib_quantity;
 
 /// The operator's fixed startup probe: 120 s delay + 100 failures x 20 s.
-pub const OPERATOR_STARTUP_SECONDS: u32 = 2120;
+pub(crate) const OPERATOR_STARTUP_SECONDS: u32 = 2120;
 
 /// Headroom of the volume over the checkpoint: tokenizer, config and a
 /// partial download next to a complete one.
@@ -30,16 +30,16 @@ const CACHE_HEADROOM: f64 = 1.2;
 
 /// What a runtime gets: a volume or none, and warnings about it.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct CacheDecision {
-    pub cache: Option<WeightsCache>,
-    pub warnings: Vec<String>,
+pub(crate) struct CacheDecision {
+    pub(crate) cache: Option<WeightsCache>,
+    pub(crate) warnings: Vec<String>,
 }
 
 /// Decides the weights volume of a runtime with `replicas` replicas.
 /// `requested` is true when a Model's cachePolicy asks for a volume;
 /// `replicas_from` names what set the replica count, for messages. An error
 /// is a refusal: the weights cannot load in time and no volume can help.
-pub fn decide(
+pub(crate) fn decide(
     requested: bool,
     plan: &Plan,
     replicas: i32,
@@ -137,7 +137,7 @@ fn weights_volume(
 /// Where the weights volume of a runtime that sets its own startup probe
 /// lives: one claim for the whole runtime, or one per pod.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum VolumeScope {
+pub(crate) enum VolumeScope {
     /// One PersistentVolumeClaim the replicas share (a Deployment).
     Shared,
     /// One claim per pod from a template, kept across group restarts (a
@@ -151,7 +151,7 @@ pub enum VolumeScope {
 /// Model's cachePolicy asks for one or when the load is long (beyond
 /// [`OPERATOR_STARTUP_SECONDS`]), so a pod restarted for any reason (a
 /// drained node, an out-of-memory kill) does not download everything again.
-pub fn decide_own_probe(
+pub(crate) fn decide_own_probe(
     requested: bool,
     plan: &Plan,
     replicas: i32,
