@@ -258,7 +258,6 @@ mod tests {
 
     #[derive(Debug, Deserialize)]
     #[serde(rename_all = "camelCase", deny_unknown_fields)]
-    #[allow(dead_code)]
     struct Spec {
         gpu: Option<i64>,
         count: Option<u32>,
@@ -272,13 +271,11 @@ mod tests {
 
     #[derive(Debug, Deserialize)]
     #[serde(deny_unknown_fields)]
-    #[allow(dead_code)]
     struct Nested {
         name: String,
     }
 
-    #[derive(Debug, Deserialize)]
-    #[allow(dead_code)]
+    #[derive(Debug, Deserialize, PartialEq)]
     enum Color {
         Red,
         Blue,
@@ -337,6 +334,29 @@ mod tests {
             let got = from_value::<Spec>(value.clone(), "spec").unwrap_err();
             assert_eq!(got, want, "for {value}");
         }
+    }
+
+    #[test]
+    fn a_valid_spec_reads_whole() {
+        let spec = from_value::<Spec>(
+            json!({"gpu": 2, "count": 3, "ratio": 0.5, "name": "a", "flag": true,
+                   "args": ["x"], "color": "Blue", "nested": {"name": "n"}}),
+            "spec",
+        )
+        .unwrap();
+        assert_eq!(
+            (
+                spec.gpu,
+                spec.count,
+                spec.ratio,
+                spec.name.as_deref(),
+                spec.flag
+            ),
+            (Some(2), Some(3), Some(0.5), Some("a"), Some(true))
+        );
+        assert_eq!(spec.args, Some(vec!["x".to_string()]));
+        assert_eq!(spec.color, Some(Color::Blue));
+        assert_eq!(spec.nested.map(|n| n.name), Some("n".to_string()));
     }
 
     #[test]

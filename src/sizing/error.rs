@@ -6,8 +6,6 @@
 
 use std::fmt;
 
-use super::precision::Precision;
-
 /// Why a request cannot be sized.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum SizingError {
@@ -41,7 +39,8 @@ pub enum SizingError {
         "{precision} weights need a GPU with {precision} support, which {gpu} lacks: {alternatives}"
     )]
     UnsupportedPrecision {
-        precision: Precision,
+        /// The weight precision's name.
+        precision: &'static str,
         gpu: String,
         alternatives: String,
     },
@@ -117,7 +116,8 @@ pub enum SizingError {
     DoesNotFit {
         model: String,
         gpu: String,
-        precision: Precision,
+        /// The weight precision's name.
+        precision: &'static str,
         weights_gib: f64,
         suggestion: String,
     },

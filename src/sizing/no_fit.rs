@@ -52,7 +52,7 @@ pub(crate) fn no_fit(
     SizingError::DoesNotFit {
         model: m.name.clone(),
         gpu: gpu.name.to_string(),
-        precision,
+        precision: precision.as_str(),
         weights_gib: sizer.weights.total_gib,
         suggestion,
     }

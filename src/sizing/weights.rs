@@ -72,7 +72,7 @@ fn runnable_precision(
 ) -> Result<(Precision, Option<String>, Option<String>), SizingError> {
     let unsupported =
         |features: &str, pred: fn(&Gpu) -> bool, others: &str| SizingError::UnsupportedPrecision {
-            precision: p,
+            precision: p.as_str(),
             gpu: gpu.name.to_string(),
             alternatives: format!(
                 "use a GPU with {features} ({}) or other weights ({others})",

@@ -207,8 +207,6 @@ pub(crate) enum RuntimeChoice {
     Auto,
 }
 
-impl RuntimeChoice {}
-
 // The sizing engine's own vocabularies, with the schemas the XRs declare
 // them by: each schema lists the names the type reads, from the same
 // constants. No descriptions: each field that uses one describes it.

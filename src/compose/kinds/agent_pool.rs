@@ -13,7 +13,7 @@
 use std::collections::BTreeMap;
 use std::ops::ControlFlow;
 
-use crate::compose::composition::{ComposeRequest, Composition, Refusal};
+use crate::compose::composition::{ComposeRequest, Composition, Refusal, to_object};
 use crate::compose::names::runtime_name;
 use crate::compose::resources::agent_config::{
     ModelEndpoint, agent_config_map, check_no_credentials, config_data, config_document,
@@ -27,18 +27,16 @@ use crate::compose::resources::autoscaler::{AutoscalerParams, autoscaler};
 use crate::compose::resources::disruption_budget::disruption_budget;
 use crate::compose::resources::ingress::{IngressParams, ingress};
 use crate::compose::resources::placement::Placement;
-use crate::compose::resources::vllm_runtime::{RuntimeParams, internal_url};
+use crate::compose::resources::vllm_runtime::internal_url;
 use crate::compose::rollout::Rollout;
 use crate::compose::steps::conditions;
 use crate::compose::steps::model_config;
-use crate::compose::steps::model_ref::{
-    self, Lookup, MODEL_RESOLVED, REQUIREMENT_KEY, ResolvedModel,
-};
-use crate::compose::steps::model_server::{Existing, ServerKeys, ServerSpec, model_server};
-use crate::compose::steps::runtime::{self, Runtime};
-use crate::compose::steps::serving::{self, ServingState};
+use crate::compose::steps::model_ref::ResolvedModel;
+use crate::compose::steps::model_server::{self, Serve, Served, ServerKeys};
+use crate::compose::steps::runtime;
+use crate::compose::steps::served_model::{self, ModelRef};
+use crate::compose::steps::serving;
 use crate::compose::{names, resources::kube};
-use crate::response as outcome;
 use crate::sizing::{self, MAX_NUM_SEQS, MigChoice, Plan, Throughput};
 use crate::units::{GIB, parse_duration_seconds, parse_quantity};
 use crate::xr::agent_pool::{
@@ -93,34 +91,25 @@ const DEFAULT_AFFINITY_SECONDS: i32 = 10_800;
 /// Composes an AgentPool.
 pub(crate) fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
     let spec: AgentPoolSpec = req.xr.spec().map_err(|e| Refusal::new("InvalidSpec", e))?;
-    let model_name = spec.agent_class.model_ref.name.trim().to_string();
-    if model_name.is_empty() {
+    let name = spec.agent_class.model_ref.name.trim();
+    if name.is_empty() {
         return Err(Refusal::new(
             "InvalidSpec",
             "spec.agentClass.modelRef.name is empty; name a Model in the AgentPool's namespace",
         ));
     }
-    let requirement = model_ref::requirement(&model_name, &req.xr.namespace);
-    let mut out = match compose_pool(req, &spec, &model_name) {
-        Ok(out) => out,
-        Err(refusal) => Composition {
-            results: vec![outcome::fatal(refusal.reason, refusal.message)],
-            ..Default::default()
-        },
+    let model = ModelRef {
+        field: MODEL_REF,
+        name,
     };
-    out.requirements.insert(REQUIREMENT_KEY.into(), requirement);
-    // The Model's spec.configFrom ConfigMap, once the Model is known: asked
-    // for on every call, FATAL or not, so the requirements stay the same.
-    if let Ok(Lookup::Found(m)) = model_ref::lookup(req, "spec.agentClass.modelRef", &model_name)
-        && let Some(name) = &m.facts.config_map
-    {
-        out.requirements.insert(
-            model_config::REQUIREMENT_KEY.into(),
-            model_config::requirement(name, &req.xr.namespace),
-        );
-    }
-    Ok(out)
+    Ok(served_model::with_requirements(
+        req,
+        model,
+        compose_pool(req, &spec, model),
+    ))
 }
+
+const MODEL_REF: &str = "spec.agentClass.modelRef";
 
 /// Agent replica bounds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -167,12 +156,20 @@ fn validate(spec: &AgentPoolSpec) -> Result<(), Refusal> {
 fn compose_pool(
     req: &ComposeRequest,
     spec: &AgentPoolSpec,
-    model_name: &str,
+    model_ref: ModelRef,
 ) -> Result<Composition, Refusal> {
     validate(spec)?;
     let mut notes = Vec::new();
     let bounds = replicas(spec, &mut notes)?;
-    let model = match resolve_model(req, model_name)? {
+    let waiting_status = |phase: &str, model: &str, message: &str| {
+        to_object(AgentPoolStatus {
+            phase: Some(phase.into()),
+            waiting_for: Some(message.into()),
+            model: Some(model.into()),
+            ..Default::default()
+        })
+    };
+    let model = match served_model::resolve(req, model_ref, RESOURCES, &waiting_status)? {
         ControlFlow::Continue(model) => model,
         ControlFlow::Break(waiting) => return Ok(waiting),
     };
@@ -183,40 +180,22 @@ fn compose_pool(
             model_config::GIVE_CONFIG_ON_MODEL,
         ));
     }
-    let server_replicas = model_server_replicas(spec, &model, &plan)?;
+    let (server_replicas, formula) = model_server_replicas(spec, &model, &plan)?;
     let (runtime_name, renamed) = runtime_name(&req.xr.name, "-model");
     plan.reasons.extend(renamed);
-    let mut out = Composition::default();
-    let server = serve_model(
+    let mut pool = Pool {
         req,
         spec,
-        &model,
-        &runtime_name,
-        server_replicas.0,
-        &mut plan,
-        &mut out,
-        &mut notes,
-    )?;
-    let agents = agents(
-        req,
-        spec,
-        &model,
-        &server.base_url,
-        bounds,
-        &mut out,
-        &mut notes,
-    )?;
+        model: &model,
+        out: Composition::default(),
+        notes,
+    };
+    let server = pool.serve_model(&runtime_name, server_replicas, &mut plan)?;
+    let base_url = internal_url(&runtime_name, &req.xr.namespace);
+    let agents = pool.agents(&base_url, bounds)?;
     let mut warnings = plan.warnings.clone();
-    let autoscaling = autoscale(
-        req,
-        spec,
-        &agents,
-        bounds,
-        &mut out,
-        &mut notes,
-        &mut warnings,
-    )?;
-    let endpoint = expose(req, spec, &agents, &mut out, &mut notes)?;
+    let autoscaling = pool.autoscale(&agents, bounds, &mut warnings)?;
+    let endpoint = pool.expose(&agents)?;
     let tps = pool_throughput(&plan).tokens_per_second;
     let status = AgentPoolStatus {
         phase: None,
@@ -227,10 +206,10 @@ fn compose_pool(
         model_server: Some(ModelServerStatus {
             name: runtime_name,
             runtime: Some(server.runtime.as_str().into()),
-            replicas: server_replicas.0,
-            base_url: server.base_url.clone(),
+            replicas: server_replicas,
+            base_url: base_url.clone(),
             tokens_per_second_per_replica: (tps * 10.0).round() / 10.0,
-            formula: server_replicas.1,
+            formula,
             serving_layout: None,
         }),
         agents: Some(AgentsStatus {
@@ -240,155 +219,23 @@ fn compose_pool(
         }),
         autoscaling,
         endpoint,
-        notes,
+        notes: std::mem::take(&mut pool.notes),
         warnings,
     };
-    report(
-        req,
-        &mut out,
-        &model,
-        &plan,
-        &server,
-        &agents.rollout,
-        server_replicas.0,
-        status,
-    );
-    Ok(out)
+    Ok(pool.report(&plan, &server, &base_url, &agents.rollout, status))
 }
 
-/// The Model `spec.agentClass.modelRef` names, with its facts and its
-/// `configFrom` ConfigMap read; `Break` is the answer to give while either
-/// is awaited.
-fn resolve_model(
-    req: &ComposeRequest,
-    model_name: &str,
-) -> Result<ControlFlow<Composition, Box<ResolvedModel>>, Refusal> {
-    let mut model = match model_ref::lookup(req, "spec.agentClass.modelRef", model_name)? {
-        Lookup::Found(m) => m,
-        Lookup::Waiting { message, not_found } => {
-            let status = AgentPoolStatus {
-                phase: Some("WaitingForModel".into()),
-                waiting_for: Some(message.clone()),
-                model: Some(format!("{}/{model_name}", req.xr.namespace)),
-                ..Default::default()
-            };
-            let mut waiting = model_ref::waiting(
-                req,
-                &message,
-                not_found,
-                Some(crate::compose::composition::to_object(status)),
-                RESOURCES,
-            );
-            serving::while_waiting(&mut waiting, "WaitingForModel", &message);
-            return Ok(ControlFlow::Break(waiting));
-        }
-    };
-    if let Some(why) = &model.facts.unservable {
-        return Err(Refusal::new(
-            "UnservableModel",
-            format!("spec.agentClass.modelRef: Model {}: {why}", model.display),
-        ));
-    }
-    Ok(match model_config_of(req, &mut model)? {
-        Some(waiting) => ControlFlow::Break(waiting),
-        None => ControlFlow::Continue(model),
-    })
+/// One AgentPool whose Model is known: what its steps read, and what they
+/// compose and note.
+struct Pool<'a> {
+    req: &'a ComposeRequest<'a>,
+    spec: &'a AgentPoolSpec,
+    model: &'a ResolvedModel,
+    out: Composition,
+    notes: Vec<String>,
 }
 
-/// What [`serve_model`] built.
-struct ModelServer {
-    runtime: Runtime,
-    base_url: String,
-    state: ServingState,
-}
-
-/// The model server the agents call: the runtime that can serve the plan,
-/// its weights cache and its resources, with their readiness.
-#[allow(clippy::too_many_arguments)]
-fn serve_model(
-    req: &ComposeRequest,
-    spec: &AgentPoolSpec,
-    model: &ResolvedModel,
-    runtime_name: &str,
-    replicas: i32,
-    plan: &mut Plan,
-    out: &mut Composition,
-    notes: &mut Vec<String>,
-) -> Result<ModelServer, Refusal> {
-    let xr = req.xr;
-    let namespace = &xr.namespace;
-    // Only labels that never change for the pool: the operator copies them
-    // into the model server Deployment's immutable selector, so the Model's
-    // name (which spec.agentClass.modelRef may change) is not one of them.
-    let model_labels = kube::labels("AgentPool", &xr.name, "model-server");
-    let serve_args = model.facts.serve_args(plan);
-    let replicas_from = "from spec.tokensPerSecondBudget and the Model's data-parallel shards";
-    let operator_field = format!("spec.agentClass.modelRef: Model {}", model.display);
-    let (runtime, cache) = runtime::choose_with_volume(
-        &runtime::ServerChoice {
-            asked: runtime::Asked::new(spec.runtime, req.settings.runtime),
-            requested_cache: model.facts.cache.is_some(),
-            replicas,
-            replicas_from,
-            operator_field: &operator_field,
-            what_would_fit: "use a GPU type with more memory (spec.gpuRequirements.type), a lower precision (the \
-                             Model's spec.quantization) or a shorter context (spec.agentClass.maxContextLength)",
-            gpu_field: gpu_type_field(spec),
-        },
-        plan,
-        &req.settings.weights_cache,
-    )?;
-    notes.extend(model.facts.cache_not_applied());
-    notes.extend(cache.warnings.iter().cloned());
-    let hf_token = model
-        .facts
-        .hf_token
-        .as_ref()
-        .map(|(n, k)| (n.as_str(), k.as_str()));
-    let server = model_server(&ServerSpec {
-        runtime,
-        keys: SERVER_KEYS,
-        params: RuntimeParams {
-            name: runtime_name,
-            namespace,
-            model_url: &model.facts.model_url,
-            plan,
-            image: &req.settings.image,
-            replicas,
-            hf_token,
-            extra_args: &serve_args,
-            settings: req.settings,
-            weights_cache: cache.cache.as_ref(),
-            labels: Some(&model_labels),
-        },
-        image: None,
-        pod_args: &model.facts.load_args,
-        xr_kind: &xr.kind,
-        xr_name: &xr.name,
-        existing: Existing::observed(&req.observed, SERVER_KEYS),
-    });
-    plan.reasons.extend(server.reasons);
-    notes.extend(server.warnings);
-    notes.extend(model.facts.notes.iter().cloned());
-    let mut workload = Rollout::Absent;
-    for (i, (key, manifest)) in server.resources.into_iter().enumerate() {
-        let rollout = out.add(key, manifest, &req.observed);
-        if i == 0 {
-            workload = rollout;
-        }
-    }
-    let placement = Placement::Native {
-        namespace: namespace.to_string(),
-    };
-    let state = serving::observe(req, &placement, &server.pod_labels, workload, out);
-    Ok(ModelServer {
-        runtime,
-        base_url: internal_url(runtime_name, namespace),
-        state,
-    })
-}
-
-/// What [`agents`] built, for the resources around them.
+/// What [`Pool::agents`] built, for the resources around them.
 struct Agents {
     name: String,
     config_name: String,
@@ -397,323 +244,315 @@ struct Agents {
     rollout: Rollout,
 }
 
-/// The agents: their config ConfigMap and their Deployment.
-#[allow(clippy::too_many_arguments)]
-fn agents(
-    req: &ComposeRequest,
-    spec: &AgentPoolSpec,
-    model: &ResolvedModel,
-    base_url: &str,
-    bounds: Replicas,
-    out: &mut Composition,
-    notes: &mut Vec<String>,
-) -> Result<Agents, Refusal> {
-    let xr = req.xr;
-    let namespace = &xr.namespace;
-    let mut labels = kube::labels("AgentPool", &xr.name, "agent");
-    labels.insert("infer.dev/model".into(), names::label_value(&model.name));
-    let selector: BTreeMap<String, String> = labels
-        .iter()
-        .filter(|(k, _)| *k == "app.kubernetes.io/instance" || *k == "app.kubernetes.io/component")
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
-    let class = &spec.agent_class;
-    let config_name = names::dns_subdomain(&xr.name, "-agent-config");
-    let name = names::dns_subdomain(&xr.name, "");
-    let document = config_document(
-        class,
-        &ModelEndpoint {
-            name: &model.name,
-            served_model: &model.facts.model_url,
-            base_url,
-        },
-        spec.session_affinity.as_ref(),
-    );
-    let data = config_data(&document);
-    check_config_size(&document, &data)?;
-    let config = agent_config_map(&config_name, namespace, labels.clone(), data);
-    out.add(AGENT_CONFIG, config, &req.observed);
-
-    let replicas = if bounds.max > bounds.floor {
-        // Once the Deployment exists the autoscaler owns its replicas:
-        // carry the observed count forward instead of resetting it.
-        observed_replicas(req).map_or(bounds.floor, |r| r.clamp(bounds.floor, bounds.max))
-    } else {
-        bounds.floor
-    };
-    let mut agent_env = vec![
-        env("OPENAI_BASE_URL", base_url),
-        env("OPENAI_MODEL", &model.facts.model_url),
-        env("AGENT_CONFIG", &config_path()),
-    ];
-    if let Some(port) = spec.port {
-        agent_env.push(env("AGENT_PORT", &port.to_string()));
+impl Pool<'_> {
+    /// The model server the agents call, `replicas` of `plan`.
+    fn serve_model(
+        &mut self,
+        runtime_name: &str,
+        replicas: i32,
+        plan: &mut Plan,
+    ) -> Result<Served, Refusal> {
+        let (req, spec, model) = (self.req, self.spec, self.model);
+        // Only labels that never change for the pool: the operator copies them
+        // into the model server Deployment's immutable selector, so the Model's
+        // name (which spec.agentClass.modelRef may change) is not one of them.
+        let model_labels = kube::labels("AgentPool", &req.xr.name, "model-server");
+        let operator_field = format!("{MODEL_REF}: Model {}", model.display);
+        let placement = Placement::Native {
+            namespace: req.xr.namespace.to_string(),
+        };
+        let serve = Serve {
+            choice: runtime::ServerChoice {
+                asked: runtime::Asked::new(spec.runtime, req.settings.runtime),
+                requested_cache: model.facts.cache.is_some(),
+                replicas,
+                replicas_from: "from spec.tokensPerSecondBudget and the Model's data-parallel shards",
+                operator_field: &operator_field,
+                what_would_fit: "use a GPU type with more memory (spec.gpuRequirements.type), a lower precision (the \
+                                 Model's spec.quantization) or a shorter context (spec.agentClass.maxContextLength)",
+                gpu_field: gpu_type_field(spec),
+            },
+            keys: SERVER_KEYS,
+            name: runtime_name,
+            model_url: &model.facts.model_url,
+            facts: Some(&model.facts),
+            hf_token: model
+                .facts
+                .hf_token
+                .as_ref()
+                .map(|(n, k)| (n.as_str(), k.as_str())),
+            extra_args: &[],
+            image: None,
+            labels: Some(&model_labels),
+            placement: &placement,
+        };
+        model_server::serve(req, &serve, plan, &mut self.out, &mut self.notes)
     }
-    agent_env.extend(memory_env(class));
-    let empty = BTreeMap::new();
-    let node_selector = spec
-        .scheduling
-        .as_ref()
-        .map_or(&empty, |s| &s.node_selector);
-    if spec
-        .scheduling
-        .as_ref()
-        .is_some_and(|s| s.priority.is_some())
-    {
-        notes.push(
-            "spec.scheduling.priority is not applied: pods take a PriorityClass name, not a number; the platform sets PriorityClasses".into(),
+
+    /// The agents: their config ConfigMap and their Deployment.
+    fn agents(&mut self, base_url: &str, bounds: Replicas) -> Result<Agents, Refusal> {
+        let (req, spec, model) = (self.req, self.spec, self.model);
+        let xr = req.xr;
+        let namespace = &xr.namespace;
+        let mut labels = kube::labels("AgentPool", &xr.name, "agent");
+        labels.insert("infer.dev/model".into(), names::label_value(&model.name));
+        let selector: BTreeMap<String, String> = labels
+            .iter()
+            .filter(|(k, _)| {
+                *k == "app.kubernetes.io/instance" || *k == "app.kubernetes.io/component"
+            })
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let class = &spec.agent_class;
+        let config_name = names::dns_subdomain(&xr.name, "-agent-config");
+        let name = names::dns_subdomain(&xr.name, "");
+        let document = config_document(
+            class,
+            &ModelEndpoint {
+                name: &model.name,
+                served_model: &model.facts.model_url,
+                base_url,
+            },
+            spec.session_affinity.as_ref(),
         );
-    }
-    let deployment = agent_deployment(&AgentDeploymentParams {
-        name: &name,
-        namespace,
-        labels: labels.clone(),
-        selector: selector.clone(),
-        image: spec.image.trim(),
-        replicas,
-        port: spec.port,
-        env: agent_env,
-        user_env: &spec.env,
-        config_map: &config_name,
-        config_hash: &config_hash(&document),
-        node_selector,
-    });
-    let rollout = out.add(AGENTS, deployment, &req.observed);
-    Ok(Agents {
-        name,
-        config_name,
-        labels,
-        selector,
-        rollout,
-    })
-}
+        let data = config_data(&document);
+        check_config_size(&document, &data)?;
+        let config = agent_config_map(&config_name, namespace, labels.clone(), data);
+        self.out.add(AGENT_CONFIG, config, &req.observed);
 
-/// The agents' autoscaler, when the pool may grow, and their disruption
-/// budget, when more than one stays up.
-#[allow(clippy::too_many_arguments)]
-fn autoscale(
-    req: &ComposeRequest,
-    spec: &AgentPoolSpec,
-    agents: &Agents,
-    bounds: Replicas,
-    out: &mut Composition,
-    notes: &mut Vec<String>,
-    warnings: &mut Vec<String>,
-) -> Result<Option<AutoscalingStatus>, Refusal> {
-    let namespace = &req.xr.namespace;
-    let mut status = None;
-    if bounds.max > bounds.floor {
-        let hpa = autoscaler(&AutoscalerParams {
-            name: &agents.name,
+        let replicas = if bounds.max > bounds.floor {
+            // Once the Deployment exists the autoscaler owns its replicas:
+            // carry the observed count forward instead of resetting it.
+            observed_replicas(req).map_or(bounds.floor, |r| r.clamp(bounds.floor, bounds.max))
+        } else {
+            bounds.floor
+        };
+        let mut agent_env = vec![
+            env("OPENAI_BASE_URL", base_url),
+            env("OPENAI_MODEL", &model.facts.model_url),
+            env("AGENT_CONFIG", &config_path()),
+        ];
+        if let Some(port) = spec.port {
+            agent_env.push(env("AGENT_PORT", &port.to_string()));
+        }
+        agent_env.extend(memory_env(class));
+        let empty = BTreeMap::new();
+        let node_selector = spec
+            .scheduling
+            .as_ref()
+            .map_or(&empty, |s| &s.node_selector);
+        if spec
+            .scheduling
+            .as_ref()
+            .is_some_and(|s| s.priority.is_some())
+        {
+            self.notes.push(
+                "spec.scheduling.priority is not applied: pods take a PriorityClass name, not a number; the platform sets PriorityClasses".into(),
+            );
+        }
+        let deployment = agent_deployment(&AgentDeploymentParams {
+            name: &name,
+            namespace,
+            labels: labels.clone(),
+            selector: selector.clone(),
+            image: spec.image.trim(),
+            replicas,
+            port: spec.port,
+            env: agent_env,
+            user_env: &spec.env,
+            config_map: &config_name,
+            config_hash: &config_hash(&document),
+            node_selector,
+        });
+        let rollout = self.out.add(AGENTS, deployment, &req.observed);
+        Ok(Agents {
+            name,
+            config_name,
+            labels,
+            selector,
+            rollout,
+        })
+    }
+
+    /// The agents' autoscaler, when the pool may grow, and their disruption
+    /// budget, when more than one stays up. The autoscaler's warnings go to
+    /// `warnings` too.
+    fn autoscale(
+        &mut self,
+        agents: &Agents,
+        bounds: Replicas,
+        warnings: &mut Vec<String>,
+    ) -> Result<Option<AutoscalingStatus>, Refusal> {
+        let (req, spec) = (self.req, self.spec);
+        let namespace = &req.xr.namespace;
+        let mut status = None;
+        if bounds.max > bounds.floor {
+            let hpa = autoscaler(&AutoscalerParams {
+                name: &agents.name,
+                namespace,
+                labels: agents.labels.clone(),
+                target: &agents.name,
+                min_replicas: bounds.floor,
+                max_replicas: bounds.max,
+                spec: spec.autoscaling.as_ref(),
+            })
+            .map_err(|m| Refusal::new("InvalidSpec", m))?;
+            warnings.extend(hpa.warnings.iter().cloned());
+            self.notes.extend(hpa.warnings);
+            self.notes.extend(hpa.notes);
+            status = Some(AutoscalingStatus {
+                metrics: hpa.mappings,
+            });
+            self.out.add(AUTOSCALER, hpa.manifest, &req.observed);
+        } else if spec.autoscaling.is_some() {
+            self.notes.push(format!(
+                "spec.autoscaling is not applied: the pool is fixed at {} replicas (raise spec.maxReplicas above that to autoscale)",
+                bounds.floor
+            ));
+        }
+        if bounds.floor > 1 {
+            let pdb = disruption_budget(
+                &agents.name,
+                namespace,
+                agents.labels.clone(),
+                agents.selector.clone(),
+            );
+            self.out.add(DISRUPTION_BUDGET, pdb, &req.observed);
+        }
+        Ok(status)
+    }
+
+    /// With `spec.port`, the agents' Service (pinning sessions when asked)
+    /// and, with `spec.ingressHost`, an Ingress to it.
+    fn expose(&mut self, agents: &Agents) -> Result<Option<Endpoint>, Refusal> {
+        let (req, spec) = (self.req, self.spec);
+        let affinity = spec.session_affinity.as_ref().filter(|s| s.enabled);
+        let Some(port) = spec.port else {
+            if affinity.is_some() {
+                self.notes.push("spec.sessionAffinity is not applied: without spec.port there is no Service to pin sessions".into());
+            }
+            return Ok(None);
+        };
+        let namespace = &req.xr.namespace;
+        let affinity_seconds = affinity
+            .map(|a| affinity_seconds(a.ttl.as_deref(), &mut self.notes))
+            .transpose()?;
+        if affinity.is_some() {
+            self.notes.push(
+                "spec.sessionAffinity pins sessions by client IP (a Service cannot read headers); keyHeader and type reach the agents in their config".into(),
+            );
+        }
+        // A Service name is a DNS-1035 label; one named "vllm" would inject
+        // VLLM_PORT=tcp://... into the model server's pods and break vLLM.
+        let service_name = match names::dns1035_label(&req.xr.name, "") {
+            name if name == "vllm" => "vllm-agents".to_string(),
+            name => name,
+        };
+        let service = agent_service(&AgentServiceParams {
+            name: &service_name,
             namespace,
             labels: agents.labels.clone(),
-            target: &agents.name,
-            min_replicas: bounds.floor,
-            max_replicas: bounds.max,
-            spec: spec.autoscaling.as_ref(),
-        })
-        .map_err(|m| Refusal::new("InvalidSpec", m))?;
-        warnings.extend(hpa.warnings.iter().cloned());
-        notes.extend(hpa.warnings);
-        notes.extend(hpa.notes);
-        status = Some(AutoscalingStatus {
-            metrics: hpa.mappings,
-        });
-        out.add(AUTOSCALER, hpa.manifest, &req.observed);
-    } else if spec.autoscaling.is_some() {
-        notes.push(format!(
-            "spec.autoscaling is not applied: the pool is fixed at {} replicas (raise spec.maxReplicas above that to autoscale)",
-            bounds.floor
-        ));
-    }
-    if bounds.floor > 1 {
-        let pdb = disruption_budget(
-            &agents.name,
-            namespace,
-            agents.labels.clone(),
-            agents.selector.clone(),
-        );
-        out.add(DISRUPTION_BUDGET, pdb, &req.observed);
-    }
-    Ok(status)
-}
-
-/// With `spec.port`, the agents' Service (pinning sessions when asked) and,
-/// with `spec.ingressHost`, an Ingress to it.
-fn expose(
-    req: &ComposeRequest,
-    spec: &AgentPoolSpec,
-    agents: &Agents,
-    out: &mut Composition,
-    notes: &mut Vec<String>,
-) -> Result<Option<Endpoint>, Refusal> {
-    let affinity = spec.session_affinity.as_ref().filter(|s| s.enabled);
-    let Some(port) = spec.port else {
-        if affinity.is_some() {
-            notes.push("spec.sessionAffinity is not applied: without spec.port there is no Service to pin sessions".into());
-        }
-        return Ok(None);
-    };
-    let namespace = &req.xr.namespace;
-    let affinity_seconds = affinity
-        .map(|a| affinity_seconds(a.ttl.as_deref(), notes))
-        .transpose()?;
-    if affinity.is_some() {
-        notes.push(
-            "spec.sessionAffinity pins sessions by client IP (a Service cannot read headers); keyHeader and type reach the agents in their config".into(),
-        );
-    }
-    // A Service name is a DNS-1035 label; one named "vllm" would inject
-    // VLLM_PORT=tcp://... into the model server's pods and break vLLM.
-    let service_name = match names::dns1035_label(&req.xr.name, "") {
-        name if name == "vllm" => "vllm-agents".to_string(),
-        name => name,
-    };
-    let service = agent_service(&AgentServiceParams {
-        name: &service_name,
-        namespace,
-        labels: agents.labels.clone(),
-        selector: agents.selector.clone(),
-        port,
-        affinity_seconds,
-    });
-    out.add(AGENT_SERVICE, service, &req.observed);
-    let mut endpoint = Endpoint {
-        internal: Some(format!(
-            "http://{service_name}.{namespace}.svc.cluster.local:{port}"
-        )),
-        external: None,
-    };
-    if let Some(host) = spec.ingress_host.as_deref().filter(|h| !h.is_empty()) {
-        let manifest = ingress(&IngressParams {
-            name: &agents.name,
-            namespace,
-            host,
-            service: &service_name,
+            selector: agents.selector.clone(),
             port,
-            class_name: None,
-            tls_secret: None,
+            affinity_seconds,
         });
-        out.add(INGRESS, manifest, &req.observed);
-        endpoint.external = Some(format!("http://{host}/"));
-    }
-    Ok(Some(endpoint))
-}
-
-/// The pool's status and phase, its `ModelResolved`, `Sized` and `Serving`
-/// conditions, and a warning event for each new warning or problem.
-#[allow(clippy::too_many_arguments)]
-fn report(
-    req: &ComposeRequest,
-    out: &mut Composition,
-    model: &ResolvedModel,
-    plan: &Plan,
-    server: &ModelServer,
-    agents: &Rollout,
-    server_replicas: i32,
-    mut status: AgentPoolStatus,
-) {
-    let layout = plan.layout_summary();
-    let last_serving = req.xr.status().and_then(|s| {
-        s.get("modelServer")
-            .and_then(|m| m.get("servingLayout"))
-            .and_then(serde_json::Value::as_str)
-            .map(str::to_string)
-    });
-    let what = format!("the model server for {}", model.facts.model_url);
-    let server_report = serving::Report {
-        what: &what,
-        url: &server.base_url,
-        layout: &layout,
-        last_serving_layout: last_serving.as_deref(),
-        served_before: serving::served_before(req),
-    };
-    let serving_layout = serving::serving_layout(&server.state, &server_report);
-    let serving = server.state.serving() && *agents == Rollout::Complete;
-    status.phase = Some(if serving { "Serving" } else { "Starting" }.into());
-    if let Some(m) = status.model_server.as_mut() {
-        m.serving_layout = serving_layout.clone();
-    }
-    let warnings = status.warnings.clone();
-    out.warn_on_transition("AgentPoolWarning", &warnings, req.xr, &["warnings"]);
-    out.status = Some(crate::compose::composition::to_object(status));
-    out.conditions.push(outcome::condition(
-        MODEL_RESOLVED,
-        true,
-        "Found",
-        format!(
-            "Model {} served as {}",
-            model.display, model.facts.model_url
-        ),
-    ));
-    out.conditions.push(conditions::sized(
-        &warnings,
-        format!("{server_replicas} model-server replica(s) of {layout}"),
-    ));
-    if !server.state.serving() {
-        let condition =
-            serving::condition(&server.state, &server_report, serving_layout.as_deref());
-        serving::push_condition(req, server.state.problem.is_some(), condition, out);
-        return;
-    }
-    let (condition, problem) = match agents {
-        Rollout::Complete => (
-            conditions::serving(format!(
-                "agents serve with {} at {}",
-                model.facts.model_url, server.base_url
+        self.out.add(AGENT_SERVICE, service, &req.observed);
+        let mut endpoint = Endpoint {
+            internal: Some(format!(
+                "http://{service_name}.{namespace}.svc.cluster.local:{port}"
             )),
-            false,
-        ),
-        Rollout::Failed {
-            reason, message, ..
-        } => (
-            conditions::not_serving(reason, format!("the agent Deployment: {message}")),
-            true,
-        ),
-        _ => (
-            conditions::not_serving(
-                "AgentsStarting",
-                "the model server serves; the agent Deployment is not available yet",
-            ),
-            false,
-        ),
-    };
-    serving::push_condition(req, problem, condition, out);
-}
+            external: None,
+        };
+        if let Some(host) = spec.ingress_host.as_deref().filter(|h| !h.is_empty()) {
+            let manifest = ingress(&IngressParams {
+                name: &agents.name,
+                namespace,
+                host,
+                service: &service_name,
+                port,
+                class_name: None,
+                tls_secret: None,
+            });
+            self.out.add(INGRESS, manifest, &req.observed);
+            endpoint.external = Some(format!("http://{host}/"));
+        }
+        Ok(Some(endpoint))
+    }
 
-/// Reads the Model's spec.configFrom ConfigMap into its facts; `Some` is
-/// the wait while Crossplane has not returned it (`compose` adds the
-/// requirement on every call, FATAL or not).
-fn model_config_of(
-    req: &ComposeRequest,
-    model: &mut ResolvedModel,
-) -> Result<Option<Composition>, Refusal> {
-    let field = format!(
-        "spec.agentClass.modelRef: Model {} spec.configFrom.configMapRef",
-        model.display
-    );
-    Ok(
-        match model_config::resolve(req, &mut model.facts, &field)? {
-            model_config::Lookup::Ready => None,
-            model_config::Lookup::Waiting { message, not_found } => {
-                let status = AgentPoolStatus {
-                    phase: Some("WaitingForModelConfig".into()),
-                    waiting_for: Some(message.clone()),
-                    model: Some(model.display.clone()),
-                    ..Default::default()
-                };
-                let mut waiting = model_config::waiting(
-                    req,
-                    &message,
-                    not_found,
-                    Some(crate::compose::composition::to_object(status)),
-                    RESOURCES,
-                );
-                serving::while_waiting(&mut waiting, "WaitingForModelConfig", &message);
-                Some(waiting)
-            }
-        },
-    )
+    /// The pool's status and phase, its `ModelResolved`, `Sized` and
+    /// `Serving` conditions, and a warning event for each new warning or
+    /// problem.
+    fn report(
+        mut self,
+        plan: &Plan,
+        server: &Served,
+        base_url: &str,
+        agents: &Rollout,
+        mut status: AgentPoolStatus,
+    ) -> Composition {
+        let (req, model) = (self.req, self.model);
+        let out = &mut self.out;
+        let layout = plan.layout_summary();
+        let last_serving = req.xr.status().and_then(|s| {
+            s.get("modelServer")
+                .and_then(|m| m.get("servingLayout"))
+                .and_then(serde_json::Value::as_str)
+                .map(str::to_string)
+        });
+        let what = format!("the model server for {}", model.facts.model_url);
+        let server_report = serving::Report {
+            what: &what,
+            url: base_url,
+            layout: &layout,
+            last_serving_layout: last_serving.as_deref(),
+            served_before: serving::served_before(req),
+        };
+        let serving_layout = serving::serving_layout(&server.state, &server_report);
+        let serving = server.state.serving() && *agents == Rollout::Complete;
+        status.phase = Some(if serving { "Serving" } else { "Starting" }.into());
+        let replicas = status.model_server.as_ref().map_or(0, |m| m.replicas);
+        if let Some(m) = status.model_server.as_mut() {
+            m.serving_layout = serving_layout.clone();
+        }
+        let warnings = status.warnings.clone();
+        out.warn_on_transition("AgentPoolWarning", &warnings, req.xr, &["warnings"]);
+        out.status = Some(to_object(status));
+        out.conditions.push(served_model::resolved_condition(model));
+        out.conditions.push(conditions::sized(
+            &warnings,
+            format!("{replicas} model-server replica(s) of {layout}"),
+        ));
+        if !server.state.serving() {
+            let condition =
+                serving::condition(&server.state, &server_report, serving_layout.as_deref());
+            serving::push_condition(req, server.state.problem.is_some(), condition, out);
+            return self.out;
+        }
+        let (condition, problem) = match agents {
+            Rollout::Complete => (
+                conditions::serving(format!(
+                    "agents serve with {} at {base_url}",
+                    model.facts.model_url
+                )),
+                false,
+            ),
+            Rollout::Failed {
+                reason, message, ..
+            } => (
+                conditions::not_serving(reason, format!("the agent Deployment: {message}")),
+                true,
+            ),
+            _ => (
+                conditions::not_serving(
+                    "AgentsStarting",
+                    "the model server serves; the agent Deployment is not available yet",
+                ),
+                false,
+            ),
+        };
+        serving::push_condition(req, problem, condition, out);
+        self.out
+    }
 }
 
 /// Sizes one model-server replica from the Model's facts and the pool's GPUs.

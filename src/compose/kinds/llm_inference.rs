@@ -11,16 +11,15 @@ use crate::compose::composition::{ComposeRequest, Composition, Refusal};
 use crate::compose::names;
 use crate::compose::resources::ingress::{IngressParams, external_url, ingress};
 use crate::compose::resources::placement::Placement;
-use crate::compose::resources::vllm_runtime::{RuntimeParams, SERVICE_PORT, internal_url};
-use crate::compose::rollout::Rollout;
+use crate::compose::resources::vllm_runtime::{SERVICE_PORT, internal_url};
 use crate::compose::steps::conditions;
 use crate::compose::steps::model_config;
 use crate::compose::steps::model_facts::ModelFacts;
-use crate::compose::steps::model_ref::{self, Lookup, REQUIREMENT_KEY, ResolvedModel};
-use crate::compose::steps::model_server::{Existing, ServerKeys, ServerSpec, model_server};
-use crate::compose::steps::runtime::{self, Runtime};
-use crate::compose::steps::serving::{self, ServingState};
-use crate::response as outcome;
+use crate::compose::steps::model_ref::ResolvedModel;
+use crate::compose::steps::model_server::{self, Serve, Served, ServerKeys};
+use crate::compose::steps::runtime;
+use crate::compose::steps::served_model::{self, ModelRef};
+use crate::compose::steps::serving;
 use crate::sizing::{self, MigChoice, Plan, SizingRequest};
 use crate::xr::common::{Endpoint, PlanStatus};
 use crate::xr::llm_inference::{LlmInferenceSpec, LlmInferenceStatus};
@@ -47,32 +46,57 @@ const KEYS: ServerKeys = ServerKeys {
 /// the model server, expose it, then report.
 pub(crate) fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
     let spec: LlmInferenceSpec = req.xr.spec().map_err(|e| Refusal::new("InvalidSpec", e))?;
-    let mut out = Composition::default();
-    let (model, referenced) = match resolve_model(req, &spec, &mut out)? {
+    let composed = compose_spec(req, &spec);
+    Ok(match &spec.model_ref {
+        Some(r) if spec.model.is_none() => served_model::with_requirements(
+            req,
+            ModelRef {
+                field: MODEL_REF,
+                name: &r.name,
+            },
+            composed,
+        ),
+        _ => composed?,
+    })
+}
+
+const MODEL_REF: &str = "spec.modelRef";
+
+/// Everything the server may be composed as: kept while it waits for its Model.
+const RESOURCES: &[&str] = &[
+    RUNTIME,
+    DEPLOYMENT,
+    SERVICE,
+    WEIGHTS_CACHE,
+    LEADER_WORKER_SET,
+    INGRESS,
+];
+
+fn compose_spec(req: &ComposeRequest, spec: &LlmInferenceSpec) -> Result<Composition, Refusal> {
+    let (model, referenced) = match resolve_model(req, spec)? {
         ControlFlow::Continue(resolved) => resolved,
         ControlFlow::Break(waiting) => return Ok(waiting),
     };
     spec.validate()
         .map_err(|e| Refusal::new("InvalidSpec", e))?;
     let facts = referenced.as_ref().map(|m| &m.facts);
-    let mut plan = size(req, &spec, &model, facts)?;
+    let mut plan = size(req, spec, &model, facts)?;
     let replicas = spec
         .replicas
         .or_else(|| facts.and_then(|f| f.data_parallel).map(i64::from))
         .unwrap_or(1);
     let mut notes = Vec::new();
-    let placement = placement(req, &spec, &mut notes);
+    let placement = placement(req, spec, &mut notes);
     let (runtime_name, renamed) = names::runtime_name(&req.xr.name, "");
     plan.reasons.extend(renamed);
-    let namespace = placement.namespace().to_string();
+    let mut out = Composition::default();
     let served = serve(
         req,
-        &spec,
+        spec,
         facts,
         &Target {
             model: &model,
             runtime_name: &runtime_name,
-            namespace: &namespace,
             placement: &placement,
             replicas,
         },
@@ -80,7 +104,7 @@ pub(crate) fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
         &mut out,
         &mut notes,
     )?;
-    let endpoint = expose(req, &spec, &runtime_name, &namespace, &placement, &mut out);
+    let endpoint = expose(req, spec, &runtime_name, &placement, &mut out);
     if plan.architecture_guessed {
         let how = if facts.is_some() {
             model_config::GIVE_CONFIG_ON_MODEL
@@ -91,13 +115,7 @@ pub(crate) fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
     }
     notes.extend(overridden_by_extra_args(&spec.extra_args));
     if let Some(m) = &referenced {
-        // Said on every call: it replaces the condition that said the Model was missing.
-        out.conditions.push(outcome::condition(
-            model_ref::MODEL_RESOLVED,
-            true,
-            "Found",
-            format!("Model {} served as {}", m.display, m.facts.model_url),
-        ));
+        out.conditions.push(served_model::resolved_condition(m));
     }
     report(req, &mut out, &model, plan, notes, served, endpoint);
     Ok(out)
@@ -112,7 +130,6 @@ type ModelToServe = (String, Option<Box<ResolvedModel>>);
 fn resolve_model(
     req: &ComposeRequest,
     spec: &LlmInferenceSpec,
-    out: &mut Composition,
 ) -> Result<ControlFlow<Composition, ModelToServe>, Refusal> {
     match (&spec.model, &spec.model_ref) {
         // Either could be meant: serving the other would be a silent guess.
@@ -129,45 +146,21 @@ fn resolve_model(
             "spec.model is empty; set a Hugging Face model id such as Qwen/Qwen2.5-7B-Instruct",
         )),
         (None, Some(r)) => {
-            out.requirements.insert(
-                REQUIREMENT_KEY.into(),
-                model_ref::requirement(&r.name, &req.xr.namespace),
-            );
-            match model_ref::lookup(req, "spec.modelRef", &r.name)? {
-                Lookup::Waiting { message, not_found } => {
-                    let status = Map::from_iter([("ready".to_string(), Value::from("False"))]);
-                    let mut waiting = model_ref::waiting(
-                        req,
-                        &message,
-                        not_found,
-                        Some(crate::compose::composition::to_object(status)),
-                        &[
-                            RUNTIME,
-                            DEPLOYMENT,
-                            SERVICE,
-                            WEIGHTS_CACHE,
-                            LEADER_WORKER_SET,
-                            INGRESS,
-                        ],
-                    );
-                    waiting.requirements = std::mem::take(&mut out.requirements);
-                    serving::while_waiting(&mut waiting, "WaitingForModel", &message);
-                    Ok(ControlFlow::Break(waiting))
-                }
-                Lookup::Found(mut m) => {
-                    if let Some(why) = &m.facts.unservable {
-                        return Err(Refusal::new(
-                            "UnservableModel",
-                            format!("spec.modelRef: Model {}: {why}", m.display),
-                        ));
+            let model = ModelRef {
+                field: MODEL_REF,
+                name: &r.name,
+            };
+            let waiting_status = |_: &str, _: &str, _: &str| {
+                Map::from_iter([("ready".to_string(), Value::from("False"))])
+            };
+            Ok(
+                match served_model::resolve(req, model, RESOURCES, &waiting_status)? {
+                    ControlFlow::Break(waiting) => ControlFlow::Break(waiting),
+                    ControlFlow::Continue(m) => {
+                        ControlFlow::Continue((m.facts.model_url.clone(), Some(m)))
                     }
-                    if let Some(waiting) = model_config_of(req, &mut m, &mut out.requirements) {
-                        return Ok(ControlFlow::Break(waiting));
-                    }
-                    let url = m.facts.model_url.clone();
-                    Ok(ControlFlow::Continue((url, Some(m))))
-                }
-            }
+                },
+            )
         }
         (None, None) => Err(Refusal::new(
             "InvalidSpec",
@@ -241,19 +234,11 @@ fn placement(req: &ComposeRequest, spec: &LlmInferenceSpec, notes: &mut Vec<Stri
 struct Target<'a> {
     model: &'a str,
     runtime_name: &'a str,
-    namespace: &'a str,
     placement: &'a Placement,
     replicas: i64,
 }
 
-/// What [`serve`] built: the runtime chosen and how it stands.
-struct Served {
-    runtime: Runtime,
-    state: ServingState,
-}
-
-/// The model server: the runtime that can serve the plan, its weights
-/// cache, and its resources, placed and with their readiness.
+/// The model server, for the spec and the Model's facts.
 fn serve(
     req: &ComposeRequest,
     spec: &LlmInferenceSpec,
@@ -280,70 +265,34 @@ fn serve(
                 .and_then(|f| f.hf_token.as_ref())
                 .map(|(n, k)| (n.as_str(), k.as_str()))
         });
-    let mut extra_args = facts.map(|f| f.serve_args(plan)).unwrap_or_default();
-    extra_args.extend(spec.extra_args.iter().cloned());
     // More than one replica comes from spec.replicas or the Model's shards.
     let (replicas_field, replicas_from) = if spec.replicas.is_some() {
         ("spec.replicas", "spec.replicas")
     } else {
         ("spec.modelRef", "the Model's data-parallel shards")
     };
-    let replicas = i32::try_from(target.replicas).unwrap_or(1);
-    let (runtime, cache) = runtime::choose_with_volume(
-        &runtime::ServerChoice {
+    let serve = Serve {
+        choice: runtime::ServerChoice {
             asked: runtime::Asked::new(spec.runtime, req.settings.runtime),
             requested_cache: facts.is_some_and(|f| f.cache.is_some()),
-            replicas,
+            replicas: i32::try_from(target.replicas).unwrap_or(1),
             replicas_from,
             operator_field: replicas_field,
             what_would_fit: "use a GPU with more memory (spec.gpuType, for example H200-141GB or B200), a lower \
                              precision (spec.quantization fp8 or int4), or a shorter context (spec.maxModelLen)",
             gpu_field: gpu_type_field(spec),
         },
-        plan,
-        &req.settings.weights_cache,
-    )?;
-    if let Some(f) = facts {
-        notes.extend(f.notes.iter().cloned());
-        notes.extend(f.cache_not_applied());
-    }
-    notes.extend(cache.warnings.iter().cloned());
-
-    let mut pod_args = facts.map(|f| f.load_args.clone()).unwrap_or_default();
-    pod_args.extend(spec.extra_args.iter().cloned());
-    let server = model_server(&ServerSpec {
-        runtime,
         keys: KEYS,
-        params: RuntimeParams {
-            name: target.runtime_name,
-            namespace: target.namespace,
-            model_url: target.model,
-            plan,
-            image: &req.settings.image,
-            replicas,
-            hf_token,
-            extra_args: &extra_args,
-            settings: req.settings,
-            weights_cache: cache.cache.as_ref(),
-            labels: None,
-        },
+        name: target.runtime_name,
+        model_url: target.model,
+        facts,
+        hf_token,
+        extra_args: &spec.extra_args,
         image: spec.image.as_ref(),
-        pod_args: &pod_args,
-        xr_kind: &req.xr.kind,
-        xr_name: &req.xr.name,
-        existing: Existing::observed(&req.observed, KEYS),
-    });
-    plan.reasons.extend(server.reasons);
-    notes.extend(server.warnings);
-    let mut workload = Rollout::Absent;
-    for (i, (key, manifest)) in server.resources.into_iter().enumerate() {
-        let rollout = out.add(key, target.placement.place(manifest), &req.observed);
-        if i == 0 {
-            workload = rollout;
-        }
-    }
-    let state = serving::observe(req, target.placement, &server.pod_labels, workload, out);
-    Ok(Served { runtime, state })
+        labels: None,
+        placement: target.placement,
+    };
+    model_server::serve(req, &serve, plan, out, notes)
 }
 
 /// The model's endpoints: its Service, and with `spec.ingressHost` an
@@ -352,10 +301,10 @@ fn expose(
     req: &ComposeRequest,
     spec: &LlmInferenceSpec,
     runtime_name: &str,
-    namespace: &str,
     placement: &Placement,
     out: &mut Composition,
 ) -> Endpoint {
+    let namespace = placement.namespace();
     let mut endpoint = Endpoint {
         internal: Some(internal_url(runtime_name, namespace)),
         external: None,
@@ -475,57 +424,6 @@ fn sizing_request(
             .flatten(),
         ..Default::default()
     })
-}
-
-/// Reads the referenced Model's spec.configFrom ConfigMap into its facts,
-/// adding the requirement for it. `Some` is what to return instead of
-/// composing: a wait while Crossplane has not returned the ConfigMap, or a
-/// FATAL that keeps the requirements when it is unusable.
-fn model_config_of(
-    req: &ComposeRequest,
-    m: &mut ResolvedModel,
-    requirements: &mut std::collections::BTreeMap<
-        String,
-        crate::protocol::server::ResourceSelector,
-    >,
-) -> Option<Composition> {
-    let name = m.facts.config_map.clone()?;
-    requirements.insert(
-        model_config::REQUIREMENT_KEY.into(),
-        model_config::requirement(&name, &req.xr.namespace),
-    );
-    let field = format!(
-        "spec.modelRef: Model {} spec.configFrom.configMapRef",
-        m.display
-    );
-    let mut out = match model_config::resolve(req, &mut m.facts, &field) {
-        Ok(model_config::Lookup::Ready) => return None,
-        Ok(model_config::Lookup::Waiting { message, not_found }) => {
-            let status = Map::from_iter([("ready".to_string(), Value::from("False"))]);
-            let mut waiting = model_config::waiting(
-                req,
-                &message,
-                not_found,
-                Some(crate::compose::composition::to_object(status)),
-                &[
-                    RUNTIME,
-                    DEPLOYMENT,
-                    SERVICE,
-                    WEIGHTS_CACHE,
-                    LEADER_WORKER_SET,
-                    INGRESS,
-                ],
-            );
-            serving::while_waiting(&mut waiting, "WaitingForModelConfig", &message);
-            waiting
-        }
-        Err(refusal) => Composition {
-            results: vec![outcome::fatal(refusal.reason, refusal.message)],
-            ..Default::default()
-        },
-    };
-    out.requirements = requirements.clone();
-    Some(out)
 }
 
 /// vllm serve flags the plan derives. Extra arguments come last and win, so

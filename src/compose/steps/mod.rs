@@ -6,5 +6,6 @@ pub(crate) mod model_facts;
 pub(crate) mod model_ref;
 pub(crate) mod model_server;
 pub(crate) mod runtime;
+pub(crate) mod served_model;
 pub(crate) mod serving;
 pub(crate) mod weights_cache;

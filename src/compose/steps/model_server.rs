@@ -11,10 +11,11 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::PersistentVolumeClaim;
 use serde_json::{Map, Value};
 
-use crate::compose::composition::Manifest;
+use crate::compose::composition::{ComposeRequest, Composition, Manifest, Refusal};
 use crate::compose::names;
 use crate::compose::resources::kube;
 use crate::compose::resources::leader_worker_set::{LwsParams, leader_labels, leader_worker_set};
+use crate::compose::resources::placement::Placement;
 use crate::compose::resources::vllm_deployment::{
     DeploymentParams, needs_recreate, vllm_deployment,
 };
@@ -22,16 +23,103 @@ use crate::compose::resources::vllm_pod::{PodParams, resources, startup_budget_s
 use crate::compose::resources::vllm_runtime::{RuntimeParams, vllm_runtime};
 use crate::compose::resources::vllm_service::vllm_service;
 use crate::compose::resources::weights_volume::weights_claim;
-use crate::compose::steps::runtime::Runtime;
+use crate::compose::rollout::Rollout;
+use crate::compose::steps::model_facts::ModelFacts;
+use crate::compose::steps::runtime::{self, Runtime, ServerChoice};
+use crate::compose::steps::serving::{self, ServingState};
 use crate::input::Image;
 use crate::manifests::leader_worker_set::{LeaderWorkerSet, NAME_LABEL};
 use crate::request::Observed;
+use crate::sizing::Plan;
 
 /// Longest LeaderWorkerSet name: its controller names the workers'
 /// StatefulSets `<name>-<group>`, whose pods carry the label
 /// `controller-revision-hash: <statefulset>-<10 characters>`, at most 63
 /// characters, and the pods `<name>-<group>-<worker>`.
 const LWS_NAME_MAX: usize = 45;
+
+/// What a kind asks of its model server, beyond the plan.
+pub(crate) struct Serve<'a> {
+    /// How to choose its runtime; its replicas are the server's.
+    pub(crate) choice: ServerChoice<'a>,
+    pub(crate) keys: ServerKeys,
+    pub(crate) name: &'a str,
+    /// What `vllm serve` loads: a Hugging Face id or a path.
+    pub(crate) model_url: &'a str,
+    /// The Model served, when the kind names one.
+    pub(crate) facts: Option<&'a ModelFacts>,
+    /// (Secret name, key) of the Hugging Face token.
+    pub(crate) hf_token: Option<(&'a str, &'a str)>,
+    /// The user's `vllm serve` arguments: after the plan's and the Model's.
+    pub(crate) extra_args: &'a [String],
+    /// The user's image, if any; else the platform's per runtime and vendor.
+    pub(crate) image: Option<&'a Image>,
+    /// Labels that never change for the XR, for the operator's selector.
+    pub(crate) labels: Option<&'a BTreeMap<String, String>>,
+    pub(crate) placement: &'a Placement,
+}
+
+/// What [`serve`] built: the runtime chosen and how the server stands.
+pub(crate) struct Served {
+    pub(crate) runtime: Runtime,
+    pub(crate) state: ServingState,
+}
+
+/// The model server: the runtime that can serve the plan, its weights
+/// volume and its resources, placed, with their readiness, and how it
+/// stands. What the user should know goes to `notes`.
+pub(crate) fn serve(
+    req: &ComposeRequest,
+    s: &Serve,
+    plan: &mut Plan,
+    out: &mut Composition,
+    notes: &mut Vec<String>,
+) -> Result<Served, Refusal> {
+    let (runtime, cache) =
+        runtime::choose_with_volume(&s.choice, plan, &req.settings.weights_cache)?;
+    if let Some(f) = s.facts {
+        notes.extend(f.notes.iter().cloned());
+        notes.extend(f.cache_not_applied());
+    }
+    notes.extend(cache.warnings.iter().cloned());
+    let mut serve_args = s.facts.map(|f| f.serve_args(plan)).unwrap_or_default();
+    serve_args.extend(s.extra_args.iter().cloned());
+    let mut pod_args = s.facts.map(|f| f.load_args.clone()).unwrap_or_default();
+    pod_args.extend(s.extra_args.iter().cloned());
+    let server = model_server(&ServerSpec {
+        runtime,
+        keys: s.keys,
+        params: RuntimeParams {
+            name: s.name,
+            namespace: s.placement.namespace(),
+            model_url: s.model_url,
+            plan,
+            image: &req.settings.image,
+            replicas: s.choice.replicas,
+            hf_token: s.hf_token,
+            extra_args: &serve_args,
+            settings: req.settings,
+            weights_cache: cache.cache.as_ref(),
+            labels: s.labels,
+        },
+        image: s.image,
+        pod_args: &pod_args,
+        xr_kind: &req.xr.kind,
+        xr_name: &req.xr.name,
+        existing: Existing::observed(&req.observed, s.keys),
+    });
+    plan.reasons.extend(server.reasons);
+    notes.extend(server.warnings);
+    let mut workload = Rollout::Absent;
+    for (i, (key, manifest)) in server.resources.into_iter().enumerate() {
+        let rollout = out.add(key, s.placement.place(manifest), &req.observed);
+        if i == 0 {
+            workload = rollout;
+        }
+    }
+    let state = serving::observe(req, s.placement, &server.pod_labels, workload, out);
+    Ok(Served { runtime, state })
+}
 
 /// The composition-resource names of a model server, per kind.
 #[derive(Clone, Copy, Debug)]
