@@ -325,7 +325,7 @@ impl Input {
                 ("sharedStorageClassName", &w.shared_storage_class_name),
             ] {
                 if let Some(c) = class {
-                    crate::xr::validate::dns_subdomain(
+                    crate::names::require_subdomain(
                         &format!("input.defaults.weightsCache.{field}"),
                         c,
                         "standard-rwo",

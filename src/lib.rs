@@ -12,6 +12,7 @@ mod credential;
 mod de;
 mod input;
 pub mod manifests;
+mod names;
 pub mod package;
 pub mod protocol;
 pub mod request;

@@ -121,14 +121,14 @@ pub(crate) fn noop(req: RunFunctionRequest) -> Call {
 /// name is a DNS-1123 subdomain of at most 253 characters; unlike a host
 /// name, its dot-separated parts may be longer than 63).
 fn check_identity(xr: &Composite) -> Result<(), String> {
-    if !compose::names::is_dns_subdomain(&xr.name) {
+    if !crate::names::is_dns_subdomain(&xr.name) {
         return Err(format!(
             "metadata.name is {}; use a DNS-1123 subdomain, as Kubernetes names objects: at most 253 characters of \
              lower-case letters, digits, '-' and '.', starting and ending with a letter or digit (for example qwen-7b)",
             crate::xr::validate::shown(&xr.name)
         ));
     }
-    crate::xr::validate::dns_label("metadata.namespace", &xr.namespace, "team-a")
+    crate::names::require_dns1123_label("metadata.namespace", &xr.namespace, "team-a")
 }
 
 /// Writes `composition` into `rsp`: its status merged into the desired XR,

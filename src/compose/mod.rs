@@ -24,7 +24,6 @@ pub(crate) const KINDS: &[&str] = &["LLMInference", "Model", "AgentPool"];
 pub(crate) mod composition;
 pub(crate) mod kinds;
 pub(crate) mod last_applied;
-pub(crate) mod names;
 pub(crate) mod resources;
 pub(crate) mod rollout;
 pub mod spec_digest;

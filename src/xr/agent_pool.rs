@@ -14,7 +14,8 @@ use serde::{Deserialize, Serialize};
 
 use super::common::{Endpoint, NameRef, Objective, PlanStatus, RuntimeChoice, SecretKeyRef};
 use super::model::Topology;
-use super::validate::{dns_subdomain, in_range, text};
+use super::validate::{in_range, text};
+use crate::names::require_subdomain;
 
 /// Kind name.
 pub(crate) const KIND: &str = "AgentPool";
@@ -588,7 +589,7 @@ fn check_strings_and_durations(spec: &AgentPoolSpec) -> Result<(), String> {
         "ghcr.io/example/agent-runtime:1.0",
     )?;
     if let Some(h) = spec.ingress_host.as_deref() {
-        dns_subdomain("spec.ingressHost", h, "agents.example.com")?;
+        require_subdomain("spec.ingressHost", h, "agents.example.com")?;
     }
     if let Some(p) = &class.system_prompt {
         let n = p.chars().count();

@@ -12,7 +12,8 @@ use serde::{Deserialize, Serialize};
 use super::common::{
     Endpoint, Image, KvCacheDtype, NameRef, Objective, PlanStatus, RuntimeChoice, SecretKeyRef, Tls,
 };
-use super::validate::{dns_label, dns_subdomain, text};
+use super::validate::text;
+use crate::names::{require_dns1123_label, require_subdomain};
 
 /// What an LLMInference's `quantization` reads: `auto`, then a precision.
 const QUANTIZATION_NAMES: [&str; 8] = super::common::precision_names("auto", true);
@@ -231,7 +232,7 @@ fn check_strings(spec: &LlmInferenceSpec) -> Result<(), String> {
         text("spec.parameterCount", p, 32, "8B, 70B or 8x7B")?;
     }
     if let Some(r) = &spec.hf_token_secret_ref {
-        dns_subdomain("spec.hfTokenSecretRef.name", &r.name, "hf-token")?;
+        require_subdomain("spec.hfTokenSecretRef.name", &r.name, "hf-token")?;
         if let Some(k) = r.key.as_deref().filter(|k| !k.is_empty()) {
             text("spec.hfTokenSecretRef.key", k, 253, "token")?;
         }
@@ -247,19 +248,19 @@ fn check_strings(spec: &LlmInferenceSpec) -> Result<(), String> {
     }
     // An empty host means no Ingress, as in dot-inference.
     if let Some(h) = spec.ingress_host.as_deref().filter(|h| !h.is_empty()) {
-        dns_subdomain("spec.ingressHost", h, "qwen.example.com")?;
+        require_subdomain("spec.ingressHost", h, "qwen.example.com")?;
     }
     if let Some(c) = &spec.ingress_class_name {
-        dns_subdomain("spec.ingressClassName", c, "nginx")?;
+        require_subdomain("spec.ingressClassName", c, "nginx")?;
     }
     if let Some(t) = &spec.tls {
-        dns_subdomain("spec.tls.secretName", &t.secret_name, "qwen-tls")?;
+        require_subdomain("spec.tls.secretName", &t.secret_name, "qwen-tls")?;
     }
     if let Some(p) = &spec.provider_config_name {
-        dns_subdomain("spec.providerConfigName", p, "incluster")?;
+        require_subdomain("spec.providerConfigName", p, "incluster")?;
     }
     if let Some(n) = &spec.target_namespace {
-        dns_label("spec.targetNamespace", n, "inference")?;
+        require_dns1123_label("spec.targetNamespace", n, "inference")?;
     }
     if spec.extra_args.len() > EXTRA_ARGS_MAX {
         return Err(format!(

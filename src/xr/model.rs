@@ -10,7 +10,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::common::{KvCacheDtype, NameRef, Objective, PlanStatus, SecretKeyRef};
-use super::validate::{dns_subdomain, text};
+use super::validate::text;
+use crate::names::require_subdomain;
 
 /// Kind name.
 pub(crate) const KIND: &str = "Model";
@@ -301,10 +302,10 @@ impl ModelSpec {
                 .map_err(|e| format!("spec.parameterCount: {e}"))?;
         }
         if let Some(r) = &self.hf_token_secret_ref {
-            dns_subdomain("spec.hfTokenSecretRef.name", &r.name, "hf-token")?;
+            require_subdomain("spec.hfTokenSecretRef.name", &r.name, "hf-token")?;
         }
         if let Some(c) = &self.config_from {
-            dns_subdomain(
+            require_subdomain(
                 "spec.configFrom.configMapRef.name",
                 &c.config_map_ref.name,
                 "llama-config",

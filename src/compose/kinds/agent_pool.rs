@@ -14,7 +14,6 @@ use std::collections::BTreeMap;
 use std::ops::ControlFlow;
 
 use crate::compose::composition::{ComposeRequest, Composition, Refusal, to_object};
-use crate::compose::names::runtime_name;
 use crate::compose::resources::agent_config::{
     ModelEndpoint, agent_config_map, check_no_credentials, config_data, config_document,
     config_hash, memory_env,
@@ -26,6 +25,7 @@ use crate::compose::resources::agent_service::{AgentServiceParams, agent_service
 use crate::compose::resources::autoscaler::{AutoscalerParams, autoscaler};
 use crate::compose::resources::disruption_budget::disruption_budget;
 use crate::compose::resources::ingress::{IngressParams, ingress};
+use crate::compose::resources::kube;
 use crate::compose::resources::placement::Placement;
 use crate::compose::resources::vllm_runtime::internal_url;
 use crate::compose::rollout::Rollout;
@@ -36,7 +36,7 @@ use crate::compose::steps::model_server::{self, Serve, Served, ServerKeys};
 use crate::compose::steps::runtime;
 use crate::compose::steps::served_model::{self, ModelRef};
 use crate::compose::steps::serving;
-use crate::compose::{names, resources::kube};
+use crate::names::{self, runtime_name};
 use crate::sizing::{self, MAX_NUM_SEQS, MigChoice, Plan, Throughput};
 use crate::units::{GIB, parse_duration_seconds, parse_quantity};
 use crate::xr::agent_pool::{

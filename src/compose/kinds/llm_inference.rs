@@ -8,7 +8,6 @@ use std::ops::ControlFlow;
 use serde_json::{Map, Value};
 
 use crate::compose::composition::{ComposeRequest, Composition, Refusal};
-use crate::compose::names;
 use crate::compose::resources::ingress::{IngressParams, external_url, ingress};
 use crate::compose::resources::placement::Placement;
 use crate::compose::resources::vllm_runtime::{SERVICE_PORT, internal_url};
@@ -20,6 +19,7 @@ use crate::compose::steps::model_server::{self, Serve, Served, ServerKeys};
 use crate::compose::steps::runtime;
 use crate::compose::steps::served_model::{self, ModelRef};
 use crate::compose::steps::serving;
+use crate::names;
 use crate::sizing::{self, MigChoice, Plan, SizingRequest};
 use crate::xr::common::{Endpoint, PlanStatus};
 use crate::xr::llm_inference::{LlmInferenceSpec, LlmInferenceStatus};

@@ -178,7 +178,7 @@ pub(crate) fn config_data(document: &Value) -> BTreeMap<String, String> {
 pub(crate) fn config_hash(document: &Value) -> String {
     format!(
         "{:016x}",
-        crate::compose::names::fnv1a64(document.to_string().as_bytes())
+        crate::names::fnv1a64(document.to_string().as_bytes())
     )
 }
 

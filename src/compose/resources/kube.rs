@@ -21,7 +21,7 @@ pub(crate) fn labels(
         ("app.kubernetes.io/name", xr_kind.to_ascii_lowercase()),
         (
             "app.kubernetes.io/instance",
-            crate::compose::names::label_value(xr_name),
+            crate::names::label_value(xr_name),
         ),
         ("app.kubernetes.io/component", component.to_string()),
         (

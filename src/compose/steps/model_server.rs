@@ -12,7 +12,6 @@ use k8s_openapi::api::core::v1::PersistentVolumeClaim;
 use serde_json::{Map, Value};
 
 use crate::compose::composition::{ComposeRequest, Composition, Manifest, Refusal};
-use crate::compose::names;
 use crate::compose::resources::kube;
 use crate::compose::resources::leader_worker_set::{LwsParams, leader_labels, leader_worker_set};
 use crate::compose::resources::placement::Placement;
@@ -29,6 +28,7 @@ use crate::compose::steps::runtime::{self, Runtime, ServerChoice};
 use crate::compose::steps::serving::{self, ServingState};
 use crate::input::Image;
 use crate::manifests::leader_worker_set::{LeaderWorkerSet, NAME_LABEL};
+use crate::names;
 use crate::request::Observed;
 use crate::sizing::Plan;
 

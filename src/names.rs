@@ -1,4 +1,6 @@
-//! Names of composed objects, and label values, derived from an XR's name.
+//! Kubernetes names: the rules the API server checks them by, in one
+//! place, and the names of composed objects and label values derived from
+//! an XR's name.
 //!
 //! An XR's name is a DNS-1123 subdomain: up to 253 characters, dots allowed,
 //! a digit first allowed (`70b-llama`, `llama.v3`). The kinds it names are
@@ -87,19 +89,55 @@ pub(crate) fn is_dns1035_label(s: &str) -> bool {
         && b[b.len() - 1] != b'-'
 }
 
-/// A DNS-1123 subdomain as Kubernetes checks object names: at most 253
-/// characters, dot-separated parts of lower-case letters, digits and '-'
-/// that start and end with a letter or digit.
+/// A DNS-1123 subdomain as Kubernetes checks object and host names
+/// (`IsDNS1123Subdomain`): at most 253 characters, dot-separated parts of
+/// lower-case letters, digits and '-' that start and end with a letter or
+/// digit. Unlike DNS, a part may be longer than 63 characters.
 pub(crate) fn is_dns_subdomain(s: &str) -> bool {
     s.len() <= SUBDOMAIN_MAX
-        && s.split('.').all(|part| {
-            let b = part.as_bytes();
-            !b.is_empty()
-                && b.iter()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
-                && b[0] != b'-'
-                && b[b.len() - 1] != b'-'
-        })
+        && s.split('.')
+            .all(|part| is_dns1123_part(part, SUBDOMAIN_MAX))
+}
+
+/// A DNS-1123 label: what a namespace name must be.
+pub(crate) fn is_dns1123_label(s: &str) -> bool {
+    is_dns1123_part(s, LABEL_MAX)
+}
+
+fn is_dns1123_part(s: &str, max: usize) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && b.len() <= max
+        && b.iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+        && b[0] != b'-'
+        && b[b.len() - 1] != b'-'
+}
+
+/// `value`, a user's name for an object or host, as a DNS-1123 subdomain.
+pub(crate) fn require_subdomain(field: &str, value: &str, example: &str) -> Result<(), String> {
+    if is_dns_subdomain(value) {
+        Ok(())
+    } else {
+        Err(format!(
+            "{field} is {}; use a DNS name: at most 253 characters of lower-case letters, digits, '-' and '.', \
+             starting and ending with a letter or digit (for example {example})",
+            crate::xr::validate::shown(value)
+        ))
+    }
+}
+
+/// `value`, a user's namespace name, as a DNS-1123 label.
+pub(crate) fn require_dns1123_label(field: &str, value: &str, example: &str) -> Result<(), String> {
+    if is_dns1123_label(value) {
+        Ok(())
+    } else {
+        Err(format!(
+            "{field} is {}; use at most 63 lower-case letters, digits and '-', starting and ending with a letter \
+             or digit (for example {example})",
+            crate::xr::validate::shown(value)
+        ))
+    }
 }
 
 /// FNV-1a, 64 bits: a short, stable hash (the same on every build and
@@ -141,6 +179,30 @@ pub(crate) fn runtime_name(xr_name: &str, suffix: &str) -> (String, Option<Strin
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn names() {
+        for ok in ["a", "qwen.example.com", "a-b.c-d", "x1"] {
+            assert!(require_subdomain("f", ok, "e").is_ok(), "{ok}");
+        }
+        for bad in [
+            "",
+            "A",
+            "a_b",
+            "-a",
+            "a-",
+            "a..b",
+            "not a host!",
+            &"a".repeat(254),
+        ] {
+            assert!(require_subdomain("f", bad, "e").is_err(), "{bad}");
+        }
+        // Kubernetes caps the whole name, not each dot-separated part.
+        let long_part = format!("{}.hf-token", "a".repeat(64));
+        assert!(require_subdomain("f", &long_part, "e").is_ok());
+        assert!(require_dns1123_label("f", "team-a", "e").is_ok());
+        assert!(require_dns1123_label("f", "a.b", "e").is_err());
+    }
 
     #[test]
     fn names_that_fit_are_kept() {
