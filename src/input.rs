@@ -58,22 +58,19 @@ pub(crate) struct Input {
     pub(crate) defaults: Option<Defaults>,
 }
 
-/// Reads `ttl` with an error that shows the value and valid examples:
-/// kube_core's own parse errors ("cannot parse float from empty string" for
-/// "soon") do not say what a duration looks like.
+/// Reads `ttl` with an error that shows the value and valid examples.
 fn deserialize_ttl<'de, D>(d: D) -> Result<Option<kube_core::Duration>, D::Error>
 where
     D: serde::Deserializer<'de>,
 {
-    let invalid = |shown: String| {
-        serde::de::Error::custom(format!(
-            "{shown} is not a duration; use one such as 60s, 5m or 1h30m"
-        ))
-    };
     match serde_json::Value::deserialize(d)? {
         serde_json::Value::Null => Ok(None),
-        serde_json::Value::String(s) => s.parse().map(Some).map_err(|_| invalid(format!("{s:?}"))),
-        other => Err(invalid(other.to_string())),
+        serde_json::Value::String(s) => crate::units::parse_duration(&s)
+            .map(Some)
+            .map_err(serde::de::Error::custom),
+        other => Err(serde::de::Error::custom(format!(
+            "{other} is not a duration; write one like 500ms, 30s, 5m or 1h30m"
+        ))),
     }
 }
 

@@ -1,83 +1,47 @@
-//! Quantities (`16Gi`, `500M`) and durations (`500ms`, `2h`, `1d`) as users
+//! Quantities (`16Gi`, `500M`) and durations (`500ms`, `2h`) as users
 //! write them in XR specs. Kubernetes types carry them as strings; the
 //! composers need numbers to compare sizes and to fill integer fields such
 //! as an autoscaler's stabilization window.
 
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use kube_quantity::ParsedQuantity;
+
 /// Bytes in one GiB.
 pub(crate) const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
 
-/// The value of a Kubernetes quantity (`16Gi`, `17G`, `500m`, `1.5`), or an
-/// error saying what a quantity looks like.
+/// The value of a Kubernetes quantity (`16Gi`, `17G`, `500m`, `1e3`,
+/// `+1Gi`), read as the API server reads it (kube_quantity), or an error
+/// saying what a quantity looks like. Every quantity in our specs is a size,
+/// a count of CPUs or bytes, so a negative one is refused as well.
 pub(crate) fn parse_quantity(q: &str) -> Result<f64, String> {
-    let s = q.trim();
-    let split = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(s.len());
-    let (number, suffix) = s.split_at(split);
-    let value: f64 = number
-        .parse()
-        .map_err(|_| format!("{q:?} is not a quantity; write one like 16Gi, 40G or 500Mi"))?;
-    let factor = match suffix {
-        "" => 1.0,
-        "m" => 1e-3,
-        "k" => 1e3,
-        "M" => 1e6,
-        "G" => 1e9,
-        "T" => 1e12,
-        "P" => 1e15,
-        "E" => 1e18,
-        "Ki" => 1024.0,
-        "Mi" => 1024.0f64.powi(2),
-        "Gi" => 1024.0f64.powi(3),
-        "Ti" => 1024.0f64.powi(4),
-        "Pi" => 1024.0f64.powi(5),
-        "Ei" => 1024.0f64.powi(6),
-        _ => {
-            return Err(format!(
-                "{q:?} has an unknown unit {suffix:?}; use Ki, Mi, Gi, Ti (or k, M, G, T)"
-            ));
-        }
-    };
-    Ok(value * factor)
+    let quantity = Quantity(q.trim().to_string());
+    ParsedQuantity::try_from(&quantity)
+        .ok()
+        .and_then(|p| p.to_bytes_f64())
+        .filter(|value| *value >= 0.0)
+        .ok_or_else(|| format!("{q:?} is not a quantity; write one like 16Gi, 40G or 500Mi"))
 }
 
-/// Seconds in a duration such as `500ms`, `10s`, `5m`, `2h`, `1d` or
-/// `1h30m`; a bare number means seconds.
-pub(crate) fn parse_duration_seconds(d: &str) -> Result<f64, String> {
-    let invalid = || format!("{d:?} is not a duration; write one like 500ms, 30s, 5m, 2h or 1d");
+/// A duration as Go writes one (`500ms`, `30s`, `5m`, `1h30m`), the form
+/// Kubernetes and Crossplane read: kube_core parses it.
+pub(crate) fn parse_duration(d: &str) -> Result<kube_core::Duration, String> {
     let s = d.trim();
-    if s.is_empty() {
-        return Err(invalid());
-    }
-    if let Ok(seconds) = s.parse::<f64>() {
-        return Ok(seconds);
-    }
-    let mut total = 0.0;
-    let mut rest = s;
-    while !rest.is_empty() {
-        let digits = rest
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .ok_or_else(invalid)?;
-        if digits == 0 {
-            return Err(invalid());
-        }
-        let value: f64 = rest[..digits].parse().map_err(|_| invalid())?;
-        rest = &rest[digits..];
-        let unit_len = rest
-            .find(|c: char| c.is_ascii_digit() || c == '.')
-            .unwrap_or(rest.len());
-        let factor = match &rest[..unit_len] {
-            "ms" => 1e-3,
-            "s" => 1.0,
-            "m" => 60.0,
-            "h" => 3600.0,
-            "d" => 86400.0,
-            _ => return Err(invalid()),
-        };
-        total += value * factor;
-        rest = &rest[unit_len..];
-    }
-    Ok(total)
+    // kube_core reads "" as zero; Go refuses it.
+    (!s.is_empty())
+        .then(|| s.parse().ok())
+        .flatten()
+        .ok_or_else(|| format!("{d:?} is not a duration; write one like 500ms, 30s, 5m or 1h30m"))
+}
+
+/// Seconds in a duration (see [`parse_duration`]); negative ones are below 0.
+pub(crate) fn parse_duration_seconds(d: &str) -> Result<f64, String> {
+    let duration = parse_duration(d)?;
+    let seconds = std::time::Duration::from(duration).as_secs_f64();
+    Ok(if duration.is_negative() {
+        -seconds
+    } else {
+        seconds
+    })
 }
 
 /// GiB rounded up to a whole number, at least 1, as a quantity (`18Gi`).
@@ -98,15 +62,18 @@ mod tests {
             ("500m", 0.5),
             ("30", 30.0),
             ("512Mi", 512.0 * 1024.0 * 1024.0),
+            ("1e3", 1000.0),
+            ("+1Gi", GIB),
         ];
         for (q, want) in cases {
             assert_eq!(parse_quantity(q).unwrap(), want, "{q}");
         }
         assert_eq!(
             parse_quantity("16GB").unwrap_err(),
-            "\"16GB\" has an unknown unit \"GB\"; use Ki, Mi, Gi, Ti (or k, M, G, T)"
+            "\"16GB\" is not a quantity; write one like 16Gi, 40G or 500Mi"
         );
         assert!(parse_quantity("lots").is_err());
+        assert!(parse_quantity("-16Gi").is_err());
     }
 
     #[test]
@@ -116,14 +83,15 @@ mod tests {
             ("10s", 10.0),
             ("5m", 300.0),
             ("2h", 7200.0),
-            ("1d", 86400.0),
             ("1h30m", 5400.0),
-            ("45", 45.0),
+            ("1.5s", 1.5),
+            ("0", 0.0),
         ];
         for (d, want) in cases {
             assert_eq!(parse_duration_seconds(d).unwrap(), want, "{d}");
         }
-        for bad in ["", "soon", "5x", "m5"] {
+        // Go reads no days and no bare numbers: neither does the API server.
+        for bad in ["", "soon", "5x", "m5", "1d", "45"] {
             assert!(parse_duration_seconds(bad).is_err(), "{bad}");
         }
     }

@@ -1115,7 +1115,7 @@ fn malformed_agent_pools_are_refused_and_name_the_field_and_what_is_valid() {
             json!("a while"),
             fatal(
                 "InvalidSpec",
-                "spec.agentClass.memoryConfig.ttl: \"a while\" is not a duration; write one like 500ms, 30s, 5m, 2h or 1d",
+                "spec.agentClass.memoryConfig.ttl: \"a while\" is not a duration; write one like 500ms, 30s, 5m or 1h30m",
             ),
         ),
         refusal(
@@ -1124,7 +1124,7 @@ fn malformed_agent_pools_are_refused_and_name_the_field_and_what_is_valid() {
             json!("fast"),
             fatal(
                 "InvalidSpec",
-                "spec.agentClass.slo.ttft: \"fast\" is not a duration; write one like 500ms, 30s, 5m, 2h or 1d",
+                "spec.agentClass.slo.ttft: \"fast\" is not a duration; write one like 500ms, 30s, 5m or 1h30m",
             ),
         ),
         refusal(
@@ -1133,7 +1133,7 @@ fn malformed_agent_pools_are_refused_and_name_the_field_and_what_is_valid() {
             json!([{"name": "x", "timeout": "soon"}]),
             fatal(
                 "InvalidSpec",
-                "spec.agentClass.toolPermissions[0].timeout: \"soon\" is not a duration; write one like 500ms, 30s, 5m, 2h or 1d",
+                "spec.agentClass.toolPermissions[0].timeout: \"soon\" is not a duration; write one like 500ms, 30s, 5m or 1h30m",
             ),
         ),
         refusal(
@@ -1198,7 +1198,7 @@ fn malformed_agent_pools_are_refused_and_name_the_field_and_what_is_valid() {
             json!("1 hour"),
             fatal(
                 "InvalidSpec",
-                "spec.sessionAffinity.ttl: \"1 hour\" is not a duration; write one like 500ms, 30s, 5m, 2h or 1d",
+                "spec.sessionAffinity.ttl: \"1 hour\" is not a duration; write one like 500ms, 30s, 5m or 1h30m",
             ),
         ),
         refusal(

@@ -117,7 +117,7 @@ fn cases() -> Vec<Case> {
                 desired: Some(fnv1::State::default()),
                 results: vec![fatal(
                     "InvalidInput",
-                    "cannot read the step input: input.ttl: 5 is not a duration; use one such as 60s, 5m or 1h30m",
+                    "cannot read the step input: input.ttl: 5 is not a duration; write one like 500ms, 30s, 5m or 1h30m",
                 )],
                 ..Default::default()
             },
@@ -238,7 +238,7 @@ fn cases() -> Vec<Case> {
                 desired: Some(earlier_desired()),
                 results: vec![fatal(
                     "InvalidInput",
-                    "cannot read the step input: input.ttl: \"soon\" is not a duration; use one such as 60s, 5m or 1h30m",
+                    "cannot read the step input: input.ttl: \"soon\" is not a duration; write one like 500ms, 30s, 5m or 1h30m",
                 )],
                 ..Default::default()
             },

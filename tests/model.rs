@@ -498,7 +498,7 @@ fn malformed_models_are_fatal_and_name_the_field_and_what_is_valid() {
             json!("1e30Gi"),
             fatal(
                 "InvalidSpec",
-                "spec.size: \"1e30Gi\" has an unknown unit \"e30Gi\"; use Ki, Mi, Gi, Ti (or k, M, G, T)",
+                "spec.size: \"1e30Gi\" is not a quantity; write one like 16Gi, 40G or 500Mi",
             ),
         ),
         refusal(
@@ -576,7 +576,7 @@ fn malformed_models_are_fatal_and_name_the_field_and_what_is_valid() {
             json!("forever"),
             fatal(
                 "InvalidSpec",
-                "spec.cachePolicy.pinDuration: \"forever\" is not a duration; write one like 500ms, 30s, 5m, 2h or 1d",
+                "spec.cachePolicy.pinDuration: \"forever\" is not a duration; write one like 500ms, 30s, 5m or 1h30m",
             ),
         ),
         refusal(

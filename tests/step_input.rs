@@ -15,8 +15,8 @@ fn malformed_step_inputs_are_fatal_and_name_the_field_and_what_is_valid() {
     Refusals::of(LlmInference::new("bad").model(QWEN).build()).check(vec![
 refusal("input apiVersion", "input.apiVersion", json!("inference.fn.crossplane.io/v1"), fatal("InvalidInput", "invalid step input: input.apiVersion is \"inference.fn.crossplane.io/v1\"; expected \"inference.fn.crossplane.io/v1beta1\"")),
 refusal("input kind", "input.kind", json!("Inputs"), fatal("InvalidInput", "invalid step input: input.kind is \"Inputs\"; expected \"Input\"")),
-refusal("ttl number", "input.ttl", json!(60), fatal("InvalidInput", "cannot read the step input: input.ttl: 60 is not a duration; use one such as 60s, 5m or 1h30m")),
-refusal("ttl words", "input.ttl", json!("soon"), fatal("InvalidInput", "cannot read the step input: input.ttl: \"soon\" is not a duration; use one such as 60s, 5m or 1h30m")),
+refusal("ttl number", "input.ttl", json!(60), fatal("InvalidInput", "cannot read the step input: input.ttl: 60 is not a duration; write one like 500ms, 30s, 5m or 1h30m")),
+refusal("ttl words", "input.ttl", json!("soon"), fatal("InvalidInput", "cannot read the step input: input.ttl: \"soon\" is not a duration; write one like 500ms, 30s, 5m or 1h30m")),
 refusal("ttl negative", "input.ttl", json!("-5s"), fatal("InvalidInput", "invalid step input: input.ttl is negative (-5s); use a positive duration such as 60s")),
 refusal("ttl zero", "input.ttl", json!("0s"), fatal("InvalidInput", "invalid step input: input.ttl must be at least 1s")),
 refusal("defaults not object", "input.defaults", json!("L4"), fatal("InvalidInput", "cannot read the step input: input.defaults: the string \"L4\" is not an object")),
