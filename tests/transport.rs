@@ -302,37 +302,57 @@ async fn in_process(
     (addr, stop, task)
 }
 
-/// In plaintext, a connection that does not send the HTTP/2 preface in time
-/// (nothing at all, or half of it) is closed, as a stalled TLS handshake is.
+/// Reads `stream` until the server closes it (EOF or an error), bounded by
+/// 30 s; true if it was closed.
+async fn closed_by_server<S: tokio::io::AsyncRead + Unpin>(stream: &mut S) -> bool {
+    let mut buf = [0u8; 256];
+    tokio::time::timeout(Duration::from_secs(30), async {
+        // The server's SETTINGS may come first; then EOF or a reset.
+        loop {
+            match stream.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
+            }
+        }
+    })
+    .await
+    .is_ok()
+}
+
+/// A connection that carries no call in time is closed, whatever it sent:
+/// nothing, half the HTTP/2 preface, or the preface and its SETTINGS with
+/// no stream (which held a slot for ever before).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn plaintext_connections_without_a_preface_are_closed() {
+async fn connections_that_never_call_are_closed() {
     let limits = Limits {
-        preface_timeout: Duration::from_secs(1),
+        unused_timeout: Duration::from_secs(1),
         ..Limits::default()
     };
     let (addr, stop, task) = in_process(limits).await;
     let mut silent = TcpStream::connect(addr).await.unwrap();
     let mut half = TcpStream::connect(addr).await.unwrap();
     half.write_all(b"PRI * HTTP/2.0\r\n").await.unwrap();
+    let mut no_stream = TcpStream::connect(addr).await.unwrap();
+    // The client preface, then an empty SETTINGS frame.
+    no_stream
+        .write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00\x00\x04\x00\x00\x00\x00\x00")
+        .await
+        .unwrap();
 
-    // A client that speaks is served meanwhile, and stays connected past the timeout.
+    // A client that calls is served meanwhile, and stays connected past the timeout.
     let mut good = client(endpoint(addr, None));
     good.run_function(request("first", spaceship()))
         .await
         .expect("served");
-    for stalled in [&mut silent, &mut half] {
-        let mut buf = [0u8; 256];
-        let closed = tokio::time::timeout(Duration::from_secs(30), async {
-            // The server's SETTINGS may come first; then EOF or a reset.
-            loop {
-                match stalled.read(&mut buf).await {
-                    Ok(0) | Err(_) => break,
-                    Ok(_) => {}
-                }
-            }
-        })
-        .await;
-        assert!(closed.is_ok(), "a connection without a preface stays open");
+    for (what, stalled) in [
+        ("silent", &mut silent),
+        ("half a preface", &mut half),
+        ("no stream", &mut no_stream),
+    ] {
+        assert!(
+            closed_by_server(stalled).await,
+            "a {what} connection stays open"
+        );
     }
     good.run_function(request("second", spaceship()))
         .await
@@ -343,6 +363,144 @@ async fn plaintext_connections_without_a_preface_are_closed() {
         .expect("stops")
         .unwrap()
         .unwrap();
+}
+
+/// Over TLS, a client that completes the handshake and then says nothing
+/// is closed in time too (the handshake's own timeout ends with it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tls_client_that_never_sends_a_preface_is_closed() {
+    use tokio_rustls::rustls::pki_types::pem::PemObject;
+    use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
+    use tokio_rustls::rustls::{self, RootCertStore};
+
+    let pki = Pki::generate();
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let handler = Handler::new(function_inference::run::run_function, Metrics::new());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let limits = Limits {
+        unused_timeout: Duration::from_secs(1),
+        ..Limits::default()
+    };
+    let task = tokio::spawn(server::run_with_limits(
+        listener,
+        handler,
+        Some(pki.server_tls()),
+        limits,
+        async {
+            let _ = stopped.await;
+        },
+    ));
+
+    let mut roots = RootCertStore::empty();
+    roots
+        .add(CertificateDer::from_pem_slice(pki.ca_cert.as_bytes()).unwrap())
+        .unwrap();
+    let config = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_root_certificates(roots)
+    .with_client_auth_cert(
+        vec![CertificateDer::from_pem_slice(pki.client.cert.as_bytes()).unwrap()],
+        PrivateKeyDer::from_pem_slice(pki.client.key.as_bytes()).unwrap(),
+    )
+    .unwrap();
+    let mut config = config;
+    config.alpn_protocols = vec![b"h2".to_vec()];
+    let tcp = TcpStream::connect(addr).await.unwrap();
+    let mut tls = tokio_rustls::TlsConnector::from(std::sync::Arc::new(config))
+        .connect(ServerName::try_from("localhost").unwrap(), tcp)
+        .await
+        .expect("the TLS handshake completes");
+    assert!(
+        closed_by_server(&mut tls).await,
+        "a TLS connection without a preface stays open"
+    );
+    let _ = stop.send(());
+    tokio::time::timeout(PATIENCE, task)
+        .await
+        .expect("stops")
+        .unwrap()
+        .unwrap();
+}
+
+/// Connections that open and say nothing cannot lock a real client out:
+/// after 500 silent TCP connections and 500 HTTP/2 connections with no
+/// stream (twice the cap of 256), a call is answered at once, because the
+/// cap closes the connections that carry no call to make room; before, the
+/// call waited in the listen queue for ever. Memory stays bounded meanwhile.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_connections_cannot_lock_a_client_out() {
+    const EACH: usize = 500;
+    const MAX_RSS_KIB: u64 = 64 * 1024;
+    let server = ServerProcess::start(&["--insecure", "--metrics-address="]);
+    let pid = server.pid();
+    let mut silent = Vec::new();
+    let mut no_stream = Vec::new();
+    for _ in 0..EACH {
+        silent.push(TcpStream::connect(server.grpc).await.unwrap());
+        no_stream.push(h2_connect(server.grpc).await);
+    }
+    let mut c = client(endpoint(server.grpc, None));
+    let answered = tokio::time::timeout(
+        Duration::from_secs(10),
+        c.run_function(request("during", spaceship())),
+    )
+    .await;
+    let rss = status_kib(pid, "VmHWM");
+    let fds = open_fds(pid);
+    eprintln!(
+        "{} idle connections: server VmHWM {rss} KiB, {fds} descriptors",
+        2 * EACH
+    );
+    let rsp = answered
+        .expect("a call is answered while idle connections fill the cap")
+        .expect("served")
+        .into_inner();
+    assert_eq!(rsp.meta.unwrap().tag, "during");
+    assert!(
+        fds <= 256 + 32,
+        "{fds} descriptors open: the cap does not hold"
+    );
+    assert!(
+        rss < MAX_RSS_KIB,
+        "VmHWM {rss} KiB exceeds {MAX_RSS_KIB} KiB"
+    );
+    drop((silent, no_stream));
+    let (status, log, _) = terminate(server).await;
+    assert_eq!(status.code(), Some(0), "log:\n{log}");
+}
+
+/// The metrics port holds the same bound: silent connections cannot keep a
+/// scrape out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_connections_cannot_lock_the_metrics_port() {
+    let server = ServerProcess::start(&["--insecure", "--metrics-address", "127.0.0.1:0"]);
+    let metrics = server.metrics.unwrap();
+    let mut silent = Vec::new();
+    for _ in 0..300 {
+        silent.push(TcpStream::connect(metrics).await.unwrap());
+    }
+    let scrape = tokio::task::spawn_blocking(move || {
+        http1(
+            metrics,
+            "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+        )
+    });
+    let response = tokio::time::timeout(Duration::from_secs(10), scrape)
+        .await
+        .expect("a scrape is answered while silent connections fill the cap")
+        .unwrap();
+    assert!(response.starts_with("HTTP/1.1 200 OK"), "{response}");
+    assert!(
+        open_fds(server.pid()) <= 64 + 32,
+        "the metrics cap does not hold"
+    );
+    drop(silent);
+    let (status, log, _) = terminate(server).await;
+    assert_eq!(status.code(), Some(0), "log:\n{log}");
 }
 
 // ---------------------------------------------------------------------------
@@ -479,17 +637,80 @@ async fn partial_bodies_cannot_exhaust_memory() {
     assert_eq!(status.code(), Some(0), "log:\n{log}");
 }
 
+/// One connection holding many partial bodies takes at most its share of
+/// the request memory budget (one message of the largest size), so a call
+/// on another connection is served during the attack; before, the attacker
+/// held the whole budget and that call got RESOURCE_EXHAUSTED.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_connection_cannot_take_the_whole_request_budget() {
+    const STREAMS: usize = 4;
+    const MESSAGE: usize = 8 * 1024 * 1024;
+    let server = ServerProcess::start(&[
+        "--insecure",
+        "--metrics-address=",
+        "--max-recv-message-size",
+        "8",
+        "--request-memory-mib",
+        "16",
+    ]);
+    let mut message = vec![0u8; MESSAGE];
+    message[1..5].copy_from_slice(&((MESSAGE - 5) as u32).to_be_bytes());
+    let chunk = Bytes::from(message);
+    let send = h2_connect(server.grpc).await;
+    // One stream after another, each one byte short of a whole message: two
+    // would hold all 16 MiB but two bytes, and the rest are refused.
+    let mut streams = Vec::new();
+    for _ in 0..STREAMS {
+        let mut ready = tokio::time::timeout(PATIENCE, send.clone().ready())
+            .await
+            .expect("a stream in time")
+            .expect("a stream");
+        let (_, body) = ready
+            .send_request(
+                run_function_head(server.grpc, Some("application/grpc")),
+                false,
+            )
+            .expect("a request");
+        let (_, stream) =
+            tokio::time::timeout(PATIENCE, send_partial(body, chunk.clone(), MESSAGE - 1))
+                .await
+                .expect("the attack stops in time");
+        streams.push(stream);
+    }
+    // What is still in flight reaches the server.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    // Another client, with a request of a few hundred KiB, is served.
+    let mut c = client(endpoint(server.grpc, None));
+    let mut req = request("other-connection", spaceship());
+    pad_observed(&mut req, 512 * 1024);
+    let rsp = tokio::time::timeout(Duration::from_secs(30), c.run_function(req))
+        .await
+        .expect("an answer during the attack")
+        .expect("a call on another connection is served")
+        .into_inner();
+    assert_eq!(rsp.meta.unwrap().tag, "other-connection");
+    drop((streams, send));
+    let (status, log, _) = terminate(server).await;
+    assert_eq!(status.code(), Some(0), "log:\n{log}");
+}
+
 // ---------------------------------------------------------------------------
 // What is refused
 // ---------------------------------------------------------------------------
 
-/// A request whose content-type is not gRPC gets HTTP 415, as the gRPC
-/// specification asks; tonic alone decoded any body as protobuf.
+/// A request whose content-type is not gRPC, or names a codec other than
+/// protobuf, gets HTTP 415, as the gRPC specification asks; tonic alone
+/// decoded any body as protobuf.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_request_that_is_not_grpc_gets_415() {
     let (addr, stop, task) = in_process(Limits::default()).await;
     let send = h2_connect(addr).await;
-    for content_type in [Some("application/json"), Some("text/plain"), None] {
+    for content_type in [
+        Some("application/json"),
+        Some("application/grpc+json"),
+        Some("text/plain"),
+        None,
+    ] {
         let mut ready = tokio::time::timeout(PATIENCE, send.clone().ready())
             .await
             .unwrap()

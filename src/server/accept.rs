@@ -1,5 +1,5 @@
-//! Accepting connections: a cap on how many are open at once, and a backoff
-//! when `accept` fails for want of resources.
+//! Accepting connections: a backoff when `accept` fails for want of
+//! resources, and the gRPC listener's stream of admitted connections.
 //!
 //! `accept` fails at once, again and again, while the process is out of file
 //! descriptors (EMFILE, ENFILE) or memory (ENOBUFS, ENOMEM), and the
@@ -9,19 +9,17 @@
 //! and the first success resets it; errors that concern one connection only
 //! (the peer reset it before it was accepted) are retried at once.
 
-use std::future::Future;
 use std::io;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::Duration;
 
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
+use tokio::sync::mpsc;
 use tonic::codegen::tokio_stream::StreamExt;
 use tonic::codegen::tokio_stream::wrappers::ReceiverStream;
 use tonic::transport::server::{Connected, TcpIncoming};
+
+use super::connections::{Connection, Connections, Tracked};
 
 /// How long to wait after an `accept` error before trying again.
 #[derive(Debug, Default)]
@@ -89,102 +87,23 @@ pub(crate) async fn accept(listener: &TcpListener, backoff: &mut Backoff, what: 
     }
 }
 
-/// The HTTP/2 client connection preface ("PRI * HTTP/2.0...") is 24 bytes.
-const PREFACE_LEN: usize = 24;
-
-/// An accepted connection holding one of the server's connection slots
-/// until it is dropped. In plaintext, its first read fails with `TimedOut`
-/// if the client has not sent the HTTP/2 preface in time, which closes the
-/// connection: the TLS handshake timeout's counterpart, as hyper has no timer
-/// for an HTTP/2 connection before its preface.
-pub(crate) struct Accepted<T> {
-    io: T,
-    _slot: OwnedSemaphorePermit,
-    preface: Option<(usize, Pin<Box<tokio::time::Sleep>>)>,
-}
-
-impl<T: AsyncRead + Unpin> AsyncRead for Accepted<T> {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        let before = buf.filled().len();
-        let this = &mut *self;
-        let result = Pin::new(&mut this.io).poll_read(cx, buf);
-        if let Some((read, deadline)) = &mut this.preface {
-            match &result {
-                Poll::Ready(Ok(())) => {
-                    *read += buf.filled().len() - before;
-                    if *read >= PREFACE_LEN || buf.filled().len() == before {
-                        this.preface = None;
-                    }
-                }
-                Poll::Ready(Err(_)) => this.preface = None,
-                // Polling the timer registers this task to be woken by it.
-                Poll::Pending if deadline.as_mut().poll(cx).is_ready() => {
-                    return Poll::Ready(Err(io::Error::new(
-                        io::ErrorKind::TimedOut,
-                        "no HTTP/2 preface in time",
-                    )));
-                }
-                Poll::Pending => {}
-            }
-        }
-        result
-    }
-}
-
-impl<T: AsyncWrite + Unpin> AsyncWrite for Accepted<T> {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        data: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.io).poll_write(cx, data)
-    }
-
-    fn poll_write_vectored(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[io::IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.io).poll_write_vectored(cx, bufs)
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        self.io.is_write_vectored()
-    }
-
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.io).poll_flush(cx)
-    }
-
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.io).poll_shutdown(cx)
-    }
-}
-
-impl<T: Connected> Connected for Accepted<T> {
-    type ConnectInfo = T::ConnectInfo;
+/// Each request carries its connection's record in its extensions.
+impl Connected for Tracked<TcpStream> {
+    type ConnectInfo = Arc<Connection>;
 
     fn connect_info(&self) -> Self::ConnectInfo {
-        self.io.connect_info()
+        self.connection().clone()
     }
 }
 
-/// The gRPC server's connections: at most `max_connections` open at once
-/// (beyond that, new ones wait in the kernel's listen queue), accepted with
-/// backoff, with TCP_NODELAY and TCP keepalive set, and closed if
-/// `preface_timeout` is given and passes before the client's HTTP/2 preface
-/// arrives. Accepting stops, and the listener closes, once the returned
+/// The gRPC server's connections: admitted by `connections` (see
+/// connections.rs), accepted with backoff, with TCP_NODELAY and TCP
+/// keepalive set. Accepting stops, and the listener closes, once the returned
 /// stream is dropped.
 pub(crate) fn incoming(
     listener: TcpListener,
-    max_connections: usize,
-    preface_timeout: Option<Duration>,
-) -> ReceiverStream<io::Result<Accepted<TcpStream>>> {
-    let slots = Arc::new(Semaphore::new(max_connections));
+    connections: Arc<Connections>,
+) -> ReceiverStream<io::Result<Tracked<TcpStream>>> {
     let (tx, rx) = mpsc::channel(1);
     tokio::spawn(async move {
         let mut tcp = TcpIncoming::from(listener)
@@ -192,10 +111,6 @@ pub(crate) fn incoming(
             .with_keepalive(Some(Duration::from_secs(60)));
         let mut backoff = Backoff::default();
         loop {
-            let slot = tokio::select! {
-                slot = slots.clone().acquire_owned() => slot.expect("the semaphore is never closed"),
-                _ = tx.closed() => return,
-            };
             let io = loop {
                 let wait = tokio::select! {
                     next = tcp.next() => match next {
@@ -215,12 +130,11 @@ pub(crate) fn incoming(
                     }
                 }
             };
-            let accepted = Accepted {
-                io,
-                _slot: slot,
-                preface: preface_timeout.map(|t| (0, Box::pin(tokio::time::sleep(t)))),
+            let admitted = tokio::select! {
+                admitted = connections.admit(io) => admitted,
+                _ = tx.closed() => return,
             };
-            if tx.send(Ok(accepted)).await.is_err() {
+            if tx.send(Ok(admitted)).await.is_err() {
                 return;
             }
         }

@@ -1,7 +1,9 @@
-//! Refuses requests that are not gRPC with HTTP 415, as the gRPC over HTTP/2
-//! specification asks ("If Content-Type does not begin with
+//! Refuses requests that are not gRPC in protobuf with HTTP 415, as the gRPC
+//! over HTTP/2 specification asks ("If Content-Type does not begin with
 //! application/grpc, gRPC servers SHOULD respond with HTTP status of 415")
-//! and grpc-go does. tonic decodes any body as protobuf whatever its type.
+//! and grpc-go does. The specification names the codec in the content type
+//! (`application/grpc+json`); we speak protobuf only, and refuse the others
+//! the same way. tonic decodes any body as protobuf whatever its type.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -27,17 +29,17 @@ pub(crate) struct GrpcContentType<S> {
     inner: S,
 }
 
-/// Whether `request` says it carries gRPC: `application/grpc`, alone or with
-/// a `+codec` or `;parameters` suffix.
+/// Whether `request` says it carries gRPC in protobuf: `application/grpc`
+/// or `application/grpc+proto`, either with `;parameters` or without.
 fn is_grpc<B>(request: &Request<B>) -> bool {
     request
         .headers()
         .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
         .is_some_and(|v| {
-            let v = v.as_bytes();
-            v.len() >= 16
-                && v[..16].eq_ignore_ascii_case(b"application/grpc")
-                && matches!(v.get(16), None | Some(b'+' | b';'))
+            let media_type = v.split(';').next().unwrap_or_default().trim();
+            media_type.eq_ignore_ascii_case("application/grpc")
+                || media_type.eq_ignore_ascii_case("application/grpc+proto")
         })
 }
 
@@ -87,10 +89,18 @@ mod tests {
             "application/grpc",
             "application/grpc+proto",
             "application/GRPC;charset=utf-8",
+            "application/grpc+proto; charset=utf-8",
         ] {
             assert!(with(Some(ok)), "{ok}");
         }
-        for refused in ["application/json", "application/grpcx", "text/plain", ""] {
+        for refused in [
+            "application/json",
+            "application/grpcx",
+            "application/grpc+json",
+            "application/grpc+thrift",
+            "text/plain",
+            "",
+        ] {
             assert!(!with(Some(refused)), "{refused}");
         }
         assert!(!with(None));

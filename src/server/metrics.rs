@@ -13,6 +13,7 @@ use prometheus_client::metrics::{counter::Counter, family::Family, histogram::Hi
 use prometheus_client::registry::Registry;
 use tokio::net::TcpListener;
 
+use super::connections::{Connections, IdleLimits};
 use crate::protocol::server::Severity;
 use crate::run::Call;
 
@@ -133,16 +134,33 @@ fn kind_label(kind: &str) -> &'static str {
 /// The `kind` label of calls whose XR kind the function does not compose.
 pub(crate) const OTHER_KIND: &str = "other";
 
-/// Serves `/metrics` over HTTP/1.1 until the process exits.
+/// Most connections open at once on the metrics port: a Prometheus server
+/// or two, and probes.
+const MAX_CONNECTIONS: usize = 64;
+
+/// How long a metrics connection may stay without a request: Prometheus
+/// scrapes every 15 to 60 s and keeps its connection between scrapes.
+const IDLE_LIMITS: IdleLimits = IdleLimits {
+    unused: Duration::from_secs(10),
+    idle: Duration::from_secs(120),
+};
+
+/// Serves `/metrics` over HTTP/1.1 until the process exits, with the gRPC
+/// port's bound on connections (see connections.rs).
 pub(crate) async fn serve(listener: TcpListener, metrics: Metrics) {
+    let connections = Connections::new(MAX_CONNECTIONS, IDLE_LIMITS, "metrics");
     let mut backoff = super::accept::Backoff::default();
     loop {
         let stream = super::accept::accept(&listener, &mut backoff, "metrics").await;
+        let stream = connections.admit(stream).await;
+        let connection = stream.connection().clone();
         let metrics = metrics.clone();
         tokio::spawn(async move {
             let service = service_fn(move |req: Request<hyper::body::Incoming>| {
                 let metrics = metrics.clone();
+                let call = connection.call_started();
                 async move {
+                    let _call = call;
                     let response = if req.uri().path() != "/metrics" {
                         Response::builder()
                             .status(404)

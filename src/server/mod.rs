@@ -5,6 +5,7 @@
 //! is stateless: scale it with more replicas and Crossplane balances calls.
 
 mod accept;
+mod connections;
 mod content_type;
 mod metrics;
 mod request_log;
@@ -49,14 +50,14 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=2048))]
     pub(crate) max_recv_message_size: u32,
     /// Request bytes the server holds at once while receiving, in MiB, over
-    /// all connections (at least --max-recv-message-size); requests beyond it get RESOURCE_EXHAUSTED.
+    /// all connections (at least twice --max-recv-message-size, one connection's share); requests beyond it get RESOURCE_EXHAUSTED.
     #[arg(long, default_value_t = Limits::default().request_memory_mib, value_parser = clap::value_parser!(u32).range(1..=65536))]
     pub(crate) request_memory_mib: u32,
     /// Seconds to let calls in flight finish after SIGTERM before closing
     /// every connection (Kubernetes kills the pod 30 s after SIGTERM by default).
     #[arg(long, default_value_t = Limits::default().drain.as_secs(), value_parser = clap::value_parser!(u64).range(0..=3600))]
     pub(crate) drain_seconds: u64,
-    /// Most gRPC connections open at once; more wait in the listen queue.
+    /// Most gRPC connections open at once; at the cap the connection idle longest is closed to make room.
     #[arg(long, default_value_t = Limits::default().max_connections, value_parser = clap::value_parser!(u32).range(1..=65536))]
     pub(crate) max_connections: u32,
     /// Address for Prometheus metrics at /metrics; empty disables them.
@@ -155,15 +156,18 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
 pub struct Limits {
     /// Largest request, in MiB.
     pub max_recv_mib: u32,
-    /// Most connections open at once.
+    /// Most connections open at once; at the cap, the idlest makes room.
     pub max_connections: u32,
     /// Request bytes held at once while receiving, over all connections, in
-    /// MiB; never less than `max_recv_mib`.
+    /// MiB; never less than twice `max_recv_mib`, which one connection may hold.
     pub request_memory_mib: u32,
     /// How long calls in flight may take to finish after the shutdown signal.
     pub drain: Duration,
-    /// How long a plaintext client may take to send the HTTP/2 preface.
-    pub preface_timeout: Duration,
+    /// How long a connection may stay open without carrying a call: its TLS
+    /// handshake, its HTTP/2 preface and its first call must come within it.
+    pub unused_timeout: Duration,
+    /// How long a connection that has carried calls may stay without one.
+    pub idle_timeout: Duration,
 }
 
 impl Default for Limits {
@@ -178,7 +182,10 @@ impl Default for Limits {
             // Well within Kubernetes' default grace period of 30 s; calls take milliseconds.
             drain: Duration::from_secs(10),
             // As long as a TLS handshake may take.
-            preface_timeout: tls::HANDSHAKE_TIMEOUT,
+            unused_timeout: tls::HANDSHAKE_TIMEOUT,
+            // Crossplane polls each XR every minute by default; a connection
+            // idle for two has no caller left, and a new one costs a handshake.
+            idle_timeout: Duration::from_secs(120),
         }
     }
 }
@@ -213,8 +220,9 @@ pub async fn run_with_limits(
             .saturating_mul(1024 * 1024)
     };
     let max_bytes = mib(limits.max_recv_mib);
-    // A budget below one message would refuse the largest requests always.
-    let request_memory = mib(limits.request_memory_mib).max(max_bytes);
+    // One connection may hold one message of the largest size; the budget
+    // holds at least two, so that one connection cannot take all of it.
+    let request_memory = mib(limits.request_memory_mib).max(max_bytes.saturating_mul(2));
     let (health_reporter, health) = tonic_health::server::health_reporter();
     health_reporter
         .set_serving::<FunctionRunnerServiceServer<Handler>>()
@@ -262,20 +270,30 @@ pub async fn run_with_limits(
         .http2_keepalive_interval(Some(Duration::from_secs(30)))
         .http2_keepalive_timeout(Some(Duration::from_secs(10)))
         .tcp_nodelay(true);
-    // TLS has its handshake timeout; plaintext gets the same for the preface.
-    let preface_timeout = tls.is_none().then_some(limits.preface_timeout);
     if let Some(tls) = tls {
         builder = builder
             .tls_config(tls)
             .context("invalid TLS configuration")?;
     }
-    let incoming = accept::incoming(listener, limits.max_connections as usize, preface_timeout);
+    let connections = connections::Connections::new(
+        limits.max_connections as usize,
+        connections::IdleLimits {
+            unused: limits.unused_timeout,
+            idle: limits.idle_timeout,
+        },
+        "gRPC",
+    );
+    let incoming = accept::incoming(listener, connections);
     let serving = builder
         .layer(tower::util::MapResponseLayer::new(
             oversized_is_resource_exhausted,
         ))
+        .layer(connections::CallsInFlightLayer)
         .layer(content_type::GrpcContentTypeLayer)
-        .layer(request_memory::RequestMemoryLayer::new(request_memory))
+        .layer(request_memory::RequestMemoryLayer::new(
+            request_memory,
+            max_bytes,
+        ))
         .add_service(health)
         .add_service(service)
         .serve_with_incoming_shutdown(incoming, signal);

@@ -8,6 +8,10 @@
 //! and gives them back when it is dropped (answered, reset, timed out or its
 //! connection closed); a body that would exceed the budget is refused with
 //! RESOURCE_EXHAUSTED, which Crossplane retries, instead of being buffered.
+//!
+//! One connection's calls may hold at most a share of the budget (one
+//! message of the largest size; the budget is at least two), so that a client
+//! holding many streams open cannot starve the calls of another.
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -19,20 +23,25 @@ use tonic::Status;
 use tonic::body::Body;
 use tonic::codegen::http::Request;
 
+use super::connections::Connection;
+
 /// The layer; see the module documentation.
 #[derive(Clone, Debug)]
 pub(crate) struct RequestMemoryLayer {
     budget: Arc<Semaphore>,
     bytes: usize,
+    share: usize,
 }
 
 impl RequestMemoryLayer {
-    /// A budget of `bytes` shared by every connection.
-    pub(crate) fn new(bytes: usize) -> Self {
+    /// A budget of `bytes` shared by every connection, of which one
+    /// connection may hold `share`.
+    pub(crate) fn new(bytes: usize, share: usize) -> Self {
         let bytes = bytes.min(Semaphore::MAX_PERMITS);
         Self {
             budget: Arc::new(Semaphore::new(bytes)),
             bytes,
+            share,
         }
     }
 }
@@ -69,11 +78,14 @@ where
 
     fn call(&mut self, request: Request<Body>) -> Self::Future {
         let layer = &self.layer;
+        let connection = request.extensions().get::<Arc<Connection>>().cloned();
         self.inner.call(request.map(|body| {
             Body::new(Budgeted {
                 inner: body,
                 budget: layer.budget.clone(),
                 total: layer.bytes,
+                share: layer.share,
+                connection,
                 held: 0,
             })
         }))
@@ -85,7 +97,49 @@ struct Budgeted {
     inner: Body,
     budget: Arc<Semaphore>,
     total: usize,
+    share: usize,
+    connection: Option<Arc<Connection>>,
     held: usize,
+}
+
+impl Budgeted {
+    /// Takes `n` bytes from the connection's share and the budget, or says
+    /// why not.
+    fn take(&self, n: usize) -> Result<(), Status> {
+        let mib = |bytes: usize| bytes / (1024 * 1024);
+        if let Some(connection) = &self.connection
+            && !connection.take_request_bytes(n, self.share)
+        {
+            tracing::warn!(
+                share_bytes = self.share,
+                "request refused: its connection's calls hold the connection's share of the request memory budget"
+            );
+            return Err(Status::resource_exhausted(format!(
+                "this connection's calls are receiving {} MiB of requests, one connection's limit; retry later",
+                mib(self.share)
+            )));
+        }
+        match u32::try_from(n).map(|n| self.budget.try_acquire_many(n)) {
+            Ok(Ok(permit)) => {
+                // Given back in bulk on drop.
+                permit.forget();
+                Ok(())
+            }
+            _ => {
+                if let Some(connection) = &self.connection {
+                    connection.give_request_bytes(n);
+                }
+                tracing::warn!(
+                    budget_bytes = self.total,
+                    "request refused: the requests being received hold the whole request memory budget"
+                );
+                Err(Status::resource_exhausted(format!(
+                    "the server is receiving {} MiB of requests, its limit; retry later",
+                    mib(self.total)
+                )))
+            }
+        }
+    }
 }
 
 impl HttpBody for Budgeted {
@@ -102,23 +156,8 @@ impl HttpBody for Budgeted {
             && !data.is_empty()
         {
             let n = data.len();
-            let taken = match u32::try_from(n).map(|n| self.budget.try_acquire_many(n)) {
-                Ok(Ok(permit)) => {
-                    // Given back in bulk on drop.
-                    permit.forget();
-                    true
-                }
-                _ => false,
-            };
-            if !taken {
-                tracing::warn!(
-                    budget_bytes = self.total,
-                    "request refused: the requests being received hold the whole request memory budget"
-                );
-                return Poll::Ready(Some(Err(Status::resource_exhausted(format!(
-                    "the server is receiving {} MiB of requests, its limit; retry later",
-                    self.total / (1024 * 1024)
-                )))));
+            if let Err(refused) = self.take(n) {
+                return Poll::Ready(Some(Err(refused)));
             }
             self.held += n;
         }
@@ -137,5 +176,8 @@ impl HttpBody for Budgeted {
 impl Drop for Budgeted {
     fn drop(&mut self) {
         self.budget.add_permits(self.held);
+        if let Some(connection) = &self.connection {
+            connection.give_request_bytes(self.held);
+        }
     }
 }
