@@ -189,7 +189,7 @@ fn pair_values(text: &str) -> Vec<Range<usize>> {
         while start > 0 && is_key_byte(b[start - 1]) {
             start -= 1;
         }
-        if start == end || !is_credential_key(&text[start..end]) || is_port(b, sep) {
+        if start == end || !is_credential_key(&text[start..end]) || is_port(b, start, sep) {
             continue;
         }
         let mut v = sep + 1;
@@ -222,14 +222,20 @@ fn pair_values(text: &str) -> Vec<Range<usize>> {
     out
 }
 
-/// Whether the separator at `sep` is the colon of `host:port` (`pw-0:11211,`),
-/// not of a `key:value` pair.
-fn is_port(b: &[u8], sep: usize) -> bool {
+/// Whether the separator at `sep`, after the key that starts at `start`, is
+/// the colon of `host:port` (`pw-0:11211,`), not of a `key:value` pair. The
+/// hosts of such lists are numbered or qualified (`pw-0`, `cache.svc`); a
+/// key of letters alone before digits is a pair (`password:1234`).
+fn is_port(b: &[u8], start: usize, sep: usize) -> bool {
+    let host_like = b[start..sep]
+        .iter()
+        .any(|c| c.is_ascii_digit() || *c == b'.');
     let digits = b[sep + 1..]
         .iter()
         .take_while(|c| c.is_ascii_digit())
         .count();
     b[sep] == b':'
+        && host_like
         && digits > 0
         && b.get(sep + 1 + digits)
             .is_none_or(|&c| c.is_ascii_whitespace() || matches!(c, b',' | b'/' | b'?' | b'#'))
@@ -429,6 +435,13 @@ mod tests {
                 false,
             ),
             ("digits after key: and a space", "password: 1234", true),
+            ("digits right after key:", "password:1234", true),
+            ("compact pair in a DSN", "host=db;pwd:1234;", true),
+            (
+                "qualified host named like a credential",
+                "token.cache.svc:11211",
+                false,
+            ),
             ("flag with =", "--api-key=sk-123", true),
             ("yaml pair", "password: hunter2", true),
             ("json pair", r#"{"apiKey": "sk-123"}"#, true),
@@ -536,8 +549,10 @@ mod tests {
             value in "[A-Za-z0-9+/%!*.~-]{1,24}",
             before in prop::sample::select(vec!["", "host=db ", "https://h/x?a=1&", "Server=db;"]),
         ) {
-            // `key:` right before digits reads as host:port (`pw-0:11211`), by design.
-            prop_assume!(!(sep == ":" && value.starts_with(|c: char| c.is_ascii_digit())));
+            // A numbered or dotted `key:` right before digits reads as host:port (`pw-0:11211`), by design.
+            prop_assume!(!(sep == ":"
+                && value.starts_with(|c: char| c.is_ascii_digit())
+                && key.contains(|c: char| c.is_ascii_digit() || c == '.')));
             let text = format!("{before}{key}{sep}{value}");
             prop_assert!(holds_credential(&text), "{}", text);
             let redacted = redact_text(&text, "<r>");

@@ -1037,6 +1037,33 @@ fn malformed_agent_pools_are_refused_and_name_the_field_and_what_is_valid() {
             ),
         ),
         refusal(
+            "memory compact password pair",
+            "spec.agentClass.memoryConfig",
+            json!({"type": "redis", "connectionString": "redis:6379,password:1234"}),
+            fatal(
+                "CredentialInConfig",
+                "spec.agentClass.memoryConfig.connectionString holds a password, which would land in a ConfigMap; put the connection string in a Secret and set spec.agentClass.memoryConfig.connectionSecretRef {name, key} instead",
+            ),
+        ),
+        refusal(
+            "env literal api key",
+            "spec.env",
+            json!([{"name": "LOG_LEVEL", "value": "info"}, {"name": "OPENAI_API_KEY", "value": "sk-live-123"}]),
+            fatal(
+                "CredentialInEnv",
+                "spec.env[1].value: OPENAI_API_KEY looks like a credential, which would sit in plain text in the agents' Deployment; put it in a Secret and set spec.env[1].valueFrom.secretKeyRef {name, key} instead of value",
+            ),
+        ),
+        refusal(
+            "env password in a url",
+            "spec.env",
+            json!([{"name": "DATABASE_URL", "value": "postgres://agent:hunter2@db:5432/memory"}]),
+            fatal(
+                "CredentialInEnv",
+                "spec.env[0].value of DATABASE_URL holds a credential (a password in a URL or a secret key=value pair), which would sit in plain text in the agents' Deployment; put it in a Secret and set spec.env[0].valueFrom.secretKeyRef {name, key} instead of value",
+            ),
+        ),
+        refusal(
             "memory access_token parameter",
             "spec.agentClass.memoryConfig",
             json!({"type": "postgres", "connectionString": "https://mem.example.com/v1?access_token=t"}),

@@ -19,7 +19,7 @@ use crate::compose::resources::agent_config::{
     config_hash, memory_env,
 };
 use crate::compose::resources::agent_deployment::{
-    AgentDeploymentParams, agent_deployment, config_path, env,
+    AgentDeploymentParams, agent_deployment, check_env_has_no_credentials, config_path, env,
 };
 use crate::compose::resources::agent_service::{AgentServiceParams, agent_service};
 use crate::compose::resources::autoscaler::{AutoscalerParams, autoscaler};
@@ -148,7 +148,8 @@ fn replicas(spec: &AgentPoolSpec, notes: &mut Vec<String>) -> Result<Replicas, R
 fn validate(spec: &AgentPoolSpec) -> Result<(), Refusal> {
     spec.validate()
         .map_err(|m| Refusal::new("InvalidSpec", m))?;
-    check_no_credentials(&spec.agent_class).map_err(|m| Refusal::new("CredentialInConfig", m))
+    check_no_credentials(&spec.agent_class).map_err(|m| Refusal::new("CredentialInConfig", m))?;
+    check_env_has_no_credentials(&spec.env).map_err(|m| Refusal::new("CredentialInEnv", m))
 }
 
 /// Composes the pool once its Model is known: size the model server, build

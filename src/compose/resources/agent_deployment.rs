@@ -18,6 +18,7 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use crate::compose::resources::agent_config::{CONFIG_DIR, CONFIG_FILE};
 use crate::compose::resources::kube;
+use crate::credential::{holds_credential, is_credential_key};
 
 /// The unprivileged user the agents run as (distroless' nonroot).
 const RUN_AS: i64 = 65532;
@@ -41,6 +42,35 @@ pub(crate) struct AgentDeploymentParams<'a> {
     pub(crate) config_map: &'a str,
     pub(crate) config_hash: &'a str,
     pub(crate) node_selector: &'a BTreeMap<String, String>,
+}
+
+/// Refuses a literal credential in the agents' environment, where it would
+/// sit in plain text in the Deployment (and in the XR's desired state): a
+/// variable named like a credential with a value, or a value holding one (a
+/// password in a URL, a secret `key=value` pair). The same rules as
+/// agent.json's (credential.rs).
+pub(crate) fn check_env_has_no_credentials(env: &[EnvVar]) -> Result<(), String> {
+    for (i, var) in env.iter().enumerate() {
+        let Some(value) = var.value.as_deref().filter(|v| !v.is_empty()) else {
+            continue;
+        };
+        let name = &var.name;
+        if is_credential_key(name) {
+            return Err(format!(
+                "spec.env[{i}].value: {name} looks like a credential, which would sit in plain text in the \
+                 agents' Deployment; put it in a Secret and set spec.env[{i}].valueFrom.secretKeyRef {{name, key}} \
+                 instead of value"
+            ));
+        }
+        if holds_credential(value) {
+            return Err(format!(
+                "spec.env[{i}].value of {name} holds a credential (a password in a URL or a secret key=value pair), \
+                 which would sit in plain text in the agents' Deployment; put it in a Secret and set \
+                 spec.env[{i}].valueFrom.secretKeyRef {{name, key}} instead of value"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The Deployment manifest.
