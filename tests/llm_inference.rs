@@ -521,7 +521,7 @@ fn startup_seconds(c: &Value) -> u64 {
         + p["failureThreshold"].as_u64().unwrap() * p["periodSeconds"].as_u64().unwrap()
 }
 
-fn plan_for(model: &str, gpu: &str, quantization: Option<sizing::Precision>) -> sizing::Plan {
+fn plan_for(model: &str, gpu: &str, quantization: Option<sizing::WeightPrecision>) -> sizing::Plan {
     sizing::size(&SizingRequest {
         model_id: model.into(),
         gpu_type: gpu.into(),
@@ -575,7 +575,7 @@ fn the_deployment_runtime_puts_the_whole_plan_in_a_deployment_service_and_weight
     for (f, want) in [
         ("--tensor-parallel-size", tp.as_str()),
         ("--max-model-len", len.as_str()),
-        ("--dtype", plan.dtype),
+        ("--dtype", &plan.dtype.to_string()),
         ("--gpu-memory-utilization", "0.9"),
         ("--port", "8000"),
         ("--max-num-seqs", "64"),
@@ -754,7 +754,7 @@ fn the_leader_worker_set_runtime_serves_a_plan_across_nodes() {
     let plan = plan_for(
         "meta-llama/Llama-3.1-405B-Instruct",
         "H100-80GB",
-        Some(sizing::Precision::Bf16),
+        Some(sizing::WeightPrecision::Bf16),
     );
     assert_eq!(
         (

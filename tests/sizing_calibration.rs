@@ -32,7 +32,7 @@ mod csv;
 
 use csv::fields;
 use function_inference::sizing::{
-    self, KvCacheDtype, Objective, Precision, SizingRequest, lookup_model,
+    self, KvCacheDtype, Objective, SizingRequest, WeightPrecision, lookup_model,
 };
 
 /// Share of rows whose GPU count must match the published one, per objective.
@@ -76,7 +76,7 @@ pub fn rows() -> Vec<Row> {
 
 /// "bf16 (kv fp8)" → bf16, "int4 (bitsandbytes-nf4, TGI)" → int4: the weights'
 /// precision is the first word.
-pub fn precision(dtype: &str) -> Precision {
+pub fn precision(dtype: &str) -> WeightPrecision {
     let word = dtype.split([' ', '(']).next().unwrap();
     word.parse()
         .unwrap_or_else(|_| panic!("unmapped dtype {dtype}"))

@@ -12,7 +12,7 @@
 mod csv;
 
 use csv::fields;
-use function_inference::sizing::{self, KvCacheDtype, MigChoice, Precision, SizingRequest};
+use function_inference::sizing::{self, KvCacheDtype, MigChoice, SizingRequest, WeightPrecision};
 
 /// Weights per GPU within 5% on at least 95% of rows.
 const WEIGHTS_TOLERANCE: f64 = 0.05;
@@ -110,7 +110,7 @@ pub fn request(row: &LogRow) -> SizingRequest {
     SizingRequest {
         model_id: row.engine_model.clone(),
         gpu_type: row.engine_gpu.clone(),
-        quantization: Some(row.engine_quant.parse::<Precision>().unwrap()),
+        quantization: Some(row.engine_quant.parse::<WeightPrecision>().unwrap()),
         max_model_len: row.max_model_len,
         gpu_count: Some(row.tp * row.pp),
         tensor_parallel: Some(row.tp),

@@ -1,6 +1,8 @@
 //! Invariants of the sizing engine over generated requests.
 
-use function_inference::sizing::{self, KvCacheDtype, MigChoice, Precision, SizingRequest, gpus};
+use function_inference::sizing::{
+    self, KvCacheDtype, MigChoice, SizingRequest, WeightPrecision, gpus,
+};
 use proptest::prelude::*;
 
 const GPUS: &[&str] = &[
@@ -21,7 +23,7 @@ fn request(params_b: f64, gpu: &str, ctx: Option<u64>, mig: MigChoice) -> Sizing
         model_id: "example/custom-model".into(),
         gpu_type: gpu.into(),
         parameter_count: Some(format!("{params_b}B")),
-        quantization: Some(Precision::Bf16),
+        quantization: Some(WeightPrecision::Bf16),
         max_model_len: ctx,
         mig,
         ..SizingRequest::default()
@@ -184,7 +186,7 @@ fn a_guessed_architecture_never_over_predicts_kv_capacity() {
             gpu_type: "B300".into(),
             gpu_count: Some(1),
             mig: MigChoice::None,
-            quantization: Some(Precision::Bf16),
+            quantization: Some(WeightPrecision::Bf16),
             max_model_len: Some(1024),
             ..SizingRequest::default()
         };

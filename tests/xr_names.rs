@@ -1,7 +1,8 @@
 //! XR names and namespaces the API server would refuse, for every kind: a
 //! FATAL result before anything is composed, naming `metadata.name` (or
-//! `metadata.namespace`) and what Kubernetes accepts. The longest valid
-//! name composes.
+//! `metadata.namespace`) and what Kubernetes accepts: an XR's name is at
+//! most 63 characters, as the CRDs of Crossplane's XRDs say. The longest
+//! valid name composes.
 
 mod support;
 
@@ -15,6 +16,9 @@ fn xr_names_the_api_server_would_refuse_are_fatal_before_composing() {
     let subdomain = "use a DNS-1123 subdomain, as Kubernetes names objects: at most 253 characters of \
                      lower-case letters, digits, '-' and '.', starting and ending with a letter or digit (for \
                      example qwen-7b)";
+    let label = "an XR's name is at most 63 characters: Crossplane labels everything it composes \
+                 crossplane.io/composite=<XR name>, a label value is at most 63 characters, and the API server \
+                 refuses longer XR names (for example qwen-7b)";
     let huge = "a".repeat(9 << 20);
     let rows = || {
         vec![
@@ -38,6 +42,30 @@ fn xr_names_the_api_server_would_refuse_are_fatal_before_composing() {
                     "InvalidName",
                     &format!(
                         "metadata.name is \"{}\"... (254 characters); {subdomain}",
+                        "a".repeat(64)
+                    ),
+                ),
+            ),
+            refusal(
+                "64 characters",
+                "metadata.name",
+                json!(&huge[..64]),
+                fatal(
+                    "InvalidName",
+                    &format!(
+                        "metadata.name is \"{}\" (64 characters); {label}",
+                        &huge[..64]
+                    ),
+                ),
+            ),
+            refusal(
+                "a 200-character subdomain",
+                "metadata.name",
+                json!(format!("{}.{}", &huge[..100], &huge[..99])),
+                fatal(
+                    "InvalidName",
+                    &format!(
+                        "metadata.name is \"{}\"... (200 characters); {label}",
                         "a".repeat(64)
                     ),
                 ),
@@ -95,9 +123,8 @@ fn xr_names_the_api_server_would_refuse_are_fatal_before_composing() {
         )]
     );
     // The longest valid name composes (names.rs shortens what derives from it).
-    // Kubernetes limits a name, not its dot-separated parts, to 253.
-    let longest = format!("{}.{}", &huge[..200], &huge[..52]);
-    assert_eq!(longest.len(), 253);
+    let longest = format!("{}.{}", &huge[..40], &huge[..22]);
+    assert_eq!(longest.len(), 63);
     let rsp = call(&request(
         "ok",
         LlmInference::new(&longest).model(QWEN).build(),

@@ -12,8 +12,8 @@ use clap::{Args, ValueEnum};
 use serde::Serialize;
 
 use crate::sizing::{
-    self, KvCacheDtype, MigChoice, ModelConfig, Objective, Plan, Precision, SizingError,
-    SizingRequest, weights_index_total_bytes,
+    self, KvCacheDtype, MigChoice, ModelConfig, Objective, Plan, SizingError, SizingRequest,
+    WeightPrecision, weights_index_total_bytes,
 };
 use crate::xr::common::{PlanStatus, round2};
 
@@ -99,7 +99,7 @@ impl SizeArgs {
     pub(crate) fn request(&self) -> Result<SizingRequest, SizingError> {
         let quantization = match self.quantization.trim() {
             "" | "auto" => None,
-            q => Some(q.parse::<Precision>()?),
+            q => Some(q.parse::<WeightPrecision>()?),
         };
         let gpu_count = self
             .gpu

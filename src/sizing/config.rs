@@ -10,7 +10,7 @@
 
 use serde_json::{Map, Value};
 
-use super::precision::Precision;
+use super::precision::WeightPrecision;
 
 /// What sizing reads from a `config.json`.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -58,7 +58,7 @@ pub struct ModelConfig {
     /// value dim) x (linear_conv_kernel_dim - 1)`, 2 bytes each.
     pub(crate) linear_state_bytes: u64,
     /// `torch_dtype` (or `dtype`).
-    pub(crate) dtype: Option<Precision>,
+    pub(crate) dtype: Option<WeightPrecision>,
     /// The checkpoint's quantization (`quantization_config`).
     pub(crate) quantization: Option<CheckpointQuantization>,
     /// A vision tower (`vision_config`) is part of the checkpoint.
@@ -73,7 +73,7 @@ pub struct ModelConfig {
 pub struct CheckpointQuantization {
     /// `quant_method` as written (`fp8`, `compressed-tensors`, `awq`, ...).
     pub(crate) method: String,
-    pub(crate) precision: Precision,
+    pub(crate) precision: WeightPrecision,
     /// MXFP4 (gpt-oss) rather than NVFP4.
     pub(crate) mxfp4: bool,
 }
@@ -91,11 +91,11 @@ fn u32_of(m: &Map<String, Value>, keys: &[&str]) -> Option<u32> {
     uint(m, keys).and_then(|v| u32::try_from(v).ok())
 }
 
-fn dtype_of(s: &str) -> Option<Precision> {
+fn dtype_of(s: &str) -> Option<WeightPrecision> {
     match s {
-        "bfloat16" => Some(Precision::Bf16),
-        "float16" => Some(Precision::Fp16),
-        "float32" => Some(Precision::Fp32),
+        "bfloat16" => Some(WeightPrecision::Bf16),
+        "float16" => Some(WeightPrecision::Fp16),
+        "float32" => Some(WeightPrecision::Fp32),
         _ => None,
     }
 }
@@ -343,17 +343,17 @@ fn checkpoint_quantization(q: &Map<String, Value>) -> Option<CheckpointQuantizat
         .to_ascii_lowercase();
     let bits = q.get("bits").and_then(Value::as_u64);
     let precision = match method.as_str() {
-        "fp8" | "fbgemm_fp8" | "ptpc_fp8" => Some(Precision::Fp8),
-        "mxfp4" => Some(Precision::Fp4),
+        "fp8" | "fbgemm_fp8" | "ptpc_fp8" => Some(WeightPrecision::Fp8),
+        "mxfp4" => Some(WeightPrecision::Fp4),
         "awq" | "gptq" | "awq_marlin" | "gptq_marlin" => match bits {
-            Some(8) => Some(Precision::Int8),
-            _ => Some(Precision::Int4),
+            Some(8) => Some(WeightPrecision::Int8),
+            _ => Some(WeightPrecision::Int4),
         },
         "bitsandbytes" => {
             if q.get("load_in_8bit").and_then(Value::as_bool) == Some(true) {
-                Some(Precision::Int8)
+                Some(WeightPrecision::Int8)
             } else {
-                Some(Precision::Int4)
+                Some(WeightPrecision::Int4)
             }
         }
         "modelopt" => {
@@ -363,9 +363,9 @@ fn checkpoint_quantization(q: &Map<String, Value>) -> Option<CheckpointQuantizat
                 .unwrap_or_default()
                 .to_ascii_uppercase();
             if algo.contains("FP4") {
-                Some(Precision::Fp4)
+                Some(WeightPrecision::Fp4)
             } else {
-                Some(Precision::Fp8)
+                Some(WeightPrecision::Fp8)
             }
         }
         "compressed-tensors" => compressed_tensors(q),
@@ -380,16 +380,16 @@ fn checkpoint_quantization(q: &Map<String, Value>) -> Option<CheckpointQuantizat
 
 /// compressed-tensors (RedHatAI, neuralmagic): the weights' bits and type of
 /// the first config group.
-fn compressed_tensors(q: &Map<String, Value>) -> Option<Precision> {
+fn compressed_tensors(q: &Map<String, Value>) -> Option<WeightPrecision> {
     let groups = q.get("config_groups")?.as_object()?;
     let weights = groups.values().find_map(|g| g.get("weights"))?;
     let bits = weights.get("num_bits").and_then(Value::as_u64)?;
     let float = weights.get("type").and_then(Value::as_str) == Some("float");
     match (bits, float) {
-        (8, true) => Some(Precision::Fp8),
-        (8, false) => Some(Precision::Int8),
-        (4, true) => Some(Precision::Fp4),
-        (4, false) => Some(Precision::Int4),
+        (8, true) => Some(WeightPrecision::Fp8),
+        (8, false) => Some(WeightPrecision::Int8),
+        (4, true) => Some(WeightPrecision::Fp4),
+        (4, false) => Some(WeightPrecision::Int4),
         _ => None,
     }
 }
@@ -450,7 +450,7 @@ mod tests {
             (32, 32, 32, 128, 32016)
         );
         assert_eq!(c.context, Some(16384));
-        assert_eq!(c.dtype, Some(Precision::Bf16));
+        assert_eq!(c.dtype, Some(WeightPrecision::Bf16));
         let (total, active) = c.estimated_params_b();
         assert!((total - 6.74).abs() < 0.05, "{total}");
         assert_eq!(total, active);
@@ -530,7 +530,7 @@ mod tests {
         assert_eq!(c.sliding_layers, 12);
         assert_eq!(c.experts, 32);
         let q = c.quantization.unwrap();
-        assert_eq!((q.precision, q.mxfp4), (Precision::Fp4, true));
+        assert_eq!((q.precision, q.mxfp4), (WeightPrecision::Fp4, true));
     }
 
     #[test]
@@ -560,15 +560,15 @@ mod tests {
                 .quantization
                 .map(|q| q.precision)
         };
-        assert_eq!(precision(&ct(8, "float")), Some(Precision::Fp8));
-        assert_eq!(precision(&ct(8, "int")), Some(Precision::Int8));
-        assert_eq!(precision(&ct(4, "int")), Some(Precision::Int4));
+        assert_eq!(precision(&ct(8, "float")), Some(WeightPrecision::Fp8));
+        assert_eq!(precision(&ct(8, "int")), Some(WeightPrecision::Int8));
+        assert_eq!(precision(&ct(4, "int")), Some(WeightPrecision::Int4));
         assert_eq!(
             precision(
                 r#"{"hidden_size":8,"num_attention_heads":1,"num_hidden_layers":1,
                 "quantization_config":{"quant_method":"awq","bits":4}}"#
             ),
-            Some(Precision::Int4)
+            Some(WeightPrecision::Int4)
         );
     }
 

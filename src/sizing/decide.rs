@@ -41,7 +41,7 @@ use super::weights::{
 #[cfg(test)]
 use super::context::DEFAULT_CONTEXT;
 #[cfg(test)]
-use super::precision::{MigChoice, Objective, Precision};
+use super::precision::{MigChoice, Objective, WeightPrecision};
 
 /// Sizes one replica.
 pub(crate) fn size(req: &SizingRequest) -> Result<Plan, SizingError> {
@@ -201,6 +201,7 @@ fn per_gpu_reason(fit: &Fit, util: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sizing::ComputeDtype;
     use crate::sizing::test_requests::whole_gpus as req;
 
     fn err(r: SizingRequest) -> String {
@@ -241,10 +242,13 @@ mod tests {
     fn decisions() {
         // T4 has no bf16.
         let p = size(&req("Qwen/Qwen2.5-1.5B-Instruct", "T4")).unwrap();
-        assert_eq!((p.dtype, p.weight_precision), ("float16", Precision::Fp16));
+        assert_eq!(
+            (p.dtype, p.weight_precision),
+            (ComputeDtype::Float16, WeightPrecision::Fp16)
+        );
         // Online fp8 on an fp8 GPU.
         let p = size(&SizingRequest {
-            quantization: Some(Precision::Fp8),
+            quantization: Some(WeightPrecision::Fp8),
             ..req("meta-llama/Llama-3.1-70B-Instruct", "H100")
         })
         .unwrap();
@@ -254,7 +258,7 @@ mod tests {
         let p = size(&req("neuralmagic/Meta-Llama-3.1-70B-Instruct-FP8", "H100")).unwrap();
         assert_eq!(
             (p.weight_precision, p.quantization_method.clone()),
-            (Precision::Fp8, None)
+            (WeightPrecision::Fp8, None)
         );
         assert!(p.reasons[0].contains("meta-llama/Llama-3.1-70B-Instruct"));
         // Advertised 10M context is never the default.
@@ -379,7 +383,7 @@ mod tests {
         let h100_fp8 = "L4, A10G, L40S, A30, A100-40GB, A100-40GB-PCIe, A100-80GB, A100-80GB-PCIe, H100-80GB, H100-PCIe, H100-NVL, H20, H200, H200-NVL, B200, GB200, B300, GH200, RTX-PRO-6000, MI300X, MI325X";
         let cases: Vec<(SizingRequest, String)> = vec![
             (
-                SizingRequest { quantization: Some(Precision::Fp8), ..req("meta-llama/Llama-3.1-8B-Instruct", "T4") },
+                SizingRequest { quantization: Some(WeightPrecision::Fp8), ..req("meta-llama/Llama-3.1-8B-Instruct", "T4") },
                 format!("fp8 weights need a GPU with fp8 support, which T4 lacks: use a GPU with fp8 units or FP8 Marlin kernels (Ampere or newer) ({h100_fp8}) or other weights (bf16, int8, int4)"),
             ),
             (
@@ -435,7 +439,7 @@ mod tests {
                 format!("fp8 weights need a GPU with fp8 support, which V100 lacks: use a GPU with fp8 units or FP8 Marlin kernels (Ampere or newer) ({h100_fp8}) or other weights (bf16, int8, int4)"),
             ),
             (
-                SizingRequest { quantization: Some(Precision::Fp32), ..req("meta-llama/Llama-3.1-405B-Instruct", "T4") },
+                SizingRequest { quantization: Some(WeightPrecision::Fp32), ..req("meta-llama/Llama-3.1-405B-Instruct", "T4") },
                 "meta-llama/Llama-3.1-405B-Instruct with fp32 weights (1511.9 GiB) does not fit on T4: no layout of up to 16 nodes holds it; int4 weights would fit on 32 x T4 (TP 4, PP 8); a bigger GPU would: 8 x B300 (TP 8, PP 1)".into(),
             ),
         ];

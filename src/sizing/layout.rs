@@ -14,7 +14,7 @@ use super::gpus::Gpu;
 use super::model::Model;
 use super::no_fit::no_fit;
 use super::plan::SizingRequest;
-use super::precision::{Objective, Precision};
+use super::precision::{Objective, WeightPrecision};
 use super::target::ContextTarget;
 use super::text::{gib, join_counts, thousands};
 
@@ -146,7 +146,7 @@ pub(crate) fn choose_layout(
     req: &SizingRequest,
     sizer: &Sizer,
     gpu: &Gpu,
-    precision: Precision,
+    precision: WeightPrecision,
     ctx: &ContextTarget,
     tps: &[u32],
 ) -> Result<(Fit, String), SizingError> {
@@ -275,7 +275,7 @@ mod tests {
         let ctx = context_target(r, &m).unwrap();
         let g = gpu(&r.gpu_type).unwrap();
         let tps = valid_tps(m.arch.attention_heads, m.arch.kv_heads, g.per_node);
-        let sizer = Sizer::for_request(&m, m.weights(Precision::Bf16), 2.0, r, &ctx);
+        let sizer = Sizer::for_request(&m, m.weights(WeightPrecision::Bf16), 2.0, r, &ctx);
         f(g, &sizer, &ctx, &tps)
     }
 
@@ -726,7 +726,7 @@ mod tests {
         ];
         for (case, r, layout, fits, want) in cases {
             let got = with(&r, |g, s, c, tps| {
-                choose_layout(&r, s, g, Precision::Bf16, c, tps)
+                choose_layout(&r, s, g, WeightPrecision::Bf16, c, tps)
             });
             match got {
                 Ok((f, why)) => {

@@ -16,7 +16,7 @@
 //! from are in docs/sizing.md and `../shared/reference/VLLM-MEMORY.md`.
 
 use super::models::CatalogModel;
-use super::precision::Precision;
+use super::precision::WeightPrecision;
 
 /// Bytes in a GiB.
 pub const GIB: f64 = 1_073_741_824.0;
@@ -353,11 +353,11 @@ pub(crate) fn non_torch_gib(tp: u32, pp: u32) -> f64 {
 /// 16-bit scale and a 4-bit zero point per group of 128 (GPTQ, AWQ,
 /// W4A16), MXFP4 4.25 bits (an 8-bit scale per 32), NVFP4 4.5 bits (an
 /// fp8 scale per 16).
-pub(crate) fn quantized_bytes(precision: Precision, mxfp4: bool) -> f64 {
+pub(crate) fn quantized_bytes(precision: WeightPrecision, mxfp4: bool) -> f64 {
     match precision {
-        Precision::Int4 => 0.5 + 2.5 / 128.0,
-        Precision::Fp4 if mxfp4 => 4.25 / 8.0,
-        Precision::Fp4 => 4.5 / 8.0,
+        WeightPrecision::Int4 => 0.5 + 2.5 / 128.0,
+        WeightPrecision::Fp4 if mxfp4 => 4.25 / 8.0,
+        WeightPrecision::Fp4 => 4.5 / 8.0,
         p => p.bytes_per_param(),
     }
 }
@@ -420,7 +420,7 @@ pub(crate) struct WeightParts {
 /// 4 B. Quantized weights keep the embeddings, the lm_head (once when tied),
 /// the vision tower and whatever the checkpoint says in 16 bits:
 /// `kept x 2 B + (parameters - kept) x quantized bytes`.
-pub(crate) fn weights(parts: &WeightParts, precision: Precision, rope_gib: f64) -> Weights {
+pub(crate) fn weights(parts: &WeightParts, precision: WeightPrecision, rope_gib: f64) -> Weights {
     let p = parts.params_b.max(0.0);
     let edges_b = parts.embedding_b * if parts.tied { 1.0 } else { 2.0 };
     if !precision.is_quantized() {
@@ -594,9 +594,9 @@ mod tests {
             moe: false,
             hidden_size: 3584,
         };
-        let w = weights(&parts, Precision::Fp8, 0.0);
+        let w = weights(&parts, WeightPrecision::Fp8, 0.0);
         assert!((w.total_gib - 8.10).abs() < 0.05, "{}", w.total_gib);
-        let w16 = weights(&parts, Precision::Bf16, 0.0);
+        let w16 = weights(&parts, WeightPrecision::Bf16, 0.0);
         assert!((w16.total_gib - 14.17).abs() < 0.05, "{}", w16.total_gib);
         // Pipeline stages: the first holds the embedding, the last the lm_head.
         let llama = WeightParts {
@@ -604,7 +604,7 @@ mod tests {
             embedding_b: 128_256.0 * 4096.0 / 1e9,
             ..parts
         };
-        let w = weights(&llama, Precision::Bf16, 0.0);
+        let w = weights(&llama, WeightPrecision::Bf16, 0.0);
         // llm-d-planner's PP runs: 7.51 GiB at PP 2, 4.26 at PP 4.
         assert!((w.per_gpu(32, 1, 2) - 7.49).abs() < 0.05);
         assert!((w.per_gpu(32, 1, 4) - 4.24).abs() < 0.05);

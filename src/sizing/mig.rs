@@ -184,14 +184,14 @@ mod tests {
     use crate::sizing::context::context_target;
     use crate::sizing::model::{Model, resolve_model};
     use crate::sizing::test_requests::{LLAMA_8B, LLAMA_70B, QWEN_0_5B, QWEN_1_5B, request as req};
-    use crate::sizing::{MigChoice, Precision, gpu};
+    use crate::sizing::{MigChoice, WeightPrecision, gpu};
 
     /// Runs `f` on the request's GPU, a bf16 sizer (2-byte KV cache, 0.9
     /// utilization) and the context the request asks for, as `size` does.
     fn with<T>(r: &SizingRequest, f: impl FnOnce(&'static Gpu, &Sizer, &ContextTarget) -> T) -> T {
         let m: Model = resolve_model(r).unwrap().0;
         let ctx = context_target(r, &m).unwrap();
-        let sizer = Sizer::for_request(&m, m.weights(Precision::Bf16), 2.0, r, &ctx);
+        let sizer = Sizer::for_request(&m, m.weights(WeightPrecision::Bf16), 2.0, r, &ctx);
         f(gpu(&r.gpu_type).unwrap(), &sizer, &ctx)
     }
 

@@ -60,7 +60,7 @@ pub use plan::{
     BANDWIDTH_EFFICIENCY, DEFAULT_GPU_MEMORY_UTILIZATION, Estimate, MAX_NUM_SEQS, Plan,
     SizingRequest, THROUGHPUT_SEQUENCES, Throughput,
 };
-pub use precision::{KvCacheDtype, MigChoice, Objective, Precision};
+pub use precision::{ComputeDtype, KvCacheDtype, MigChoice, Objective, WeightPrecision};
 pub use reasons::Reasons;
 pub use validate::check_tensor_parallel;
 

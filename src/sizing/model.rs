@@ -14,7 +14,7 @@ use super::memory::{
 use super::models::{CatalogModel, ModelMatch, lookup};
 use super::params::{ParamCount, count_from_id, parse_parameter_count};
 use super::plan::SizingRequest;
-use super::precision::Precision;
+use super::precision::WeightPrecision;
 use super::text::{gib, thousands};
 
 /// The model being sized.
@@ -33,7 +33,7 @@ pub(crate) struct Model {
     /// The model's own context length, when known.
     pub(crate) context: Option<u64>,
     /// The checkpoint's own precision, when known.
-    pub(crate) native: Option<Precision>,
+    pub(crate) native: Option<WeightPrecision>,
     /// The checkpoint is MXFP4 (gpt-oss).
     pub(crate) mxfp4: bool,
     pub(crate) tied_embeddings: bool,
@@ -65,8 +65,8 @@ impl Model {
 
     /// The weights at `precision`, as vLLM loads them. A checkpoint served
     /// as it is stored, whose total bytes are known, weighs exactly that.
-    pub(crate) fn weights(&self, precision: Precision) -> Weights {
-        let element = if precision == Precision::Fp32 {
+    pub(crate) fn weights(&self, precision: WeightPrecision) -> Weights {
+        let element = if precision == WeightPrecision::Fp32 {
             4.0
         } else {
             2.0

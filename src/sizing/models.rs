@@ -9,7 +9,7 @@
 use std::sync::LazyLock;
 
 use super::params::quantization_marker;
-use super::precision::Precision;
+use super::precision::WeightPrecision;
 
 const MODELS_CSV: &str = include_str!("data/models.csv");
 
@@ -59,13 +59,13 @@ pub struct CatalogModel {
 
 impl CatalogModel {
     /// The precision the published checkpoint stores its weights in.
-    pub(crate) fn native_precision(&self) -> Precision {
+    pub(crate) fn native_precision(&self) -> WeightPrecision {
         match self.native_dtype {
-            "float32" => Precision::Fp32,
-            "float16" => Precision::Fp16,
-            "fp8" => Precision::Fp8,
-            "mxfp4" => Precision::Fp4,
-            _ => Precision::Bf16,
+            "float32" => WeightPrecision::Fp32,
+            "float16" => WeightPrecision::Fp16,
+            "fp8" => WeightPrecision::Fp8,
+            "mxfp4" => WeightPrecision::Fp4,
+            _ => WeightPrecision::Bf16,
         }
     }
 }
@@ -370,15 +370,15 @@ mod tests {
     fn native_precisions() {
         assert_eq!(
             model("deepseek-ai/DeepSeek-V3").unwrap().native_precision(),
-            Precision::Fp8
+            WeightPrecision::Fp8
         );
         assert_eq!(
             model("openai/gpt-oss-20b").unwrap().native_precision(),
-            Precision::Fp4
+            WeightPrecision::Fp4
         );
         assert_eq!(
             model("allenai/OLMo-2-1124-7B").unwrap().native_precision(),
-            Precision::Fp32
+            WeightPrecision::Fp32
         );
     }
 }

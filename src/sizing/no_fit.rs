@@ -8,14 +8,14 @@ use super::candidates::{MAX_NODES, smallest_layout};
 use super::error::SizingError;
 use super::fit::{Device, Fit, Sizer, layout_name};
 use super::gpus::{Gpu, gpus};
-use super::precision::Precision;
+use super::precision::WeightPrecision;
 use super::target::ContextTarget;
 
 /// The error for a model that no candidate layout holds.
 pub(crate) fn no_fit(
     sizer: &Sizer,
     gpu: &Gpu,
-    precision: Precision,
+    precision: WeightPrecision,
     cands: &[(u32, u32)],
     ctx: &ContextTarget,
 ) -> SizingError {
@@ -82,10 +82,17 @@ fn context_is_the_problem(
 }
 
 /// fp8 or int4 weights, whichever narrower one first fits on this GPU.
-fn lower_precision(sizer: &Sizer, gpu: &Gpu, precision: Precision, tokens: u64) -> Option<String> {
+fn lower_precision(
+    sizer: &Sizer,
+    gpu: &Gpu,
+    precision: WeightPrecision,
+    tokens: u64,
+) -> Option<String> {
     let m = sizer.model;
-    for p in [Precision::Fp8, Precision::Int4] {
-        if p.bytes_per_param() >= precision.bytes_per_param() || (p == Precision::Fp8 && !gpu.fp8) {
+    for p in [WeightPrecision::Fp8, WeightPrecision::Int4] {
+        if p.bytes_per_param() >= precision.bytes_per_param()
+            || (p == WeightPrecision::Fp8 && !gpu.fp8)
+        {
             continue;
         }
         let narrower = sizer.with_weights(m.weights(p));
@@ -104,12 +111,12 @@ fn lower_precision(sizer: &Sizer, gpu: &Gpu, precision: Precision, tokens: u64) 
 fn bigger_gpu(
     sizer: &Sizer,
     gpu: &Gpu,
-    precision: Precision,
+    precision: WeightPrecision,
     tokens: u64,
 ) -> Option<(&'static Gpu, Fit)> {
     gpus()
         .iter()
-        .filter(|g| g.memory_gib > gpu.memory_gib && (precision != Precision::Fp8 || g.fp8))
+        .filter(|g| g.memory_gib > gpu.memory_gib && (precision != WeightPrecision::Fp8 || g.fp8))
         .filter_map(|g| smallest_layout(sizer, g, tokens).map(|f| (g, f)))
         .min_by(|(a, fa), (b, fb)| {
             let nodes = |g: &Gpu, f: &Fit| f.devices().div_ceil(g.per_node);

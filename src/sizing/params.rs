@@ -2,7 +2,7 @@
 //! `8x7B`, `Qwen3-30B-A3B`) and quantization markers in model ids.
 
 use super::error::SizingError;
-use super::precision::Precision;
+use super::precision::WeightPrecision;
 
 /// Largest parameter count accepted, in billions (100T): far above any
 /// model, low enough that every later product stays finite and small.
@@ -132,7 +132,7 @@ pub fn count_from_id(id: &str) -> Option<ParamCount> {
 
 /// A quantization marker in a model id: the precision of the checkpoint's
 /// weights and the marker that said so.
-pub fn quantization_marker(id: &str) -> Option<(Precision, &'static str)> {
+pub fn quantization_marker(id: &str) -> Option<(WeightPrecision, &'static str)> {
     let name = id.rsplit('/').next().unwrap_or(id).to_ascii_lowercase();
     let has = |m: &str| {
         name.match_indices(m).any(|(i, _)| {
@@ -143,21 +143,21 @@ pub fn quantization_marker(id: &str) -> Option<(Precision, &'static str)> {
         })
     };
     // Order matters: GPTQ-Int8 is 8-bit, plain GPTQ is 4-bit.
-    const MARKERS: &[(&str, Precision)] = &[
-        ("nvfp4", Precision::Fp4),
-        ("mxfp4", Precision::Fp4),
-        ("fp4", Precision::Fp4),
-        ("fp8", Precision::Fp8),
-        ("w8a8", Precision::Int8),
-        ("w8a16", Precision::Int8),
-        ("int8", Precision::Int8),
-        ("8bit", Precision::Int8),
-        ("w4a16", Precision::Int4),
-        ("int4", Precision::Int4),
-        ("bnb-4bit", Precision::Int4),
-        ("4bit", Precision::Int4),
-        ("awq", Precision::Int4),
-        ("gptq", Precision::Int4),
+    const MARKERS: &[(&str, WeightPrecision)] = &[
+        ("nvfp4", WeightPrecision::Fp4),
+        ("mxfp4", WeightPrecision::Fp4),
+        ("fp4", WeightPrecision::Fp4),
+        ("fp8", WeightPrecision::Fp8),
+        ("w8a8", WeightPrecision::Int8),
+        ("w8a16", WeightPrecision::Int8),
+        ("int8", WeightPrecision::Int8),
+        ("8bit", WeightPrecision::Int8),
+        ("w4a16", WeightPrecision::Int4),
+        ("int4", WeightPrecision::Int4),
+        ("bnb-4bit", WeightPrecision::Int4),
+        ("4bit", WeightPrecision::Int4),
+        ("awq", WeightPrecision::Int4),
+        ("gptq", WeightPrecision::Int4),
     ];
     MARKERS.iter().find(|(m, _)| has(m)).map(|&(m, p)| (p, m))
 }
@@ -270,24 +270,36 @@ mod tests {
         let cases = [
             (
                 "neuralmagic/Meta-Llama-3.1-70B-Instruct-FP8",
-                Some(Precision::Fp8),
+                Some(WeightPrecision::Fp8),
             ),
             (
                 "RedHatAI/Llama-3.1-8B-Instruct-FP8-dynamic",
-                Some(Precision::Fp8),
+                Some(WeightPrecision::Fp8),
             ),
-            ("Qwen/Qwen2.5-7B-Instruct-AWQ", Some(Precision::Int4)),
-            ("Qwen/Qwen2.5-7B-Instruct-GPTQ-Int4", Some(Precision::Int4)),
-            ("Qwen/Qwen2.5-7B-Instruct-GPTQ-Int8", Some(Precision::Int8)),
-            ("unsloth/llama-3-8b-bnb-4bit", Some(Precision::Int4)),
-            ("nvidia/Llama-3.1-8B-Instruct-NVFP4", Some(Precision::Fp4)),
-            ("org/model-MXFP4", Some(Precision::Fp4)),
-            ("org/Llama-3.1-8B-quantized.w4a16", Some(Precision::Int4)),
+            ("Qwen/Qwen2.5-7B-Instruct-AWQ", Some(WeightPrecision::Int4)),
+            (
+                "Qwen/Qwen2.5-7B-Instruct-GPTQ-Int4",
+                Some(WeightPrecision::Int4),
+            ),
+            (
+                "Qwen/Qwen2.5-7B-Instruct-GPTQ-Int8",
+                Some(WeightPrecision::Int8),
+            ),
+            ("unsloth/llama-3-8b-bnb-4bit", Some(WeightPrecision::Int4)),
+            (
+                "nvidia/Llama-3.1-8B-Instruct-NVFP4",
+                Some(WeightPrecision::Fp4),
+            ),
+            ("org/model-MXFP4", Some(WeightPrecision::Fp4)),
+            (
+                "org/Llama-3.1-8B-quantized.w4a16",
+                Some(WeightPrecision::Int4),
+            ),
             (
                 "neuralmagic/Llama-3.1-8B-Instruct-quantized.w8a8",
-                Some(Precision::Int8),
+                Some(WeightPrecision::Int8),
             ),
-            ("org/model-INT4", Some(Precision::Int4)),
+            ("org/model-INT4", Some(WeightPrecision::Int4)),
             ("Qwen/Qwen2.5-7B-Instruct", None),
             ("org/awqward-7B", None),
         ];

@@ -5,7 +5,7 @@ use std::borrow::Cow;
 
 use super::config::ModelConfig;
 use super::gpus::Gpu;
-use super::precision::{KvCacheDtype, MigChoice, Objective, Precision};
+use super::precision::{ComputeDtype, KvCacheDtype, MigChoice, Objective, WeightPrecision};
 use super::reasons::Reasons;
 
 /// `gpu-memory-utilization` the engine pins when the caller says nothing:
@@ -19,7 +19,7 @@ pub struct SizingRequest {
     pub gpu_type: String,
     /// Weight precision; `None` = from the id's quantization marker, else the
     /// checkpoint's dtype.
-    pub quantization: Option<Precision>,
+    pub quantization: Option<WeightPrecision>,
     /// vLLM `--quantization` method to use verbatim; `None` = derived.
     pub quantization_method: Option<String>,
     pub max_model_len: Option<u64>,
@@ -118,9 +118,9 @@ pub struct Plan {
     pub mig_profile: Option<String>,
     /// `nvidia.com/gpu`, `nvidia.com/mig-1g.10gb` or `amd.com/gpu`.
     pub(crate) gpu_resource_name: Cow<'static, str>,
-    /// vLLM `--dtype`: `bfloat16`, `float16` or `float32`.
-    pub dtype: &'static str,
-    pub(crate) weight_precision: Precision,
+    /// vLLM `--dtype`.
+    pub dtype: ComputeDtype,
+    pub(crate) weight_precision: WeightPrecision,
     /// vLLM `--quantization`, only when vLLM must quantize at load time or
     /// the caller named a method.
     pub(crate) quantization_method: Option<String>,

@@ -1,5 +1,5 @@
-//! Weight precisions and the MIG choice: the two small vocabularies a sizing
-//! request is written in.
+//! The precisions a plan speaks of (the weights', the computation's and the
+//! KV cache's) and the MIG choice: the small vocabularies of sizing.
 
 use std::fmt;
 use std::str::FromStr;
@@ -11,11 +11,10 @@ use super::error::SizingError;
 /// The precision the weights are stored in on the GPU.
 ///
 /// It decides the bytes per parameter, and so most of the memory a model
-/// needs. KV cache and activations stay in the compute dtype (see
-/// [`super::Plan::dtype`]).
+/// needs. KV cache and activations stay in the [`ComputeDtype`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Precision {
+pub enum WeightPrecision {
     Fp32,
     Bf16,
     Fp16,
@@ -25,29 +24,29 @@ pub enum Precision {
     Fp4,
 }
 
-impl Precision {
+impl WeightPrecision {
     /// Every precision, widest first.
-    pub(crate) const ALL: [Precision; 7] = [
-        Precision::Fp32,
-        Precision::Bf16,
-        Precision::Fp16,
-        Precision::Fp8,
-        Precision::Int8,
-        Precision::Int4,
-        Precision::Fp4,
+    pub(crate) const ALL: [WeightPrecision; 7] = [
+        WeightPrecision::Fp32,
+        WeightPrecision::Bf16,
+        WeightPrecision::Fp16,
+        WeightPrecision::Fp8,
+        WeightPrecision::Int8,
+        WeightPrecision::Int4,
+        WeightPrecision::Fp4,
     ];
 
     /// Bytes one parameter takes: fp32 4, bf16/fp16 2, fp8/int8 1, int4/fp4 0.5.
     pub(crate) fn bytes_per_param(self) -> f64 {
         match self {
-            Precision::Fp32 => 4.0,
-            Precision::Bf16 | Precision::Fp16 => 2.0,
-            Precision::Fp8 | Precision::Int8 => 1.0,
-            Precision::Int4 | Precision::Fp4 => 0.5,
+            WeightPrecision::Fp32 => 4.0,
+            WeightPrecision::Bf16 | WeightPrecision::Fp16 => 2.0,
+            WeightPrecision::Fp8 | WeightPrecision::Int8 => 1.0,
+            WeightPrecision::Int4 | WeightPrecision::Fp4 => 0.5,
         }
     }
 
-    /// Every precision's name, in the order of [`Precision::ALL`]: the
+    /// Every precision's name, in the order of [`WeightPrecision::ALL`]: the
     /// vocabulary of the XRs, the command line and the JSON output.
     pub(crate) const NAMES: [&'static str; 7] =
         ["fp32", "bf16", "fp16", "fp8", "int8", "int4", "fp4"];
@@ -64,28 +63,55 @@ impl Precision {
     }
 }
 
-impl fmt::Display for Precision {
+impl fmt::Display for WeightPrecision {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }
 }
 
-impl FromStr for Precision {
+impl FromStr for WeightPrecision {
     type Err = SizingError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s.trim().to_ascii_lowercase().as_str() {
-            "fp32" | "float32" | "float" => Ok(Precision::Fp32),
-            "bf16" | "bfloat16" => Ok(Precision::Bf16),
-            "fp16" | "float16" | "half" => Ok(Precision::Fp16),
-            "fp8" | "float8" => Ok(Precision::Fp8),
-            "int8" => Ok(Precision::Int8),
-            "int4" => Ok(Precision::Int4),
-            "fp4" | "nvfp4" | "mxfp4" => Ok(Precision::Fp4),
+            "fp32" | "float32" | "float" => Ok(WeightPrecision::Fp32),
+            "bf16" | "bfloat16" => Ok(WeightPrecision::Bf16),
+            "fp16" | "float16" | "half" => Ok(WeightPrecision::Fp16),
+            "fp8" | "float8" => Ok(WeightPrecision::Fp8),
+            "int8" => Ok(WeightPrecision::Int8),
+            "int4" => Ok(WeightPrecision::Int4),
+            "fp4" | "nvfp4" | "mxfp4" => Ok(WeightPrecision::Fp4),
             _ => Err(SizingError::UnknownPrecision {
                 value: s.to_string(),
             }),
         }
+    }
+}
+
+/// The activations' type, vLLM's `--dtype`: quantized weights still
+/// compute in 16 bits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ComputeDtype {
+    Float32,
+    Bfloat16,
+    Float16,
+}
+
+impl ComputeDtype {
+    /// The `--dtype` value.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            ComputeDtype::Float32 => "float32",
+            ComputeDtype::Bfloat16 => "bfloat16",
+            ComputeDtype::Float16 => "float16",
+        }
+    }
+}
+
+impl fmt::Display for ComputeDtype {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
@@ -258,19 +284,19 @@ mod tests {
     #[test]
     fn precision_names() {
         for (s, p) in [
-            ("fp32", Precision::Fp32),
-            ("bfloat16", Precision::Bf16),
-            ("BF16", Precision::Bf16),
-            ("float16", Precision::Fp16),
-            ("fp8", Precision::Fp8),
-            ("int8", Precision::Int8),
-            ("int4", Precision::Int4),
-            ("fp4", Precision::Fp4),
+            ("fp32", WeightPrecision::Fp32),
+            ("bfloat16", WeightPrecision::Bf16),
+            ("BF16", WeightPrecision::Bf16),
+            ("float16", WeightPrecision::Fp16),
+            ("fp8", WeightPrecision::Fp8),
+            ("int8", WeightPrecision::Int8),
+            ("int4", WeightPrecision::Int4),
+            ("fp4", WeightPrecision::Fp4),
         ] {
-            assert_eq!(s.parse::<Precision>().unwrap(), p, "{s}");
+            assert_eq!(s.parse::<WeightPrecision>().unwrap(), p, "{s}");
         }
-        for p in Precision::ALL {
-            assert_eq!(p.to_string().parse::<Precision>().unwrap(), p);
+        for p in WeightPrecision::ALL {
+            assert_eq!(p.to_string().parse::<WeightPrecision>().unwrap(), p);
             // The XRs read the same names serde writes.
             assert_eq!(serde_json::to_value(p).unwrap(), p.as_str());
         }
@@ -285,7 +311,7 @@ mod tests {
             assert_eq!(serde_json::to_value(o).unwrap(), o.as_str());
         }
         assert_eq!(
-            "int3".parse::<Precision>().unwrap_err().to_string(),
+            "int3".parse::<WeightPrecision>().unwrap_err().to_string(),
             "unknown precision `int3`: use one of fp32, bf16, fp16, fp8, int8, int4, fp4"
         );
     }

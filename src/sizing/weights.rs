@@ -10,13 +10,13 @@ use super::gpus::Gpu;
 use super::memory::{Weights, quantized_bytes};
 use super::model::Model;
 use super::params::quantization_marker;
-use super::precision::{KvCacheDtype, Precision};
+use super::precision::{ComputeDtype, KvCacheDtype, WeightPrecision};
 use super::text::{gib, gpus_with, thousands};
 
 /// The weight precision and whether the checkpoint is already stored in it.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct WeightPrecision {
-    pub(crate) precision: Precision,
+pub(crate) struct PrecisionChoice {
+    pub(crate) precision: WeightPrecision,
     /// True when vLLM loads the weights as they are, with no quantization.
     pub(crate) prequantized: bool,
 }
@@ -25,10 +25,10 @@ pub(crate) struct WeightPrecision {
 /// quantization marker (`-FP8`, `-AWQ`), the checkpoint's dtype; and the
 /// words that say which.
 fn wanted_precision(
-    requested: Option<Precision>,
+    requested: Option<WeightPrecision>,
     model_id: &str,
-    native: Option<Precision>,
-) -> (WeightPrecision, String) {
+    native: Option<WeightPrecision>,
+) -> (PrecisionChoice, String) {
     let marker = quantization_marker(model_id);
     let (precision, why, prequantized) = if let Some(p) = requested {
         let pre = marker.is_some_and(|(mp, _)| mp == p) || native == Some(p);
@@ -37,20 +37,20 @@ fn wanted_precision(
         (p, format!("the `{name}` marker in the id"), true)
     } else {
         match native {
-            Some(Precision::Fp32) => (
-                Precision::Bf16,
+            Some(WeightPrecision::Fp32) => (
+                WeightPrecision::Bf16,
                 "the float32 checkpoint served in 16 bits".to_string(),
                 false,
             ),
             Some(p) => (p, "the checkpoint's dtype".to_string(), p.is_quantized()),
             None => (
-                Precision::Bf16,
+                WeightPrecision::Bf16,
                 "the usual dtype of unquantized checkpoints".to_string(),
                 false,
             ),
         }
     };
-    let wp = WeightPrecision {
+    let wp = PrecisionChoice {
         precision,
         prequantized,
     };
@@ -66,10 +66,10 @@ fn wanted_precision(
 /// weight-only through FP4 Marlin on NVIDIA Ampere or newer. Only what vLLM
 /// cannot load is refused: fp8 and fp4 on Turing and Volta (T4, V100).
 fn runnable_precision(
-    p: Precision,
+    p: WeightPrecision,
     mxfp4: bool,
     gpu: &Gpu,
-) -> Result<(Precision, Option<String>, Option<String>), SizingError> {
+) -> Result<(WeightPrecision, Option<String>, Option<String>), SizingError> {
     let unsupported =
         |features: &str, pred: fn(&Gpu) -> bool, others: &str| SizingError::UnsupportedPrecision {
             precision: p.as_str(),
@@ -82,15 +82,15 @@ fn runnable_precision(
     // Ampere or newer NVIDIA: the Marlin kernels' floor. bf16 marks it.
     let marlin = gpu.vendor == "nvidia" && gpu.bf16;
     match p {
-        Precision::Bf16 if !gpu.bf16 => Ok((
-            Precision::Fp16,
+        WeightPrecision::Bf16 if !gpu.bf16 => Ok((
+            WeightPrecision::Fp16,
             Some(format!(
                 "{} has no bfloat16: weights and activations run in float16.",
                 gpu.name
             )),
             None,
         )),
-        Precision::Fp8 if !gpu.fp8 => {
+        WeightPrecision::Fp8 if !gpu.fp8 => {
             if !marlin {
                 return Err(unsupported(
                     "fp8 units or FP8 Marlin kernels (Ampere or newer)",
@@ -107,7 +107,7 @@ fn runnable_precision(
                 )),
             ))
         }
-        Precision::Fp4 if !gpu.fp4 => {
+        WeightPrecision::Fp4 if !gpu.fp4 => {
             let mxfp4_ok = mxfp4 && (marlin || gpu.vendor == "amd");
             if mxfp4_ok {
                 let why = if gpu.vendor == "amd" {
@@ -146,16 +146,16 @@ fn runnable_precision(
 /// Weight precision and where it came from, and a warning when the GPU runs
 /// it more slowly than natively.
 pub(crate) fn choose_precision(
-    requested: Option<Precision>,
+    requested: Option<WeightPrecision>,
     m: &Model,
     gpu: &Gpu,
-) -> Result<(WeightPrecision, Vec<String>, Option<String>), SizingError> {
+) -> Result<(PrecisionChoice, Vec<String>, Option<String>), SizingError> {
     let (wanted, why) = wanted_precision(requested, &m.id, m.native);
     let mxfp4 = m.mxfp4 || quantization_marker(&m.id).is_some_and(|(_, name)| name == "mxfp4");
     let (precision, note, warning) = runnable_precision(wanted.precision, mxfp4, gpu)?;
     let mut reasons: Vec<String> = note.into_iter().collect();
     reasons.push(format!("Weights in {precision} ({why})."));
-    let wp = WeightPrecision {
+    let wp = PrecisionChoice {
         precision,
         prequantized: wanted.prequantized,
     };
@@ -176,15 +176,15 @@ pub(crate) struct Quantization {
 /// unquantized or pre-quantized weights; else the method vLLM quantizes with
 /// at load time (fp8, or bitsandbytes for int4). vLLM has none for the other
 /// precisions, which need a pre-quantized checkpoint.
-pub(crate) fn quantization_method(given: Option<&str>, wp: WeightPrecision) -> Quantization {
+pub(crate) fn quantization_method(given: Option<&str>, wp: PrecisionChoice) -> Quantization {
     let precision = wp.precision;
     let mut warning = None;
     let method = match given {
         Some(method) if !method.trim().is_empty() => Some(method.trim().to_string()),
         _ if !precision.is_quantized() || wp.prequantized => None,
         _ => match precision {
-            Precision::Fp8 => Some("fp8".to_string()),
-            Precision::Int4 => Some("bitsandbytes".to_string()),
+            WeightPrecision::Fp8 => Some("fp8".to_string()),
+            WeightPrecision::Int4 => Some("bitsandbytes".to_string()),
             _ => {
                 warning = Some(format!(
                     "vLLM cannot quantize to {precision} while loading: point the model at a checkpoint already quantized to {precision}."
@@ -201,7 +201,7 @@ pub(crate) fn quantization_method(given: Option<&str>, wp: WeightPrecision) -> Q
 }
 
 /// The reason for an online quantization, if any.
-pub(crate) fn quantization_reason(q: &Quantization, precision: Precision) -> Option<String> {
+pub(crate) fn quantization_reason(q: &Quantization, precision: WeightPrecision) -> Option<String> {
     match &q.method {
         Some(m) if q.online => Some(format!(
             "vLLM quantizes the checkpoint to {precision} while loading (--quantization {m})."
@@ -212,28 +212,28 @@ pub(crate) fn quantization_reason(q: &Quantization, precision: Precision) -> Opt
 
 /// vLLM `--dtype`: the activations' type. Quantized weights still compute
 /// in 16 bits, bf16 where the GPU has it.
-pub(crate) fn dtype_for(precision: Precision, gpu: &Gpu) -> &'static str {
+pub(crate) fn dtype_for(precision: WeightPrecision, gpu: &Gpu) -> ComputeDtype {
     match precision {
-        Precision::Fp32 => "float32",
-        Precision::Fp16 => "float16",
-        Precision::Bf16 => "bfloat16",
-        _ if gpu.bf16 => "bfloat16",
-        _ => "float16",
+        WeightPrecision::Fp32 => ComputeDtype::Float32,
+        WeightPrecision::Fp16 => ComputeDtype::Float16,
+        WeightPrecision::Bf16 => ComputeDtype::Bfloat16,
+        _ if gpu.bf16 => ComputeDtype::Bfloat16,
+        _ => ComputeDtype::Float16,
     }
 }
 
 /// Bytes per KV cache element: one with `--kv-cache-dtype fp8`, else the
 /// activations' width, 4 in float32 and 2 otherwise.
-pub(crate) fn kv_element_bytes(precision: Precision, kv: KvCacheDtype) -> f64 {
+pub(crate) fn kv_element_bytes(precision: WeightPrecision, kv: KvCacheDtype) -> f64 {
     match kv {
         KvCacheDtype::Fp8 => 1.0,
-        KvCacheDtype::Auto if precision == Precision::Fp32 => 4.0,
+        KvCacheDtype::Auto if precision == WeightPrecision::Fp32 => 4.0,
         KvCacheDtype::Auto => 2.0,
     }
 }
 
 /// The weights of one replica, and the sentence with the arithmetic.
-pub(crate) fn weights_reason(m: &Model, precision: Precision, w: &Weights) -> String {
+pub(crate) fn weights_reason(m: &Model, precision: WeightPrecision, w: &Weights) -> String {
     let rope = if w.rope_gib >= 0.005 {
         format!(
             "; every GPU also holds the {} rotary cache",
@@ -305,7 +305,7 @@ fn gib_fine(v: f64) -> String {
 /// the checkpoint at its own 16-bit width.
 pub(crate) fn load_gib(m: &Model, q: &Quantization, w: &Weights) -> f64 {
     if q.online {
-        m.weights(Precision::Bf16).total_gib
+        m.weights(WeightPrecision::Bf16).total_gib
     } else {
         w.total_gib
     }
@@ -316,8 +316,8 @@ mod tests {
     use super::*;
     use crate::sizing::gpu;
 
-    fn wp(precision: Precision, prequantized: bool) -> WeightPrecision {
-        WeightPrecision {
+    fn wp(precision: WeightPrecision, prequantized: bool) -> PrecisionChoice {
+        PrecisionChoice {
             precision,
             prequantized,
         }
@@ -330,7 +330,7 @@ mod tests {
             (
                 "bf16 needs no method",
                 None,
-                Precision::Bf16,
+                WeightPrecision::Bf16,
                 false,
                 None,
                 false,
@@ -339,7 +339,7 @@ mod tests {
             (
                 "fp8 from a bf16 checkpoint quantizes online",
                 None,
-                Precision::Fp8,
+                WeightPrecision::Fp8,
                 false,
                 Some("fp8"),
                 true,
@@ -348,7 +348,7 @@ mod tests {
             (
                 "an -FP8 checkpoint loads as it is",
                 None,
-                Precision::Fp8,
+                WeightPrecision::Fp8,
                 true,
                 None,
                 false,
@@ -357,7 +357,7 @@ mod tests {
             (
                 "int4 online uses bitsandbytes",
                 None,
-                Precision::Int4,
+                WeightPrecision::Int4,
                 false,
                 Some("bitsandbytes"),
                 true,
@@ -366,7 +366,7 @@ mod tests {
             (
                 "an AWQ checkpoint carries its method",
                 None,
-                Precision::Int4,
+                WeightPrecision::Int4,
                 true,
                 None,
                 false,
@@ -375,7 +375,7 @@ mod tests {
             (
                 "int8 cannot be made at load time",
                 None,
-                Precision::Int8,
+                WeightPrecision::Int8,
                 false,
                 None,
                 false,
@@ -384,7 +384,7 @@ mod tests {
             (
                 "fp4 cannot be made at load time",
                 None,
-                Precision::Fp4,
+                WeightPrecision::Fp4,
                 false,
                 None,
                 false,
@@ -393,7 +393,7 @@ mod tests {
             (
                 "the caller's method wins, verbatim",
                 Some(" awq "),
-                Precision::Int4,
+                WeightPrecision::Int4,
                 false,
                 Some("awq"),
                 false,
@@ -402,7 +402,7 @@ mod tests {
             (
                 "a blank method counts as none",
                 Some("  "),
-                Precision::Fp8,
+                WeightPrecision::Fp8,
                 false,
                 Some("fp8"),
                 false,
@@ -421,18 +421,18 @@ mod tests {
     fn dtype_follows_the_gpu_for_quantized_weights() {
         let (t4, h100) = (gpu("T4").unwrap(), gpu("H100-80GB").unwrap());
         let cases = [
-            (Precision::Fp32, t4, "float32"),
-            (Precision::Fp16, h100, "float16"),
-            (Precision::Bf16, h100, "bfloat16"),
-            (Precision::Fp8, h100, "bfloat16"),
-            (Precision::Int4, h100, "bfloat16"),
+            (WeightPrecision::Fp32, t4, "float32"),
+            (WeightPrecision::Fp16, h100, "float16"),
+            (WeightPrecision::Bf16, h100, "bfloat16"),
+            (WeightPrecision::Fp8, h100, "bfloat16"),
+            (WeightPrecision::Int4, h100, "bfloat16"),
             // T4 has no bf16: quantized weights compute in float16 there.
-            (Precision::Int4, t4, "float16"),
-            (Precision::Int8, t4, "float16"),
+            (WeightPrecision::Int4, t4, "float16"),
+            (WeightPrecision::Int8, t4, "float16"),
         ];
         for (precision, gpu, want) in cases {
             assert_eq!(
-                dtype_for(precision, gpu),
+                dtype_for(precision, gpu).as_str(),
                 want,
                 "{precision} on {}",
                 gpu.name
@@ -442,13 +442,19 @@ mod tests {
 
     #[test]
     fn the_kv_cache_follows_the_activations() {
-        assert_eq!(kv_element_bytes(Precision::Fp32, KvCacheDtype::Auto), 4.0);
-        assert_eq!(kv_element_bytes(Precision::Bf16, KvCacheDtype::Fp8), 1.0);
+        assert_eq!(
+            kv_element_bytes(WeightPrecision::Fp32, KvCacheDtype::Auto),
+            4.0
+        );
+        assert_eq!(
+            kv_element_bytes(WeightPrecision::Bf16, KvCacheDtype::Fp8),
+            1.0
+        );
         for p in [
-            Precision::Bf16,
-            Precision::Fp16,
-            Precision::Fp8,
-            Precision::Int4,
+            WeightPrecision::Bf16,
+            WeightPrecision::Fp16,
+            WeightPrecision::Fp8,
+            WeightPrecision::Int4,
         ] {
             assert_eq!(kv_element_bytes(p, KvCacheDtype::Auto), 2.0, "{p}");
         }

@@ -167,7 +167,7 @@ impl From<crate::sizing::Plan> for PlanStatus {
             pipeline_parallel_size: plan.pipeline_parallel_size,
             mig_profile: plan.mig_profile,
             gpu_resource_name: plan.gpu_resource_name,
-            dtype: Cow::Borrowed(plan.dtype),
+            dtype: Cow::Borrowed(plan.dtype.as_str()),
             quantization: Cow::Borrowed(plan.weight_precision.as_str()),
             quantization_method: plan.quantization_method,
             max_model_len: plan.max_model_len,
@@ -210,7 +210,7 @@ pub(crate) enum RuntimeChoice {
 // The sizing engine's own vocabularies, with the schemas the XRs declare
 // them by: each schema lists the names the type reads, from the same
 // constants. No descriptions: each field that uses one describes it.
-pub(crate) use crate::sizing::{KvCacheDtype, Objective, Precision};
+pub(crate) use crate::sizing::{KvCacheDtype, Objective, WeightPrecision};
 
 /// A string schema admitting exactly `names`, as schemars derives for an
 /// enum of unit variants.
@@ -236,77 +236,73 @@ impl JsonSchema for Objective {
     }
 }
 
-/// A weight precision an XR asks for: one of [`Precision`]'s, or the
-/// checkpoint's own, which each kind spells its own way (`auto` on an
-/// LLMInference as dot-inference does, `none` on a Model as NeuroNetes
-/// does). `$name` is the type, `$own` that word and `$names` every value
-/// the type reads, `$own` included.
-macro_rules! quantization {
-    ($(#[$doc:meta])* $name:ident, $own:literal, $names:ident) => {
-        $(#[$doc])*
-        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-        pub(crate) enum $name {
-            /// The checkpoint's own precision.
-            Checkpoint,
-            Precision($crate::sizing::Precision),
-        }
+/// What an LLMInference's `quantization` reads: `auto` (the checkpoint's
+/// own precision, as dot-inference spells it), then a precision.
+const AUTO_OR_PRECISION: [&str; 8] = precision_names("auto", true);
+/// What a Model's `quantization` reads: a precision, then `none` (the
+/// checkpoint's own, as NeuroNetes spells it).
+const PRECISION_OR_NONE: [&str; 8] = precision_names("none", false);
 
-        impl $name {
-            /// The precision asked for; `None` for the checkpoint's own.
-            pub(crate) fn precision(self) -> Option<$crate::sizing::Precision> {
-                match self {
-                    Self::Checkpoint => None,
-                    Self::Precision(p) => Some(p),
-                }
-            }
-        }
-
-        impl serde::Serialize for $name {
-            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                s.serialize_str(match self {
-                    Self::Checkpoint => $own,
-                    Self::Precision(p) => p.as_str(),
-                })
-            }
-        }
-
-        impl<'de> serde::Deserialize<'de> for $name {
-            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                let word = std::borrow::Cow::<'de, str>::deserialize(d)?;
-                if word == $own {
-                    return Ok(Self::Checkpoint);
-                }
-                $crate::sizing::Precision::ALL
-                    .into_iter()
-                    .find(|p| p.as_str() == word)
-                    .map(Self::Precision)
-                    .ok_or_else(|| serde::de::Error::unknown_variant(&word, &$names))
-            }
-        }
-
-        impl schemars::JsonSchema for $name {
-            fn schema_name() -> std::borrow::Cow<'static, str> {
-                stringify!($name).into()
-            }
-            fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-                schemars::json_schema!({"type": "string", "enum": $names})
-            }
-        }
+/// Reads a weight precision an XR asks for; `own`, the kind's word for the
+/// checkpoint's own precision, asks for none.
+fn read_precision<'de, D: serde::Deserializer<'de>>(
+    d: D,
+    own: &str,
+    names: &'static [&'static str],
+) -> Result<Option<WeightPrecision>, D::Error> {
+    let Some(word) = Option::<Cow<'de, str>>::deserialize(d)? else {
+        return Ok(None);
     };
+    if word == own {
+        return Ok(None);
+    }
+    WeightPrecision::ALL
+        .into_iter()
+        .find(|p| p.as_str() == word)
+        .map(Some)
+        .ok_or_else(|| serde::de::Error::unknown_variant(&word, names))
 }
-pub(crate) use quantization;
 
-/// [`Precision::NAMES`] with `own` (the checkpoint's own precision) before
-/// or after them.
-pub(crate) const fn precision_names<const N: usize>(
-    own: &'static str,
-    own_first: bool,
-) -> [&'static str; N] {
+/// An LLMInference's `quantization`; see [`AUTO_OR_PRECISION`].
+pub(crate) fn auto_or_precision<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<WeightPrecision>, D::Error> {
+    read_precision(d, "auto", &AUTO_OR_PRECISION)
+}
+
+/// The schema of [`auto_or_precision`].
+pub(crate) fn auto_or_precision_schema(_: &mut SchemaGenerator) -> Schema {
+    optional_names_schema(&AUTO_OR_PRECISION)
+}
+
+/// A Model's `quantization`; see [`PRECISION_OR_NONE`].
+pub(crate) fn precision_or_none<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<WeightPrecision>, D::Error> {
+    read_precision(d, "none", &PRECISION_OR_NONE)
+}
+
+/// The schema of [`precision_or_none`].
+pub(crate) fn precision_or_none_schema(_: &mut SchemaGenerator) -> Schema {
+    optional_names_schema(&PRECISION_OR_NONE)
+}
+
+/// [`names_schema`] for an optional field, as schemars derives an `Option`
+/// of such an enum.
+fn optional_names_schema(names: &[&str]) -> Schema {
+    let mut values: Vec<serde_json::Value> = names.iter().map(|n| (*n).into()).collect();
+    values.push(serde_json::Value::Null);
+    json_schema!({"type": ["string", "null"], "enum": values})
+}
+
+/// [`WeightPrecision::NAMES`] with `own` (the checkpoint's own precision)
+/// before or after them.
+const fn precision_names<const N: usize>(own: &'static str, own_first: bool) -> [&'static str; N] {
     let mut names = [own; N];
     let offset = if own_first { 1 } else { 0 };
     let mut i = 0;
-    while i < Precision::NAMES.len() {
-        names[i + offset] = Precision::NAMES[i];
+    while i < WeightPrecision::NAMES.len() {
+        names[i + offset] = WeightPrecision::NAMES[i];
         i += 1;
     }
     names
@@ -314,35 +310,38 @@ pub(crate) const fn precision_names<const N: usize>(
 
 #[cfg(test)]
 mod tests {
+    use serde::Deserialize;
     use serde_json::json;
 
-    use super::Precision;
-    use crate::xr::{llm_inference, model};
+    use super::*;
+
+    #[derive(Deserialize)]
+    struct Spec {
+        #[serde(default, deserialize_with = "auto_or_precision")]
+        llm: Option<WeightPrecision>,
+        #[serde(default, deserialize_with = "precision_or_none")]
+        model: Option<WeightPrecision>,
+    }
+
+    fn read(v: serde_json::Value) -> Result<Spec, String> {
+        serde_json::from_value(v).map_err(|e| e.to_string())
+    }
 
     #[test]
     fn each_kind_reads_every_precision_and_its_own_word_for_the_checkpoints() {
-        for p in Precision::ALL {
-            let llm: llm_inference::Quantization =
-                serde_json::from_value(json!(p.as_str())).unwrap();
-            let m: model::Quantization = serde_json::from_value(json!(p.as_str())).unwrap();
-            assert_eq!((llm.precision(), m.precision()), (Some(p), Some(p)));
-            assert_eq!(serde_json::to_value(llm).unwrap(), p.as_str());
-            assert_eq!(serde_json::to_value(m).unwrap(), p.as_str());
+        for p in WeightPrecision::ALL {
+            let spec = read(json!({"llm": p.as_str(), "model": p.as_str()})).unwrap();
+            assert_eq!((spec.llm, spec.model), (Some(p), Some(p)));
         }
-        let auto: llm_inference::Quantization = serde_json::from_value(json!("auto")).unwrap();
-        let none: model::Quantization = serde_json::from_value(json!("none")).unwrap();
-        assert_eq!((auto.precision(), none.precision()), (None, None));
-        assert_eq!(serde_json::to_value(auto).unwrap(), "auto");
-        assert_eq!(serde_json::to_value(none).unwrap(), "none");
+        let own = read(json!({"llm": "auto", "model": "none"})).unwrap();
+        assert_eq!((own.llm, own.model), (None, None));
         // Each kind keeps its own word: the other's is not a precision.
-        let err = serde_json::from_value::<llm_inference::Quantization>(json!("none")).unwrap_err();
         assert_eq!(
-            err.to_string(),
+            read(json!({"llm": "none"})).err().unwrap(),
             "unknown variant `none`, expected one of `auto`, `fp32`, `bf16`, `fp16`, `fp8`, `int8`, `int4`, `fp4`"
         );
-        let err = serde_json::from_value::<model::Quantization>(json!("auto")).unwrap_err();
         assert_eq!(
-            err.to_string(),
+            read(json!({"model": "auto"})).err().unwrap(),
             "unknown variant `auto`, expected one of `fp32`, `bf16`, `fp16`, `fp8`, `int8`, `int4`, `fp4`, `none`"
         );
     }

@@ -10,20 +10,11 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::common::{
-    Endpoint, Image, KvCacheDtype, NameRef, Objective, PlanStatus, RuntimeChoice, SecretKeyRef, Tls,
+    Endpoint, Image, KvCacheDtype, NameRef, Objective, PlanStatus, RuntimeChoice, SecretKeyRef,
+    Tls, WeightPrecision,
 };
 use super::validate::text;
 use crate::names::{require_dns1123_label, require_subdomain};
-
-/// What an LLMInference's `quantization` reads: `auto`, then a precision.
-const QUANTIZATION_NAMES: [&str; 8] = super::common::precision_names("auto", true);
-
-super::common::quantization!(
-    /// Weight precision of an LLMInference: `auto` for the model's own.
-    Quantization,
-    "auto",
-    QUANTIZATION_NAMES
-);
 
 /// Kind name.
 pub(crate) const KIND: &str = "LLMInference";
@@ -76,8 +67,13 @@ pub(crate) struct LlmInferenceSpec {
     #[schemars(length(min = 1, max = GPU_TYPE_MAX))]
     pub(crate) gpu_type: Option<String>,
     /// Weight precision: auto (from the model) or fp32, bf16, fp16, fp8, int8, int4, fp4.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) quantization: Option<Quantization>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "super::common::auto_or_precision"
+    )]
+    #[schemars(schema_with = "super::common::auto_or_precision_schema")]
+    pub(crate) quantization: Option<WeightPrecision>,
     /// Context length in tokens. Derived (and capped to what fits) when omitted.
     #[serde(
         default,

@@ -9,7 +9,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::common::{KvCacheDtype, NameRef, Objective, PlanStatus, SecretKeyRef};
+use super::common::{KvCacheDtype, NameRef, Objective, PlanStatus, SecretKeyRef, WeightPrecision};
 use super::validate::text;
 use crate::names::require_subdomain;
 
@@ -39,8 +39,13 @@ pub(crate) struct ModelSpec {
     #[schemars(regex(pattern = r"^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?$"))]
     pub(crate) size: Option<String>,
     /// Weight precision; none means the checkpoint's own.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) quantization: Option<Quantization>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "super::common::precision_or_none"
+    )]
+    #[schemars(schema_with = "super::common::precision_or_none_schema")]
+    pub(crate) quantization: Option<WeightPrecision>,
     /// How the weights are split across GPUs; overrides the derived parallelism.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) shard_spec: Option<ShardSpec>,
@@ -110,16 +115,6 @@ pub(crate) struct ConfigFrom {
     /// The ConfigMap, in the Model's namespace, with the keys config.json and (optionally) model.safetensors.index.json.
     pub(crate) config_map_ref: NameRef,
 }
-
-/// What a Model's `quantization` reads: a precision, then `none`.
-const QUANTIZATION_NAMES: [&str; 8] = super::common::precision_names("none", false);
-
-super::common::quantization!(
-    /// Weight precision of a Model: `none` for the checkpoint's own.
-    Quantization,
-    "none",
-    QUANTIZATION_NAMES
-);
 
 /// How a Model's weights are split.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -394,7 +394,7 @@ fn sizing_request(
     req: &ComposeRequest,
 ) -> Result<SizingRequest, Refusal> {
     let (gpu, max_model_len) = (spec.gpu, spec.max_model_len);
-    let quantization = spec.quantization.and_then(|q| q.precision());
+    let quantization = spec.quantization;
     let mig = match spec.mig_profile.as_deref() {
         // Whole GPUs unless asked: a MIG slice only schedules where nodes are partitioned.
         None => MigChoice::None,

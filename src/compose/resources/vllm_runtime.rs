@@ -85,7 +85,7 @@ pub(crate) fn vllm_runtime(p: &RuntimeParams) -> crate::compose::composition::Ma
         spec: VLLMRuntimeSpec {
             model: RuntimeModelSpec {
                 model_url: p.model_url.to_string(),
-                dtype: Some(plan.dtype.into()),
+                dtype: Some(plan.dtype.as_str().into()),
                 max_model_len: i32::try_from(plan.max_model_len).ok(),
                 hf_token_secret: p.hf_token.map(|(name, key)| HfTokenSecret {
                     hf_token_secret_name: Some(name.to_string()),

@@ -7,7 +7,7 @@
 //! is served. Errors name the Model field (`spec.shardSpec.count`) and what
 //! would be valid; `prefix` says whose spec it is.
 
-use crate::sizing::{KvCacheDtype, ModelConfig, Objective, Plan, Precision, SizingRequest};
+use crate::sizing::{KvCacheDtype, ModelConfig, Objective, Plan, SizingRequest, WeightPrecision};
 use crate::units::{GIB, parse_quantity};
 use crate::xr::model::{CachePolicy, EvictionPolicy, Locality, ModelSpec, ShardStrategy};
 
@@ -26,7 +26,7 @@ pub(crate) struct ModelFacts {
     /// Arguments loading these weights needs (object stores go through the Run:ai streamer).
     pub(crate) load_args: Vec<String>,
     pub(crate) parameter_count: Option<String>,
-    pub(crate) precision: Option<Precision>,
+    pub(crate) precision: Option<WeightPrecision>,
     pub(crate) tensor_parallel: Option<u32>,
     pub(crate) pipeline_parallel: Option<u32>,
     /// Data-parallel shards: model-server replicas.
@@ -112,7 +112,7 @@ impl ModelFacts {
                 ));
             }
         };
-        let precision = spec.quantization.and_then(|q| q.precision());
+        let precision = spec.quantization;
         if let Some(size) = &spec.size {
             parse_quantity(size).map_err(|e| format!("{prefix}.size: {e}"))?;
         }

@@ -290,9 +290,9 @@ pub(crate) fn choose_with_volume(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sizing::{self, MigChoice, Precision, SizingRequest};
+    use crate::sizing::{self, MigChoice, SizingRequest, WeightPrecision};
 
-    fn plan(model: &str, gpu: &str, quantization: Option<Precision>) -> Plan {
+    fn plan(model: &str, gpu: &str, quantization: Option<WeightPrecision>) -> Plan {
         sizing::size(&SizingRequest {
             model_id: model.into(),
             gpu_type: gpu.into(),
@@ -324,7 +324,7 @@ mod tests {
         let two_nodes = plan(
             "meta-llama/Llama-3.1-405B-Instruct",
             "H100-80GB",
-            Some(Precision::Bf16),
+            Some(WeightPrecision::Bf16),
         );
         assert_eq!(two_nodes.nodes, 2);
         let slow = Some("spec.replicas: loading takes too long");
@@ -442,7 +442,7 @@ mod tests {
         let two_nodes = plan(
             "meta-llama/Llama-3.1-405B-Instruct",
             "H100-80GB",
-            Some(Precision::Bf16),
+            Some(WeightPrecision::Bf16),
         );
         assert!(cannot_serve(RuntimeChoice::VllmRuntime, &two_nodes).is_some());
         assert!(cannot_serve(RuntimeChoice::Deployment, &two_nodes).is_some());
