@@ -223,22 +223,26 @@ fn pair_values(text: &str) -> Vec<Range<usize>> {
 }
 
 /// Whether the separator at `sep`, after the key that starts at `start`, is
-/// the colon of `host:port` (`pw-0:11211,`), not of a `key:value` pair. The
-/// hosts of such lists are numbered or qualified (`pw-0`, `cache.svc`); a
-/// key of letters alone before digits is a pair (`password:1234`).
+/// the colon of `host:port` (`pw-0:11211,`), not of a `key:value` pair. A
+/// host is numbered or qualified (`pw-0`, `cache.svc`), follows `@` or `//`,
+/// or has a path after its port (`auth:8080/v1`); a key of letters alone
+/// before digits is a pair (`password:1234`).
 fn is_port(b: &[u8], start: usize, sep: usize) -> bool {
-    let host_like = b[start..sep]
-        .iter()
-        .any(|c| c.is_ascii_digit() || *c == b'.');
     let digits = b[sep + 1..]
         .iter()
         .take_while(|c| c.is_ascii_digit())
         .count();
+    let after = b.get(sep + 1 + digits).copied();
+    let host_like = b[start..sep]
+        .iter()
+        .any(|c| c.is_ascii_digit() || *c == b'.')
+        || b[..start].ends_with(b"@")
+        || b[..start].ends_with(b"//")
+        || after == Some(b'/');
     b[sep] == b':'
         && host_like
         && digits > 0
-        && b.get(sep + 1 + digits)
-            .is_none_or(|&c| c.is_ascii_whitespace() || matches!(c, b',' | b'/' | b'?' | b'#'))
+        && after.is_none_or(|c| c.is_ascii_whitespace() || matches!(c, b',' | b'/' | b'?' | b'#'))
 }
 
 /// The passwords of userinfos: `scheme://user:pass@host`, `redis://:pass@host`
@@ -552,7 +556,7 @@ mod tests {
             // A numbered or dotted `key:` right before digits reads as host:port (`pw-0:11211`), by design.
             prop_assume!(!(sep == ":"
                 && value.starts_with(|c: char| c.is_ascii_digit())
-                && key.contains(|c: char| c.is_ascii_digit() || c == '.')));
+                && (key.contains(|c: char| c.is_ascii_digit() || c == '.') || value.contains('/'))));
             let text = format!("{before}{key}{sep}{value}");
             prop_assert!(holds_credential(&text), "{}", text);
             let redacted = redact_text(&text, "<r>");

@@ -19,7 +19,7 @@ use std::sync::LazyLock;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-pub(crate) use crate::xr::common::{Image, RuntimeChoice};
+pub(crate) use crate::xr::shared_fields::{Image, RuntimeChoice};
 
 /// API group of the step input.
 pub(crate) const GROUP: &str = "inference.fn.crossplane.io";

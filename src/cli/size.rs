@@ -15,7 +15,7 @@ use crate::sizing::{
     self, KvCacheDtype, MigChoice, ModelConfig, Objective, Plan, SizingError, SizingRequest,
     WeightPrecision, weights_index_total_bytes,
 };
-use crate::xr::common::{PlanStatus, round2};
+use crate::xr::plan_status::{PlanStatus, round2};
 
 /// Output format of `size`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]

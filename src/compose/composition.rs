@@ -42,6 +42,11 @@ impl Manifest {
         }
     }
 
+    /// A k8s-openapi object, which writes its own apiVersion and kind.
+    pub(crate) fn of<T: k8s_openapi::Resource + serde::Serialize>(object: T) -> Self {
+        Self::new(T::KIND, object)
+    }
+
     /// The manifest's kind, for the policies that depend on it.
     pub(crate) fn kind(&self) -> &'static str {
         self.kind

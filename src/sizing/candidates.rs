@@ -5,7 +5,7 @@
 
 use super::fit::{Fit, Sizer};
 use super::gpus::Gpu;
-use super::model::Model;
+use super::resolved_model::Model;
 
 /// Largest replica the engine plans, in nodes.
 pub(crate) const MAX_NODES: u32 = 16;

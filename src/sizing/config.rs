@@ -488,7 +488,8 @@ mod tests {
         let c = ModelConfig::from_json(json).unwrap();
         assert_eq!((c.linear_layers, c.sliding_layers), (36, 0));
         assert_eq!(c.linear_state_bytes, 1_097_728);
-        let catalog = crate::sizing::models::lookup("Qwen/Qwen3-Next-80B-A3B-Instruct").unwrap();
+        let catalog =
+            crate::sizing::model_catalog::lookup("Qwen/Qwen3-Next-80B-A3B-Instruct").unwrap();
         assert_eq!(c.linear_state_bytes, catalog.spec.linear_state_kib * 1024);
         assert_eq!(c.linear_layers, catalog.spec.linear_layers);
         let mut typed: serde_json::Value = serde_json::from_str(json).unwrap();

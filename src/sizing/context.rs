@@ -9,9 +9,9 @@ use super::error::SizingError;
 use super::fit::{Fit, Sizer, layout_name};
 use super::gpus::{Gpu, MigProfile};
 use super::memory::GIB;
-use super::model::Model;
 use super::plan::{SizingRequest, THROUGHPUT_SEQUENCES};
 use super::precision::Objective;
+use super::resolved_model::Model;
 use super::target::ContextTarget;
 use super::text::{gib, thousands};
 

@@ -29,8 +29,8 @@ use super::memory::{
     ACTIVATION_FLOOR_GIB, NON_TORCH_MULTI_GIB, NON_TORCH_SINGLE_GIB, VllmGeneration,
 };
 use super::mig::choose_mig;
-use super::model::resolve_model;
 use super::plan::{Estimate, Plan, SizingRequest};
+use super::resolved_model::resolve_model;
 use super::text::{gib, thousands};
 use super::validate::validate;
 use super::weights::{

@@ -10,9 +10,9 @@
 
 use super::gpus::{Gpu, MigProfile};
 use super::memory::{GIB, VllmGeneration, Weights, default_max_num_seqs, non_torch_gib};
-use super::model::Model;
 use super::plan::SizingRequest;
 use super::precision::Objective;
+use super::resolved_model::Model;
 use super::target::ContextTarget;
 
 /// The vLLM recipes' minimum VRAM: weights x 1.2.

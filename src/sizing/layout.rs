@@ -11,10 +11,10 @@ use super::context::MIN_DEFAULT_CONTEXT;
 use super::error::{SizingError, TpLimits};
 use super::fit::{Device, Fit, Sizer, layout_name};
 use super::gpus::Gpu;
-use super::model::Model;
 use super::no_fit::no_fit;
 use super::plan::SizingRequest;
 use super::precision::{Objective, WeightPrecision};
+use super::resolved_model::Model;
 use super::target::ContextTarget;
 use super::text::{gib, join_counts, thousands};
 
@@ -253,7 +253,7 @@ mod tests {
     use crate::sizing::candidates::{smallest_layout, valid_tps};
     use crate::sizing::context::context_target;
     use crate::sizing::gpu;
-    use crate::sizing::model::resolve_model;
+    use crate::sizing::resolved_model::resolve_model;
     use crate::sizing::test_requests::{
         FALCON_7B, LLAMA_8B, LLAMA_70B, LLAMA_405B, QWEN_0_5B, QWEN_1_5B, QWEN_7B,
         whole_gpus as req,

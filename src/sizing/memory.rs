@@ -15,7 +15,7 @@
 //! hybrid sliding-window groups included). The figures and where they come
 //! from are in docs/sizing.md and `../shared/reference/VLLM-MEMORY.md`.
 
-use super::models::CatalogModel;
+use super::model_catalog::CatalogModel;
 use super::precision::WeightPrecision;
 
 /// Bytes in a GiB.
@@ -457,7 +457,7 @@ pub(crate) fn weights(parts: &WeightParts, precision: WeightPrecision, rope_gib:
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sizing::models::model;
+    use crate::sizing::model_catalog::model;
 
     fn arch(id: &str) -> Arch {
         Arch::from_spec(model(id).unwrap())

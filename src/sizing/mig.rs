@@ -182,7 +182,7 @@ fn auto_slice(
 mod tests {
     use super::*;
     use crate::sizing::context::context_target;
-    use crate::sizing::model::{Model, resolve_model};
+    use crate::sizing::resolved_model::{Model, resolve_model};
     use crate::sizing::test_requests::{LLAMA_8B, LLAMA_70B, QWEN_0_5B, QWEN_1_5B, request as req};
     use crate::sizing::{MigChoice, WeightPrecision, gpu};
 

@@ -5,7 +5,7 @@
 //! carries its own reasons, or into a [`SizingError`] that says what would
 //! work. The formulas are in docs/sizing.md.
 //!
-//! - `gpus` and `models`: the catalogs and their forgiving name lookup.
+//! - `gpus` and `model_catalog`: the catalogs and their forgiving name lookup.
 //! - `params`: parameter counts and quantization markers read from strings.
 //! - `memory`: what vLLM puts on a GPU: weights, activation peak, non-torch
 //!   memory and KV cache (the formulas of docs/sizing.md).
@@ -13,7 +13,9 @@
 //! - `plan`: what is sized ([`SizingRequest`]) and the answer ([`Plan`]).
 //! - `decide`: [`size`] as the sequence of decisions below.
 //! - `validate`: the ranges of the request's numbers.
-//! - `model`: the model as the engine sees it (catalog or estimate).
+//! - `resolved_model`: the model as the engine sees it (config.json,
+//!   catalog or estimate).
+//! - `precision`: the weights', computation's and KV cache's precisions.
 //! - `weights`: precision, vLLM `--quantization` and `--dtype`.
 //! - `context`: the context to size for, and capping it to what fits.
 //! - `target`: what a layout must hold: that context, that many sequences at once.
@@ -36,13 +38,13 @@ mod host;
 mod layout;
 mod memory;
 mod mig;
-mod model;
-mod models;
+mod model_catalog;
 mod no_fit;
 mod params;
 mod plan;
 mod precision;
 mod reasons;
+mod resolved_model;
 mod target;
 #[cfg(test)]
 mod test_requests;
@@ -54,7 +56,7 @@ pub use config::{CheckpointQuantization, ConfigError, ModelConfig, weights_index
 pub(crate) use error::SizingError;
 pub use gpus::{Gpu, MigProfile, gpu, gpu_names, gpus};
 pub use memory::{Arch, GIB, VllmGeneration};
-pub use models::{CatalogModel, ModelMatch, lookup as lookup_model, model, models};
+pub use model_catalog::{CatalogModel, ModelMatch, lookup as lookup_model, model, models};
 pub use params::{ParamCount, count_from_id, parse_parameter_count, quantization_marker};
 pub use plan::{
     BANDWIDTH_EFFICIENCY, DEFAULT_GPU_MEMORY_UTILIZATION, Estimate, MAX_NUM_SEQS, Plan,

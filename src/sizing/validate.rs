@@ -66,7 +66,7 @@ pub(crate) fn validate(req: &SizingRequest) -> Result<(), SizingError> {
 /// `candidates::valid_tp`): for a Model's shardSpec, which no GPU type is chosen
 /// for. Ok when the model cannot be resolved: sizing then says why.
 pub fn check_tensor_parallel(req: &SizingRequest, tp: u32) -> Result<(), String> {
-    let Ok((m, _)) = super::model::resolve_model(req) else {
+    let Ok((m, _)) = super::resolved_model::resolve_model(req) else {
         return Ok(());
     };
     let (heads, kv) = (m.arch.attention_heads, m.arch.kv_heads);

@@ -8,9 +8,9 @@
 use super::error::SizingError;
 use super::gpus::Gpu;
 use super::memory::{Weights, quantized_bytes};
-use super::model::Model;
 use super::params::quantization_marker;
 use super::precision::{ComputeDtype, KvCacheDtype, WeightPrecision};
+use super::resolved_model::Model;
 use super::text::{gib, gpus_with, thousands};
 
 /// The weight precision and whether the checkpoint is already stored in it.

@@ -12,8 +12,10 @@ use k8s_openapi::api::core::v1::EnvVar;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::common::{Endpoint, NameRef, Objective, PlanStatus, RuntimeChoice, SecretKeyRef};
 use super::model::Topology;
+use super::plan_status::PlanStatus;
+use super::shared_fields::{Endpoint, NameRef, RuntimeChoice, SecretKeyRef};
+use super::sizing_vocabulary::Objective;
 use super::validate::{in_range, text};
 use crate::names::require_subdomain;
 
@@ -116,7 +118,7 @@ pub(crate) struct AgentPoolSpec {
     /// Crossplane's own fields (composition selection and the like); skipped unread.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(skip)]
-    pub(crate) crossplane: Option<crate::xr::common::CrossplaneFields>,
+    pub(crate) crossplane: Option<crate::xr::shared_fields::CrossplaneFields>,
 }
 
 /// The agents' behaviour (NeuroNetes' AgentClass, inlined).

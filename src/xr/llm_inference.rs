@@ -9,10 +9,9 @@ use std::borrow::Cow;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::common::{
-    Endpoint, Image, KvCacheDtype, NameRef, Objective, PlanStatus, RuntimeChoice, SecretKeyRef,
-    Tls, WeightPrecision,
-};
+use super::plan_status::PlanStatus;
+use super::shared_fields::{Endpoint, Image, NameRef, RuntimeChoice, SecretKeyRef, Tls};
+use super::sizing_vocabulary::{KvCacheDtype, Objective, WeightPrecision};
 use super::validate::text;
 use crate::names::{require_dns1123_label, require_subdomain};
 
@@ -70,9 +69,9 @@ pub(crate) struct LlmInferenceSpec {
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "super::common::auto_or_precision"
+        deserialize_with = "super::sizing_vocabulary::auto_or_precision"
     )]
-    #[schemars(schema_with = "super::common::auto_or_precision_schema")]
+    #[schemars(schema_with = "super::sizing_vocabulary::auto_or_precision_schema")]
     pub(crate) quantization: Option<WeightPrecision>,
     /// Context length in tokens. Derived (and capped to what fits) when omitted.
     #[serde(
@@ -138,7 +137,7 @@ pub(crate) struct LlmInferenceSpec {
     /// Crossplane's own fields (composition selection and the like); skipped unread.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(skip)]
-    pub(crate) crossplane: Option<crate::xr::common::CrossplaneFields>,
+    pub(crate) crossplane: Option<crate::xr::shared_fields::CrossplaneFields>,
 }
 
 /// What the function reports about an LLMInference.

@@ -3,9 +3,11 @@
 //! from these types (see `package`), so schema and code cannot drift.
 
 pub(crate) mod agent_pool;
-pub(crate) mod common;
 pub(crate) mod llm_inference;
 pub(crate) mod model;
+pub(crate) mod plan_status;
+pub(crate) mod shared_fields;
+pub(crate) mod sizing_vocabulary;
 pub(crate) mod validate;
 
 /// API group of the XRs.

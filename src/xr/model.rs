@@ -9,7 +9,9 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::common::{KvCacheDtype, NameRef, Objective, PlanStatus, SecretKeyRef, WeightPrecision};
+use super::plan_status::PlanStatus;
+use super::shared_fields::{NameRef, SecretKeyRef};
+use super::sizing_vocabulary::{KvCacheDtype, Objective, WeightPrecision};
 use super::validate::text;
 use crate::names::require_subdomain;
 
@@ -42,9 +44,9 @@ pub(crate) struct ModelSpec {
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "super::common::precision_or_none"
+        deserialize_with = "super::sizing_vocabulary::precision_or_none"
     )]
-    #[schemars(schema_with = "super::common::precision_or_none_schema")]
+    #[schemars(schema_with = "super::sizing_vocabulary::precision_or_none_schema")]
     pub(crate) quantization: Option<WeightPrecision>,
     /// How the weights are split across GPUs; overrides the derived parallelism.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -88,7 +90,7 @@ pub(crate) struct ModelSpec {
     /// Crossplane's own fields (composition selection and the like); skipped unread.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(skip)]
-    pub(crate) crossplane: Option<crate::xr::common::CrossplaneFields>,
+    pub(crate) crossplane: Option<crate::xr::shared_fields::CrossplaneFields>,
 }
 
 /// The schema of a free-form object (a config.json): any fields, kept as given.

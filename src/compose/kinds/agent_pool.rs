@@ -25,7 +25,7 @@ use crate::compose::resources::agent_service::{AgentServiceParams, agent_service
 use crate::compose::resources::autoscaler::{AutoscalerParams, autoscaler};
 use crate::compose::resources::disruption_budget::disruption_budget;
 use crate::compose::resources::ingress::{IngressParams, ingress};
-use crate::compose::resources::kube;
+use crate::compose::resources::labels::labels;
 use crate::compose::resources::placement::Placement;
 use crate::compose::resources::vllm_runtime::internal_url;
 use crate::compose::rollout::Rollout;
@@ -43,8 +43,9 @@ use crate::xr::agent_pool::{
     AgentPoolSpec, AgentPoolStatus, AgentsStatus, AutoscalingStatus, CONTEXT_LENGTH_MAX,
     CONTEXT_LENGTH_MIN, GPU_COUNT_MAX, ModelServerStatus, PERCENT_MAX, REPLICAS_MAX,
 };
-use crate::xr::common::{Endpoint, PlanStatus};
 use crate::xr::model::Locality;
+use crate::xr::plan_status::PlanStatus;
+use crate::xr::shared_fields::Endpoint;
 use crate::xr::validate::in_range;
 
 /// Composition resource names.
@@ -257,7 +258,7 @@ impl Pool<'_> {
         // Only labels that never change for the pool: the operator copies them
         // into the model server Deployment's immutable selector, so the Model's
         // name (which spec.agentClass.modelRef may change) is not one of them.
-        let model_labels = kube::labels("AgentPool", &req.xr.name, "model-server");
+        let model_labels = labels("AgentPool", &req.xr.name, "model-server");
         let operator_field = format!("{MODEL_REF}: Model {}", model.display);
         let placement = Placement::Native {
             namespace: req.xr.namespace.to_string(),
@@ -295,7 +296,7 @@ impl Pool<'_> {
         let (req, spec, model) = (self.req, self.spec, self.model);
         let xr = req.xr;
         let namespace = &xr.namespace;
-        let mut labels = kube::labels("AgentPool", &xr.name, "agent");
+        let mut labels = labels("AgentPool", &xr.name, "agent");
         labels.insert("infer.dev/model".into(), names::label_value(&model.name));
         let selector: BTreeMap<String, String> = labels
             .iter()

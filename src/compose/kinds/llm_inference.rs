@@ -21,8 +21,9 @@ use crate::compose::steps::served_model::{self, ModelRef};
 use crate::compose::steps::serving;
 use crate::names;
 use crate::sizing::{self, MigChoice, Plan, SizingRequest};
-use crate::xr::common::{Endpoint, PlanStatus};
 use crate::xr::llm_inference::{LlmInferenceSpec, LlmInferenceStatus};
+use crate::xr::plan_status::PlanStatus;
+use crate::xr::shared_fields::Endpoint;
 
 /// Composition resource names, the same as dot-inference's so that an XR
 /// moving to this function keeps its resources.

@@ -14,17 +14,18 @@ use serde_json::Value;
 
 use crate::compose::composition::{ComposeRequest, Composition, Refusal};
 use crate::compose::resources::config_map::{config_map, pretty};
+use crate::compose::resources::labels::labels;
 use crate::compose::steps::model_config;
 use crate::compose::steps::model_facts::ModelFacts;
 use crate::compose::steps::runtime::cannot_serve;
-use crate::compose::{resources::kube, steps::weights_cache};
+use crate::compose::steps::weights_cache;
 use crate::names;
 use crate::protocol::server::ResourceSelector;
 use crate::response as outcome;
 use crate::sizing::{self, MigChoice};
-use crate::xr::common::PlanStatus;
-use crate::xr::common::round2;
 use crate::xr::model::{CacheStatus, GpuPlanStatus, ModelSpec, ModelStatus, SizeStatus};
+use crate::xr::plan_status::PlanStatus;
+use crate::xr::plan_status::round2;
 
 /// Composition resource name of the model card.
 pub(crate) const CARD: &str = "model_card";
@@ -138,7 +139,7 @@ pub(crate) fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
     let manifest = config_map(
         &card_name,
         &xr.namespace,
-        kube::labels("Model", &xr.name, "model-card"),
+        labels("Model", &xr.name, "model-card"),
         data,
     );
     out.add(CARD, manifest, &req.observed);

@@ -16,8 +16,8 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
+use crate::compose::composition::Manifest;
 use crate::compose::resources::agent_config::{CONFIG_DIR, CONFIG_FILE};
-use crate::compose::resources::kube;
 use crate::credential::{holds_credential, is_credential_key};
 
 /// The unprivileged user the agents run as (distroless' nonroot).
@@ -210,7 +210,7 @@ pub(crate) fn agent_deployment(p: &AgentDeploymentParams) -> crate::compose::com
         }),
         status: None,
     };
-    kube::manifest(deployment)
+    Manifest::of(deployment)
 }
 
 /// A plain environment variable.

@@ -5,13 +5,12 @@
 
 use std::collections::BTreeMap;
 
+use crate::compose::composition::Manifest;
 use k8s_openapi::api::core::v1::{
     ClientIPConfig, Service, ServicePort, ServiceSpec, SessionAffinityConfig,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
-
-use crate::compose::resources::kube;
 
 /// What the Service is built from.
 pub(crate) struct AgentServiceParams<'a> {
@@ -52,5 +51,5 @@ pub(crate) fn agent_service(p: &AgentServiceParams) -> crate::compose::compositi
         }),
         status: None,
     };
-    kube::manifest(service)
+    Manifest::of(service)
 }

@@ -18,7 +18,7 @@ use k8s_openapi::api::autoscaling::v2::{
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
-use crate::compose::resources::kube;
+use crate::compose::composition::Manifest;
 use crate::units::parse_duration_seconds;
 use crate::xr::agent_pool::{Autoscaling, AutoscalingMetric, MetricMapping, ScalingPolicy};
 
@@ -129,7 +129,7 @@ pub(crate) fn autoscaler(p: &AutoscalerParams) -> Result<AutoscalerPlan, String>
         status: None,
     };
     Ok(AutoscalerPlan {
-        manifest: kube::manifest(hpa),
+        manifest: Manifest::of(hpa),
         mappings,
         warnings,
         notes,

@@ -60,7 +60,7 @@ pub(crate) fn config_map(
         data: Some(data),
         ..Default::default()
     };
-    crate::compose::resources::kube::manifest(cm)
+    crate::compose::composition::Manifest::of(cm)
 }
 
 /// Pretty JSON for a ConfigMap value: reviewers read these.

@@ -3,11 +3,10 @@
 
 use std::collections::BTreeMap;
 
+use crate::compose::composition::Manifest;
 use k8s_openapi::api::policy::v1::{PodDisruptionBudget, PodDisruptionBudgetSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
-
-use crate::compose::resources::kube;
 
 /// At most one agent pod voluntarily disrupted at a time.
 pub(crate) fn disruption_budget(
@@ -33,5 +32,5 @@ pub(crate) fn disruption_budget(
         }),
         status: None,
     };
-    kube::manifest(pdb)
+    Manifest::of(pdb)
 }

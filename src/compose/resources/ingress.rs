@@ -56,7 +56,7 @@ pub(crate) fn ingress(p: &IngressParams) -> crate::compose::composition::Manifes
         }),
         status: None,
     };
-    crate::compose::resources::kube::manifest(ingress)
+    crate::compose::composition::Manifest::of(ingress)
 }
 
 /// The external base URL of the OpenAI-compatible API.

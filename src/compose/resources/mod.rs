@@ -7,7 +7,7 @@ pub(crate) mod autoscaler;
 pub(crate) mod config_map;
 pub(crate) mod disruption_budget;
 pub(crate) mod ingress;
-pub(crate) mod kube;
+pub(crate) mod labels;
 pub(crate) mod leader_worker_set;
 pub(crate) mod placement;
 pub(crate) mod vllm_deployment;

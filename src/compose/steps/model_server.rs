@@ -12,7 +12,7 @@ use k8s_openapi::api::core::v1::PersistentVolumeClaim;
 use serde_json::{Map, Value};
 
 use crate::compose::composition::{ComposeRequest, Composition, Manifest, Refusal};
-use crate::compose::resources::kube;
+use crate::compose::resources::labels::labels;
 use crate::compose::resources::leader_worker_set::{LwsParams, leader_labels, leader_worker_set};
 use crate::compose::resources::placement::Placement;
 use crate::compose::resources::vllm_deployment::{
@@ -218,7 +218,7 @@ pub(crate) fn model_server(s: &ServerSpec) -> ModelServer {
         weights_cache: p.weights_cache,
         nodes,
     };
-    let labels = kube::labels(s.xr_kind, s.xr_name, "model-server");
+    let labels = labels(s.xr_kind, s.xr_name, "model-server");
     let (_, memory) = resources(&pod);
     let mut reasons = vec![format!(
         "Pods: {} image {}/{}; {memory}; startup probe {} s on /health (the load-time estimate, \
@@ -307,11 +307,11 @@ fn deployment_server(
     });
     let service = vllm_service(p.name, p.namespace, labels, selector.clone());
     let mut out = vec![
-        (s.keys.deployment, kube::manifest(deployment)),
-        (s.keys.service, kube::manifest(service)),
+        (s.keys.deployment, Manifest::of(deployment)),
+        (s.keys.service, Manifest::of(service)),
     ];
     if let Some(claim) = claim {
-        out.push((s.keys.weights, kube::manifest(claim)));
+        out.push((s.keys.weights, Manifest::of(claim)));
     }
     (out, selector)
 }
@@ -340,7 +340,7 @@ fn leader_worker_set_server(
                 s.keys.leader_worker_set,
                 Manifest::new(LeaderWorkerSet::KIND, lws),
             ),
-            (s.keys.service, kube::manifest(service)),
+            (s.keys.service, Manifest::of(service)),
         ],
         pods,
     )

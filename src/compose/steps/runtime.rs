@@ -14,7 +14,7 @@ use crate::compose::resources::vllm_runtime::unsupported_gpu;
 use crate::compose::steps::weights_cache::{self, CacheDecision, VolumeScope};
 use crate::input::WeightsCacheSettings;
 use crate::sizing::Plan;
-use crate::xr::common::RuntimeChoice;
+use crate::xr::shared_fields::RuntimeChoice;
 
 /// A runtime that serves a plan.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

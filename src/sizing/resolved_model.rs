@@ -11,7 +11,7 @@ use super::error::SizingError;
 use super::memory::{
     Arch, GIB, GUESSED_ROPE_POSITIONS, GUESSED_VOCAB, WeightParts, Weights, weights,
 };
-use super::models::{CatalogModel, ModelMatch, lookup};
+use super::model_catalog::{CatalogModel, ModelMatch, lookup};
 use super::params::{ParamCount, count_from_id, parse_parameter_count};
 use super::plan::SizingRequest;
 use super::precision::WeightPrecision;

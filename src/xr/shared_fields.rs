@@ -1,0 +1,95 @@
+//! Field types several XRs share: references, images, endpoints, the
+//! runtime choice and Crossplane's own fields.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// `spec.crossplane`, Crossplane's own fields (composition selection,
+/// references to the composed resources). The function never reads them, so
+/// they are skipped unread rather than built into a JSON tree that grows
+/// with every composed resource; a spec still names the field because it
+/// refuses unknown ones.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct CrossplaneFields;
+
+impl<'de> Deserialize<'de> for CrossplaneFields {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        serde::de::IgnoredAny::deserialize(d).map(|_| Self)
+    }
+}
+
+impl Serialize for CrossplaneFields {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        s.serialize_map(Some(0))?.end()
+    }
+}
+
+/// A reference to an object by name in the XR's namespace.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(crate) struct NameRef {
+    /// Name of the object.
+    #[schemars(length(min = 1, max = 253))]
+    pub(crate) name: String,
+}
+
+/// A key in a Secret in the XR's namespace (or the target namespace).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(crate) struct SecretKeyRef {
+    /// Name of the Secret.
+    #[schemars(length(min = 1, max = 253))]
+    pub(crate) name: String,
+    /// Key in the Secret.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) key: Option<String>,
+}
+
+/// A container image as the VLLMRuntime takes it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(crate) struct Image {
+    /// Repository and tag, for example lmcache/vllm-openai:v0.3.13.
+    pub(crate) name: String,
+    /// Registry, for example docker.io.
+    pub(crate) registry: String,
+}
+
+/// TLS for an Ingress.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(crate) struct Tls {
+    /// Secret holding the certificate (tls.crt, tls.key) for the ingress host.
+    #[schemars(length(min = 1, max = 253))]
+    pub(crate) secret_name: String,
+}
+
+/// An endpoint the XR reports in its status.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Endpoint {
+    /// External URL through the Ingress, when one is composed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) external: Option<String>,
+    /// In-cluster URL of the OpenAI-compatible API.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) internal: Option<String>,
+}
+
+/// What serves the model: the vLLM production-stack operator's VLLMRuntime,
+/// a plain Deployment, a LeaderWorkerSet (multi-node), or the one of those
+/// that can serve the plan.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub(crate) enum RuntimeChoice {
+    /// The operator's VLLMRuntime (one pod per replica, NVIDIA only).
+    #[default]
+    VllmRuntime,
+    /// A Deployment and a Service, no operator needed.
+    Deployment,
+    /// A LeaderWorkerSet: one group of pods per replica, across nodes.
+    LeaderWorkerSet,
+    /// The VLLMRuntime where it can serve the plan, else a Deployment, else a LeaderWorkerSet.
+    Auto,
+}
