@@ -924,7 +924,7 @@ fn the_startup_probe_covers_the_load_time_estimate_of_the_largest_catalog_model(
             .iter()
             .filter_map(|m| {
                 sizing::size(&SizingRequest {
-                    model_id: m.id.into(),
+                    model_id: m.id.clone(),
                     gpu_type: gpu.into(),
                     mig: MigChoice::None,
                     ..Default::default()

@@ -92,7 +92,7 @@ proptest! {
     #[test]
     fn mig_never_on_gpus_without_it(params in 0.1f64..10.0, g in 0..20usize) {
         let gpu = &gpus()[g % gpus().len()];
-        if let Ok(p) = sizing::size(&request(params, gpu.name, None, MigChoice::Auto)) {
+        if let Ok(p) = sizing::size(&request(params, &gpu.name, None, MigChoice::Auto)) {
             prop_assert!(p.mig_profile.is_none() || gpu.has_mig());
         }
     }
@@ -155,7 +155,7 @@ proptest! {
     ) {
         let spec = &sizing::models()[m];
         let r = SizingRequest {
-            model_id: spec.id.into(),
+            model_id: spec.id.clone(),
             gpu_type: LAYOUT_GPUS[g].into(),
             tensor_parallel: Some(1 << tp_log),
             pipeline_parallel: Some(1),
@@ -182,7 +182,7 @@ fn a_guessed_architecture_never_over_predicts_kv_capacity() {
     let mut checked = 0;
     for spec in sizing::models() {
         let known = SizingRequest {
-            model_id: spec.id.into(),
+            model_id: spec.id.clone(),
             gpu_type: "B300".into(),
             gpu_count: Some(1),
             mig: MigChoice::None,

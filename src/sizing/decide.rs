@@ -108,7 +108,7 @@ pub(crate) fn size(req: &SizingRequest) -> Result<Plan, SizingError> {
 
     let (mig_profile, resource) = match slice {
         Some(p) => (Some(p.name.to_string()), Cow::Owned(p.resource_name())),
-        None => (None, Cow::Borrowed(gpu.resource_name)),
+        None => (None, Cow::Borrowed(gpu.resource_name.as_str())),
     };
     Ok(Plan {
         model_id: m.id.clone(),

@@ -1,13 +1,14 @@
 //! The GPU catalog: what the engine knows about each accelerator.
 //!
 //! The data lives in `data/gpus.csv`, embedded at compile time so the binary
-//! needs no files at run time, and is parsed once on first use. A malformed
-//! line is a bug in the repository, caught by the tests, so parsing panics
-//! with the line instead of returning an error to users.
+//! needs no files at run time, and is read once on first use.
 
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
+use serde::Deserialize;
+
+use super::catalog_csv::{dash_is_none, list, rows, yes_no};
 use super::error::SizingError;
 
 const GPUS_CSV: &str = include_str!("data/gpus.csv");
@@ -16,15 +17,17 @@ const GPUS_CSV: &str = include_str!("data/gpus.csv");
 /// `1g.12gb` slice reports 10.75 GiB to CUDA.
 const MIG_USABLE_GIB_PER_GB: f64 = 0.9;
 
-/// One GPU model.
-#[derive(Debug, Clone, PartialEq)]
+/// One GPU model: a row of `data/gpus.csv`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Gpu {
     /// Canonical name, e.g. `H100-80GB`.
-    pub name: &'static str,
+    pub name: String,
     /// Other spellings that resolve to this GPU (normalised, see [`gpu`]).
-    pub(crate) aliases: Vec<&'static str>,
+    #[serde(deserialize_with = "list")]
+    pub(crate) aliases: Vec<String>,
     /// `nvidia` or `amd`.
-    pub(crate) vendor: &'static str,
+    pub(crate) vendor: String,
     /// Memory the driver reports, in GiB.
     pub(crate) memory_gib: f64,
     /// Total memory as vLLM sees it (`torch.cuda.mem_get_info`), in GiB:
@@ -33,30 +36,57 @@ pub struct Gpu {
     /// Marketed memory in GB, the unit of the vLLM recipes' sizing rule.
     pub(crate) nominal_gb: f64,
     /// Memory bandwidth in GB/s.
+    #[serde(rename = "bandwidth")]
     pub(crate) bandwidth_gbps: f64,
+    #[serde(deserialize_with = "yes_no")]
     pub(crate) bf16: bool,
+    #[serde(deserialize_with = "yes_no")]
     pub(crate) fp8: bool,
+    #[serde(deserialize_with = "yes_no")]
     pub(crate) fp4: bool,
-    /// MIG profiles, smallest first; empty when the GPU has no MIG.
-    pub(crate) mig_profiles: Vec<MigProfile>,
-    /// Kubernetes extended resource of a whole GPU.
-    pub(crate) resource_name: &'static str,
-    /// `nvidia.com/gpu.product` node label set by GPU feature discovery.
-    pub(crate) product_label: Option<&'static str>,
-    /// `cloud.google.com/gke-accelerator` node label value.
-    pub(crate) gke_accelerator: Option<&'static str>,
     /// GPUs in one node of the usual server.
     pub(crate) per_node: u32,
+    /// Kubernetes extended resource of a whole GPU.
+    #[serde(rename = "resource")]
+    pub(crate) resource_name: String,
+    /// `nvidia.com/gpu.product` node label set by GPU feature discovery.
+    #[serde(deserialize_with = "dash_is_none")]
+    pub(crate) product_label: Option<String>,
+    /// `cloud.google.com/gke-accelerator` node label value.
+    #[serde(rename = "gke", deserialize_with = "dash_is_none")]
+    pub(crate) gke_accelerator: Option<String>,
+    /// MIG profiles, smallest first; empty when the GPU has no MIG.
+    #[serde(rename = "mig", deserialize_with = "list")]
+    pub(crate) mig_profiles: Vec<MigProfile>,
 }
 
 /// One MIG profile of a GPU, e.g. `3g.40gb`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MigProfile {
-    pub(crate) name: &'static str,
+    pub(crate) name: String,
     /// Compute slices (the `3` of `3g.40gb`).
     pub(crate) compute_slices: u32,
     /// Nominal memory in GB (the `40` of `3g.40gb`).
     pub(crate) memory_gb: u32,
+}
+
+impl TryFrom<String> for MigProfile {
+    type Error = String;
+
+    fn try_from(name: String) -> Result<Self, String> {
+        let parsed = name.split_once("g.").and_then(|(g, mem)| {
+            let gb = mem.strip_suffix("gb")?;
+            Some((g.parse().ok()?, gb.parse().ok()?))
+        });
+        let Some((compute_slices, memory_gb)) = parsed else {
+            return Err(format!("{name:?} is not a MIG profile such as 3g.40gb"));
+        };
+        Ok(Self {
+            name,
+            compute_slices,
+            memory_gb,
+        })
+    }
 }
 
 impl MigProfile {
@@ -86,7 +116,7 @@ impl Gpu {
 
     /// Profile names, comma-separated, for messages.
     pub(crate) fn mig_profile_list(&self) -> String {
-        let names: Vec<&str> = self.mig_profiles.iter().map(|p| p.name).collect();
+        let names: Vec<&str> = self.mig_profiles.iter().map(|p| p.name.as_str()).collect();
         names.join(", ")
     }
 }
@@ -97,72 +127,20 @@ struct Catalog {
 }
 
 static CATALOG: LazyLock<Catalog> = LazyLock::new(|| {
-    let gpus: Vec<Gpu> = GPUS_CSV
-        .lines()
-        .filter(|l| !l.trim().is_empty() && !l.starts_with('#') && !l.starts_with("name|"))
-        .map(parse_line)
-        .collect();
+    let gpus: Vec<Gpu> = rows("gpus.csv", GPUS_CSV);
     let mut by_key = HashMap::new();
     for (i, g) in gpus.iter().enumerate() {
-        let names = [g.name]
+        let names = [&g.name]
             .into_iter()
-            .chain(g.aliases.iter().copied())
-            .chain(g.product_label)
-            .chain(g.gke_accelerator);
+            .chain(&g.aliases)
+            .chain(&g.product_label)
+            .chain(&g.gke_accelerator);
         for n in names {
             by_key.insert(normalize(n), i);
         }
     }
     Catalog { gpus, by_key }
 });
-
-fn parse_line(line: &'static str) -> Gpu {
-    let f: Vec<&'static str> = line.split('|').map(str::trim).collect();
-    assert_eq!(f.len(), 15, "gpus.csv: expected 15 fields in `{line}`");
-    let num = |s: &str| -> f64 {
-        s.parse()
-            .unwrap_or_else(|_| panic!("gpus.csv: bad number `{s}` in `{line}`"))
-    };
-    let yes = |s: &str| s == "yes";
-    let opt = |s: &'static str| (s != "-").then_some(s);
-    let mig_profiles = if f[14] == "-" {
-        Vec::new()
-    } else {
-        f[14].split(';').map(|p| parse_profile(p, line)).collect()
-    };
-    Gpu {
-        name: f[0],
-        aliases: f[1].split(';').filter(|a| !a.is_empty()).collect(),
-        vendor: f[2],
-        memory_gib: num(f[3]),
-        vllm_gib: num(f[4]),
-        nominal_gb: num(f[5]),
-        bandwidth_gbps: num(f[6]),
-        bf16: yes(f[7]),
-        fp8: yes(f[8]),
-        fp4: yes(f[9]),
-        per_node: num(f[10]) as u32,
-        resource_name: f[11],
-        product_label: opt(f[12]),
-        gke_accelerator: opt(f[13]),
-        mig_profiles,
-    }
-}
-
-fn parse_profile(p: &'static str, line: &str) -> MigProfile {
-    let parsed = p.split_once("g.").and_then(|(g, mem)| {
-        let gb = mem.strip_suffix("gb")?;
-        Some((g.parse().ok()?, gb.parse().ok()?))
-    });
-    let Some((compute_slices, memory_gb)) = parsed else {
-        panic!("gpus.csv: bad MIG profile `{p}` in `{line}`");
-    };
-    MigProfile {
-        name: p,
-        compute_slices,
-        memory_gb,
-    }
-}
 
 /// Lowercase, `-` for spaces and underscores, vendor prefixes dropped:
 /// `NVIDIA H100_80GB` and `nvidia-h100-80gb` both become `h100-80gb`.
@@ -190,7 +168,7 @@ pub fn gpus() -> &'static [Gpu] {
 
 /// Canonical names, comma-separated, for messages.
 pub fn gpu_names() -> String {
-    let names: Vec<&str> = gpus().iter().map(|g| g.name).collect();
+    let names: Vec<&str> = gpus().iter().map(|g| g.name.as_str()).collect();
     names.join(", ")
 }
 
@@ -220,9 +198,9 @@ mod tests {
             // Labels are looked up too: a label that matched another entry
             // would silently resolve to whichever comes last.
             let labels = g.product_label.iter().chain(&g.gke_accelerator);
-            for n in [g.name].iter().chain(&g.aliases).chain(labels) {
-                let prev = keys.insert(normalize(n), g.name);
-                assert!(prev.is_none() || prev == Some(g.name), "{n} is ambiguous");
+            for n in [&g.name].into_iter().chain(&g.aliases).chain(labels) {
+                let prev = keys.insert(normalize(n), &g.name);
+                assert!(prev.is_none() || prev == Some(&g.name), "{n} is ambiguous");
             }
             assert!(g.memory_gib > 0.0 && g.bandwidth_gbps > 0.0 && g.per_node > 0);
             assert!(
@@ -300,7 +278,11 @@ mod tests {
         ];
         for (input, name, label) in cases {
             let g = gpu(input).unwrap();
-            assert_eq!((g.name, g.product_label), (name, Some(label)), "{input}");
+            assert_eq!(
+                (g.name.as_str(), g.product_label.as_deref()),
+                (name, Some(label)),
+                "{input}"
+            );
         }
     }
 
@@ -319,10 +301,10 @@ mod tests {
         for (board, sibling, bandwidth_gbps) in cases {
             let (b, s) = (gpu(board).unwrap(), gpu(sibling).unwrap());
             let want = Gpu {
-                name: board,
+                name: board.to_string(),
                 aliases: b.aliases.clone(),
                 bandwidth_gbps,
-                product_label: b.product_label,
+                product_label: b.product_label.clone(),
                 gke_accelerator: None,
                 ..s.clone()
             };
@@ -352,6 +334,9 @@ mod tests {
         assert!((p.usable_gib() - 9.0).abs() < 1e-9);
         assert!(!gpu("L4").unwrap().has_mig());
         assert_eq!(gpu("mi300x").unwrap().resource_name, "amd.com/gpu");
-        assert_eq!(gpu("t4").unwrap().product_label, Some("Tesla-T4"));
+        assert_eq!(
+            gpu("t4").unwrap().product_label.as_deref(),
+            Some("Tesla-T4")
+        );
     }
 }

@@ -274,7 +274,9 @@ mod tests {
                 ..req(model, g)
             };
             let got = with(&r, |g, s, c| choose_mig(&r, g, s, c));
-            let got = got.map(|(p, why)| (p.map(|p| p.name), why)).map_err(label);
+            let got = got
+                .map(|(p, why)| (p.map(|p| p.name.as_str()), why))
+                .map_err(label);
             let want = want
                 .map(|(p, why)| (p, why.map(String::from)))
                 .map_err(String::from);
@@ -329,7 +331,7 @@ mod tests {
             ("no MIG, no slices", gpu("L4").unwrap(), &[]),
         ];
         for (case, g, want) in cases {
-            let got: Vec<&str> = slices_by_size(g).iter().map(|p| p.name).collect();
+            let got: Vec<&str> = slices_by_size(g).iter().map(|p| p.name.as_str()).collect();
             assert_eq!(got, want, "{case}");
         }
     }
@@ -488,7 +490,7 @@ mod tests {
         ];
         for (case, r, name, want) in cases {
             let got = with(&r, |g, s, c| requested_slice(&r, g, name, s, c));
-            assert_eq!(got.map(|p| p.name).map_err(label), want, "{case}");
+            assert_eq!(got.map(|p| p.name.as_str()).map_err(label), want, "{case}");
         }
     }
 
@@ -577,7 +579,7 @@ mod tests {
         ];
         for (case, r, slice, why) in cases {
             let (p, reason) = with(&r, |g, s, c| auto_slice(&r, g, s, c));
-            assert_eq!(p.map(|p| p.name), slice, "{case}");
+            assert_eq!(p.map(|p| p.name.as_str()), slice, "{case}");
             assert_eq!(reason.as_deref(), Some(why), "{case}");
         }
     }

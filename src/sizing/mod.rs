@@ -28,6 +28,7 @@
 //! - `text`: how numbers and lists read in reasons and errors.
 
 mod candidates;
+mod catalog_csv;
 mod config;
 mod context;
 mod decide;

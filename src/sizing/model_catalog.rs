@@ -8,59 +8,77 @@
 
 use std::sync::LazyLock;
 
+use serde::Deserialize;
+
+use super::catalog_csv::{list, rows, yes_no};
 use super::params::quantization_marker;
 use super::precision::WeightPrecision;
 
 const MODELS_CSV: &str = include_str!("data/models.csv");
 
-/// Architecture and size of one model, as its `config.json` and card say.
-#[derive(Debug, Clone, PartialEq)]
+/// Architecture and size of one model, as its `config.json` and card say: a
+/// row of `data/models.csv`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct CatalogModel {
     /// Hugging Face id, e.g. `meta-llama/Llama-3.1-8B-Instruct`.
-    pub id: &'static str,
+    pub id: String,
     /// Other ids of the same weights' architecture.
-    pub(crate) aliases: Vec<&'static str>,
+    #[serde(deserialize_with = "list")]
+    pub(crate) aliases: Vec<String>,
     /// Total parameters in billions (all experts for MoE models).
     pub params_b: f64,
     /// Parameters used per token in billions (equal to `params_b` when dense).
+    #[serde(rename = "active_b")]
     pub(crate) active_params_b: f64,
     pub(crate) layers: u32,
+    #[serde(rename = "heads")]
     pub(crate) attention_heads: u32,
     pub(crate) kv_heads: u32,
     pub(crate) head_dim: u32,
+    #[serde(rename = "hidden")]
     pub(crate) hidden_size: u32,
     /// `max_position_embeddings`: the longest context the config advertises.
     pub(crate) context: u64,
     /// Checkpoint dtype: `bfloat16`, `float32`, `fp8` or `mxfp4`.
-    pub(crate) native_dtype: &'static str,
+    #[serde(rename = "native")]
+    pub(crate) native_dtype: String,
     /// Routed experts (0 for dense models).
     pub(crate) experts: u32,
     /// MLA latent KV elements per token and layer (kv_lora_rank + rope dim);
     /// 0 for ordinary attention.
+    #[serde(rename = "mla_kv")]
     pub(crate) mla_kv_dim: u32,
     /// Parameters a quantized checkpoint keeps in bf16 beyond the embeddings
     /// and vision tower (Meta's FP8 405B keeps attention too); 0 = derive.
+    #[serde(rename = "unquantized_b")]
     pub(crate) unquantized_params_b: f64,
     /// `vocab_size`.
     pub vocab: u32,
     /// `tie_word_embeddings`: the lm_head is the embedding matrix.
+    #[serde(rename = "tied", deserialize_with = "yes_no")]
     pub(crate) tied_embeddings: bool,
     /// Parameters of the vision tower and projector, in billions.
+    #[serde(rename = "vision_b")]
     pub(crate) vision_params_b: f64,
     /// Layers with sliding-window attention (0 when none).
+    #[serde(rename = "sliding")]
     pub(crate) sliding_layers: u32,
     /// Their window in tokens (0 when none).
+    #[serde(rename = "window")]
     pub(crate) sliding_window: u32,
     /// Layers with linear attention (0 when none).
+    #[serde(rename = "linear")]
     pub(crate) linear_layers: u32,
     /// Their recurrent state per layer and sequence at 16 bits, in KiB.
+    #[serde(rename = "state_kib")]
     pub(crate) linear_state_kib: u64,
 }
 
 impl CatalogModel {
     /// The precision the published checkpoint stores its weights in.
     pub(crate) fn native_precision(&self) -> WeightPrecision {
-        match self.native_dtype {
+        match self.native_dtype.as_str() {
             "float32" => WeightPrecision::Fp32,
             "float16" => WeightPrecision::Fp16,
             "fp8" => WeightPrecision::Fp8,
@@ -70,49 +88,7 @@ impl CatalogModel {
     }
 }
 
-static MODELS: LazyLock<Vec<CatalogModel>> = LazyLock::new(|| {
-    MODELS_CSV
-        .lines()
-        .filter(|l| !l.trim().is_empty() && !l.starts_with('#') && !l.starts_with("id|"))
-        .map(parse_line)
-        .collect()
-});
-
-fn parse_line(line: &'static str) -> CatalogModel {
-    let f: Vec<&'static str> = line.split('|').map(str::trim).collect();
-    assert_eq!(f.len(), 21, "models.csv: expected 21 fields in `{line}`");
-    let num = |s: &str| -> f64 {
-        s.parse()
-            .unwrap_or_else(|_| panic!("models.csv: bad number `{s}` in `{line}`"))
-    };
-    let int = |s: &str| -> u32 {
-        s.parse()
-            .unwrap_or_else(|_| panic!("models.csv: bad integer `{s}` in `{line}`"))
-    };
-    CatalogModel {
-        id: f[0],
-        aliases: f[1].split(';').filter(|a| !a.is_empty()).collect(),
-        params_b: num(f[2]),
-        active_params_b: num(f[3]),
-        layers: int(f[4]),
-        attention_heads: int(f[5]),
-        kv_heads: int(f[6]),
-        head_dim: int(f[7]),
-        hidden_size: int(f[8]),
-        context: u64::from(int(f[9])),
-        native_dtype: f[10],
-        experts: int(f[11]),
-        mla_kv_dim: int(f[12]),
-        unquantized_params_b: num(f[13]),
-        vocab: int(f[14]),
-        tied_embeddings: f[15] == "yes",
-        vision_params_b: num(f[16]),
-        sliding_layers: int(f[17]),
-        sliding_window: int(f[18]),
-        linear_layers: int(f[19]),
-        linear_state_kib: u64::from(int(f[20])),
-    }
-}
+static MODELS: LazyLock<Vec<CatalogModel>> = LazyLock::new(|| rows("models.csv", MODELS_CSV));
 
 /// Every model in the catalog.
 pub fn models() -> &'static [CatalogModel] {
@@ -164,7 +140,7 @@ pub fn lookup(id: &str) -> Option<ModelMatch> {
     if wanted.is_empty() {
         return None;
     }
-    let ids = |m: &'static CatalogModel| std::iter::once(m.id).chain(m.aliases.iter().copied());
+    let ids = |m: &'static CatalogModel| std::iter::once(&m.id).chain(&m.aliases);
     if let Some(spec) = models()
         .iter()
         .find(|m| ids(m).any(|i| i.eq_ignore_ascii_case(&wanted)))
@@ -181,7 +157,7 @@ pub fn lookup(id: &str) -> Option<ModelMatch> {
     // matches it.
     let by_name = |n: &str| {
         models().iter().find(|m| {
-            quantization_marker(m.id).is_none()
+            quantization_marker(&m.id).is_none()
                 && ids(m).any(|i| i.rsplit('/').next().is_some_and(|base| same_name(base, n)))
         })
     };
@@ -359,7 +335,7 @@ mod tests {
         ];
         for (id, want, noted) in cases {
             let got = lookup(id);
-            assert_eq!(got.as_ref().map(|m| m.spec.id), *want, "{id}");
+            assert_eq!(got.as_ref().map(|m| m.spec.id.as_str()), *want, "{id}");
             if let Some(m) = got {
                 assert_eq!(m.note.is_some(), *noted, "{id}: {:?}", m.note);
             }

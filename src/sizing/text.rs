@@ -31,6 +31,10 @@ pub(crate) fn join_counts(v: &[u32]) -> String {
 
 /// The catalog GPUs that have a feature, so that an error can name them.
 pub(crate) fn gpus_with(pred: impl Fn(&Gpu) -> bool) -> String {
-    let names: Vec<&str> = gpus().iter().filter(|g| pred(g)).map(|g| g.name).collect();
+    let names: Vec<&str> = gpus()
+        .iter()
+        .filter(|g| pred(g))
+        .map(|g| g.name.as_str())
+        .collect();
     names.join(", ")
 }

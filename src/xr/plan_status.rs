@@ -88,7 +88,7 @@ pub struct PlanStatus {
 impl From<crate::sizing::Plan> for PlanStatus {
     fn from(plan: crate::sizing::Plan) -> Self {
         Self {
-            gpu_type: Cow::Borrowed(plan.gpu.name),
+            gpu_type: Cow::Borrowed(plan.gpu.name.as_str()),
             gpu_count: plan.gpu_count,
             tensor_parallel_size: plan.tensor_parallel_size,
             pipeline_parallel_size: plan.pipeline_parallel_size,

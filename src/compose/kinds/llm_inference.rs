@@ -341,7 +341,7 @@ fn report(
     let internal = endpoint.internal.clone().unwrap_or_default();
     let layout = plan.layout_summary();
     plan.warnings.extend(notes);
-    let gpu_type = plan.gpu.name;
+    let gpu_type = plan.gpu.name.as_str();
     let gpu_count = plan.gpu_count;
     let plan = PlanStatus::from(plan);
     out.warn_on_transition(

@@ -150,10 +150,10 @@ pub(crate) fn node_selector_terms(plan: &Plan, on_gpu_product: bool) -> Vec<Node
     };
     let mut terms = Vec::new();
     if on_gpu_product {
-        if let Some(product) = plan.gpu.product_label {
+        if let Some(product) = plan.gpu.product_label.as_deref() {
             terms.push(term("nvidia.com/gpu.product", product));
         }
-        if let Some(gke) = plan.gpu.gke_accelerator {
+        if let Some(gke) = plan.gpu.gke_accelerator.as_deref() {
             terms.push(term("cloud.google.com/gke-accelerator", gke));
         }
     }

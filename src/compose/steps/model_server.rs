@@ -207,7 +207,7 @@ pub(crate) fn model_server(s: &ServerSpec) -> ModelServer {
     let plan = p.plan;
     let image = s
         .image
-        .unwrap_or_else(|| p.settings.vllm_image(plan.gpu.vendor));
+        .unwrap_or_else(|| p.settings.vllm_image(&plan.gpu.vendor));
     let pod = PodParams {
         model_url: p.model_url,
         plan,
