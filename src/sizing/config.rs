@@ -8,7 +8,8 @@
 //! `text_config` (Gemma 3, Mistral 3, Llama 4, Kimi-VL); its fields win over
 //! the top level's, which fills in the rest.
 
-use serde_json::{Map, Value};
+use serde::Deserialize;
+use serde_json::Value;
 
 use super::precision::WeightPrecision;
 
@@ -83,12 +84,124 @@ pub struct CheckpointQuantization {
 #[error("{0}")]
 pub struct ConfigError(pub String);
 
-fn uint(m: &Map<String, Value>, keys: &[&str]) -> Option<u64> {
-    keys.iter().find_map(|k| m.get(*k).and_then(Value::as_u64))
+/// A value of the type sizing reads, or absent: a value of another type
+/// (a string where a number belongs, a null) is read as absent, so that a
+/// config.json written by a tool sizing does not know still sizes.
+#[derive(Debug, Clone, PartialEq)]
+struct Lenient<T>(Option<T>);
+
+impl<T> Default for Lenient<T> {
+    fn default() -> Self {
+        Self(None)
+    }
 }
 
-fn u32_of(m: &Map<String, Value>, keys: &[&str]) -> Option<u32> {
-    uint(m, keys).and_then(|v| u32::try_from(v).ok())
+impl<'de, T: serde::de::DeserializeOwned> Deserialize<'de> for Lenient<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(Self(serde_json::from_value(Value::deserialize(d)?).ok()))
+    }
+}
+
+/// The first of `values` that is present and positive.
+fn positive(values: &[&Lenient<u32>]) -> Option<u32> {
+    values.iter().find_map(|v| v.0.filter(|n| *n > 0))
+}
+
+/// The first of `values` that is present.
+fn first<T: Copy>(values: &[&Lenient<T>]) -> Option<T> {
+    values.iter().find_map(|v| v.0)
+}
+
+/// The fields of a config.json that change memory, under every name the
+/// common architectures give them; each set of aliases is read in order.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct RawConfig {
+    model_type: Lenient<String>,
+    num_hidden_layers: Lenient<u32>,
+    n_layer: Lenient<u32>,
+    num_layers: Lenient<u32>,
+    num_attention_heads: Lenient<u32>,
+    n_head: Lenient<u32>,
+    hidden_size: Lenient<u32>,
+    n_embd: Lenient<u32>,
+    d_model: Lenient<u32>,
+    num_key_value_heads: Lenient<u32>,
+    num_kv_heads: Lenient<u32>,
+    kv_lora_rank: Lenient<u32>,
+    qk_rope_head_dim: Lenient<u32>,
+    qk_nope_head_dim: Lenient<u32>,
+    head_dim: Lenient<u32>,
+    intermediate_size: Lenient<u32>,
+    ffn_dim: Lenient<u32>,
+    n_inner: Lenient<u32>,
+    num_local_experts: Lenient<u32>,
+    num_experts: Lenient<u32>,
+    n_routed_experts: Lenient<u32>,
+    moe_num_experts: Lenient<u32>,
+    num_experts_per_tok: Lenient<u32>,
+    num_experts_per_token: Lenient<u32>,
+    moe_topk: Lenient<u32>,
+    experts_per_token: Lenient<u32>,
+    moe_intermediate_size: Lenient<u32>,
+    expert_intermediate_size: Lenient<u32>,
+    n_shared_experts: Lenient<u32>,
+    num_shared_experts: Lenient<u32>,
+    shared_expert_intermediate_size: Lenient<u64>,
+    vocab_size: Lenient<u32>,
+    padded_vocab_size: Lenient<u32>,
+    max_position_embeddings: Lenient<u64>,
+    n_positions: Lenient<u64>,
+    seq_length: Lenient<u64>,
+    tie_word_embeddings: Lenient<bool>,
+    layer_types: Lenient<Vec<Lenient<String>>>,
+    sliding_window: Lenient<u32>,
+    use_sliding_window: Lenient<bool>,
+    sliding_window_pattern: Lenient<u32>,
+    full_attention_interval: Lenient<u32>,
+    linear_num_key_heads: Lenient<u64>,
+    linear_key_head_dim: Lenient<u64>,
+    linear_num_value_heads: Lenient<u64>,
+    linear_value_head_dim: Lenient<u64>,
+    linear_conv_kernel_dim: Lenient<u64>,
+    torch_dtype: Lenient<String>,
+    dtype: Lenient<String>,
+    quantization_config: Lenient<QuantizationConfig>,
+    vision_config: Lenient<VisionConfig>,
+}
+
+/// `quantization_config`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+struct QuantizationConfig {
+    quant_method: Lenient<String>,
+    bits: Lenient<u64>,
+    load_in_8bit: Lenient<bool>,
+    quant_algo: Lenient<String>,
+    /// compressed-tensors' groups, in the file's order.
+    config_groups: Lenient<serde_json::Map<String, Value>>,
+}
+
+/// The `weights` of a compressed-tensors config group.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct GroupWeights {
+    num_bits: Lenient<u64>,
+    #[serde(rename = "type")]
+    kind: Lenient<String>,
+}
+
+/// `vision_config`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+struct VisionConfig {
+    hidden_size: Lenient<u32>,
+    embed_dim: Lenient<u32>,
+    width: Lenient<u32>,
+    num_hidden_layers: Lenient<u32>,
+    depth: Lenient<u32>,
+    num_layers: Lenient<u32>,
+    intermediate_size: Lenient<u32>,
 }
 
 fn dtype_of(s: &str) -> Option<WeightPrecision> {
@@ -110,80 +223,75 @@ impl ModelConfig {
             return Err(ConfigError("config.json is not a JSON object".into()));
         };
         // The language model of a multimodal config, with the top level
-        // filling in what it lacks (vocab_size, tie_word_embeddings, ...).
-        let mut m = top.clone();
+        // filling in what it lacks (vocab_size, tie_word_embeddings, ...);
+        // the checkpoint's quantization, tied embeddings and vision tower
+        // are the top level's first.
+        let mut merged = top.clone();
         if let Some(text_cfg) = top
             .get("text_config")
             .or_else(|| top.get("language_config"))
             .and_then(Value::as_object)
         {
             for (k, v) in text_cfg {
-                m.insert(k.clone(), v.clone());
+                if !matches!(
+                    k.as_str(),
+                    "quantization_config" | "tie_word_embeddings" | "vision_config"
+                ) || !top.contains_key(k)
+                {
+                    merged.insert(k.clone(), v.clone());
+                }
             }
         }
+        let m: RawConfig = serde_json::from_value(Value::Object(merged))
+            .map_err(|e| ConfigError(format!("config.json cannot be read: {e}")))?;
         let missing = |field: &str| {
             ConfigError(format!(
                 "config.json has no {field} (nor under text_config): it does not describe a language model sizing can read"
             ))
         };
-        let layers = u32_of(&m, &["num_hidden_layers", "n_layer", "num_layers"])
-            .filter(|v| *v > 0)
+        let layers = positive(&[&m.num_hidden_layers, &m.n_layer, &m.num_layers])
             .ok_or_else(|| missing("num_hidden_layers"))?;
-        let attention_heads = u32_of(&m, &["num_attention_heads", "n_head"])
-            .filter(|v| *v > 0)
+        let attention_heads = positive(&[&m.num_attention_heads, &m.n_head])
             .ok_or_else(|| missing("num_attention_heads"))?;
-        let hidden_size = u32_of(&m, &["hidden_size", "n_embd", "d_model"])
-            .filter(|v| *v > 0)
+        let hidden_size = positive(&[&m.hidden_size, &m.n_embd, &m.d_model])
             .ok_or_else(|| missing("hidden_size"))?;
-        let kv_heads = u32_of(&m, &["num_key_value_heads", "num_kv_heads"])
-            .filter(|v| *v > 0)
-            .unwrap_or(attention_heads);
-        let kv_lora = u32_of(&m, &["kv_lora_rank"]).unwrap_or(0);
-        let rope = u32_of(&m, &["qk_rope_head_dim"]).unwrap_or(0);
-        let nope = u32_of(&m, &["qk_nope_head_dim"]).unwrap_or(0);
+        let kv_heads =
+            positive(&[&m.num_key_value_heads, &m.num_kv_heads]).unwrap_or(attention_heads);
+        let kv_lora = m.kv_lora_rank.0.unwrap_or(0);
+        let rope = m.qk_rope_head_dim.0.unwrap_or(0);
+        let nope = m.qk_nope_head_dim.0.unwrap_or(0);
         let mla_kv_dim = if kv_lora > 0 { kv_lora + rope } else { 0 };
         let head_dim = if kv_lora > 0 && nope + rope > 0 {
             nope + rope
         } else {
-            u32_of(&m, &["head_dim"])
-                .filter(|v| *v > 0)
-                .unwrap_or(hidden_size / attention_heads)
+            positive(&[&m.head_dim]).unwrap_or(hidden_size / attention_heads)
         };
         let intermediate_size =
-            u32_of(&m, &["intermediate_size", "ffn_dim", "n_inner"]).unwrap_or(4 * hidden_size);
-        let experts = u32_of(
-            &m,
-            &[
-                "num_local_experts",
-                "num_experts",
-                "n_routed_experts",
-                "moe_num_experts",
-            ],
-        )
+            first(&[&m.intermediate_size, &m.ffn_dim, &m.n_inner]).unwrap_or(4 * hidden_size);
+        let experts = first(&[
+            &m.num_local_experts,
+            &m.num_experts,
+            &m.n_routed_experts,
+            &m.moe_num_experts,
+        ])
         .unwrap_or(0);
-        let experts_per_token = u32_of(
-            &m,
-            &[
-                "num_experts_per_tok",
-                "num_experts_per_token",
-                "moe_topk",
-                "experts_per_token",
-            ],
-        )
+        let experts_per_token = first(&[
+            &m.num_experts_per_tok,
+            &m.num_experts_per_token,
+            &m.moe_topk,
+            &m.experts_per_token,
+        ])
         .unwrap_or(if experts > 0 { 2 } else { 0 });
-        let moe_intermediate_size =
-            u32_of(&m, &["moe_intermediate_size", "expert_intermediate_size"])
-                .unwrap_or(intermediate_size);
-        let shared_experts = u32_of(&m, &["n_shared_experts", "num_shared_experts"])
+        let moe_intermediate_size = first(&[&m.moe_intermediate_size, &m.expert_intermediate_size])
+            .unwrap_or(intermediate_size);
+        let shared_experts = first(&[&m.n_shared_experts, &m.num_shared_experts])
             .unwrap_or(0)
             .max(u32::from(
-                m.get("shared_expert_intermediate_size")
-                    .and_then(Value::as_u64)
-                    .is_some_and(|v| v > 0),
+                m.shared_expert_intermediate_size.0.is_some_and(|v| v > 0),
             ));
         let sliding_layers = sliding_layers(&m, layers);
         let sliding_window = if sliding_layers > 0 {
-            u32_of(&m, &["sliding_window"]).unwrap_or(0)
+            m.sliding_window.0.unwrap_or(0)
         } else {
             0
         };
@@ -193,36 +301,21 @@ impl ModelConfig {
         } else {
             0
         };
-        let dtype = ["torch_dtype", "dtype"]
+        let dtype = [&m.torch_dtype, &m.dtype]
             .iter()
-            .find_map(|k| m.get(*k).and_then(Value::as_str).and_then(dtype_of));
-        let quantization = top
-            .get("quantization_config")
-            .or_else(|| m.get("quantization_config"))
-            .and_then(Value::as_object)
-            .map(checkpoint_quantization);
-        let vision = top.get("vision_config").and_then(Value::as_object);
+            .find_map(|d| d.0.as_deref().and_then(dtype_of));
+        let vision = m.vision_config.0.as_ref();
         Ok(ModelConfig {
-            model_type: m
-                .get("model_type")
-                .and_then(Value::as_str)
-                .map(str::to_string),
+            model_type: m.model_type.0.clone(),
             layers,
             attention_heads,
             kv_heads,
             head_dim,
             hidden_size,
             intermediate_size,
-            vocab: u32_of(&m, &["vocab_size", "padded_vocab_size"]).unwrap_or(0),
-            context: uint(
-                &m,
-                &["max_position_embeddings", "n_positions", "seq_length"],
-            ),
-            tied_embeddings: top
-                .get("tie_word_embeddings")
-                .or_else(|| m.get("tie_word_embeddings"))
-                .and_then(Value::as_bool)
-                .unwrap_or(false),
+            vocab: first(&[&m.vocab_size, &m.padded_vocab_size]).unwrap_or(0),
+            context: first(&[&m.max_position_embeddings, &m.n_positions, &m.seq_length]),
+            tied_embeddings: m.tie_word_embeddings.0.unwrap_or(false),
             experts,
             experts_per_token,
             moe_intermediate_size,
@@ -233,7 +326,11 @@ impl ModelConfig {
             linear_layers,
             linear_state_bytes,
             dtype,
-            quantization: quantization.flatten(),
+            quantization: m
+                .quantization_config
+                .0
+                .as_ref()
+                .and_then(checkpoint_quantization),
             has_vision: vision.is_some(),
             vision_params_b: vision.map(vision_params_b).unwrap_or(0.0),
         })
@@ -275,24 +372,17 @@ impl ModelConfig {
 /// `sliding_window_pattern` (every n-th layer is global); Gemma 2's 1:1
 /// alternation. A `sliding_window` on every layer (Mistral 7B v0.1) is one
 /// kind of layer, which the KV cache counts like full attention, so 0.
-fn sliding_layers(m: &Map<String, Value>, layers: u32) -> u32 {
+fn sliding_layers(m: &RawConfig, layers: u32) -> u32 {
     if let Some(n) = layers_of_type(m, "sliding", layers) {
         return n;
     }
-    let has_window = m
-        .get("sliding_window")
-        .is_some_and(|v| v.as_u64().is_some_and(|w| w > 0));
-    if !has_window
-        || m.get("use_sliding_window")
-            .and_then(Value::as_bool)
-            .is_some_and(|b| !b)
-    {
+    if !m.sliding_window.0.is_some_and(|w| w > 0) || m.use_sliding_window.0 == Some(false) {
         return 0;
     }
-    if let Some(pattern) = u32_of(m, &["sliding_window_pattern"]).filter(|p| *p > 1) {
+    if let Some(pattern) = m.sliding_window_pattern.0.filter(|p| *p > 1) {
         return layers - layers / pattern;
     }
-    match m.get("model_type").and_then(Value::as_str) {
+    match m.model_type.0.as_deref() {
         Some("gemma2") => layers / 2,
         Some("gemma3" | "gemma3_text") => layers - layers / 6,
         _ => 0,
@@ -301,72 +391,71 @@ fn sliding_layers(m: &Map<String, Value>, layers: u32) -> u32 {
 
 /// The layers `layer_types` names with `kind` in their type (for example
 /// `sliding_attention`), at most `layers`; `None` without `layer_types`.
-fn layers_of_type(m: &Map<String, Value>, kind: &str, layers: u32) -> Option<u32> {
-    let types = m.get("layer_types").and_then(Value::as_array)?;
+fn layers_of_type(m: &RawConfig, kind: &str, layers: u32) -> Option<u32> {
+    let types = m.layer_types.0.as_ref()?;
     let n = types
         .iter()
-        .filter(|t| t.as_str().is_some_and(|s| s.contains(kind)))
+        .filter(|t| t.0.as_deref().is_some_and(|s| s.contains(kind)))
         .count();
     Some(u32::try_from(n).unwrap_or(0).min(layers))
 }
 
 /// Linear-attention layers: `layer_types` when given, else every layer but
 /// each `full_attention_interval`-th (Qwen3-Next).
-fn linear_layers(m: &Map<String, Value>, layers: u32) -> u32 {
+fn linear_layers(m: &RawConfig, layers: u32) -> u32 {
     if let Some(n) = layers_of_type(m, "linear", layers) {
         return n;
     }
-    match u32_of(m, &["full_attention_interval"]).filter(|i| *i > 1) {
-        Some(interval) if m.contains_key("linear_num_value_heads") => layers - layers / interval,
+    match m.full_attention_interval.0.filter(|i| *i > 1) {
+        Some(interval) if m.linear_num_value_heads.0.is_some() => layers - layers / interval,
         _ => 0,
     }
 }
 
 /// A linear-attention layer's recurrent state per sequence, in bytes at 16
 /// bits: the temporal state and the convolution's, as vLLM allocates them.
-fn linear_state_bytes(m: &Map<String, Value>) -> u64 {
-    let get = |k: &str| uint(m, &[k]).unwrap_or(0);
-    let (key_heads, key_dim) = (get("linear_num_key_heads"), get("linear_key_head_dim"));
-    let (value_heads, value_dim) = (get("linear_num_value_heads"), get("linear_value_head_dim"));
-    let kernel = get("linear_conv_kernel_dim").max(1);
+fn linear_state_bytes(m: &RawConfig) -> u64 {
+    let get = |v: &Lenient<u64>| v.0.unwrap_or(0);
+    let (key_heads, key_dim) = (get(&m.linear_num_key_heads), get(&m.linear_key_head_dim));
+    let (value_heads, value_dim) = (
+        get(&m.linear_num_value_heads),
+        get(&m.linear_value_head_dim),
+    );
+    let kernel = get(&m.linear_conv_kernel_dim).max(1);
     let temporal = value_heads * key_dim * value_dim;
     let conv = (2 * key_heads * key_dim + value_heads * value_dim) * (kernel - 1);
     2 * (temporal + conv)
 }
 
 /// The format of a pre-quantized checkpoint, when sizing knows it.
-fn checkpoint_quantization(q: &Map<String, Value>) -> Option<CheckpointQuantization> {
+fn checkpoint_quantization(q: &QuantizationConfig) -> Option<CheckpointQuantization> {
     let method = q
-        .get("quant_method")
-        .and_then(Value::as_str)
+        .quant_method
+        .0
+        .as_deref()
         .unwrap_or_default()
         .to_ascii_lowercase();
-    let bits = q.get("bits").and_then(Value::as_u64);
     let precision = match method.as_str() {
         "fp8" | "fbgemm_fp8" | "ptpc_fp8" => Some(WeightPrecision::Fp8),
         "mxfp4" => Some(WeightPrecision::Fp4),
-        "awq" | "gptq" | "awq_marlin" | "gptq_marlin" => match bits {
+        "awq" | "gptq" | "awq_marlin" | "gptq_marlin" => match q.bits.0 {
             Some(8) => Some(WeightPrecision::Int8),
             _ => Some(WeightPrecision::Int4),
         },
-        "bitsandbytes" => {
-            if q.get("load_in_8bit").and_then(Value::as_bool) == Some(true) {
-                Some(WeightPrecision::Int8)
-            } else {
-                Some(WeightPrecision::Int4)
-            }
-        }
+        "bitsandbytes" if q.load_in_8bit.0 == Some(true) => Some(WeightPrecision::Int8),
+        "bitsandbytes" => Some(WeightPrecision::Int4),
         "modelopt" => {
             let algo = q
-                .get("quant_algo")
-                .and_then(Value::as_str)
+                .quant_algo
+                .0
+                .as_deref()
                 .unwrap_or_default()
                 .to_ascii_uppercase();
-            if algo.contains("FP4") {
-                Some(WeightPrecision::Fp4)
+            Some(if algo.contains("FP4") {
+                WeightPrecision::Fp4
             } else {
-                Some(WeightPrecision::Fp8)
-            }
+                WeightPrecision::Fp8
+            })
         }
         "compressed-tensors" => compressed_tensors(q),
         _ => None,
@@ -380,11 +469,12 @@ fn checkpoint_quantization(q: &Map<String, Value>) -> Option<CheckpointQuantizat
 
 /// compressed-tensors (RedHatAI, neuralmagic): the weights' bits and type of
 /// the first config group.
-fn compressed_tensors(q: &Map<String, Value>) -> Option<WeightPrecision> {
-    let groups = q.get("config_groups")?.as_object()?;
+fn compressed_tensors(q: &QuantizationConfig) -> Option<WeightPrecision> {
+    let groups = q.config_groups.0.as_ref()?;
     let weights = groups.values().find_map(|g| g.get("weights"))?;
-    let bits = weights.get("num_bits").and_then(Value::as_u64)?;
-    let float = weights.get("type").and_then(Value::as_str) == Some("float");
+    let weights = GroupWeights::deserialize(weights).ok()?;
+    let bits = weights.num_bits.0?;
+    let float = weights.kind.0.as_deref() == Some("float");
     match (bits, float) {
         (8, true) => Some(WeightPrecision::Fp8),
         (8, false) => Some(WeightPrecision::Int8),
@@ -397,13 +487,12 @@ fn compressed_tensors(q: &Map<String, Value>) -> Option<WeightPrecision> {
 /// A vision tower's parameters from its `vision_config`: per layer 4 h^2
 /// (attention) + 2 h x intermediate (MLP), in billions; 0.4B (SigLIP) when
 /// the shapes are not given.
-fn vision_params_b(v: &Map<String, Value>) -> f64 {
-    let h = u32_of(v, &["hidden_size", "embed_dim", "width"]).map(f64::from);
-    let layers = u32_of(v, &["num_hidden_layers", "depth", "num_layers"]).map(f64::from);
-    let inter = u32_of(v, &["intermediate_size"]).map(f64::from);
+fn vision_params_b(v: &VisionConfig) -> f64 {
+    let h = first(&[&v.hidden_size, &v.embed_dim, &v.width]).map(f64::from);
+    let layers = first(&[&v.num_hidden_layers, &v.depth, &v.num_layers]).map(f64::from);
     match (h, layers) {
         (Some(h), Some(l)) => {
-            let i = inter.unwrap_or(4.0 * h);
+            let i = v.intermediate_size.0.map_or(4.0 * h, f64::from);
             l * (4.0 * h * h + 2.0 * h * i) / 1e9
         }
         _ => 0.4,
