@@ -376,7 +376,7 @@ fn sliding_layers(m: &RawConfig, layers: u32) -> u32 {
     if let Some(n) = layers_of_type(m, "sliding", layers) {
         return n;
     }
-    if !m.sliding_window.0.is_some_and(|w| w > 0) || m.use_sliding_window.0 == Some(false) {
+    if m.sliding_window.0.is_none_or(|w| w == 0) || m.use_sliding_window.0 == Some(false) {
         return 0;
     }
     if let Some(pattern) = m.sliding_window_pattern.0.filter(|p| *p > 1) {
