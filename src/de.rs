@@ -37,7 +37,7 @@ where
             described(&value)
         ));
     }
-    lists_for_objects(&value, &crate::schema::structural_schema::<T>(), root)?;
+    lists_for_objects(&value, crate::schema::shared_structural_schema::<T>(), root)?;
     from_value(value, root)
 }
 

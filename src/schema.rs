@@ -4,6 +4,10 @@
 //! they are current, so the schema users see and the code that reads their
 //! objects cannot drift apart.
 
+use std::any::TypeId;
+use std::collections::HashMap;
+use std::sync::{LazyLock, Mutex};
+
 use kube_core::schema::{OptionalEnum, OptionalIntOrString, StructuralSchemaRewriter};
 use schemars::{JsonSchema, generate::SchemaSettings};
 use serde_json::Value;
@@ -29,4 +33,18 @@ pub fn structural_schema<T: JsonSchema>() -> Value {
         obj.remove("components");
     }
     schema
+}
+
+/// [`structural_schema`] of `T`, built once per type for the life of the
+/// process: specs are checked against their schema on every call, and
+/// building one took a third of a call's CPU (docs/performance.md).
+pub(crate) fn shared_structural_schema<T: JsonSchema + 'static>() -> &'static Value {
+    static SCHEMAS: LazyLock<Mutex<HashMap<TypeId, &'static Value>>> =
+        LazyLock::new(Default::default);
+    let mut schemas = SCHEMAS
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    schemas
+        .entry(TypeId::of::<T>())
+        .or_insert_with(|| Box::leak(Box::new(structural_schema::<T>())))
 }
