@@ -9,6 +9,12 @@ use function_inference::cli::render::{self, RenderArgs};
 use function_inference::cli::size::{self, SizeArgs};
 use function_inference::server::{self, ServeArgs};
 
+// A call builds and frees many small JSON and protobuf trees; glibc's
+// allocator made a third of a call's CPU, which the 3x-the-transport budget
+// of docs/performance.md does not leave room for.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// A Crossplane composition function that sizes and composes vLLM inference runtimes.
 #[derive(Parser, Debug)]
 #[command(

@@ -56,11 +56,16 @@ impl Placement {
             spec: ObjectSpec {
                 provider_config_ref: Some(reference),
                 readiness,
-                ..ObjectSpec::for_manifest(manifest)
+                ..ObjectSpec::for_manifest(())
             },
             status: None,
         };
-        Manifest::new(Object::<Manifest>::KIND, object)
+        Manifest::enclosing(
+            Object::<Manifest>::KIND,
+            object,
+            &["spec", "forProvider", "manifest"],
+            manifest,
+        )
     }
 }
 
