@@ -90,6 +90,10 @@ fn a_model_reports_its_plans_its_size_and_its_card() {
         rsp.conditions[0].status,
         fnv1::Status::ConditionFalse as i32
     );
+    assert_eq!(
+        rsp.results,
+        vec![warning("ModelWarning", st["reason"].as_str().unwrap())]
+    );
 }
 
 #[test]
@@ -141,14 +145,20 @@ fn llm_inference_model_ref_waits_for_and_serves_the_model() {
 fn a_shard_spec_the_heads_cannot_be_split_by_fails_the_model() {
     let mut m = example_model();
     m["spec"]["shardSpec"] = json!({"count": 3, "strategy": "tensor-parallel"});
-    let rsp = call(&request("m", m));
+    let rsp = call(&request("m", m.clone()));
     let reason = "spec.shardSpec.count: tensor parallel 3 does not split the 32 attention heads and 8 KV heads of \
                   meta-llama/Llama-3.1-8B-Instruct: the attention heads must divide by it, and the KV heads divide \
                   by it or it by them; use 1, 2, 4, 8, 16, 32";
-    assert!(fatals(&rsp).is_empty(), "{:?}", rsp.results);
+    // A WARNING result (an event on the Model) when it first fails, not a
+    // FATAL: the status is what the runtimes referencing it read.
+    assert_eq!(rsp.results, vec![warning("ModelWarning", reason)]);
     let status = desired_status(&rsp);
     assert_eq!(status["phase"], "Failed");
     assert_eq!(status["reason"], reason);
+    assert_eq!(status["warnings"], json!([reason]));
+    let mut reported = m.clone();
+    reported["status"] = json!({"warnings": [reason]});
+    assert_eq!(call(&request("m", reported)).results, vec![]);
     assert_eq!(
         rsp.conditions,
         vec![condition(

@@ -101,6 +101,9 @@ pub(crate) fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
             )
         })
     });
+    // A Model that cannot serve says so where people look too: a WARNING
+    // result, which Crossplane records as an event on the Model.
+    warnings.extend(reason.clone());
     let card_name = names::dns_subdomain(&xr.name, "-model");
 
     let status = ModelStatus {
