@@ -14,9 +14,8 @@ use serde_json::Value;
 
 use crate::compose::composition::{ComposeRequest, Composition, Refusal};
 use crate::compose::steps::model_facts::{ModelFacts, parse_config};
-use crate::compose::steps::model_ref::{WaitingFor, waiting_for};
+use crate::compose::steps::model_ref::{Awaited, WaitingFor, fetched, waiting_for};
 use crate::protocol::server::{ResourceSelector, resource_selector::Match};
-use crate::request::{Required, required_object};
 use crate::sizing::weights_index_total_bytes;
 
 /// Key of the requirement, in the request's `required` and the response's requirements.
@@ -68,21 +67,11 @@ pub(crate) fn resolve(
             format!("{field}: ConfigMap {display}: {m}"),
         )
     };
-    let object = match required_object(req.required, REQUIREMENT_KEY, &name) {
-        Ok(Required::Found(object)) => object,
-        Ok(Required::NotLookedUp) => {
-            return Ok(Lookup::Waiting {
-                message: format!("waiting for Crossplane to look up ConfigMap {display} ({field})"),
-                not_found: false,
-            });
-        }
-        Ok(Required::Missing) => {
-            return Ok(Lookup::Waiting {
-                message: format!(
-                    "waiting for ConfigMap {display} ({field}): it does not exist yet; create it with the model's config.json under the key {CONFIG_KEY}"
-                ),
-                not_found: true,
-            });
+    let create = format!("create it with the model's config.json under the key {CONFIG_KEY}");
+    let object = match fetched(req, REQUIREMENT_KEY, "ConfigMap", &name, field, &create) {
+        Ok(Ok(object)) => object,
+        Ok(Err(Awaited { message, not_found })) => {
+            return Ok(Lookup::Waiting { message, not_found });
         }
         Err(e) => return Err(invalid(e)),
     };

@@ -61,22 +61,11 @@ pub(crate) enum Lookup {
 /// cannot be read is a refusal that names the Model's field.
 pub(crate) fn lookup(req: &ComposeRequest, field: &str, name: &str) -> Result<Lookup, Refusal> {
     let display = format!("{}/{name}", req.xr.namespace);
-    let object = match required_object(req.required, REQUIREMENT_KEY, name) {
-        Ok(Required::Found(object)) => object,
-        Ok(Required::NotLookedUp) => {
-            return Ok(Lookup::Waiting {
-                message: format!("waiting for Crossplane to look up Model {display} ({field})"),
-                not_found: false,
-            });
-        }
-        Ok(Required::Missing) => {
-            return Ok(Lookup::Waiting {
-                message: format!(
-                    "waiting for Model {display} ({field}): it does not exist yet; create it in namespace {}",
-                    req.xr.namespace
-                ),
-                not_found: true,
-            });
+    let create = format!("create it in namespace {}", req.xr.namespace);
+    let object = match fetched(req, REQUIREMENT_KEY, "Model", name, field, &create) {
+        Ok(Ok(object)) => object,
+        Ok(Err(Awaited { message, not_found })) => {
+            return Ok(Lookup::Waiting { message, not_found });
         }
         Err(e) => {
             return Err(Refusal::new(
@@ -94,6 +83,41 @@ pub(crate) fn lookup(req: &ComposeRequest, field: &str, name: &str) -> Result<Lo
         name: name.to_string(),
         facts,
     })))
+}
+
+/// What a composer waits for while a required resource is not there.
+#[derive(Debug)]
+pub(crate) struct Awaited {
+    pub(crate) message: String,
+    /// Crossplane looked it up and found nothing (rather than not yet).
+    pub(crate) not_found: bool,
+}
+
+/// The `kind` `name` Crossplane fetched under `key` for `field`, or what
+/// to wait with until it does; `create` says how to create one that does not
+/// exist. An error is a fetched object that cannot be read.
+pub(crate) fn fetched(
+    req: &ComposeRequest,
+    key: &str,
+    kind: &str,
+    name: &str,
+    field: &str,
+    create: &str,
+) -> Result<Result<Map<String, Value>, Awaited>, String> {
+    let display = format!("{}/{name}", req.xr.namespace);
+    Ok(match required_object(req.required, key, name)? {
+        Required::Found(object) => Ok(object),
+        Required::NotLookedUp => Err(Awaited {
+            message: format!("waiting for Crossplane to look up {kind} {display} ({field})"),
+            not_found: false,
+        }),
+        Required::Missing => Err(Awaited {
+            message: format!(
+                "waiting for {kind} {display} ({field}): it does not exist yet; {create}"
+            ),
+            not_found: true,
+        }),
+    })
 }
 
 fn read_spec(object: &Map<String, Value>) -> Result<ModelSpec, String> {
