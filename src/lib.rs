@@ -30,7 +30,7 @@
 //!   decisions, each plan with its reasons. It knows nothing of Kubernetes.
 //! - **Rules used everywhere.** `names` (every Kubernetes name rule),
 //!   `units` (quantities and durations), `credential` (what counts as a
-//!   credential).
+//!   credential), `quote` (a user's value in a message).
 //!
 //! Where new things go: a new kind is a type in `xr`, a composer in
 //! `compose::kinds` and a line in `run`'s dispatch; a new composed object is
@@ -47,6 +47,7 @@ pub mod manifests;
 mod names;
 pub mod package;
 pub mod protocol;
+mod quote;
 pub mod request;
 pub mod response;
 pub mod run;

@@ -122,7 +122,7 @@ pub(crate) fn require_subdomain(field: &str, value: &str, example: &str) -> Resu
         Err(format!(
             "{field} is {}; use a DNS name: at most 253 characters of lower-case letters, digits, '-' and '.', \
              starting and ending with a letter or digit (for example {example})",
-            crate::xr::validate::shown(value)
+            crate::quote::shown(value)
         ))
     }
 }
@@ -135,7 +135,7 @@ pub(crate) fn require_dns1123_label(field: &str, value: &str, example: &str) -> 
         Err(format!(
             "{field} is {}; use at most 63 lower-case letters, digits and '-', starting and ending with a letter \
              or digit (for example {example})",
-            crate::xr::validate::shown(value)
+            crate::quote::shown(value)
         ))
     }
 }
@@ -169,7 +169,7 @@ pub(crate) fn runtime_name(xr_name: &str, suffix: &str) -> (String, Option<Strin
             "The runtime and its Service are named {name}: the operator names the Service after the runtime, and a \
              Service name must be a DNS-1035 label (a letter first, then lower-case letters, digits and '-', at most \
              63 characters), which {} is not.",
-            crate::xr::validate::shown(&format!("{xr_name}{suffix}"))
+            crate::quote::shown(&format!("{xr_name}{suffix}"))
         )
     });
     (name, renamed)

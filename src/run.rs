@@ -125,7 +125,7 @@ const XR_NAME_MAX: usize = 63;
 /// because Crossplane labels the XR and everything it composes
 /// `crossplane.io/composite=<name>` (its XRDs' CRDs say `maxLength: 63`).
 fn check_identity(xr: &Composite) -> Result<(), String> {
-    let shown = || crate::xr::validate::shown(&xr.name);
+    let shown = || crate::quote::shown(&xr.name);
     if !crate::names::is_dns_subdomain(&xr.name) {
         return Err(format!(
             "metadata.name is {}; use a DNS-1123 subdomain, as Kubernetes names objects: at most 253 characters of \

@@ -646,7 +646,7 @@ fn check_strings_and_durations(spec: &AgentPoolSpec) -> Result<(), String> {
             if !ok {
                 return Err(format!(
                     "spec.agentClass.toolPermissions[{i}].rateLimit is {}; write it like 100/min, 10/s or 1000/h",
-                    crate::xr::validate::shown(r)
+                    crate::quote::shown(r)
                 ));
             }
         }

@@ -4,20 +4,6 @@
 //! hand-built requests skip the API server. Errors name the field and what
 //! would be valid, and never echo more than a short prefix of a long value.
 
-/// Longest value shown in an error message, in characters.
-const SHOWN: usize = 64;
-
-/// `value` as an error message shows it: quoted and cut short.
-pub(crate) fn shown(value: &str) -> String {
-    let n = value.chars().count();
-    if n <= SHOWN {
-        format!("{value:?}")
-    } else {
-        let head: String = value.chars().take(SHOWN).collect();
-        format!("{head:?}... ({n} characters)")
-    }
-}
-
 /// A non-blank string of at most `max` characters.
 pub(crate) fn text(field: &str, value: &str, max: usize, example: &str) -> Result<(), String> {
     if value.trim().is_empty() {

@@ -1,0 +1,17 @@
+//! How a user's value is quoted in an error message: whole when short,
+//! else its first characters and its length, so that a huge value never
+//! makes a huge message (or log line, or event).
+
+/// Longest value shown in an error message, in characters.
+const SHOWN: usize = 64;
+
+/// `value` as an error message shows it: quoted and cut short.
+pub(crate) fn shown(value: &str) -> String {
+    let n = value.chars().count();
+    if n <= SHOWN {
+        format!("{value:?}")
+    } else {
+        let head: String = value.chars().take(SHOWN).collect();
+        format!("{head:?}... ({n} characters)")
+    }
+}
