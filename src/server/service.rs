@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use tonic::{Request, Response, Status};
 
-use super::Metrics;
+use super::metrics::Metrics;
 use crate::protocol::server::{self, function_runner_service_server::FunctionRunnerService};
 use crate::request;
 use crate::response;
