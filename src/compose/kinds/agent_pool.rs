@@ -568,15 +568,11 @@ fn size(
     let gpu_type = gpu
         .and_then(|g| g.r#type.clone())
         .unwrap_or_else(|| req.settings.gpu_type.to_string());
-    let count = match gpu.and_then(|g| g.count) {
-        // Checked in `check_numbers`; kept here for the cast below.
-        Some(c) if !(1..=GPU_COUNT_MAX).contains(&c) => {
-            return Err(invalid(format!(
-                "spec.gpuRequirements.count is {c}; use 1 to {GPU_COUNT_MAX}, or omit it to derive the count"
-            )));
-        }
-        other => other.map(|c| c as u32),
-    };
+    // `AgentPoolSpec::validate` refused counts and lengths out of range; the
+    // clamps only make the casts total.
+    let count = gpu
+        .and_then(|g| g.count)
+        .map(|c| c.clamp(1, GPU_COUNT_MAX) as u32);
     let facts = &model.facts;
     if let (Some(c), Some(tp)) = (count, facts.tensor_parallel) {
         let shards = tp * facts.pipeline_parallel.unwrap_or(1);
@@ -593,14 +589,10 @@ fn size(
             .parse::<MigChoice>()
             .map_err(|e| invalid(format!("spec.migProfile: {e}")))?,
     };
-    let max_model_len = match spec.agent_class.max_context_length {
-        Some(l) if !(CONTEXT_LENGTH_MIN..=CONTEXT_LENGTH_MAX).contains(&l) => {
-            return Err(invalid(format!(
-                "spec.agentClass.maxContextLength is {l}; use {CONTEXT_LENGTH_MIN} to {CONTEXT_LENGTH_MAX} tokens"
-            )));
-        }
-        other => other.map(|l| l as u64),
-    };
+    let max_model_len = spec
+        .agent_class
+        .max_context_length
+        .map(|l| l.clamp(CONTEXT_LENGTH_MIN, CONTEXT_LENGTH_MAX) as u64);
     let request = sizing::SizingRequest {
         gpu_count: if facts.tensor_parallel.is_some() {
             None
