@@ -106,6 +106,8 @@ pub struct ModelMatch {
 /// Suffixes of quantized or renamed uploads that do not change the
 /// architecture. Longest first, so `-fp8-dynamic` goes before `-fp8`.
 const STRIP_SUFFIXES: &[&str] = &[
+    // AMD's FP8 checkpoints with FP8 KV-cache scales (amd/...-FP8-KV).
+    "-fp8-kv",
     "-quantized.w4a16",
     "-quantized.w8a8",
     "-quantized.w8a16",
@@ -313,6 +315,17 @@ mod tests {
                 "neuralmagic/Meta-Llama-3.1-405B-Instruct-FP8",
                 Some("meta-llama/Llama-3.1-405B-Instruct"),
                 true,
+            ),
+            (
+                "amd/Llama-3.3-70B-Instruct-FP8-KV",
+                Some("meta-llama/Llama-3.3-70B-Instruct"),
+                true,
+            ),
+            // A fine-tune under a new name, on its base's architecture.
+            (
+                "nvidia/Llama-3.1-Nemotron-70B-Instruct-HF",
+                Some("meta-llama/Llama-3.1-70B-Instruct"),
+                false,
             ),
             ("moonshotai/Kimi-K2.5", None, false),
             (
