@@ -403,3 +403,50 @@ fn what_vllm_can_run_it_plans() {
             .starts_with("fp8 weights need a GPU with fp8 support, which T4 lacks")
     );
 }
+
+/// Without `--gpu-type` (or with `all`), `size` puts every GPU type of the
+/// catalog side by side: GPUs, TP x PP, nodes, context, how many
+/// full-length requests the KV cache holds and decode speed; a GPU type
+/// that cannot serve the model says why. The text is pinned.
+#[test]
+fn without_a_gpu_type_every_gpu_type_is_compared() {
+    let got = render(&args(&["--model", "Qwen/Qwen2.5-7B-Instruct"])).unwrap();
+    assert_eq!(got, include_str!("data/size-compare-qwen2.5-7b.txt"));
+    assert_eq!(
+        render(&args(&[
+            "--model",
+            "Qwen/Qwen2.5-7B-Instruct",
+            "--gpu-type",
+            "all"
+        ]))
+        .unwrap(),
+        got
+    );
+    let big = render(&args(&["--model", "meta-llama/Llama-3.1-405B-Instruct"])).unwrap();
+    assert!(
+        big.lines()
+            .any(|l| l.starts_with("T4               cannot serve it: ")),
+        "{big}"
+    );
+    let rows = json_of(&["--model", "Qwen/Qwen2.5-7B-Instruct"]);
+    let rows = rows.as_array().unwrap();
+    assert_eq!(rows.len(), function_inference::sizing::gpus().len());
+    let l4 = rows.iter().find(|r| r["gpuType"] == "L4").unwrap();
+    assert_eq!(l4["plan"]["gpuCount"], 1);
+}
+
+/// One plan's text, with the per-GPU memory bar, is pinned.
+#[test]
+fn one_plan_shows_its_memory_as_a_bar() {
+    let got = render(&args(&[
+        "--model",
+        "meta-llama/Llama-3.1-70B-Instruct",
+        "--gpu-type",
+        "H100-80GB",
+    ]))
+    .unwrap();
+    assert_eq!(got, include_str!("data/size-llama-3.1-70b-h100.txt"));
+    assert!(got.contains(
+        "Per GPU        [WWWWWWWWWWWWWWWWWKKKKKKKKKKKKKKKKoooo...] W weights 32.9 | K KV cache 31.4 | o overhead 6.9 | . free 7.9 of 79.2 GiB\n"
+    ));
+}

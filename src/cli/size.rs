@@ -31,9 +31,10 @@ pub struct SizeArgs {
     /// Hugging Face model id, e.g. meta-llama/Llama-3.1-8B-Instruct.
     #[arg(long)]
     pub(crate) model: String,
-    /// GPU type, e.g. H100-80GB, L4, nvidia-h100-80gb.
+    /// GPU type, e.g. H100-80GB, L4, nvidia-h100-80gb; omitted or `all`:
+    /// every GPU type of the catalog, side by side.
     #[arg(long = "gpu-type")]
-    pub(crate) gpu_type: String,
+    pub(crate) gpu_type: Option<String>,
     /// Weight precision: auto, fp32, bf16, fp16, fp8, int8, int4 or fp4.
     #[arg(long, default_value = "auto")]
     pub(crate) quantization: String,
@@ -95,8 +96,16 @@ pub enum SizeError {
 }
 
 impl SizeArgs {
-    /// The engine request these flags describe.
-    pub(crate) fn request(&self) -> Result<SizingRequest, SizingError> {
+    /// The one GPU type asked for; `None` to compare them all.
+    fn single_gpu_type(&self) -> Option<&str> {
+        self.gpu_type
+            .as_deref()
+            .map(str::trim)
+            .filter(|g| !g.is_empty() && !g.eq_ignore_ascii_case("all"))
+    }
+
+    /// The engine request these flags describe, on `gpu_type`.
+    pub(crate) fn request(&self, gpu_type: &str) -> Result<SizingRequest, SizingError> {
         let quantization = match self.quantization.trim() {
             "" | "auto" => None,
             q => Some(q.parse::<WeightPrecision>()?),
@@ -132,7 +141,7 @@ impl SizeArgs {
             .transpose()?;
         Ok(SizingRequest {
             model_id: self.model.clone(),
-            gpu_type: self.gpu_type.clone(),
+            gpu_type: gpu_type.to_string(),
             quantization,
             max_model_len: self.max_model_len,
             parameter_count: self.parameter_count.clone(),
@@ -171,16 +180,89 @@ pub fn run(args: &SizeArgs, out: &mut impl Write) -> Result<(), SizeError> {
 
 /// The output `run` writes, as a string.
 pub fn render(args: &SizeArgs) -> Result<String, SizingError> {
-    let plan = sizing::size(&args.request()?)?;
+    let Some(gpu_type) = args.single_gpu_type() else {
+        return compare(args);
+    };
+    let plan = sizing::size(&args.request(gpu_type)?)?;
     Ok(match args.output {
-        OutputFormat::Json => {
-            let mut s = serde_json::to_string_pretty(&SizeOutput::from(&plan))
-                .expect("plain structs serialize");
-            s.push('\n');
-            s
-        }
+        OutputFormat::Json => json(&SizeOutput::from(&plan)),
         OutputFormat::Text => text(&plan),
     })
+}
+
+fn json(value: &impl Serialize) -> String {
+    let mut s = serde_json::to_string_pretty(value).expect("plain structs serialize");
+    s.push('\n');
+    s
+}
+
+/// One GPU type of a comparison: its plan, or why it cannot serve.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Compared {
+    gpu_type: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    plan: Option<SizeOutput>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+}
+
+/// Every GPU type of the catalog side by side. A request the flags make
+/// invalid whatever the GPU is an error; a GPU type that cannot serve the
+/// model is a row that says why.
+fn compare(args: &SizeArgs) -> Result<String, SizingError> {
+    let mut rows = Vec::new();
+    for gpu in sizing::gpus() {
+        let request = args.request(&gpu.name)?;
+        rows.push((gpu.name.clone(), sizing::size(&request)));
+    }
+    if let OutputFormat::Json = args.output {
+        let compared: Vec<Compared> = rows
+            .iter()
+            .map(|(gpu_type, plan)| Compared {
+                gpu_type: gpu_type.clone(),
+                plan: plan.as_ref().ok().map(SizeOutput::from),
+                error: plan.as_ref().err().map(ToString::to_string),
+            })
+            .collect();
+        return Ok(json(&compared));
+    }
+    let mut s = format!(
+        "Model {}, every GPU type of the catalog (--gpu-type TYPE for one plan and its reasons)\n\n",
+        args.model
+    );
+    s.push_str(&format!(
+        "{:<16} {:>4}  {:<7} {:>5}  {:>11}  {:>20}  {:>8}\n",
+        "GPU type", "GPUs", "TP x PP", "nodes", "maxModelLen", "KV holds (requests)", "decode/s"
+    ));
+    for (gpu_type, plan) in &rows {
+        match plan {
+            Ok(p) => s.push_str(&format!(
+                "{:<16} {:>4}  {:<7} {:>5}  {:>11}  {:>20}  {:>8.0}\n",
+                gpu_type,
+                p.gpu_count,
+                format!("{} x {}", p.tensor_parallel_size, p.pipeline_parallel_size),
+                p.nodes,
+                p.max_model_len,
+                format!(
+                    "{:.1}",
+                    p.estimate.kv_capacity_tokens as f64 / p.max_model_len.max(1) as f64
+                ),
+                p.decode_tokens_per_second(),
+            )),
+            Err(e) => s.push_str(&format!(
+                "{gpu_type:<16} cannot serve it: {}\n",
+                first_sentence(&e.to_string())
+            )),
+        }
+    }
+    s.push_str("\nKV holds: full-length requests (of maxModelLen tokens) the KV cache of one replica holds at once; decode/s: tokens per second of one sequence.\n");
+    Ok(s)
+}
+
+/// The first sentence of an engine error, for a table row.
+fn first_sentence(message: &str) -> &str {
+    message.split("; ").next().unwrap_or(message)
 }
 
 /// The JSON document of `size -o json`: what an XR's `status.plan` reports,
@@ -238,6 +320,37 @@ impl From<&Plan> for SizeOutput {
     }
 }
 
+/// Characters of the per-GPU memory bar.
+const BAR_WIDTH: f64 = 40.0;
+
+/// One GPU's memory as a bar, because people would rather look than read:
+/// weights (W), KV cache (K), activations and overhead (o), and what vLLM
+/// leaves free of the GPU's memory (.).
+fn memory_bar(p: &Plan) -> String {
+    let e = &p.estimate;
+    let total = p.gpu.vllm_gib.max(e.gpu_capacity_gib);
+    let used = e.weights_per_gpu_gib + e.kv_cache_per_gpu_gib + e.overhead_gib;
+    let cells = |gib: f64| ((gib / total.max(used)) * BAR_WIDTH).round() as usize;
+    let (w, k, o) = (
+        cells(e.weights_per_gpu_gib),
+        cells(e.kv_cache_per_gpu_gib),
+        cells(e.overhead_gib),
+    );
+    let free = (BAR_WIDTH as usize).saturating_sub(w + k + o);
+    format!(
+        "[{}{}{}{}] W weights {:.1} | K KV cache {:.1} | o overhead {:.1} | . free {:.1} of {:.1} GiB",
+        "W".repeat(w),
+        "K".repeat(k),
+        "o".repeat(o),
+        ".".repeat(free),
+        e.weights_per_gpu_gib,
+        e.kv_cache_per_gpu_gib,
+        e.overhead_gib,
+        (total - used).max(0.0),
+        total
+    )
+}
+
 /// The human-readable plan: a two-column table, then reasons and warnings.
 pub(crate) fn text(p: &Plan) -> String {
     let model = match &p.catalog_model {
@@ -286,6 +399,7 @@ pub(crate) fn text(p: &Plan) -> String {
                 e.weights_gib, e.kv_cache_gib, e.overhead_gib, e.per_gpu_gib, e.gpu_capacity_gib
             ),
         ),
+        ("Per GPU", memory_bar(p)),
         (
             "Decode",
             format!("~{:.0} tokens/s per sequence", p.decode_tokens_per_second()),
