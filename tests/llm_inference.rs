@@ -1533,8 +1533,9 @@ fn a_guessed_architecture_warns_once_and_says_how_to_give_the_config() {
         "g",
         LlmInference::new("code").spec(spec.clone()).build(),
     ));
-    let w = "example/my-codellama-7B is not in the model catalog and no config.json was given: its architecture was guessed \
-             on the safe side (multi-head attention, a large vocabulary), which can plan more GPUs than it needs; serve it \
+    let w = "example/my-codellama-7B is not in the model catalog and no config.json was given: its architecture is \
+             assumed to be that of the catalog's dense model nearest in size (grouped-query attention), and a model \
+             that caches more per token may need more GPUs for a long context; serve it \
              through a Model (spec.modelRef) whose spec.config holds the model's config.json, or whose \
              spec.configFrom.configMapRef names a ConfigMap with the key config.json";
     assert_eq!(rsp.results, vec![warning("SizingWarning", w)]);

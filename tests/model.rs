@@ -239,8 +239,9 @@ fn a_model_with_its_config_json_is_sized_exactly_and_without_it_warns() {
     // saying how to give the config, once.
     let guessed = codellama().field("parameterCount", json!("7B")).build();
     let rsp = call(&request("c2", guessed.clone()));
-    let w = "example/my-codellama is not in the model catalog and no config.json was given: its architecture was guessed \
-             on the safe side (multi-head attention, a large vocabulary), which can plan more GPUs than it needs; set the \
+    let w = "example/my-codellama is not in the model catalog and no config.json was given: its architecture is \
+             assumed to be that of the catalog's dense model nearest in size (grouped-query attention), and a model \
+             that caches more per token may need more GPUs for a long context; set the \
              Model's spec.config to the model's config.json, or spec.configFrom.configMapRef to a ConfigMap with the key \
              config.json";
     assert_eq!(rsp.results, vec![warning("ModelWarning", w)]);

@@ -174,46 +174,51 @@ proptest! {
     }
 }
 
-/// A model sized without its architecture (a guess from the parameter count)
-/// never gets more KV capacity than the same model sized with it: the guess
-/// caches at least as many bytes per token and peaks at least as high.
+/// A model sized without its architecture (its parameter count only, so the
+/// architecture of the catalog's dense model nearest in size) is never
+/// refused where its real architecture is served, and gets at most twice or
+/// half the GPUs, on three GPU types and for every catalog model in 16
+/// bits, at the default context and at a long one.
 #[test]
-fn a_guessed_architecture_never_over_predicts_kv_capacity() {
+fn a_guessed_architecture_plans_within_twice_the_real_layout() {
     let mut checked = 0;
     for spec in sizing::models() {
-        let known = SizingRequest {
-            model_id: spec.id.clone(),
-            gpu_type: "B300".into(),
-            gpu_count: Some(1),
-            mig: MigChoice::None,
-            quantization: Some(WeightPrecision::Bf16),
-            max_model_len: Some(1024),
-            ..SizingRequest::default()
-        };
-        let guessed = SizingRequest {
-            model_id: "example/unknown-model".into(),
-            parameter_count: Some(format!("{}B", spec.params_b)),
-            ..known.clone()
-        };
-        let (Ok(k), Ok(g)) = (sizing::size(&known), sizing::size(&guessed)) else {
-            continue;
-        };
-        checked += 1;
-        assert!(g.architecture_guessed && !k.architecture_guessed);
-        assert!(
-            g.estimate.kv_bytes_per_token >= k.estimate.kv_bytes_per_token,
-            "{}: guessed {} < {} B per token",
-            spec.id,
-            g.estimate.kv_bytes_per_token,
-            k.estimate.kv_bytes_per_token
-        );
-        assert!(
-            g.estimate.kv_capacity_tokens <= k.estimate.kv_capacity_tokens,
-            "{}: guessed {} > {} tokens",
-            spec.id,
-            g.estimate.kv_capacity_tokens,
-            k.estimate.kv_capacity_tokens
-        );
+        for gpu in ["H100-80GB", "L40S", "MI300X"] {
+            for max_model_len in [None, Some(120_000)] {
+                let known = SizingRequest {
+                    model_id: spec.id.clone(),
+                    gpu_type: gpu.into(),
+                    mig: MigChoice::None,
+                    // The same weights: what is guessed is the architecture.
+                    quantization: Some(WeightPrecision::Bf16),
+                    max_model_len,
+                    ..SizingRequest::default()
+                };
+                let guessed = SizingRequest {
+                    model_id: "example/unknown-model".into(),
+                    parameter_count: Some(format!("{}B", spec.params_b)),
+                    ..known.clone()
+                };
+                let Ok(k) = sizing::size(&known) else {
+                    continue;
+                };
+                let g = sizing::size(&guessed).unwrap_or_else(|e| {
+                    panic!(
+                        "{} on {gpu} ({max_model_len:?}): served as itself, refused as a guess: {e}",
+                        spec.id
+                    )
+                });
+                checked += 1;
+                assert!(g.architecture_guessed && !k.architecture_guessed);
+                assert!(
+                    g.gpu_count <= 2 * k.gpu_count && k.gpu_count <= 2 * g.gpu_count,
+                    "{} on {gpu} ({max_model_len:?}): guessed {} GPUs, really {}",
+                    spec.id,
+                    g.gpu_count,
+                    k.gpu_count
+                );
+            }
+        }
     }
-    assert!(checked >= 60, "only {checked} models fit one B300");
+    assert!(checked > 50, "only {checked} models sized");
 }

@@ -145,45 +145,6 @@ impl Arch {
         }
     }
 
-    /// A guess for a model the catalog does not know, from its size: the
-    /// shape of the common dense models of that size class, on the side that
-    /// never over-predicts what fits. Multi-head attention (as many KV heads
-    /// as attention heads: CodeLlama and its kind cache that much; GQA and
-    /// MLA models cache less), no sliding window, the largest common
-    /// vocabulary (262,144, Gemma 3), whose sampler warm-up is the largest.
-    pub(crate) fn guess(params_b: f64) -> Arch {
-        // (up to billions, layers, hidden, heads, head_dim)
-        const SHAPES: &[(f64, u32, u32, u32, u32)] = &[
-            (1.5, 28, 2048, 16, 128),
-            (4.0, 36, 3072, 32, 128),
-            (9.0, 40, 4096, 32, 128),
-            (16.0, 48, 5120, 40, 128),
-            (36.0, 64, 5120, 64, 128),
-            (80.0, 80, 8192, 64, 128),
-            (150.0, 88, 12288, 96, 128),
-        ];
-        let (layers, hidden, heads, head_dim) = SHAPES
-            .iter()
-            .find(|s| params_b <= s.0)
-            .map(|s| (s.1, s.2, s.3, s.4))
-            .unwrap_or((126, 16384, 128, 128));
-        Arch {
-            layers,
-            attention_heads: heads,
-            kv_heads: heads,
-            head_dim,
-            hidden_size: hidden,
-            mla_kv_dim: 0,
-            vocab: GUESSED_VOCAB,
-            sliding_layers: 0,
-            sliding_window: 0,
-            linear_layers: 0,
-            linear_state_bytes: 0,
-            experts: 0,
-            rope_positions: GUESSED_ROPE_POSITIONS,
-        }
-    }
-
     /// Layers that do not cache the whole context: sliding-window layers,
     /// or linear-attention layers (a model has one kind or the other).
     pub(crate) fn partial_layers(&self) -> u32 {

@@ -90,6 +90,28 @@ impl CatalogModel {
 
 static MODELS: LazyLock<Vec<CatalogModel>> = LazyLock::new(|| rows("models.csv", MODELS_CSV));
 
+/// The catalog's dense text model nearest in size to `params_b` (by ratio)
+/// that caches like today's models of that size: grouped-query attention
+/// (more than one KV head, fewer than the attention heads), no
+/// sliding window, no MLA, no linear attention. An unknown model of that size
+/// is most likely built like it.
+pub(crate) fn nearest_dense(params_b: f64) -> &'static CatalogModel {
+    let like_today = |m: &&CatalogModel| {
+        m.experts == 0
+            && m.mla_kv_dim == 0
+            && m.linear_layers == 0
+            && m.sliding_layers == 0
+            && m.vision_params_b == 0.0
+            && (2..m.attention_heads).contains(&m.kv_heads)
+    };
+    let distance = |m: &CatalogModel| (params_b.max(0.1) / m.params_b).ln().abs();
+    models()
+        .iter()
+        .filter(like_today)
+        .min_by(|a, b| distance(a).total_cmp(&distance(b)))
+        .expect("the catalog has dense grouped-query models")
+}
+
 /// Every model in the catalog.
 pub fn models() -> &'static [CatalogModel] {
     &MODELS

@@ -148,8 +148,9 @@ pub(crate) fn waiting(
 /// how to give the config (`how`: where this XR's Model is).
 pub(crate) fn guessed_warning(model: &str, how: &str) -> String {
     format!(
-        "{model} is not in the model catalog and no config.json was given: its architecture was guessed on the safe side \
-         (multi-head attention, a large vocabulary), which can plan more GPUs than it needs; {how}"
+        "{model} is not in the model catalog and no config.json was given: its architecture is assumed to be that of the \
+         catalog's dense model nearest in size (grouped-query attention), and a model that caches more per token may need \
+         more GPUs for a long context; {how}"
     )
 }
 
