@@ -277,10 +277,11 @@ async fn sigterm_exits_within_the_drain_time_whatever_clients_do() {
     drop(silent);
 }
 
-/// The real server in this process on a loopback port, with `limits`;
-/// stops (and is waited for, bounded) when `stop` is sent.
+/// The real server in this process on a loopback port, with `limits` (and
+/// `tls` when given); stops when `stop` is sent (see [`stop_in_process`]).
 async fn in_process(
     limits: Limits,
+    tls: Option<tonic::transport::ServerTlsConfig>,
 ) -> (
     SocketAddr,
     tokio::sync::oneshot::Sender<()>,
@@ -293,13 +294,26 @@ async fn in_process(
     let task = tokio::spawn(server::run_with_limits(
         listener,
         handler,
-        None,
+        tls,
         limits,
         async {
             let _ = stopped.await;
         },
     ));
     (addr, stop, task)
+}
+
+/// Stops a server [`in_process`] started and checks that it stopped in time.
+async fn stop_in_process(
+    stop: tokio::sync::oneshot::Sender<()>,
+    task: tokio::task::JoinHandle<anyhow::Result<()>>,
+) {
+    let _ = stop.send(());
+    tokio::time::timeout(PATIENCE, task)
+        .await
+        .expect("stops")
+        .unwrap()
+        .unwrap();
 }
 
 /// Reads `stream` until the server closes it (EOF or an error), bounded by
@@ -328,7 +342,7 @@ async fn connections_that_never_call_are_closed() {
         unused_timeout: Duration::from_secs(1),
         ..Limits::default()
     };
-    let (addr, stop, task) = in_process(limits).await;
+    let (addr, stop, task) = in_process(limits, None).await;
     let mut silent = TcpStream::connect(addr).await.unwrap();
     let mut half = TcpStream::connect(addr).await.unwrap();
     half.write_all(b"PRI * HTTP/2.0\r\n").await.unwrap();
@@ -357,12 +371,7 @@ async fn connections_that_never_call_are_closed() {
     good.run_function(request("second", spaceship()))
         .await
         .expect("still served");
-    let _ = stop.send(());
-    tokio::time::timeout(PATIENCE, task)
-        .await
-        .expect("stops")
-        .unwrap()
-        .unwrap();
+    stop_in_process(stop, task).await;
 }
 
 /// Over TLS, a client that completes the handshake and then says nothing
@@ -374,29 +383,17 @@ async fn a_tls_client_that_never_sends_a_preface_is_closed() {
     use tokio_rustls::rustls::{self, RootCertStore};
 
     let pki = Pki::generate();
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let handler = Handler::new(function_inference::run::run_function, Metrics::new());
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let limits = Limits {
         unused_timeout: Duration::from_secs(1),
         ..Limits::default()
     };
-    let task = tokio::spawn(server::run_with_limits(
-        listener,
-        handler,
-        Some(pki.server_tls()),
-        limits,
-        async {
-            let _ = stopped.await;
-        },
-    ));
+    let (addr, stop, task) = in_process(limits, Some(pki.server_tls())).await;
 
     let mut roots = RootCertStore::empty();
     roots
         .add(CertificateDer::from_pem_slice(pki.ca_cert.as_bytes()).unwrap())
         .unwrap();
-    let config = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
+    let mut config = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
         rustls::crypto::ring::default_provider(),
     ))
     .with_safe_default_protocol_versions()
@@ -407,7 +404,6 @@ async fn a_tls_client_that_never_sends_a_preface_is_closed() {
         PrivateKeyDer::from_pem_slice(pki.client.key.as_bytes()).unwrap(),
     )
     .unwrap();
-    let mut config = config;
     config.alpn_protocols = vec![b"h2".to_vec()];
     let tcp = TcpStream::connect(addr).await.unwrap();
     let mut tls = tokio_rustls::TlsConnector::from(std::sync::Arc::new(config))
@@ -418,12 +414,7 @@ async fn a_tls_client_that_never_sends_a_preface_is_closed() {
         closed_by_server(&mut tls).await,
         "a TLS connection without a preface stays open"
     );
-    let _ = stop.send(());
-    tokio::time::timeout(PATIENCE, task)
-        .await
-        .expect("stops")
-        .unwrap()
-        .unwrap();
+    stop_in_process(stop, task).await;
 }
 
 /// Connections that open and say nothing cannot lock a real client out:
@@ -703,7 +694,7 @@ async fn one_connection_cannot_take_the_whole_request_budget() {
 /// decoded any body as protobuf.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_request_that_is_not_grpc_gets_415() {
-    let (addr, stop, task) = in_process(Limits::default()).await;
+    let (addr, stop, task) = in_process(Limits::default(), None).await;
     let send = h2_connect(addr).await;
     for content_type in [
         Some("application/json"),
@@ -740,12 +731,7 @@ async fn a_request_that_is_not_grpc_gets_415() {
         .unwrap()
         .unwrap();
     assert_eq!(response.status(), 200);
-    let _ = stop.send(());
-    tokio::time::timeout(PATIENCE, task)
-        .await
-        .expect("stops")
-        .unwrap()
-        .unwrap();
+    stop_in_process(stop, task).await;
 }
 
 /// The metrics port offers GET and HEAD on /metrics; other methods get 405
