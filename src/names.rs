@@ -127,6 +127,28 @@ pub(crate) fn require_subdomain(field: &str, value: &str, example: &str) -> Resu
     }
 }
 
+/// An XR's `metadata.name`: a DNS-1123 subdomain of at most 63 characters,
+/// because Crossplane labels the XR and everything it composes
+/// `crossplane.io/composite=<name>` (its XRDs' CRDs say `maxLength: 63`).
+pub(crate) fn require_xr_name(name: &str) -> Result<(), String> {
+    if !is_dns_subdomain(name) {
+        return Err(format!(
+            "metadata.name is {}; use a DNS-1123 subdomain, as Kubernetes names objects: at most 253 characters of \
+             lower-case letters, digits, '-' and '.', starting and ending with a letter or digit (for example qwen-7b)",
+            crate::quote::shown(name)
+        ));
+    }
+    if name.len() > LABEL_MAX {
+        return Err(format!(
+            "metadata.name is {}; an XR's name is at most {LABEL_MAX} characters: Crossplane labels everything it \
+             composes crossplane.io/composite=<XR name>, a label value is at most {LABEL_MAX} characters, and the \
+             API server refuses longer XR names (for example qwen-7b)",
+            crate::quote::shown_with_length(name)
+        ));
+    }
+    Ok(())
+}
+
 /// `value`, a user's namespace name, as a DNS-1123 label.
 pub(crate) fn require_dns1123_label(field: &str, value: &str, example: &str) -> Result<(), String> {
     if is_dns1123_label(value) {

@@ -7,9 +7,24 @@ const SHOWN: usize = 64;
 
 /// `value` as an error message shows it: quoted and cut short.
 pub(crate) fn shown(value: &str) -> String {
+    quoted(value, false)
+}
+
+/// [`shown`], with the value's length even when it is shown whole, for a
+/// message about its length.
+pub(crate) fn shown_with_length(value: &str) -> String {
+    quoted(value, true)
+}
+
+fn quoted(value: &str, always_length: bool) -> String {
     let n = value.chars().count();
     if n <= SHOWN {
-        format!("{value:?}")
+        let length = if always_length {
+            format!(" ({n} characters)")
+        } else {
+            String::new()
+        };
+        format!("{value:?}{length}")
     } else {
         let head: String = value.chars().take(SHOWN).collect();
         format!("{head:?}... ({n} characters)")

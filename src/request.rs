@@ -12,10 +12,9 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use crate::input::{Input, Settings};
-use prost::Message;
-use prost_types::{Value as PbValue, value::Kind};
+use prost_types::value::Kind;
 
-use crate::protocol::resource::{decode_problem, field_to_json, value_to_json, view_to_json};
+use crate::protocol::resource::{decode_field, field_to_json, value_to_json, view_to_json};
 use crate::protocol::server::{Resource, Resources, RunFunctionRequest};
 
 /// The observed XR: its identity at hand, the rest read as asked.
@@ -104,9 +103,7 @@ fn xr_to_json(xr: &crate::protocol::view::Struct) -> Result<Map<String, Value>, 
         .iter()
         .map(|(k, bytes)| {
             let value = if k == "metadata" {
-                let mut metadata = PbValue::decode(bytes.as_slice()).map_err(|e| {
-                    format!("field {k:?} cannot be decoded ({})", decode_problem(&e))
-                })?;
+                let mut metadata = decode_field(k, bytes)?;
                 if let Some(Kind::StructValue(m)) = &mut metadata.kind {
                     m.fields.remove("managedFields");
                 }

@@ -117,36 +117,10 @@ pub(crate) fn noop(req: RunFunctionRequest) -> Call {
     }
 }
 
-/// The longest XR name: a label value's limit.
-const XR_NAME_MAX: usize = 63;
-
-/// The XR's name and namespace, checked as the API server checks them: a
-/// name is a DNS-1123 subdomain, and an XR's is at most 63 characters,
-/// because Crossplane labels the XR and everything it composes
-/// `crossplane.io/composite=<name>` (its XRDs' CRDs say `maxLength: 63`).
+/// The XR's name and namespace, checked as the API server checks them
+/// (see [`crate::names::require_xr_name`]).
 fn check_identity(xr: &Composite) -> Result<(), String> {
-    let shown = || crate::quote::shown(&xr.name);
-    if !crate::names::is_dns_subdomain(&xr.name) {
-        return Err(format!(
-            "metadata.name is {}; use a DNS-1123 subdomain, as Kubernetes names objects: at most 253 characters of \
-             lower-case letters, digits, '-' and '.', starting and ending with a letter or digit (for example qwen-7b)",
-            shown()
-        ));
-    }
-    if xr.name.len() > XR_NAME_MAX {
-        // A subdomain is ASCII: bytes are characters.
-        let name = match shown() {
-            whole if whole.len() == xr.name.len() + 2 => {
-                format!("{whole} ({} characters)", xr.name.len())
-            }
-            cut => cut,
-        };
-        return Err(format!(
-            "metadata.name is {name}; an XR's name is at most {XR_NAME_MAX} characters: Crossplane labels \
-             everything it composes crossplane.io/composite=<XR name>, a label value is at most 63 characters, \
-             and the API server refuses longer XR names (for example qwen-7b)"
-        ));
-    }
+    crate::names::require_xr_name(&xr.name)?;
     crate::names::require_dns1123_label("metadata.namespace", &xr.namespace, "team-a")
 }
 

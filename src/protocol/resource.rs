@@ -90,8 +90,12 @@ pub(crate) fn view_to_json(s: &view::Struct) -> Result<Map<String, Value>, Strin
 
 /// One encoded field of a view `Struct` as JSON.
 pub(crate) fn field_to_json(key: &str, bytes: &[u8]) -> Result<Value, String> {
+    decode_field(key, bytes).map(|v| value_to_json(&v))
+}
+
+/// One encoded field of a view `Struct`, decoded; the error names it.
+pub(crate) fn decode_field(key: &str, bytes: &[u8]) -> Result<PbValue, String> {
     PbValue::decode(bytes)
-        .map(|v| value_to_json(&v))
         .map_err(|e| format!("field {key:?} cannot be decoded ({})", decode_problem(&e)))
 }
 
