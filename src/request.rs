@@ -154,12 +154,17 @@ impl<'a> Observed<'a> {
     /// a provider-kubernetes Object the object it applied, as last observed
     /// (`status.atProvider.manifest`).
     pub(crate) fn manifest(&self, name: &str) -> Option<Map<String, Value>> {
-        let object = self.get(name)?;
+        let mut object = self.get(name)?;
         if str_at(&object, &["kind"]) != "Object" {
             return Some(object);
         }
-        match object.get("status")?.get("atProvider")?.get("manifest")? {
-            Value::Object(m) => Some(m.clone()),
+        match object
+            .remove("status")?
+            .get_mut("atProvider")?
+            .get_mut("manifest")?
+            .take()
+        {
+            Value::Object(m) => Some(m),
             _ => None,
         }
     }

@@ -104,8 +104,9 @@ impl SizeArgs {
             .filter(|g| !g.is_empty() && !g.eq_ignore_ascii_case("all"))
     }
 
-    /// The engine request these flags describe, on `gpu_type`.
-    pub(crate) fn request(&self, gpu_type: &str) -> Result<SizingRequest, SizingError> {
+    /// The engine request these flags describe; its GPU type is empty when
+    /// the flags compare them all.
+    pub(crate) fn request(&self) -> Result<SizingRequest, SizingError> {
         let quantization = match self.quantization.trim() {
             "" | "auto" => None,
             q => Some(q.parse::<WeightPrecision>()?),
@@ -141,7 +142,7 @@ impl SizeArgs {
             .transpose()?;
         Ok(SizingRequest {
             model_id: self.model.clone(),
-            gpu_type: gpu_type.to_string(),
+            gpu_type: self.single_gpu_type().unwrap_or_default().to_string(),
             quantization,
             max_model_len: self.max_model_len,
             parameter_count: self.parameter_count.clone(),
@@ -180,10 +181,11 @@ pub fn run(args: &SizeArgs, out: &mut impl Write) -> Result<(), SizeError> {
 
 /// The output `run` writes, as a string.
 pub fn render(args: &SizeArgs) -> Result<String, SizingError> {
-    let Some(gpu_type) = args.single_gpu_type() else {
-        return compare(args);
-    };
-    let plan = sizing::size(&args.request(gpu_type)?)?;
+    let request = args.request()?;
+    if args.single_gpu_type().is_none() {
+        return Ok(compare(&request, args.output));
+    }
+    let plan = sizing::size(&request)?;
     Ok(match args.output {
         OutputFormat::Json => json(&SizeOutput::from(&plan)),
         OutputFormat::Text => text(&plan),
@@ -207,16 +209,20 @@ struct Compared {
     error: Option<String>,
 }
 
-/// Every GPU type of the catalog side by side. A request the flags make
-/// invalid whatever the GPU is an error; a GPU type that cannot serve the
-/// model is a row that says why.
-fn compare(args: &SizeArgs) -> Result<String, SizingError> {
-    let mut rows = Vec::new();
-    for gpu in sizing::gpus() {
-        let request = args.request(&gpu.name)?;
-        rows.push((gpu.name.clone(), sizing::size(&request)));
-    }
-    if let OutputFormat::Json = args.output {
+/// `request` on every GPU type of the catalog, side by side; a GPU type
+/// that cannot serve the model is a row that says why.
+fn compare(request: &SizingRequest, output: OutputFormat) -> String {
+    let rows: Vec<_> = sizing::gpus()
+        .iter()
+        .map(|gpu| {
+            let on_gpu = SizingRequest {
+                gpu_type: gpu.name.clone(),
+                ..request.clone()
+            };
+            (gpu.name.clone(), sizing::size(&on_gpu))
+        })
+        .collect();
+    if let OutputFormat::Json = output {
         let compared: Vec<Compared> = rows
             .iter()
             .map(|(gpu_type, plan)| Compared {
@@ -225,11 +231,11 @@ fn compare(args: &SizeArgs) -> Result<String, SizingError> {
                 error: plan.as_ref().err().map(ToString::to_string),
             })
             .collect();
-        return Ok(json(&compared));
+        return json(&compared);
     }
     let mut s = format!(
         "Model {}, every GPU type of the catalog (--gpu-type TYPE for one plan and its reasons)\n\n",
-        args.model
+        request.model_id
     );
     s.push_str(&format!(
         "{:<16} {:>4}  {:<7} {:>5}  {:>11}  {:>20}  {:>8}\n",
@@ -257,7 +263,7 @@ fn compare(args: &SizeArgs) -> Result<String, SizingError> {
         }
     }
     s.push_str("\nKV holds: full-length requests (of maxModelLen tokens) the KV cache of one replica holds at once; decode/s: tokens per second of one sequence.\n");
-    Ok(s)
+    s
 }
 
 /// The first sentence of an engine error, for a table row.
