@@ -78,12 +78,15 @@ where
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct Defaults {
-    /// GPU type used when an XR names none (for example L4, A100-80GB, H100-80GB).
+    /// GPU type used when an XR names none (for example L4, A100-80GB, H100-80GB). Leave it unset and list offeredGpuTypes (or gpuPrices) to have the function choose the cheapest GPU type that serves each XR.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) gpu_type: Option<String>,
-    /// GPU types the platform offers; a Model reports its serving plan on each.
+    /// GPU types the platform offers; a Model reports its serving plan on each, and with gpuType unset an XR that names no GPU type gets the cheapest of them. Default: the GPU types of gpuPrices, else L4, L40S, A100-80GB and H100-80GB.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) offered_gpu_types: Option<Vec<String>>,
+    /// Price of one GPU for one hour per GPU type (any currency, or relative costs such as 1 and 4.5), for example {L4: 0.8, H100-80GB: 4.1}: with gpuType unset, an XR that names no GPU type gets the cheapest replica. Each offered GPU type needs a price. Without prices the fewest GPUs win, then the smallest GPU type.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) gpu_prices: Option<std::collections::BTreeMap<String, f64>>,
     /// The vLLM image; the production-stack operator needs an lmcache/vllm-openai image.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) image: Option<Image>,
@@ -169,7 +172,14 @@ pub(crate) enum ProviderConfigKind {
 pub(crate) struct Settings {
     pub(crate) ttl_seconds: u64,
     pub(crate) gpu_type: Cow<'static, str>,
+    /// True when an XR that names no GPU type gets the cheapest of the
+    /// offered ones instead of `gpu_type`: the platform listed what it
+    /// offers (or priced it) and set no default type.
+    pub(crate) choose_gpu_type: bool,
     pub(crate) offered_gpu_types: Cow<'static, [String]>,
+    /// Price per GPU and hour, by canonical GPU type name; empty when the
+    /// platform gave none.
+    pub(crate) gpu_prices: crate::sizing::GpuPrices,
     pub(crate) image: Cow<'static, Image>,
     pub(crate) gpu_memory_utilization: f64,
     pub(crate) gpu_node_selector: bool,
@@ -237,7 +247,9 @@ impl Default for Settings {
         Self {
             ttl_seconds: DEFAULT_TTL_SECONDS,
             gpu_type: Cow::Borrowed("L4"),
+            choose_gpu_type: false,
             offered_gpu_types: Cow::Borrowed(&BUILT_IN.offered_gpu_types),
+            gpu_prices: crate::sizing::GpuPrices::new(),
             image: Cow::Borrowed(&BUILT_IN.image),
             gpu_memory_utilization: 0.9,
             gpu_node_selector: false,
@@ -298,6 +310,14 @@ impl Input {
             }
             s.offered_gpu_types = Cow::Owned(g.clone());
         }
+        if let Some(written) = &d.gpu_prices {
+            s.gpu_prices = price_every_offered_type(written, d.offered_gpu_types.as_deref())?;
+            if d.offered_gpu_types.is_none() {
+                s.offered_gpu_types = Cow::Owned(s.gpu_prices.keys().cloned().collect());
+            }
+        }
+        s.choose_gpu_type =
+            d.gpu_type.is_none() && (d.offered_gpu_types.is_some() || d.gpu_prices.is_some());
         if let Some(i) = &d.image {
             if i.registry.trim().is_empty() || i.name.trim().is_empty() {
                 return Err("input.defaults.image needs a non-empty registry and name".into());
@@ -360,6 +380,53 @@ impl Input {
         }
         Ok(s)
     }
+}
+
+/// The platform's prices by canonical GPU type name, refused unless each
+/// offered type has one and each price is for an offered type.
+fn price_every_offered_type(
+    written: &std::collections::BTreeMap<String, f64>,
+    offered: Option<&[String]>,
+) -> Result<crate::sizing::GpuPrices, String> {
+    const FIELD: &str = "input.defaults.gpuPrices";
+    if written.is_empty() {
+        return Err(format!(
+            "{FIELD} is empty; price the offered GPU types, or leave it out"
+        ));
+    }
+    let prices = crate::sizing::canonical_prices(written, FIELD)?;
+    let Some(offered) = offered else {
+        return Ok(prices);
+    };
+    let mut offered_names = Vec::new();
+    for name in offered {
+        let gpu =
+            crate::sizing::gpu(name).map_err(|e| format!("input.defaults.offeredGpuTypes: {e}"))?;
+        offered_names.push(gpu.name.as_str());
+    }
+    let unpriced: Vec<_> = offered_names
+        .iter()
+        .filter(|n| !prices.contains_key(**n))
+        .copied()
+        .collect();
+    if !unpriced.is_empty() {
+        return Err(format!(
+            "{FIELD} has no price for {}; price every GPU type of input.defaults.offeredGpuTypes",
+            unpriced.join(", ")
+        ));
+    }
+    let not_offered: Vec<_> = prices
+        .keys()
+        .filter(|n| !offered_names.contains(&n.as_str()))
+        .map(String::as_str)
+        .collect();
+    if !not_offered.is_empty() {
+        return Err(format!(
+            "{FIELD} prices {}, which input.defaults.offeredGpuTypes does not offer; add it there or drop its price",
+            not_offered.join(", ")
+        ));
+    }
+    Ok(prices)
 }
 
 /// `0.19.0`, `v0.19.1`, `0.20`, `0.19.0rc1`: a release number, major and

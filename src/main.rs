@@ -34,7 +34,7 @@ enum Command {
     /// Render what the function composes for an XR, without a cluster.
     Render(RenderArgs),
     /// Size a model on a GPU type: GPUs, parallelism, MIG, dtype, context, CPU and memory, with the reasons.
-    Size(SizeArgs),
+    Size(Box<SizeArgs>),
 }
 
 fn main() -> ExitCode {

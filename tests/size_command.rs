@@ -3,7 +3,7 @@
 
 use clap::Parser;
 use function_inference::cli::size::{OutputFormat, SizeArgs, render, run};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 mod support;
 
@@ -433,11 +433,86 @@ fn without_a_gpu_type_every_gpu_type_is_compared() {
             .any(|l| l.starts_with("T4               cannot serve it: ")),
         "{big}"
     );
-    let rows = json_of(&["--model", "Qwen/Qwen2.5-7B-Instruct"]);
-    let rows = rows.as_array().unwrap();
+    let compared = json_of(&["--model", "Qwen/Qwen2.5-7B-Instruct"]);
+    let rows = compared["gpuTypes"].as_array().unwrap();
     assert_eq!(rows.len(), function_inference::sizing::gpus().len());
     let l4 = rows.iter().find(|r| r["gpuType"] == "L4").unwrap();
     assert_eq!(l4["plan"]["gpuCount"], 1);
+    assert_eq!(l4["plan"].get("hourlyCost"), None);
+    assert_eq!(compared.get("cheapest"), None);
+}
+
+/// With `--gpu-price`, each priced row shows what one replica costs and the
+/// last line names the cheapest priced type the way an XR's status does.
+#[test]
+fn prices_add_a_cost_column_and_the_cheapest_type() {
+    let priced = [
+        "--model",
+        "meta-llama/Llama-3.1-70B-Instruct",
+        "--gpu-price",
+        "L4=0.8",
+        "--gpu-price",
+        "l40s-48gb=1.9",
+        "--gpu-price",
+        "H100-80GB=4.1",
+    ];
+    let got = render(&args(&priced)).unwrap();
+    assert_eq!(
+        got,
+        include_str!("data/size-compare-llama-3.1-70b-priced.txt")
+    );
+    let compared = json_of(&priced);
+    assert_eq!(
+        compared["cheapest"],
+        json!({"gpuType": "L40S", "reason": "GPU type chosen from the offered ones (one node before several, then the cheapest replica per hour): 8 x L40S at 15.20/h beats 4 x H100-80GB at 16.40/h; then 16 x L4 on 2 nodes at 12.80/h"})
+    );
+    let h100 = compared["gpuTypes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["gpuType"] == "H100-80GB")
+        .unwrap();
+    assert_eq!(h100["plan"]["hourlyCost"], json!(16.4));
+    for (flag, message) in [
+        (
+            "L4",
+            "invalid --gpu-price `L4`: write it as TYPE=PRICE, such as L4=0.8",
+        ),
+        (
+            "L4=cheap",
+            "invalid --gpu-price `L4=cheap`: the price is not a number; write it as TYPE=PRICE, such as L4=0.8",
+        ),
+        (
+            "L4=-1",
+            "invalid --gpu-price `L4=-1`: --gpu-price.L4 is -1; give a positive price per GPU and hour (any currency, or relative costs such as 1 and 4.5)",
+        ),
+    ] {
+        let e = render(&args(&[
+            "--model",
+            "Qwen/Qwen2.5-7B-Instruct",
+            "--gpu-price",
+            flag,
+        ]))
+        .unwrap_err();
+        assert_eq!(e.to_string(), message);
+    }
+}
+
+/// A MIG slice's bar is the slice's memory, not the whole GPU's.
+#[test]
+fn a_mig_slice_shows_the_slice_as_its_bar() {
+    let got = render(&args(&[
+        "--model",
+        "Qwen/Qwen2.5-7B-Instruct",
+        "--gpu-type",
+        "A100-80GB",
+        "--mig",
+        "3g.40gb",
+    ]))
+    .unwrap();
+    let bar = got.lines().find(|l| l.starts_with("Per GPU")).unwrap();
+    // 0.9 of the slice's 36.0 GiB is used; before, the bar showed 79.2 GiB with 46.8 free.
+    assert!(bar.ends_with(". free 3.6 of 36.0 GiB"), "{bar}");
 }
 
 /// One plan's text, with the per-GPU memory bar, is pinned.

@@ -12,8 +12,8 @@ use clap::{Args, ValueEnum};
 use serde::Serialize;
 
 use crate::sizing::{
-    self, KvCacheDtype, MigChoice, ModelConfig, Objective, Plan, SizingError, SizingRequest,
-    WeightPrecision, weights_index_total_bytes,
+    self, GpuPrices, KvCacheDtype, MigChoice, ModelConfig, Objective, Plan, SizingError,
+    SizingRequest, WeightPrecision, canonical_prices, weights_index_total_bytes,
 };
 use crate::xr::plan_status::{PlanStatus, round2};
 
@@ -78,6 +78,11 @@ pub struct SizeArgs {
     /// larger activation peak of earlier ones.
     #[arg(long = "vllm-version")]
     pub(crate) vllm_version: Option<String>,
+    /// Price of one GPU for one hour, as TYPE=PRICE (repeat it: --gpu-price
+    /// L4=0.8 --gpu-price H100-80GB=4.1): the comparison shows each
+    /// replica's cost and which priced type is cheapest.
+    #[arg(long = "gpu-price", value_name = "TYPE=PRICE")]
+    pub(crate) gpu_prices: Vec<String>,
     /// vLLM gpu-memory-utilization.
     #[arg(long = "gpu-memory-utilization", default_value_t = sizing::DEFAULT_GPU_MEMORY_UTILIZATION)]
     pub(crate) gpu_memory_utilization: f64,
@@ -102,6 +107,24 @@ impl SizeArgs {
             .as_deref()
             .map(str::trim)
             .filter(|g| !g.is_empty() && !g.eq_ignore_ascii_case("all"))
+    }
+
+    /// The prices of `--gpu-price`, by canonical GPU type name.
+    fn prices(&self) -> Result<GpuPrices, SizingError> {
+        let mut written = std::collections::BTreeMap::new();
+        for pair in &self.gpu_prices {
+            let invalid = |reason: &str| SizingError::invalid("--gpu-price", pair.clone(), reason);
+            let (name, price) = pair
+                .split_once('=')
+                .ok_or_else(|| invalid("write it as TYPE=PRICE, such as L4=0.8"))?;
+            let price: f64 = price.trim().parse().map_err(|_| {
+                invalid("the price is not a number; write it as TYPE=PRICE, such as L4=0.8")
+            })?;
+            written.insert(name.trim().to_string(), price);
+        }
+        canonical_prices(&written, "--gpu-price").map_err(|reason| {
+            SizingError::invalid("--gpu-price", self.gpu_prices.join(" "), reason)
+        })
     }
 
     /// The engine request these flags describe; its GPU type is empty when
@@ -182,13 +205,14 @@ pub fn run(args: &SizeArgs, out: &mut impl Write) -> Result<(), SizeError> {
 /// The output `run` writes, as a string.
 pub fn render(args: &SizeArgs) -> Result<String, SizingError> {
     let request = args.request()?;
+    let prices = args.prices()?;
     if args.single_gpu_type().is_none() {
-        return Ok(compare(&request, args.output));
+        return Ok(compare(&request, &prices, args.output));
     }
     let plan = sizing::size(&request)?;
     Ok(match args.output {
-        OutputFormat::Json => json(&SizeOutput::from(&plan)),
-        OutputFormat::Text => text(&plan),
+        OutputFormat::Json => json(&SizeOutput::from(&plan).priced(&plan, &prices)),
+        OutputFormat::Text => text(&plan, &prices),
     })
 }
 
@@ -209,9 +233,28 @@ struct Compared {
     error: Option<String>,
 }
 
+/// `size -o json` without one GPU type: every type, and when prices are
+/// given, the cheapest priced one with the reason it won.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Comparison {
+    gpu_types: Vec<Compared>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cheapest: Option<Cheapest>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Cheapest {
+    gpu_type: String,
+    reason: String,
+}
+
 /// `request` on every GPU type of the catalog, side by side; a GPU type
-/// that cannot serve the model is a row that says why.
-fn compare(request: &SizingRequest, output: OutputFormat) -> String {
+/// that cannot serve the model is a row that says why. With prices, each
+/// priced row shows a replica's cost and the last line the cheapest priced
+/// type, chosen as for an XR that names no GPU type.
+fn compare(request: &SizingRequest, prices: &GpuPrices, output: OutputFormat) -> String {
     let rows: Vec<_> = sizing::gpus()
         .iter()
         .map(|gpu| {
@@ -222,29 +265,44 @@ fn compare(request: &SizingRequest, output: OutputFormat) -> String {
             (gpu.name.clone(), sizing::size(&on_gpu))
         })
         .collect();
+    let cheapest = (!prices.is_empty()).then(|| {
+        let priced: Vec<String> = prices.keys().cloned().collect();
+        sizing::cheapest(request, &priced, prices)
+    });
     if let OutputFormat::Json = output {
-        let compared: Vec<Compared> = rows
+        let gpu_types: Vec<Compared> = rows
             .iter()
             .map(|(gpu_type, plan)| Compared {
                 gpu_type: gpu_type.clone(),
-                plan: plan.as_ref().ok().map(SizeOutput::from),
+                plan: plan
+                    .as_ref()
+                    .ok()
+                    .map(|p| SizeOutput::from(p).priced(p, prices)),
                 error: plan.as_ref().err().map(ToString::to_string),
             })
             .collect();
-        return json(&compared);
+        let cheapest = cheapest.and_then(Result::ok).map(|p| Cheapest {
+            gpu_type: p.gpu.name.clone(),
+            reason: p.reasons.iter().next().cloned().unwrap_or_default(),
+        });
+        return json(&Comparison {
+            gpu_types,
+            cheapest,
+        });
     }
     let mut s = format!(
         "Model {}, every GPU type of the catalog (--gpu-type TYPE for one plan and its reasons)\n\n",
         request.model_id
     );
+    let cost_header = if prices.is_empty() { "" } else { "    cost/h" };
     s.push_str(&format!(
-        "{:<16} {:>4}  {:<7} {:>5}  {:>11}  {:>20}  {:>8}\n",
+        "{:<16} {:>4}  {:<7} {:>5}  {:>11}  {:>20}  {:>8}{cost_header}\n",
         "GPU type", "GPUs", "TP x PP", "nodes", "maxModelLen", "KV holds (requests)", "decode/s"
     ));
     for (gpu_type, plan) in &rows {
         match plan {
             Ok(p) => s.push_str(&format!(
-                "{:<16} {:>4}  {:<7} {:>5}  {:>11}  {:>20}  {:>8.0}\n",
+                "{:<16} {:>4}  {:<7} {:>5}  {:>11}  {:>20}  {:>8.0}{}\n",
                 gpu_type,
                 p.gpu_count,
                 format!("{} x {}", p.tensor_parallel_size, p.pipeline_parallel_size),
@@ -255,6 +313,10 @@ fn compare(request: &SizingRequest, output: OutputFormat) -> String {
                     p.estimate.kv_capacity_tokens as f64 / p.max_model_len.max(1) as f64
                 ),
                 p.decode_tokens_per_second(),
+                match sizing::hourly_cost(p, prices) {
+                    Some(c) => format!("  {c:>8.2}"),
+                    None => String::new(),
+                },
             )),
             Err(e) => s.push_str(&format!(
                 "{gpu_type:<16} cannot serve it: {}\n",
@@ -262,7 +324,20 @@ fn compare(request: &SizingRequest, output: OutputFormat) -> String {
             )),
         }
     }
-    s.push_str("\nKV holds: full-length requests (of maxModelLen tokens) the KV cache of one replica holds at once; decode/s: tokens per second of one sequence.\n");
+    s.push_str("\nKV holds: full-length requests (of maxModelLen tokens) the KV cache of one replica holds at once; decode/s: tokens per second of one sequence");
+    s.push_str(if prices.is_empty() {
+        ".\n"
+    } else {
+        "; cost/h: one replica at --gpu-price.\n"
+    });
+    match cheapest {
+        Some(Ok(p)) => {
+            let reason = p.reasons.iter().next().cloned().unwrap_or_default();
+            s.push_str(&format!("\nCheapest: {}. {reason}\n", p.gpu.name));
+        }
+        Some(Err(e)) => s.push_str(&format!("\nCheapest: none; {e}\n")),
+        None => {}
+    }
     s
 }
 
@@ -291,6 +366,9 @@ pub struct SizeOutput {
     #[serde(rename = "weightsPerGpuGiB")]
     pub(crate) weights_per_gpu_gib: f64,
     pub(crate) kv_cache: KvCacheOutput,
+    /// One replica's cost per hour at `--gpu-price`, when its GPU type has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) hourly_cost: Option<f64>,
 }
 
 /// The KV cache vLLM will allocate.
@@ -322,7 +400,16 @@ impl From<&Plan> for SizeOutput {
                 capacity_tokens: p.estimate.kv_capacity_tokens,
                 per_gpu_gib: round2(p.estimate.kv_cache_per_gpu_gib),
             },
+            hourly_cost: None,
         }
+    }
+}
+
+impl SizeOutput {
+    /// With the cost of one replica of `plan` at `prices`.
+    fn priced(mut self, plan: &Plan, prices: &GpuPrices) -> Self {
+        self.hourly_cost = sizing::hourly_cost(plan, prices).map(round2);
+        self
     }
 }
 
@@ -334,7 +421,8 @@ const BAR_WIDTH: f64 = 40.0;
 /// leaves free of the GPU's memory (.).
 fn memory_bar(p: &Plan) -> String {
     let e = &p.estimate;
-    let total = p.gpu.vllm_gib.max(e.gpu_capacity_gib);
+    // The device vLLM sees: a MIG slice's memory, or the whole GPU's.
+    let total = (e.gpu_capacity_gib / p.gpu_memory_utilization.max(0.01)).max(e.gpu_capacity_gib);
     let used = e.weights_per_gpu_gib + e.kv_cache_per_gpu_gib + e.overhead_gib;
     let cells = |gib: f64| ((gib / total.max(used)) * BAR_WIDTH).round() as usize;
     let (w, k, o) = (
@@ -358,7 +446,7 @@ fn memory_bar(p: &Plan) -> String {
 }
 
 /// The human-readable plan: a two-column table, then reasons and warnings.
-pub(crate) fn text(p: &Plan) -> String {
+pub(crate) fn text(p: &Plan, prices: &GpuPrices) -> String {
     let model = match &p.catalog_model {
         Some(c) if !c.eq_ignore_ascii_case(&p.model_id) => format!("{} (catalog: {c})", p.model_id),
         _ => p.model_id.clone(),
@@ -414,6 +502,9 @@ pub(crate) fn text(p: &Plan) -> String {
     let mut s = String::new();
     for (k, v) in rows {
         s.push_str(&format!("{k:<14} {v}\n"));
+    }
+    if let Some(cost) = sizing::hourly_cost(p, prices) {
+        s.push_str(&format!("{:<14} {cost:.2}/h per replica\n", "Cost"));
     }
     s.push_str("\nReasons:\n");
     for r in &p.reasons {

@@ -12,6 +12,9 @@ pub enum SizingError {
     #[error("unknown GPU type `{name}`: known GPU types are {known}")]
     UnknownGpu { name: String, known: String },
 
+    #[error("none of the offered GPU types ({offered}) serves it: {why}")]
+    NoOfferedGpuServes { offered: String, why: String },
+
     #[error("unknown precision `{value}`: use one of fp32, bf16, fp16, fp8, int8, int4, fp4")]
     UnknownPrecision { value: String },
 

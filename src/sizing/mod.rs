@@ -22,6 +22,7 @@
 //! - `fit`: the memory arithmetic of one layout on one device.
 //! - `mig`: a MIG slice or whole GPUs.
 //! - `candidates`: the layouts considered, and the smallest that holds a context.
+//! - `gpu_choice`: the cheapest of the GPU types a platform offers.
 //! - `layout`: TP x PP, requested or the smallest that holds the model.
 //! - `no_fit`: the error when nothing fits, with what would.
 //! - `host`: CPU, memory, /dev/shm and startup budget per replica.
@@ -34,6 +35,7 @@ mod context;
 mod decide;
 mod error;
 mod fit;
+mod gpu_choice;
 mod gpus;
 mod host;
 mod layout;
@@ -55,6 +57,7 @@ mod weights;
 
 pub use config::{CheckpointQuantization, ConfigError, ModelConfig, weights_index_total_bytes};
 pub(crate) use error::SizingError;
+pub use gpu_choice::{GpuPrices, canonical_prices, cheapest, hourly_cost};
 pub use gpus::{Gpu, MigProfile, gpu, gpu_names, gpus};
 pub use memory::{Arch, GIB, VllmGeneration};
 pub use model_catalog::{CatalogModel, ModelMatch, lookup as lookup_model, model, models};

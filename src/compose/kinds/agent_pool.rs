@@ -36,6 +36,7 @@ use crate::compose::steps::model_server::{self, Serve, Served, ServerKeys};
 use crate::compose::steps::runtime;
 use crate::compose::steps::served_model::{self, ModelRef};
 use crate::compose::steps::serving;
+use crate::input::Settings;
 use crate::names::{self, runtime_name};
 use crate::sizing::{self, MAX_NUM_SEQS, MigChoice, Plan, Throughput};
 use crate::units::{GIB, parse_duration_seconds, parse_quantity};
@@ -272,7 +273,7 @@ impl Pool<'_> {
                 operator_field: &operator_field,
                 what_would_fit: "use a GPU type with more memory (spec.gpuRequirements.type), a lower precision (the \
                                  Model's spec.quantization) or a shorter context (spec.agentClass.maxContextLength)",
-                gpu_field: gpu_type_field(spec),
+                gpu_field: gpu_type_field(spec, req.settings),
             },
             keys: SERVER_KEYS,
             name: runtime_name,
@@ -607,17 +608,47 @@ fn size(
         vllm_version: req.settings.vllm_version.clone(),
         ..facts.sizing_request(&gpu_type, req.settings.gpu_memory_utilization)
     };
-    let plan = crate::sizing::size(&request)
-        .map_err(|e| Refusal::new("CannotSize", sizing_error_message(spec, model, &e)))?;
-    if let Some(memory) = gpu.and_then(|g| g.memory.as_deref()) {
-        let want = parse_quantity(memory)
-            .map_err(|e| invalid(format!("spec.gpuRequirements.memory: {e}")))?;
-        if plan.gpu.memory_gib * GIB < want {
+    let memory = gpu
+        .and_then(|g| g.memory.as_deref())
+        .map(|m| {
+            parse_quantity(m)
+                .map(|want| (m, want))
+                .map_err(|e| invalid(format!("spec.gpuRequirements.memory: {e}")))
+        })
+        .transpose()?;
+    let choose = gpu.and_then(|g| g.r#type.as_ref()).is_none() && req.settings.choose_gpu_type;
+    let plan = if choose {
+        // Only the offered types with the memory the pool asks for compete.
+        let offered: Vec<String> = req
+            .settings
+            .offered_gpu_types
+            .iter()
+            .filter(|name| {
+                memory.is_none_or(|(_, want)| {
+                    crate::sizing::gpu(name).is_ok_and(|g| g.memory_gib * GIB >= want)
+                })
+            })
+            .cloned()
+            .collect();
+        if offered.is_empty() {
             return Err(invalid(format!(
-                "spec.gpuRequirements.memory {memory} exceeds the {:.0} GiB of a {}; choose a larger spec.gpuRequirements.type",
-                plan.gpu.memory_gib, plan.gpu.name
+                "spec.gpuRequirements.memory {} exceeds every offered GPU type ({}); ask for less memory or name a larger spec.gpuRequirements.type",
+                memory.map_or("", |(m, _)| m),
+                req.settings.offered_gpu_types.join(", ")
             )));
         }
+        crate::sizing::cheapest(&request, &offered, &req.settings.gpu_prices)
+    } else {
+        crate::sizing::size(&request)
+    }
+    .map_err(|e| Refusal::new("CannotSize", sizing_error_message(spec, req.settings, model, &e)))?;
+    if let Some((memory, want)) = memory
+        && plan.gpu.memory_gib * GIB < want
+    {
+        return Err(invalid(format!(
+            "spec.gpuRequirements.memory {memory} exceeds the {:.0} GiB of a {}; choose a larger spec.gpuRequirements.type",
+            plan.gpu.memory_gib, plan.gpu.name
+        )));
     }
     if let Some(t) = gpu.and_then(|g| g.topology.as_ref())
         && matches!(t.locality, Locality::Nvlink | Locality::SameSocket)
@@ -752,13 +783,15 @@ fn observed_replicas(req: &ComposeRequest) -> Option<i32> {
 }
 
 /// The field the pool's GPU type comes from: its own, or the platform's.
-fn gpu_type_field(spec: &AgentPoolSpec) -> &'static str {
+fn gpu_type_field(spec: &AgentPoolSpec, settings: &Settings) -> &'static str {
     if spec
         .gpu_requirements
         .as_ref()
         .is_some_and(|g| g.r#type.is_some())
     {
         "spec.gpuRequirements.type"
+    } else if settings.choose_gpu_type {
+        "input.defaults.offeredGpuTypes"
     } else {
         "input.defaults.gpuType"
     }
@@ -767,6 +800,7 @@ fn gpu_type_field(spec: &AgentPoolSpec) -> &'static str {
 /// Prefixes a sizing error with the field it is about: the pool's or the Model's.
 fn sizing_error_message(
     spec: &AgentPoolSpec,
+    settings: &Settings,
     model: &ResolvedModel,
     e: &sizing::SizingError,
 ) -> String {
@@ -774,7 +808,7 @@ fn sizing_error_message(
     let on_model = |f: &str| format!("Model {} spec.{f}", model.display);
     let field = match e {
         E::UnknownGpu { .. } | E::DoesNotFit { .. } | E::UnsupportedPrecision { .. } => {
-            gpu_type_field(spec).to_string()
+            gpu_type_field(spec, settings).to_string()
         }
         E::UnknownPrecision { .. } => on_model("quantization"),
         E::InvalidMigChoice { .. }
@@ -795,6 +829,7 @@ fn sizing_error_message(
             "spec.agentClass.maxContextLength".into()
         }
         E::InvalidValue { field, .. } => (*field).to_string(),
+        E::NoOfferedGpuServes { .. } => "input.defaults.offeredGpuTypes".into(),
     };
     format!("{field}: {e}")
 }

@@ -19,6 +19,7 @@ use crate::compose::steps::model_server::{self, Serve, Served, ServerKeys};
 use crate::compose::steps::runtime;
 use crate::compose::steps::served_model::{self, ModelRef};
 use crate::compose::steps::serving;
+use crate::input::Settings;
 use crate::names;
 use crate::sizing::{self, MigChoice, Plan, SizingRequest};
 use crate::xr::llm_inference::{LlmInferenceSpec, LlmInferenceStatus};
@@ -199,8 +200,16 @@ fn size(
             sizing_request.pipeline_parallel = f.pipeline_parallel;
         }
     }
-    crate::sizing::size(&sizing_request)
-        .map_err(|e| Refusal::new("CannotSize", sizing_error_message(spec, &e)))
+    let plan = if spec.gpu_type.is_none() && req.settings.choose_gpu_type {
+        crate::sizing::cheapest(
+            &sizing_request,
+            &req.settings.offered_gpu_types,
+            &req.settings.gpu_prices,
+        )
+    } else {
+        crate::sizing::size(&sizing_request)
+    };
+    plan.map_err(|e| Refusal::new("CannotSize", sizing_error_message(spec, req.settings, &e)))
 }
 
 /// Where the resources go: natively into the XR's namespace, or through
@@ -281,7 +290,7 @@ fn serve(
             operator_field: replicas_field,
             what_would_fit: "use a GPU with more memory (spec.gpuType, for example H200-141GB or B200), a lower \
                              precision (spec.quantization fp8 or int4), or a shorter context (spec.maxModelLen)",
-            gpu_field: gpu_type_field(spec),
+            gpu_field: gpu_type_field(spec, req.settings),
         },
         keys: KEYS,
         name: target.runtime_name,
@@ -448,19 +457,26 @@ fn overridden_by_extra_args(extra_args: &[String]) -> Vec<String> {
 }
 
 /// The field that chose the GPU type: the spec's, or the platform default.
-fn gpu_type_field(spec: &LlmInferenceSpec) -> &'static str {
+fn gpu_type_field(spec: &LlmInferenceSpec, settings: &Settings) -> &'static str {
     if spec.gpu_type.is_some() {
         "spec.gpuType"
+    } else if settings.choose_gpu_type {
+        "input.defaults.offeredGpuTypes"
     } else {
         "input.defaults.gpuType"
     }
 }
 
 /// Prefixes a sizing error with the spec field it is about.
-fn sizing_error_message(spec: &LlmInferenceSpec, e: &sizing::SizingError) -> String {
+fn sizing_error_message(
+    spec: &LlmInferenceSpec,
+    settings: &Settings,
+    e: &sizing::SizingError,
+) -> String {
     use sizing::SizingError as E;
     let field = match e {
-        E::UnknownGpu { .. } => gpu_type_field(spec),
+        E::UnknownGpu { .. } => gpu_type_field(spec, settings),
+        E::NoOfferedGpuServes { .. } => "input.defaults.offeredGpuTypes",
         E::UnknownPrecision { .. } | E::UnsupportedPrecision { .. } => "spec.quantization",
         E::InvalidMigChoice { .. }
         | E::MigUnsupported { .. }

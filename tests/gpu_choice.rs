@@ -1,0 +1,184 @@
+//! The GPU type chosen for an XR that names none, on a platform that offers
+//! several: the cheapest plan at the platform's prices (without prices, the
+//! fewest GPUs, then the smallest type), explained in the status with the
+//! runner-up; the platform's own default type and an XR's type still win.
+
+mod support;
+
+use serde_json::{Value, json};
+use support::fixtures::*;
+use support::models::*;
+use support::*;
+
+const LLAMA_70B: &str = "meta-llama/Llama-3.1-70B-Instruct";
+
+fn priced_platform() -> Value {
+    json!({"defaults": {
+        "offeredGpuTypes": ["L4", "L40S", "H100-80GB"],
+        "gpuPrices": {"L4": 0.8, "L40S": 1.9, "H100-80GB": 4.1},
+    }})
+}
+
+/// The plan in the status of the response, and its first reason.
+fn plan_and_first_reason(
+    rsp: &function_inference::protocol::fnv1::RunFunctionResponse,
+) -> (Value, String) {
+    let status = desired_status(rsp);
+    let plan = status["plan"].clone();
+    let first = plan["reasons"][0].as_str().unwrap_or_default().to_string();
+    (plan, first)
+}
+
+#[test]
+fn an_llm_inference_without_a_gpu_type_gets_the_cheapest_offered_plan() {
+    let mut req = request("c1", LlmInference::new("chat").model(LLAMA_70B).build());
+    req.input = Some(input(priced_platform()));
+    let rsp = call(&req);
+    assert_not_fatal(&rsp.results, "priced platform");
+    let (plan, first) = plan_and_first_reason(&rsp);
+    assert_eq!(
+        (plan["gpuType"].as_str(), plan["gpuCount"].as_u64()),
+        (Some("L40S"), Some(8))
+    );
+    assert_eq!(
+        first,
+        "GPU type chosen from the offered ones (one node before several, then the cheapest replica per hour): 8 x L40S at 15.20/h beats 4 x H100-80GB at 16.40/h; then 16 x L4 on 2 nodes at 12.80/h"
+    );
+}
+
+#[test]
+fn without_prices_the_fewest_gpus_then_the_smallest_type_win() {
+    let mut req = request("c2", LlmInference::new("chat").model(QWEN).build());
+    req.input = Some(input(
+        json!({"defaults": {"offeredGpuTypes": ["H100-80GB", "L40S", "L4"]}}),
+    ));
+    let rsp = call(&req);
+    assert_not_fatal(&rsp.results, "unpriced platform");
+    let (plan, first) = plan_and_first_reason(&rsp);
+    assert_eq!(plan["gpuType"], "L4");
+    assert_eq!(
+        first,
+        "GPU type chosen from the offered ones (without prices, the fewest GPUs, then the smallest GPU type): 1 x L4 beats 1 x L40S; then 1 x H100-80GB"
+    );
+}
+
+#[test]
+fn the_platform_default_type_and_the_xr_type_are_never_second_guessed() {
+    // The XR names its type: no choice, no explanation.
+    let mut req = request(
+        "c3",
+        LlmInference::new("chat")
+            .model(LLAMA_70B)
+            .gpu_type("H100-80GB")
+            .build(),
+    );
+    req.input = Some(input(priced_platform()));
+    let (plan, first) = plan_and_first_reason(&call(&req));
+    assert_eq!(plan["gpuType"], "H100-80GB");
+    assert!(first.starts_with("Catalog entry"), "{first}");
+
+    // The platform names a default type: it is used as before.
+    let mut platform = priced_platform();
+    platform["defaults"]["gpuType"] = json!("H100-80GB");
+    let mut req = request("c4", LlmInference::new("chat").model(LLAMA_70B).build());
+    req.input = Some(input(platform));
+    let (plan, first) = plan_and_first_reason(&call(&req));
+    assert_eq!(plan["gpuType"], "H100-80GB");
+    assert!(first.starts_with("Catalog entry"), "{first}");
+}
+
+#[test]
+fn when_no_offered_type_serves_the_refusal_says_why_for_each() {
+    let mut req = request(
+        "c5",
+        LlmInference::new("chat").model(LLAMA_70B).gpu(1).build(),
+    );
+    req.input = Some(input(
+        json!({"defaults": {"offeredGpuTypes": ["L4", "L40S"]}}),
+    ));
+    let rsp = call(&req);
+    assert_eq!(rsp.results.len(), 1, "{:?}", rsp.results);
+    let message = &rsp.results[0].message;
+    assert!(
+        message.starts_with("input.defaults.offeredGpuTypes: none of the offered GPU types (L4, L40S) serves it: L4: 1 x L4 cannot hold it ("),
+        "{message}"
+    );
+    assert!(
+        message.contains("; L40S: 1 x L40S cannot hold it ("),
+        "{message}"
+    );
+}
+
+#[test]
+fn an_agent_pool_without_a_gpu_type_gets_the_cheapest_type_with_the_memory_it_asks() {
+    let pool = |gpu: Value| {
+        json!({
+            "agentClass": {"modelRef": {"name": "llama-8b"}, "systemPrompt": "Review.", "maxContextLength": 8192},
+            "image": "ghcr.io/example/agent-runtime:1.0",
+            "minReplicas": 1, "maxReplicas": 2,
+            "gpuRequirements": gpu,
+        })
+    };
+    let run = |gpu: Value| {
+        let mut req = with_model(
+            request("p1", AgentPool::new("reviewers").spec(pool(gpu)).build()),
+            vec![llama_8b()],
+        );
+        req.input = Some(input(priced_platform()));
+        call(&req)
+    };
+    let rsp = run(json!({"count": 1}));
+    assert_not_fatal(&rsp.results, "priced pool");
+    let (plan, first) = plan_and_first_reason(&rsp);
+    assert_eq!(plan["gpuType"], "L4");
+    assert!(
+        first.contains(": 1 x L4 at 0.80/h beats 1 x L40S at 1.90/h; then 1 x H100-80GB at 4.10/h"),
+        "{first}"
+    );
+
+    // 40Gi of GPU memory rules the L4 out before prices are compared.
+    let rsp = run(json!({"count": 1, "memory": "40Gi"}));
+    assert_not_fatal(&rsp.results, "pool asking for 40Gi");
+    let (plan, first) = plan_and_first_reason(&rsp);
+    assert_eq!(plan["gpuType"], "L40S");
+    assert!(
+        first.contains(": 1 x L40S at 1.90/h beats 1 x H100-80GB at 4.10/h"),
+        "{first}"
+    );
+
+    let rsp = run(json!({"count": 1, "memory": "200Gi"}));
+    assert_eq!(
+        rsp.results
+            .iter()
+            .map(|r| r.message.as_str())
+            .collect::<Vec<_>>(),
+        vec![
+            "spec.gpuRequirements.memory 200Gi exceeds every offered GPU type (L4, L40S, H100-80GB); ask for less memory or name a larger spec.gpuRequirements.type"
+        ]
+    );
+}
+
+#[test]
+fn prices_that_do_not_match_the_offered_types_are_refused() {
+    let refused = |defaults: Value| {
+        let mut req = request("c6", LlmInference::new("chat").model(QWEN).build());
+        req.input = Some(input(json!({"defaults": defaults})));
+        call(&req)
+            .results
+            .iter()
+            .map(|r| r.message.clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        refused(json!({"offeredGpuTypes": ["L4", "l40s-48gb"], "gpuPrices": {"L4": 0.8}})),
+        vec![
+            "invalid step input: input.defaults.gpuPrices has no price for L40S; price every GPU type of input.defaults.offeredGpuTypes"
+        ]
+    );
+    assert_eq!(
+        refused(json!({"offeredGpuTypes": ["L4"], "gpuPrices": {"L4": 0.8, "H100": 4.1}})),
+        vec![
+            "invalid step input: input.defaults.gpuPrices prices H100-80GB, which input.defaults.offeredGpuTypes does not offer; add it there or drop its price"
+        ]
+    );
+}
