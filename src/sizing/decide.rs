@@ -30,6 +30,7 @@ use super::memory::{
 };
 use super::mig::choose_mig;
 use super::plan::{Estimate, Plan, SizingRequest};
+use super::precision::KvCacheDtype;
 use super::resolved_model::resolve_model;
 use super::text::{gib, thousands};
 use super::validate::validate;
@@ -42,6 +43,22 @@ use super::weights::{
 use super::context::DEFAULT_CONTEXT;
 #[cfg(test)]
 use super::precision::{MigChoice, Objective, WeightPrecision};
+
+/// The KV cache's dtype: as asked, and fp8 for a checkpoint published with
+/// FP8 KV-cache scales (AMD's `...-FP8-KV`), whose model cards serve it with
+/// `--kv-cache-dtype fp8`.
+fn kv_cache_dtype_for(req: &SizingRequest) -> KvCacheDtype {
+    let fp8_kv_checkpoint = req
+        .model_id
+        .trim()
+        .to_ascii_lowercase()
+        .ends_with("-fp8-kv");
+    if req.kv_cache_dtype == KvCacheDtype::Auto && fp8_kv_checkpoint {
+        KvCacheDtype::Fp8
+    } else {
+        req.kv_cache_dtype
+    }
+}
 
 /// Sizes one replica.
 pub(crate) fn size(req: &SizingRequest) -> Result<Plan, SizingError> {
@@ -61,10 +78,16 @@ pub(crate) fn size(req: &SizingRequest) -> Result<Plan, SizingError> {
     warnings.extend(quantization.warning.clone());
     reasons.extend(quantization_reason(&quantization, precision));
     let dtype = dtype_for(precision, gpu);
-    let kv_bytes = kv_element_bytes(precision, req.kv_cache_dtype);
-    if let Some(kv) = req.kv_cache_dtype.vllm_arg() {
+    let kv_cache_dtype = kv_cache_dtype_for(req);
+    let kv_bytes = kv_element_bytes(precision, kv_cache_dtype);
+    if let Some(kv) = kv_cache_dtype.vllm_arg() {
+        let why = if kv_cache_dtype == req.kv_cache_dtype {
+            String::new()
+        } else {
+            " as the checkpoint's -FP8-KV name says: it carries FP8 KV-cache scales, which vLLM only uses with that flag".into()
+        };
         reasons.push(format!(
-            "KV cache in {kv} (--kv-cache-dtype {kv}): 1 byte per element, twice the tokens of a 16-bit cache."
+            "KV cache in {kv} (--kv-cache-dtype {kv}){why}: 1 byte per element, twice the tokens of a 16-bit cache."
         ));
     }
 
@@ -146,7 +169,7 @@ pub(crate) fn size(req: &SizingRequest) -> Result<Plan, SizingError> {
             kv_bytes_per_token_per_gpu: m.arch.kv_bytes_per_token(kv_bytes, fit.tp, fit.pp),
             kv_cache_per_gpu_gib: fit.kv_free_gib,
         },
-        kv_cache_dtype: req.kv_cache_dtype,
+        kv_cache_dtype,
         objective: req.objective,
         architecture_guessed: m.guessed,
         reasons: reasons.into(),
@@ -206,6 +229,21 @@ mod tests {
 
     fn err(r: SizingRequest) -> String {
         size(&r).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn an_fp8_kv_checkpoint_gets_an_fp8_kv_cache_unless_asked_otherwise() {
+        let amd = size(&req("amd/Llama-3.3-70B-Instruct-FP8-KV", "MI300X")).unwrap();
+        assert_eq!(amd.kv_cache_dtype, KvCacheDtype::Fp8);
+        assert_eq!(amd.engine_args(), ["--kv-cache-dtype", "fp8"]);
+        // 2 x 80 layers x 8 KV heads x 128 x 1 B: half the 16-bit 327,680 B.
+        assert_eq!(amd.estimate.kv_bytes_per_token, 163_840.0);
+        assert!(amd.reasons.iter().any(|r| r.starts_with(
+            "KV cache in fp8 (--kv-cache-dtype fp8) as the checkpoint's -FP8-KV name says"
+        )));
+        let plain = size(&req("RedHatAI/Llama-3.3-70B-Instruct-FP8-dynamic", "MI300X")).unwrap();
+        assert_eq!(plain.kv_cache_dtype, KvCacheDtype::Auto);
+        assert_eq!(plain.estimate.kv_bytes_per_token, 327_680.0);
     }
 
     #[test]
