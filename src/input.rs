@@ -197,15 +197,68 @@ pub(crate) struct Settings {
     pub(crate) amd_image: Cow<'static, Image>,
 }
 
-/// vLLM's own CUDA image (`vllm` and `ray` on the PATH), pinned.
-pub(crate) const NVIDIA_VLLM_IMAGE: &str = "vllm/vllm-openai:v0.11.0";
+/// vLLM's own CUDA image (`vllm` and `ray` on the PATH), pinned to the
+/// release the memory model is checked against (the start-up logs of
+/// docs/sizing.md were taken with it).
+pub(crate) const NVIDIA_VLLM_IMAGE: &str = "vllm/vllm-openai:v0.19.0";
+/// The vLLM release of [`NVIDIA_VLLM_IMAGE`].
+const NVIDIA_VLLM_RELEASE: &str = "0.19.0";
 /// AMD's ROCm build of vLLM, pinned.
 pub(crate) const AMD_VLLM_IMAGE: &str = "rocm/vllm:rocm7.0.0_vllm_0.11.2_20251210";
+/// The vLLM release of [`AMD_VLLM_IMAGE`] (its tag says it).
+const AMD_VLLM_RELEASE: &str = "0.11.2";
 
 impl Settings {
     /// `gpu_memory_utilization` as vLLM's flag and the VLLMRuntime take it (`0.9`).
     pub(crate) fn gpu_memory_utilization_text(&self) -> String {
         self.gpu_memory_utilization.to_string()
+    }
+
+    /// The vLLM release to size for when an XR sets no image: the
+    /// platform's `vllmVersion`, else the release of the built-in image the
+    /// function picks for `runtime` on `gpu_type`'s vendor. `None` when the
+    /// image is the platform's own or the runtime is not known before
+    /// sizing (auto on NVIDIA may pick the VLLMRuntime, whose lmcache image
+    /// does not say its vLLM release): plans then use the larger activation
+    /// peak of earlier releases.
+    ///
+    /// `gpu_type` is the XR's; `None` when it names none, where the type is
+    /// the platform's default or, when the function chooses one, any offered
+    /// type, which must then all be of one vendor for the release to be known.
+    pub(crate) fn image_release(
+        &self,
+        runtime: RuntimeChoice,
+        gpu_type: Option<&str>,
+    ) -> Option<String> {
+        if let Some(v) = &self.vllm_version {
+            return Some(v.clone());
+        }
+        let vendor_of = |name: &str| crate::sizing::gpu(name).ok().map(|g| g.vendor.as_str());
+        let vendor = match gpu_type {
+            Some(name) => vendor_of(name)?,
+            None if self.choose_gpu_type => {
+                let mut vendors = self.offered_gpu_types.iter().map(|n| vendor_of(n));
+                let first = vendors.next()??;
+                vendors.all(|v| v == Some(first)).then_some(first)?
+            }
+            None => vendor_of(&self.gpu_type)?,
+        };
+        let runs_vllm_image = match runtime {
+            RuntimeChoice::Deployment | RuntimeChoice::LeaderWorkerSet => true,
+            // Auto serves AMD GPUs with a Deployment or a LeaderWorkerSet.
+            RuntimeChoice::Auto => vendor == "amd",
+            RuntimeChoice::VllmRuntime => false,
+        };
+        let (image, built_in, release) = if vendor == "amd" {
+            (&self.amd_image, &BUILT_IN.amd_image, AMD_VLLM_RELEASE)
+        } else {
+            (
+                &self.nvidia_image,
+                &BUILT_IN.nvidia_image,
+                NVIDIA_VLLM_RELEASE,
+            )
+        };
+        (runs_vllm_image && **image == *built_in).then(|| release.to_string())
     }
 
     /// The image of the deployment and leader-worker-set runtimes for a GPU vendor.
@@ -439,4 +492,62 @@ fn is_release(v: &str) -> bool {
     let (major, minor) = (parts.next(), parts.next());
     let minor = minor.map(|m| m.split(|c: char| !c.is_ascii_digit()).next().unwrap_or(""));
     v.len() <= 64 && digits(major) && digits(minor)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings(defaults: serde_json::Value) -> Settings {
+        serde_json::from_value::<Input>(serde_json::json!({ "defaults": defaults }))
+            .unwrap()
+            .settings()
+            .unwrap()
+    }
+
+    #[test]
+    fn the_release_of_an_image_the_function_picks_is_known() {
+        let built_in = Settings::default();
+        let release = |s: &Settings, runtime, gpu| s.image_release(runtime, gpu);
+        use RuntimeChoice::*;
+        assert_eq!(
+            release(&built_in, Deployment, Some("H100-80GB")).as_deref(),
+            Some("0.19.0")
+        );
+        assert_eq!(
+            release(&built_in, LeaderWorkerSet, None).as_deref(),
+            Some("0.19.0")
+        );
+        assert_eq!(
+            release(&built_in, Auto, Some("MI300X")).as_deref(),
+            Some("0.11.2")
+        );
+        // The VLLMRuntime's lmcache image, and auto on NVIDIA (which may pick it), do not say.
+        assert_eq!(release(&built_in, VllmRuntime, Some("H100-80GB")), None);
+        assert_eq!(release(&built_in, Auto, Some("H100-80GB")), None);
+
+        // A platform's own image is its release to state.
+        let own = settings(
+            serde_json::json!({"vllmImages": {"nvidia": {"registry": "r.example", "name": "vllm:1"}}}),
+        );
+        assert_eq!(release(&own, Deployment, Some("L4")), None);
+        assert_eq!(
+            release(&own, Deployment, Some("MI300X")).as_deref(),
+            Some("0.11.2")
+        );
+        let stated = settings(serde_json::json!({"vllmVersion": "0.20.1"}));
+        assert_eq!(
+            release(&stated, VllmRuntime, Some("L4")).as_deref(),
+            Some("0.20.1")
+        );
+
+        // Chosen among the offered types: known only when they share a vendor.
+        let nvidia = settings(serde_json::json!({"offeredGpuTypes": ["L4", "H100-80GB"]}));
+        assert_eq!(
+            release(&nvidia, Deployment, None).as_deref(),
+            Some("0.19.0")
+        );
+        let mixed = settings(serde_json::json!({"offeredGpuTypes": ["L4", "MI300X"]}));
+        assert_eq!(release(&mixed, Deployment, None), None);
+    }
 }

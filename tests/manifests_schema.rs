@@ -415,7 +415,7 @@ fn full_leader_worker_set() -> LeaderWorkerSet {
         spec: Some(PodSpec {
             containers: vec![Container {
                 name: name.into(),
-                image: Some("docker.io/vllm/vllm-openai:v0.11.0".into()),
+                image: Some("docker.io/vllm/vllm-openai:v0.19.0".into()),
                 ..Default::default()
             }],
             ..Default::default()

@@ -296,7 +296,7 @@ mod tests {
                     "f:spec": {"f:template": {"f:spec": {"f:containers": {
                         "k:{\"name\":\"vllm\"}": {".": {}, "f:image": {}, "f:args": {}}}}}}}}]},
             "spec": {"template": {"spec": {
-                "containers": [{"name": "vllm", "image": "vllm/vllm-openai:v0.11.0", "args": ["serve"],
+                "containers": [{"name": "vllm", "image": "vllm/vllm-openai:v0.19.0", "args": ["serve"],
                                 "terminationMessagePath": "/dev/termination-log"},
                                {"name": "injected-sidecar", "image": "mesh"}],
                 "dnsPolicy": "ClusterFirst"}}}
@@ -305,7 +305,7 @@ mod tests {
             desired_object(deployment.as_object().unwrap().clone()),
             json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
                    "spec": {"template": {"spec": {"containers": [
-                       {"name": "vllm", "image": "vllm/vllm-openai:v0.11.0", "args": ["serve"]}]}}}})
+                       {"name": "vllm", "image": "vllm/vllm-openai:v0.19.0", "args": ["serve"]}]}}}})
         );
     }
 

@@ -605,7 +605,10 @@ fn size(
         objective: spec
             .objective
             .unwrap_or_else(|| facts.objective_or(req.settings.objective)),
-        vllm_version: req.settings.vllm_version.clone(),
+        vllm_version: req.settings.image_release(
+            spec.runtime.unwrap_or(req.settings.runtime),
+            gpu.and_then(|g| g.r#type.as_deref()),
+        ),
         ..facts.sizing_request(&gpu_type, req.settings.gpu_memory_utilization)
     };
     let memory = gpu

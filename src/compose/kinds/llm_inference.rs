@@ -426,12 +426,15 @@ fn sizing_request(
         gpu_memory_utilization: req.settings.gpu_memory_utilization,
         kv_cache_dtype: spec.kv_cache_dtype.unwrap_or_default(),
         objective: spec.objective.unwrap_or(req.settings.objective),
-        // The platform's release describes the platform's image only.
-        vllm_version: spec
-            .image
-            .is_none()
-            .then(|| req.settings.vllm_version.clone())
-            .flatten(),
+        // An XR's own image is sized as an unknown release.
+        vllm_version: if spec.image.is_none() {
+            req.settings.image_release(
+                spec.runtime.unwrap_or(req.settings.runtime),
+                spec.gpu_type.as_deref(),
+            )
+        } else {
+            None
+        },
         ..Default::default()
     })
 }
