@@ -210,3 +210,53 @@ fn engine_matches_vllm_start_up_logs() {
     assert!(mean <= KV_CAPACITY_MEAN_MAX, "{figures}");
     assert!(worst <= KV_CAPACITY_WORST, "{figures}");
 }
+
+/// The autoscaling target of each logged layout, for requests of 2,048
+/// prompt and 512 output tokens, against the same arithmetic on the KV
+/// capacity vLLM itself logged: the requests one replica holds at once,
+/// min(max-num-seqs, logged KV tokens / 2,560), and 80 % of them. The
+/// plan's target must be within 10 % (or one request) of the logged one on
+/// as many rows as the KV capacity is, and never promise more requests than
+/// the logged cache holds by more than the capacity's own worst error.
+#[test]
+fn the_scaling_target_matches_the_kv_capacity_vllm_logged() {
+    let mut errors = Vec::new();
+    for row in rows() {
+        let Some(logged_tokens) = row.kv_tokens else {
+            continue;
+        };
+        let plan = sizing::size(&request(&row)).unwrap();
+        let shape = plan.request_shape(Some(2048), Some(512));
+        let target = plan.scaling_target(shape, None);
+        let logged_requests = (logged_tokens / 2560).min(target.engine_limit);
+        let logged_target = ((logged_requests as f64 * sizing::TARGET_SHARE).floor() as u64).max(1);
+        let diff = target.requests_per_replica as f64 - logged_target as f64;
+        let err = if diff.abs() <= 1.0 {
+            0.0
+        } else {
+            diff / logged_target as f64
+        };
+        println!(
+            "{:<58} {:>2}x{:<9} target {:>4} from the logs {:>4} {:+6.1}%",
+            row.model,
+            row.tp,
+            row.engine_gpu,
+            target.requests_per_replica,
+            logged_target,
+            err * 100.0
+        );
+        errors.push(err);
+    }
+    assert!(
+        errors.len() >= 15,
+        "{} rows log their KV capacity",
+        errors.len()
+    );
+    assert!(rate(&errors, KV_CAPACITY_TOLERANCE) >= KV_CAPACITY_RATE);
+    let worst = errors.iter().copied().fold(f64::MIN, f64::max);
+    assert!(
+        worst <= KV_CAPACITY_WORST,
+        "worst over-promise {:+.1}%",
+        worst * 100.0
+    );
+}

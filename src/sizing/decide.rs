@@ -241,7 +241,11 @@ mod tests {
         assert!(amd.reasons.iter().any(|r| r.starts_with(
             "KV cache in fp8 (--kv-cache-dtype fp8) as the checkpoint's -FP8-KV name says"
         )));
-        let plain = size(&req("RedHatAI/Llama-3.3-70B-Instruct-FP8-dynamic", "MI300X")).unwrap();
+        let plain = size(&req(
+            "RedHatAI/Llama-3.3-70B-Instruct-FP8-dynamic",
+            "MI300X",
+        ))
+        .unwrap();
         assert_eq!(plain.kv_cache_dtype, KvCacheDtype::Auto);
         assert_eq!(plain.estimate.kv_bytes_per_token, 327_680.0);
     }

@@ -25,6 +25,8 @@
 //! - `gpu_choice`: the cheapest of the GPU types a platform offers.
 //! - `layout`: TP x PP, requested or the smallest that holds the model.
 //! - `no_fit`: the error when nothing fits, with what would.
+//! - `scaling`: the requests one replica serves at once, and the
+//!   autoscaling target derived from them.
 //! - `host`: CPU, memory, /dev/shm and startup budget per replica.
 //! - `text`: how numbers and lists read in reasons and errors.
 
@@ -48,6 +50,7 @@ mod plan;
 mod precision;
 mod reasons;
 mod resolved_model;
+mod scaling;
 mod target;
 #[cfg(test)]
 mod test_requests;
@@ -68,6 +71,7 @@ pub use plan::{
 };
 pub use precision::{ComputeDtype, KvCacheDtype, MigChoice, Objective, WeightPrecision};
 pub use reasons::Reasons;
+pub use scaling::{RequestShape, ScalingTarget, TARGET_SHARE};
 pub use validate::check_tensor_parallel;
 
 /// Sizes one replica. See the module docs and docs/sizing.md.

@@ -1,0 +1,170 @@
+//! How many requests one replica serves at once before vLLM queues or
+//! preempts them, and the autoscaling target derived from it.
+//!
+//! vLLM admits a request while its scheduler has a sequence slot
+//! (`--max-num-seqs`) and the KV cache has blocks for its tokens; beyond
+//! that, requests wait, and running ones are preempted when their KV grows.
+//! So one replica holds `min(max-num-seqs, KV capacity / tokens per
+//! request)` requests, and the autoscaler scales out at a share of that,
+//! before the queue builds.
+
+use super::memory::default_max_num_seqs;
+use super::plan::Plan;
+
+/// Share of a replica's concurrency the autoscaler aims for: the rest
+/// absorbs requests longer than stated and the time a new replica takes to
+/// start.
+pub const TARGET_SHARE: f64 = 0.8;
+
+/// What a request looks like to the autoscaler.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RequestShape {
+    /// Prompt plus output tokens: the KV cache a request holds at its end.
+    pub tokens: u64,
+    /// True when the caller stated it; false when it is the full context.
+    pub stated: bool,
+}
+
+/// The concurrency of one replica and the target derived from it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScalingTarget {
+    /// Requests of `shape.tokens` the KV cache of one replica holds at once.
+    pub kv_requests: u64,
+    /// vLLM's `--max-num-seqs` on this device.
+    pub engine_limit: u64,
+    /// In-flight (running plus waiting) requests per replica to scale out
+    /// above.
+    pub requests_per_replica: u64,
+    /// True when the caller set the target instead of the plan.
+    pub overridden: bool,
+    /// The sentence for the status and `size`.
+    pub reason: String,
+}
+
+impl Plan {
+    /// vLLM's default `--max-num-seqs` on this plan's device (a MIG slice
+    /// counts as its own, smaller device).
+    pub(crate) fn engine_max_num_seqs(&self) -> u64 {
+        match &self.mig_profile {
+            Some(_) => default_max_num_seqs(
+                self.estimate.gpu_capacity_gib / self.gpu_memory_utilization.max(0.01),
+                false,
+            ),
+            None => default_max_num_seqs(self.gpu.vllm_gib, self.gpu.name.starts_with("A100")),
+        }
+    }
+
+    /// The request shape of `prompt` plus `output` tokens; the full context
+    /// (`maxModelLen`) when neither is given, which never over-promises.
+    pub fn request_shape(&self, prompt: Option<u64>, output: Option<u64>) -> RequestShape {
+        match (prompt, output) {
+            (None, None) => RequestShape {
+                tokens: self.max_model_len,
+                stated: false,
+            },
+            (p, o) => RequestShape {
+                tokens: (p.unwrap_or(0) + o.unwrap_or(0)).clamp(1, self.max_model_len),
+                stated: true,
+            },
+        }
+    }
+
+    /// The autoscaling target for requests of `shape`, or `overridden` when
+    /// the caller sets it.
+    pub fn scaling_target(&self, shape: RequestShape, overridden: Option<u64>) -> ScalingTarget {
+        let kv_requests = self.estimate.kv_capacity_tokens / shape.tokens.max(1);
+        let engine_limit = self.engine_max_num_seqs();
+        let concurrency = kv_requests.min(engine_limit);
+        let derived = ((concurrency as f64 * TARGET_SHARE).floor() as u64).max(1);
+        let length = if shape.stated {
+            format!("{} tokens (prompt and output)", group(shape.tokens))
+        } else {
+            format!(
+                "{} tokens (the full context: state the prompt and output tokens for a closer target)",
+                group(shape.tokens)
+            )
+        };
+        let holds = if kv_requests <= engine_limit {
+            format!(
+                "the KV cache holds {} requests of {length}",
+                group(kv_requests)
+            )
+        } else {
+            format!(
+                "vLLM runs at most {engine_limit} at once (--max-num-seqs), though the KV cache holds {} requests of {length}",
+                group(kv_requests)
+            )
+        };
+        let (requests_per_replica, reason) = match overridden {
+            Some(t) => (
+                t.max(1),
+                format!(
+                    "scales out above {} requests per replica, as spec.autoscaling.targetRequestsPerReplica says; the plan's target is {derived}: {holds}",
+                    t.max(1)
+                ),
+            ),
+            None => (
+                derived,
+                format!(
+                    "scales out above {derived} requests per replica ({:.0} % of what one serves at once): {holds}",
+                    TARGET_SHARE * 100.0
+                ),
+            ),
+        };
+        ScalingTarget {
+            kv_requests,
+            engine_limit,
+            requests_per_replica,
+            overridden: overridden.is_some(),
+            reason,
+        }
+    }
+}
+
+/// 8192 as "8,192".
+fn group(n: u64) -> String {
+    super::text::thousands(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_requests::whole_gpus;
+    use super::*;
+
+    fn plan(model: &str, gpu: &str) -> Plan {
+        super::super::size(&whole_gpus(model, gpu)).unwrap()
+    }
+
+    #[test]
+    fn the_target_is_a_share_of_what_the_kv_cache_holds() {
+        let p = plan("meta-llama/Llama-3.1-70B-Instruct", "H100-80GB");
+        let shape = p.request_shape(Some(6144), Some(2048));
+        let t = p.scaling_target(shape, None);
+        assert_eq!(t.kv_requests, p.estimate.kv_capacity_tokens / 8192);
+        assert_eq!(t.requests_per_replica, (t.kv_requests as f64 * 0.8) as u64);
+        assert!(
+            t.reason.starts_with(&format!(
+                "scales out above {} requests per replica (80 % of what one serves at once): the KV cache holds {} requests of 8,192 tokens (prompt and output)",
+                t.requests_per_replica, t.kv_requests
+            )),
+            "{}",
+            t.reason
+        );
+    }
+
+    #[test]
+    fn short_requests_are_bounded_by_the_engine_and_an_override_wins() {
+        let p = plan("Qwen/Qwen2.5-7B-Instruct", "H100-80GB");
+        let t = p.scaling_target(p.request_shape(Some(100), Some(28)), None);
+        assert_eq!((t.engine_limit, t.requests_per_replica), (1024, 819));
+        assert!(
+            t.reason
+                .contains("vLLM runs at most 1024 at once (--max-num-seqs)"),
+            "{}",
+            t.reason
+        );
+        let o = p.scaling_target(p.request_shape(None, None), Some(12));
+        assert_eq!((o.requests_per_replica, o.overridden), (12, true));
+        assert!(o.reason.contains("the full context"), "{}", o.reason);
+    }
+}
