@@ -125,6 +125,35 @@ pub(crate) struct Defaults {
     /// vendor (the VLLMRuntime uses image).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) vllm_images: Option<VllmImages>,
+    /// The autoscaler the platform runs, for XRs that set spec.autoscaling: keda (a ScaledObject with a Prometheus trigger; needs prometheusAddress) or hpa (an autoscaling/v2 HorizontalPodAutoscaler on a Pods metric served by a custom metrics adapter). Unset: XRs that ask for autoscaling are refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) autoscaler: Option<Autoscaler>,
+    /// The Prometheus that KEDA queries for vLLM's metrics, for example http://prometheus-operated.monitoring.svc:9090.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 2048))]
+    pub(crate) prometheus_address: Option<String>,
+    /// Compose a PodMonitor (Prometheus Operator, monitoring.coreos.com/v1) for each model server's /metrics (false by default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) pod_monitor: Option<bool>,
+}
+
+/// The autoscalers a model server can be scaled by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum Autoscaler {
+    /// KEDA's ScaledObject with a Prometheus trigger.
+    Keda,
+    /// An autoscaling/v2 HorizontalPodAutoscaler on a Pods metric.
+    Hpa,
+}
+
+impl Autoscaler {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Autoscaler::Keda => "keda",
+            Autoscaler::Hpa => "hpa",
+        }
+    }
 }
 
 /// The vLLM image per GPU vendor for runtimes that run `vllm serve`
@@ -195,6 +224,11 @@ pub(crate) struct Settings {
     pub(crate) nvidia_image: Cow<'static, Image>,
     /// The same on AMD GPUs.
     pub(crate) amd_image: Cow<'static, Image>,
+    /// The platform's autoscaler, if it has one.
+    pub(crate) autoscaler: Option<Autoscaler>,
+    /// The Prometheus KEDA queries.
+    pub(crate) prometheus_address: Option<String>,
+    pub(crate) pod_monitor: bool,
 }
 
 /// vLLM's own CUDA image (`vllm` and `ray` on the PATH), pinned to the
@@ -316,6 +350,9 @@ impl Default for Settings {
             amd_image: Cow::Borrowed(&BUILT_IN.amd_image),
             objective: crate::sizing::Objective::Balanced,
             vllm_version: None,
+            autoscaler: None,
+            prometheus_address: None,
+            pod_monitor: false,
         }
     }
 }
@@ -430,6 +467,24 @@ impl Input {
                 ));
             }
             s.vllm_version = Some(v.clone());
+        }
+        s.autoscaler = d.autoscaler;
+        s.pod_monitor = d.pod_monitor.unwrap_or(false);
+        if let Some(a) = &d.prometheus_address {
+            let url = a.trim();
+            if !(url.starts_with("http://") || url.starts_with("https://"))
+                || url.contains(char::is_whitespace)
+            {
+                return Err(format!(
+                    "input.defaults.prometheusAddress is {a:?}; use the URL KEDA reaches Prometheus at, such as http://prometheus-operated.monitoring.svc:9090"
+                ));
+            }
+            s.prometheus_address = Some(url.to_string());
+        }
+        if d.autoscaler == Some(Autoscaler::Keda) && s.prometheus_address.is_none() {
+            return Err(
+                "input.defaults.autoscaler is keda, which needs input.defaults.prometheusAddress: the Prometheus KEDA queries for vLLM's metrics, such as http://prometheus-operated.monitoring.svc:9090".into(),
+            );
         }
         Ok(s)
     }

@@ -22,6 +22,8 @@ fn examples() -> Vec<RenderArgs> {
         "examples/configuration/llm-inference",
         "examples/configuration/agents",
         "examples/compat/dot-inference",
+        "examples/platform/autoscaling-keda",
+        "examples/platform/autoscaling-hpa",
     ] {
         let Ok(entries) = std::fs::read_dir(root().join(dir)) else {
             continue;
@@ -42,16 +44,40 @@ fn examples() -> Vec<RenderArgs> {
             }
             let required = xr.with_file_name("model.yaml");
             let uses_model = text.contains("modelRef");
+            let input = composition_input(&xr);
             out.push(RenderArgs {
                 xr,
                 observed: None,
                 required: (uses_model && required.exists()).then_some(required),
-                input: None,
+                input,
                 context: None,
             });
         }
     }
     out
+}
+
+/// The step input of the Composition beside a platform example, written
+/// to a file for render (the configuration's examples use the defaults).
+fn composition_input(xr: &Path) -> Option<PathBuf> {
+    if !xr.starts_with(root().join("examples/platform")) {
+        return None;
+    }
+    let text = std::fs::read_to_string(xr.with_file_name("composition.yaml")).ok()?;
+    let composition: Value = serde_yaml::from_str(&text).unwrap();
+    let input = &composition["spec"]["pipeline"][0]["input"];
+    let dir = std::env::temp_dir().join(format!("fi-example-input-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let name = xr
+        .parent()
+        .unwrap()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .to_string();
+    let path = dir.join(format!("{name}.yaml"));
+    std::fs::write(&path, serde_yaml::to_string(input).unwrap()).unwrap();
+    Some(path)
 }
 
 fn golden_path(xr: &Path) -> PathBuf {

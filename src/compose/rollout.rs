@@ -75,6 +75,12 @@ pub(crate) fn rollout(observed: Option<&Map<String, Value>>) -> Rollout {
                 Rollout::Progressing(Replicas::default())
             }
         }
+        // KEDA reports whether it can scale the target; before it says, the
+        // object exists and that is all there is.
+        "ScaledObject" => match condition(o, "Ready") {
+            Some(c) if c.status == "False" => Rollout::Progressing(Replicas::default()),
+            _ => Rollout::Complete,
+        },
         // ConfigMaps, Services, Ingresses, PDBs, claims: existing is all there is.
         _ => Rollout::Complete,
     }

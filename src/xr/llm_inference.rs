@@ -9,6 +9,7 @@ use std::borrow::Cow;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::model_server_autoscaling::{AutoscalingStatus, ModelServerAutoscaling};
 use super::plan_status::PlanStatus;
 use super::shared_fields::{Endpoint, Image, NameRef, RuntimeChoice, SecretKeyRef, Tls};
 use super::sizing_vocabulary::{KvCacheDtype, Objective, WeightPrecision};
@@ -103,6 +104,9 @@ pub(crate) struct LlmInferenceSpec {
     )]
     #[schemars(range(min = 0, max = REPLICAS_MAX))]
     pub(crate) replicas: Option<i64>,
+    /// Scale the replicas with load instead of fixing them (replaces replicas): the platform's autoscaler adds a replica above a per-replica number of in-flight requests that the sizing plan derives.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) autoscaling: Option<ModelServerAutoscaling>,
     /// Secret holding a Hugging Face token, for gated models (key defaults to token).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) hf_token_secret_ref: Option<SecretKeyRef>,
@@ -159,6 +163,9 @@ pub(crate) struct LlmInferenceStatus {
     /// The sizing plan.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) plan: Option<PlanStatus>,
+    /// How the model server scales, when spec.autoscaling asks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) autoscaling: Option<AutoscalingStatus>,
     /// "True" when the runtime serves, as dot-inference reported it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) ready: Option<Cow<'static, str>>,
@@ -192,6 +199,15 @@ impl LlmInferenceSpec {
             " tokens; omit it to derive the longest context that fits",
         )?;
         check_range("spec.replicas", self.replicas, 0, REPLICAS_MAX, "")?;
+        if let Some(a) = &self.autoscaling {
+            if let Some(r) = self.replicas {
+                return Err(format!(
+                    "spec.replicas ({r}) and spec.autoscaling are both set: with autoscaling the autoscaler sets the \
+                     replicas between spec.autoscaling.minReplicas and maxReplicas; drop one of them"
+                ));
+            }
+            a.range("spec.autoscaling")?;
+        }
         check_strings(self)
     }
 }

@@ -5,6 +5,7 @@
 pub(crate) mod agent_pool;
 pub(crate) mod llm_inference;
 pub(crate) mod model;
+pub(crate) mod model_server_autoscaling;
 pub(crate) mod plan_status;
 pub(crate) mod shared_fields;
 pub(crate) mod sizing_vocabulary;

@@ -288,6 +288,7 @@ impl Pool<'_> {
             image: None,
             labels: Some(&model_labels),
             placement: &placement,
+            autoscaled: None,
         };
         model_server::serve(req, &serve, plan, &mut self.out, &mut self.notes)
     }

@@ -9,8 +9,11 @@ use serde_json::{Map, Value};
 
 use crate::compose::composition::{ComposeRequest, Composition, Refusal};
 use crate::compose::resources::ingress::{IngressParams, external_url, ingress};
+use crate::compose::resources::labels::labels;
 use crate::compose::resources::placement::Placement;
+use crate::compose::resources::pod_monitor::pod_monitor;
 use crate::compose::resources::vllm_runtime::{SERVICE_PORT, internal_url};
+use crate::compose::steps::autoscaling;
 use crate::compose::steps::conditions;
 use crate::compose::steps::model_config;
 use crate::compose::steps::model_facts::ModelFacts;
@@ -23,6 +26,7 @@ use crate::input::Settings;
 use crate::names;
 use crate::sizing::{self, MigChoice, Plan, SizingRequest};
 use crate::xr::llm_inference::{LlmInferenceSpec, LlmInferenceStatus};
+use crate::xr::model_server_autoscaling::AutoscalingStatus;
 use crate::xr::plan_status::PlanStatus;
 use crate::xr::shared_fields::Endpoint;
 
@@ -36,6 +40,9 @@ pub(crate) const DEPLOYMENT: &str = "deployment";
 pub(crate) const SERVICE: &str = "service";
 pub(crate) const WEIGHTS_CACHE: &str = "weights_cache";
 pub(crate) const LEADER_WORKER_SET: &str = "leader_worker_set";
+/// The model server's autoscaler (a ScaledObject or an HPA) and PodMonitor.
+pub(crate) const AUTOSCALER: &str = "autoscaler";
+pub(crate) const POD_MONITOR: &str = "pod_monitor";
 const KEYS: ServerKeys = ServerKeys {
     vllm_runtime: RUNTIME,
     deployment: DEPLOYMENT,
@@ -72,6 +79,8 @@ const RESOURCES: &[&str] = &[
     WEIGHTS_CACHE,
     LEADER_WORKER_SET,
     INGRESS,
+    AUTOSCALER,
+    POD_MONITOR,
 ];
 
 fn compose_spec(req: &ComposeRequest, spec: &LlmInferenceSpec) -> Result<Composition, Refusal> {
@@ -81,12 +90,18 @@ fn compose_spec(req: &ComposeRequest, spec: &LlmInferenceSpec) -> Result<Composi
     };
     spec.validate()
         .map_err(|e| Refusal::new("InvalidSpec", e))?;
+    let autoscaling = autoscaling::check(req, spec.autoscaling.as_ref(), "spec.autoscaling")?;
     let facts = referenced.as_ref().map(|m| &m.facts);
     let mut plan = size(req, spec, &model, facts)?;
-    let replicas = spec
-        .replicas
-        .or_else(|| facts.and_then(|f| f.data_parallel).map(i64::from))
-        .unwrap_or(1);
+    // With an autoscaler, the most replicas that may run decide the runtime
+    // and whether a weights volume is shared.
+    let replicas = match &autoscaling {
+        Some(a) => i64::from(a.max_replicas),
+        None => spec
+            .replicas
+            .or_else(|| facts.and_then(|f| f.data_parallel).map(i64::from))
+            .unwrap_or(1),
+    };
     let mut notes = Vec::new();
     let placement = placement(req, spec, &mut notes);
     let (runtime_name, renamed) = names::runtime_name(&req.xr.name, "");
@@ -101,11 +116,33 @@ fn compose_spec(req: &ComposeRequest, spec: &LlmInferenceSpec) -> Result<Composi
             runtime_name: &runtime_name,
             placement: &placement,
             replicas,
+            autoscaled: autoscaling
+                .as_ref()
+                .map(|a| (a.min_replicas, a.max_replicas)),
         },
         &mut plan,
         &mut out,
         &mut notes,
     )?;
+    let labels = labels("LLMInference", &req.xr.name, "model-server");
+    let scaling = autoscaling.as_ref().map(|a| {
+        let at = autoscaling::Scaled {
+            key: AUTOSCALER,
+            name: &runtime_name,
+            labels: labels.clone(),
+            placement: &placement,
+        };
+        autoscaling::compose(req, a, &plan, &served, &at, &mut out, &mut notes)
+    });
+    if req.settings.pod_monitor {
+        let monitor = pod_monitor(
+            &runtime_name,
+            placement.namespace(),
+            labels,
+            &served.pod_labels,
+        );
+        out.add(POD_MONITOR, placement.place(monitor), &req.observed);
+    }
     let endpoint = expose(req, spec, &runtime_name, &placement, &mut out);
     if plan.architecture_guessed {
         let how = if facts.is_some() {
@@ -119,7 +156,15 @@ fn compose_spec(req: &ComposeRequest, spec: &LlmInferenceSpec) -> Result<Composi
     if let Some(m) = &referenced {
         out.conditions.push(served_model::resolved_condition(m));
     }
-    report(req, &mut out, &model, plan, notes, served, endpoint);
+    report(
+        req,
+        &mut out,
+        &model,
+        plan,
+        notes,
+        (served, scaling),
+        endpoint,
+    );
     Ok(out)
 }
 
@@ -246,6 +291,7 @@ struct Target<'a> {
     runtime_name: &'a str,
     placement: &'a Placement,
     replicas: i64,
+    autoscaled: Option<(i32, i32)>,
 }
 
 /// The model server, for the spec and the Model's facts.
@@ -275,9 +321,11 @@ fn serve(
                 .and_then(|f| f.hf_token.as_ref())
                 .map(|(n, k)| (n.as_str(), k.as_str()))
         });
-    // More than one replica comes from spec.replicas or the Model's shards.
+    // More than one replica comes from spec.replicas, the autoscaler or the Model's shards.
     let (replicas_field, replicas_from) = if spec.replicas.is_some() {
         ("spec.replicas", "spec.replicas")
+    } else if target.autoscaled.is_some() {
+        ("spec.autoscaling", "spec.autoscaling.maxReplicas")
     } else {
         ("spec.modelRef", "the Model's data-parallel shards")
     };
@@ -301,6 +349,7 @@ fn serve(
         image: spec.image.as_ref(),
         labels: None,
         placement: target.placement,
+        autoscaled: target.autoscaled,
     };
     model_server::serve(req, &serve, plan, out, notes)
 }
@@ -344,7 +393,7 @@ fn report(
     model: &str,
     mut plan: Plan,
     notes: Vec<String>,
-    served: Served,
+    (served, autoscaling): (Served, Option<AutoscalingStatus>),
     endpoint: Endpoint,
 ) {
     let internal = endpoint.internal.clone().unwrap_or_default();
@@ -394,6 +443,7 @@ fn report(
             .into(),
         ),
         serving_layout,
+        autoscaling,
     };
     out.status = Some(crate::compose::composition::to_object(status));
 }

@@ -1,5 +1,6 @@
 //! Steps the composers of several kinds share: resolving a Model, sizing, the weights cache, the model server and its conditions.
 
+pub(crate) mod autoscaling;
 pub(crate) mod conditions;
 pub(crate) mod model_config;
 pub(crate) mod model_facts;

@@ -14,6 +14,7 @@ use serde_json::{Map, Value};
 use crate::compose::composition::{ComposeRequest, Composition, Manifest, Refusal};
 use crate::compose::resources::labels::labels;
 use crate::compose::resources::leader_worker_set::{LwsParams, leader_labels, leader_worker_set};
+use crate::compose::resources::model_server_autoscaler::Workload;
 use crate::compose::resources::placement::Placement;
 use crate::compose::resources::vllm_deployment::{
     DeploymentParams, needs_recreate, vllm_deployment,
@@ -28,6 +29,7 @@ use crate::compose::steps::runtime::{self, Runtime, ServerChoice};
 use crate::compose::steps::serving::{self, ServingState};
 use crate::input::Image;
 use crate::manifests::leader_worker_set::{LeaderWorkerSet, NAME_LABEL};
+use crate::manifests::vllm_runtime::VLLMRuntime;
 use crate::names;
 use crate::request::Observed;
 use crate::sizing::Plan;
@@ -57,12 +59,19 @@ pub(crate) struct Serve<'a> {
     /// Labels that never change for the XR, for the operator's selector.
     pub(crate) labels: Option<&'a BTreeMap<String, String>>,
     pub(crate) placement: &'a Placement,
+    /// (min, max) replicas when an autoscaler sets them: the composed count
+    /// is then the observed one, so that Crossplane does not undo it.
+    pub(crate) autoscaled: Option<(i32, i32)>,
 }
 
 /// What [`serve`] built: the runtime chosen and how the server stands.
 pub(crate) struct Served {
     pub(crate) runtime: Runtime,
     pub(crate) state: ServingState,
+    /// The workload that holds the replicas, for an autoscaler.
+    pub(crate) workload: Workload,
+    /// The labels of the server's pods.
+    pub(crate) pod_labels: BTreeMap<String, String>,
 }
 
 /// The model server: the runtime that can serve the plan, its weights
@@ -86,6 +95,14 @@ pub(crate) fn serve(
     serve_args.extend(s.extra_args.iter().cloned());
     let mut pod_args = s.facts.map(|f| f.load_args.clone()).unwrap_or_default();
     pod_args.extend(s.extra_args.iter().cloned());
+    let workload = workload(runtime, s.name);
+    let replicas = match s.autoscaled {
+        // The first replica proves the server starts; scaled to zero it stays there.
+        Some((min, max)) => {
+            observed_replicas(req, runtime, s.keys).map_or(min.max(1), |r| r.clamp(min, max))
+        }
+        None => s.choice.replicas,
+    };
     let server = model_server(&ServerSpec {
         runtime,
         keys: s.keys,
@@ -95,7 +112,7 @@ pub(crate) fn serve(
             model_url: s.model_url,
             plan,
             image: &req.settings.image,
-            replicas: s.choice.replicas,
+            replicas,
             hf_token: s.hf_token,
             extra_args: &serve_args,
             settings: req.settings,
@@ -110,15 +127,67 @@ pub(crate) fn serve(
     });
     plan.reasons.extend(server.reasons);
     notes.extend(server.warnings);
-    let mut workload = Rollout::Absent;
+    let mut rollout = Rollout::Absent;
     for (i, (key, manifest)) in server.resources.into_iter().enumerate() {
-        let rollout = out.add(key, s.placement.place(manifest), &req.observed);
+        let added = out.add(key, s.placement.place(manifest), &req.observed);
         if i == 0 {
-            workload = rollout;
+            rollout = added;
         }
     }
-    let state = serving::observe(req, s.placement, &server.pod_labels, workload, out);
-    Ok(Served { runtime, state })
+    let state = serving::observe(req, s.placement, &server.pod_labels, rollout, out);
+    Ok(Served {
+        runtime,
+        state,
+        workload,
+        pod_labels: server.pod_labels,
+    })
+}
+
+/// The object that holds a runtime's replicas (its scale subresource), and
+/// the names of its pods that serve.
+fn workload(runtime: Runtime, name: &str) -> Workload {
+    // Pods of a Deployment (the operator's too): <name>-<hash>-<hash>; a
+    // LeaderWorkerSet's leaders: <name>-<group>.
+    let replica_set_pods = format!("{name}-[a-z0-9]+-[a-z0-9]+");
+    match runtime {
+        Runtime::Operator => Workload {
+            api_version: VLLMRuntime::API_VERSION,
+            kind: VLLMRuntime::KIND,
+            name: name.to_string(),
+            serving_pods: replica_set_pods,
+        },
+        Runtime::Deployment => Workload {
+            api_version: "apps/v1",
+            kind: "Deployment",
+            name: name.to_string(),
+            serving_pods: replica_set_pods,
+        },
+        Runtime::LeaderWorkerSet => {
+            let name = names::short_label(name, LWS_NAME_MAX);
+            Workload {
+                api_version: LeaderWorkerSet::API_VERSION,
+                kind: LeaderWorkerSet::KIND,
+                serving_pods: format!("{name}-[0-9]+"),
+                name,
+            }
+        }
+    }
+}
+
+/// The replicas the runtime's workload has now, as observed (an
+/// autoscaler may have changed them).
+fn observed_replicas(req: &ComposeRequest, runtime: Runtime, keys: ServerKeys) -> Option<i32> {
+    let (key, path): (&str, &[&str]) = match runtime {
+        Runtime::Operator => (keys.vllm_runtime, &["spec", "deploymentConfig", "replicas"]),
+        Runtime::Deployment => (keys.deployment, &["spec", "replicas"]),
+        Runtime::LeaderWorkerSet => (keys.leader_worker_set, &["spec", "replicas"]),
+    };
+    let manifest = req.observed.manifest(key)?;
+    let mut at = manifest.get(path[0])?;
+    for step in &path[1..] {
+        at = at.get(step)?;
+    }
+    at.as_i64().and_then(|r| i32::try_from(r).ok())
 }
 
 /// The composition-resource names of a model server, per kind.

@@ -1,0 +1,134 @@
+//! A model server that scales with load: the XR's `autoscaling` checked
+//! against the platform's autoscaler, the target the plan derives, and the
+//! ScaledObject or HPA that applies it to the runtime's workload.
+
+use std::collections::BTreeMap;
+
+use crate::compose::composition::{ComposeRequest, Composition, Refusal};
+use crate::compose::resources::model_server_autoscaler::{
+    ModelServerAutoscalerParams, model_server_autoscaler, scale_down_window,
+};
+use crate::compose::resources::placement::Placement;
+use crate::compose::resources::vllm_pod::startup_budget_seconds;
+use crate::compose::steps::model_server::Served;
+use crate::input::Autoscaler;
+use crate::sizing::Plan;
+use crate::xr::model_server_autoscaling::{AutoscalingStatus, ModelServerAutoscaling};
+
+/// Autoscaling as asked and allowed by the platform.
+pub(crate) struct Asked<'a> {
+    pub(crate) spec: &'a ModelServerAutoscaling,
+    pub(crate) autoscaler: Autoscaler,
+    pub(crate) min_replicas: i32,
+    pub(crate) max_replicas: i32,
+}
+
+/// The XR's `autoscaling` at `field`, refused when the platform has no
+/// autoscaler or the one it has cannot do what is asked.
+pub(crate) fn check<'a>(
+    req: &ComposeRequest,
+    spec: Option<&'a ModelServerAutoscaling>,
+    field: &str,
+) -> Result<Option<Asked<'a>>, Refusal> {
+    let Some(spec) = spec else { return Ok(None) };
+    let invalid = |m: String| Refusal::new("InvalidSpec", m);
+    let (min_replicas, max_replicas) = spec.range(field).map_err(invalid)?;
+    let autoscaler = req.settings.autoscaler.ok_or_else(|| {
+        Refusal::new(
+            "AutoscalerUnavailable",
+            format!(
+                "{field} is set, but the platform names no autoscaler (input.defaults.autoscaler: keda or hpa); \
+                 ask the platform team for one, or set a fixed spec.replicas"
+            ),
+        )
+    })?;
+    if min_replicas == 0 && autoscaler == Autoscaler::Hpa {
+        return Err(invalid(format!(
+            "{field}.minReplicas 0 needs KEDA: the platform's autoscaler is an HPA, which keeps at least one replica; \
+             use minReplicas 1 or more"
+        )));
+    }
+    Ok(Some(Asked {
+        spec,
+        autoscaler,
+        min_replicas,
+        max_replicas,
+    }))
+}
+
+/// What the step composes under.
+pub(crate) struct Scaled<'a> {
+    pub(crate) key: &'static str,
+    pub(crate) name: &'a str,
+    pub(crate) labels: BTreeMap<String, String>,
+    pub(crate) placement: &'a Placement,
+}
+
+/// The autoscaler of `served`, and the status that explains it; warnings
+/// (scale to zero and its cold start) go to `notes`.
+pub(crate) fn compose(
+    req: &ComposeRequest,
+    asked: &Asked,
+    plan: &Plan,
+    served: &Served,
+    at: &Scaled,
+    out: &mut Composition,
+    notes: &mut Vec<String>,
+) -> AutoscalingStatus {
+    let tokens = |v: Option<i64>| v.map(|t| t.max(1) as u64);
+    let shape = plan.request_shape(
+        tokens(asked.spec.prompt_tokens),
+        tokens(asked.spec.output_tokens),
+    );
+    let target = plan.scaling_target(shape, tokens(asked.spec.target_requests_per_replica));
+    let startup = startup_budget_seconds(plan);
+    let window = scale_down_window(startup);
+    let manifest = model_server_autoscaler(&ModelServerAutoscalerParams {
+        autoscaler: asked.autoscaler,
+        name: at.name,
+        namespace: at.placement.namespace(),
+        labels: at.labels.clone(),
+        workload: &served.workload,
+        min_replicas: asked.min_replicas,
+        max_replicas: asked.max_replicas,
+        target_requests_per_replica: target.requests_per_replica,
+        scale_down_window_seconds: window,
+        prometheus_address: req.settings.prometheus_address.as_deref(),
+    });
+    out.add(at.key, at.placement.place(manifest), &req.observed);
+    if asked.min_replicas == 0 {
+        notes.push(format!(
+            "spec.autoscaling.minReplicas is 0: KEDA scales the model server to zero when idle, and a replica takes up \
+             to {startup} s to serve again (its load-time estimate); with no replica vLLM exports no metrics, so a \
+             request alone does not bring one back: scale it up from outside (a gateway's request metric or kubectl \
+             scale)"
+        ));
+    }
+    let (metric, via) = match asked.autoscaler {
+        Autoscaler::Keda => (
+            "vllm:num_requests_running + vllm:num_requests_waiting",
+            "KEDA's Prometheus trigger",
+        ),
+        Autoscaler::Hpa => (
+            crate::compose::resources::model_server_autoscaler::HPA_METRIC,
+            "the custom metrics API",
+        ),
+    };
+    AutoscalingStatus {
+        autoscaler: asked.autoscaler.as_str().to_string(),
+        min_replicas: asked.min_replicas,
+        max_replicas: asked.max_replicas,
+        target_requests_per_replica: target.requests_per_replica,
+        kv_cache_requests: target.kv_requests,
+        scale_down_window_seconds: window,
+        reason: format!(
+            "{} {} scales between {} and {} replicas on {metric} through {via}: it {}; it scales in by one replica \
+             per {window} s at most, since a replica takes up to {startup} s to load.",
+            served.workload.kind,
+            served.workload.name,
+            asked.min_replicas,
+            asked.max_replicas,
+            target.reason
+        ),
+    }
+}

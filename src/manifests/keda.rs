@@ -1,0 +1,99 @@
+//! KEDA's `ScaledObject` (`keda.sh/v1alpha1`): scales a workload through
+//! its scale subresource on external metrics, down to zero replicas if
+//! allowed, by managing an HPA of its own.
+//!
+//! Written from the CRD in `tests/data/crds/keda.sh_scaledobjects.yaml`
+//! (kedacore/keda v2.19.0); only the fields a composer sets are typed.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscalerBehavior;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use serde::{Deserialize, Serialize};
+
+/// A workload KEDA scales.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct ScaledObject {
+    pub api_version: String,
+    pub kind: String,
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    pub spec: ScaledObjectSpec,
+}
+
+impl ScaledObject {
+    pub const API_VERSION: &str = "keda.sh/v1alpha1";
+    pub const KIND: &str = "ScaledObject";
+}
+
+/// Not derived: the default carries the right apiVersion and kind.
+impl Default for ScaledObject {
+    fn default() -> Self {
+        Self {
+            api_version: Self::API_VERSION.to_owned(),
+            kind: Self::KIND.to_owned(),
+            metadata: ObjectMeta::default(),
+            spec: ScaledObjectSpec::default(),
+        }
+    }
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct ScaledObjectSpec {
+    pub scale_target_ref: ScaleTarget,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_replica_count: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_replica_count: Option<i32>,
+    /// Seconds after the last active trigger before scaling to zero.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cooldown_period: Option<i32>,
+    /// Seconds between metric checks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub polling_interval: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub advanced: Option<Advanced>,
+    pub triggers: Vec<Trigger>,
+}
+
+/// The workload, by its scale subresource.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct ScaleTarget {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_version: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    pub name: String,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Advanced {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub horizontal_pod_autoscaler_config: Option<HpaConfig>,
+}
+
+/// What KEDA puts into the HPA it manages.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct HpaConfig {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub behavior: Option<HorizontalPodAutoscalerBehavior>,
+}
+
+/// One scaler: its type and its string metadata.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Trigger {
+    #[serde(rename = "type")]
+    pub type_: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// `AverageValue` (the default), `Value` or `Utilization`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metric_type: Option<String>,
+    pub metadata: BTreeMap<String, String>,
+}
