@@ -1,0 +1,210 @@
+//! A model server that scales with load: the autoscaler the platform names
+//! (KEDA or an HPA) on the runtime's workload, the target the plan derives,
+//! replicas left to the autoscaler once they exist, and the refusals when
+//! the platform cannot do what the XR asks.
+
+mod support;
+
+use function_inference::protocol::fnv1;
+use serde_json::{Value, json};
+use support::fixtures::*;
+use support::manifests::validate_composed;
+use support::*;
+
+const LLAMA_8B: &str = "meta-llama/Llama-3.1-8B-Instruct";
+
+fn platform(autoscaler: &str, runtime: &str) -> Value {
+    json!({"defaults": {
+        "gpuType": "H100-80GB",
+        "runtime": runtime,
+        "autoscaler": autoscaler,
+        "prometheusAddress": "http://prometheus.monitoring:9090",
+        "podMonitor": true,
+    }})
+}
+
+fn scaled(autoscaling: Value) -> Value {
+    LlmInference::new("chat")
+        .model(LLAMA_8B)
+        .field("autoscaling", autoscaling)
+        .build()
+}
+
+fn composed(rsp: &fnv1::RunFunctionResponse, key: &str) -> Value {
+    let r = &rsp.desired.as_ref().unwrap().resources[key];
+    from_struct(r.resource.as_ref().unwrap())
+}
+
+fn from_struct(s: &prost_types::Struct) -> Value {
+    Value::Object(function_inference::protocol::resource::struct_to_json(s))
+}
+
+#[test]
+fn keda_scales_a_deployment_at_the_target_the_plan_derives() {
+    let mut req = request(
+        "k1",
+        scaled(
+            json!({"minReplicas": 1, "maxReplicas": 8, "promptTokens": 6144, "outputTokens": 2048}),
+        ),
+    );
+    req.input = Some(input(platform("keda", "deployment")));
+    let rsp = call(&req);
+    assert_not_fatal(&rsp.results, "keda");
+    let so = composed(&rsp, "autoscaler");
+    assert_eq!(validate_composed(&so), Vec::<String>::new());
+    let status = desired_status(&rsp);
+    let target = status["autoscaling"]["targetRequestsPerReplica"]
+        .as_u64()
+        .unwrap();
+    let kv = status["autoscaling"]["kvCacheRequests"].as_u64().unwrap();
+    // 80 % of what the KV cache holds at 8,192 tokens.
+    assert_eq!(target, (kv as f64 * 0.8) as u64, "{status:#}");
+    assert!(kv > 10, "{status:#}");
+    assert_eq!(
+        so["spec"],
+        json!({
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "chat"},
+            "minReplicaCount": 1, "maxReplicaCount": 8, "pollingInterval": 15,
+            "advanced": {"horizontalPodAutoscalerConfig": {"behavior": {"scaleDown": {
+                "stabilizationWindowSeconds": 600,
+                "policies": [{"type": "Pods", "value": 1, "periodSeconds": 600}]}}}},
+            "triggers": [{"type": "prometheus", "name": "vllm-requests-in-flight", "metricType": "AverageValue",
+                "metadata": {
+                    "serverAddress": "http://prometheus.monitoring:9090",
+                    "query": "sum(vllm:num_requests_running{namespace=\"team-a\",pod=~\"chat-[a-z0-9]+-[a-z0-9]+\"}) + sum(vllm:num_requests_waiting{namespace=\"team-a\",pod=~\"chat-[a-z0-9]+-[a-z0-9]+\"})",
+                    "threshold": target.to_string()}}],
+        })
+    );
+    assert!(
+        status["autoscaling"]["reason"].as_str().unwrap().starts_with(&format!(
+            "Deployment chat scales between 1 and 8 replicas on vllm:num_requests_running + vllm:num_requests_waiting through KEDA's Prometheus trigger: it scales out above {target} requests per replica (80 % of what one serves at once): the KV cache holds {kv} requests of 8,192 tokens (prompt and output)"
+        )),
+        "{status:#}"
+    );
+    // The first replica proves the server starts.
+    assert_eq!(composed(&rsp, "deployment")["spec"]["replicas"], 1);
+    let monitor = composed(&rsp, "pod_monitor");
+    assert_eq!(validate_composed(&monitor), Vec::<String>::new());
+    assert_eq!(
+        monitor["spec"]["podMetricsEndpoints"],
+        json!([{"port": "http", "path": "/metrics", "interval": "15s"}])
+    );
+}
+
+#[test]
+fn the_replicas_an_autoscaler_set_are_kept() {
+    let xr = scaled(json!({"minReplicas": 1, "maxReplicas": 8}));
+    let first = {
+        let mut req = request("k2", xr.clone());
+        req.input = Some(input(platform("hpa", "deployment")));
+        call(&req)
+    };
+    let mut deployment = composed(&first, "deployment");
+    deployment["spec"]["replicas"] = json!(5);
+    let mut req = request("k3", xr.clone());
+    req.input = Some(input(platform("hpa", "deployment")));
+    req.observed.as_mut().unwrap().resources.insert(
+        "deployment".into(),
+        resource(applied(deployment.clone(), 1, json!({}))),
+    );
+    let rsp = call(&req);
+    assert_eq!(composed(&rsp, "deployment")["spec"]["replicas"], 5);
+    // Out of the range the XR now states, the replicas are brought into it.
+    deployment["spec"]["replicas"] = json!(12);
+    req.observed.as_mut().unwrap().resources.insert(
+        "deployment".into(),
+        resource(applied(deployment, 1, json!({}))),
+    );
+    assert_eq!(composed(&call(&req), "deployment")["spec"]["replicas"], 8);
+}
+
+#[test]
+fn an_hpa_scales_a_leader_worker_set_and_a_vllm_runtime_by_their_scale_subresources() {
+    for (runtime, api_version, kind, replicas_path) in [
+        (
+            "leader-worker-set",
+            "leaderworkerset.x-k8s.io/v1",
+            "LeaderWorkerSet",
+            vec!["spec", "replicas"],
+        ),
+        (
+            "vllm-runtime",
+            "production-stack.vllm.ai/v1alpha1",
+            "VLLMRuntime",
+            vec!["spec", "deploymentConfig", "replicas"],
+        ),
+    ] {
+        let mut req = request("h1", scaled(json!({"minReplicas": 2, "maxReplicas": 4})));
+        req.input = Some(input(platform("hpa", runtime)));
+        let rsp = call(&req);
+        assert_not_fatal(&rsp.results, runtime);
+        let hpa = composed(&rsp, "autoscaler");
+        assert_eq!(validate_composed(&hpa), Vec::<String>::new());
+        assert_eq!(hpa["kind"], "HorizontalPodAutoscaler");
+        assert_eq!(
+            hpa["spec"]["scaleTargetRef"],
+            json!({"apiVersion": api_version, "kind": kind, "name": "chat"})
+        );
+        assert_eq!(hpa["spec"]["minReplicas"], 2);
+        assert_eq!(
+            hpa["spec"]["metrics"][0]["pods"]["metric"]["name"],
+            "vllm_requests_in_flight"
+        );
+        let key = if runtime == "vllm-runtime" {
+            "vllm_runtime"
+        } else {
+            "leader_worker_set"
+        };
+        let mut at = composed(&rsp, key);
+        for step in &replicas_path {
+            at = at[step].clone();
+        }
+        assert_eq!(at, 2, "{runtime}");
+    }
+}
+
+#[test]
+fn scale_to_zero_needs_keda_and_says_what_it_costs() {
+    let mut req = request("z1", scaled(json!({"minReplicas": 0, "maxReplicas": 2})));
+    req.input = Some(input(platform("keda", "deployment")));
+    let rsp = call(&req);
+    assert_not_fatal(&rsp.results, "keda to zero");
+    let so = composed(&rsp, "autoscaler");
+    assert_eq!(so["spec"]["minReplicaCount"], 0);
+    assert_eq!(so["spec"]["cooldownPeriod"], 600);
+    let warnings = desired_status(&rsp)["plan"]["warnings"].clone();
+    assert!(
+        warnings.as_array().unwrap().iter().any(|w| w.as_str().unwrap().starts_with(
+            "spec.autoscaling.minReplicas is 0: KEDA scales the model server to zero when idle, and a replica takes up to 600 s to serve again"
+        )),
+        "{warnings:#}"
+    );
+
+    let mut req = request("z2", scaled(json!({"minReplicas": 0, "maxReplicas": 2})));
+    req.input = Some(input(platform("hpa", "deployment")));
+    assert_eq!(
+        call(&req).results,
+        vec![fatal(
+            "InvalidSpec",
+            "spec.autoscaling.minReplicas 0 needs KEDA: the platform's autoscaler is an HPA, which keeps at least one replica; use minReplicas 1 or more"
+        )]
+    );
+}
+
+#[test]
+fn a_platform_without_the_prometheus_operator_gets_no_pod_monitor() {
+    let mut platform = platform("hpa", "deployment");
+    platform["defaults"]["podMonitor"] = json!(false);
+    let mut req = request("m1", scaled(json!({"maxReplicas": 2})));
+    req.input = Some(input(platform));
+    let rsp = call(&req);
+    let keys: Vec<_> = rsp
+        .desired
+        .as_ref()
+        .unwrap()
+        .resources
+        .keys()
+        .cloned()
+        .collect();
+    assert_eq!(keys, ["autoscaler", "deployment", "service"]);
+}
