@@ -158,6 +158,7 @@ const OPTIONAL_STATUS_KEYS: &[&str] = &["migProfile", "quantizationMethod", "shm
 /// What `size -o json` adds for a person sizing by hand.
 const ADDED_KEYS: &[&str] = &[
     "model",
+    "scaling",
     "catalogModel",
     "nodes",
     "engineArgs",
@@ -529,4 +530,30 @@ fn one_plan_shows_its_memory_as_a_bar() {
     assert!(got.contains(
         "Per GPU        [WWWWWWWWWWWWWWWWWKKKKKKKKKKKKKKKKoooo...] W weights 32.9 | K KV cache 31.4 | o overhead 6.9 | . free 7.9 of 79.2 GiB\n"
     ));
+}
+
+/// `size` states the autoscaling target for the request size it is given
+/// (the full context when none), in the text and in the JSON.
+#[test]
+fn size_states_the_autoscaling_target() {
+    let flags = [
+        "--model",
+        "meta-llama/Llama-3.1-70B-Instruct",
+        "--gpu-type",
+        "H100-80GB",
+        "--prompt-tokens",
+        "6144",
+        "--output-tokens",
+        "2048",
+    ];
+    let text = render(&args(&flags)).unwrap();
+    assert!(text.contains(
+        "\nAutoscaling    scales out above 40 requests per replica (80 % of what one serves at once): the KV cache holds 50 requests of 8,192 tokens (prompt and output)\n"
+    ), "{text}");
+    let v = json_of(&[&flags[..], &["-o", "json"]].concat());
+    assert_eq!(
+        v["scaling"],
+        json!({"requestTokens": 8192, "kvCacheRequests": 50, "maxNumSeqs": 1024, "targetRequestsPerReplica": 40,
+               "reason": "scales out above 40 requests per replica (80 % of what one serves at once): the KV cache holds 50 requests of 8,192 tokens (prompt and output)"})
+    );
 }

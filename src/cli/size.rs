@@ -12,8 +12,8 @@ use clap::{Args, ValueEnum};
 use serde::Serialize;
 
 use crate::sizing::{
-    self, GpuPrices, KvCacheDtype, MigChoice, ModelConfig, Objective, Plan, SizingError,
-    SizingRequest, WeightPrecision, canonical_prices, weights_index_total_bytes,
+    self, GpuPrices, KvCacheDtype, MigChoice, ModelConfig, Objective, Plan, ScalingTarget,
+    SizingError, SizingRequest, WeightPrecision, canonical_prices, weights_index_total_bytes,
 };
 use crate::xr::plan_status::{PlanStatus, round2};
 
@@ -78,6 +78,13 @@ pub struct SizeArgs {
     /// larger activation peak of earlier ones.
     #[arg(long = "vllm-version")]
     pub(crate) vllm_version: Option<String>,
+    /// Prompt tokens of a typical request: with --output-tokens, the request
+    /// size the autoscaling target is derived for (default: the full context).
+    #[arg(long = "prompt-tokens")]
+    pub(crate) prompt_tokens: Option<u64>,
+    /// Output tokens of a typical request.
+    #[arg(long = "output-tokens")]
+    pub(crate) output_tokens: Option<u64>,
     /// Price of one GPU for one hour, as TYPE=PRICE (repeat it: --gpu-price
     /// L4=0.8 --gpu-price H100-80GB=4.1): the comparison shows each
     /// replica's cost and which priced type is cheapest.
@@ -210,9 +217,17 @@ pub fn render(args: &SizeArgs) -> Result<String, SizingError> {
         return Ok(compare(&request, &prices, args.output));
     }
     let plan = sizing::size(&request)?;
+    let scaling = plan.scaling_target(
+        plan.request_shape(args.prompt_tokens, args.output_tokens),
+        None,
+    );
     Ok(match args.output {
-        OutputFormat::Json => json(&SizeOutput::from(&plan).priced(&plan, &prices)),
-        OutputFormat::Text => text(&plan, &prices),
+        OutputFormat::Json => json(
+            &SizeOutput::from(&plan)
+                .priced(&plan, &prices)
+                .with_scaling(&scaling),
+        ),
+        OutputFormat::Text => text(&plan, &prices, &scaling),
     })
 }
 
@@ -369,6 +384,20 @@ pub struct SizeOutput {
     /// One replica's cost per hour at `--gpu-price`, when its GPU type has one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) hourly_cost: Option<f64>,
+    /// The requests one replica serves at once and the autoscaling target.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) scaling: Option<ScalingOutput>,
+}
+
+/// `size`'s view of [`ScalingTarget`].
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ScalingOutput {
+    pub(crate) request_tokens: u64,
+    pub(crate) kv_cache_requests: u64,
+    pub(crate) max_num_seqs: u64,
+    pub(crate) target_requests_per_replica: u64,
+    pub(crate) reason: String,
 }
 
 /// The KV cache vLLM will allocate.
@@ -401,6 +430,7 @@ impl From<&Plan> for SizeOutput {
                 per_gpu_gib: round2(p.estimate.kv_cache_per_gpu_gib),
             },
             hourly_cost: None,
+            scaling: None,
         }
     }
 }
@@ -409,6 +439,18 @@ impl SizeOutput {
     /// With the cost of one replica of `plan` at `prices`.
     fn priced(mut self, plan: &Plan, prices: &GpuPrices) -> Self {
         self.hourly_cost = sizing::hourly_cost(plan, prices).map(round2);
+        self
+    }
+
+    /// With the autoscaling target at the request size `size` was given.
+    fn with_scaling(mut self, t: &ScalingTarget) -> Self {
+        self.scaling = Some(ScalingOutput {
+            request_tokens: t.request_tokens,
+            kv_cache_requests: t.kv_requests,
+            max_num_seqs: t.engine_limit,
+            target_requests_per_replica: t.requests_per_replica,
+            reason: t.reason.clone(),
+        });
         self
     }
 }
@@ -446,7 +488,7 @@ fn memory_bar(p: &Plan) -> String {
 }
 
 /// The human-readable plan: a two-column table, then reasons and warnings.
-pub(crate) fn text(p: &Plan, prices: &GpuPrices) -> String {
+pub(crate) fn text(p: &Plan, prices: &GpuPrices, scaling: &ScalingTarget) -> String {
     let model = match &p.catalog_model {
         Some(c) if !c.eq_ignore_ascii_case(&p.model_id) => format!("{} (catalog: {c})", p.model_id),
         _ => p.model_id.clone(),
@@ -503,6 +545,7 @@ pub(crate) fn text(p: &Plan, prices: &GpuPrices) -> String {
     for (k, v) in rows {
         s.push_str(&format!("{k:<14} {v}\n"));
     }
+    s.push_str(&format!("{:<14} {}\n", "Autoscaling", scaling.reason));
     if let Some(cost) = sizing::hourly_cost(p, prices) {
         s.push_str(&format!("{:<14} {cost:.2}/h per replica\n", "Cost"));
     }

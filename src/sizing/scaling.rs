@@ -28,6 +28,8 @@ pub struct RequestShape {
 /// The concurrency of one replica and the target derived from it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ScalingTarget {
+    /// Tokens of the request the target is for.
+    pub request_tokens: u64,
     /// Requests of `shape.tokens` the KV cache of one replica holds at once.
     pub kv_requests: u64,
     /// vLLM's `--max-num-seqs` on this device.
@@ -112,6 +114,7 @@ impl Plan {
             ),
         };
         ScalingTarget {
+            request_tokens: shape.tokens,
             kv_requests,
             engine_limit,
             requests_per_replica,
