@@ -1379,7 +1379,7 @@ fn malformed_agent_pools_are_refused_and_name_the_field_and_what_is_valid() {
             json!(3),
             fatal(
                 "InvalidSpec",
-                "spec.replicas: unknown field replicas; valid fields are agentClass, image, env, port, minReplicas, maxReplicas, prewarmPercent, tokensPerSecondBudget, migProfile, objective, autoscaling, gpuRequirements, runtime, sessionAffinity, scheduling, ingressHost, crossplane",
+                "spec.replicas: unknown field replicas; valid fields are agentClass, image, env, port, minReplicas, maxReplicas, prewarmPercent, tokensPerSecondBudget, migProfile, objective, autoscaling, modelServerAutoscaling, gpuRequirements, runtime, sessionAffinity, scheduling, ingressHost, crossplane",
             ),
         )
         .requiring_nothing(),

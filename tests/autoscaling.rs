@@ -208,3 +208,57 @@ fn a_platform_without_the_prometheus_operator_gets_no_pod_monitor() {
         .collect();
     assert_eq!(keys, ["autoscaler", "deployment", "service"]);
 }
+
+#[test]
+fn an_agent_pools_model_server_scales_like_an_llm_inference() {
+    use support::models::{llama_8b, with_model};
+    let pool = |extra: Value| {
+        let mut spec = json!({
+            "agentClass": {"modelRef": {"name": "llama-8b"}, "systemPrompt": "Review.", "maxContextLength": 8192},
+            "image": "ghcr.io/example/agent-runtime:1.0",
+            "minReplicas": 1, "maxReplicas": 2,
+            "gpuRequirements": {"count": 1, "type": "L4"},
+        });
+        spec.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        AgentPool::new("reviewers").spec(spec).build()
+    };
+    let mut req = with_model(
+        request("a1", pool(json!({"modelServerAutoscaling": {"minReplicas": 1, "maxReplicas": 4, "promptTokens": 2048, "outputTokens": 512}}))),
+        vec![llama_8b()],
+    );
+    req.input = Some(input(platform("hpa", "deployment")));
+    let rsp = call(&req);
+    assert_not_fatal(&rsp.results, "pool");
+    let hpa = composed(&rsp, "model_server_autoscaler");
+    assert_eq!(validate_composed(&hpa), Vec::<String>::new());
+    assert_eq!(
+        hpa["spec"]["scaleTargetRef"],
+        json!({"apiVersion": "apps/v1", "kind": "Deployment", "name": "reviewers-model"})
+    );
+    assert_eq!(hpa["spec"]["maxReplicas"], 4);
+    let server = &desired_status(&rsp)["modelServer"];
+    assert_eq!(server["replicas"], 1);
+    assert_eq!(server["autoscaling"]["autoscaler"], "hpa");
+    assert_eq!(
+        server["autoscaling"]["targetRequestsPerReplica"],
+        hpa["spec"]["metrics"][0]["pods"]["target"]["averageValue"]
+            .as_str()
+            .unwrap()
+            .parse::<u64>()
+            .unwrap()
+    );
+    assert_eq!(validate_composed(&composed(&rsp, "model_server_pod_monitor")), Vec::<String>::new());
+
+    let mut req = with_model(
+        request("a2", pool(json!({"tokensPerSecondBudget": 100, "modelServerAutoscaling": {"maxReplicas": 4}}))),
+        vec![llama_8b()],
+    );
+    req.input = Some(input(platform("hpa", "deployment")));
+    assert_eq!(
+        call(&req).results,
+        vec![fatal(
+            "InvalidSpec",
+            "spec.tokensPerSecondBudget and spec.modelServerAutoscaling are both set: the budget fixes the model server's replicas, the autoscaler moves them with load; drop one of them"
+        )]
+    );
+}

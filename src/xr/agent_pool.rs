@@ -13,6 +13,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::model::Topology;
+use super::model_server_autoscaling::ModelServerAutoscaling;
 use super::plan_status::PlanStatus;
 use super::shared_fields::{Endpoint, NameRef, RuntimeChoice, SecretKeyRef};
 use super::sizing_vocabulary::Objective;
@@ -99,6 +100,9 @@ pub(crate) struct AgentPoolSpec {
     /// How the agents scale.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) autoscaling: Option<Autoscaling>,
+    /// Scale the model server with load instead of tokensPerSecondBudget: the platform's autoscaler adds a replica above a per-replica number of in-flight requests that the sizing plan derives.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) model_server_autoscaling: Option<ModelServerAutoscaling>,
     /// The model server's GPUs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) gpu_requirements: Option<GpuRequirements>,
@@ -430,6 +434,9 @@ pub(crate) struct ModelServerStatus {
     pub(crate) serving_layout: Option<String>,
     /// Single-sequence decode rate of one replica (memory-bandwidth bound), tokens per second.
     pub(crate) tokens_per_second_per_replica: f64,
+    /// How the model server scales, when spec.modelServerAutoscaling asks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) autoscaling: Option<crate::xr::model_server_autoscaling::AutoscalingStatus>,
 }
 
 /// The agents.
@@ -469,6 +476,16 @@ impl AgentPoolSpec {
     /// a pool waiting for its Model reports them too.
     pub(crate) fn validate(&self) -> Result<(), String> {
         check_numbers(self)?;
+        if let Some(a) = &self.model_server_autoscaling {
+            if self.tokens_per_second_budget.is_some() {
+                return Err(
+                    "spec.tokensPerSecondBudget and spec.modelServerAutoscaling are both set: the budget fixes the \
+                     model server's replicas, the autoscaler moves them with load; drop one of them"
+                        .into(),
+                );
+            }
+            a.range("spec.modelServerAutoscaling")?;
+        }
         if self.ingress_host.is_some() && self.port.is_none() {
             return Err(
                 "spec.ingressHost needs spec.port: the Ingress routes to the agents' Service on that port".into(),

@@ -27,8 +27,10 @@ use crate::compose::resources::disruption_budget::disruption_budget;
 use crate::compose::resources::ingress::{IngressParams, ingress};
 use crate::compose::resources::labels::labels;
 use crate::compose::resources::placement::Placement;
+use crate::compose::resources::pod_monitor::pod_monitor;
 use crate::compose::resources::vllm_runtime::internal_url;
 use crate::compose::rollout::Rollout;
+use crate::compose::steps::autoscaling;
 use crate::compose::steps::conditions;
 use crate::compose::steps::model_config;
 use crate::compose::steps::model_ref::ResolvedModel;
@@ -55,6 +57,9 @@ pub(crate) const AGENTS: &str = "agents";
 pub(crate) const AGENT_CONFIG: &str = "agent_config";
 pub(crate) const AGENT_SERVICE: &str = "agent_service";
 pub(crate) const AUTOSCALER: &str = "autoscaler";
+/// The model server's own autoscaler and PodMonitor.
+pub(crate) const MODEL_SERVER_AUTOSCALER: &str = "model_server_autoscaler";
+pub(crate) const MODEL_SERVER_POD_MONITOR: &str = "model_server_pod_monitor";
 pub(crate) const DISRUPTION_BUDGET: &str = "disruption_budget";
 pub(crate) const INGRESS: &str = "ingress";
 /// The model server on the other runtimes: a Deployment (with its Service
@@ -81,6 +86,8 @@ pub(crate) const RESOURCES: &[&str] = &[
     AGENT_CONFIG,
     AGENT_SERVICE,
     AUTOSCALER,
+    MODEL_SERVER_AUTOSCALER,
+    MODEL_SERVER_POD_MONITOR,
     DISRUPTION_BUDGET,
     INGRESS,
 ];
@@ -176,6 +183,12 @@ fn compose_pool(
         ControlFlow::Continue(model) => model,
         ControlFlow::Break(waiting) => return Ok(waiting),
     };
+    let server_autoscaling = autoscaling::check(
+        req,
+        spec.model_server_autoscaling.as_ref(),
+        "spec.modelServerAutoscaling",
+        "drop it: the model server then runs the replicas of spec.tokensPerSecondBudget",
+    )?;
     let mut plan = size(req, spec, &model)?;
     if plan.architecture_guessed {
         plan.warnings.push(model_config::guessed_warning(
@@ -193,7 +206,14 @@ fn compose_pool(
         out: Composition::default(),
         notes,
     };
-    let server = pool.serve_model(&runtime_name, server_replicas, &mut plan)?;
+    let server = pool.serve_model(
+        &runtime_name,
+        server_replicas,
+        server_autoscaling.as_ref(),
+        &mut plan,
+    )?;
+    let server_scaling =
+        pool.scale_model_server(&runtime_name, server_autoscaling.as_ref(), &plan, &server);
     let base_url = internal_url(&runtime_name, &req.xr.namespace);
     let agents = pool.agents(&base_url, bounds)?;
     let mut warnings = plan.warnings.clone();
@@ -209,11 +229,12 @@ fn compose_pool(
         model_server: Some(ModelServerStatus {
             name: runtime_name,
             runtime: Some(server.runtime.as_str().into()),
-            replicas: server_replicas,
+            replicas: server.replicas,
             base_url: base_url.clone(),
             tokens_per_second_per_replica: (tps * 10.0).round() / 10.0,
             formula,
             serving_layout: None,
+            autoscaling: server_scaling,
         }),
         agents: Some(AgentsStatus {
             warm_replicas: bounds.floor,
@@ -253,8 +274,21 @@ impl Pool<'_> {
         &mut self,
         runtime_name: &str,
         replicas: i32,
+        autoscaling: Option<&autoscaling::Asked>,
         plan: &mut Plan,
     ) -> Result<Served, Refusal> {
+        // With an autoscaler, the most replicas that may run decide the
+        // runtime and whether a weights volume is shared.
+        let (replicas, replicas_from) = match autoscaling {
+            Some(a) => (
+                a.max_replicas,
+                "from spec.modelServerAutoscaling.maxReplicas",
+            ),
+            None => (
+                replicas,
+                "from spec.tokensPerSecondBudget and the Model's data-parallel shards",
+            ),
+        };
         let (req, spec, model) = (self.req, self.spec, self.model);
         // Only labels that never change for the pool: the operator copies them
         // into the model server Deployment's immutable selector, so the Model's
@@ -269,7 +303,7 @@ impl Pool<'_> {
                 asked: runtime::Asked::new(spec.runtime, req.settings.runtime),
                 requested_cache: model.facts.cache.is_some(),
                 replicas,
-                replicas_from: "from spec.tokensPerSecondBudget and the Model's data-parallel shards",
+                replicas_from,
                 operator_field: &operator_field,
                 what_would_fit: "use a GPU type with more memory (spec.gpuRequirements.type), a lower precision (the \
                                  Model's spec.quantization) or a shorter context (spec.agentClass.maxContextLength)",
@@ -288,9 +322,54 @@ impl Pool<'_> {
             image: None,
             labels: Some(&model_labels),
             placement: &placement,
-            autoscaled: None,
+            autoscaled: autoscaling.map(|a| (a.min_replicas, a.max_replicas)),
         };
         model_server::serve(req, &serve, plan, &mut self.out, &mut self.notes)
+    }
+
+    /// The model server's autoscaler, when the pool asks for one, and its
+    /// PodMonitor, when the platform has the Prometheus Operator.
+    fn scale_model_server(
+        &mut self,
+        runtime_name: &str,
+        autoscaling: Option<&autoscaling::Asked>,
+        plan: &Plan,
+        server: &Served,
+    ) -> Option<crate::xr::model_server_autoscaling::AutoscalingStatus> {
+        let req = self.req;
+        let placement = Placement::Native {
+            namespace: req.xr.namespace.to_string(),
+        };
+        let labels = labels("AgentPool", &req.xr.name, "model-server");
+        if req.settings.pod_monitor {
+            let monitor = pod_monitor(
+                runtime_name,
+                &req.xr.namespace,
+                labels.clone(),
+                &server.pod_labels,
+            );
+            self.out.add(
+                MODEL_SERVER_POD_MONITOR,
+                placement.place(monitor),
+                &req.observed,
+            );
+        }
+        let asked = autoscaling?;
+        let at = autoscaling::Scaled {
+            key: MODEL_SERVER_AUTOSCALER,
+            name: runtime_name,
+            labels,
+            placement: &placement,
+        };
+        Some(autoscaling::compose(
+            req,
+            asked,
+            plan,
+            server,
+            &at,
+            &mut self.out,
+            &mut self.notes,
+        ))
     }
 
     /// The agents: their config ConfigMap and their Deployment.

@@ -90,7 +90,12 @@ fn compose_spec(req: &ComposeRequest, spec: &LlmInferenceSpec) -> Result<Composi
     };
     spec.validate()
         .map_err(|e| Refusal::new("InvalidSpec", e))?;
-    let autoscaling = autoscaling::check(req, spec.autoscaling.as_ref(), "spec.autoscaling")?;
+    let autoscaling = autoscaling::check(
+        req,
+        spec.autoscaling.as_ref(),
+        "spec.autoscaling",
+        "set a fixed spec.replicas",
+    )?;
     let facts = referenced.as_ref().map(|m| &m.facts);
     let mut plan = size(req, spec, &model, facts)?;
     // With an autoscaler, the most replicas that may run decide the runtime

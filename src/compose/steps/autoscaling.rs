@@ -18,17 +18,21 @@ use crate::xr::model_server_autoscaling::{AutoscalingStatus, ModelServerAutoscal
 /// Autoscaling as asked and allowed by the platform.
 pub(crate) struct Asked<'a> {
     pub(crate) spec: &'a ModelServerAutoscaling,
+    /// Where the XR asks for it, for messages.
+    pub(crate) field: &'static str,
     pub(crate) autoscaler: Autoscaler,
     pub(crate) min_replicas: i32,
     pub(crate) max_replicas: i32,
 }
 
-/// The XR's `autoscaling` at `field`, refused when the platform has no
-/// autoscaler or the one it has cannot do what is asked.
+/// The XR's autoscaling at `field`, refused when the platform has no
+/// autoscaler or the one it has cannot do what is asked; `instead` says
+/// what fixes the replicas without one.
 pub(crate) fn check<'a>(
     req: &ComposeRequest,
     spec: Option<&'a ModelServerAutoscaling>,
-    field: &str,
+    field: &'static str,
+    instead: &str,
 ) -> Result<Option<Asked<'a>>, Refusal> {
     let Some(spec) = spec else { return Ok(None) };
     let invalid = |m: String| Refusal::new("InvalidSpec", m);
@@ -38,7 +42,7 @@ pub(crate) fn check<'a>(
             "AutoscalerUnavailable",
             format!(
                 "{field} is set, but the platform names no autoscaler (input.defaults.autoscaler: keda or hpa); \
-                 ask the platform team for one, or set a fixed spec.replicas"
+                 ask the platform team for one, or {instead}"
             ),
         )
     })?;
@@ -50,6 +54,7 @@ pub(crate) fn check<'a>(
     }
     Ok(Some(Asked {
         spec,
+        field,
         autoscaler,
         min_replicas,
         max_replicas,
@@ -98,10 +103,11 @@ pub(crate) fn compose(
     out.add(at.key, at.placement.place(manifest), &req.observed);
     if asked.min_replicas == 0 {
         notes.push(format!(
-            "spec.autoscaling.minReplicas is 0: KEDA scales the model server to zero when idle, and a replica takes up \
+            "{}.minReplicas is 0: KEDA scales the model server to zero when idle, and a replica takes up \
              to {startup} s to serve again (its load-time estimate); with no replica vLLM exports no metrics, so a \
              request alone does not bring one back: scale it up from outside (a gateway's request metric or kubectl \
-             scale)"
+             scale)",
+            asked.field
         ));
     }
     let (metric, via) = match asked.autoscaler {

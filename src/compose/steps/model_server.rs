@@ -72,6 +72,8 @@ pub(crate) struct Served {
     pub(crate) workload: Workload,
     /// The labels of the server's pods.
     pub(crate) pod_labels: BTreeMap<String, String>,
+    /// The replicas composed: the autoscaler's once it has set them.
+    pub(crate) replicas: i32,
 }
 
 /// The model server: the runtime that can serve the plan, its weights
@@ -140,6 +142,7 @@ pub(crate) fn serve(
         state,
         workload,
         pod_labels: server.pod_labels,
+        replicas,
     })
 }
 
