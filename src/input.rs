@@ -135,6 +135,25 @@ pub(crate) struct Defaults {
     /// Compose a PodMonitor (Prometheus Operator, monitoring.coreos.com/v1) for each model server's /metrics (false by default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) pod_monitor: Option<bool>,
+    /// Route each LLMInference through this Gateway with the Gateway API Inference Extension: an InferencePool of its model server's pods, its endpoint picker, and an HTTPRoute from the Gateway (instead of an Ingress).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) inference_gateway: Option<InferenceGateway>,
+}
+
+/// The Gateway (gateway.networking.k8s.io/v1) model servers are routed through.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(crate) struct InferenceGateway {
+    /// The Gateway's name.
+    #[schemars(length(min = 1, max = 253))]
+    pub(crate) name: String,
+    /// The Gateway's namespace; default: the XR's. A Gateway in another namespace must allow routes from the XR's (its listeners' allowedRoutes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 63))]
+    pub(crate) namespace: Option<String>,
+    /// The endpoint picker's image; default registry.k8s.io gateway-api-inference-extension/epp:v1.3.0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) endpoint_picker_image: Option<Image>,
 }
 
 /// The autoscalers a model server can be scaled by.
@@ -229,7 +248,21 @@ pub(crate) struct Settings {
     /// The Prometheus KEDA queries.
     pub(crate) prometheus_address: Option<String>,
     pub(crate) pod_monitor: bool,
+    /// The Gateway model servers are routed through.
+    pub(crate) inference_gateway: Option<GatewaySettings>,
 }
+
+/// [`InferenceGateway`] with the endpoint picker's image resolved.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct GatewaySettings {
+    pub(crate) name: String,
+    pub(crate) namespace: Option<String>,
+    pub(crate) endpoint_picker_image: Image,
+}
+
+/// The endpoint picker of the Inference Extension release whose CRDs are
+/// vendored in tests/data/crds/.
+pub(crate) const ENDPOINT_PICKER_IMAGE: &str = "gateway-api-inference-extension/epp:v1.3.0";
 
 /// vLLM's own CUDA image (`vllm` and `ray` on the PATH), pinned to the
 /// release the memory model is checked against (the start-up logs of
@@ -353,6 +386,7 @@ impl Default for Settings {
             autoscaler: None,
             prometheus_address: None,
             pod_monitor: false,
+            inference_gateway: None,
         }
     }
 }
@@ -480,6 +514,37 @@ impl Input {
                 ));
             }
             s.prometheus_address = Some(url.to_string());
+        }
+        if let Some(g) = &d.inference_gateway {
+            crate::names::require_subdomain(
+                "input.defaults.inferenceGateway.name",
+                &g.name,
+                "inference-gateway",
+            )?;
+            if let Some(ns) = &g.namespace {
+                crate::names::require_dns1123_label(
+                    "input.defaults.inferenceGateway.namespace",
+                    ns,
+                    "gateway-system",
+                )?;
+            }
+            let image = match &g.endpoint_picker_image {
+                Some(i) if i.registry.trim().is_empty() || i.name.trim().is_empty() => {
+                    return Err(
+                        "input.defaults.inferenceGateway.endpointPickerImage needs a non-empty registry and name".into(),
+                    );
+                }
+                Some(i) => i.clone(),
+                None => Image {
+                    registry: "registry.k8s.io".into(),
+                    name: ENDPOINT_PICKER_IMAGE.into(),
+                },
+            };
+            s.inference_gateway = Some(GatewaySettings {
+                name: g.name.clone(),
+                namespace: g.namespace.clone(),
+                endpoint_picker_image: image,
+            });
         }
         if d.autoscaler == Some(Autoscaler::Keda) && s.prometheus_address.is_none() {
             return Err(

@@ -219,11 +219,18 @@ fn an_agent_pools_model_server_scales_like_an_llm_inference() {
             "minReplicas": 1, "maxReplicas": 2,
             "gpuRequirements": {"count": 1, "type": "L4"},
         });
-        spec.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        spec.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
         AgentPool::new("reviewers").spec(spec).build()
     };
     let mut req = with_model(
-        request("a1", pool(json!({"modelServerAutoscaling": {"minReplicas": 1, "maxReplicas": 4, "promptTokens": 2048, "outputTokens": 512}}))),
+        request(
+            "a1",
+            pool(
+                json!({"modelServerAutoscaling": {"minReplicas": 1, "maxReplicas": 4, "promptTokens": 2048, "outputTokens": 512}}),
+            ),
+        ),
         vec![llama_8b()],
     );
     req.input = Some(input(platform("hpa", "deployment")));
@@ -247,10 +254,18 @@ fn an_agent_pools_model_server_scales_like_an_llm_inference() {
             .parse::<u64>()
             .unwrap()
     );
-    assert_eq!(validate_composed(&composed(&rsp, "model_server_pod_monitor")), Vec::<String>::new());
+    assert_eq!(
+        validate_composed(&composed(&rsp, "model_server_pod_monitor")),
+        Vec::<String>::new()
+    );
 
     let mut req = with_model(
-        request("a2", pool(json!({"tokensPerSecondBudget": 100, "modelServerAutoscaling": {"maxReplicas": 4}}))),
+        request(
+            "a2",
+            pool(
+                json!({"tokensPerSecondBudget": 100, "modelServerAutoscaling": {"maxReplicas": 4}}),
+            ),
+        ),
         vec![llama_8b()],
     );
     req.input = Some(input(platform("hpa", "deployment")));

@@ -24,6 +24,7 @@ fn examples() -> Vec<RenderArgs> {
         "examples/compat/dot-inference",
         "examples/platform/autoscaling-keda",
         "examples/platform/autoscaling-hpa",
+        "examples/platform/inference-gateway",
     ] {
         let Ok(entries) = std::fs::read_dir(root().join(dir)) else {
             continue;

@@ -16,6 +16,8 @@
 //! - fields the CRD types as strings (quantities, `gpuMemoryUtilization`)
 //!   are `String`s here too.
 
+pub mod http_route;
+pub mod inference_pool;
 pub mod keda;
 pub mod leader_worker_set;
 pub mod pod_monitor;

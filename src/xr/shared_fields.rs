@@ -75,6 +75,9 @@ pub(crate) struct Endpoint {
     /// In-cluster URL of the OpenAI-compatible API.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) internal: Option<String>,
+    /// The Gateway that routes to the model through its endpoint picker, and which requests it routes, when the platform has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) gateway: Option<String>,
 }
 
 /// What serves the model: the vLLM production-stack operator's VLLMRuntime,

@@ -26,7 +26,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 use function_inference::schema::structural_schema;
-use k8s_openapi::api::{apps, autoscaling, core, networking, policy};
+use k8s_openapi::api::{apps, autoscaling, core, networking, policy, rbac};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -87,6 +87,14 @@ fn write_crds(dir: &Path) -> Result<()> {
             "v1",
             "PodDisruptionBudget",
             "poddisruptionbudgets",
+        ),
+        crd::<core::v1::ServiceAccount>("", "v1", "ServiceAccount", "serviceaccounts"),
+        crd::<rbac::v1::Role>("rbac.authorization.k8s.io", "v1", "Role", "roles"),
+        crd::<rbac::v1::RoleBinding>(
+            "rbac.authorization.k8s.io",
+            "v1",
+            "RoleBinding",
+            "rolebindings",
         ),
     ];
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;

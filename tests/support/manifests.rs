@@ -25,7 +25,7 @@ pub fn validate_composed(resource: &Value) -> Vec<String> {
 fn validate_one(m: &Value) -> Vec<String> {
     let api = m["apiVersion"].as_str().unwrap_or_default();
     let kind = m["kind"].as_str().unwrap_or_default();
-    use k8s_openapi::api::{apps, autoscaling, core, networking, policy};
+    use k8s_openapi::api::{apps, autoscaling, core, networking, policy, rbac};
     match (api, kind) {
         ("v1", "ConfigMap") => round_trip::<core::v1::ConfigMap>(m),
         ("v1", "Service") => round_trip::<core::v1::Service>(m),
@@ -37,6 +37,9 @@ fn validate_one(m: &Value) -> Vec<String> {
             round_trip::<autoscaling::v2::HorizontalPodAutoscaler>(m)
         }
         ("policy/v1", "PodDisruptionBudget") => round_trip::<policy::v1::PodDisruptionBudget>(m),
+        ("v1", "ServiceAccount") => round_trip::<core::v1::ServiceAccount>(m),
+        ("rbac.authorization.k8s.io/v1", "Role") => round_trip::<rbac::v1::Role>(m),
+        ("rbac.authorization.k8s.io/v1", "RoleBinding") => round_trip::<rbac::v1::RoleBinding>(m),
         // A LeaderWorkerSet against its CRD, and its pod templates and claim
         // templates as the built-in kinds they are (the CRD's copy of the
         // pod schema is Kubernetes' own, and the round trip is stricter).

@@ -545,6 +545,7 @@ impl Pool<'_> {
                 "http://{service_name}.{namespace}.svc.cluster.local:{port}"
             )),
             external: None,
+            gateway: None,
         };
         if let Some(host) = spec.ingress_host.as_deref().filter(|h| !h.is_empty()) {
             let manifest = ingress(&IngressParams {

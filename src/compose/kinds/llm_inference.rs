@@ -15,6 +15,7 @@ use crate::compose::resources::pod_monitor::pod_monitor;
 use crate::compose::resources::vllm_runtime::{SERVICE_PORT, internal_url};
 use crate::compose::steps::autoscaling;
 use crate::compose::steps::conditions;
+use crate::compose::steps::inference_routing;
 use crate::compose::steps::model_config;
 use crate::compose::steps::model_facts::ModelFacts;
 use crate::compose::steps::model_ref::ResolvedModel;
@@ -81,6 +82,14 @@ const RESOURCES: &[&str] = &[
     INGRESS,
     AUTOSCALER,
     POD_MONITOR,
+    inference_routing::INFERENCE_POOL,
+    inference_routing::HTTP_ROUTE,
+    inference_routing::ENDPOINT_PICKER,
+    inference_routing::ENDPOINT_PICKER_SERVICE,
+    inference_routing::ENDPOINT_PICKER_ACCOUNT,
+    inference_routing::ENDPOINT_PICKER_ROLE,
+    inference_routing::ENDPOINT_PICKER_ROLE_BINDING,
+    inference_routing::ENDPOINT_PICKER_CONFIG,
 ];
 
 fn compose_spec(req: &ComposeRequest, spec: &LlmInferenceSpec) -> Result<Composition, Refusal> {
@@ -148,7 +157,27 @@ fn compose_spec(req: &ComposeRequest, spec: &LlmInferenceSpec) -> Result<Composi
         );
         out.add(POD_MONITOR, placement.place(monitor), &req.observed);
     }
-    let endpoint = expose(req, spec, &runtime_name, &placement, &mut out);
+    let host = spec.ingress_host.as_deref().filter(|h| !h.is_empty());
+    let gateway = req.settings.inference_gateway.as_ref().map(|g| {
+        let routed = inference_routing::Routed {
+            xr_kind: "LLMInference",
+            name: &runtime_name,
+            served: &served,
+            model: &model,
+            host,
+            placement: &placement,
+        };
+        inference_routing::compose(req, g, &routed, &mut out)
+    });
+    let endpoint = match gateway {
+        // The Gateway routes the host, if any: no Ingress.
+        Some(route) => Endpoint {
+            internal: Some(internal_url(&runtime_name, placement.namespace())),
+            external: host.map(|h| external_url(h, spec.tls.is_some())),
+            gateway: Some(route),
+        },
+        None => expose(req, spec, &runtime_name, &placement, &mut out),
+    };
     if plan.architecture_guessed {
         let how = if facts.is_some() {
             model_config::GIVE_CONFIG_ON_MODEL
@@ -372,6 +401,7 @@ fn expose(
     let mut endpoint = Endpoint {
         internal: Some(internal_url(runtime_name, namespace)),
         external: None,
+        gateway: None,
     };
     if let Some(host) = spec.ingress_host.as_deref().filter(|h| !h.is_empty()) {
         let ingress_name = names::dns_subdomain(&req.xr.name, "");

@@ -6,6 +6,8 @@ pub(crate) mod agent_service;
 pub(crate) mod autoscaler;
 pub(crate) mod config_map;
 pub(crate) mod disruption_budget;
+pub(crate) mod endpoint_picker;
+pub(crate) mod inference_route;
 pub(crate) mod ingress;
 pub(crate) mod labels;
 pub(crate) mod leader_worker_set;

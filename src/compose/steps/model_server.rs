@@ -74,6 +74,9 @@ pub(crate) struct Served {
     pub(crate) pod_labels: BTreeMap<String, String>,
     /// The replicas composed: the autoscaler's once it has set them.
     pub(crate) replicas: i32,
+    /// The labels of the pods that serve the API (a LeaderWorkerSet's
+    /// leaders; every pod of the other runtimes).
+    pub(crate) serving_pod_labels: BTreeMap<String, String>,
 }
 
 /// The model server: the runtime that can serve the plan, its weights
@@ -140,6 +143,10 @@ pub(crate) fn serve(
     Ok(Served {
         runtime,
         state,
+        serving_pod_labels: match runtime {
+            Runtime::LeaderWorkerSet => leader_labels(&workload.name),
+            _ => server.pod_labels.clone(),
+        },
         workload,
         pod_labels: server.pod_labels,
         replicas,

@@ -1,0 +1,115 @@
+//! Gateway API's `HTTPRoute` (`gateway.networking.k8s.io/v1`): requests a
+//! Gateway sends to a backend, here an InferencePool.
+//!
+//! Written from the standard-channel CRD in
+//! `tests/data/crds/gateway.networking.k8s.io_httproutes.yaml` (Gateway API
+//! v1.4.1); only the fields a composer sets are typed.
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use serde::{Deserialize, Serialize};
+
+/// Routes from a Gateway to backends.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct HttpRoute {
+    pub api_version: String,
+    pub kind: String,
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    pub spec: HttpRouteSpec,
+}
+
+impl HttpRoute {
+    pub const API_VERSION: &str = "gateway.networking.k8s.io/v1";
+    pub const KIND: &str = "HTTPRoute";
+}
+
+/// Not derived: the default carries the right apiVersion and kind.
+impl Default for HttpRoute {
+    fn default() -> Self {
+        Self {
+            api_version: Self::API_VERSION.to_owned(),
+            kind: Self::KIND.to_owned(),
+            metadata: ObjectMeta::default(),
+            spec: HttpRouteSpec::default(),
+        }
+    }
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct HttpRouteSpec {
+    pub parent_refs: Vec<ParentRef>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hostnames: Vec<String>,
+    pub rules: Vec<Rule>,
+}
+
+/// The Gateway the route attaches to.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct ParentRef {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Rule {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub matches: Vec<Match>,
+    pub backend_refs: Vec<BackendRef>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeouts: Option<Timeouts>,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Match {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<PathMatch>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub headers: Vec<HeaderMatch>,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct PathMatch {
+    /// `Exact`, `PathPrefix` or `RegularExpression`.
+    #[serde(rename = "type")]
+    pub type_: String,
+    pub value: String,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct HeaderMatch {
+    /// `Exact` or `RegularExpression`.
+    #[serde(rename = "type")]
+    pub type_: String,
+    pub name: String,
+    pub value: String,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct BackendRef {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    pub name: String,
+}
+
+/// Gateway API durations such as `300s`.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Timeouts {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request: Option<String>,
+}
