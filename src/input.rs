@@ -264,6 +264,36 @@ pub(crate) struct GatewaySettings {
 /// vendored in tests/data/crds/.
 pub(crate) const ENDPOINT_PICKER_IMAGE: &str = "gateway-api-inference-extension/epp:v1.3.0";
 
+pub(crate) fn default_endpoint_picker_image() -> Image {
+    Image {
+        registry: "registry.k8s.io".into(),
+        name: ENDPOINT_PICKER_IMAGE.into(),
+    }
+}
+
+impl Settings {
+    /// The Gateway an XR is routed through: its own (`spec.gateway`), with
+    /// the platform's endpoint picker image, else the platform's.
+    pub(crate) fn gateway_for(
+        &self,
+        xr: Option<&crate::xr::shared_fields::GatewayRef>,
+    ) -> Option<GatewaySettings> {
+        match xr {
+            Some(g) => Some(GatewaySettings {
+                name: g.name.clone(),
+                namespace: g.namespace.clone(),
+                endpoint_picker_image: self
+                    .inference_gateway
+                    .as_ref()
+                    .map_or_else(default_endpoint_picker_image, |p| {
+                        p.endpoint_picker_image.clone()
+                    }),
+            }),
+            None => self.inference_gateway.clone(),
+        }
+    }
+}
+
 /// vLLM's own CUDA image (`vllm` and `ray` on the PATH), pinned to the
 /// release the memory model is checked against (the start-up logs of
 /// docs/sizing.md were taken with it).
@@ -535,10 +565,7 @@ impl Input {
                     );
                 }
                 Some(i) => i.clone(),
-                None => Image {
-                    registry: "registry.k8s.io".into(),
-                    name: ENDPOINT_PICKER_IMAGE.into(),
-                },
+                None => default_endpoint_picker_image(),
             };
             s.inference_gateway = Some(GatewaySettings {
                 name: g.name.clone(),

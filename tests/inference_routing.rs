@@ -118,3 +118,25 @@ fn malformed_gateways_are_refused() {
         refusal("gateway unknown field", "input.defaults.inferenceGateway", json!({"name": "gw", "port": 80}), fatal("InvalidInput", "cannot read the step input: input.defaults.inferenceGateway.port: unknown field port; valid fields are name, namespace, endpointPickerImage")),
     ]);
 }
+
+#[test]
+fn an_xr_can_ask_for_a_gateway_the_platform_does_not_name() {
+    let xr = LlmInference::new("chat")
+        .model(QWEN)
+        .field("gateway", json!({"name": "team-gateway"}))
+        .build();
+    let rsp = call(&request("g3", xr));
+    assert_not_fatal(&rsp.results, "xr gateway");
+    let route = composed(&rsp, "http_route");
+    assert_eq!(
+        route["spec"]["parentRefs"],
+        json!([{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "team-gateway"}])
+    );
+    assert_eq!(
+        composed(&rsp, "endpoint_picker")["spec"]["template"]["spec"]["containers"][0]["image"],
+        "registry.k8s.io/gateway-api-inference-extension/epp:v1.3.0"
+    );
+    // Without a Gateway anywhere: a Service only, as before.
+    let rsp = call(&request("g4", LlmInference::new("chat").model(QWEN).build()));
+    assert!(!rsp.desired.as_ref().unwrap().resources.contains_key("http_route"));
+}

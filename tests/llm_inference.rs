@@ -1573,7 +1573,7 @@ fn refusals_are_fatal_and_name_the_field_and_what_would_work() {
             refusal("empty model", "spec.model", json!(" "), fatal("InvalidSpec", "spec.model is empty; set a Hugging Face model id such as Qwen/Qwen2.5-7B-Instruct")),
             refusal("negative gpu", "spec.gpu", json!(-3), fatal("InvalidSpec", "spec.gpu is -3; use a whole number from 1 to 64; omit it to derive the count from the model and GPU type")),
             refusal("gpu as words", "spec.gpu", json!("lots"), fatal("InvalidSpec", "spec.gpu: the string \"lots\" is not a whole number; use a whole number from 1 to 64")),
-            refusal("unknown field", "spec.gpus", json!(2), fatal("InvalidSpec", "spec.gpus: unknown field gpus; valid fields are model, modelRef, gpu, gpuType, quantization, maxModelLen, parameterCount, migProfile, kvCacheDtype, objective, replicas, autoscaling, hfTokenSecretRef, runtime, image, ingressHost, ingressClassName, tls, extraArgs, providerConfigName, targetNamespace, crossplane")),
+            refusal("unknown field", "spec.gpus", json!(2), fatal("InvalidSpec", "spec.gpus: unknown field gpus; valid fields are model, modelRef, gpu, gpuType, quantization, maxModelLen, parameterCount, migProfile, kvCacheDtype, objective, replicas, autoscaling, hfTokenSecretRef, runtime, image, gateway, ingressHost, ingressClassName, tls, extraArgs, providerConfigName, targetNamespace, crossplane")),
             refusal("unknown GPU", "spec.gpuType", json!("Z9000"), fatal("CannotSize", &format!("spec.gpuType: {gpu_error}"))),
             refusal("bad quantization", "spec.quantization", json!("int3"), fatal("InvalidSpec", "spec.quantization: \"int3\" is not valid; use one of auto, fp32, bf16, fp16, fp8, int8, int4, fp4")),
             refusal("too many replicas", "spec.replicas", json!(1000), fatal("InvalidSpec", "spec.replicas is 1000; use a whole number from 0 to 100")),
@@ -1982,7 +1982,7 @@ fn malformed_specs_are_fatal_and_name_the_field_and_what_is_valid() {
             json!(2),
             fatal(
                 "InvalidSpec",
-                "spec.gpus: unknown field gpus; valid fields are model, modelRef, gpu, gpuType, quantization, maxModelLen, parameterCount, migProfile, kvCacheDtype, objective, replicas, autoscaling, hfTokenSecretRef, runtime, image, ingressHost, ingressClassName, tls, extraArgs, providerConfigName, targetNamespace, crossplane",
+                "spec.gpus: unknown field gpus; valid fields are model, modelRef, gpu, gpuType, quantization, maxModelLen, parameterCount, migProfile, kvCacheDtype, objective, replicas, autoscaling, hfTokenSecretRef, runtime, image, gateway, ingressHost, ingressClassName, tls, extraArgs, providerConfigName, targetNamespace, crossplane",
             ),
         ),
     ];

@@ -11,7 +11,9 @@ use serde::{Deserialize, Serialize};
 
 use super::model_server_autoscaling::{AutoscalingStatus, ModelServerAutoscaling};
 use super::plan_status::PlanStatus;
-use super::shared_fields::{Endpoint, Image, NameRef, RuntimeChoice, SecretKeyRef, Tls};
+use super::shared_fields::{
+    Endpoint, GatewayRef, Image, NameRef, RuntimeChoice, SecretKeyRef, Tls,
+};
 use super::sizing_vocabulary::{KvCacheDtype, Objective, WeightPrecision};
 use super::validate::text;
 use crate::names::{require_dns1123_label, require_subdomain};
@@ -116,6 +118,9 @@ pub(crate) struct LlmInferenceSpec {
     /// The vLLM image; defaults to the platform's (per runtime and GPU vendor).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) image: Option<Image>,
+    /// Route the model through this Gateway with the Gateway API Inference Extension (an InferencePool, its endpoint picker and an HTTPRoute), instead of the platform's Gateway or none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) gateway: Option<GatewayRef>,
     /// Host name for an Ingress to the model's OpenAI-compatible API. No Ingress when omitted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 253))]
@@ -266,6 +271,12 @@ fn check_strings(spec: &LlmInferenceSpec) -> Result<(), String> {
     }
     if let Some(t) = &spec.tls {
         require_subdomain("spec.tls.secretName", &t.secret_name, "qwen-tls")?;
+    }
+    if let Some(g) = &spec.gateway {
+        require_subdomain("spec.gateway.name", &g.name, "inference-gateway")?;
+        if let Some(ns) = &g.namespace {
+            require_dns1123_label("spec.gateway.namespace", ns, "gateway-system")?;
+        }
     }
     if let Some(p) = &spec.provider_config_name {
         require_subdomain("spec.providerConfigName", p, "incluster")?;

@@ -96,3 +96,16 @@ pub(crate) enum RuntimeChoice {
     /// The VLLMRuntime where it can serve the plan, else a Deployment, else a LeaderWorkerSet.
     Auto,
 }
+
+/// A Gateway (gateway.networking.k8s.io/v1) to route a model server through.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(crate) struct GatewayRef {
+    /// The Gateway's name.
+    #[schemars(length(min = 1, max = 253))]
+    pub(crate) name: String,
+    /// Its namespace; default: the XR's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 63))]
+    pub(crate) namespace: Option<String>,
+}

@@ -158,7 +158,7 @@ fn compose_spec(req: &ComposeRequest, spec: &LlmInferenceSpec) -> Result<Composi
         out.add(POD_MONITOR, placement.place(monitor), &req.observed);
     }
     let host = spec.ingress_host.as_deref().filter(|h| !h.is_empty());
-    let gateway = req.settings.inference_gateway.as_ref().map(|g| {
+    let gateway = req.settings.gateway_for(spec.gateway.as_ref()).map(|g| {
         let routed = inference_routing::Routed {
             xr_kind: "LLMInference",
             name: &runtime_name,
@@ -167,7 +167,7 @@ fn compose_spec(req: &ComposeRequest, spec: &LlmInferenceSpec) -> Result<Composi
             host,
             placement: &placement,
         };
-        inference_routing::compose(req, g, &routed, &mut out)
+        inference_routing::compose(req, &g, &routed, &mut out)
     });
     let endpoint = match gateway {
         // The Gateway routes the host, if any: no Ingress.
