@@ -76,6 +76,21 @@ go_tool() {
   rm -rf "$log" "$dir/.src"
   mv "$dir/$name.partial" "$dir/$name"
   touch "$dir/.complete"
+  trim_go_build_cache_when_disk_is_short
+}
+
+# The build cache only saves time when another tool or version is built
+# later (each built tool is kept whole), and the Kubernetes tools fill it
+# with about 9 GB: when less than FI_MIN_FREE_GIB (10) remains on its disk,
+# it is emptied so that the next build has room.
+trim_go_build_cache_when_disk_is_short() {
+  local free_kib
+  mkdir -p "$GOCACHE"
+  free_kib=$(df -Pk "$GOCACHE" | awk 'NR == 2 {print $4}')
+  if [[ -n $free_kib ]] && ((free_kib < ${FI_MIN_FREE_GIB:-10} * 1024 * 1024)); then
+    echo "== $((free_kib / 1024 / 1024)) GiB free: emptying the Go build cache ($GOCACHE)"
+    go clean -cache
+  fi
 }
 
 # The tools every stage shares.
