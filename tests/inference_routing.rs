@@ -137,6 +137,15 @@ fn an_xr_can_ask_for_a_gateway_the_platform_does_not_name() {
         "registry.k8s.io/gateway-api-inference-extension/epp:v1.3.0"
     );
     // Without a Gateway anywhere: a Service only, as before.
-    let rsp = call(&request("g4", LlmInference::new("chat").model(QWEN).build()));
-    assert!(!rsp.desired.as_ref().unwrap().resources.contains_key("http_route"));
+    let rsp = call(&request(
+        "g4",
+        LlmInference::new("chat").model(QWEN).build(),
+    ));
+    assert!(
+        !rsp.desired
+            .as_ref()
+            .unwrap()
+            .resources
+            .contains_key("http_route")
+    );
 }
