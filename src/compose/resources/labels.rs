@@ -21,3 +21,20 @@ pub(crate) fn labels(xr_kind: &str, xr_name: &str, component: &str) -> BTreeMap<
     .map(|(k, v)| (k.to_string(), v))
     .collect()
 }
+
+/// The labels of `labels` that never change for the XR (all but
+/// managed-by): what a Deployment's immutable selector may hold.
+pub(crate) fn selector_labels(labels: &BTreeMap<String, String>) -> BTreeMap<String, String> {
+    labels
+        .iter()
+        .filter(|(k, _)| {
+            matches!(
+                k.as_str(),
+                "app.kubernetes.io/name"
+                    | "app.kubernetes.io/instance"
+                    | "app.kubernetes.io/component"
+            )
+        })
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}

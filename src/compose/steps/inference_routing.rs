@@ -6,7 +6,7 @@ use crate::compose::resources::endpoint_picker::{EndpointPickerParams, endpoint_
 use crate::compose::resources::inference_route::{
     InferenceRouteParams, MODEL_HEADER, http_route, inference_pool,
 };
-use crate::compose::resources::labels::labels;
+use crate::compose::resources::labels::{labels, selector_labels};
 use crate::compose::resources::placement::Placement;
 use crate::compose::steps::model_server::Served;
 use crate::input::GatewaySettings;
@@ -45,18 +45,7 @@ pub(crate) fn compose(
     let namespace = r.placement.namespace();
     let picker_name = names::dns_subdomain(r.name, "-epp");
     let picker_labels = labels(r.xr_kind, &req.xr.name, "endpoint-picker");
-    let selector = picker_labels
-        .iter()
-        .filter(|(k, _)| {
-            matches!(
-                k.as_str(),
-                "app.kubernetes.io/name"
-                    | "app.kubernetes.io/instance"
-                    | "app.kubernetes.io/component"
-            )
-        })
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
+    let selector = selector_labels(&picker_labels);
     let picker = endpoint_picker(&EndpointPickerParams {
         name: &picker_name,
         namespace,

@@ -12,7 +12,7 @@ use k8s_openapi::api::core::v1::PersistentVolumeClaim;
 use serde_json::{Map, Value};
 
 use crate::compose::composition::{ComposeRequest, Composition, Manifest, Refusal};
-use crate::compose::resources::labels::labels;
+use crate::compose::resources::labels::{labels, selector_labels};
 use crate::compose::resources::leader_worker_set::{LwsParams, leader_labels, leader_worker_set};
 use crate::compose::resources::model_server_autoscaler::Workload;
 use crate::compose::resources::placement::Placement;
@@ -331,18 +331,7 @@ fn deployment_server(
 ) -> (Vec<(&'static str, Manifest)>, BTreeMap<String, String>) {
     let p = &s.params;
     // The selector never changes for the XR: a Deployment's cannot.
-    let mut selector: BTreeMap<String, String> = labels
-        .iter()
-        .filter(|(k, _)| {
-            matches!(
-                k.as_str(),
-                "app.kubernetes.io/name"
-                    | "app.kubernetes.io/instance"
-                    | "app.kubernetes.io/component"
-            )
-        })
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
+    let mut selector = selector_labels(&labels);
     if let Some(existing) = s.existing.deployment.as_ref().and_then(match_labels)
         && existing != selector
     {
