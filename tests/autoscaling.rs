@@ -5,7 +5,6 @@
 
 mod support;
 
-use function_inference::protocol::fnv1;
 use serde_json::{Value, json};
 use support::fixtures::*;
 use support::manifests::validate_composed;
@@ -30,15 +29,6 @@ fn scaled(autoscaling: Value) -> Value {
         .build()
 }
 
-fn composed(rsp: &fnv1::RunFunctionResponse, key: &str) -> Value {
-    let r = &rsp.desired.as_ref().unwrap().resources[key];
-    from_struct(r.resource.as_ref().unwrap())
-}
-
-fn from_struct(s: &prost_types::Struct) -> Value {
-    Value::Object(function_inference::protocol::resource::struct_to_json(s))
-}
-
 #[test]
 fn keda_scales_a_deployment_at_the_target_the_plan_derives() {
     let mut req = request(
@@ -50,7 +40,7 @@ fn keda_scales_a_deployment_at_the_target_the_plan_derives() {
     req.input = Some(input(platform("keda", "deployment")));
     let rsp = call(&req);
     assert_not_fatal(&rsp.results, "keda");
-    let so = composed(&rsp, "autoscaler");
+    let so = desired_resource(&rsp, "autoscaler");
     assert_eq!(validate_composed(&so), Vec::<String>::new());
     let status = desired_status(&rsp);
     let target = status["autoscaling"]["targetRequestsPerReplica"]
@@ -82,8 +72,8 @@ fn keda_scales_a_deployment_at_the_target_the_plan_derives() {
         "{status:#}"
     );
     // The first replica proves the server starts.
-    assert_eq!(composed(&rsp, "deployment")["spec"]["replicas"], 1);
-    let monitor = composed(&rsp, "pod_monitor");
+    assert_eq!(desired_resource(&rsp, "deployment")["spec"]["replicas"], 1);
+    let monitor = desired_resource(&rsp, "pod_monitor");
     assert_eq!(validate_composed(&monitor), Vec::<String>::new());
     assert_eq!(
         monitor["spec"]["podMetricsEndpoints"],
@@ -99,7 +89,7 @@ fn the_replicas_an_autoscaler_set_are_kept() {
         req.input = Some(input(platform("hpa", "deployment")));
         call(&req)
     };
-    let mut deployment = composed(&first, "deployment");
+    let mut deployment = desired_resource(&first, "deployment");
     deployment["spec"]["replicas"] = json!(5);
     let mut req = request("k3", xr.clone());
     req.input = Some(input(platform("hpa", "deployment")));
@@ -108,14 +98,17 @@ fn the_replicas_an_autoscaler_set_are_kept() {
         resource(applied(deployment.clone(), 1, json!({}))),
     );
     let rsp = call(&req);
-    assert_eq!(composed(&rsp, "deployment")["spec"]["replicas"], 5);
+    assert_eq!(desired_resource(&rsp, "deployment")["spec"]["replicas"], 5);
     // Out of the range the XR now states, the replicas are brought into it.
     deployment["spec"]["replicas"] = json!(12);
     req.observed.as_mut().unwrap().resources.insert(
         "deployment".into(),
         resource(applied(deployment, 1, json!({}))),
     );
-    assert_eq!(composed(&call(&req), "deployment")["spec"]["replicas"], 8);
+    assert_eq!(
+        desired_resource(&call(&req), "deployment")["spec"]["replicas"],
+        8
+    );
 }
 
 #[test]
@@ -138,7 +131,7 @@ fn an_hpa_scales_a_leader_worker_set_and_a_vllm_runtime_by_their_scale_subresour
         req.input = Some(input(platform("hpa", runtime)));
         let rsp = call(&req);
         assert_not_fatal(&rsp.results, runtime);
-        let hpa = composed(&rsp, "autoscaler");
+        let hpa = desired_resource(&rsp, "autoscaler");
         assert_eq!(validate_composed(&hpa), Vec::<String>::new());
         assert_eq!(hpa["kind"], "HorizontalPodAutoscaler");
         assert_eq!(
@@ -155,7 +148,7 @@ fn an_hpa_scales_a_leader_worker_set_and_a_vllm_runtime_by_their_scale_subresour
         } else {
             "leader_worker_set"
         };
-        let mut at = composed(&rsp, key);
+        let mut at = desired_resource(&rsp, key);
         for step in &replicas_path {
             at = at[step].clone();
         }
@@ -169,7 +162,7 @@ fn scale_to_zero_needs_keda_and_says_what_it_costs() {
     req.input = Some(input(platform("keda", "deployment")));
     let rsp = call(&req);
     assert_not_fatal(&rsp.results, "keda to zero");
-    let so = composed(&rsp, "autoscaler");
+    let so = desired_resource(&rsp, "autoscaler");
     assert_eq!(so["spec"]["minReplicaCount"], 0);
     assert_eq!(so["spec"]["cooldownPeriod"], 600);
     let warnings = desired_status(&rsp)["plan"]["warnings"].clone();
@@ -236,7 +229,7 @@ fn an_agent_pools_model_server_scales_like_an_llm_inference() {
     req.input = Some(input(platform("hpa", "deployment")));
     let rsp = call(&req);
     assert_not_fatal(&rsp.results, "pool");
-    let hpa = composed(&rsp, "model_server_autoscaler");
+    let hpa = desired_resource(&rsp, "model_server_autoscaler");
     assert_eq!(validate_composed(&hpa), Vec::<String>::new());
     assert_eq!(
         hpa["spec"]["scaleTargetRef"],
@@ -255,7 +248,7 @@ fn an_agent_pools_model_server_scales_like_an_llm_inference() {
             .unwrap()
     );
     assert_eq!(
-        validate_composed(&composed(&rsp, "model_server_pod_monitor")),
+        validate_composed(&desired_resource(&rsp, "model_server_pod_monitor")),
         Vec::<String>::new()
     );
 

@@ -5,7 +5,6 @@
 
 mod support;
 
-use function_inference::protocol::fnv1;
 use serde_json::{Value, json};
 use support::fixtures::*;
 use support::manifests::validate_composed;
@@ -15,13 +14,6 @@ use support::*;
 fn gateway_platform(runtime: &str) -> Value {
     json!({"defaults": {"gpuType": "H100-80GB", "runtime": runtime,
         "inferenceGateway": {"name": "inference-gateway", "namespace": "gateway-system"}}})
-}
-
-fn composed(rsp: &fnv1::RunFunctionResponse, key: &str) -> Value {
-    let r = &rsp.desired.as_ref().unwrap().resources[key];
-    Value::Object(function_inference::protocol::resource::struct_to_json(
-        r.resource.as_ref().unwrap(),
-    ))
 }
 
 #[test]
@@ -59,12 +51,12 @@ fn a_host_is_routed_by_the_gateway_instead_of_an_ingress() {
     );
     for key in &keys {
         assert_eq!(
-            validate_composed(&composed(&rsp, key)),
+            validate_composed(&desired_resource(&rsp, key)),
             Vec::<String>::new(),
             "{key}"
         );
     }
-    let route = composed(&rsp, "http_route");
+    let route = desired_resource(&rsp, "http_route");
     assert_eq!(route["spec"]["hostnames"], json!(["chat.example.com"]));
     assert_eq!(
         route["spec"]["rules"][0]["matches"],
@@ -76,7 +68,7 @@ fn a_host_is_routed_by_the_gateway_instead_of_an_ingress() {
         endpoint["gateway"],
         "Gateway gateway-system/inference-gateway for host chat.example.com, HTTPRoute team-a/chat to InferencePool chat"
     );
-    let picker = composed(&rsp, "endpoint_picker");
+    let picker = desired_resource(&rsp, "endpoint_picker");
     assert_eq!(
         picker["spec"]["template"]["spec"]["containers"][0]["args"],
         json!([
@@ -105,7 +97,7 @@ fn a_leader_worker_sets_pool_is_its_leaders() {
     let rsp = call(&req);
     assert_not_fatal(&rsp.results, "lws");
     assert_eq!(
-        composed(&rsp, "inference_pool")["spec"]["selector"]["matchLabels"],
+        desired_resource(&rsp, "inference_pool")["spec"]["selector"]["matchLabels"],
         json!({"leaderworkerset.sigs.k8s.io/name": "big", "role": "leader"})
     );
 }
@@ -127,13 +119,13 @@ fn an_xr_can_ask_for_a_gateway_the_platform_does_not_name() {
         .build();
     let rsp = call(&request("g3", xr));
     assert_not_fatal(&rsp.results, "xr gateway");
-    let route = composed(&rsp, "http_route");
+    let route = desired_resource(&rsp, "http_route");
     assert_eq!(
         route["spec"]["parentRefs"],
         json!([{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "team-gateway"}])
     );
     assert_eq!(
-        composed(&rsp, "endpoint_picker")["spec"]["template"]["spec"]["containers"][0]["image"],
+        desired_resource(&rsp, "endpoint_picker")["spec"]["template"]["spec"]["containers"][0]["image"],
         "registry.k8s.io/gateway-api-inference-extension/epp:v1.3.0"
     );
     // Without a Gateway anywhere: a Service only, as before.

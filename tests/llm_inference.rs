@@ -23,13 +23,8 @@ use support::*;
 const DOT: fn() -> Value = || json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "gpu": 1, "ingressHost": "qwen.127.0.0.1.nip.io", "providerConfigName": "incluster"});
 
 fn composed(rsp: &fnv1::RunFunctionResponse, name: &str) -> (Value, i32) {
-    let r = &rsp.desired.as_ref().unwrap().resources[name];
-    (
-        Value::Object(function_inference::protocol::resource::struct_to_json(
-            r.resource.as_ref().unwrap(),
-        )),
-        r.ready,
-    )
+    let ready = rsp.desired.as_ref().unwrap().resources[name].ready;
+    (desired_resource(rsp, name), ready)
 }
 
 fn dot_plan() -> sizing::Plan {

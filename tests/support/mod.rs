@@ -341,6 +341,14 @@ pub fn call(req: &fnv1::RunFunctionRequest) -> fnv1::RunFunctionResponse {
     .expect("the core's response decodes")
 }
 
+/// The desired composed resource `key` of a response, as JSON.
+pub fn desired_resource(rsp: &fnv1::RunFunctionResponse, key: &str) -> Value {
+    let r = &rsp.desired.as_ref().unwrap().resources[key];
+    Value::Object(function_inference::protocol::resource::struct_to_json(
+        r.resource.as_ref().unwrap(),
+    ))
+}
+
 /// The status of the desired XR in a response.
 pub fn desired_status(rsp: &fnv1::RunFunctionResponse) -> Value {
     let c = rsp.desired.as_ref().unwrap().composite.as_ref().unwrap();
