@@ -100,7 +100,6 @@ pub(crate) fn serve(
     serve_args.extend(s.extra_args.iter().cloned());
     let mut pod_args = s.facts.map(|f| f.load_args.clone()).unwrap_or_default();
     pod_args.extend(s.extra_args.iter().cloned());
-    let workload = workload(runtime, s.name);
     let replicas = match s.autoscaled {
         // The first replica proves the server starts; scaled to zero it stays there.
         Some((min, max)) => {
@@ -143,18 +142,15 @@ pub(crate) fn serve(
     Ok(Served {
         runtime,
         state,
-        serving_pod_labels: match runtime {
-            Runtime::LeaderWorkerSet => leader_labels(&workload.name),
-            _ => server.pod_labels.clone(),
-        },
-        workload,
+        serving_pod_labels: server.serving_pod_labels,
+        workload: server.workload,
         pod_labels: server.pod_labels,
         replicas,
     })
 }
 
-/// The object that holds a runtime's replicas (its scale subresource), and
-/// the names of its pods that serve.
+/// The object named `name` that holds a runtime's replicas (its scale
+/// subresource), and the names of its pods that serve.
 fn workload(runtime: Runtime, name: &str) -> Workload {
     // Pods of a Deployment (the operator's too): <name>-<hash>-<hash>; a
     // LeaderWorkerSet's leaders: <name>-<group>.
@@ -172,15 +168,12 @@ fn workload(runtime: Runtime, name: &str) -> Workload {
             name: name.to_string(),
             serving_pods: replica_set_pods,
         },
-        Runtime::LeaderWorkerSet => {
-            let name = names::short_label(name, LWS_NAME_MAX);
-            Workload {
-                api_version: LeaderWorkerSet::API_VERSION,
-                kind: LeaderWorkerSet::KIND,
-                serving_pods: format!("{name}-[0-9]+"),
-                name,
-            }
-        }
+        Runtime::LeaderWorkerSet => Workload {
+            api_version: LeaderWorkerSet::API_VERSION,
+            kind: LeaderWorkerSet::KIND,
+            name: name.to_string(),
+            serving_pods: format!("{name}-[0-9]+"),
+        },
     }
 }
 
@@ -257,6 +250,11 @@ pub(crate) struct ModelServer {
     /// The labels that select the server's pods (all of them: a
     /// LeaderWorkerSet's workers too).
     pub(crate) pod_labels: BTreeMap<String, String>,
+    /// The labels of the pods that serve the API (a LeaderWorkerSet's
+    /// leaders; every pod of the other runtimes).
+    pub(crate) serving_pod_labels: BTreeMap<String, String>,
+    /// The object that holds the replicas.
+    pub(crate) workload: Workload,
     /// What the platform or the user should know: a change that cannot
     /// apply to an existing object, a volume about to be deleted.
     pub(crate) warnings: Vec<String>,
@@ -272,11 +270,14 @@ pub(crate) fn model_server(s: &ServerSpec) -> ModelServer {
                 labels: p.labels,
                 ..*p
             };
+            // The operator labels its pods app=<runtime name>.
+            let pod_labels = BTreeMap::from([("app".to_string(), p.name.to_string())]);
             return ModelServer {
                 resources: vec![(s.keys.vllm_runtime, vllm_runtime(&params))],
                 reasons: Vec::new(),
-                // The operator labels its pods app=<runtime name>.
-                pod_labels: BTreeMap::from([("app".to_string(), p.name.to_string())]),
+                serving_pod_labels: pod_labels.clone(),
+                pod_labels,
+                workload: workload(s.runtime, p.name),
                 warnings: Vec::new(),
             };
         }
@@ -308,15 +309,23 @@ pub(crate) fn model_server(s: &ServerSpec) -> ModelServer {
         startup_budget_seconds(plan)
     )];
     let mut warnings = Vec::new();
-    let (resources, pod_labels) = if s.runtime == Runtime::Deployment {
-        deployment_server(s, pod, labels, &mut reasons, &mut warnings)
+    let built = if s.runtime == Runtime::Deployment {
+        let (resources, selector) = deployment_server(s, pod, labels, &mut reasons, &mut warnings);
+        Built {
+            resources,
+            pod_labels: selector.clone(),
+            serving_pod_labels: selector,
+            workload_name: p.name.to_string(),
+        }
     } else {
         leader_worker_set_server(s, pod, labels)
     };
     ModelServer {
-        resources,
+        resources: built.resources,
         reasons,
-        pod_labels,
+        pod_labels: built.pod_labels,
+        serving_pod_labels: built.serving_pod_labels,
+        workload: workload(s.runtime, &built.workload_name),
         warnings,
     }
 }
@@ -384,12 +393,23 @@ fn deployment_server(
     (out, selector)
 }
 
+/// What a runtime that builds its own pods made.
+struct Built {
+    resources: Vec<(&'static str, Manifest)>,
+    /// The labels of all its pods.
+    pod_labels: BTreeMap<String, String>,
+    /// The labels of the pods that serve the API.
+    serving_pod_labels: BTreeMap<String, String>,
+    /// The name of the object that holds the replicas.
+    workload_name: String,
+}
+
 /// A LeaderWorkerSet and the Service that selects its leaders.
 fn leader_worker_set_server(
     s: &ServerSpec,
     pod: PodParams,
     labels: BTreeMap<String, String>,
-) -> (Vec<(&'static str, Manifest)>, BTreeMap<String, String>) {
+) -> Built {
     let p = &s.params;
     let name = names::short_label(p.name, LWS_NAME_MAX);
     let lws = leader_worker_set(&LwsParams {
@@ -400,18 +420,21 @@ fn leader_worker_set_server(
         pod,
     });
     // The Service keeps the runtime's name, whatever the set is called.
-    let service = vllm_service(p.name, p.namespace, labels, leader_labels(&name));
-    let pods = BTreeMap::from([(NAME_LABEL.to_string(), name)]);
-    (
-        vec![
+    let leaders = leader_labels(&name);
+    let service = vllm_service(p.name, p.namespace, labels, leaders.clone());
+    let pods = BTreeMap::from([(NAME_LABEL.to_string(), name.clone())]);
+    Built {
+        resources: vec![
             (
                 s.keys.leader_worker_set,
                 Manifest::new(LeaderWorkerSet::KIND, lws),
             ),
             (s.keys.service, Manifest::of(service)),
         ],
-        pods,
-    )
+        pod_labels: pods,
+        serving_pod_labels: leaders,
+        workload_name: name,
+    }
 }
 
 /// A Deployment's `spec.selector.matchLabels`, as observed.
