@@ -25,7 +25,7 @@ use crate::xr::agent_pool::{Autoscaling, AutoscalingMetric, MetricMapping, Scali
 /// Kubernetes' own target when an HPA names no metric.
 const DEFAULT_CPU_UTILIZATION: i32 = 80;
 /// The HPA's limit on stabilization windows.
-const MAX_WINDOW_SECONDS: f64 = 3600.0;
+pub(crate) const MAX_WINDOW_SECONDS: u32 = 3600;
 
 /// How each supported metric type maps: (type, Pods metric name, the target is a duration).
 const POD_METRICS: &[(&str, &str, bool)] = &[
@@ -274,7 +274,7 @@ fn rules(p: &ScalingPolicy, field: &str) -> Result<HPAScalingRules, String> {
 
 fn window_seconds(d: &str, field: &str) -> Result<i32, String> {
     let s = parse_duration_seconds(d).map_err(|e| format!("{field}: {e}"))?;
-    if !(0.0..=MAX_WINDOW_SECONDS).contains(&s) {
+    if !(0.0..=f64::from(MAX_WINDOW_SECONDS)).contains(&s) {
         return Err(format!(
             "{field} is {d}; use 0s to 1h (the autoscaler's limit)"
         ));

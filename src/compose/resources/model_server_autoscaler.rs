@@ -16,6 +16,7 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::compose::composition::Manifest;
+use crate::compose::resources::autoscaler::MAX_WINDOW_SECONDS;
 use crate::input::Autoscaler;
 use crate::manifests::keda::{
     Advanced, HpaConfig, ScaleTarget, ScaledObject, ScaledObjectSpec, Trigger,
@@ -25,8 +26,6 @@ use crate::manifests::keda::{
 /// adapter serves it as running plus waiting requests per pod
 /// (docs/autoscaling.md has the prometheus-adapter rule).
 pub(crate) const HPA_METRIC: &str = "vllm_requests_in_flight";
-/// The HPA's limit on a stabilization window, in seconds.
-const MAX_WINDOW_SECONDS: u32 = 3600;
 /// The HPA's limit on a scaling policy's period, in seconds.
 const MAX_POLICY_PERIOD_SECONDS: u32 = 1800;
 /// KEDA's default wait before scaling to zero, which a slow start raises.
@@ -164,10 +163,10 @@ fn in_flight_query(namespace: &str, w: &Workload) -> String {
     format!("sum(vllm:num_requests_running{{{pods}}}) + sum(vllm:num_requests_waiting{{{pods}}})")
 }
 
-/// Scale-in waits for the window and removes one replica per window (at
-/// most what the HPA accepts); scale-out keeps Kubernetes' defaults.
+/// Scale-in waits for `window` (from [`scale_down_window`]) and removes one
+/// replica per window (at most what the HPA accepts as a policy's period);
+/// scale-out keeps Kubernetes' defaults.
 fn behavior(window: u32) -> HorizontalPodAutoscalerBehavior {
-    let window = window.min(MAX_WINDOW_SECONDS);
     HorizontalPodAutoscalerBehavior {
         scale_down: Some(HPAScalingRules {
             stabilization_window_seconds: Some(window as i32),
