@@ -280,9 +280,14 @@ fn compare(request: &SizingRequest, prices: &GpuPrices, output: OutputFormat) ->
             (gpu.name.clone(), sizing::size(&on_gpu))
         })
         .collect();
+    // The priced types, in the order of the prices, from the plans above.
     let cheapest = (!prices.is_empty()).then(|| {
-        let priced: Vec<String> = prices.keys().cloned().collect();
-        sizing::cheapest(request, &priced, prices)
+        let priced = prices.keys().filter_map(|name| {
+            rows.iter()
+                .find(|(gpu_type, _)| gpu_type == name)
+                .map(|(gpu_type, plan)| (gpu_type.clone(), plan.clone()))
+        });
+        sizing::cheapest_of(priced, prices)
     });
     if let OutputFormat::Json = output {
         let gpu_types: Vec<Compared> = rows

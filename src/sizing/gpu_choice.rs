@@ -41,14 +41,27 @@ pub fn cheapest(
     offered: &[String],
     prices: &GpuPrices,
 ) -> Result<Plan, SizingError> {
-    let mut plans = Vec::new();
-    let mut refusals = Vec::new();
-    for name in offered {
+    let sized = offered.iter().map(|name| {
         let on_gpu = SizingRequest {
             gpu_type: name.clone(),
             ..request.clone()
         };
-        match super::size(&on_gpu) {
+        (name.clone(), super::size(&on_gpu))
+    });
+    cheapest_of(sized, prices)
+}
+
+/// [`cheapest`] over plans already sized, one per offered GPU type, in the
+/// platform's order.
+pub fn cheapest_of(
+    sized: impl IntoIterator<Item = (String, Result<Plan, SizingError>)>,
+    prices: &GpuPrices,
+) -> Result<Plan, SizingError> {
+    let mut offered = Vec::new();
+    let mut plans = Vec::new();
+    let mut refusals = Vec::new();
+    for (name, sized) in sized {
+        match sized {
             // A layout the request fixed is planned even where it cannot
             // hold the model (with a warning); it does not compete.
             Ok(plan) if plan.estimate.per_gpu_gib > plan.estimate.gpu_capacity_gib => refusals
@@ -62,6 +75,7 @@ pub fn cheapest(
             Ok(plan) => plans.push(plan),
             Err(e) => refusals.push(format!("{name}: {e}")),
         }
+        offered.push(name);
     }
     if plans.is_empty() {
         return Err(SizingError::NoOfferedGpuServes {

@@ -60,7 +60,7 @@ mod weights;
 
 pub use config::{CheckpointQuantization, ConfigError, ModelConfig, weights_index_total_bytes};
 pub(crate) use error::SizingError;
-pub use gpu_choice::{GpuPrices, canonical_prices, cheapest, hourly_cost};
+pub use gpu_choice::{GpuPrices, canonical_prices, cheapest, cheapest_of, hourly_cost};
 pub use gpus::{Gpu, MigProfile, gpu, gpu_names, gpus};
 pub use memory::{Arch, GIB, VllmGeneration};
 pub use model_catalog::{CatalogModel, ModelMatch, lookup as lookup_model, model, models};
