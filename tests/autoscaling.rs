@@ -191,14 +191,7 @@ fn a_platform_without_the_prometheus_operator_gets_no_pod_monitor() {
     let mut req = request("m1", scaled(json!({"maxReplicas": 2})));
     req.input = Some(input(platform));
     let rsp = call(&req);
-    let keys: Vec<_> = rsp
-        .desired
-        .as_ref()
-        .unwrap()
-        .resources
-        .keys()
-        .cloned()
-        .collect();
+    let keys = composed_names(&rsp);
     assert_eq!(keys, ["autoscaler", "deployment", "service"]);
 }
 

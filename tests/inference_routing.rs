@@ -26,14 +26,7 @@ fn a_host_is_routed_by_the_gateway_instead_of_an_ingress() {
     req.input = Some(input(gateway_platform("deployment")));
     let rsp = call(&req);
     assert_not_fatal(&rsp.results, "gateway");
-    let keys: Vec<_> = rsp
-        .desired
-        .as_ref()
-        .unwrap()
-        .resources
-        .keys()
-        .cloned()
-        .collect();
+    let keys = composed_names(&rsp);
     assert_eq!(
         keys,
         [
@@ -128,16 +121,10 @@ fn an_xr_can_ask_for_a_gateway_the_platform_does_not_name() {
         desired_resource(&rsp, "endpoint_picker")["spec"]["template"]["spec"]["containers"][0]["image"],
         "registry.k8s.io/gateway-api-inference-extension/epp:v1.3.0"
     );
-    // Without a Gateway anywhere: a Service only, as before.
+    // Without a Gateway anywhere: the runtime alone, as before.
     let rsp = call(&request(
         "g4",
         LlmInference::new("chat").model(QWEN).build(),
     ));
-    assert!(
-        !rsp.desired
-            .as_ref()
-            .unwrap()
-            .resources
-            .contains_key("http_route")
-    );
+    assert_eq!(composed_names(&rsp), ["vllm_runtime"]);
 }

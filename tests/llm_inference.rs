@@ -460,13 +460,6 @@ fn the_pipeline_context_reaches_later_steps_unchanged() {
 // ---------------------------------------------------------------------------
 
 /// The names of what a response composes, sorted.
-fn composed_names(rsp: &fnv1::RunFunctionResponse) -> Vec<String> {
-    rsp.desired
-        .as_ref()
-        .map(|d| d.resources.keys().cloned().collect())
-        .unwrap_or_default()
-}
-
 fn reasons(rsp: &fnv1::RunFunctionResponse) -> Vec<String> {
     desired_status(rsp)["plan"]["reasons"]
         .as_array()

@@ -341,6 +341,14 @@ pub fn call(req: &fnv1::RunFunctionRequest) -> fnv1::RunFunctionResponse {
     .expect("the core's response decodes")
 }
 
+/// The composition-resource names of a response's desired resources.
+pub fn composed_names(rsp: &fnv1::RunFunctionResponse) -> Vec<String> {
+    rsp.desired
+        .as_ref()
+        .map(|d| d.resources.keys().cloned().collect())
+        .unwrap_or_default()
+}
+
 /// The desired composed resource `key` of a response, as JSON.
 pub fn desired_resource(rsp: &fnv1::RunFunctionResponse, key: &str) -> Value {
     let r = &rsp.desired.as_ref().unwrap().resources[key];
