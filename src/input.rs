@@ -271,6 +271,17 @@ pub(crate) fn default_endpoint_picker_image() -> Image {
     }
 }
 
+/// vLLM's own CUDA image (`vllm` and `ray` on the PATH), pinned to the
+/// release the memory model is checked against (the start-up logs of
+/// docs/sizing.md were taken with it).
+pub(crate) const NVIDIA_VLLM_IMAGE: &str = "vllm/vllm-openai:v0.19.0";
+/// The vLLM release of [`NVIDIA_VLLM_IMAGE`].
+const NVIDIA_VLLM_RELEASE: &str = "0.19.0";
+/// AMD's ROCm build of vLLM, pinned.
+pub(crate) const AMD_VLLM_IMAGE: &str = "rocm/vllm:rocm7.0.0_vllm_0.11.2_20251210";
+/// The vLLM release of [`AMD_VLLM_IMAGE`] (its tag says it).
+const AMD_VLLM_RELEASE: &str = "0.11.2";
+
 impl Settings {
     /// The Gateway an XR is routed through: its own (`spec.gateway`), with
     /// the platform's endpoint picker image, else the platform's.
@@ -292,20 +303,7 @@ impl Settings {
             None => self.inference_gateway.clone(),
         }
     }
-}
 
-/// vLLM's own CUDA image (`vllm` and `ray` on the PATH), pinned to the
-/// release the memory model is checked against (the start-up logs of
-/// docs/sizing.md were taken with it).
-pub(crate) const NVIDIA_VLLM_IMAGE: &str = "vllm/vllm-openai:v0.19.0";
-/// The vLLM release of [`NVIDIA_VLLM_IMAGE`].
-const NVIDIA_VLLM_RELEASE: &str = "0.19.0";
-/// AMD's ROCm build of vLLM, pinned.
-pub(crate) const AMD_VLLM_IMAGE: &str = "rocm/vllm:rocm7.0.0_vllm_0.11.2_20251210";
-/// The vLLM release of [`AMD_VLLM_IMAGE`] (its tag says it).
-const AMD_VLLM_RELEASE: &str = "0.11.2";
-
-impl Settings {
     /// `gpu_memory_utilization` as vLLM's flag and the VLLMRuntime take it (`0.9`).
     pub(crate) fn gpu_memory_utilization_text(&self) -> String {
         self.gpu_memory_utilization.to_string()
@@ -546,18 +544,11 @@ impl Input {
             s.prometheus_address = Some(url.to_string());
         }
         if let Some(g) = &d.inference_gateway {
-            crate::names::require_subdomain(
-                "input.defaults.inferenceGateway.name",
+            crate::xr::shared_fields::check_gateway(
+                "input.defaults.inferenceGateway",
                 &g.name,
-                "inference-gateway",
+                g.namespace.as_deref(),
             )?;
-            if let Some(ns) = &g.namespace {
-                crate::names::require_dns1123_label(
-                    "input.defaults.inferenceGateway.namespace",
-                    ns,
-                    "gateway-system",
-                )?;
-            }
             let image = match &g.endpoint_picker_image {
                 Some(i) if i.registry.trim().is_empty() || i.name.trim().is_empty() => {
                     return Err(

@@ -273,10 +273,7 @@ fn check_strings(spec: &LlmInferenceSpec) -> Result<(), String> {
         require_subdomain("spec.tls.secretName", &t.secret_name, "qwen-tls")?;
     }
     if let Some(g) = &spec.gateway {
-        require_subdomain("spec.gateway.name", &g.name, "inference-gateway")?;
-        if let Some(ns) = &g.namespace {
-            require_dns1123_label("spec.gateway.namespace", ns, "gateway-system")?;
-        }
+        super::shared_fields::check_gateway("spec.gateway", &g.name, g.namespace.as_deref())?;
     }
     if let Some(p) = &spec.provider_config_name {
         require_subdomain("spec.providerConfigName", p, "incluster")?;

@@ -109,3 +109,17 @@ pub(crate) struct GatewayRef {
     #[schemars(length(min = 1, max = 63))]
     pub(crate) namespace: Option<String>,
 }
+
+/// A Gateway's name and namespace at `field` (`spec.gateway`,
+/// `input.defaults.inferenceGateway`), checked as Kubernetes names.
+pub(crate) fn check_gateway(
+    field: &str,
+    name: &str,
+    namespace: Option<&str>,
+) -> Result<(), String> {
+    crate::names::require_subdomain(&format!("{field}.name"), name, "inference-gateway")?;
+    if let Some(ns) = namespace {
+        crate::names::require_dns1123_label(&format!("{field}.namespace"), ns, "gateway-system")?;
+    }
+    Ok(())
+}
