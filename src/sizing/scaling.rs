@@ -10,6 +10,7 @@
 
 use super::memory::default_max_num_seqs;
 use super::plan::Plan;
+use super::text::thousands;
 
 /// Share of a replica's concurrency the autoscaler aims for: the rest
 /// absorbs requests longer than stated and the time a new replica takes to
@@ -79,22 +80,22 @@ impl Plan {
         let concurrency = kv_requests.min(engine_limit);
         let derived = ((concurrency as f64 * TARGET_SHARE).floor() as u64).max(1);
         let length = if shape.stated {
-            format!("{} tokens (prompt and output)", group(shape.tokens))
+            format!("{} tokens (prompt and output)", thousands(shape.tokens))
         } else {
             format!(
                 "{} tokens (the full context: state the prompt and output tokens for a closer target)",
-                group(shape.tokens)
+                thousands(shape.tokens)
             )
         };
         let holds = if kv_requests <= engine_limit {
             format!(
                 "the KV cache holds {} requests of {length}",
-                group(kv_requests)
+                thousands(kv_requests)
             )
         } else {
             format!(
                 "vLLM runs at most {engine_limit} at once (--max-num-seqs), though the KV cache holds {} requests of {length}",
-                group(kv_requests)
+                thousands(kv_requests)
             )
         };
         let (requests_per_replica, reason) = match overridden {
@@ -122,11 +123,6 @@ impl Plan {
             reason,
         }
     }
-}
-
-/// 8192 as "8,192".
-fn group(n: u64) -> String {
-    super::text::thousands(n)
 }
 
 #[cfg(test)]
