@@ -8,7 +8,7 @@
 //! request)` requests, and the autoscaler scales out at a share of that,
 //! before the queue builds.
 
-use super::memory::default_max_num_seqs;
+use super::fit::Device;
 use super::plan::Plan;
 use super::text::thousands;
 
@@ -46,14 +46,15 @@ pub struct ScalingTarget {
 
 impl Plan {
     /// vLLM's default `--max-num-seqs` on this plan's device (a MIG slice
-    /// counts as its own, smaller device).
+    /// counts as its own, smaller device), as the sizing assumed it.
     pub(crate) fn engine_max_num_seqs(&self) -> u64 {
-        match &self.mig_profile {
-            Some(_) => default_max_num_seqs(
-                self.estimate.gpu_capacity_gib / self.gpu_memory_utilization.max(0.01),
-                false,
-            ),
-            None => default_max_num_seqs(self.gpu.vllm_gib, self.gpu.name.starts_with("A100")),
+        match self
+            .mig_profile
+            .as_deref()
+            .and_then(|n| self.gpu.mig_profile(n))
+        {
+            Some(slice) => Device::slice(slice).max_num_seqs,
+            None => Device::gpu(self.gpu).max_num_seqs,
         }
     }
 
