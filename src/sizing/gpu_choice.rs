@@ -25,12 +25,7 @@ pub type GpuPrices = BTreeMap<String, f64>;
 /// bandwidth gets too).
 pub fn hourly_cost(plan: &Plan, prices: &GpuPrices) -> Option<f64> {
     let price = prices.get(&plan.gpu.name)?;
-    let share = plan
-        .mig_profile
-        .as_deref()
-        .and_then(|name| plan.gpu.mig_profile(name))
-        .map_or(1.0, |p| f64::from(p.memory_gb) / plan.gpu.nominal_gb);
-    Some(price * f64::from(plan.gpu_count) * share)
+    Some(price * f64::from(plan.gpu_count) * plan.gpu_share())
 }
 
 /// Sizes `request` on each of `offered` and keeps the cheapest plan. Its

@@ -186,6 +186,15 @@ impl Plan {
         )
     }
 
+    /// The share of a GPU each of the plan's devices is: 1, or a MIG
+    /// slice's memory over the GPU's (its share of bandwidth and of price).
+    pub(crate) fn gpu_share(&self) -> f64 {
+        self.mig_profile
+            .as_deref()
+            .and_then(|n| self.gpu.mig_profile(n))
+            .map_or(1.0, |p| f64::from(p.memory_gb) / self.gpu.nominal_gb)
+    }
+
     /// GPUs of each pod: all of the replica's on one node, or a node's
     /// share across nodes (layouts across nodes take whole nodes).
     pub(crate) fn gpus_per_pod(&self) -> u32 {
@@ -216,14 +225,7 @@ impl Plan {
     /// (slice GB / GPU GB). Batching raises the aggregate rate well above this
     /// while the step stays memory-bound.
     pub(crate) fn decode_tokens_per_second(&self) -> f64 {
-        let mut bandwidth = self.gpu.bandwidth_gbps * 1e9;
-        if let Some(p) = self
-            .mig_profile
-            .as_deref()
-            .and_then(|n| self.gpu.mig_profile(n))
-        {
-            bandwidth *= f64::from(p.memory_gb) / self.gpu.nominal_gb;
-        }
+        let bandwidth = self.gpu.bandwidth_gbps * 1e9 * self.gpu_share();
         let bytes = self.active_parameters_b * 1e9 * self.weight_precision.bytes_per_param();
         if bytes <= 0.0 {
             return 0.0;
