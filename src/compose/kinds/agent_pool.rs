@@ -290,14 +290,8 @@ impl Pool<'_> {
             ),
         };
         let (req, spec, model) = (self.req, self.spec, self.model);
-        // Only labels that never change for the pool: the operator copies them
-        // into the model server Deployment's immutable selector, so the Model's
-        // name (which spec.agentClass.modelRef may change) is not one of them.
-        let model_labels = labels("AgentPool", &req.xr.name, "model-server");
+        let (placement, model_labels) = self.model_server_site();
         let operator_field = format!("{MODEL_REF}: Model {}", model.display);
-        let placement = Placement::Native {
-            namespace: req.xr.namespace.to_string(),
-        };
         let serve = Serve {
             choice: runtime::ServerChoice {
                 asked: runtime::Asked::new(spec.runtime, req.settings.runtime),
@@ -327,6 +321,21 @@ impl Pool<'_> {
         model_server::serve(req, &serve, plan, &mut self.out, &mut self.notes)
     }
 
+    /// Where the pool's model server goes (the pool's namespace) and the
+    /// labels of its objects. Only labels that never change for the pool:
+    /// the operator copies them into the model server Deployment's immutable
+    /// selector, so the Model's name (which spec.agentClass.modelRef may
+    /// change) is not one of them.
+    fn model_server_site(&self) -> (Placement, BTreeMap<String, String>) {
+        let xr = self.req.xr;
+        (
+            Placement::Native {
+                namespace: xr.namespace.to_string(),
+            },
+            labels("AgentPool", &xr.name, "model-server"),
+        )
+    }
+
     /// The model server's autoscaler, when the pool asks for one, and its
     /// PodMonitor, when the platform has the Prometheus Operator.
     fn scale_model_server(
@@ -337,10 +346,7 @@ impl Pool<'_> {
         server: &Served,
     ) -> Option<crate::xr::model_server_autoscaling::AutoscalingStatus> {
         let req = self.req;
-        let placement = Placement::Native {
-            namespace: req.xr.namespace.to_string(),
-        };
-        let labels = labels("AgentPool", &req.xr.name, "model-server");
+        let (placement, labels) = self.model_server_site();
         if req.settings.pod_monitor {
             let monitor = pod_monitor(
                 runtime_name,
