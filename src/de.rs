@@ -76,7 +76,7 @@ fn described(value: &Value) -> String {
         Value::Null => "null".into(),
         Value::Bool(b) => format!("the boolean {b}"),
         Value::Number(n) => format!("the number {n}"),
-        Value::String(s) => format!("the string {}", shorten(&format!("{s:?}"))),
+        Value::String(s) => format!("the string {}", crate::quote::shown(s)),
         Value::Array(_) => "a list".into(),
         Value::Object(_) => "an object".into(),
     }
@@ -106,7 +106,7 @@ where
         },
         Value::String(s) => format!(
             "the string {} is not a whole number",
-            shorten(&format!("{s:?}"))
+            crate::quote::shown(s)
         ),
         Value::Bool(b) => format!("{b} is not a whole number"),
         Value::Array(_) => "a list is not a whole number".to_string(),
@@ -218,7 +218,7 @@ fn shown(found: &str) -> String {
         }
     }
     if let Some(s) = found.strip_prefix("string ") {
-        return format!("the string {}", shorten(s));
+        return format!("the string {}", crate::quote::shown_quoted(s));
     }
     match found {
         "map" => "an object".into(),
@@ -226,20 +226,6 @@ fn shown(found: &str) -> String {
         "unit value" => "null".into(),
         other => other.into(),
     }
-}
-
-/// Long values are cut so that a message stays one readable line.
-fn shorten(s: &str) -> String {
-    const MAX: usize = 80;
-    if s.chars().count() <= MAX {
-        return s.to_string();
-    }
-    let head: String = s.chars().take(MAX).collect();
-    // `s` is quoted; count what the user wrote.
-    format!(
-        "{head}...\" ({} characters)",
-        s.chars().count().saturating_sub(2)
-    )
 }
 
 fn unquote(s: &str) -> &str {

@@ -16,6 +16,31 @@ pub(crate) fn shown_with_length(value: &str) -> String {
     quoted(value, true)
 }
 
+/// [`shown`] for a value serde has already quoted (its messages write a
+/// string as Rust's `{:?}` does): an escape (a backslash and what it
+/// escapes, through the brace of `\u{...}`) counts as the one character the
+/// user wrote, and is never cut in half.
+pub(crate) fn shown_quoted(quoted: &str) -> String {
+    let inside = quoted
+        .strip_prefix('"')
+        .and_then(|q| q.strip_suffix('"'))
+        .unwrap_or(quoted);
+    let mut characters = Vec::new();
+    let mut chars = inside.char_indices().peekable();
+    while let Some((start, c)) = chars.next() {
+        if c == '\\' && chars.next().is_some_and(|(_, e)| e == 'u') {
+            chars.by_ref().find(|&(_, e)| e == '}');
+        }
+        let end = chars.peek().map_or(inside.len(), |&(i, _)| i);
+        characters.push(&inside[start..end]);
+    }
+    let n = characters.len();
+    if n <= SHOWN {
+        return format!("\"{inside}\"");
+    }
+    format!("\"{}\"... ({n} characters)", characters[..SHOWN].concat())
+}
+
 fn quoted(value: &str, always_length: bool) -> String {
     let n = value.chars().count();
     if n <= SHOWN {
@@ -28,5 +53,21 @@ fn quoted(value: &str, always_length: bool) -> String {
     } else {
         let head: String = value.chars().take(SHOWN).collect();
         format!("{head:?}... ({n} characters)")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_quoted_value_is_cut_between_escapes() {
+        let value = format!("{}\n\u{1b}{}", "x".repeat(62), "y".repeat(100));
+        // `{:?}` writes the newline as \n and the escape as \u{1b}: each is
+        // one character, kept whole.
+        let got = shown_quoted(&format!("{value:?}"));
+        let want = format!("\"{}\\n\\u{{1b}}\"... (164 characters)", "x".repeat(62));
+        assert_eq!(got, want);
+        assert_eq!(shown_quoted("\"short\""), "\"short\"");
     }
 }
