@@ -188,7 +188,7 @@ fn read_config(
                 model_id: Some(facts.model_url.clone()),
                 ..Default::default()
             };
-            let mut out = model_config::waiting(
+            let mut out = model_config::MODEL_CONFIG.composition(
                 req,
                 &message,
                 not_found,

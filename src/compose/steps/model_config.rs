@@ -12,9 +12,9 @@
 
 use serde_json::Value;
 
-use crate::compose::composition::{ComposeRequest, Composition, Refusal};
+use crate::compose::composition::{ComposeRequest, Refusal};
 use crate::compose::steps::model_facts::{ModelFacts, parse_config};
-use crate::compose::steps::model_ref::{Awaited, WaitingFor, fetched, waiting_for};
+use crate::compose::steps::model_ref::{Awaited, WaitingFor, fetched};
 use crate::protocol::server::{ResourceSelector, resource_selector::Match};
 use crate::sizing::weights_index_total_bytes;
 
@@ -121,28 +121,12 @@ pub(crate) fn resolve(
     Ok(Lookup::Ready)
 }
 
-/// The composition of a composer that waits for the ConfigMap (see
-/// [`waiting_for`]). The caller adds its requirements.
-pub(crate) fn waiting(
-    req: &ComposeRequest,
-    message: &str,
-    not_found: bool,
-    status: Option<serde_json::Map<String, serde_json::Value>>,
-    keep: &[&str],
-) -> Composition {
-    waiting_for(
-        &WaitingFor {
-            condition: MODEL_CONFIG_RESOLVED,
-            not_found: "ModelConfigNotFound",
-            waiting: "WaitingForModelConfig",
-        },
-        req,
-        message,
-        not_found,
-        status,
-        keep,
-    )
-}
+/// Waiting for the Model's ConfigMap: its requirement is the caller's.
+pub(crate) const MODEL_CONFIG: WaitingFor = WaitingFor {
+    condition: MODEL_CONFIG_RESOLVED,
+    not_found: "ModelConfigNotFound",
+    waiting: "WaitingForModelConfig",
+};
 
 /// The warning a plan on a guessed architecture gets: what was guessed, and
 /// how to give the config (`how`: where this XR's Model is).

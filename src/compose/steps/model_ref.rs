@@ -128,31 +128,6 @@ fn read_spec(object: &Map<String, Value>) -> Result<ModelSpec, String> {
     crate::de::from_object(spec, "spec")
 }
 
-/// The composition of a composer that waits for its Model: the
-/// requirement, a condition, `status` (which should say what it waits
-/// for), the resources in `keep` kept as observed, and a warning only when
-/// the Model turns out missing and the observed status did not say so yet.
-pub(crate) fn waiting(
-    req: &ComposeRequest,
-    message: &str,
-    not_found: bool,
-    status: Option<serde_json::Map<String, serde_json::Value>>,
-    keep: &[&str],
-) -> Composition {
-    waiting_for(
-        &WaitingFor {
-            condition: MODEL_RESOLVED,
-            not_found: "ModelNotFound",
-            waiting: "WaitingForModel",
-        },
-        req,
-        message,
-        not_found,
-        status,
-        keep,
-    )
-}
-
 /// What a composer waits for, in the words of its condition.
 pub(crate) struct WaitingFor {
     /// The condition type.
@@ -163,39 +138,48 @@ pub(crate) struct WaitingFor {
     pub(crate) waiting: &'static str,
 }
 
-/// The composition of a composer that waits for a required resource: a
-/// condition, `status` (which should say what it waits for), the resources
-/// in `keep` kept as observed, and a warning only when the resource turns
-/// out missing and the observed status (`waitingFor`) did not say so yet.
-/// The caller adds its requirements.
-pub(crate) fn waiting_for(
-    what: &WaitingFor,
-    req: &ComposeRequest,
-    message: &str,
-    not_found: bool,
-    status: Option<serde_json::Map<String, serde_json::Value>>,
-    keep: &[&str],
-) -> Composition {
-    let mut out = Composition {
-        status,
-        keep_observed: keep.iter().map(|k| k.to_string()).collect(),
-        // Crossplane does not watch required resources: it looks again
-        // when the answer expires.
-        ttl_seconds: Some(WAITING_TTL_SECONDS),
-        ..Default::default()
-    };
-    out.conditions.push(if not_found {
-        outcome::condition(what.condition, false, what.not_found, message)
-    } else {
-        outcome::condition_unknown(what.condition, what.waiting, message)
-    });
-    let observed = req.xr.status();
-    let seen = observed
-        .as_ref()
-        .and_then(|s| s.get("waitingFor"))
-        .and_then(Value::as_str);
-    if not_found && seen != Some(message) {
-        out.results.push(outcome::warning(what.not_found, message));
+/// Waiting for the Model: its requirement is the caller's.
+pub(crate) const MODEL: WaitingFor = WaitingFor {
+    condition: MODEL_RESOLVED,
+    not_found: "ModelNotFound",
+    waiting: "WaitingForModel",
+};
+
+impl WaitingFor {
+    /// The composition of a composer that waits: a condition, `status`
+    /// (which should say what it waits for), the resources in `keep` kept as
+    /// observed, and a warning only when the resource turns out missing and
+    /// the observed status (`waitingFor`) did not say so yet. The caller
+    /// adds its requirements.
+    pub(crate) fn composition(
+        &self,
+        req: &ComposeRequest,
+        message: &str,
+        not_found: bool,
+        status: Option<serde_json::Map<String, serde_json::Value>>,
+        keep: &[&str],
+    ) -> Composition {
+        let mut out = Composition {
+            status,
+            keep_observed: keep.iter().map(|k| k.to_string()).collect(),
+            // Crossplane does not watch required resources: it looks again
+            // when the answer expires.
+            ttl_seconds: Some(WAITING_TTL_SECONDS),
+            ..Default::default()
+        };
+        out.conditions.push(if not_found {
+            outcome::condition(self.condition, false, self.not_found, message)
+        } else {
+            outcome::condition_unknown(self.condition, self.waiting, message)
+        });
+        let observed = req.xr.status();
+        let seen = observed
+            .as_ref()
+            .and_then(|s| s.get("waitingFor"))
+            .and_then(Value::as_str);
+        if not_found && seen != Some(message) {
+            out.results.push(outcome::warning(self.not_found, message));
+        }
+        out
     }
-    out
 }

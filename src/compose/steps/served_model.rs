@@ -76,7 +76,8 @@ pub(crate) fn resolve(
             let display = format!("{}/{}", req.xr.namespace, model.name);
             let phase = "WaitingForModel";
             let status = status(phase, &display, &message);
-            let mut waiting = model_ref::waiting(req, &message, not_found, Some(status), keep);
+            let mut waiting =
+                model_ref::MODEL.composition(req, &message, not_found, Some(status), keep);
             serving::while_waiting(&mut waiting, phase, &message);
             return Ok(ControlFlow::Break(waiting));
         }
@@ -96,7 +97,13 @@ pub(crate) fn resolve(
         model_config::Lookup::Waiting { message, not_found } => {
             let phase = "WaitingForModelConfig";
             let status = status(phase, &m.display, &message);
-            let mut waiting = model_config::waiting(req, &message, not_found, Some(status), keep);
+            let mut waiting = model_config::MODEL_CONFIG.composition(
+                req,
+                &message,
+                not_found,
+                Some(status),
+                keep,
+            );
             serving::while_waiting(&mut waiting, phase, &message);
             Ok(ControlFlow::Break(waiting))
         }
