@@ -32,29 +32,23 @@ pub(crate) const KIND: &str = "Input";
 pub(crate) const DEFAULT_TTL_SECONDS: u64 = 60;
 
 /// The step input of function-inference.
+#[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[schemars(description = "Input configures function-inference in a Composition's pipeline step.")]
 pub(crate) struct Input {
     /// Must be inference.fn.crossplane.io/v1beta1.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) api_version: Option<String>,
     /// Must be Input.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) kind: Option<String>,
     /// Ignored; allowed so that the input can be written like any Kubernetes object.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     #[schemars(with = "Option<std::collections::BTreeMap<String, String>>")]
     pub(crate) metadata: Option<serde_json::Value>,
     /// How long Crossplane may cache the response, as a duration ("60s", "5m").
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "deserialize_ttl"
-    )]
+    #[serde(default, deserialize_with = "deserialize_ttl")]
     pub(crate) ttl: Option<kube_core::Duration>,
     /// Platform defaults applied where an XR leaves a field unset.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) defaults: Option<Defaults>,
 }
 
@@ -75,72 +69,56 @@ where
 }
 
 /// Platform defaults.
+#[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct Defaults {
     /// GPU type used when an XR names none (for example L4, A100-80GB, H100-80GB). Leave it unset and list offeredGpuTypes (or gpuPrices) to have the function choose the cheapest GPU type that serves each XR.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) gpu_type: Option<String>,
     /// GPU types the platform offers; a Model reports its serving plan on each, and with gpuType unset an XR that names no GPU type gets the cheapest of them. Default: the GPU types of gpuPrices, else L4, L40S, A100-80GB and H100-80GB.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) offered_gpu_types: Option<Vec<String>>,
     /// Price of one GPU for one hour per GPU type (any currency, or relative costs such as 1 and 4.5), for example {L4: 0.8, H100-80GB: 4.1}: with gpuType unset, an XR that names no GPU type gets the cheapest replica. Each offered GPU type needs a price. Without prices the fewest GPUs win, then the smallest GPU type.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) gpu_prices: Option<std::collections::BTreeMap<String, f64>>,
     /// The vLLM image; the production-stack operator needs an lmcache/vllm-openai image.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) image: Option<Image>,
     /// Share of each GPU's memory vLLM may use (0.1 to 0.99).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) gpu_memory_utilization: Option<f64>,
     /// Add a node selector on the GPU product label (nvidia.com/gpu.product).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) gpu_node_selector: Option<bool>,
     /// Tolerate the nvidia.com/gpu NoSchedule taint GPU nodes commonly carry.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) gpu_toleration: Option<bool>,
     /// While a model server does not serve, ask Crossplane for its pods to say why (a pod the scheduler cannot
     /// place, an image that cannot be pulled). Crossplane then keeps Pods in its cache and needs RBAC to list and
     /// watch them (true by default).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) diagnose_pods: Option<bool>,
     /// Kind of provider-kubernetes config that providerConfigName refers to.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) provider_config_kind: Option<ProviderConfigKind>,
     /// Storage classes of the weights volumes model servers get.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) weights_cache: Option<WeightsCacheSettings>,
     /// What model servers' layouts are chosen for when neither the XR nor its Model says: minimal, balanced (the default) or throughput.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) objective: Option<crate::sizing::Objective>,
     /// The vLLM release the platform's image runs, for example 0.19.0: sizing then uses that release's activation peak (0.19 and later need less). Unset, or when an XR sets its own image, plans use the larger peak of earlier releases, which never over-promises the KV cache.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(regex(pattern = r"^v?[0-9]+\.[0-9]+"), length(max = 64))]
     pub(crate) vllm_version: Option<String>,
     /// What serves a model when an XR names no runtime: vllm-runtime (the
     /// default), deployment, leader-worker-set or auto.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) runtime: Option<RuntimeChoice>,
     /// vLLM images of the deployment and leader-worker-set runtimes, per GPU
     /// vendor (the VLLMRuntime uses image).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) vllm_images: Option<VllmImages>,
     /// The autoscaler the platform runs, for XRs that set spec.autoscaling: keda (a ScaledObject with a Prometheus trigger; needs prometheusAddress) or hpa (an autoscaling/v2 HorizontalPodAutoscaler on a Pods metric served by a custom metrics adapter). Unset: XRs that ask for autoscaling are refused.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) autoscaler: Option<Autoscaler>,
     /// The Prometheus that KEDA queries for vLLM's metrics, for example http://prometheus-operated.monitoring.svc:9090.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 2048))]
     pub(crate) prometheus_address: Option<String>,
     /// Compose a PodMonitor (Prometheus Operator, monitoring.coreos.com/v1) for each model server's /metrics (false by default).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) pod_monitor: Option<bool>,
     /// Route each LLMInference through this Gateway with the Gateway API Inference Extension: an InferencePool of its model server's pods, its endpoint picker, and an HTTPRoute from the Gateway (instead of an Ingress).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) inference_gateway: Option<InferenceGateway>,
 }
 
 /// The Gateway (gateway.networking.k8s.io/v1) model servers are routed through.
+#[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct InferenceGateway {
@@ -148,11 +126,9 @@ pub(crate) struct InferenceGateway {
     #[schemars(length(min = 1, max = 253))]
     pub(crate) name: String,
     /// The Gateway's namespace; default: the XR's. A Gateway in another namespace must allow routes from the XR's (its listeners' allowedRoutes).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 63))]
     pub(crate) namespace: Option<String>,
     /// The endpoint picker's image; default registry.k8s.io gateway-api-inference-extension/epp:v1.3.0.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) endpoint_picker_image: Option<Image>,
 }
 
@@ -177,30 +153,28 @@ impl Autoscaler {
 
 /// The vLLM image per GPU vendor for runtimes that run `vllm serve`
 /// themselves: it must have `vllm` (and, for multi-node, `ray`) on its PATH.
+#[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct VllmImages {
     /// For NVIDIA GPUs; default docker.io vllm/vllm-openai (CUDA).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) nvidia: Option<Image>,
     /// For AMD GPUs; default docker.io rocm/vllm (ROCm).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) amd: Option<Image>,
 }
 
 /// Storage classes for weights volumes. A runtime with one replica gets a
 /// ReadWriteOnce volume; several replicas share one volume, which needs
 /// ReadWriteMany, and most clusters' default class cannot provide that.
+#[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct WeightsCacheSettings {
     /// Storage class of ReadWriteOnce volumes (one replica); unset: the cluster's default class.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 253))]
     pub(crate) storage_class_name: Option<String>,
     /// A storage class that provides ReadWriteMany volumes (several replicas);
     /// unset: several replicas get no shared volume.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 253))]
     pub(crate) shared_storage_class_name: Option<String>,
 }

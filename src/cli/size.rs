@@ -238,23 +238,22 @@ fn json(value: &impl Serialize) -> String {
 }
 
 /// One GPU type of a comparison: its plan, or why it cannot serve.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 struct Compared {
     gpu_type: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
     plan: Option<SizeOutput>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<String>,
 }
 
 /// `size -o json` without one GPU type: every type, and when prices are
 /// given, the cheapest priced one with the reason it won.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 struct Comparison {
     gpu_types: Vec<Compared>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     cheapest: Option<Cheapest>,
 }
 
@@ -368,10 +367,12 @@ fn first_sentence(message: &str) -> &str {
 
 /// The JSON document of `size -o json`: what an XR's `status.plan` reports,
 /// plus what only a person sizing by hand needs.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct SizeOutput {
     pub(crate) model: String,
+    #[serialize_always]
     pub(crate) catalog_model: Option<String>,
     #[serde(flatten)]
     pub plan: PlanStatus,
@@ -387,10 +388,8 @@ pub struct SizeOutput {
     pub(crate) weights_per_gpu_gib: f64,
     pub(crate) kv_cache: KvCacheOutput,
     /// One replica's cost per hour at `--gpu-price`, when its GPU type has one.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) hourly_cost: Option<f64>,
     /// The requests one replica serves at once and the autoscaling target.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) scaling: Option<ScalingOutput>,
 }
 

@@ -63,14 +63,13 @@ pub struct Port {
 }
 
 /// The endpoint picker's Service (a Service in the pool's namespace by default).
+#[serde_with::skip_serializing_none]
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct EndpointPickerRef {
     pub name: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub port: Option<Port>,
     /// `FailOpen` or `FailClose` (the default): what the Gateway does when
     /// the picker does not answer.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure_mode: Option<String>,
 }

@@ -39,61 +39,55 @@ impl Default for ScaledObject {
     }
 }
 
+#[serde_with::skip_serializing_none]
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct ScaledObjectSpec {
     pub scale_target_ref: ScaleTarget,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_replica_count: Option<i32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_replica_count: Option<i32>,
     /// Seconds after the last active trigger before scaling to zero.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cooldown_period: Option<i32>,
     /// Seconds between metric checks.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub polling_interval: Option<i32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub advanced: Option<Advanced>,
     pub triggers: Vec<Trigger>,
 }
 
 /// The workload, by its scale subresource.
+#[serde_with::skip_serializing_none]
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct ScaleTarget {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     pub name: String,
 }
 
+#[serde_with::skip_serializing_none]
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct Advanced {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub horizontal_pod_autoscaler_config: Option<HpaConfig>,
 }
 
 /// What KEDA puts into the HPA it manages.
+#[serde_with::skip_serializing_none]
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct HpaConfig {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub behavior: Option<HorizontalPodAutoscalerBehavior>,
 }
 
 /// One scaler: its type and its string metadata.
+#[serde_with::skip_serializing_none]
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct Trigger {
     #[serde(rename = "type")]
     pub type_: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// `AverageValue` (the default), `Value` or `Utilization`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metric_type: Option<String>,
     pub metadata: BTreeMap<String, String>,
 }

@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 pub(crate) const NAME_LABEL: &str = "leaderworkerset.sigs.k8s.io/name";
 
 /// Groups of pods that start, serve and restart together.
+#[serde_with::skip_serializing_none]
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct LeaderWorkerSet {
@@ -28,7 +29,6 @@ pub struct LeaderWorkerSet {
     pub metadata: ObjectMeta,
     pub spec: LeaderWorkerSetSpec,
     /// Written by the controller; a composer never sets it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<LeaderWorkerSetStatus>,
 }
 
@@ -50,74 +50,62 @@ impl Default for LeaderWorkerSet {
     }
 }
 
+#[serde_with::skip_serializing_none]
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct LeaderWorkerSetSpec {
     pub leader_worker_template: LeaderWorkerTemplate,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network_config: Option<NetworkConfig>,
     /// Groups (one per model replica); the scale subresource's field.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replicas: Option<i32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rollout_strategy: Option<RolloutStrategy>,
     /// `LeaderCreated` (default) or `LeaderReady`: when the workers start.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub startup_policy: Option<String>,
 }
 
+#[serde_with::skip_serializing_none]
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct LeaderWorkerTemplate {
     /// The leader's pod; the workers' template when unset.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub leader_template: Option<PodTemplateSpec>,
     /// What happens to those claims when the set is deleted or scaled down.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub persistent_volume_claim_retention_policy:
         Option<StatefulSetPersistentVolumeClaimRetentionPolicy>,
     /// `RecreateGroupOnPodRestart` (default), `RecreateGroupAfterStart`, `None`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub restart_policy: Option<String>,
     /// Pods per group, the leader included.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub size: Option<i32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sub_group_policy: Option<SubGroupPolicy>,
     /// One claim per pod from each template, kept across group restarts.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub volume_claim_templates: Option<Vec<PersistentVolumeClaim>>,
     pub worker_template: PodTemplateSpec,
 }
 
+#[serde_with::skip_serializing_none]
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct SubGroupPolicy {
     /// `LeaderWorker` (default) or `LeaderExcluded`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sub_group_policy_type: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sub_group_size: Option<i32>,
 }
 
+#[serde_with::skip_serializing_none]
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct RolloutStrategy {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rolling_update_configuration: Option<RollingUpdateConfiguration>,
     /// `RollingUpdate`, the only type.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
 }
 
+#[serde_with::skip_serializing_none]
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct RollingUpdateConfiguration {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_surge: Option<IntOrString>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_unavailable: Option<IntOrString>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub partition: Option<i32>,
 }
 
@@ -130,19 +118,14 @@ pub struct NetworkConfig {
 
 /// What the controller reports; `readyReplicas` counts groups whose pods
 /// are all ready.
+#[serde_with::skip_serializing_none]
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct LeaderWorkerSetStatus {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<Condition>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hpa_pod_selector: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ready_replicas: Option<i32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replicas: Option<i32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub updated_replicas: Option<i32>,
 }

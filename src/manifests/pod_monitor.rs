@@ -42,15 +42,13 @@ pub struct PodMonitorSpec {
     pub pod_metrics_endpoints: Vec<PodMetricsEndpoint>,
 }
 
+#[serde_with::skip_serializing_none]
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct PodMetricsEndpoint {
     /// The container port's name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub port: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
     /// A Prometheus duration such as `15s`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interval: Option<String>,
 }

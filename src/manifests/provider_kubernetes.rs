@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 
 /// A manifest applied by provider-kubernetes through a ProviderConfig. `M`
 /// is the manifest's type: a composer's typed object, or JSON when read.
+#[serde_with::skip_serializing_none]
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct Object<M = serde_json::Value> {
@@ -25,7 +26,6 @@ pub struct Object<M = serde_json::Value> {
     pub(crate) metadata: ObjectMeta,
     pub(crate) spec: ObjectSpec<M>,
     /// Written by the provider; a composer never sets it.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<ObjectStatus>,
 }
 
@@ -62,28 +62,22 @@ impl Default for Object {
 }
 
 /// `spec`.
+#[serde_with::skip_serializing_none]
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct ObjectSpec<M = serde_json::Value> {
     /// Values copied from the applied object into the connection secret.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub connection_details: Option<Vec<ConnectionDetail>>,
     pub for_provider: ObjectParameters<M>,
     /// What Crossplane may do; the CRD defaults it to `["*"]`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub management_policies: Option<Vec<ManagementAction>>,
     /// The CRD defaults it to the ClusterProviderConfig `default`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub provider_config_ref: Option<ProviderConfigReference>,
     /// Unset means `SuccessfulCreate`: Ready once applied.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub readiness: Option<Readiness>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub references: Option<Vec<Reference>>,
     /// Alpha: ignored unless the provider runs with the `watches` feature.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub watch: Option<bool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub write_connection_secret_to_ref: Option<LocalSecretReference>,
 }
 
@@ -107,10 +101,10 @@ impl<M> ObjectSpec<M> {
 }
 
 /// `spec.forProvider`.
+#[serde_with::skip_serializing_none]
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct ObjectParameters<M = serde_json::Value> {
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub deletion_propagation_policy: Option<DeletionPropagationPolicy>,
     /// The whole Kubernetes object to apply (apiVersion, kind, metadata, ...).
     pub manifest: M,
@@ -167,16 +161,15 @@ impl ProviderConfigReference {
 }
 
 /// `spec.readiness`: how the Object's Ready condition is computed.
+#[serde_with::skip_serializing_none]
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct Readiness {
     /// A CEL expression over `object` (the observed manifest). Required, and
     /// non-empty, with `DeriveFromCelQuery` (a CEL rule of the CRD enforces
     /// it).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) cel_query: Option<String>,
     /// Unset means `SuccessfulCreate`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) policy: Option<ReadinessPolicy>,
 }
 
@@ -208,67 +201,54 @@ pub(crate) enum ReadinessPolicy {
 
 /// `spec.references[]`: a dependency on another object, optionally copying
 /// one of its fields into this Object's manifest.
+#[serde_with::skip_serializing_none]
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct Reference {
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub depends_on: Option<DependsOn>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub patches_from: Option<PatchesFrom>,
     /// Where the patched value goes; unset means the same path as
     /// `patchesFrom.fieldPath`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub to_field_path: Option<String>,
 }
 
 /// `spec.references[].dependsOn`.
+#[serde_with::skip_serializing_none]
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct DependsOn {
     /// The CRD defaults it to `kubernetes.m.crossplane.io/v1alpha1`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// The CRD defaults it to `Object`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     pub name: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
 }
 
 /// `spec.references[].patchesFrom`.
+#[serde_with::skip_serializing_none]
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct PatchesFrom {
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     pub field_path: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     pub name: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
 }
 
 /// `spec.connectionDetails[]`: an object reference plus the secret key.
+#[serde_with::skip_serializing_none]
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct ConnectionDetail {
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub field_path: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub resource_version: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub to_connection_secret_key: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub uid: Option<String>,
 }
 
@@ -279,38 +259,34 @@ pub struct LocalSecretReference {
 }
 
 /// `status`.
+#[serde_with::skip_serializing_none]
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct ObjectStatus {
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub at_provider: Option<ObjectObservation>,
     /// `Synced` and `Ready`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<Condition>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub last_handled_reconcile_at: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
 }
 
 /// `status.atProvider`.
+#[serde_with::skip_serializing_none]
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct ObjectObservation {
     /// The applied object as last observed in the target cluster.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub manifest: Option<serde_json::Value>,
 }
 
 /// A Crossplane condition.
+#[serde_with::skip_serializing_none]
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct Condition {
     /// An RFC 3339 timestamp.
     pub last_transition_time: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
     pub reason: String,
     /// `True`, `False` or `Unknown`.

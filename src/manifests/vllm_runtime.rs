@@ -19,6 +19,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::{Deserialize, Serialize};
 
 /// One vLLM server, as the production-stack operator reads it.
+#[serde_with::skip_serializing_none]
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct VLLMRuntime {
@@ -29,7 +30,6 @@ pub struct VLLMRuntime {
     pub metadata: ObjectMeta,
     pub spec: VLLMRuntimeSpec,
     /// Written by the operator; a composer never sets it.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<VLLMRuntimeStatus>,
 }
 
@@ -65,96 +65,79 @@ impl Default for VLLMRuntime {
 }
 
 /// `spec`: what to serve and how to run it.
+#[serde_with::skip_serializing_none]
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct VLLMRuntimeSpec {
     /// KEDA-based autoscaling; the operator creates a ScaledObject.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub autoscaling_config: Option<AutoscalingConfig>,
     /// The pod: image, resources, scheduling, replicas.
     pub deployment_config: DeploymentConfig,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub lm_cache_config: Option<LMCacheConfig>,
     /// The model and the `vllm serve` options tied to it.
     pub model: RuntimeModelSpec,
     /// A PersistentVolumeClaim mounted into the vLLM container.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub storage_config: Option<StorageConfig>,
     /// vLLM server options. Required by the CRD even when empty.
     pub vllm_config: VLLMConfig,
 }
 
 /// `spec.model`.
+#[serde_with::skip_serializing_none]
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct RuntimeModelSpec {
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub chat_template: Option<String>,
     /// `--dtype`, e.g. `bfloat16`, `float16`, `auto`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub dtype: Option<Cow<'static, str>>,
     #[serde(rename = "enableLoRA", skip_serializing_if = "Option::is_none")]
     pub enable_lora: Option<bool>,
     /// Adds `--enable-auto-tool-choice` (needs `tool_call_parser`).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enable_tool: Option<bool>,
     /// The Secret holding a Hugging Face token, for gated models.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub hf_token_secret: Option<HfTokenSecret>,
     /// `--max-model-len`. vLLM's default is the model's full context, which
     /// may not fit the KV cache.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_model_len: Option<i32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_num_seqs: Option<i32>,
     /// What `vllm serve` loads: a Hugging Face repository id or a path.
     #[serde(rename = "modelURL")]
     pub model_url: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_call_parser: Option<String>,
 }
 
 /// `spec.model.hfTokenSecret`. Older CRDs had `{name}` instead; this follows
 /// the current `{hfTokenSecretName, hfTokenKeyName}`.
+#[serde_with::skip_serializing_none]
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct HfTokenSecret {
     /// The key in the Secret; the CRD defaults it to `token`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub hf_token_key_name: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub hf_token_secret_name: Option<String>,
 }
 
 /// `spec.vllmConfig`: options of `vllm serve`.
+#[serde_with::skip_serializing_none]
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct VLLMConfig {
     /// Quirk: unset is not "vLLM's default" but `--no-enable-chunked-prefill`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enable_chunked_prefill: Option<bool>,
     /// Quirk: unset is not "vLLM's default" but `--no-enable-prefix-caching`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enable_prefix_caching: Option<bool>,
     /// Extra environment of the vLLM container; plain values only.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub env: Option<Vec<EnvVar>>,
     /// Appended to the `vllm serve` command line as given.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub extra_args: Option<Vec<String>>,
     /// `--gpu-memory-utilization`, a decimal in a string (e.g. `"0.9"`).
     /// vLLM's own default has changed between releases, so pin it.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub gpu_memory_utilization: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_loras: Option<i32>,
     /// Container port of the server; the CRD defaults it to 8000.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub port: Option<i32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tensor_parallel_size: Option<i32>,
     /// Quirk: unset sets `VLLM_USE_V1=0`, forcing vLLM's legacy engine.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub v1: Option<bool>,
 }
 
@@ -168,36 +151,29 @@ pub struct EnvVar {
 }
 
 /// `spec.deploymentConfig`: the pod the operator creates.
+#[serde_with::skip_serializing_none]
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct DeploymentConfig {
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub deployment_strategy: Option<DeploymentStrategy>,
     /// The vLLM image. The operator runs `/opt/venv/bin/vllm serve`, which
     /// only the `lmcache/vllm-openai` images have.
     pub image: ImageSpec,
     /// Required node affinity terms (ORed), as in a pod's
     /// `nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub node_selector_terms: Option<Vec<NodeSelectorTerm>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub pod_annotations: Option<BTreeMap<String, String>>,
     /// The scale subresource's `specReplicasPath`; the CRD defaults it to 1.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub replicas: Option<i32>,
     /// Requests, which the operator also uses as limits.
     pub resources: ResourceSpec,
     /// The CRD defaults it to `nvidia`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub runtime_class: Option<String>,
     /// A quantity; when set, /dev/shm becomes a memory-backed emptyDir of this
     /// size. The container default (64Mi) is too small for tensor parallelism.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub shm_size: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub sidecar_config: Option<SidecarConfig>,
     /// Tolerations of the pod. The CRD names the list in the singular.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub toleration: Option<Vec<Toleration>>,
 }
 
@@ -213,157 +189,125 @@ pub enum DeploymentStrategy {
 }
 
 /// An image as registry and name (the operator joins them with `/`).
+#[serde_with::skip_serializing_none]
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct ImageSpec {
     /// Repository and tag, e.g. `lmcache/vllm-openai:v0.3.5`.
     pub name: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub pull_policy: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub pull_secret_name: Option<String>,
     /// e.g. `docker.io`.
     pub registry: String,
 }
 
 /// Resources of a container, all as strings.
+#[serde_with::skip_serializing_none]
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct ResourceSpec {
     /// A CPU quantity, e.g. `"8"`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub cpu: Option<String>,
     /// The number of GPUs (or MIG slices), e.g. `"1"`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub gpu: Option<String>,
     /// The extended resource name requested instead of `nvidia.com/gpu`,
     /// e.g. `nvidia.com/mig-1g.10gb`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub gpu_type: Option<String>,
     /// A memory quantity, e.g. `"32Gi"`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub memory: Option<String>,
 }
 
 /// `spec.deploymentConfig.sidecarConfig`: one extra container sharing a
 /// volume with vLLM.
+#[serde_with::skip_serializing_none]
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct SidecarConfig {
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub args: Option<Vec<String>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub command: Option<Vec<String>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub env: Option<Vec<EnvVar>>,
     pub image: ImageSpec,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub mount_path: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub resources: Option<ResourceSpec>,
 }
 
 /// `spec.lmCacheConfig`: KV cache offloading with LMCache.
+#[serde_with::skip_serializing_none]
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct LMCacheConfig {
     /// A quantity; the CRD defaults it to `4Gi`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub cpu_offloading_buffer_size: Option<String>,
     /// A quantity; the CRD defaults it to `8Gi`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub disk_offloading_buffer_size: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub remote_serde: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub remote_url: Option<String>,
 }
 
 /// `spec.autoscalingConfig`.
+#[serde_with::skip_serializing_none]
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct AutoscalingConfig {
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// At least 1.
     pub max_replicas: i32,
     /// 0 enables scale to zero; the CRD defaults it to 1.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub min_replicas: Option<i32>,
     /// Seconds between KEDA's metric queries.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub polling_interval: Option<i32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub scale_down_policy: Option<ScaleDownPolicy>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub scale_up_policy: Option<ScaleUpPolicy>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub triggers: Option<AutoscalingTriggers>,
 }
 
 /// `spec.autoscalingConfig.scaleDownPolicy`.
+#[serde_with::skip_serializing_none]
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct ScaleDownPolicy {
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub period_seconds: Option<i32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub pod_value: Option<i32>,
     /// Only used when `minReplicas` is 0.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub scale_to_zero_delay_seconds: Option<i32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub stabilization_window_seconds: Option<i32>,
 }
 
 /// `spec.autoscalingConfig.scaleUpPolicy`.
+#[serde_with::skip_serializing_none]
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct ScaleUpPolicy {
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub period_seconds: Option<i32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub pod_value: Option<i32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub stabilization_window_seconds: Option<i32>,
 }
 
 /// `spec.autoscalingConfig.triggers`: per-pod thresholds read from Prometheus.
+#[serde_with::skip_serializing_none]
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct AutoscalingTriggers {
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub generation_tokens_threshold: Option<i32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub prometheus_address: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub prompt_tokens_threshold: Option<i32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub requests_running_threshold: Option<i32>,
 }
 
 /// `spec.storageConfig`.
+#[serde_with::skip_serializing_none]
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct StorageConfig {
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub access_mode: Option<StorageAccessMode>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub mount_path: Option<String>,
     /// A quantity; the CRD defaults it to `10Gi`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub size: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub storage_class_name: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub volume_name: Option<String>,
 }
 
@@ -378,24 +322,18 @@ pub enum StorageAccessMode {
 }
 
 /// `status`, as the operator reports it: replica counts, no conditions.
+#[serde_with::skip_serializing_none]
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct VLLMRuntimeStatus {
     /// Pods that are ready and serving.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub available_replicas: Option<i32>,
     /// An RFC 3339 timestamp.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub last_updated: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub model_status: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub replicas: Option<i32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub selector: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub unavailable_replicas: Option<i32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub updated_replicas: Option<i32>,
 }
 

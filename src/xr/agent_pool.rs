@@ -54,6 +54,7 @@ pub(crate) const SCALING_CHANGE_MAX: i32 = 1000;
 pub(crate) const SCALING_PERIOD_MAX: i32 = 1800;
 
 /// The desired state of an AgentPool.
+#[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[schemars(extend("x-kubernetes-validations" = [
@@ -71,79 +72,61 @@ pub(crate) struct AgentPoolSpec {
     #[schemars(length(max = 64))]
     pub(crate) env: Vec<EnvVar>,
     /// Port the agents listen on. With it: a Service, TCP probes and (with ingressHost) an Ingress.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = PORT_MAX))]
     pub(crate) port: Option<i32>,
     /// Fewest agent replicas.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0, max = REPLICAS_MAX))]
     pub(crate) min_replicas: Option<i32>,
     /// Most agent replicas.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = REPLICAS_MAX))]
     pub(crate) max_replicas: Option<i32>,
     /// Share of maxReplicas kept running (warm) even when idle, 0 to 100.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0, max = PERCENT_MAX))]
     pub(crate) prewarm_percent: Option<i32>,
     /// Tokens per second the model server must sustain; sets its replicas.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1))]
     pub(crate) tokens_per_second_budget: Option<i64>,
     /// MIG profile for the model server, such as 1g.10gb, or auto or none.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 32))]
     pub(crate) mig_profile: Option<String>,
     /// What the model server's layout is chosen for: minimal, balanced or throughput. Defaults to the Model's, else the platform's (step input).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) objective: Option<Objective>,
     /// How the agents scale.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) autoscaling: Option<Autoscaling>,
     /// Scale the model server with load instead of tokensPerSecondBudget: the platform's autoscaler adds a replica above a per-replica number of in-flight requests that the sizing plan derives.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) model_server_autoscaling: Option<ModelServerAutoscaling>,
     /// The model server's GPUs.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) gpu_requirements: Option<GpuRequirements>,
     /// What serves the model server: vllm-runtime, deployment, leader-worker-set or auto. Defaults to the platform's (step input).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) runtime: Option<RuntimeChoice>,
     /// Sticky sessions.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) session_affinity: Option<SessionAffinity>,
     /// Where the agents run.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) scheduling: Option<Scheduling>,
     /// Host name for an Ingress to the agents (needs port). No Ingress when omitted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 253))]
     pub(crate) ingress_host: Option<String>,
     /// Crossplane's own fields (composition selection and the like); skipped unread.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(skip)]
     pub(crate) crossplane: Option<crate::xr::shared_fields::CrossplaneFields>,
 }
 
 /// The agents' behaviour (NeuroNetes' AgentClass, inlined).
+#[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct AgentClass {
     /// The Model in this namespace that serves the agents.
     pub(crate) model_ref: NameRef,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = SYSTEM_PROMPT_MAX))]
     pub(crate) system_prompt: Option<String>,
     /// Sampling temperature, 0 to 2.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0.0, max = TEMPERATURE_MAX))]
     pub(crate) temperature: Option<f64>,
     /// Most tokens per answer.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1))]
     pub(crate) max_tokens: Option<i64>,
     /// Context window in tokens; also the model server's max model length.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = CONTEXT_LENGTH_MIN, max = CONTEXT_LENGTH_MAX))]
     pub(crate) max_context_length: Option<i64>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -152,26 +135,22 @@ pub(crate) struct AgentClass {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = 64))]
     pub(crate) guardrails: Vec<Guardrail>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) slo: Option<Slo>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) memory_config: Option<MemoryConfig>,
 }
 
 /// A tool the agents may call.
+#[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct ToolPermission {
     #[schemars(length(min = 1, max = TOOL_NAME_MAX))]
     pub(crate) name: String,
     /// Calls per period, such as 100/min.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(regex(pattern = r"^[0-9]+/(s|sec|second|m|min|minute|h|hour|d|day)$"))]
     pub(crate) rate_limit: Option<String>,
     /// Longest call, a duration such as 10s.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) timeout: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1))]
     pub(crate) max_concurrency: Option<i64>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -179,6 +158,7 @@ pub(crate) struct ToolPermission {
 }
 
 /// A safety or policy check.
+#[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct Guardrail {
@@ -191,7 +171,6 @@ pub(crate) struct Guardrail {
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub(crate) config: BTreeMap<String, String>,
     /// Confidence threshold, 0 to 1.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0.0, max = THRESHOLD_MAX))]
     pub(crate) threshold: Option<f64>,
 }
@@ -208,27 +187,24 @@ pub(crate) enum GuardrailAction {
 }
 
 /// Service level objectives.
+#[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct Slo {
     /// Time to first token, a duration such as 500ms.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) ttft: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1))]
     pub(crate) tokens_per_second: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) p95_latency: Option<String>,
     /// US dollars.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0.0))]
     pub(crate) max_cost_per_request: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0.0, max = AVAILABILITY_MAX))]
     pub(crate) availability_percent: Option<f64>,
 }
 
 /// Conversation memory.
+#[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[schemars(extend("x-kubernetes-validations" = [
@@ -238,20 +214,15 @@ pub(crate) struct MemoryConfig {
     #[serde(rename = "type")]
     pub(crate) type_: MemoryType,
     /// How long entries live, a duration such as 2h.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) ttl: Option<String>,
     /// Most entries per session.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1))]
     pub(crate) max_size: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) encrypted: Option<bool>,
     /// Connection string without credentials (it lands in a ConfigMap); use connectionSecretRef for one with a password.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = 2048))]
     pub(crate) connection_string: Option<String>,
     /// Secret key holding the connection string (key defaults to connectionString); reaches the agents as AGENT_MEMORY_URL.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) connection_secret_ref: Option<SecretKeyRef>,
 }
 
@@ -267,6 +238,7 @@ pub(crate) enum MemoryType {
 }
 
 /// Agent autoscaling.
+#[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct Autoscaling {
@@ -274,14 +246,13 @@ pub(crate) struct Autoscaling {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = 16))]
     pub(crate) metrics: Vec<AutoscalingMetric>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) behavior: Option<ScalingBehavior>,
     /// Wait after scaling down before scaling down again (the scale-down stabilization window).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) cooldown_period: Option<String>,
 }
 
 /// One scaling metric.
+#[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct AutoscalingMetric {
@@ -292,69 +263,59 @@ pub(crate) struct AutoscalingMetric {
     /// Target per agent: a number, a duration for ttft-p95 (500ms), a percentage for cpu and memory (70%).
     #[schemars(length(min = 1, max = 32))]
     pub(crate) target: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) averaging_window: Option<String>,
 }
 
 /// Scaling velocity.
+#[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct ScalingBehavior {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) scale_up: Option<ScalingPolicy>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) scale_down: Option<ScalingPolicy>,
 }
 
 /// Rate limits of one scaling direction.
+#[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct ScalingPolicy {
     /// A duration such as 45s.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) stabilization_window: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = SCALING_CHANGE_MAX))]
     pub(crate) max_change_percent: Option<i32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = SCALING_CHANGE_MAX))]
     pub(crate) max_change_absolute: Option<i32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = SCALING_PERIOD_MAX))]
     pub(crate) period_seconds: Option<i32>,
 }
 
 /// The model server's GPUs.
+#[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct GpuRequirements {
     /// GPUs per model-server replica. Derived when omitted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = GPU_COUNT_MAX))]
     pub(crate) count: Option<i64>,
     /// Least memory per GPU, a quantity such as 40Gi.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) memory: Option<String>,
     /// GPU type such as L4, A100-80GB or H100-80GB. Defaults to the platform's.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 64))]
     pub(crate) r#type: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) topology: Option<Topology>,
 }
 
 /// Sticky sessions.
+#[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct SessionAffinity {
     pub(crate) enabled: bool,
     /// HTTP header carrying the session key; passed to the agents in their config.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) key_header: Option<String>,
     /// How long affinity lasts, a duration such as 1h (at most 24h).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) ttl: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) r#type: Option<AffinityType>,
 }
 
@@ -368,11 +329,11 @@ pub(crate) enum AffinityType {
 }
 
 /// Where the agents run.
+#[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct Scheduling {
     /// Relative priority; reported, not applied (pods take a PriorityClass, not a number).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) priority: Option<i32>,
     /// Node labels the agent pods require.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -380,41 +341,34 @@ pub(crate) struct Scheduling {
 }
 
 /// What the function reports about an AgentPool.
+#[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct AgentPoolStatus {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) agents: Option<AgentsStatus>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) autoscaling: Option<AutoscalingStatus>,
     /// Where to reach the agents.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) endpoint: Option<Endpoint>,
     /// Copied from the plan for printer columns.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) gpu_type: Option<String>,
     /// The Model served, as resolved.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) model: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) model_server: Option<ModelServerStatus>,
     /// Fields that have no effect, and why.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) notes: Vec<String>,
     /// WaitingForModel, Starting or Serving.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) phase: Option<String>,
     /// The model server's sizing plan.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) plan: Option<PlanStatus>,
     /// What the pool waits for, while it waits.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) waiting_for: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) warnings: Vec<String>,
 }
 
 /// The model server.
+#[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct ModelServerStatus {
@@ -426,16 +380,13 @@ pub(crate) struct ModelServerStatus {
     pub(crate) name: String,
     pub(crate) replicas: i32,
     /// What serves it: vllm-runtime, deployment or leader-worker-set.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) runtime: Option<String>,
     /// The layout that serves now: the current plan's once every replica runs it, the previous one while a
     /// rollout replaces it, none while nothing serves.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) serving_layout: Option<String>,
     /// Single-sequence decode rate of one replica (memory-bandwidth bound), tokens per second.
     pub(crate) tokens_per_second_per_replica: f64,
     /// How the model server scales, when spec.modelServerAutoscaling asks.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) autoscaling: Option<crate::xr::model_server_autoscaling::AutoscalingStatus>,
 }
 

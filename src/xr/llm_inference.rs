@@ -40,6 +40,7 @@ pub(crate) const EXTRA_ARGS_MAX: usize = 64;
 pub(crate) const EXTRA_ARG_MAX: usize = 4096;
 
 /// The desired state of an LLMInference.
+#[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[schemars(
@@ -50,28 +51,23 @@ pub(crate) const EXTRA_ARG_MAX: usize = 4096;
 )]
 pub(crate) struct LlmInferenceSpec {
     /// Hugging Face model id, for example Qwen/Qwen2.5-1.5B-Instruct. Required unless modelRef is set.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = MODEL_MAX))]
     pub(crate) model: Option<String>,
     /// A Model in this namespace whose weights to serve, instead of model.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) model_ref: Option<NameRef>,
     /// GPUs per replica. Derived from the model and the GPU type when omitted; checked when given.
     #[serde(
         default,
-        skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::de::opt_whole_number::<_, 1, GPU_MAX>"
     )]
     #[schemars(range(min = 1, max = GPU_MAX))]
     pub(crate) gpu: Option<i64>,
     /// GPU type, for example L4, A100-80GB or H100-80GB. Defaults to the platform's (step input).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = GPU_TYPE_MAX))]
     pub(crate) gpu_type: Option<String>,
     /// Weight precision: auto (from the model) or fp32, bf16, fp16, fp8, int8, int4, fp4.
     #[serde(
         default,
-        skip_serializing_if = "Option::is_none",
         deserialize_with = "super::sizing_vocabulary::auto_or_precision"
     )]
     #[schemars(schema_with = "super::sizing_vocabulary::auto_or_precision_schema")]
@@ -79,107 +75,82 @@ pub(crate) struct LlmInferenceSpec {
     /// Context length in tokens. Derived (and capped to what fits) when omitted.
     #[serde(
         default,
-        skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::de::opt_whole_number::<_, MAX_MODEL_LEN_MIN, MAX_MODEL_LEN_MAX>"
     )]
     #[schemars(range(min = MAX_MODEL_LEN_MIN, max = MAX_MODEL_LEN_MAX))]
     pub(crate) max_model_len: Option<i64>,
     /// Parameter count for models the catalog does not know and whose id does not say, for example 70B or 8x7B.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(regex(pattern = r"^[0-9]+(\.[0-9]+)?([xX][0-9]+(\.[0-9]+)?)?[MmBbTt]$"))]
     pub(crate) parameter_count: Option<String>,
     /// MIG: auto (a slice when the model is small enough), none, or a profile such as 1g.10gb.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = MIG_PROFILE_MAX))]
     pub(crate) mig_profile: Option<String>,
     /// vLLM's KV cache dtype: auto (the model's) or fp8 (half the memory per token). Defaults to the Model's with modelRef, else auto.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) kv_cache_dtype: Option<KvCacheDtype>,
     /// What the layout is chosen for: minimal (fewest GPUs that start), balanced (room for the stated maxModelLen, else the recipes' headroom) or throughput (room for a batch). Defaults to the Model's with modelRef, else the platform's (step input).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) objective: Option<Objective>,
     /// Runtime replicas.
     #[serde(
         default,
-        skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::de::opt_whole_number::<_, 0, REPLICAS_MAX>"
     )]
     #[schemars(range(min = 0, max = REPLICAS_MAX))]
     pub(crate) replicas: Option<i64>,
     /// Scale the replicas with load instead of fixing them (replaces replicas): the platform's autoscaler adds a replica above a per-replica number of in-flight requests that the sizing plan derives.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) autoscaling: Option<ModelServerAutoscaling>,
     /// Secret holding a Hugging Face token, for gated models (key defaults to token).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) hf_token_secret_ref: Option<SecretKeyRef>,
     /// What serves the model: vllm-runtime (the production-stack operator), deployment (a plain Deployment and Service), leader-worker-set (multi-node, one LeaderWorkerSet group per replica) or auto (the one that can serve the plan). Defaults to the platform's (step input).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) runtime: Option<RuntimeChoice>,
     /// The vLLM image; defaults to the platform's (per runtime and GPU vendor).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) image: Option<Image>,
     /// Route the model through this Gateway with the Gateway API Inference Extension (an InferencePool, its endpoint picker and an HTTPRoute), instead of the platform's Gateway or none.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) gateway: Option<GatewayRef>,
     /// Host name for an Ingress to the model's OpenAI-compatible API. No Ingress when omitted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 253))]
     pub(crate) ingress_host: Option<String>,
     /// IngressClass of the Ingress.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) ingress_class_name: Option<String>,
     /// Serve the Ingress over TLS with this Secret.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) tls: Option<Tls>,
     /// Extra vllm serve arguments, appended after the derived ones.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = EXTRA_ARGS_MAX))]
     pub(crate) extra_args: Vec<String>,
     /// provider-kubernetes ProviderConfig of the cluster to deploy to. Without it, resources are composed natively.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 253))]
     pub(crate) provider_config_name: Option<String>,
     /// Namespace in the target cluster (with providerConfigName). Defaults to the XR's namespace; without providerConfigName it does not apply and a warning says so.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 63))]
     pub(crate) target_namespace: Option<String>,
     /// Crossplane's own fields (composition selection and the like); skipped unread.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(skip)]
     pub(crate) crossplane: Option<crate::xr::shared_fields::CrossplaneFields>,
 }
 
 /// What the function reports about an LLMInference.
+#[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct LlmInferenceStatus {
     /// Where to reach the model.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) endpoint: Option<Endpoint>,
     /// Copied from the plan for printer columns.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) gpu_count: Option<u32>,
     /// Copied from the plan for printer columns.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) gpu_type: Option<Cow<'static, str>>,
     /// The model served (from model or the referenced Model).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) model: Option<String>,
     /// The sizing plan.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) plan: Option<PlanStatus>,
     /// How the model server scales, when spec.autoscaling asks.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) autoscaling: Option<AutoscalingStatus>,
     /// "True" when the runtime serves, as dot-inference reported it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) ready: Option<Cow<'static, str>>,
     /// What serves the model: vllm-runtime, deployment or leader-worker-set (spec.runtime auto resolved).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) runtime: Option<Cow<'static, str>>,
     /// The layout that serves now: the current plan's once every replica runs it, the previous one while a
     /// rollout replaces it, none while nothing serves.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) serving_layout: Option<String>,
 }
 

@@ -26,6 +26,7 @@ pub(crate) const WEIGHTS_URI_MAX: usize = 1024;
 pub(crate) const SHARD_COUNT_MAX: i64 = 64;
 
 /// The desired state of a Model.
+#[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[schemars(extend("x-kubernetes-validations" = [
@@ -37,58 +38,45 @@ pub(crate) struct ModelSpec {
     #[schemars(regex(pattern = r"^(hf|s3|gs|https|pvc)://.+$"), length(max = WEIGHTS_URI_MAX))]
     pub(crate) weights_uri: String,
     /// Total size of the weights, a quantity such as 16Gi. Checked against parameters x precision.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(regex(pattern = r"^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?$"))]
     pub(crate) size: Option<String>,
     /// Weight precision; none means the checkpoint's own.
     #[serde(
         default,
-        skip_serializing_if = "Option::is_none",
         deserialize_with = "super::sizing_vocabulary::precision_or_none"
     )]
     #[schemars(schema_with = "super::sizing_vocabulary::precision_or_none_schema")]
     pub(crate) quantization: Option<WeightPrecision>,
     /// How the weights are split across GPUs; overrides the derived parallelism.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) shard_spec: Option<ShardSpec>,
     /// How the weights are cached on the runtimes that serve the Model.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) cache_policy: Option<CachePolicy>,
     /// Checkpoint format, for example safetensors, pytorch or gguf.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = DESCRIPTOR_MAX))]
     pub(crate) format: Option<String>,
     /// Architecture, for example llama, qwen2 or mistral.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = DESCRIPTOR_MAX))]
     pub(crate) architecture: Option<String>,
     /// Parameter count such as 8B, 70B or 8x7B; needed when the model catalog does not know the weights.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(regex(
         pattern = r"^[0-9]+(\.[0-9]+)?([xX][0-9]+(\.[0-9]+)?)?[MmBbTt]?(-[Aa][0-9]+(\.[0-9]+)?[MmBbTt]?)?$"
     ))]
     pub(crate) parameter_count: Option<String>,
     /// Secret holding a Hugging Face token for gated hf:// weights (key defaults to token); an extension of the NeuroNetes Model.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) hf_token_secret_ref: Option<SecretKeyRef>,
     /// The model's Hugging Face config.json, as an object: its exact architecture (layers, heads, KV heads, vocabulary, sliding window, MLA, quantization) for models the catalog does not know. At most 256 KiB. Not with configFrom.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     #[schemars(schema_with = "free_form_object")]
     pub(crate) config: Option<serde_json::Value>,
     /// The checkpoint's weights index (model.safetensors.index.json): its total size gives the exact weights.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) weights_index: Option<WeightsIndex>,
     /// A ConfigMap in the Model's namespace holding the model's config.json (key config.json) and, optionally, its model.safetensors.index.json (key model.safetensors.index.json). Not with config.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) config_from: Option<ConfigFrom>,
     /// vLLM's KV cache dtype for the runtimes that serve the Model: auto (the model's) or fp8 (half the memory per token).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) kv_cache_dtype: Option<KvCacheDtype>,
     /// What the layouts of the runtimes serving the Model are chosen for: minimal, balanced or throughput. Defaults to the platform's (step input).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) objective: Option<Objective>,
     /// Crossplane's own fields (composition selection and the like); skipped unread.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(skip)]
     pub(crate) crossplane: Option<crate::xr::shared_fields::CrossplaneFields>,
 }
@@ -119,6 +107,7 @@ pub(crate) struct ConfigFrom {
 }
 
 /// How a Model's weights are split.
+#[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct ShardSpec {
@@ -127,7 +116,6 @@ pub(crate) struct ShardSpec {
     pub(crate) count: i64,
     pub(crate) strategy: ShardStrategy,
     /// GPU topology the shards need.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) topology: Option<Topology>,
 }
 
@@ -143,12 +131,12 @@ pub(crate) enum ShardStrategy {
 }
 
 /// GPU topology constraints.
+#[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct Topology {
     pub(crate) locality: Locality,
     /// Minimum inter-GPU bandwidth, a quantity such as 600Gi.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) min_bandwidth: Option<String>,
 }
 
@@ -163,18 +151,17 @@ pub(crate) enum Locality {
 }
 
 /// How the weights are cached.
+#[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct CachePolicy {
     pub(crate) priority: CachePriority,
     /// How long to keep the weights pinned, a duration such as 2h.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) pin_duration: Option<String>,
     /// Nodes to preload the weights on.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = 64))]
     pub(crate) preload_nodes: Vec<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) eviction_policy: Option<EvictionPolicy>,
 }
 
@@ -198,57 +185,48 @@ pub(crate) enum EvictionPolicy {
 }
 
 /// What the function reports about a Model.
+#[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct ModelStatus {
     /// What the cache policy changes on the runtimes that serve the Model, and what it does not.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) cache: Option<CacheStatus>,
     /// The ConfigMap holding the model card and plans.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) config_map: Option<String>,
     /// What vLLM loads (a Hugging Face id or the URI).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) model_id: Option<String>,
     /// Fields that have no effect, and why.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) notes: Vec<String>,
     /// Parameters in billions, as sized.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) parameters_billions: Option<f64>,
     /// Ready when the Model can be served on at least one offered GPU type; Failed otherwise; Pending while it waits for its configFrom ConfigMap.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) phase: Option<String>,
     /// The serving plan on each offered GPU type.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) plans: Vec<GpuPlanStatus>,
     /// Weight precision, as sized.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) precision: Option<String>,
     /// Why the phase is Failed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) reason: Option<String>,
     /// GPU types the Model can be served on, for printer columns.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) serveable_on: Option<String>,
     /// The weights' size: declared, derived and whether they agree.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) size: Option<SizeStatus>,
     /// What the Model waits for (its spec.configFrom ConfigMap), while it waits.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) waiting_for: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) warnings: Vec<String>,
 }
 
 /// The size of the weights.
+#[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct SizeStatus {
     /// False when the declared size contradicts the derived one.
     pub(crate) consistent: bool,
     /// spec.size, when set.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) declared: Option<String>,
     /// Parameters x bytes per parameter, in GiB.
     #[serde(rename = "derivedGiB")]
@@ -258,24 +236,23 @@ pub(crate) struct SizeStatus {
 }
 
 /// A Model's plan on one GPU type.
+#[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct GpuPlanStatus {
     pub(crate) gpu_type: String,
     /// The plan, when the Model can be served on this GPU type.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) plan: Option<PlanStatus>,
     /// Why it cannot, otherwise.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) error: Option<String>,
 }
 
 /// What a cache policy does.
+#[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct CacheStatus {
     /// What runtimes serving the Model get, for example a weights volume.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) applied: Option<String>,
     /// Fields of the policy that have no effect, and why.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -14,13 +14,13 @@ pub(crate) const TARGET_MAX: i64 = 4096;
 
 /// Replicas between minReplicas and maxReplicas, scaled on vLLM's running
 /// and waiting requests by the platform's autoscaler (KEDA or an HPA).
+#[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct ModelServerAutoscaling {
     /// Fewest replicas (default 1). 0 lets KEDA scale the server to zero when idle; a replica then takes its load time to come back.
     #[serde(
         default,
-        skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::de::opt_whole_number::<_, 0, REPLICAS_MAX>"
     )]
     #[schemars(range(min = 0, max = REPLICAS_MAX))]
@@ -28,7 +28,6 @@ pub(crate) struct ModelServerAutoscaling {
     /// Most replicas. Required.
     #[serde(
         default,
-        skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::de::opt_whole_number::<_, 1, REPLICAS_MAX>"
     )]
     #[schemars(range(min = 1, max = REPLICAS_MAX))]
@@ -36,7 +35,6 @@ pub(crate) struct ModelServerAutoscaling {
     /// Prompt tokens of a typical request. With outputTokens, the request size the per-replica target is derived for; unset, requests are taken to fill the whole context.
     #[serde(
         default,
-        skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::de::opt_whole_number::<_, 1, TOKENS_MAX>"
     )]
     #[schemars(range(min = 1, max = TOKENS_MAX))]
@@ -44,7 +42,6 @@ pub(crate) struct ModelServerAutoscaling {
     /// Output tokens of a typical request.
     #[serde(
         default,
-        skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::de::opt_whole_number::<_, 1, TOKENS_MAX>"
     )]
     #[schemars(range(min = 1, max = TOKENS_MAX))]
@@ -52,7 +49,6 @@ pub(crate) struct ModelServerAutoscaling {
     /// In-flight requests per replica above which to scale out, instead of the target the plan derives.
     #[serde(
         default,
-        skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::de::opt_whole_number::<_, 1, TARGET_MAX>"
     )]
     #[schemars(range(min = 1, max = TARGET_MAX))]

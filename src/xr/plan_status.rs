@@ -46,6 +46,7 @@ pub(crate) fn round2(v: f64) -> f64 {
 }
 
 /// A serving plan as reported in an XR's status.
+#[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PlanStatus {
@@ -56,7 +57,6 @@ pub struct PlanStatus {
     pub(crate) gpu_count: u32,
     pub(crate) tensor_parallel_size: u32,
     pub(crate) pipeline_parallel_size: u32,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) mig_profile: Option<String>,
     /// Extended resource requested per GPU (nvidia.com/gpu, nvidia.com/mig-..., amd.com/gpu).
     pub(crate) gpu_resource_name: Cow<'static, str>,
@@ -64,12 +64,10 @@ pub struct PlanStatus {
     /// Weight precision (bf16, fp8, int4, ...), as `size` reports it.
     pub(crate) quantization: Cow<'static, str>,
     /// vLLM's --quantization, when vLLM quantizes at load time.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) quantization_method: Option<String>,
     pub(crate) max_model_len: u64,
     pub(crate) cpu: String,
     pub(crate) memory: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) shm_size: Option<String>,
     pub estimate: EstimateStatus,
     /// The objective that chose the layout: minimal, balanced or throughput.

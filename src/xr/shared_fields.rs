@@ -35,6 +35,7 @@ pub(crate) struct NameRef {
 }
 
 /// A key in a Secret in the XR's namespace (or the target namespace).
+#[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct SecretKeyRef {
@@ -42,7 +43,6 @@ pub(crate) struct SecretKeyRef {
     #[schemars(length(min = 1, max = 253))]
     pub(crate) name: String,
     /// Key in the Secret.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) key: Option<String>,
 }
 
@@ -66,17 +66,15 @@ pub(crate) struct Tls {
 }
 
 /// An endpoint the XR reports in its status.
+#[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct Endpoint {
     /// External URL through the Ingress, when one is composed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) external: Option<String>,
     /// In-cluster URL of the OpenAI-compatible API.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) internal: Option<String>,
     /// The Gateway that routes to the model through its endpoint picker, and which requests it routes, when the platform has one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) gateway: Option<String>,
 }
 
@@ -98,6 +96,7 @@ pub(crate) enum RuntimeChoice {
 }
 
 /// A Gateway (gateway.networking.k8s.io/v1) to route a model server through.
+#[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct GatewayRef {
@@ -105,7 +104,6 @@ pub(crate) struct GatewayRef {
     #[schemars(length(min = 1, max = 253))]
     pub(crate) name: String,
     /// Its namespace; default: the XR's.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 63))]
     pub(crate) namespace: Option<String>,
 }

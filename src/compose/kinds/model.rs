@@ -278,6 +278,7 @@ fn shard_problem(req: &ComposeRequest, facts: &ModelFacts) -> Option<String> {
 
 /// The normalized model card: the spec with defaults resolved and the
 /// derived ids, as agents and people read it from the ConfigMap.
+#[serde_with::skip_serializing_none]
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct Card<'a> {
@@ -285,28 +286,17 @@ struct Card<'a> {
     #[serde(rename = "weightsURI")]
     weights_uri: &'a str,
     model_id: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
     size: Option<&'a str>,
     quantization: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
     parameter_count: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     format: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     architecture: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     shard_spec: Option<Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     cache_policy: Option<Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     config: Option<&'a Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     weights_index: Option<Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     config_from: Option<Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     kv_cache_dtype: Option<Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     objective: Option<Value>,
 }
 
