@@ -18,7 +18,7 @@ pub(crate) const TARGET_MAX: i64 = 4096;
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct ModelServerAutoscaling {
-    /// Fewest replicas (default 1). 0 lets KEDA scale the server to zero when idle; a replica then takes its load time to come back.
+    /// Fewest replicas (default 1). 0 lets KEDA scale the server to zero when idle; vLLM's metrics cannot bring it back, so something outside must (a gateway's request metric, kubectl scale).
     #[serde(
         default,
         deserialize_with = "crate::de::opt_whole_number::<_, 0, REPLICAS_MAX>"
