@@ -445,9 +445,7 @@ impl Input {
         s.choose_gpu_type =
             d.gpu_type.is_none() && (d.offered_gpu_types.is_some() || d.gpu_prices.is_some());
         if let Some(i) = &d.image {
-            if i.registry.trim().is_empty() || i.name.trim().is_empty() {
-                return Err("input.defaults.image needs a non-empty registry and name".into());
-            }
+            i.check("input.defaults.image")?;
             s.image = Cow::Owned(i.clone());
         }
         if let Some(u) = d.gpu_memory_utilization {
@@ -484,11 +482,7 @@ impl Input {
                 ("amd", &images.amd, &mut s.amd_image),
             ] {
                 if let Some(i) = image {
-                    if i.registry.trim().is_empty() || i.name.trim().is_empty() {
-                        return Err(format!(
-                            "input.defaults.vllmImages.{vendor} needs a non-empty registry and name"
-                        ));
-                    }
+                    i.check(&format!("input.defaults.vllmImages.{vendor}"))?;
                     *target = Cow::Owned(i.clone());
                 }
             }
@@ -524,12 +518,10 @@ impl Input {
                 g.namespace.as_deref(),
             )?;
             let image = match &g.endpoint_picker_image {
-                Some(i) if i.registry.trim().is_empty() || i.name.trim().is_empty() => {
-                    return Err(
-                        "input.defaults.inferenceGateway.endpointPickerImage needs a non-empty registry and name".into(),
-                    );
+                Some(i) => {
+                    i.check("input.defaults.inferenceGateway.endpointPickerImage")?;
+                    i.clone()
                 }
-                Some(i) => i.clone(),
                 None => default_endpoint_picker_image(),
             };
             s.inference_gateway = Some(GatewaySettings {

@@ -56,6 +56,16 @@ pub(crate) struct Image {
     pub(crate) registry: String,
 }
 
+impl Image {
+    /// Refuses an image whose registry or name is empty, as `field`.
+    pub(crate) fn check(&self, field: &str) -> Result<(), String> {
+        if self.registry.trim().is_empty() || self.name.trim().is_empty() {
+            return Err(format!("{field} needs a non-empty registry and name"));
+        }
+        Ok(())
+    }
+}
+
 /// TLS for an Ingress.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
