@@ -13,9 +13,6 @@
 //! Unknown fields are refused: a typo in a Composition should fail loudly,
 //! not quietly fall back to a default.
 
-use std::borrow::Cow;
-use std::sync::LazyLock;
-
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -187,22 +184,20 @@ pub(crate) enum ProviderConfigKind {
     ClusterProviderConfig,
 }
 
-/// Defaults resolved against the built-in ones. The built-in strings and
-/// images are shared statics: a call whose input leaves them alone copies
-/// none of them.
+/// Defaults resolved against the built-in ones.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Settings {
     pub(crate) ttl_seconds: u64,
-    pub(crate) gpu_type: Cow<'static, str>,
+    pub(crate) gpu_type: String,
     /// True when an XR that names no GPU type gets the cheapest of the
     /// offered ones instead of `gpu_type`: the platform listed what it
     /// offers (or priced it) and set no default type.
     pub(crate) choose_gpu_type: bool,
-    pub(crate) offered_gpu_types: Cow<'static, [String]>,
+    pub(crate) offered_gpu_types: Vec<String>,
     /// Price per GPU and hour, by canonical GPU type name; empty when the
     /// platform gave none.
     pub(crate) gpu_prices: crate::sizing::GpuPrices,
-    pub(crate) image: Cow<'static, Image>,
+    pub(crate) image: Image,
     pub(crate) gpu_memory_utilization: f64,
     pub(crate) gpu_node_selector: bool,
     pub(crate) gpu_toleration: bool,
@@ -214,9 +209,9 @@ pub(crate) struct Settings {
     pub(crate) vllm_version: Option<String>,
     pub(crate) runtime: RuntimeChoice,
     /// Image of the deployment and leader-worker-set runtimes on NVIDIA GPUs.
-    pub(crate) nvidia_image: Cow<'static, Image>,
+    pub(crate) nvidia_image: Image,
     /// The same on AMD GPUs.
-    pub(crate) amd_image: Cow<'static, Image>,
+    pub(crate) amd_image: Image,
     /// The platform's autoscaler, if it has one.
     pub(crate) autoscaler: Option<Autoscaler>,
     /// The Prometheus KEDA queries.
@@ -319,15 +314,11 @@ impl Settings {
             RuntimeChoice::VllmRuntime => false,
         };
         let (image, built_in, release) = if vendor == "amd" {
-            (&self.amd_image, &BUILT_IN.amd_image, AMD_VLLM_RELEASE)
+            (&self.amd_image, AMD_VLLM_IMAGE, AMD_VLLM_RELEASE)
         } else {
-            (
-                &self.nvidia_image,
-                &BUILT_IN.nvidia_image,
-                NVIDIA_VLLM_RELEASE,
-            )
+            (&self.nvidia_image, NVIDIA_VLLM_IMAGE, NVIDIA_VLLM_RELEASE)
         };
-        (runs_vllm_image && **image == *built_in).then(|| release.to_string())
+        (runs_vllm_image && *image == docker_hub(built_in)).then(|| release.to_string())
     }
 
     /// The image of the deployment and leader-worker-set runtimes for a GPU vendor.
@@ -340,39 +331,26 @@ impl Settings {
     }
 }
 
-/// The built-in values [`Settings`] borrow.
-struct BuiltIn {
-    offered_gpu_types: Vec<String>,
-    image: Image,
-    nvidia_image: Image,
-    amd_image: Image,
-}
-
-static BUILT_IN: LazyLock<BuiltIn> = LazyLock::new(|| {
-    let docker_hub = |name: &str| Image {
+/// An image on Docker Hub.
+fn docker_hub(name: &str) -> Image {
+    Image {
         registry: "docker.io".into(),
         name: name.into(),
-    };
-    BuiltIn {
-        offered_gpu_types: ["L4", "L40S", "A100-80GB", "H100-80GB"]
-            .map(String::from)
-            .to_vec(),
-        // dot-inference's image, so its XRs compose the same runtime.
-        image: docker_hub("lmcache/vllm-openai:v0.3.13"),
-        nvidia_image: docker_hub(NVIDIA_VLLM_IMAGE),
-        amd_image: docker_hub(AMD_VLLM_IMAGE),
     }
-});
+}
 
 impl Default for Settings {
     fn default() -> Self {
         Self {
             ttl_seconds: DEFAULT_TTL_SECONDS,
-            gpu_type: Cow::Borrowed("L4"),
+            gpu_type: "L4".into(),
             choose_gpu_type: false,
-            offered_gpu_types: Cow::Borrowed(&BUILT_IN.offered_gpu_types),
+            offered_gpu_types: ["L4", "L40S", "A100-80GB", "H100-80GB"]
+                .map(String::from)
+                .to_vec(),
             gpu_prices: crate::sizing::GpuPrices::new(),
-            image: Cow::Borrowed(&BUILT_IN.image),
+            // dot-inference's image, so its XRs compose the same runtime.
+            image: docker_hub("lmcache/vllm-openai:v0.3.13"),
             gpu_memory_utilization: 0.9,
             gpu_node_selector: false,
             gpu_toleration: false,
@@ -381,8 +359,8 @@ impl Default for Settings {
             weights_cache: WeightsCacheSettings::default(),
             // Today's VLLMRuntime, so existing XRs keep their resources.
             runtime: RuntimeChoice::VllmRuntime,
-            nvidia_image: Cow::Borrowed(&BUILT_IN.nvidia_image),
-            amd_image: Cow::Borrowed(&BUILT_IN.amd_image),
+            nvidia_image: docker_hub(NVIDIA_VLLM_IMAGE),
+            amd_image: docker_hub(AMD_VLLM_IMAGE),
             objective: crate::sizing::Objective::Balanced,
             vllm_version: None,
             autoscaler: None,
@@ -426,7 +404,7 @@ impl Input {
             return Ok(s);
         };
         if let Some(g) = &d.gpu_type {
-            s.gpu_type = Cow::Owned(g.clone());
+            s.gpu_type = g.clone();
         }
         if let Some(g) = &d.offered_gpu_types {
             if g.is_empty() {
@@ -434,19 +412,19 @@ impl Input {
                     "input.defaults.offeredGpuTypes is empty; list at least one GPU type".into(),
                 );
             }
-            s.offered_gpu_types = Cow::Owned(g.clone());
+            s.offered_gpu_types = g.clone();
         }
         if let Some(written) = &d.gpu_prices {
             s.gpu_prices = price_every_offered_type(written, d.offered_gpu_types.as_deref())?;
             if d.offered_gpu_types.is_none() {
-                s.offered_gpu_types = Cow::Owned(s.gpu_prices.keys().cloned().collect());
+                s.offered_gpu_types = s.gpu_prices.keys().cloned().collect();
             }
         }
         s.choose_gpu_type =
             d.gpu_type.is_none() && (d.offered_gpu_types.is_some() || d.gpu_prices.is_some());
         if let Some(i) = &d.image {
             i.check("input.defaults.image")?;
-            s.image = Cow::Owned(i.clone());
+            s.image = i.clone();
         }
         if let Some(u) = d.gpu_memory_utilization {
             if !(0.1..=0.99).contains(&u) {
@@ -483,7 +461,7 @@ impl Input {
             ] {
                 if let Some(i) = image {
                     i.check(&format!("input.defaults.vllmImages.{vendor}"))?;
-                    *target = Cow::Owned(i.clone());
+                    *target = i.clone();
                 }
             }
         }

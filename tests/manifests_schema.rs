@@ -36,8 +36,8 @@ fn assert_sorted_eq(mut actual: Vec<String>, expected: &[&str]) {
 
 fn env(name: &str, value: &str) -> EnvVar {
     EnvVar {
-        name: name.to_string().into(),
-        value: value.to_string().into(),
+        name: name.to_string(),
+        value: value.to_string(),
     }
 }
 

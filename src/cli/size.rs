@@ -302,7 +302,7 @@ fn compare(request: &SizingRequest, prices: &GpuPrices, output: OutputFormat) ->
             .collect();
         let cheapest = cheapest.and_then(Result::ok).map(|p| Cheapest {
             gpu_type: p.gpu.name.clone(),
-            reason: p.reasons.iter().next().cloned().unwrap_or_default(),
+            reason: p.reasons.first().cloned().unwrap_or_default(),
         });
         return json(&Comparison {
             gpu_types,
@@ -351,7 +351,7 @@ fn compare(request: &SizingRequest, prices: &GpuPrices, output: OutputFormat) ->
     });
     match cheapest {
         Some(Ok(p)) => {
-            let reason = p.reasons.iter().next().cloned().unwrap_or_default();
+            let reason = p.reasons.first().cloned().unwrap_or_default();
             s.push_str(&format!("\nCheapest: {}. {reason}\n", p.gpu.name));
         }
         Some(Err(e)) => s.push_str(&format!("\nCheapest: none; {e}\n")),

@@ -11,7 +11,6 @@
 //! `vllmConfig.v1` are *negated* by the operator when unset, so the composer
 //! must set them deliberately.
 
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{NodeSelectorTerm, Toleration};
@@ -23,9 +22,8 @@ use serde::{Deserialize, Serialize};
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct VLLMRuntime {
-    // Always this type's own, borrowed rather than copied into every runtime.
-    pub api_version: Cow<'static, str>,
-    pub kind: Cow<'static, str>,
+    pub api_version: String,
+    pub kind: String,
     #[serde(default)]
     pub metadata: ObjectMeta,
     pub spec: VLLMRuntimeSpec,
@@ -55,8 +53,8 @@ impl VLLMRuntime {
 impl Default for VLLMRuntime {
     fn default() -> Self {
         Self {
-            api_version: Cow::Borrowed(Self::API_VERSION),
-            kind: Cow::Borrowed(Self::KIND),
+            api_version: Self::API_VERSION.to_owned(),
+            kind: Self::KIND.to_owned(),
             metadata: ObjectMeta::default(),
             spec: VLLMRuntimeSpec::default(),
             status: None,
@@ -89,7 +87,7 @@ pub struct VLLMRuntimeSpec {
 pub struct RuntimeModelSpec {
     pub chat_template: Option<String>,
     /// `--dtype`, e.g. `bfloat16`, `float16`, `auto`.
-    pub dtype: Option<Cow<'static, str>>,
+    pub dtype: Option<String>,
     #[serde(rename = "enableLoRA", skip_serializing_if = "Option::is_none")]
     pub enable_lora: Option<bool>,
     /// Adds `--enable-auto-tool-choice` (needs `tool_call_parser`).
@@ -142,12 +140,11 @@ pub struct VLLMConfig {
 }
 
 /// An environment variable with a literal value (the CRD has no
-/// `valueFrom`); both fields are required. The variables the function sets
-/// are constants, borrowed rather than copied on every call.
+/// `valueFrom`); both fields are required.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
 pub struct EnvVar {
-    pub name: Cow<'static, str>,
-    pub value: Cow<'static, str>,
+    pub name: String,
+    pub value: String,
 }
 
 /// `spec.deploymentConfig`: the pod the operator creates.

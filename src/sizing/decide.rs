@@ -16,8 +16,6 @@
 //! parallelism within a node, then pipeline stages within a node, then whole
 //! nodes of TP = GPUs per node.
 
-use std::borrow::Cow;
-
 use super::candidates::valid_tps;
 use super::context::{cap_context, context_target, kv_reason};
 use super::error::SizingError;
@@ -130,8 +128,8 @@ pub(crate) fn size(req: &SizingRequest) -> Result<Plan, SizingError> {
     reasons.push(host_reason(&h, devices, load));
 
     let (mig_profile, resource) = match slice {
-        Some(p) => (Some(p.name.to_string()), Cow::Owned(p.resource_name())),
-        None => (None, Cow::Borrowed(gpu.resource_name.as_str())),
+        Some(p) => (Some(p.name.to_string()), p.resource_name()),
+        None => (None, gpu.resource_name.clone()),
     };
     Ok(Plan {
         model_id: m.id.clone(),
@@ -172,7 +170,7 @@ pub(crate) fn size(req: &SizingRequest) -> Result<Plan, SizingError> {
         kv_cache_dtype,
         objective: req.objective,
         architecture_guessed: m.guessed,
-        reasons: reasons.into(),
+        reasons,
         warnings,
     })
 }

@@ -15,7 +15,6 @@ use std::collections::BTreeMap;
 use super::error::SizingError;
 use super::gpus::gpu;
 use super::plan::{Plan, SizingRequest};
-use super::reasons::Reasons;
 
 /// Price of one GPU for one hour, by canonical GPU type name.
 pub type GpuPrices = BTreeMap<String, f64>;
@@ -90,11 +89,7 @@ pub fn cheapest_of(
     });
     let explanation = explain(&plans, refusals.len(), prices);
     let mut chosen = plans.swap_remove(0);
-    chosen.reasons = Reasons::from(
-        std::iter::once(explanation)
-            .chain(chosen.reasons.iter().cloned())
-            .collect::<Vec<_>>(),
-    );
+    chosen.reasons.insert(0, explanation);
     Ok(chosen)
 }
 
@@ -195,7 +190,7 @@ mod tests {
         // bandwidth makes it the smaller type.
         assert_eq!((plan.gpu.name.as_str(), plan.gpu_count), ("A100-80GB", 4));
         assert_eq!(
-            plan.reasons.iter().next().unwrap(),
+            plan.reasons.first().unwrap(),
             "GPU type chosen from the offered ones (one node before several, then without prices, the fewest GPUs, then the smallest GPU type): 4 x A100-80GB beats 4 x H100-80GB; then 8 x L40S, 16 x L4 on 2 nodes"
         );
     }
@@ -210,13 +205,11 @@ mod tests {
         .unwrap();
         assert_eq!(plan.gpu.name, "H100-80GB");
         assert!(
-            plan.reasons
-                .iter()
-                .next()
+            plan.reasons.first()
                 .unwrap()
                 .ends_with("(one node before several, then the cheapest replica per hour): 4 x H100-80GB at 16.40/h beats 16 x L4 on 2 nodes at 8.00/h"),
             "{:?}",
-            plan.reasons.iter().next()
+            plan.reasons.first()
         );
     }
 
@@ -230,7 +223,7 @@ mod tests {
         .unwrap();
         assert_eq!((plan.gpu.name.as_str(), plan.gpu_count), ("L40S", 8));
         assert_eq!(
-            plan.reasons.iter().next().unwrap(),
+            plan.reasons.first().unwrap(),
             "GPU type chosen from the offered ones (the cheapest replica per hour): 8 x L40S at 6.80/h beats 4 x H100-80GB at 16.40/h"
         );
         // The rest of the reasons are the chosen plan's own.
@@ -255,11 +248,11 @@ mod tests {
         .unwrap();
         assert_eq!(plan.gpu.name, "L4");
         assert!(
-            plan.reasons.iter().next().unwrap().ends_with(
+            plan.reasons.first().unwrap().ends_with(
                 "1 x L4, the only one that serves it; 1 offered GPU type cannot serve it"
             ),
             "{:?}",
-            plan.reasons.iter().next()
+            plan.reasons.first()
         );
         let err = cheapest(
             &SizingRequest {

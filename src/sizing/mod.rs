@@ -48,7 +48,6 @@ mod no_fit;
 mod params;
 mod plan;
 mod precision;
-mod reasons;
 mod resolved_model;
 mod scaling;
 mod target;
@@ -70,7 +69,6 @@ pub use plan::{
     SizingRequest, THROUGHPUT_SEQUENCES, Throughput,
 };
 pub use precision::{ComputeDtype, KvCacheDtype, MigChoice, Objective, WeightPrecision};
-pub use reasons::Reasons;
 pub use scaling::{RequestShape, ScalingTarget, TARGET_SHARE};
 pub use validate::check_tensor_parallel;
 

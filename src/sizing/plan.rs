@@ -1,12 +1,9 @@
 //! What the engine is asked ([`SizingRequest`]) and what it answers
 //! ([`Plan`]): a layout with the memory arithmetic and the reasons behind it.
 
-use std::borrow::Cow;
-
 use super::config::ModelConfig;
 use super::gpus::Gpu;
 use super::precision::{ComputeDtype, KvCacheDtype, MigChoice, Objective, WeightPrecision};
-use super::reasons::Reasons;
 
 /// `gpu-memory-utilization` the engine pins when the caller says nothing:
 /// vLLM's long-standing default (newer vLLM uses 0.92).
@@ -117,7 +114,7 @@ pub struct Plan {
     pub nodes: u32,
     pub mig_profile: Option<String>,
     /// `nvidia.com/gpu`, `nvidia.com/mig-1g.10gb` or `amd.com/gpu`.
-    pub(crate) gpu_resource_name: Cow<'static, str>,
+    pub(crate) gpu_resource_name: String,
     /// vLLM `--dtype`.
     pub dtype: ComputeDtype,
     pub(crate) weight_precision: WeightPrecision,
@@ -145,7 +142,7 @@ pub struct Plan {
     /// True when the architecture was guessed (no catalog entry, no
     /// config.json): the reasons say what to give.
     pub architecture_guessed: bool,
-    pub reasons: Reasons,
+    pub reasons: Vec<String>,
     pub warnings: Vec<String>,
 }
 

@@ -4,8 +4,6 @@
 //! `providerConfigName`, `targetNamespace`) keep their meaning, so its XRs
 //! compose the same essentials; everything else is optional.
 
-use std::borrow::Cow;
-
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -138,7 +136,7 @@ pub(crate) struct LlmInferenceStatus {
     /// Copied from the plan for printer columns.
     pub(crate) gpu_count: Option<u32>,
     /// Copied from the plan for printer columns.
-    pub(crate) gpu_type: Option<Cow<'static, str>>,
+    pub(crate) gpu_type: Option<String>,
     /// The model served (from model or the referenced Model).
     pub(crate) model: Option<String>,
     /// The sizing plan.
@@ -146,9 +144,9 @@ pub(crate) struct LlmInferenceStatus {
     /// How the model server scales, when spec.autoscaling asks.
     pub(crate) autoscaling: Option<AutoscalingStatus>,
     /// "True" when the runtime serves, as dot-inference reported it.
-    pub(crate) ready: Option<Cow<'static, str>>,
+    pub(crate) ready: Option<String>,
     /// What serves the model: vllm-runtime, deployment or leader-worker-set (spec.runtime auto resolved).
-    pub(crate) runtime: Option<Cow<'static, str>>,
+    pub(crate) runtime: Option<String>,
     /// The layout that serves now: the current plan's once every replica runs it, the previous one while a
     /// rollout replaces it, none while nothing serves.
     pub(crate) serving_layout: Option<String>,

@@ -1,11 +1,7 @@
 //! A sizing plan as an XR's status reports it.
 
-use std::borrow::Cow;
-
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-
-use crate::sizing::Reasons;
 
 /// The memory estimate behind a sizing decision, in GiB.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -50,19 +46,17 @@ pub(crate) fn round2(v: f64) -> f64 {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PlanStatus {
-    // The names from the catalogs and the sizing vocabularies are shared
-    // statics, not copies.
-    pub(crate) gpu_type: Cow<'static, str>,
+    pub(crate) gpu_type: String,
     /// GPUs per replica (tensorParallelSize x pipelineParallelSize).
     pub(crate) gpu_count: u32,
     pub(crate) tensor_parallel_size: u32,
     pub(crate) pipeline_parallel_size: u32,
     pub(crate) mig_profile: Option<String>,
     /// Extended resource requested per GPU (nvidia.com/gpu, nvidia.com/mig-..., amd.com/gpu).
-    pub(crate) gpu_resource_name: Cow<'static, str>,
-    pub(crate) dtype: Cow<'static, str>,
+    pub(crate) gpu_resource_name: String,
+    pub(crate) dtype: String,
     /// Weight precision (bf16, fp8, int4, ...), as `size` reports it.
-    pub(crate) quantization: Cow<'static, str>,
+    pub(crate) quantization: String,
     /// vLLM's --quantization, when vLLM quantizes at load time.
     pub(crate) quantization_method: Option<String>,
     pub(crate) max_model_len: u64,
@@ -71,14 +65,14 @@ pub struct PlanStatus {
     pub(crate) shm_size: Option<String>,
     pub estimate: EstimateStatus,
     /// The objective that chose the layout: minimal, balanced or throughput.
-    pub(crate) objective: Cow<'static, str>,
+    pub(crate) objective: String,
     /// vLLM's --kv-cache-dtype: auto or fp8.
-    pub(crate) kv_cache_dtype: Cow<'static, str>,
+    pub(crate) kv_cache_dtype: String,
     /// True when the model's architecture was guessed (not in the catalog, no config.json): give the Model's config.
     pub(crate) architecture_guessed: bool,
     /// Why the plan is what it is, in short sentences with the numbers.
-    #[serde(default, skip_serializing_if = "Reasons::is_empty")]
-    pub(crate) reasons: Reasons,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) reasons: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) warnings: Vec<String>,
 }
@@ -86,22 +80,22 @@ pub struct PlanStatus {
 impl From<crate::sizing::Plan> for PlanStatus {
     fn from(plan: crate::sizing::Plan) -> Self {
         Self {
-            gpu_type: Cow::Borrowed(plan.gpu.name.as_str()),
+            gpu_type: plan.gpu.name.to_string(),
             gpu_count: plan.gpu_count,
             tensor_parallel_size: plan.tensor_parallel_size,
             pipeline_parallel_size: plan.pipeline_parallel_size,
             mig_profile: plan.mig_profile,
             gpu_resource_name: plan.gpu_resource_name,
-            dtype: Cow::Borrowed(plan.dtype.as_str()),
-            quantization: Cow::Borrowed(plan.weight_precision.as_str()),
+            dtype: plan.dtype.as_str().into(),
+            quantization: plan.weight_precision.as_str().into(),
             quantization_method: plan.quantization_method,
             max_model_len: plan.max_model_len,
             cpu: plan.cpu,
             memory: plan.memory,
             shm_size: plan.shm_size,
             estimate: EstimateStatus::from(&plan.estimate),
-            objective: Cow::Borrowed(plan.objective.as_str()),
-            kv_cache_dtype: Cow::Borrowed(plan.kv_cache_dtype.as_str()),
+            objective: plan.objective.as_str().into(),
+            kv_cache_dtype: plan.kv_cache_dtype.as_str().into(),
             architecture_guessed: plan.architecture_guessed,
             reasons: plan.reasons,
             warnings: plan.warnings,
