@@ -1076,19 +1076,20 @@ const QWEN_ON_H100: &str = "1 x H100-80GB (bfloat16), tensor parallel 1, max mod
 #[test]
 fn ready_means_the_current_layout_serves_on_every_replica() {
     // Qwen moved from L4 to H100: the Deployment is observed in the states
-    // a rollout passes through. The XR's status says the L4 layout served.
+    // a rollout passes through. It remembers that the L4 layout served.
     let spec = json!({"model": "Qwen/Qwen2.5-7B-Instruct", "gpuType": "H100-80GB", "runtime": "deployment"});
+    let served_l4 = |mut deployment: Value| {
+        deployment["metadata"]["annotations"]["infer.dev/served-layout"] = json!(QWEN_ON_L4);
+        deployment
+    };
     let call_with = |deployment: Value, pods: Option<Vec<Value>>| {
         let mut req = request(
             "rollout",
-            LlmInference::new("qwen")
-                .spec(spec.clone())
-                .status(json!({"servingLayout": QWEN_ON_L4}))
-                .build(),
+            LlmInference::new("qwen").spec(spec.clone()).build(),
         );
         req.input = Some(pinned_gpu_type());
         req.observed.as_mut().unwrap().resources =
-            [("deployment".to_string(), resource(deployment))].into();
+            [("deployment".to_string(), resource(served_l4(deployment)))].into();
         if let Some(pods) = pods {
             req.required_resources.insert(
                 "model_server_pods".into(),
@@ -1174,13 +1175,13 @@ fn ready_means_the_current_layout_serves_on_every_replica() {
         "rollout",
         LlmInference::new("qwen")
             .spec(spec.clone())
-            .status(json!({"servingLayout": QWEN_ON_L4, "conditions": [
+            .status(json!({"conditions": [
                 {"type": "Serving", "status": "False", "reason": "Unschedulable", "message": unschedulable}]}))
             .build(),
     );
     again.input = Some(pinned_gpu_type());
     again.observed.as_mut().unwrap().resources =
-        [("deployment".to_string(), resource(rolling))].into();
+        [("deployment".to_string(), resource(served_l4(rolling)))].into();
     again.required_resources.insert(
         "model_server_pods".into(),
         fnv1::Resources {
@@ -1249,6 +1250,10 @@ fn ready_means_the_current_layout_serves_on_every_replica() {
     assert_eq!(composed(&rsp, "deployment").1, fnv1::Ready::True as i32);
     assert_eq!(desired_status(&rsp)["ready"], "True");
     assert_eq!(desired_status(&rsp)["servingLayout"], QWEN_ON_H100);
+    assert_eq!(
+        composed(&rsp, "deployment").0["metadata"]["annotations"]["infer.dev/served-layout"],
+        QWEN_ON_H100
+    );
     assert_eq!(serving(&rsp).0, "Available");
     assert_eq!(rsp.requirements, None);
     assert_eq!(rsp.meta.as_ref().unwrap().ttl.unwrap().seconds, 60);
@@ -2137,9 +2142,14 @@ fn an_existing_claim_keeps_its_class_and_modes_and_says_so() {
 }
 
 /// A runtime that served and lost every replica is Unavailable, not
-/// Starting, for as long as it has none.
+/// Starting, for as long as it has none. The workload itself remembers that
+/// it served (an annotation naming the layout): Crossplane may call with a
+/// stale XR whose status still says Starting, and writes that copy's
+/// conditions back, so the XR's status cannot be that memory.
 #[test]
 fn losing_every_replica_after_serving_is_unavailable_not_a_start() {
+    const SERVED: &str = "infer.dev/served-layout";
+    let layout = "1 x L4 (bfloat16), tensor parallel 1, max model length 32768";
     let spec = json!({"model": "Qwen/Qwen2.5-1.5B-Instruct"});
     let runtime = composed(
         &call(&request(
@@ -2149,35 +2159,46 @@ fn losing_every_replica_after_serving_is_unavailable_not_a_start() {
         "vllm_runtime",
     )
     .0;
-    let lost = applied(
-        runtime,
-        1,
-        json!({"replicas": 1, "updatedReplicas": 1, "availableReplicas": 0, "unavailableReplicas": 1,
-               "modelStatus": "Updating"}),
-    );
-    for (observed_serving, want) in [
+    assert_eq!(runtime["metadata"]["annotations"].get(SERVED), None);
+    let available = json!({"replicas": 1, "updatedReplicas": 1, "availableReplicas": 1, "unavailableReplicas": 0,
+                           "modelStatus": "Ready"});
+    let lost = json!({"replicas": 1, "updatedReplicas": 1, "availableReplicas": 0, "unavailableReplicas": 1,
+                      "modelStatus": "Updating"});
+    let remembered = |mut o: Value| {
+        o["metadata"]["annotations"][SERVED] = json!(layout);
+        o
+    };
+    // (observed runtime, the XR's observed Serving condition, want)
+    let cases = [
         (
-            json!({"type": "Serving", "status": "True", "reason": "Available"}),
-            "Unavailable",
-        ),
-        (
-            json!({"type": "Serving", "status": "False", "reason": "Unavailable"}),
-            "Unavailable",
-        ),
-        (
-            json!({"type": "Serving", "status": "False", "reason": "Starting"}),
+            applied(runtime.clone(), 1, available),
             "Starting",
+            ("Available", Some(layout)),
         ),
-    ] {
+        (
+            applied(remembered(runtime.clone()), 1, lost.clone()),
+            "Starting",
+            ("Unavailable", Some(layout)),
+        ),
+        (
+            applied(runtime.clone(), 1, lost),
+            "Available",
+            ("Starting", None),
+        ),
+    ];
+    for (observed, observed_serving, (want, want_served)) in cases {
         let mut req = request(
             "lost",
             LlmInference::new("qwen")
                 .spec(spec.clone())
-                .status(json!({"conditions": [observed_serving]}))
+                .status(
+                    json!({"conditions": [{"type": "Serving", "reason": observed_serving,
+                    "status": if observed_serving == "Available" { "True" } else { "False" }}]}),
+                )
                 .build(),
         );
         req.observed.as_mut().unwrap().resources =
-            [("vllm_runtime".to_string(), resource(lost.clone()))].into();
+            [("vllm_runtime".to_string(), resource(observed))].into();
         let rsp = call(&req);
         let serving = rsp
             .conditions
@@ -2185,6 +2206,12 @@ fn losing_every_replica_after_serving_is_unavailable_not_a_start() {
             .find(|c| c.r#type == "Serving")
             .unwrap();
         assert_eq!(serving.reason, want, "{:?}", serving.message);
+        let desired = composed(&rsp, "vllm_runtime").0;
+        assert_eq!(
+            desired["metadata"]["annotations"].get(SERVED),
+            want_served.map(|l| json!(l)).as_ref(),
+            "{want}"
+        );
     }
 }
 

@@ -119,6 +119,13 @@ pub(crate) struct Composition {
 }
 
 impl Composition {
+    /// Sets the annotation `name` of the resource composed under `key`.
+    pub(crate) fn annotate(&mut self, key: &str, name: &str, value: &str) {
+        if let Some(c) = self.resources.get_mut(key) {
+            crate::compose::spec_digest::set_annotation(&mut c.manifest.object, name, value);
+        }
+    }
+
     /// Adds `manifest` under `key`, ready as its observed counterpart says,
     /// and returns how that counterpart stands.
     ///

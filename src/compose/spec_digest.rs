@@ -101,17 +101,7 @@ pub fn annotate(kind: &str, object: &mut Map<String, Value>) -> Option<Spec> {
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect();
-    let metadata = object
-        .entry("metadata")
-        .or_insert_with(|| Value::Object(Map::new()));
-    if let Value::Object(md) = metadata {
-        let annotations = md
-            .entry("annotations")
-            .or_insert_with(|| Value::Object(Map::new()));
-        if let Value::Object(a) = annotations {
-            a.insert(ANNOTATION.into(), Value::String(digest.clone()));
-        }
-    }
+    set_annotation(object, ANNOTATION, &digest);
     Some(Spec {
         digest,
         replicas: replicas(object),
@@ -120,11 +110,31 @@ pub fn annotate(kind: &str, object: &mut Map<String, Value>) -> Option<Spec> {
 
 /// The digest an observed object carries, if any.
 pub(crate) fn of(object: &Map<String, Value>) -> Option<&str> {
+    annotation(object, ANNOTATION)
+}
+
+/// The annotation `name` of `object`, if it has one.
+pub(crate) fn annotation<'a>(object: &'a Map<String, Value>, name: &str) -> Option<&'a str> {
     object
         .get("metadata")?
         .get("annotations")?
-        .get(ANNOTATION)?
+        .get(name)?
         .as_str()
+}
+
+/// Sets the annotation `name` of `object` to `value`.
+pub(crate) fn set_annotation(object: &mut Map<String, Value>, name: &str, value: &str) {
+    let metadata = object
+        .entry("metadata")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if let Value::Object(md) = metadata {
+        let annotations = md
+            .entry("annotations")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(a) = annotations {
+            a.insert(name.into(), Value::String(value.into()));
+        }
+    }
 }
 
 #[cfg(test)]

@@ -583,19 +583,11 @@ impl Pool<'_> {
         let (req, model) = (self.req, self.model);
         let out = &mut self.out;
         let layout = plan.layout_summary();
-        let last_serving = req.xr.status().and_then(|s| {
-            s.get("modelServer")
-                .and_then(|m| m.get("servingLayout"))
-                .and_then(serde_json::Value::as_str)
-                .map(str::to_string)
-        });
         let what = format!("the model server for {}", model.facts.model_url);
         let server_report = serving::Report {
             what: &what,
             url: base_url,
             layout: &layout,
-            last_serving_layout: last_serving.as_deref(),
-            served_before: serving::served_before(req),
         };
         let serving_layout = serving::serving_layout(&server.state, &server_report);
         let serving = server.state.serving() && *agents == Rollout::Complete;

@@ -445,11 +445,6 @@ fn report(
     );
     out.conditions
         .push(conditions::sized(&plan.warnings, layout.clone()));
-    let last_serving = req.xr.status().and_then(|s| {
-        s.get("servingLayout")
-            .and_then(Value::as_str)
-            .map(str::to_string)
-    });
     let serving_layout = serving::report(
         req,
         &served.state,
@@ -457,8 +452,6 @@ fn report(
             what: model,
             url: &internal,
             layout: &layout,
-            last_serving_layout: last_serving.as_deref(),
-            served_before: serving::served_before(req),
         },
         out,
     );

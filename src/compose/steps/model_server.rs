@@ -131,14 +131,22 @@ pub(crate) fn serve(
     });
     plan.reasons.extend(server.reasons);
     notes.extend(server.warnings);
-    let mut rollout = Rollout::Absent;
+    let mut workload = (Rollout::Absent, "");
     for (i, (key, manifest)) in server.resources.into_iter().enumerate() {
         let added = out.add(key, s.placement.place(manifest), &req.observed);
         if i == 0 {
-            rollout = added;
+            workload = (added, key);
         }
     }
-    let state = serving::observe(req, s.placement, &server.pod_labels, rollout, out);
+    let (rollout, key) = workload;
+    let state = serving::observe(
+        req,
+        (key, &plan.layout_summary()),
+        s.placement,
+        &server.pod_labels,
+        rollout,
+        out,
+    );
     Ok(Served {
         runtime,
         state,

@@ -31,12 +31,21 @@ pub(crate) const PODS_REQUIREMENT_KEY: &str = "model_server_pods";
 /// watched, and a new problem or its end should show within that.
 pub(crate) const NOT_SERVING_TTL_SECONDS: u32 = 15;
 
+/// The annotation of a model server's workload that names the layout it
+/// last served on every replica. It lives on the workload rather than in the
+/// XR's status: Crossplane may compose from a stale copy of the XR and
+/// writes that copy's conditions back, which would lose a memory kept there;
+/// and a workload that is replaced starts without it.
+pub(crate) const SERVED_LAYOUT_ANNOTATION: &str = "infer.dev/served-layout";
+
 /// How the model server stands.
 #[derive(Debug)]
 pub(crate) struct ServingState {
     pub(crate) rollout: Rollout,
     /// What keeps it from serving, when known: (reason, message).
     pub(crate) problem: Option<(String, String)>,
+    /// The layout the workload last served on every replica, if it has.
+    pub(crate) last_served: Option<String>,
 }
 
 impl ServingState {
@@ -45,16 +54,29 @@ impl ServingState {
     }
 }
 
-/// Reads how the model server stands: its workload's `rollout`, and, while
-/// it does not serve and runs in this cluster, the pods `pod_labels`
-/// select (adding the requirement for them to `out`).
+/// Reads how the model server stands: its workload's `rollout` (the
+/// workload is composed under `key` with `layout`), the layout it last
+/// served, and, while it does not serve and runs in this cluster, the pods
+/// `pod_labels` select (adding the requirement for them to `out`). The
+/// desired workload carries the layout that served last.
 pub(crate) fn observe(
     req: &ComposeRequest,
+    (key, layout): (&str, &str),
     placement: &Placement,
     pod_labels: &BTreeMap<String, String>,
     rollout: Rollout,
     out: &mut Composition,
 ) -> ServingState {
+    let last_served = req.observed.get(key).and_then(|o| {
+        crate::compose::spec_digest::annotation(&o, SERVED_LAYOUT_ANNOTATION).map(String::from)
+    });
+    let served = match (&rollout, &last_served) {
+        (Rollout::Complete, _) => Some(layout),
+        (_, last) => last.as_deref(),
+    };
+    if let Some(served) = served {
+        out.annotate(key, SERVED_LAYOUT_ANNOTATION, served);
+    }
     let mut problem = match &rollout {
         Rollout::Failed {
             reason, message, ..
@@ -88,7 +110,11 @@ pub(crate) fn observe(
             };
         }
     }
-    ServingState { rollout, problem }
+    ServingState {
+        rollout,
+        problem,
+        last_served,
+    }
 }
 
 /// What is said about a server that serves at `url` with `layout`.
@@ -97,29 +123,6 @@ pub(crate) struct Report<'a> {
     pub(crate) what: &'a str,
     pub(crate) url: &'a str,
     pub(crate) layout: &'a str,
-    /// The layout the XR's observed status says served last, if any.
-    pub(crate) last_serving_layout: Option<&'a str>,
-    /// Whether the XR's observed status says the server served (and has
-    /// not been replaced since): losing every replica is then not a start.
-    pub(crate) served_before: bool,
-}
-
-/// Whether the XR's observed `Serving` condition says its server served
-/// or became unavailable after serving.
-pub(crate) fn served_before(req: &ComposeRequest) -> bool {
-    let Some(status) = req.xr.status() else {
-        return false;
-    };
-    status
-        .get("conditions")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter(|c| c.get("type").and_then(Value::as_str) == Some(conditions::SERVING))
-        .any(|c| {
-            c.get("status").and_then(Value::as_str) == Some("True")
-                || c.get("reason").and_then(Value::as_str) == Some("Unavailable")
-        })
 }
 
 /// The `Serving` condition for `state`, the layout that serves now (if
@@ -144,7 +147,7 @@ pub(crate) fn serving_layout(state: &ServingState, r: &Report) -> Option<String>
     if state.serving() {
         Some(r.layout.to_string())
     } else if available > 0 {
-        Some(r.last_serving_layout.unwrap_or(r.layout).to_string())
+        Some(state.last_served.as_deref().unwrap_or(r.layout).to_string())
     } else {
         None
     }
@@ -172,8 +175,9 @@ pub(crate) fn condition(
             "RollingOut",
             format!("rolling out {}: {}{still}", r.layout, counts(c)),
         ),
-        // It served before, and nothing serves now.
-        (None, Some(c)) if r.served_before => conditions::not_serving(
+        // It served before, and nothing serves now: losing every replica
+        // is not a start.
+        (None, Some(c)) if state.last_served.is_some() => conditions::not_serving(
             "Unavailable",
             format!(
                 "{} has no available replica ({}): it will serve {} at {} again once one is",
