@@ -47,31 +47,6 @@ impl Manifest {
         Self::new(T::KIND, object)
     }
 
-    /// `outer`, a manifest of `kind` that serializes a placeholder at
-    /// `path`, with `inner` moved there: serializing `inner` again would
-    /// copy it whole.
-    pub(crate) fn enclosing(
-        kind: &'static str,
-        outer: impl serde::Serialize,
-        path: &[&str],
-        inner: Manifest,
-    ) -> Self {
-        let mut manifest = Self::new(kind, outer);
-        let mut at = &mut manifest.object;
-        for step in &path[..path.len() - 1] {
-            at = at
-                .entry(*step)
-                .or_insert_with(|| Value::Object(Map::new()))
-                .as_object_mut()
-                .expect("the path to the placeholder is made of objects");
-        }
-        at.insert(
-            path[path.len() - 1].to_string(),
-            Value::Object(inner.object),
-        );
-        manifest
-    }
-
     /// The manifest's kind, for the policies that depend on it.
     pub(crate) fn kind(&self) -> &'static str {
         self.kind
@@ -122,7 +97,7 @@ impl Composition {
     /// Sets the annotation `name` of the resource composed under `key`.
     pub(crate) fn annotate(&mut self, key: &str, name: &str, value: &str) {
         if let Some(c) = self.resources.get_mut(key) {
-            crate::compose::spec_digest::set_annotation(&mut c.manifest.object, name, value);
+            crate::compose::annotations::set_annotation(&mut c.manifest.object, name, value);
         }
     }
 

@@ -21,6 +21,7 @@ pub(crate) fn composer_for(kind: &str) -> Option<Composer> {
 /// The kinds this function composes, for error messages.
 pub(crate) const KINDS: &[&str] = &["LLMInference", "Model", "AgentPool"];
 
+pub(crate) mod annotations;
 pub(crate) mod composition;
 pub(crate) mod kinds;
 pub(crate) mod last_applied;

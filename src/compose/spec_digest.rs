@@ -13,6 +13,8 @@
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
+use crate::compose::annotations::{annotation, set_annotation};
+
 /// The annotation that carries the digest.
 pub(crate) const ANNOTATION: &str = "infer.dev/spec-digest";
 
@@ -112,31 +114,6 @@ pub fn annotate(kind: &str, object: &mut Map<String, Value>) -> Option<Spec> {
 pub(crate) fn of(object: &Map<String, Value>) -> Option<&str> {
     annotation(object, ANNOTATION)
 }
-
-/// The annotation `name` of `object`, if it has one.
-pub(crate) fn annotation<'a>(object: &'a Map<String, Value>, name: &str) -> Option<&'a str> {
-    object
-        .get("metadata")?
-        .get("annotations")?
-        .get(name)?
-        .as_str()
-}
-
-/// Sets the annotation `name` of `object` to `value`.
-pub(crate) fn set_annotation(object: &mut Map<String, Value>, name: &str, value: &str) {
-    let metadata = object
-        .entry("metadata")
-        .or_insert_with(|| Value::Object(Map::new()));
-    if let Value::Object(md) = metadata {
-        let annotations = md
-            .entry("annotations")
-            .or_insert_with(|| Value::Object(Map::new()));
-        if let Value::Object(a) = annotations {
-            a.insert(name.into(), Value::String(value.into()));
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -56,16 +56,11 @@ impl Placement {
             spec: ObjectSpec {
                 provider_config_ref: Some(reference),
                 readiness,
-                ..ObjectSpec::for_manifest(())
+                ..ObjectSpec::for_manifest(manifest)
             },
             status: None,
         };
-        Manifest::enclosing(
-            Object::<Manifest>::KIND,
-            object,
-            &["spec", "forProvider", "manifest"],
-            manifest,
-        )
+        Manifest::new(Object::<Manifest>::KIND, object)
     }
 }
 

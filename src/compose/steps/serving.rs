@@ -68,7 +68,7 @@ pub(crate) fn observe(
     out: &mut Composition,
 ) -> ServingState {
     let last_served = req.observed.get(key).and_then(|o| {
-        crate::compose::spec_digest::annotation(&o, SERVED_LAYOUT_ANNOTATION).map(String::from)
+        crate::compose::annotations::annotation(&o, SERVED_LAYOUT_ANNOTATION).map(String::from)
     });
     let served = match (&rollout, &last_served) {
         (Rollout::Complete, _) => Some(layout),
