@@ -114,10 +114,20 @@ impl Composition {
         manifest: Manifest,
         observed: &Observed,
     ) -> crate::compose::rollout::Rollout {
+        self.add_observed(key, manifest, observed.get(key).as_ref())
+    }
+
+    /// [`Composition::add`], given the observed counterpart (`None` when
+    /// there is none yet) by a caller that reads it too.
+    pub(crate) fn add_observed(
+        &mut self,
+        key: &str,
+        manifest: Manifest,
+        object: Option<&Map<String, Value>>,
+    ) -> crate::compose::rollout::Rollout {
         let mut manifest = manifest;
         let spec = crate::compose::spec_digest::annotate(manifest.kind, &mut manifest.object);
-        let object = observed.get(key);
-        let mut rollout = crate::compose::rollout::rollout(object.as_ref());
+        let mut rollout = crate::compose::rollout::rollout(object);
         if let (Some(spec), Some(object)) = (&spec, &object)
             && !spec.applied_to(object)
         {

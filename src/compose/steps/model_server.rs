@@ -131,20 +131,29 @@ pub(crate) fn serve(
     });
     plan.reasons.extend(server.reasons);
     notes.extend(server.warnings);
-    let mut workload = (Rollout::Absent, "");
+    // The first resource is the workload, whose observed state says how
+    // the server stands.
+    let mut workload = (Rollout::Absent, "", None);
     for (i, (key, manifest)) in server.resources.into_iter().enumerate() {
-        let added = out.add(key, s.placement.place(manifest), &req.observed);
         if i == 0 {
-            workload = (added, key);
+            let observed = req.observed.get(key);
+            let rollout = out.add_observed(key, s.placement.place(manifest), observed.as_ref());
+            workload = (rollout, key, observed);
+        } else {
+            out.add(key, s.placement.place(manifest), &req.observed);
         }
     }
-    let (rollout, key) = workload;
+    let (rollout, key, observed) = workload;
     let state = serving::observe(
         req,
-        (key, &plan.layout_summary()),
+        serving::Workload {
+            key,
+            observed: observed.as_ref(),
+            layout: &plan.layout_summary(),
+            rollout,
+        },
         s.placement,
         &server.pod_labels,
-        rollout,
         out,
     );
     Ok(Served {

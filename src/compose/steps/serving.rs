@@ -13,7 +13,7 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::compose::composition::{ComposeRequest, Composition};
 use crate::compose::resources::placement::Placement;
@@ -54,21 +54,34 @@ impl ServingState {
     }
 }
 
-/// Reads how the model server stands: its workload's `rollout` (the
-/// workload is composed under `key` with `layout`), the layout it last
-/// served, and, while it does not serve and runs in this cluster, the pods
-/// `pod_labels` select (adding the requirement for them to `out`). The
-/// desired workload carries the layout that served last.
+/// A model server's workload: composed under `key` with `layout`, as
+/// observed, and its rollout.
+pub(crate) struct Workload<'a> {
+    pub(crate) key: &'a str,
+    pub(crate) observed: Option<&'a Map<String, Value>>,
+    pub(crate) layout: &'a str,
+    pub(crate) rollout: Rollout,
+}
+
+/// Reads how the model server stands: its workload's rollout, the layout
+/// it last served, and, while it does not serve and runs in this cluster,
+/// the pods `pod_labels` select (adding the requirement for them to `out`).
+/// The desired workload carries the layout that served last.
 pub(crate) fn observe(
     req: &ComposeRequest,
-    (key, layout): (&str, &str),
+    workload: Workload,
     placement: &Placement,
     pod_labels: &BTreeMap<String, String>,
-    rollout: Rollout,
     out: &mut Composition,
 ) -> ServingState {
-    let last_served = req.observed.get(key).and_then(|o| {
-        crate::compose::annotations::annotation(&o, SERVED_LAYOUT_ANNOTATION).map(String::from)
+    let Workload {
+        key,
+        observed,
+        layout,
+        rollout,
+    } = workload;
+    let last_served = observed.and_then(|o| {
+        crate::compose::annotations::annotation(o, SERVED_LAYOUT_ANNOTATION).map(String::from)
     });
     let served = match (&rollout, &last_served) {
         (Rollout::Complete, _) => Some(layout),
