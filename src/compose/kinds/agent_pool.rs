@@ -38,9 +38,10 @@ use crate::compose::steps::model_server::{self, Serve, Served, ServerKeys};
 use crate::compose::steps::runtime;
 use crate::compose::steps::served_model::{self, ModelRef};
 use crate::compose::steps::serving;
+use crate::compose::steps::sizing as steps_sizing;
 use crate::input::Settings;
 use crate::names::{self, runtime_name};
-use crate::sizing::{self, MAX_NUM_SEQS, MigChoice, Plan, Throughput};
+use crate::sizing::{self, MAX_NUM_SEQS, Plan, Throughput};
 use crate::units::{GIB, parse_duration_seconds, parse_quantity};
 use crate::xr::agent_pool::{
     AgentPoolSpec, AgentPoolStatus, AgentsStatus, AutoscalingStatus, CONTEXT_LENGTH_MAX,
@@ -663,12 +664,7 @@ fn size(
             )));
         }
     }
-    let mig = match spec.mig_profile.as_deref() {
-        None => MigChoice::None,
-        Some(m) => m
-            .parse::<MigChoice>()
-            .map_err(|e| invalid(format!("spec.migProfile: {e}")))?,
-    };
+    let mig = steps_sizing::mig_choice(spec.mig_profile.as_deref())?;
     let max_model_len = spec
         .agent_class
         .max_context_length
@@ -698,32 +694,32 @@ fn size(
                 .map_err(|e| invalid(format!("spec.gpuRequirements.memory: {e}")))
         })
         .transpose()?;
-    let choose = gpu.and_then(|g| g.r#type.as_ref()).is_none() && req.settings.choose_gpu_type;
-    let plan = if choose {
-        // Only the offered types with the memory the pool asks for compete.
-        let offered: Vec<String> = req
-            .settings
-            .offered_gpu_types
-            .iter()
-            .filter(|name| {
-                memory.is_none_or(|(_, want)| {
-                    crate::sizing::gpu(name).is_ok_and(|g| g.memory_gib * GIB >= want)
-                })
+    let named = gpu.and_then(|g| g.r#type.as_ref()).is_some();
+    // Only the offered types with the memory the pool asks for compete.
+    let offered: Vec<String> = req
+        .settings
+        .offered_gpu_types
+        .iter()
+        .filter(|name| {
+            memory.is_none_or(|(_, want)| {
+                crate::sizing::gpu(name).is_ok_and(|g| g.memory_gib * GIB >= want)
             })
-            .cloned()
-            .collect();
-        if offered.is_empty() {
-            return Err(invalid(format!(
-                "spec.gpuRequirements.memory {} exceeds every offered GPU type ({}); ask for less memory or name a larger spec.gpuRequirements.type",
-                memory.map_or("", |(m, _)| m),
-                req.settings.offered_gpu_types.join(", ")
-            )));
-        }
-        crate::sizing::cheapest(&request, &offered, &req.settings.gpu_prices)
-    } else {
-        crate::sizing::size(&request)
+        })
+        .cloned()
+        .collect();
+    if !named && req.settings.choose_gpu_type && offered.is_empty() {
+        return Err(invalid(format!(
+            "spec.gpuRequirements.memory {} exceeds every offered GPU type ({}); ask for less memory or name a larger spec.gpuRequirements.type",
+            memory.map_or("", |(m, _)| m),
+            req.settings.offered_gpu_types.join(", ")
+        )));
     }
-    .map_err(|e| Refusal::new("CannotSize", sizing_error_message(spec, req.settings, model, &e)))?;
+    let plan = steps_sizing::plan(&request, named, &offered, req.settings).map_err(|e| {
+        Refusal::new(
+            "CannotSize",
+            sizing_error_message(spec, req.settings, model, &e),
+        )
+    })?;
     if let Some((memory, want)) = memory
         && plan.gpu.memory_gib * GIB < want
     {
@@ -866,17 +862,11 @@ fn observed_replicas(req: &ComposeRequest) -> Option<i32> {
 
 /// The field the pool's GPU type comes from: its own, or the platform's.
 fn gpu_type_field(spec: &AgentPoolSpec, settings: &Settings) -> &'static str {
-    if spec
+    let named = spec
         .gpu_requirements
         .as_ref()
-        .is_some_and(|g| g.r#type.is_some())
-    {
-        "spec.gpuRequirements.type"
-    } else if settings.choose_gpu_type {
-        "input.defaults.offeredGpuTypes"
-    } else {
-        "input.defaults.gpuType"
-    }
+        .is_some_and(|g| g.r#type.is_some());
+    steps_sizing::gpu_type_field("spec.gpuRequirements.type", named, settings)
 }
 
 /// Prefixes a sizing error with the field it is about: the pool's or the Model's.

@@ -23,9 +23,10 @@ use crate::compose::steps::model_server::{self, Serve, Served, ServerKeys};
 use crate::compose::steps::runtime;
 use crate::compose::steps::served_model::{self, ModelRef};
 use crate::compose::steps::serving;
+use crate::compose::steps::sizing as steps_sizing;
 use crate::input::Settings;
 use crate::names;
-use crate::sizing::{self, MigChoice, Plan, SizingRequest};
+use crate::sizing::{self, Plan, SizingRequest};
 use crate::xr::llm_inference::{LlmInferenceSpec, LlmInferenceStatus};
 use crate::xr::model_server_autoscaling::AutoscalingStatus;
 use crate::xr::plan_status::PlanStatus;
@@ -279,16 +280,13 @@ fn size(
             sizing_request.pipeline_parallel = f.pipeline_parallel;
         }
     }
-    let plan = if spec.gpu_type.is_none() && req.settings.choose_gpu_type {
-        crate::sizing::cheapest(
-            &sizing_request,
-            &req.settings.offered_gpu_types,
-            &req.settings.gpu_prices,
-        )
-    } else {
-        crate::sizing::size(&sizing_request)
-    };
-    plan.map_err(|e| Refusal::new("CannotSize", sizing_error_message(spec, req.settings, &e)))
+    steps_sizing::plan(
+        &sizing_request,
+        spec.gpu_type.is_some(),
+        &req.settings.offered_gpu_types,
+        req.settings,
+    )
+    .map_err(|e| Refusal::new("CannotSize", sizing_error_message(spec, req.settings, &e)))
 }
 
 /// Where the resources go: natively into the XR's namespace, or through
@@ -483,13 +481,7 @@ fn sizing_request(
 ) -> Result<SizingRequest, Refusal> {
     let (gpu, max_model_len) = (spec.gpu, spec.max_model_len);
     let quantization = spec.quantization;
-    let mig = match spec.mig_profile.as_deref() {
-        // Whole GPUs unless asked: a MIG slice only schedules where nodes are partitioned.
-        None => MigChoice::None,
-        Some(m) => m
-            .parse::<MigChoice>()
-            .map_err(|e| Refusal::new("InvalidSpec", format!("spec.migProfile: {e}")))?,
-    };
+    let mig = steps_sizing::mig_choice(spec.mig_profile.as_deref())?;
     Ok(SizingRequest {
         model_id: model.to_string(),
         gpu_type: spec
@@ -539,13 +531,7 @@ fn overridden_by_extra_args(extra_args: &[String]) -> Vec<String> {
 
 /// The field that chose the GPU type: the spec's, or the platform default.
 fn gpu_type_field(spec: &LlmInferenceSpec, settings: &Settings) -> &'static str {
-    if spec.gpu_type.is_some() {
-        "spec.gpuType"
-    } else if settings.choose_gpu_type {
-        "input.defaults.offeredGpuTypes"
-    } else {
-        "input.defaults.gpuType"
-    }
+    steps_sizing::gpu_type_field("spec.gpuType", spec.gpu_type.is_some(), settings)
 }
 
 /// Prefixes a sizing error with the spec field it is about.

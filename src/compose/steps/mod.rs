@@ -10,4 +10,5 @@ pub(crate) mod model_server;
 pub(crate) mod runtime;
 pub(crate) mod served_model;
 pub(crate) mod serving;
+pub(crate) mod sizing;
 pub(crate) mod weights_cache;
