@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 /// Routes from a Gateway to backends.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[serde(rename_all = "camelCase")]
-pub struct HttpRoute {
+pub(crate) struct HttpRoute {
     pub api_version: String,
     pub kind: String,
     #[serde(default)]
@@ -20,8 +20,8 @@ pub struct HttpRoute {
 }
 
 impl HttpRoute {
-    pub const API_VERSION: &str = "gateway.networking.k8s.io/v1";
-    pub const KIND: &str = "HTTPRoute";
+    pub(crate) const API_VERSION: &str = "gateway.networking.k8s.io/v1";
+    pub(crate) const KIND: &str = "HTTPRoute";
 }
 
 /// Not derived: the default carries the right apiVersion and kind.
@@ -38,7 +38,7 @@ impl Default for HttpRoute {
 
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[serde(rename_all = "camelCase")]
-pub struct HttpRouteSpec {
+pub(crate) struct HttpRouteSpec {
     pub parent_refs: Vec<ParentRef>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hostnames: Vec<String>,
@@ -49,7 +49,7 @@ pub struct HttpRouteSpec {
 #[serde_with::skip_serializing_none]
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[serde(rename_all = "camelCase")]
-pub struct ParentRef {
+pub(crate) struct ParentRef {
     pub group: Option<String>,
     pub kind: Option<String>,
     pub name: String,
@@ -59,7 +59,7 @@ pub struct ParentRef {
 #[serde_with::skip_serializing_none]
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[serde(rename_all = "camelCase")]
-pub struct Rule {
+pub(crate) struct Rule {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub matches: Vec<Match>,
     pub backend_refs: Vec<BackendRef>,
@@ -69,7 +69,7 @@ pub struct Rule {
 #[serde_with::skip_serializing_none]
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[serde(rename_all = "camelCase")]
-pub struct Match {
+pub(crate) struct Match {
     pub path: Option<PathMatch>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub headers: Vec<HeaderMatch>,
@@ -77,7 +77,7 @@ pub struct Match {
 
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[serde(rename_all = "camelCase")]
-pub struct PathMatch {
+pub(crate) struct PathMatch {
     /// `Exact`, `PathPrefix` or `RegularExpression`.
     #[serde(rename = "type")]
     pub type_: String,
@@ -86,7 +86,7 @@ pub struct PathMatch {
 
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[serde(rename_all = "camelCase")]
-pub struct HeaderMatch {
+pub(crate) struct HeaderMatch {
     /// `Exact` or `RegularExpression`.
     #[serde(rename = "type")]
     pub type_: String,
@@ -97,7 +97,7 @@ pub struct HeaderMatch {
 #[serde_with::skip_serializing_none]
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[serde(rename_all = "camelCase")]
-pub struct BackendRef {
+pub(crate) struct BackendRef {
     pub group: Option<String>,
     pub kind: Option<String>,
     pub name: String,
@@ -107,6 +107,6 @@ pub struct BackendRef {
 #[serde_with::skip_serializing_none]
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[serde(rename_all = "camelCase")]
-pub struct Timeouts {
+pub(crate) struct Timeouts {
     pub request: Option<String>,
 }

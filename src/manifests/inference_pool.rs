@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 /// Pods that serve one model, behind an endpoint picker.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[serde(rename_all = "camelCase")]
-pub struct InferencePool {
+pub(crate) struct InferencePool {
     pub api_version: String,
     pub kind: String,
     #[serde(default)]
@@ -23,9 +23,9 @@ pub struct InferencePool {
 }
 
 impl InferencePool {
-    pub const API_VERSION: &str = "inference.networking.k8s.io/v1";
-    pub const GROUP: &str = "inference.networking.k8s.io";
-    pub const KIND: &str = "InferencePool";
+    pub(crate) const API_VERSION: &str = "inference.networking.k8s.io/v1";
+    pub(crate) const GROUP: &str = "inference.networking.k8s.io";
+    pub(crate) const KIND: &str = "InferencePool";
 }
 
 /// Not derived: the default carries the right apiVersion and kind.
@@ -42,7 +42,7 @@ impl Default for InferencePool {
 
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[serde(rename_all = "camelCase")]
-pub struct InferencePoolSpec {
+pub(crate) struct InferencePoolSpec {
     pub selector: PoolSelector,
     /// The model servers' ports (one per pod for a single engine).
     pub target_ports: Vec<Port>,
@@ -52,13 +52,13 @@ pub struct InferencePoolSpec {
 /// Labels of the pods in the pool (a plain map: the CRD has no expressions).
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[serde(rename_all = "camelCase")]
-pub struct PoolSelector {
+pub(crate) struct PoolSelector {
     pub match_labels: BTreeMap<String, String>,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[serde(rename_all = "camelCase")]
-pub struct Port {
+pub(crate) struct Port {
     pub number: i32,
 }
 
@@ -66,7 +66,7 @@ pub struct Port {
 #[serde_with::skip_serializing_none]
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[serde(rename_all = "camelCase")]
-pub struct EndpointPickerRef {
+pub(crate) struct EndpointPickerRef {
     pub name: String,
     pub port: Option<Port>,
     /// `FailOpen` or `FailClose` (the default): what the Gateway does when

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 /// A workload KEDA scales.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[serde(rename_all = "camelCase")]
-pub struct ScaledObject {
+pub(crate) struct ScaledObject {
     pub api_version: String,
     pub kind: String,
     #[serde(default)]
@@ -23,8 +23,8 @@ pub struct ScaledObject {
 }
 
 impl ScaledObject {
-    pub const API_VERSION: &str = "keda.sh/v1alpha1";
-    pub const KIND: &str = "ScaledObject";
+    pub(crate) const API_VERSION: &str = "keda.sh/v1alpha1";
+    pub(crate) const KIND: &str = "ScaledObject";
 }
 
 /// Not derived: the default carries the right apiVersion and kind.
@@ -42,7 +42,7 @@ impl Default for ScaledObject {
 #[serde_with::skip_serializing_none]
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[serde(rename_all = "camelCase")]
-pub struct ScaledObjectSpec {
+pub(crate) struct ScaledObjectSpec {
     pub scale_target_ref: ScaleTarget,
     pub min_replica_count: Option<i32>,
     pub max_replica_count: Option<i32>,
@@ -58,7 +58,7 @@ pub struct ScaledObjectSpec {
 #[serde_with::skip_serializing_none]
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[serde(rename_all = "camelCase")]
-pub struct ScaleTarget {
+pub(crate) struct ScaleTarget {
     pub api_version: Option<String>,
     pub kind: Option<String>,
     pub name: String,
@@ -67,7 +67,7 @@ pub struct ScaleTarget {
 #[serde_with::skip_serializing_none]
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[serde(rename_all = "camelCase")]
-pub struct Advanced {
+pub(crate) struct Advanced {
     pub horizontal_pod_autoscaler_config: Option<HpaConfig>,
 }
 
@@ -75,7 +75,7 @@ pub struct Advanced {
 #[serde_with::skip_serializing_none]
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[serde(rename_all = "camelCase")]
-pub struct HpaConfig {
+pub(crate) struct HpaConfig {
     pub behavior: Option<HorizontalPodAutoscalerBehavior>,
 }
 
@@ -83,7 +83,7 @@ pub struct HpaConfig {
 #[serde_with::skip_serializing_none]
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[serde(rename_all = "camelCase")]
-pub struct Trigger {
+pub(crate) struct Trigger {
     #[serde(rename = "type")]
     pub type_: String,
     pub name: Option<String>,

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 /// Pods for Prometheus to scrape.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[serde(rename_all = "camelCase")]
-pub struct PodMonitor {
+pub(crate) struct PodMonitor {
     pub api_version: String,
     pub kind: String,
     #[serde(default)]
@@ -19,8 +19,8 @@ pub struct PodMonitor {
 }
 
 impl PodMonitor {
-    pub const API_VERSION: &str = "monitoring.coreos.com/v1";
-    pub const KIND: &str = "PodMonitor";
+    pub(crate) const API_VERSION: &str = "monitoring.coreos.com/v1";
+    pub(crate) const KIND: &str = "PodMonitor";
 }
 
 /// Not derived: the default carries the right apiVersion and kind.
@@ -37,7 +37,7 @@ impl Default for PodMonitor {
 
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[serde(rename_all = "camelCase")]
-pub struct PodMonitorSpec {
+pub(crate) struct PodMonitorSpec {
     pub selector: LabelSelector,
     pub pod_metrics_endpoints: Vec<PodMetricsEndpoint>,
 }
@@ -45,7 +45,7 @@ pub struct PodMonitorSpec {
 #[serde_with::skip_serializing_none]
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[serde(rename_all = "camelCase")]
-pub struct PodMetricsEndpoint {
+pub(crate) struct PodMetricsEndpoint {
     /// The container port's name.
     pub port: Option<String>,
     pub path: Option<String>,

@@ -17,12 +17,12 @@ use super::gpus::gpu;
 use super::plan::{Plan, SizingRequest};
 
 /// Price of one GPU for one hour, by canonical GPU type name.
-pub type GpuPrices = BTreeMap<String, f64>;
+pub(crate) type GpuPrices = BTreeMap<String, f64>;
 
 /// What one replica of `plan` costs per hour at `prices`: its GPUs, or its
 /// MIG slices at their share of the GPU's memory (the share the slice's
 /// bandwidth gets too).
-pub fn hourly_cost(plan: &Plan, prices: &GpuPrices) -> Option<f64> {
+pub(crate) fn hourly_cost(plan: &Plan, prices: &GpuPrices) -> Option<f64> {
     let price = prices.get(&plan.gpu.name)?;
     Some(price * f64::from(plan.gpu_count) * plan.gpu_share())
 }
@@ -47,7 +47,7 @@ pub fn cheapest(
 
 /// [`cheapest`] over plans already sized, one per offered GPU type, in the
 /// platform's order.
-pub fn cheapest_of(
+pub(crate) fn cheapest_of(
     sized: impl IntoIterator<Item = (String, Result<Plan, SizingError>)>,
     prices: &GpuPrices,
 ) -> Result<Plan, SizingError> {
@@ -139,7 +139,10 @@ fn explain(ranked: &[Plan], refused: usize, prices: &GpuPrices) -> String {
 
 /// Prices as a platform writes them, checked and keyed by canonical GPU
 /// type name: each names a known GPU type and is a positive number.
-pub fn canonical_prices(written: &BTreeMap<String, f64>, field: &str) -> Result<GpuPrices, String> {
+pub(crate) fn canonical_prices(
+    written: &BTreeMap<String, f64>,
+    field: &str,
+) -> Result<GpuPrices, String> {
     let mut prices = GpuPrices::new();
     for (name, &price) in written {
         let g = gpu(name).map_err(|e| format!("{field}: {e}"))?;

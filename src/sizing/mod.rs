@@ -59,10 +59,11 @@ mod weights;
 
 pub use config::{CheckpointQuantization, ConfigError, ModelConfig, weights_index_total_bytes};
 pub(crate) use error::SizingError;
-pub use gpu_choice::{GpuPrices, canonical_prices, cheapest, cheapest_of, hourly_cost};
+pub use gpu_choice::cheapest;
+pub(crate) use gpu_choice::{GpuPrices, canonical_prices, cheapest_of, hourly_cost};
 pub use gpus::{Gpu, MigProfile, gpu, gpu_names, gpus};
 pub use memory::{Arch, GIB, VllmGeneration};
-pub use model_catalog::{CatalogModel, ModelMatch, lookup as lookup_model, model, models};
+pub use model_catalog::{ModelMatch, lookup as lookup_model, models};
 pub use params::{ParamCount, count_from_id, parse_parameter_count, quantization_marker};
 pub use plan::{
     BANDWIDTH_EFFICIENCY, DEFAULT_GPU_MEMORY_UTILIZATION, Estimate, MAX_NUM_SEQS, Plan,

@@ -233,8 +233,9 @@ fn same_name(a: &str, b: &str) -> bool {
     trim(a) == trim(b)
 }
 
-/// The catalog entry for `id`, matched as [`lookup`] does.
-pub fn model(id: &str) -> Option<&'static CatalogModel> {
+/// The catalog entry for `id`, matched as [`lookup`] does (for tests).
+#[cfg(test)]
+pub(crate) fn model(id: &str) -> Option<&'static CatalogModel> {
     lookup(id).map(|m| m.spec)
 }
 
