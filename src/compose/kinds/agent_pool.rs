@@ -27,7 +27,6 @@ use crate::compose::resources::disruption_budget::disruption_budget;
 use crate::compose::resources::ingress::{IngressParams, ingress};
 use crate::compose::resources::labels::labels;
 use crate::compose::resources::placement::Placement;
-use crate::compose::resources::pod_monitor::pod_monitor;
 use crate::compose::resources::vllm_runtime::internal_url;
 use crate::compose::rollout::Rollout;
 use crate::compose::steps::autoscaling;
@@ -346,37 +345,23 @@ impl Pool<'_> {
         plan: &Plan,
         server: &Served,
     ) -> Option<crate::xr::model_server_autoscaling::AutoscalingStatus> {
-        let req = self.req;
         let (placement, labels) = self.model_server_site();
-        if req.settings.pod_monitor {
-            let monitor = pod_monitor(
-                runtime_name,
-                &req.xr.namespace,
-                labels.clone(),
-                &server.pod_labels,
-            );
-            self.out.add(
-                MODEL_SERVER_POD_MONITOR,
-                placement.place(monitor),
-                &req.observed,
-            );
-        }
-        let asked = autoscaling?;
         let at = autoscaling::Scaled {
             key: MODEL_SERVER_AUTOSCALER,
+            pod_monitor_key: MODEL_SERVER_POD_MONITOR,
             name: runtime_name,
             labels,
             placement: &placement,
         };
-        Some(autoscaling::compose(
-            req,
-            asked,
+        autoscaling::compose(
+            self.req,
+            autoscaling,
             plan,
             server,
             &at,
             &mut self.out,
             &mut self.notes,
-        ))
+        )
     }
 
     /// The agents: their config ConfigMap and their Deployment.

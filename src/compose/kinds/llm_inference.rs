@@ -11,7 +11,6 @@ use crate::compose::composition::{ComposeRequest, Composition, Refusal};
 use crate::compose::resources::ingress::{IngressParams, external_url, ingress};
 use crate::compose::resources::labels::labels;
 use crate::compose::resources::placement::Placement;
-use crate::compose::resources::pod_monitor::pod_monitor;
 use crate::compose::resources::vllm_runtime::{SERVICE_PORT, internal_url};
 use crate::compose::steps::autoscaling;
 use crate::compose::steps::conditions;
@@ -140,24 +139,22 @@ fn compose_spec(req: &ComposeRequest, spec: &LlmInferenceSpec) -> Result<Composi
         &mut notes,
     )?;
     let labels = labels("LLMInference", &req.xr.name, "model-server");
-    let scaling = autoscaling.as_ref().map(|a| {
-        let at = autoscaling::Scaled {
-            key: AUTOSCALER,
-            name: &runtime_name,
-            labels: labels.clone(),
-            placement: &placement,
-        };
-        autoscaling::compose(req, a, &plan, &served, &at, &mut out, &mut notes)
-    });
-    if req.settings.pod_monitor {
-        let monitor = pod_monitor(
-            &runtime_name,
-            placement.namespace(),
-            labels,
-            &served.pod_labels,
-        );
-        out.add(POD_MONITOR, placement.place(monitor), &req.observed);
-    }
+    let at = autoscaling::Scaled {
+        key: AUTOSCALER,
+        pod_monitor_key: POD_MONITOR,
+        name: &runtime_name,
+        labels,
+        placement: &placement,
+    };
+    let scaling = autoscaling::compose(
+        req,
+        autoscaling.as_ref(),
+        &plan,
+        &served,
+        &at,
+        &mut out,
+        &mut notes,
+    );
     let host = spec.ingress_host.as_deref().filter(|h| !h.is_empty());
     let gateway = req.settings.gateway_for(spec.gateway.as_ref()).map(|g| {
         let routed = inference_routing::Routed {

@@ -26,6 +26,10 @@ use crate::manifests::keda::{
 /// adapter serves it as running plus waiting requests per pod
 /// (docs/autoscaling.md has the prometheus-adapter rule).
 pub(crate) const HPA_METRIC: &str = "vllm_requests_in_flight";
+/// The vLLM metrics KEDA's Prometheus trigger sums over the serving pods:
+/// running plus waiting requests.
+pub(crate) const KEDA_METRICS: [&str; 2] =
+    ["vllm:num_requests_running", "vllm:num_requests_waiting"];
 /// The HPA's limit on a scaling policy's period, in seconds.
 const MAX_POLICY_PERIOD_SECONDS: u32 = 1800;
 /// KEDA's default wait before scaling to zero, which a slow start raises.
@@ -160,7 +164,9 @@ pub(crate) fn model_server_autoscaler(p: &ModelServerAutoscalerParams) -> Manife
 /// by the replicas and compares with the threshold.
 fn in_flight_query(namespace: &str, w: &Workload) -> String {
     let pods = format!("namespace=\"{namespace}\",pod=~\"{}\"", w.serving_pods);
-    format!("sum(vllm:num_requests_running{{{pods}}}) + sum(vllm:num_requests_waiting{{{pods}}})")
+    KEDA_METRICS
+        .map(|m| format!("sum({m}{{{pods}}})"))
+        .join(" + ")
 }
 
 /// Scale-in waits for `window` (from [`scale_down_window`]) and removes one

@@ -1,14 +1,17 @@
 //! A model server that scales with load: the XR's `autoscaling` checked
 //! against the platform's autoscaler, the target the plan derives, and the
-//! ScaledObject or HPA that applies it to the runtime's workload.
+//! ScaledObject or HPA that applies it to the runtime's workload; and the
+//! PodMonitor that scrapes its metrics, when the platform has one.
 
 use std::collections::BTreeMap;
 
 use crate::compose::composition::{ComposeRequest, Composition, Refusal};
 use crate::compose::resources::model_server_autoscaler::{
-    ModelServerAutoscalerParams, model_server_autoscaler, scale_down_window,
+    HPA_METRIC, KEDA_METRICS, ModelServerAutoscalerParams, model_server_autoscaler,
+    scale_down_window,
 };
 use crate::compose::resources::placement::Placement;
+use crate::compose::resources::pod_monitor::pod_monitor;
 use crate::compose::resources::vllm_pod::startup_budget_seconds;
 use crate::compose::steps::model_server::Served;
 use crate::input::Autoscaler;
@@ -63,23 +66,40 @@ pub(crate) fn check<'a>(
 
 /// What the step composes under.
 pub(crate) struct Scaled<'a> {
+    /// The autoscaler's and the PodMonitor's composition-resource names.
     pub(crate) key: &'static str,
+    pub(crate) pod_monitor_key: &'static str,
     pub(crate) name: &'a str,
     pub(crate) labels: BTreeMap<String, String>,
     pub(crate) placement: &'a Placement,
 }
 
-/// The autoscaler of `served`, and the status that explains it; warnings
+/// The PodMonitor of `served`, when the platform asks for one, and its
+/// autoscaler, when the XR does, with the status that explains it; warnings
 /// (scale to zero and its cold start) go to `notes`.
 pub(crate) fn compose(
     req: &ComposeRequest,
-    asked: &Asked,
+    asked: Option<&Asked>,
     plan: &Plan,
     served: &Served,
     at: &Scaled,
     out: &mut Composition,
     notes: &mut Vec<String>,
-) -> AutoscalingStatus {
+) -> Option<AutoscalingStatus> {
+    if req.settings.pod_monitor {
+        let monitor = pod_monitor(
+            at.name,
+            at.placement.namespace(),
+            at.labels.clone(),
+            &served.pod_labels,
+        );
+        out.add(
+            at.pod_monitor_key,
+            at.placement.place(monitor),
+            &req.observed,
+        );
+    }
+    let asked = asked?;
     let tokens = |v: Option<i64>| v.map(|t| t.max(1) as u64);
     let shape = plan.request_shape(
         tokens(asked.spec.prompt_tokens),
@@ -111,16 +131,10 @@ pub(crate) fn compose(
         ));
     }
     let (metric, via) = match asked.autoscaler {
-        Autoscaler::Keda => (
-            "vllm:num_requests_running + vllm:num_requests_waiting",
-            "KEDA's Prometheus trigger",
-        ),
-        Autoscaler::Hpa => (
-            crate::compose::resources::model_server_autoscaler::HPA_METRIC,
-            "the custom metrics API",
-        ),
+        Autoscaler::Keda => (KEDA_METRICS.join(" + "), "KEDA's Prometheus trigger"),
+        Autoscaler::Hpa => (HPA_METRIC.to_string(), "the custom metrics API"),
     };
-    AutoscalingStatus {
+    Some(AutoscalingStatus {
         autoscaler: asked.autoscaler.as_str().to_string(),
         min_replicas: asked.min_replicas,
         max_replicas: asked.max_replicas,
@@ -136,5 +150,5 @@ pub(crate) fn compose(
             asked.max_replicas,
             target.reason
         ),
-    }
+    })
 }
