@@ -107,97 +107,43 @@ fn compose_spec(req: &ComposeRequest, spec: &LlmInferenceSpec) -> Result<Composi
     )?;
     let facts = referenced.as_ref().map(|m| &m.facts);
     let mut plan = size(req, spec, &model, facts)?;
-    // With an autoscaler, the most replicas that may run decide the runtime
-    // and whether a weights volume is shared.
-    let replicas = match &autoscaling {
-        Some(a) => i64::from(a.max_replicas),
-        None => spec
-            .replicas
-            .or_else(|| facts.and_then(|f| f.data_parallel).map(i64::from))
-            .unwrap_or(1),
-    };
     let mut notes = Vec::new();
     let placement = placement(req, spec, &mut notes);
     let (runtime_name, renamed) = names::runtime_name(&req.xr.name, "");
     plan.reasons.extend(renamed);
-    let mut out = Composition::default();
-    let served = serve(
+    let mut server = Server {
         req,
         spec,
         facts,
-        &Target {
-            model: &model,
-            runtime_name: &runtime_name,
-            placement: &placement,
-            replicas,
-            autoscaled: autoscaling
-                .as_ref()
-                .map(|a| (a.min_replicas, a.max_replicas)),
-        },
-        &mut plan,
-        &mut out,
-        &mut notes,
-    )?;
-    let labels = labels("LLMInference", &req.xr.name, "model-server");
-    let at = autoscaling::Scaled {
-        key: AUTOSCALER,
-        pod_monitor_key: POD_MONITOR,
+        model: &model,
         name: &runtime_name,
-        labels,
-        placement: &placement,
+        placement,
+        out: Composition::default(),
+        notes,
     };
-    let scaling = autoscaling::compose(
-        req,
-        autoscaling.as_ref(),
-        &plan,
-        &served,
-        &at,
-        &mut out,
-        &mut notes,
-    );
-    let host = spec.ingress_host.as_deref().filter(|h| !h.is_empty());
-    let gateway = req.settings.gateway_for(spec.gateway.as_ref()).map(|g| {
-        let routed = inference_routing::Routed {
-            xr_kind: "LLMInference",
-            name: &runtime_name,
-            served: &served,
-            model: &model,
-            host,
-            placement: &placement,
-        };
-        inference_routing::compose(req, &g, &routed, &mut out)
-    });
-    let endpoint = match gateway {
-        // The Gateway routes the host, if any: no Ingress.
-        Some(route) => Endpoint {
-            internal: Some(internal_url(&runtime_name, placement.namespace())),
-            external: host.map(|h| external_url(h, spec.tls.is_some())),
-            gateway: Some(route),
-        },
-        None => expose(req, spec, &runtime_name, &placement, &mut out),
-    };
+    let served = server.serve(autoscaling.as_ref(), &mut plan)?;
+    let scaling = server.scale(autoscaling.as_ref(), &plan, &served);
+    let endpoint = server.route(&served);
     if plan.architecture_guessed {
         let how = if facts.is_some() {
             model_config::GIVE_CONFIG_ON_MODEL
         } else {
             model_config::GIVE_CONFIG_VIA_MODEL_REF
         };
-        notes.push(model_config::guessed_warning(&plan.model_id, how));
+        server
+            .notes
+            .push(model_config::guessed_warning(&plan.model_id, how));
     }
-    notes.extend(overridden_by_extra_args(&spec.extra_args));
+    server
+        .notes
+        .extend(overridden_by_extra_args(&spec.extra_args));
     if let Some(m) = &referenced {
-        out.conditions.push(served_model::resolved_condition(m));
+        server
+            .out
+            .conditions
+            .push(served_model::resolved_condition(m));
     }
-    report(
-        req,
-        &mut out,
-        &model,
-        plan,
-        notes,
-        (served, scaling),
-        endpoint,
-    );
-    Ok(out)
+    Ok(server.report(plan, &served, scaling, endpoint))
 }
 
 /// The model id or URL to serve, and the Model it came from, if any.
@@ -314,161 +260,215 @@ fn placement(req: &ComposeRequest, spec: &LlmInferenceSpec, notes: &mut Vec<Stri
     }
 }
 
-/// What the model server serves, and where.
-struct Target<'a> {
+/// One LLMInference whose model is known: what its steps read, and what
+/// they compose and note.
+struct Server<'a> {
+    req: &'a ComposeRequest<'a>,
+    spec: &'a LlmInferenceSpec,
+    /// The referenced Model's facts, if the model comes from one.
+    facts: Option<&'a ModelFacts>,
+    /// The model id or URL vLLM serves.
     model: &'a str,
-    runtime_name: &'a str,
-    placement: &'a Placement,
-    replicas: i64,
-    autoscaled: Option<(i32, i32)>,
-}
-
-/// The model server, for the spec and the Model's facts.
-fn serve(
-    req: &ComposeRequest,
-    spec: &LlmInferenceSpec,
-    facts: Option<&ModelFacts>,
-    target: &Target,
-    plan: &mut Plan,
-    out: &mut Composition,
-    notes: &mut Vec<String>,
-) -> Result<Served, Refusal> {
-    let hf_token = spec
-        .hf_token_secret_ref
-        .as_ref()
-        .map(|r| {
-            (
-                r.name.as_str(),
-                r.key
-                    .as_deref()
-                    .filter(|k| !k.is_empty())
-                    .unwrap_or("token"),
-            )
-        })
-        .or_else(|| {
-            facts
-                .and_then(|f| f.hf_token.as_ref())
-                .map(|(n, k)| (n.as_str(), k.as_str()))
-        });
-    // More than one replica comes from spec.replicas, the autoscaler or the Model's shards.
-    let (replicas_field, replicas_from) = if spec.replicas.is_some() {
-        ("spec.replicas", "spec.replicas")
-    } else if target.autoscaled.is_some() {
-        ("spec.autoscaling", "spec.autoscaling.maxReplicas")
-    } else {
-        ("spec.modelRef", "the Model's data-parallel shards")
-    };
-    let serve = Serve {
-        choice: runtime::ServerChoice {
-            asked: runtime::Asked::new(spec.runtime, req.settings.runtime),
-            requested_cache: facts.is_some_and(|f| f.cache.is_some()),
-            replicas: i32::try_from(target.replicas).unwrap_or(1),
-            replicas_from,
-            operator_field: replicas_field,
-            what_would_fit: "use a GPU with more memory (spec.gpuType, for example H200-141GB or B200), a lower \
-                             precision (spec.quantization fp8 or int4), or a shorter context (spec.maxModelLen)",
-            gpu_field: gpu_type_field(spec, req.settings),
-        },
-        keys: KEYS,
-        name: target.runtime_name,
-        model_url: target.model,
-        facts,
-        hf_token,
-        extra_args: &spec.extra_args,
-        image: spec.image.as_ref(),
-        labels: None,
-        placement: target.placement,
-        autoscaled: target.autoscaled,
-    };
-    model_server::serve(req, &serve, plan, out, notes)
-}
-
-/// The model's endpoints: its Service, and with `spec.ingressHost` an
-/// Ingress to it.
-fn expose(
-    req: &ComposeRequest,
-    spec: &LlmInferenceSpec,
-    runtime_name: &str,
-    placement: &Placement,
-    out: &mut Composition,
-) -> Endpoint {
-    let namespace = placement.namespace();
-    let mut endpoint = Endpoint {
-        internal: Some(internal_url(runtime_name, namespace)),
-        external: None,
-        gateway: None,
-    };
-    if let Some(host) = spec.ingress_host.as_deref().filter(|h| !h.is_empty()) {
-        let ingress_name = names::dns_subdomain(&req.xr.name, "");
-        let manifest = ingress(&IngressParams {
-            name: &ingress_name,
-            namespace,
-            host,
-            service: runtime_name,
-            port: SERVICE_PORT,
-            class_name: spec.ingress_class_name.as_deref(),
-            tls_secret: spec.tls.as_ref().map(|t| t.secret_name.as_str()),
-        });
-        out.add(INGRESS, placement.place(manifest), &req.observed);
-        endpoint.external = Some(external_url(host, spec.tls.is_some()));
-    }
-    endpoint
-}
-
-/// The XR's status, its `Sized` and `Serving` conditions, and a warning
-/// event for each new warning.
-fn report(
-    req: &ComposeRequest,
-    out: &mut Composition,
-    model: &str,
-    mut plan: Plan,
+    /// The model server's name (the runtime and its Service).
+    name: &'a str,
+    placement: Placement,
+    out: Composition,
     notes: Vec<String>,
-    (served, autoscaling): (Served, Option<AutoscalingStatus>),
-    endpoint: Endpoint,
-) {
-    let internal = endpoint.internal.clone().unwrap_or_default();
-    let layout = plan.layout_summary();
-    plan.warnings.extend(notes);
-    let gpu_type = plan.gpu.name.as_str();
-    let gpu_count = plan.gpu_count;
-    let plan = PlanStatus::from(plan);
-    out.warn_on_transition(
-        "SizingWarning",
-        &plan.warnings,
-        req.xr,
-        &["plan", "warnings"],
-    );
-    out.conditions
-        .push(conditions::sized(&plan.warnings, layout.clone()));
-    let serving_layout = serving::report(
-        req,
-        &served.state,
-        &serving::Report {
-            what: model,
-            url: &internal,
-            layout: &layout,
-        },
-        out,
-    );
-    let status = LlmInferenceStatus {
-        model: Some(model.to_string()),
-        plan: Some(plan),
-        gpu_type: Some(gpu_type.into()),
-        gpu_count: Some(gpu_count),
-        runtime: Some(served.runtime.as_str().into()),
-        endpoint: Some(endpoint),
-        ready: Some(
-            if served.state.serving() {
-                "True"
-            } else {
-                "False"
-            }
-            .into(),
-        ),
-        serving_layout,
-        autoscaling,
-    };
-    out.status = Some(crate::compose::composition::to_object(status));
+}
+
+impl Server<'_> {
+    /// The model server for `plan`: `spec.replicas`, the autoscaler's
+    /// bounds or the Model's data-parallel shards.
+    fn serve(
+        &mut self,
+        autoscaling: Option<&autoscaling::Asked>,
+        plan: &mut Plan,
+    ) -> Result<Served, Refusal> {
+        let (req, spec, facts) = (self.req, self.spec, self.facts);
+        let hf_token = spec
+            .hf_token_secret_ref
+            .as_ref()
+            .map(|r| {
+                (
+                    r.name.as_str(),
+                    r.key
+                        .as_deref()
+                        .filter(|k| !k.is_empty())
+                        .unwrap_or("token"),
+                )
+            })
+            .or_else(|| {
+                facts
+                    .and_then(|f| f.hf_token.as_ref())
+                    .map(|(n, k)| (n.as_str(), k.as_str()))
+            });
+        // With an autoscaler, the most replicas that may run decide the
+        // runtime and whether a weights volume is shared.
+        let replicas = match autoscaling {
+            Some(a) => i64::from(a.max_replicas),
+            None => spec
+                .replicas
+                .or_else(|| facts.and_then(|f| f.data_parallel).map(i64::from))
+                .unwrap_or(1),
+        };
+        // More than one replica comes from spec.replicas, the autoscaler or the Model's shards.
+        let (replicas_field, replicas_from) = if spec.replicas.is_some() {
+            ("spec.replicas", "spec.replicas")
+        } else if autoscaling.is_some() {
+            ("spec.autoscaling", "spec.autoscaling.maxReplicas")
+        } else {
+            ("spec.modelRef", "the Model's data-parallel shards")
+        };
+        let serve = Serve {
+            choice: runtime::ServerChoice {
+                asked: runtime::Asked::new(spec.runtime, req.settings.runtime),
+                requested_cache: facts.is_some_and(|f| f.cache.is_some()),
+                replicas: i32::try_from(replicas).unwrap_or(1),
+                replicas_from,
+                operator_field: replicas_field,
+                what_would_fit: "use a GPU with more memory (spec.gpuType, for example H200-141GB or B200), a lower \
+                                 precision (spec.quantization fp8 or int4), or a shorter context (spec.maxModelLen)",
+                gpu_field: gpu_type_field(spec, req.settings),
+            },
+            keys: KEYS,
+            name: self.name,
+            model_url: self.model,
+            facts,
+            hf_token,
+            extra_args: &spec.extra_args,
+            image: spec.image.as_ref(),
+            labels: None,
+            placement: &self.placement,
+            autoscaled: autoscaling.map(|a| (a.min_replicas, a.max_replicas)),
+        };
+        model_server::serve(req, &serve, plan, &mut self.out, &mut self.notes)
+    }
+
+    /// The model server's autoscaler, when the spec asks for one, and its
+    /// PodMonitor, when the platform has the Prometheus Operator.
+    fn scale(
+        &mut self,
+        autoscaling: Option<&autoscaling::Asked>,
+        plan: &Plan,
+        served: &Served,
+    ) -> Option<AutoscalingStatus> {
+        let at = autoscaling::Scaled {
+            key: AUTOSCALER,
+            pod_monitor_key: POD_MONITOR,
+            name: self.name,
+            labels: labels("LLMInference", &self.req.xr.name, "model-server"),
+            placement: &self.placement,
+        };
+        autoscaling::compose(
+            self.req,
+            autoscaling,
+            plan,
+            served,
+            &at,
+            &mut self.out,
+            &mut self.notes,
+        )
+    }
+
+    /// The model's endpoints: its Service, and for its host either the
+    /// platform's Gateway (an InferencePool and an HTTPRoute) or, with
+    /// `spec.ingressHost` and no Gateway, an Ingress.
+    fn route(&mut self, served: &Served) -> Endpoint {
+        let (req, spec) = (self.req, self.spec);
+        let namespace = self.placement.namespace();
+        let host = spec.ingress_host.as_deref().filter(|h| !h.is_empty());
+        let mut endpoint = Endpoint {
+            internal: Some(internal_url(self.name, namespace)),
+            external: host.map(|h| external_url(h, spec.tls.is_some())),
+            gateway: None,
+        };
+        if let Some(gateway) = req.settings.gateway_for(spec.gateway.as_ref()) {
+            // The Gateway routes the host, if any: no Ingress.
+            let routed = inference_routing::Routed {
+                xr_kind: "LLMInference",
+                name: self.name,
+                served,
+                model: self.model,
+                host,
+                placement: &self.placement,
+            };
+            endpoint.gateway = Some(inference_routing::compose(
+                req,
+                &gateway,
+                &routed,
+                &mut self.out,
+            ));
+        } else if let Some(host) = host {
+            let manifest = ingress(&IngressParams {
+                name: &names::dns_subdomain(&req.xr.name, ""),
+                namespace,
+                host,
+                service: self.name,
+                port: SERVICE_PORT,
+                class_name: spec.ingress_class_name.as_deref(),
+                tls_secret: spec.tls.as_ref().map(|t| t.secret_name.as_str()),
+            });
+            self.out
+                .add(INGRESS, self.placement.place(manifest), &req.observed);
+        }
+        endpoint
+    }
+
+    /// The XR's status, its `Sized` and `Serving` conditions, and a warning
+    /// event for each new warning.
+    fn report(
+        mut self,
+        mut plan: Plan,
+        served: &Served,
+        autoscaling: Option<AutoscalingStatus>,
+        endpoint: Endpoint,
+    ) -> Composition {
+        let (req, out) = (self.req, &mut self.out);
+        let internal = endpoint.internal.clone().unwrap_or_default();
+        let layout = plan.layout_summary();
+        plan.warnings.append(&mut self.notes);
+        let gpu_type = plan.gpu.name.to_string();
+        let gpu_count = plan.gpu_count;
+        let plan = PlanStatus::from(plan);
+        out.warn_on_transition(
+            "SizingWarning",
+            &plan.warnings,
+            req.xr,
+            &["plan", "warnings"],
+        );
+        out.conditions
+            .push(conditions::sized(&plan.warnings, layout.clone()));
+        let serving_layout = serving::report(
+            req,
+            &served.state,
+            &serving::Report {
+                what: self.model,
+                url: &internal,
+                layout: &layout,
+            },
+            out,
+        );
+        let status = LlmInferenceStatus {
+            model: Some(self.model.to_string()),
+            plan: Some(plan),
+            gpu_type: Some(gpu_type),
+            gpu_count: Some(gpu_count),
+            runtime: Some(served.runtime.as_str().into()),
+            endpoint: Some(endpoint),
+            ready: Some(
+                if served.state.serving() {
+                    "True"
+                } else {
+                    "False"
+                }
+                .into(),
+            ),
+            serving_layout,
+            autoscaling,
+        };
+        out.status = Some(crate::compose::composition::to_object(status));
+        self.out
+    }
 }
 
 fn sizing_request(
