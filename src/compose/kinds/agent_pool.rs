@@ -699,7 +699,7 @@ fn size(
             req.settings.offered_gpu_types.join(", ")
         )));
     }
-    let plan = steps_sizing::plan(&request, named, &offered, req.settings).map_err(|e| {
+    let mut plan = steps_sizing::plan(&request, named, &offered, req.settings).map_err(|e| {
         Refusal::new(
             "CannotSize",
             sizing_error_message(spec, req.settings, model, &e),
@@ -717,11 +717,9 @@ fn size(
         && matches!(t.locality, Locality::Nvlink | Locality::SameSocket)
     {
         // Reported through the plan's warnings like the sizing engine's own.
-        let mut plan = plan;
         plan.warnings.push(
             "spec.gpuRequirements.topology.locality is not enforced: Kubernetes cannot ask for a GPU interconnect; choose a GPU type whose nodes have it".into(),
         );
-        return Ok(plan);
     }
     Ok(plan)
 }
