@@ -454,6 +454,21 @@ impl AgentPoolSpec {
 /// for its Model reports them too.
 fn check_numbers(spec: &AgentPoolSpec) -> Result<(), String> {
     let class = &spec.agent_class;
+    in_range("spec.minReplicas", spec.min_replicas, 0, Some(REPLICAS_MAX))?;
+    in_range("spec.maxReplicas", spec.max_replicas, 1, Some(REPLICAS_MAX))?;
+    if let (Some(min), Some(max)) = (spec.min_replicas, spec.max_replicas)
+        && min > max
+    {
+        return Err(format!(
+            "spec.minReplicas {min} exceeds spec.maxReplicas {max}"
+        ));
+    }
+    in_range(
+        "spec.prewarmPercent",
+        spec.prewarm_percent,
+        0,
+        Some(PERCENT_MAX),
+    )?;
     in_range("spec.port", spec.port, 1, Some(PORT_MAX))?;
     in_range(
         "spec.tokensPerSecondBudget",

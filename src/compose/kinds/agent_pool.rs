@@ -44,12 +44,11 @@ use crate::sizing::{self, MAX_NUM_SEQS, Plan, Throughput};
 use crate::units::{GIB, parse_duration_seconds, parse_quantity};
 use crate::xr::agent_pool::{
     AgentPoolSpec, AgentPoolStatus, AgentsStatus, AutoscalingStatus, CONTEXT_LENGTH_MAX,
-    CONTEXT_LENGTH_MIN, GPU_COUNT_MAX, ModelServerStatus, PERCENT_MAX, REPLICAS_MAX,
+    CONTEXT_LENGTH_MIN, GPU_COUNT_MAX, ModelServerStatus,
 };
 use crate::xr::model::Locality;
 use crate::xr::plan_status::PlanStatus;
 use crate::xr::shared_fields::Endpoint;
-use crate::xr::validate::in_range;
 
 /// Composition resource names.
 pub(crate) const MODEL_SERVER: &str = "model_server";
@@ -128,19 +127,11 @@ struct Replicas {
     max: i32,
 }
 
-fn replicas(spec: &AgentPoolSpec, notes: &mut Vec<String>) -> Result<Replicas, Refusal> {
-    let invalid = |m: String| Refusal::new("InvalidSpec", m);
+fn replicas(spec: &AgentPoolSpec, notes: &mut Vec<String>) -> Replicas {
+    // `AgentPoolSpec::validate` refused bounds out of range or crossed.
     let min = spec.min_replicas.unwrap_or(1);
-    in_range("spec.minReplicas", Some(min), 0, Some(REPLICAS_MAX)).map_err(invalid)?;
     let max = spec.max_replicas.unwrap_or(min.max(1));
-    in_range("spec.maxReplicas", Some(max), 1, Some(REPLICAS_MAX)).map_err(invalid)?;
-    if min > max {
-        return Err(invalid(format!(
-            "spec.minReplicas {min} exceeds spec.maxReplicas {max}"
-        )));
-    }
     let prewarm = spec.prewarm_percent.unwrap_or(0);
-    in_range("spec.prewarmPercent", Some(prewarm), 0, Some(PERCENT_MAX)).map_err(invalid)?;
     // ceil(max x prewarm / 100) in integers: both are non-negative here.
     let warm = min.max((max * prewarm + 99) / 100).min(max);
     if warm == 0 {
@@ -148,10 +139,10 @@ fn replicas(spec: &AgentPoolSpec, notes: &mut Vec<String>) -> Result<Replicas, R
             "spec.minReplicas 0: one agent stays up, since scaling to zero needs the HPAScaleToZero feature gate".into(),
         );
     }
-    Ok(Replicas {
+    Replicas {
         floor: warm.max(1),
         max,
-    })
+    }
 }
 
 fn validate(spec: &AgentPoolSpec) -> Result<(), Refusal> {
@@ -170,7 +161,7 @@ fn compose_pool(
 ) -> Result<Composition, Refusal> {
     validate(spec)?;
     let mut notes = Vec::new();
-    let bounds = replicas(spec, &mut notes)?;
+    let bounds = replicas(spec, &mut notes);
     let waiting_status = |phase: &str, model: &str, message: &str| {
         to_object(AgentPoolStatus {
             phase: Some(phase.into()),
@@ -780,12 +771,6 @@ fn model_server_replicas(
     );
     let floor = u64::from(model.facts.data_parallel.unwrap_or(1));
     let (replicas, why) = match spec.tokens_per_second_budget {
-        Some(budget) if budget < 1 => {
-            return Err(Refusal::new(
-                "InvalidSpec",
-                format!("spec.tokensPerSecondBudget is {budget}; use at least 1"),
-            ));
-        }
         Some(budget) if tps > 0.0 => {
             let needed = (budget as f64 / tps).ceil() as u64;
             let replicas = needed.max(floor);
