@@ -313,12 +313,13 @@ impl Settings {
             RuntimeChoice::Auto => vendor == "amd",
             RuntimeChoice::VllmRuntime => false,
         };
-        let (image, built_in, release) = if vendor == "amd" {
-            (&self.amd_image, AMD_VLLM_IMAGE, AMD_VLLM_RELEASE)
+        let (built_in, release) = if vendor == "amd" {
+            (AMD_VLLM_IMAGE, AMD_VLLM_RELEASE)
         } else {
-            (&self.nvidia_image, NVIDIA_VLLM_IMAGE, NVIDIA_VLLM_RELEASE)
+            (NVIDIA_VLLM_IMAGE, NVIDIA_VLLM_RELEASE)
         };
-        (runs_vllm_image && *image == docker_hub(built_in)).then(|| release.to_string())
+        (runs_vllm_image && *self.vllm_image(vendor) == docker_hub(built_in))
+            .then(|| release.to_string())
     }
 
     /// The image of the deployment and leader-worker-set runtimes for a GPU vendor.
