@@ -23,7 +23,6 @@ use crate::compose::resources::vllm_pod::{PodParams, resources, startup_budget_s
 use crate::compose::resources::vllm_runtime::{RuntimeParams, vllm_runtime};
 use crate::compose::resources::vllm_service::vllm_service;
 use crate::compose::resources::weights_volume::weights_claim;
-use crate::compose::rollout::Rollout;
 use crate::compose::steps::model_facts::ModelFacts;
 use crate::compose::steps::runtime::{self, Runtime, ServerChoice};
 use crate::compose::steps::serving::{self, ServingState};
@@ -131,19 +130,13 @@ pub(crate) fn serve(
     });
     plan.reasons.extend(server.reasons);
     notes.extend(server.warnings);
-    // The first resource is the workload, whose observed state says how
-    // the server stands.
-    let mut workload = (Rollout::Absent, "", None);
-    for (i, (key, manifest)) in server.resources.into_iter().enumerate() {
-        if i == 0 {
-            let observed = req.observed.get(key);
-            let rollout = out.add_observed(key, s.placement.place(manifest), observed.as_ref());
-            workload = (rollout, key, observed);
-        } else {
-            out.add(key, s.placement.place(manifest), &req.observed);
-        }
+    // The workload's observed state says how the server stands.
+    let (key, manifest) = server.workload_manifest;
+    let observed = req.observed.get(key);
+    let rollout = out.add_observed(key, s.placement.place(manifest), observed.as_ref());
+    for (key, manifest) in server.resources {
+        out.add(key, s.placement.place(manifest), &req.observed);
     }
-    let (rollout, key, observed) = workload;
     let state = serving::observe(
         req,
         serving::Workload {
@@ -260,7 +253,10 @@ impl Existing {
 
 /// The composed model server.
 pub(crate) struct ModelServer {
-    /// (composition-resource name, manifest), the serving workload first.
+    /// The workload whose readiness means serving, under its
+    /// composition-resource name.
+    pub(crate) workload_manifest: (&'static str, Manifest),
+    /// The rest (its Service, its weights claim), each under its name.
     pub(crate) resources: Vec<(&'static str, Manifest)>,
     /// Sentences for the plan's reasons.
     pub(crate) reasons: Vec<String>,
@@ -290,7 +286,8 @@ pub(crate) fn model_server(s: &ServerSpec) -> ModelServer {
             // The operator labels its pods app=<runtime name>.
             let pod_labels = BTreeMap::from([("app".to_string(), p.name.to_string())]);
             return ModelServer {
-                resources: vec![(s.keys.vllm_runtime, vllm_runtime(&params))],
+                workload_manifest: (s.keys.vllm_runtime, vllm_runtime(&params)),
+                resources: Vec::new(),
                 reasons: Vec::new(),
                 serving_pod_labels: pod_labels.clone(),
                 pod_labels,
@@ -327,17 +324,12 @@ pub(crate) fn model_server(s: &ServerSpec) -> ModelServer {
     )];
     let mut warnings = Vec::new();
     let built = if s.runtime == Runtime::Deployment {
-        let (resources, selector) = deployment_server(s, pod, labels, &mut reasons, &mut warnings);
-        Built {
-            resources,
-            pod_labels: selector.clone(),
-            serving_pod_labels: selector,
-            workload_name: p.name.to_string(),
-        }
+        deployment_server(s, pod, labels, &mut reasons, &mut warnings)
     } else {
         leader_worker_set_server(s, pod, labels)
     };
     ModelServer {
+        workload_manifest: built.workload_manifest,
         resources: built.resources,
         reasons,
         pod_labels: built.pod_labels,
@@ -354,7 +346,7 @@ fn deployment_server(
     mut labels: BTreeMap<String, String>,
     reasons: &mut Vec<String>,
     warnings: &mut Vec<String>,
-) -> (Vec<(&'static str, Manifest)>, BTreeMap<String, String>) {
+) -> Built {
     let p = &s.params;
     // The selector never changes for the XR: a Deployment's cannot.
     let mut selector = selector_labels(&labels);
@@ -400,18 +392,23 @@ fn deployment_server(
         pod,
     });
     let service = vllm_service(p.name, p.namespace, labels, selector.clone());
-    let mut out = vec![
-        (s.keys.deployment, Manifest::of(deployment)),
-        (s.keys.service, Manifest::of(service)),
-    ];
+    let mut resources = vec![(s.keys.service, Manifest::of(service))];
     if let Some(claim) = claim {
-        out.push((s.keys.weights, Manifest::of(claim)));
+        resources.push((s.keys.weights, Manifest::of(claim)));
     }
-    (out, selector)
+    Built {
+        workload_manifest: (s.keys.deployment, Manifest::of(deployment)),
+        resources,
+        pod_labels: selector.clone(),
+        serving_pod_labels: selector,
+        workload_name: p.name.to_string(),
+    }
 }
 
 /// What a runtime that builds its own pods made.
 struct Built {
+    workload_manifest: (&'static str, Manifest),
+    /// Its Service and weights claim.
     resources: Vec<(&'static str, Manifest)>,
     /// The labels of all its pods.
     pod_labels: BTreeMap<String, String>,
@@ -441,13 +438,11 @@ fn leader_worker_set_server(
     let service = vllm_service(p.name, p.namespace, labels, leaders.clone());
     let pods = BTreeMap::from([(NAME_LABEL.to_string(), name.clone())]);
     Built {
-        resources: vec![
-            (
-                s.keys.leader_worker_set,
-                Manifest::new(LeaderWorkerSet::KIND, lws),
-            ),
-            (s.keys.service, Manifest::of(service)),
-        ],
+        workload_manifest: (
+            s.keys.leader_worker_set,
+            Manifest::new(LeaderWorkerSet::KIND, lws),
+        ),
+        resources: vec![(s.keys.service, Manifest::of(service))],
         pod_labels: pods,
         serving_pod_labels: leaders,
         workload_name: name,
