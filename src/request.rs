@@ -116,16 +116,20 @@ fn xr_to_json(xr: &crate::protocol::view::Struct) -> Result<Map<String, Value>, 
         .collect()
 }
 
+/// The value at `path` of `object`, if there is one.
+pub(crate) fn at<'a>(object: &'a Map<String, Value>, path: &[&str]) -> Option<&'a Value> {
+    let (first, rest) = path.split_first()?;
+    rest.iter().try_fold(object.get(*first)?, |v, p| v.get(*p))
+}
+
 /// The string at `path`, or "" when absent or not a string.
 pub(crate) fn str_at<'a>(object: &'a Map<String, Value>, path: &[&str]) -> &'a str {
-    let Some((first, rest)) = path.split_first() else {
-        return "";
-    };
-    rest.iter()
-        .try_fold(object.get(*first), |v, p| Some(v?.get(*p)))
-        .flatten()
-        .and_then(Value::as_str)
-        .unwrap_or_default()
+    at(object, path).and_then(Value::as_str).unwrap_or_default()
+}
+
+/// The integer at `path`, if there is one.
+pub(crate) fn int_at(object: &Map<String, Value>, path: &[&str]) -> Option<i64> {
+    at(object, path).and_then(Value::as_i64)
 }
 
 /// The observed composed resources, by composition-resource name, each

@@ -5,6 +5,7 @@
 
 mod support;
 
+use function_inference::protocol::fnv1;
 use serde_json::{Value, json};
 use support::fixtures::*;
 use support::manifests::validate_composed;
@@ -71,8 +72,12 @@ fn keda_scales_a_deployment_at_the_target_the_plan_derives() {
         )),
         "{status:#}"
     );
-    // The first replica proves the server starts.
-    assert_eq!(desired_resource(&rsp, "deployment")["spec"]["replicas"], 1);
+    // The count is the autoscaler's: the Deployment starts at its default,
+    // one replica, which proves the server starts.
+    assert_eq!(
+        desired_resource(&rsp, "deployment")["spec"].get("replicas"),
+        None
+    );
     let monitor = desired_resource(&rsp, "pod_monitor");
     assert_eq!(validate_composed(&monitor), Vec::<String>::new());
     assert_eq!(
@@ -82,32 +87,94 @@ fn keda_scales_a_deployment_at_the_target_the_plan_derives() {
 }
 
 #[test]
-fn the_replicas_an_autoscaler_set_are_kept() {
+fn the_replicas_an_autoscaler_set_are_left_to_it() {
     let xr = scaled(json!({"minReplicas": 1, "maxReplicas": 8}));
     let first = {
         let mut req = request("k2", xr.clone());
         req.input = Some(input(platform("hpa", "deployment")));
         call(&req)
     };
+    // The autoscaler scaled the Deployment to 5, and all 5 serve.
     let mut deployment = desired_resource(&first, "deployment");
     deployment["spec"]["replicas"] = json!(5);
-    let mut req = request("k3", xr.clone());
+    let rolled_out = json!({"observedGeneration": 1, "replicas": 5, "updatedReplicas": 5, "availableReplicas": 5});
+    let mut req = request("k3", xr);
     req.input = Some(input(platform("hpa", "deployment")));
     req.observed.as_mut().unwrap().resources.insert(
         "deployment".into(),
-        resource(applied(deployment.clone(), 1, json!({}))),
+        resource(applied(deployment, 1, rolled_out)),
     );
     let rsp = call(&req);
-    assert_eq!(desired_resource(&rsp, "deployment")["spec"]["replicas"], 5);
-    // Out of the range the XR now states, the replicas are brought into it.
-    deployment["spec"]["replicas"] = json!(12);
-    req.observed.as_mut().unwrap().resources.insert(
-        "deployment".into(),
-        resource(applied(deployment, 1, json!({}))),
+    // Composed again without a count: Crossplane's server-side apply
+    // neither sets it back nor takes it from the autoscaler. The Deployment
+    // still counts as applied from this spec: it is ready, and its layout
+    // is recorded as serving.
+    let mut again = desired_resource(&rsp, "deployment");
+    let served = again["metadata"]["annotations"]
+        .as_object_mut()
+        .unwrap()
+        .remove("infer.dev/served-layout");
+    assert_eq!(
+        served,
+        Some(json!(
+            "1 x H100-80GB (bfloat16), tensor parallel 1, max model length 32768"
+        ))
+    );
+    assert_eq!(again, desired_resource(&first, "deployment"));
+    assert_eq!(again["spec"].get("replicas"), None);
+    assert_eq!(
+        rsp.desired.as_ref().unwrap().resources["deployment"].ready,
+        fnv1::Ready::True as i32
+    );
+}
+
+#[test]
+fn a_count_crossplane_applied_is_kept_until_the_autoscaler_takes_it_over() {
+    // The server ran 3 fixed replicas; Crossplane's field manager applied
+    // the count. Autoscaling is then turned on.
+    let mut deployment = desired_resource(
+        &{
+            let mut req = request("o1", scaled(json!({"minReplicas": 1, "maxReplicas": 8})));
+            req.input = Some(input(platform("hpa", "deployment")));
+            call(&req)
+        },
+        "deployment",
+    );
+    deployment["spec"]["replicas"] = json!(3);
+    let crossplane = json!({"manager": "apiextensions.crossplane.io/composed/0b1c", "operation": "Apply",
+                            "fieldsV1": {"f:spec": {"f:replicas": {}, "f:selector": {}}}});
+    deployment["metadata"]["managedFields"] = json!([crossplane]);
+    let composed = |range: Value, observed: &Value| {
+        let mut req = request("o2", scaled(range));
+        req.input = Some(input(platform("hpa", "deployment")));
+        req.observed
+            .as_mut()
+            .unwrap()
+            .resources
+            .insert("deployment".into(), resource(observed.clone()));
+        desired_resource(&call(&req), "deployment")["spec"]["replicas"].clone()
+    };
+    // Left out, the count would drop to one: it stays, within the range.
+    assert_eq!(
+        composed(json!({"minReplicas": 2, "maxReplicas": 4}), &deployment),
+        3
     );
     assert_eq!(
-        desired_resource(&call(&req), "deployment")["spec"]["replicas"],
-        8
+        composed(json!({"minReplicas": 1, "maxReplicas": 2}), &deployment),
+        2
+    );
+    // The autoscaler scaled through the scale subresource, which took the
+    // count over: from then on it is left to it.
+    deployment["spec"]["replicas"] = json!(4);
+    deployment["metadata"]["managedFields"] = json!([
+        {"manager": "apiextensions.crossplane.io/composed/0b1c", "operation": "Apply",
+         "fieldsV1": {"f:spec": {"f:selector": {}}}},
+        {"manager": "kube-controller-manager", "operation": "Update", "subresource": "scale",
+         "fieldsV1": {"f:spec": {"f:replicas": {}}}},
+    ]);
+    assert_eq!(
+        composed(json!({"minReplicas": 2, "maxReplicas": 4}), &deployment),
+        Value::Null
     );
 }
 
@@ -148,11 +215,12 @@ fn an_hpa_scales_a_leader_worker_set_and_a_vllm_runtime_by_their_scale_subresour
         } else {
             "leader_worker_set"
         };
+        // The autoscaler raises the workload from its default, one, to 2.
         let mut at = desired_resource(&rsp, key);
         for step in &replicas_path {
             at = at[step].clone();
         }
-        assert_eq!(at, 2, "{runtime}");
+        assert_eq!(at, Value::Null, "{runtime}");
     }
 }
 

@@ -19,6 +19,7 @@ use serde_json::{Map, Value};
 use crate::protocol::resource::{field_to_json, json_to_value, json_to_view, view_to_json};
 use crate::protocol::server::Resource;
 use crate::protocol::view;
+use crate::request::int_at;
 
 /// Crossplane's field managers for composed resources (one per XR).
 pub(crate) const COMPOSED_FIELD_MANAGER_PREFIX: &str = "apiextensions.crossplane.io/composed/";
@@ -75,6 +76,18 @@ fn desired_object(observed: Map<String, Value>) -> Value {
         md.remove("ownerReferences");
     }
     Value::Object(object)
+}
+
+/// The count at `path` of `observed` while Crossplane's field manager owns
+/// it: what Crossplane applied there and still applies. `None` once another
+/// manager took it over (a scale through the scale subresource does) or
+/// when Crossplane never applied it.
+pub(crate) fn applied_count(observed: &Map<String, Value>, path: &[&str]) -> Option<i32> {
+    let owned = owned_fields(observed)?;
+    path.iter().try_fold(&owned, |fields, p| {
+        fields.get(&format!("f:{p}"))?.as_object()
+    })?;
+    int_at(observed, path).and_then(|c| i32::try_from(c).ok())
 }
 
 /// The union of the `fieldsV1` sets Crossplane's composed field managers
@@ -321,5 +334,28 @@ mod tests {
         assert_eq!(kept.get("status"), None);
         assert_eq!(kept["metadata"].get("uid"), None);
         assert_eq!(kept["metadata"].get("finalizers"), None);
+    }
+
+    #[test]
+    fn a_count_is_crossplanes_until_a_scale_takes_it_over() {
+        let deployment = |managers: Value| {
+            json!({"kind": "Deployment", "metadata": {"name": "chat", "managedFields": managers},
+                   "spec": {"replicas": 3}})
+            .as_object()
+            .unwrap()
+            .clone()
+        };
+        let crossplane = |fields: Value| json!({"manager": "apiextensions.crossplane.io/composed/0b1c", "operation": "Apply", "fieldsV1": fields});
+        let applied = deployment(json!([crossplane(json!({"f:spec": {"f:replicas": {}}}))]));
+        assert_eq!(applied_count(&applied, &["spec", "replicas"]), Some(3));
+        // As the API server records `kubectl scale` or an autoscaler's scale.
+        let scaled = deployment(json!([
+            crossplane(json!({"f:spec": {"f:selector": {}}})),
+            {"manager": "kube-controller-manager", "operation": "Update", "subresource": "scale",
+             "fieldsV1": {"f:spec": {"f:replicas": {}}}}
+        ]));
+        assert_eq!(applied_count(&scaled, &["spec", "replicas"]), None);
+        let never = deployment(json!([crossplane(json!({"f:spec": {"f:selector": {}}}))]));
+        assert_eq!(applied_count(&never, &["spec", "replicas"]), None);
     }
 }

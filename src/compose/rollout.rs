@@ -9,6 +9,7 @@
 use serde_json::{Map, Value};
 
 use crate::protocol::server::Ready;
+use crate::request::{at, int_at, str_at};
 
 /// How an observed object stands against its current spec.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -287,19 +288,6 @@ fn observed_generation_is_current(o: &Map<String, Value>) -> bool {
         (Some(_), None) => false,
         (None, _) => true,
     }
-}
-
-fn at<'a>(o: &'a Map<String, Value>, path: &[&str]) -> Option<&'a Value> {
-    let (first, rest) = path.split_first()?;
-    rest.iter().try_fold(o.get(*first)?, |v, p| v.get(*p))
-}
-
-fn str_at<'a>(o: &'a Map<String, Value>, path: &[&str]) -> &'a str {
-    at(o, path).and_then(Value::as_str).unwrap_or_default()
-}
-
-fn int_at(o: &Map<String, Value>, path: &[&str]) -> Option<i64> {
-    at(o, path).and_then(Value::as_i64)
 }
 
 /// Why the pods of a workload do not run, from the pods themselves: a pod

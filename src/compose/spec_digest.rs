@@ -14,6 +14,7 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use crate::compose::annotations::{annotation, set_annotation};
+use crate::request::int_at;
 
 /// The annotation that carries the digest.
 pub(crate) const ANNOTATION: &str = "infer.dev/spec-digest";
@@ -23,8 +24,8 @@ const WORKLOADS: &[&str] = &["Deployment", "LeaderWorkerSet", "VLLMRuntime"];
 
 /// What identifies the spec a workload is composed from: the digest of
 /// everything but its replica count, and that count. The count is compared
-/// on its own: an autoscaler may own it, and the composer then carries the
-/// observed count forward, which must not make the rest look changed.
+/// on its own, and only when composed: an autoscaler may own it, and the
+/// workload then leaves it out.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Spec {
     digest: String,
@@ -34,7 +35,8 @@ pub struct Spec {
 impl Spec {
     /// Whether `observed` was applied from this spec.
     pub(crate) fn applied_to(&self, observed: &Map<String, Value>) -> bool {
-        of(observed) == Some(self.digest.as_str()) && replicas(observed) == self.replicas
+        of(observed) == Some(self.digest.as_str())
+            && self.replicas.is_none_or(|r| replicas(observed) == Some(r))
     }
 }
 
@@ -61,11 +63,7 @@ fn replicas_path(object: &Map<String, Value>) -> Vec<&'static str> {
 }
 
 fn replicas(object: &Map<String, Value>) -> Option<i64> {
-    let path = replicas_path(object);
-    let (first, rest) = path.split_first()?;
-    rest.iter()
-        .try_fold(object.get(*first)?, |v, p| v.get(*p))?
-        .as_i64()
+    int_at(object, &replicas_path(object))
 }
 
 /// `object` without its replica count, for the digest.
@@ -138,11 +136,12 @@ mod tests {
         assert!(!spec_of(two.clone()).applied_to(&applied(one.clone())));
         assert!(!spec_of(other).applied_to(&applied(one.clone())));
         // An autoscaler scaled the applied object to 4, and the composer
-        // carries 4 forward: the same spec.
+        // leaves the count to it: the same spec.
         let mut scaled = applied(one);
         scaled["spec"]["replicas"] = json!(4);
-        let carried = json!({"kind": "Deployment", "metadata": {"name": "q"}, "spec": {"replicas": 4, "x": 1}});
-        assert!(spec_of(carried).applied_to(&scaled));
+        let autoscaled = json!({"kind": "Deployment", "metadata": {"name": "q"}, "spec": {"x": 1}});
+        assert!(spec_of(autoscaled.clone()).applied_to(&scaled));
+        assert!(!spec_of(two.clone()).applied_to(&scaled));
         // Composed before digests existed.
         assert!(
             !spec_of(two).applied_to(&json!({"kind": "Deployment"}).as_object().unwrap().clone())

@@ -94,7 +94,7 @@ pub(crate) struct LlmInferenceSpec {
     )]
     #[schemars(range(min = 0, max = REPLICAS_MAX))]
     pub(crate) replicas: Option<i64>,
-    /// Scale the replicas with load instead of fixing them (replaces replicas): the platform's autoscaler adds a replica above a per-replica number of in-flight requests that the sizing plan derives.
+    /// Scale the replicas with load instead of fixing them (replaces replicas): the platform's autoscaler adds a replica above a per-replica number of in-flight requests that the sizing plan derives. The autoscaler owns the count: a new server starts at one replica and the autoscaler brings it to minReplicas; a running server keeps its replicas until the autoscaler first scales it.
     pub(crate) autoscaling: Option<ModelServerAutoscaling>,
     /// Secret holding a Hugging Face token, for gated models (key defaults to token).
     pub(crate) hf_token_secret_ref: Option<SecretKeyRef>,

@@ -14,6 +14,7 @@ use std::collections::BTreeMap;
 use std::ops::ControlFlow;
 
 use crate::compose::composition::{ComposeRequest, Composition, Refusal, to_object};
+use crate::compose::last_applied;
 use crate::compose::resources::agent_config::{
     ModelEndpoint, agent_config_map, check_no_credentials, config_data, config_document,
     config_hash, memory_env,
@@ -386,12 +387,16 @@ impl Pool<'_> {
         let config = agent_config_map(&config_name, namespace, labels.clone(), data);
         self.out.add(AGENT_CONFIG, config, &req.observed);
 
+        // When the pool may grow, its autoscaler owns the count and the
+        // Deployment leaves it out, as the model server's workload does
+        // (model_server::serve says why), once the autoscaler took it over.
         let replicas = if bounds.max > bounds.floor {
-            // Once the Deployment exists the autoscaler owns its replicas:
-            // carry the observed count forward instead of resetting it.
-            observed_replicas(req).map_or(bounds.floor, |r| r.clamp(bounds.floor, bounds.max))
+            req.observed
+                .get(AGENTS)
+                .and_then(|o| last_applied::applied_count(&o, &["spec", "replicas"]))
+                .map(|r| r.clamp(bounds.floor, bounds.max))
         } else {
-            bounds.floor
+            Some(bounds.floor)
         };
         let mut agent_env = vec![
             env("OPENAI_BASE_URL", base_url),
@@ -817,15 +822,6 @@ fn affinity_seconds(ttl: Option<&str>, notes: &mut Vec<String>) -> Result<i32, R
         ));
     }
     Ok((s.round() as i32).clamp(1, 86_400))
-}
-
-fn observed_replicas(req: &ComposeRequest) -> Option<i32> {
-    req.observed
-        .get(AGENTS)?
-        .get("spec")?
-        .get("replicas")?
-        .as_i64()
-        .and_then(|r| i32::try_from(r).ok())
 }
 
 /// The field the pool's GPU type comes from: its own, or the platform's.

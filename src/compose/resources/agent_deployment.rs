@@ -33,7 +33,8 @@ pub(crate) struct AgentDeploymentParams<'a> {
     /// The subset of labels the selector matches (immutable once created).
     pub(crate) selector: BTreeMap<String, String>,
     pub(crate) image: &'a str,
-    pub(crate) replicas: i32,
+    /// The replica count; `None` when the pool's autoscaler owns it.
+    pub(crate) replicas: Option<i32>,
     pub(crate) port: Option<i32>,
     /// Variables the function sets (model URL, config path, memory Secret).
     pub(crate) env: Vec<EnvVar>,
@@ -190,7 +191,7 @@ pub(crate) fn agent_deployment(p: &AgentDeploymentParams) -> crate::compose::com
             ..Default::default()
         },
         spec: Some(DeploymentSpec {
-            replicas: Some(p.replicas),
+            replicas: p.replicas,
             selector: LabelSelector {
                 match_labels: Some(p.selector.clone()),
                 match_expressions: None,

@@ -35,8 +35,8 @@ pub(crate) const ROLE_LABEL: &str = "role";
 pub(crate) struct LwsParams<'a> {
     pub(crate) name: &'a str,
     pub(crate) namespace: &'a str,
-    /// Groups: model replicas.
-    pub(crate) replicas: i32,
+    /// Groups: model replicas; `None` when an autoscaler owns the count.
+    pub(crate) replicas: Option<i32>,
     pub(crate) labels: BTreeMap<String, String>,
     pub(crate) pod: PodParams<'a>,
 }
@@ -110,7 +110,7 @@ pub(crate) fn leader_worker_set(l: &LwsParams) -> LeaderWorkerSet {
             ..Default::default()
         },
         spec: LeaderWorkerSetSpec {
-            replicas: Some(l.replicas),
+            replicas: l.replicas,
             leader_worker_template: LeaderWorkerTemplate {
                 size: i32::try_from(nodes).ok(),
                 restart_policy: Some("RecreateGroupOnPodRestart".into()),

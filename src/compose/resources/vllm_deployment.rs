@@ -20,7 +20,8 @@ use crate::manifests::vllm_runtime::StorageAccessMode;
 pub(crate) struct DeploymentParams<'a> {
     pub(crate) name: &'a str,
     pub(crate) namespace: &'a str,
-    pub(crate) replicas: i32,
+    /// The replica count; `None` when an autoscaler owns it.
+    pub(crate) replicas: Option<i32>,
     /// Labels of the Deployment and its pods.
     pub(crate) labels: BTreeMap<String, String>,
     /// The part of them that selects the pods: never changes for the XR,
@@ -73,7 +74,7 @@ pub(crate) fn vllm_deployment(d: &DeploymentParams) -> Deployment {
             ..Default::default()
         },
         spec: Some(DeploymentSpec {
-            replicas: Some(d.replicas),
+            replicas: d.replicas,
             selector: LabelSelector {
                 match_labels: Some(d.selector.clone()),
                 match_expressions: None,

@@ -32,7 +32,8 @@ pub(crate) struct RuntimeParams<'a> {
     pub(crate) model_url: &'a str,
     pub(crate) plan: &'a Plan,
     pub(crate) image: &'a Image,
-    pub(crate) replicas: i32,
+    /// The replica count; `None` when an autoscaler owns it.
+    pub(crate) replicas: Option<i32>,
     pub(crate) hf_token: Option<(&'a str, &'a str)>,
     pub(crate) extra_args: &'a [String],
     pub(crate) settings: &'a Settings,
@@ -113,7 +114,7 @@ pub(crate) fn vllm_runtime(p: &RuntimeParams) -> crate::compose::composition::Ma
                     ..Default::default()
                 },
                 node_selector_terms: Some(node_selector_terms(plan, p.settings.gpu_node_selector)),
-                replicas: Some(p.replicas),
+                replicas: p.replicas,
                 resources: ResourceSpec {
                     cpu: Some(plan.cpu.clone()),
                     memory: Some(plan.memory.clone()),

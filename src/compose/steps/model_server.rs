@@ -12,6 +12,7 @@ use k8s_openapi::api::core::v1::PersistentVolumeClaim;
 use serde_json::{Map, Value};
 
 use crate::compose::composition::{ComposeRequest, Composition, Manifest, Refusal};
+use crate::compose::last_applied;
 use crate::compose::resources::labels::{labels, selector_labels};
 use crate::compose::resources::leader_worker_set::{LwsParams, leader_labels, leader_worker_set};
 use crate::compose::resources::model_server_autoscaler::Workload;
@@ -30,7 +31,7 @@ use crate::input::Image;
 use crate::manifests::leader_worker_set::{LeaderWorkerSet, NAME_LABEL};
 use crate::manifests::vllm_runtime::VLLMRuntime;
 use crate::names;
-use crate::request::Observed;
+use crate::request::{Observed, int_at};
 use crate::sizing::Plan;
 
 /// Longest LeaderWorkerSet name: its controller names the workers'
@@ -58,8 +59,8 @@ pub(crate) struct Serve<'a> {
     /// Labels that never change for the XR, for the operator's selector.
     pub(crate) labels: Option<&'a BTreeMap<String, String>>,
     pub(crate) placement: &'a Placement,
-    /// (min, max) replicas when an autoscaler sets them: the composed count
-    /// is then the observed one, so that Crossplane does not undo it.
+    /// (min, max) replicas when an autoscaler sets them: the workload then
+    /// leaves its count to it.
     pub(crate) autoscaled: Option<(i32, i32)>,
 }
 
@@ -71,7 +72,8 @@ pub(crate) struct Served {
     pub(crate) workload: Workload,
     /// The labels of the server's pods.
     pub(crate) pod_labels: BTreeMap<String, String>,
-    /// The replicas composed: the autoscaler's once it has set them.
+    /// The replicas the server runs: with an autoscaler, the observed
+    /// count (its floor before the workload exists).
     pub(crate) replicas: i32,
     /// The labels of the pods that serve the API (a LeaderWorkerSet's
     /// leaders; every pod of the other runtimes).
@@ -99,12 +101,30 @@ pub(crate) fn serve(
     serve_args.extend(s.extra_args.iter().cloned());
     let mut pod_args = s.facts.map(|f| f.load_args.clone()).unwrap_or_default();
     pod_args.extend(s.extra_args.iter().cloned());
-    let replicas = match s.autoscaled {
-        // The first replica proves the server starts; scaled to zero it stays there.
+    let (replicas, running) = match s.autoscaled {
+        None => (Some(s.choice.replicas), s.choice.replicas),
+        // The autoscaler's count stays out of the workload: Crossplane
+        // applies what the function returns with server-side apply, so a
+        // count composed from a read taken before the autoscaler scaled
+        // would scale it back. A new workload starts at its kind's default,
+        // one replica, and the autoscaler brings it to its floor. A count
+        // Crossplane applied before autoscaling was turned on stays applied
+        // (within the range) until the autoscaler first scales, which takes
+        // it over: left out while Crossplane owns it, it would drop to one.
         Some((min, max)) => {
-            observed_replicas(req, runtime, s.keys).map_or(min.max(1), |r| r.clamp(min, max))
+            let (key, path) = replicas_field(runtime, s.keys);
+            let handed_over = req
+                .observed
+                .get(key)
+                .and_then(|o| last_applied::applied_count(&o, path))
+                .map(|r| r.clamp(min, max));
+            let observed = req
+                .observed
+                .manifest(key)
+                .and_then(|m| int_at(&m, path))
+                .and_then(|c| i32::try_from(c).ok());
+            (handed_over, handed_over.or(observed).unwrap_or(min.max(1)))
         }
-        None => s.choice.replicas,
     };
     let server = model_server(&ServerSpec {
         runtime,
@@ -155,7 +175,7 @@ pub(crate) fn serve(
         serving_pod_labels: server.serving_pod_labels,
         workload: server.workload,
         pod_labels: server.pod_labels,
-        replicas,
+        replicas: running,
     })
 }
 
@@ -187,20 +207,14 @@ fn workload(runtime: Runtime, name: &str) -> Workload {
     }
 }
 
-/// The replicas the runtime's workload has now, as observed (an
-/// autoscaler may have changed them).
-fn observed_replicas(req: &ComposeRequest, runtime: Runtime, keys: ServerKeys) -> Option<i32> {
-    let (key, path): (&str, &[&str]) = match runtime {
+/// The composition-resource name of a runtime's workload, and where in it
+/// the replica count is.
+fn replicas_field(runtime: Runtime, keys: ServerKeys) -> (&'static str, &'static [&'static str]) {
+    match runtime {
         Runtime::Operator => (keys.vllm_runtime, &["spec", "deploymentConfig", "replicas"]),
         Runtime::Deployment => (keys.deployment, &["spec", "replicas"]),
         Runtime::LeaderWorkerSet => (keys.leader_worker_set, &["spec", "replicas"]),
-    };
-    let manifest = req.observed.manifest(key)?;
-    let mut at = manifest.get(path[0])?;
-    for step in &path[1..] {
-        at = at.get(step)?;
     }
-    at.as_i64().and_then(|r| i32::try_from(r).ok())
 }
 
 /// The composition-resource names of a model server, per kind.
@@ -368,11 +382,14 @@ fn deployment_server(
         claim
     });
     if claim.is_none() && s.existing.claim.is_some() {
+        let replicas = p.replicas.map_or_else(
+            || "autoscaled replicas".into(),
+            |n| format!("{n} replica(s)"),
+        );
         warnings.push(format!(
-            "the weights volume {claim_name} is deleted: {} replica(s) cannot share its ReadWriteOnce claim and the \
+            "the weights volume {claim_name} is deleted: {replicas} cannot share its ReadWriteOnce claim and the \
              platform names no ReadWriteMany storage class (input.defaults.weightsCache.sharedStorageClassName), so \
-             each pod downloads the checkpoint itself, and one replica downloads it again into a new volume",
-            p.replicas
+             each pod downloads the checkpoint itself, and one replica downloads it again into a new volume"
         ));
     }
     if needs_recreate(&pod) {
