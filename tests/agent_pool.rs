@@ -214,8 +214,8 @@ fn with_its_model_the_pool_composes_server_agents_config_autoscaler_and_budget()
         digested(json!({
             "apiVersion": "apps/v1", "kind": "Deployment",
             "metadata": {"name": "reviewers", "namespace": "team-a", "labels": agent_labels()},
-            // The pool may grow: its autoscaler owns the count.
             "spec": {
+                "replicas": 2,
                 "selector": {"matchLabels": selector()},
                 "template": {
                     "metadata": {"labels": agent_labels(), "annotations": {"infer.dev/config-hash": hash}},
@@ -327,12 +327,12 @@ fn a_token_budget_sets_model_server_replicas_and_prewarm_sets_agent_replicas() {
     ));
     // A batch of 6 sequences of 4,096 tokens on average decodes 65.6
     // tokens/s: ceil(200 / 65.6) = 4 model servers; max(2, ceil(20 x 25 / 100)) = 5 agents,
-    // the floor of the autoscaler that owns their count.
+    // the autoscaler's floor.
     assert_eq!(
         manifest(&rsp, "model_server")["spec"]["deploymentConfig"]["replicas"],
         4
     );
-    assert_eq!(manifest(&rsp, "agents")["spec"].get("replicas"), None);
+    assert_eq!(manifest(&rsp, "agents")["spec"]["replicas"], 5);
     assert_eq!(manifest(&rsp, "autoscaler")["spec"]["minReplicas"], 5);
     assert_eq!(desired_status(&rsp)["agents"]["warmReplicas"], 5);
     assert_eq!(
@@ -341,22 +341,37 @@ fn a_token_budget_sets_model_server_replicas_and_prewarm_sets_agent_replicas() {
          13.1 tokens/s, slowed by reading the batch's KV cache = 65.6 tokens/s per replica; \
          replicas = ceil(tokensPerSecondBudget 200 / 65.6) = 4"
     );
-    // Once the autoscaler scaled the agents, the count stays its own: a
-    // count composed from a stale read would scale them back.
+    // While Crossplane's field manager owns the count, it is composed again
+    // (within the range); once the autoscaler scaled the agents, the count
+    // is its own: a count composed from a stale read would scale them back.
+    let observed = |replicas: i64, replicas_owner: Value| {
+        let crossplane = "apiextensions.crossplane.io/composed/0b1c";
+        [(
+            "agents".to_string(),
+            resource(json!({"apiVersion": "apps/v1", "kind": "Deployment",
+                "metadata": {"name": "reviewers", "managedFields": [
+                    {"manager": crossplane, "operation": "Apply", "fieldsV1": {"f:spec": {"f:selector": {}}}},
+                    replicas_owner]},
+                "spec": {"replicas": replicas}})),
+        )]
+        .into()
+    };
+    let by_crossplane = json!({"manager": "apiextensions.crossplane.io/composed/0b1c", "operation": "Apply",
+                               "fieldsV1": {"f:spec": {"f:replicas": {}}}});
+    let by_a_scale = json!({"manager": "kube-controller-manager", "operation": "Update", "subresource": "scale",
+                            "fieldsV1": {"f:spec": {"f:replicas": {}}}});
     let mut req = with_model(
         request("b2", AgentPool::new("reviewers").spec(spec).build()),
         vec![llama_8b()],
     );
-    req.observed.as_mut().unwrap().resources = [(
-        "agents".to_string(),
-        resource(json!({"apiVersion": "apps/v1", "kind": "Deployment",
-            "metadata": {"name": "reviewers"}, "spec": {"replicas": 9}})),
-    )]
-    .into();
-    assert_eq!(
-        manifest(&call(&req), "agents")["spec"].get("replicas"),
-        None
-    );
+    let agents =
+        |req: &fnv1::RunFunctionRequest| manifest(&call(req), "agents")["spec"]["replicas"].clone();
+    req.observed.as_mut().unwrap().resources = observed(5, by_crossplane.clone());
+    assert_eq!(agents(&req), 5);
+    req.observed.as_mut().unwrap().resources = observed(30, by_crossplane);
+    assert_eq!(agents(&req), 20);
+    req.observed.as_mut().unwrap().resources = observed(9, by_a_scale);
+    assert_eq!(agents(&req), Value::Null);
 }
 
 #[test]

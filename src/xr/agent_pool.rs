@@ -77,7 +77,7 @@ pub(crate) struct AgentPoolSpec {
     /// Fewest agent replicas.
     #[schemars(range(min = 0, max = REPLICAS_MAX))]
     pub(crate) min_replicas: Option<i32>,
-    /// Most agent replicas. Above the warm floor, a HorizontalPodAutoscaler owns the count: new agents start at one replica and it brings them to the floor.
+    /// Most agent replicas. The agents start at the warm floor; when maxReplicas is above it, a HorizontalPodAutoscaler owns the count from its first scale on.
     #[schemars(range(min = 1, max = REPLICAS_MAX))]
     pub(crate) max_replicas: Option<i32>,
     /// Share of maxReplicas kept running (warm) even when idle, 0 to 100.

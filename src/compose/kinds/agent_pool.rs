@@ -387,16 +387,17 @@ impl Pool<'_> {
         let config = agent_config_map(&config_name, namespace, labels.clone(), data);
         self.out.add(AGENT_CONFIG, config, &req.observed);
 
-        // When the pool may grow, its autoscaler owns the count and the
-        // Deployment leaves it out, as the model server's workload does
-        // (model_server::serve says why), once the autoscaler took it over.
-        let replicas = if bounds.max > bounds.floor {
-            req.observed
-                .get(AGENTS)
-                .and_then(|o| last_applied::applied_count(&o, &["spec", "replicas"]))
-                .map(|r| r.clamp(bounds.floor, bounds.max))
-        } else {
-            Some(bounds.floor)
+        // The warm pool starts warm: a new Deployment gets the floor. When
+        // the pool may grow, the count is then handed to its autoscaler as
+        // the model server's is (model_server::serve says why): composed
+        // again while Crossplane still owns it, left out once the
+        // autoscaler's first scale took it over.
+        let replicas = match req.observed.get(AGENTS) {
+            Some(observed) if bounds.max > bounds.floor => {
+                last_applied::applied_count(&observed, &["spec", "replicas"])
+                    .map(|r| r.clamp(bounds.floor, bounds.max))
+            }
+            _ => Some(bounds.floor),
         };
         let mut agent_env = vec![
             env("OPENAI_BASE_URL", base_url),
