@@ -127,6 +127,16 @@ pub(crate) fn str_at<'a>(object: &'a Map<String, Value>, path: &[&str]) -> &'a s
     at(object, path).and_then(Value::as_str).unwrap_or_default()
 }
 
+/// What a composed object is: the object itself, or for a
+/// provider-kubernetes Object the object it applied, as last observed
+/// (`status.atProvider.manifest`).
+pub(crate) fn manifest_of(object: &Map<String, Value>) -> Option<&Map<String, Value>> {
+    if str_at(object, &["kind"]) != "Object" {
+        return Some(object);
+    }
+    at(object, &["status", "atProvider", "manifest"])?.as_object()
+}
+
 /// The integer at `path`, if there is one.
 pub(crate) fn int_at(object: &Map<String, Value>, path: &[&str]) -> Option<i64> {
     at(object, path).and_then(Value::as_i64)
@@ -154,23 +164,14 @@ impl<'a> Observed<'a> {
         self.resources.get(name)
     }
 
-    /// What the object composed under `name` is: the object itself, or for
-    /// a provider-kubernetes Object the object it applied, as last observed
-    /// (`status.atProvider.manifest`).
+    /// [`manifest_of`] the object composed under `name`.
     pub(crate) fn manifest(&self, name: &str) -> Option<Map<String, Value>> {
-        let mut object = self.get(name)?;
+        let object = self.get(name)?;
         if str_at(&object, &["kind"]) != "Object" {
+            // Itself: moved, not copied.
             return Some(object);
         }
-        match object
-            .remove("status")?
-            .get_mut("atProvider")?
-            .get_mut("manifest")?
-            .take()
-        {
-            Value::Object(m) => Some(m),
-            _ => None,
-        }
+        manifest_of(&object).cloned()
     }
 }
 

@@ -9,7 +9,7 @@
 use serde_json::{Map, Value};
 
 use crate::protocol::server::Ready;
-use crate::request::{at, int_at, str_at};
+use crate::request::{at, int_at, manifest_of, str_at};
 
 /// How an observed object stands against its current spec.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -113,10 +113,7 @@ pub(crate) fn not_yet_applied(observed: &Map<String, Value>) -> Rollout {
 fn replica_target(o: &Map<String, Value>) -> i64 {
     match str_at(o, &["kind"]) {
         "VLLMRuntime" => int_at(o, &["spec", "deploymentConfig", "replicas"]),
-        "Object" => match at(o, &["status", "atProvider", "manifest"]) {
-            Some(Value::Object(m)) => Some(replica_target(m)),
-            _ => None,
-        },
+        "Object" => manifest_of(o).map(replica_target),
         _ => int_at(o, &["spec", "replicas"]),
     }
     .unwrap_or(1)
@@ -228,13 +225,7 @@ fn provider_object(o: &Map<String, Value>) -> Rollout {
         c.observed_generation
             .is_none_or(|g| g >= int_at(o, &["metadata", "generation"]).unwrap_or(0))
     });
-    let inner = match o.get("status").and_then(|s| s.get("atProvider")) {
-        Some(Value::Object(p)) => match p.get("manifest") {
-            Some(Value::Object(m)) => Some(rollout(Some(m))),
-            _ => None,
-        },
-        _ => None,
-    };
+    let inner = manifest_of(o).map(|m| rollout(Some(m)));
     match inner {
         Some(Rollout::Complete) | None if applied_current => Rollout::Complete,
         Some(Rollout::Complete) | None => Rollout::Progressing(Replicas::default()),

@@ -392,9 +392,10 @@ impl Pool<'_> {
         // the model server's is (model_server::serve says why): composed
         // again while Crossplane still owns it, left out once the
         // autoscaler's first scale took it over.
-        let replicas = match req.observed.get(AGENTS) {
+        let observed = req.observed.get(AGENTS);
+        let replicas = match &observed {
             Some(observed) if bounds.max > bounds.floor => {
-                last_applied::applied_count(&observed, &["spec", "replicas"])
+                last_applied::applied_count(observed, &["spec", "replicas"])
                     .map(|r| r.clamp(bounds.floor, bounds.max))
             }
             _ => Some(bounds.floor),
@@ -436,7 +437,7 @@ impl Pool<'_> {
             config_hash: &config_hash(&document),
             node_selector,
         });
-        let rollout = self.out.add(AGENTS, deployment, &req.observed);
+        let rollout = self.out.add_observed(AGENTS, deployment, observed.as_ref());
         Ok(Agents {
             name,
             config_name,

@@ -31,7 +31,7 @@ use crate::input::Image;
 use crate::manifests::leader_worker_set::{LeaderWorkerSet, NAME_LABEL};
 use crate::manifests::vllm_runtime::VLLMRuntime;
 use crate::names;
-use crate::request::{Observed, int_at};
+use crate::request::{Observed, int_at, manifest_of};
 use crate::sizing::Plan;
 
 /// Longest LeaderWorkerSet name: its controller names the workers'
@@ -101,6 +101,8 @@ pub(crate) fn serve(
     serve_args.extend(s.extra_args.iter().cloned());
     let mut pod_args = s.facts.map(|f| f.load_args.clone()).unwrap_or_default();
     pod_args.extend(s.extra_args.iter().cloned());
+    let (key, count_path) = workload_field(runtime, s.keys);
+    let observed = req.observed.get(key);
     let (replicas, running) = match s.autoscaled {
         None => (Some(s.choice.replicas), s.choice.replicas),
         // The autoscaler's count stays out of the workload: Crossplane
@@ -112,18 +114,16 @@ pub(crate) fn serve(
         // (within the range) until the autoscaler first scales, which takes
         // it over: left out while Crossplane owns it, it would drop to one.
         Some((min, max)) => {
-            let (key, path) = replicas_field(runtime, s.keys);
-            let handed_over = req
-                .observed
-                .get(key)
-                .and_then(|o| last_applied::applied_count(&o, path))
+            let handed_over = observed
+                .as_ref()
+                .and_then(|o| last_applied::applied_count(o, count_path))
                 .map(|r| r.clamp(min, max));
-            let observed = req
-                .observed
-                .manifest(key)
-                .and_then(|m| int_at(&m, path))
+            let now = observed
+                .as_ref()
+                .and_then(manifest_of)
+                .and_then(|m| int_at(m, count_path))
                 .and_then(|c| i32::try_from(c).ok());
-            (handed_over, handed_over.or(observed).unwrap_or(min.max(1)))
+            (handed_over, handed_over.or(now).unwrap_or(min.max(1)))
         }
     };
     let server = model_server(&ServerSpec {
@@ -151,8 +151,11 @@ pub(crate) fn serve(
     plan.reasons.extend(server.reasons);
     notes.extend(server.warnings);
     // The workload's observed state says how the server stands.
-    let (key, manifest) = server.workload_manifest;
-    let observed = req.observed.get(key);
+    let (workload_key, manifest) = server.workload_manifest;
+    debug_assert_eq!(
+        workload_key, key,
+        "the workload is composed under its runtime's key"
+    );
     let rollout = out.add_observed(key, s.placement.place(manifest), observed.as_ref());
     for (key, manifest) in server.resources {
         out.add(key, s.placement.place(manifest), &req.observed);
@@ -209,7 +212,7 @@ fn workload(runtime: Runtime, name: &str) -> Workload {
 
 /// The composition-resource name of a runtime's workload, and where in it
 /// the replica count is.
-fn replicas_field(runtime: Runtime, keys: ServerKeys) -> (&'static str, &'static [&'static str]) {
+fn workload_field(runtime: Runtime, keys: ServerKeys) -> (&'static str, &'static [&'static str]) {
     match runtime {
         Runtime::Operator => (keys.vllm_runtime, &["spec", "deploymentConfig", "replicas"]),
         Runtime::Deployment => (keys.deployment, &["spec", "replicas"]),
