@@ -249,15 +249,6 @@ mod tests {
     }
 
     #[test]
-    fn valid_tp_follows_vllm() {
-        assert_eq!(valid_tps(28, 4, 8), vec![1, 2, 4]);
-        assert_eq!(valid_tps(12, 2, 8), vec![1, 2, 4]);
-        assert_eq!(valid_tps(40, 10, 8), vec![1, 2]);
-        assert_eq!(valid_tps(71, 1, 8), vec![1]);
-        assert_eq!(valid_tps(64, 8, 8), vec![1, 2, 4, 8]);
-    }
-
-    #[test]
     fn dot_inference_host_contract() {
         let p = size(&SizingRequest {
             gpu_count: Some(1),

@@ -329,8 +329,17 @@ mod tests {
     #[test]
     fn valid_tps_table() {
         // (case, heads, KV heads, GPUs per node, valid TPs)
-        let cases: [(&str, u32, u32, u32, &[u32]); 7] = [
+        let cases: [(&str, u32, u32, u32, &[u32]); 10] = [
             ("Llama-3.1-70B on 8 per node", 64, 8, 8, &[1, 2, 4, 8]),
+            ("Qwen2.5-7B: 28 heads over 4 KV heads", 28, 4, 8, &[1, 2, 4]),
+            (
+                "Qwen2.5-1.5B: 12 heads over 2 KV heads",
+                12,
+                2,
+                8,
+                &[1, 2, 4],
+            ),
+            ("falcon-7b: 71 heads", 71, 1, 8, &[1]),
             ("Llama-3.1-70B on T4's 4 per node", 64, 8, 4, &[1, 2, 4]),
             ("Llama-3.1-70B on GH200's 1 per node", 64, 8, 1, &[1]),
             ("Qwen2.5-0.5B: 14 heads", 14, 2, 8, &[1, 2]),
