@@ -129,6 +129,58 @@ fn the_replicas_an_autoscaler_set_are_left_to_it() {
 }
 
 #[test]
+fn a_new_server_is_ready_once_the_autoscalers_floor_serves() {
+    let xr = scaled(json!({"minReplicas": 2, "maxReplicas": 8}));
+    let at = |replicas: i64| {
+        let mut first = request("f1", xr.clone());
+        first.input = Some(input(platform("hpa", "deployment")));
+        let mut deployment = desired_resource(&call(&first), "deployment");
+        deployment["spec"]["replicas"] = json!(replicas);
+        let rolled_out = json!({"observedGeneration": 1, "replicas": replicas,
+                                "updatedReplicas": replicas, "availableReplicas": replicas});
+        let mut req = request("f2", xr.clone());
+        req.input = Some(input(platform("hpa", "deployment")));
+        req.observed.as_mut().unwrap().resources.insert(
+            "deployment".into(),
+            resource(applied(deployment, 1, rolled_out)),
+        );
+        call(&req)
+    };
+    // The Deployment starts at one replica, which serves; the autoscaler has
+    // not brought it to its minimum of two yet, so it is not ready, and the
+    // XR says what it waits for rather than turning ready and back.
+    let one = at(1);
+    assert_eq!(
+        one.desired.as_ref().unwrap().resources["deployment"].ready,
+        fnv1::Ready::False as i32
+    );
+    let layout = "1 x H100-80GB (bfloat16), tensor parallel 1, max model length 32768";
+    assert_eq!(
+        one.conditions.iter().find(|c| c.r#type == "Serving"),
+        Some(&condition(
+            "Serving",
+            fnv1::Status::ConditionFalse,
+            "RollingOut",
+            &format!(
+                "rolling out {layout}: 1 of 2 replica(s) updated, 1 available; {layout} still serves on 1 replica(s)"
+            ),
+        ))
+    );
+    let two = at(2);
+    assert_eq!(
+        two.desired.as_ref().unwrap().resources["deployment"].ready,
+        fnv1::Ready::True as i32
+    );
+    assert_eq!(
+        two.conditions
+            .iter()
+            .find(|c| c.r#type == "Serving")
+            .map(|c| c.status),
+        Some(fnv1::Status::ConditionTrue as i32)
+    );
+}
+
+#[test]
 fn a_count_crossplane_applied_is_kept_until_the_autoscaler_takes_it_over() {
     // The server ran 3 fixed replicas; Crossplane's field manager applied
     // the count. Autoscaling is then turned on.

@@ -139,6 +139,14 @@ impl Composition {
         rollout
     }
 
+    /// Makes the resource under `key` ready as `rollout` says, for a caller
+    /// that knows more than its observed object tells.
+    pub(crate) fn set_rollout(&mut self, key: &str, rollout: &crate::compose::rollout::Rollout) {
+        if let Some(c) = self.resources.get_mut(key) {
+            c.ready = rollout.ready();
+        }
+    }
+
     /// A WARNING result for each of `warnings` the XR's observed status
     /// does not show yet at `path` (for example `["plan", "warnings"]`):
     /// results become Kubernetes events, so they mark transitions while the

@@ -48,6 +48,21 @@ impl Rollout {
         }
     }
 
+    /// How a workload that an autoscaler keeps at `floor` replicas or more
+    /// stands while it runs `running`: complete only once the floor is
+    /// reached (a new workload starts at one replica, before the autoscaler
+    /// brings it to its minimum), whatever runs already.
+    pub(crate) fn with_floor(self, running: i64, floor: i64) -> Rollout {
+        match self {
+            Rollout::Complete if running < floor => Rollout::Progressing(Replicas {
+                desired: floor,
+                updated: running,
+                available: running,
+            }),
+            other => other,
+        }
+    }
+
     /// Its replica counts; `None` when there is nothing to count (not
     /// observed yet, or a complete object of another kind).
     pub(crate) fn replicas(&self) -> Option<Replicas> {

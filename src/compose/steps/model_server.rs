@@ -103,6 +103,11 @@ pub(crate) fn serve(
     pod_args.extend(s.extra_args.iter().cloned());
     let (key, count_path) = workload_field(runtime, s.keys);
     let observed = req.observed.get(key);
+    let observed_count = observed
+        .as_ref()
+        .and_then(manifest_of)
+        .and_then(|m| int_at(m, count_path))
+        .and_then(|c| i32::try_from(c).ok());
     let (replicas, running) = match s.autoscaled {
         None => (Some(s.choice.replicas), s.choice.replicas),
         // The autoscaler's count stays out of the workload: Crossplane
@@ -118,12 +123,10 @@ pub(crate) fn serve(
                 .as_ref()
                 .and_then(|o| last_applied::applied_count(o, count_path))
                 .map(|r| r.clamp(min, max));
-            let now = observed
-                .as_ref()
-                .and_then(manifest_of)
-                .and_then(|m| int_at(m, count_path))
-                .and_then(|c| i32::try_from(c).ok());
-            (handed_over, handed_over.or(now).unwrap_or(min.max(1)))
+            (
+                handed_over,
+                handed_over.or(observed_count).unwrap_or(min.max(1)),
+            )
         }
     };
     let server = model_server(&ServerSpec {
@@ -156,7 +159,13 @@ pub(crate) fn serve(
         workload_key, key,
         "the workload is composed under its runtime's key"
     );
-    let rollout = out.add_observed(key, s.placement.place(manifest), observed.as_ref());
+    let mut rollout = out.add_observed(key, s.placement.place(manifest), observed.as_ref());
+    // Serving what was asked means serving on the autoscaler's floor, not
+    // on the one replica a new workload starts with before it scales.
+    if let (Some((min, _)), Some(count)) = (s.autoscaled, observed_count) {
+        rollout = rollout.with_floor(count.into(), min.into());
+        out.set_rollout(key, &rollout);
+    }
     for (key, manifest) in server.resources {
         out.add(key, s.placement.place(manifest), &req.observed);
     }
