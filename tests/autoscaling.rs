@@ -147,8 +147,8 @@ fn a_new_server_is_ready_once_the_autoscalers_floor_serves() {
         call(&req)
     };
     // The Deployment starts at one replica, which serves; the autoscaler has
-    // not brought it to its minimum of two yet, so it is not ready, and the
-    // XR says what it waits for rather than turning ready and back.
+    // not brought it to its minimum of two yet (or is not running), so it is
+    // not ready, and the XR says what it waits for.
     let one = at(1);
     assert_eq!(
         one.desired.as_ref().unwrap().resources["deployment"].ready,
@@ -160,9 +160,9 @@ fn a_new_server_is_ready_once_the_autoscalers_floor_serves() {
         Some(&condition(
             "Serving",
             fnv1::Status::ConditionFalse,
-            "RollingOut",
+            "BelowMinReplicas",
             &format!(
-                "rolling out {layout}: 1 of 2 replica(s) updated, 1 available; {layout} still serves on 1 replica(s)"
+                "meta-llama/Llama-3.1-8B-Instruct serves at http://chat.team-a.svc.cluster.local/v1 ({layout}) on 1 replica(s), fewer than minReplicas 2: the autoscaler has not scaled it up yet"
             ),
         ))
     );

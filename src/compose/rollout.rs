@@ -22,6 +22,9 @@ pub(crate) enum Rollout {
     /// On its way: `available` replicas serve (from any spec), `updated`
     /// run the current one, of `desired`.
     Progressing(Replicas),
+    /// Every replica runs the current spec and is available, but fewer
+    /// than the floor (`desired`) an autoscaler is to keep.
+    BelowFloor(Replicas),
     /// Its controller reports that it cannot get there by itself.
     Failed {
         reason: String,
@@ -54,7 +57,7 @@ impl Rollout {
     /// brings it to its minimum), whatever runs already.
     pub(crate) fn with_floor(self, running: i64, floor: i64) -> Rollout {
         match self {
-            Rollout::Complete if running < floor => Rollout::Progressing(Replicas {
+            Rollout::Complete if running < floor => Rollout::BelowFloor(Replicas {
                 desired: floor,
                 updated: running,
                 available: running,
@@ -68,7 +71,9 @@ impl Rollout {
     pub(crate) fn replicas(&self) -> Option<Replicas> {
         match self {
             Rollout::Absent | Rollout::Complete => None,
-            Rollout::Progressing(r) | Rollout::Failed { replicas: r, .. } => Some(*r),
+            Rollout::Progressing(r)
+            | Rollout::BelowFloor(r)
+            | Rollout::Failed { replicas: r, .. } => Some(*r),
         }
     }
 }

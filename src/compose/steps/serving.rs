@@ -184,6 +184,15 @@ pub(crate) fn condition(
         (Some((reason, message)), _) => {
             conditions::not_serving(reason, format!("{}{still}", message.trim_end_matches('.')))
         }
+        (None, Some(c)) if matches!(state.rollout, Rollout::BelowFloor(_)) => {
+            conditions::not_serving(
+                "BelowMinReplicas",
+                format!(
+                    "{} serves at {} ({}) on {} replica(s), fewer than minReplicas {}: the autoscaler has not scaled it up yet",
+                    r.what, r.url, r.layout, c.available, c.desired
+                ),
+            )
+        }
         (None, Some(c)) if c.available > 0 => conditions::not_serving(
             "RollingOut",
             format!("rolling out {}: {}{still}", r.layout, counts(c)),
