@@ -84,8 +84,8 @@ pub(crate) struct Defaults {
     pub(crate) gpu_node_selector: Option<bool>,
     /// Tolerate the nvidia.com/gpu NoSchedule taint GPU nodes commonly carry.
     pub(crate) gpu_toleration: Option<bool>,
-    /// While a model server does not serve, ask Crossplane for its pods to say why (a pod the scheduler cannot
-    /// place, an image that cannot be pulled). Crossplane then keeps Pods in its cache and needs RBAC to list and
+    /// While a model server or an AgentPool's agents do not serve, ask Crossplane for their pods to say why (a pod
+    /// the scheduler cannot place, an image that cannot be pulled). Crossplane then keeps Pods in its cache and needs RBAC to list and
     /// watch them (true by default).
     pub(crate) diagnose_pods: Option<bool>,
     /// Kind of provider-kubernetes config that providerConfigName refers to.

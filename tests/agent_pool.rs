@@ -2,9 +2,9 @@
 //!
 //! Behaviour, call by call: the requirement and the wait while the Model is
 //! missing, the whole composition once it is there, a changed Model
-//! resizing the runtime, the model server on each runtime, credentials kept
-//! out of ConfigMaps, the autoscaler's metric mapping, and every composed
-//! manifest schema-valid.
+//! resizing the runtime, the model server on each runtime, the agents' pods
+//! saying why they do not run, credentials kept out of ConfigMaps, the
+//! autoscaler's metric mapping, and every composed manifest schema-valid.
 //!
 //! Refusals: every malformed spec is a FATAL result (or, where a field is
 //! only not applied, a warning) that names the field and what would be
@@ -743,6 +743,161 @@ fn the_model_server_runs_on_the_runtime_the_pool_asks_for_behind_the_same_url() 
         let problems = validate_composed(&manifest(&rsp, &name));
         assert!(problems.is_empty(), "{name}: {problems:#?}");
     }
+}
+
+#[test]
+fn once_the_model_server_serves_the_agents_pods_say_why_the_agents_do_not() {
+    let mut spec = small_pool();
+    spec["runtime"] = json!("deployment");
+    let pool_request = || {
+        with_model(
+            request("ag", AgentPool::new("reviewers").spec(spec.clone()).build()),
+            vec![llama_8b()],
+        )
+    };
+    let first = call(&pool_request());
+    let server = applied(
+        manifest(&first, "model_server_deployment"),
+        1,
+        json!({"observedGeneration": 1, "replicas": 1, "updatedReplicas": 1, "availableReplicas": 1,
+               "conditions": [{"type": "Available", "status": "True"}]}),
+    );
+    let agents = |status: Value| applied(manifest(&first, "agents"), 1, status);
+    let call_with = |agents: Value, pods: Option<Vec<Value>>| {
+        let mut req = pool_request();
+        req.observed.as_mut().unwrap().resources = [
+            (
+                "model_server_deployment".to_string(),
+                resource(server.clone()),
+            ),
+            ("agents".to_string(), resource(agents)),
+        ]
+        .into();
+        if let Some(pods) = pods {
+            req.required_resources.insert(
+                "agent_pods".into(),
+                fnv1::Resources {
+                    items: pods.into_iter().map(resource).collect(),
+                },
+            );
+        }
+        call(&req)
+    };
+    let serving = |rsp: &fnv1::RunFunctionResponse| {
+        rsp.conditions
+            .iter()
+            .find(|c| c.r#type == "Serving")
+            .unwrap()
+            .clone()
+    };
+    let agent_pods = || {
+        let mut requirements = requirement().unwrap();
+        requirements.resources.insert(
+            "agent_pods".into(),
+            pods_selector(&[
+                ("app.kubernetes.io/component", "agent"),
+                ("app.kubernetes.io/instance", "reviewers"),
+            ]),
+        );
+        Some(requirements)
+    };
+    let starting = json!({"observedGeneration": 1, "replicas": 2, "updatedReplicas": 2,
+                          "unavailableReplicas": 2,
+                          "conditions": [{"type": "Progressing", "status": "True"}]});
+
+    // Created, its pods not yet looked at: starting, and Crossplane is
+    // asked for the pods, which it does not watch, soon again.
+    let rsp = call_with(agents(starting.clone()), None);
+    assert_eq!(
+        serving(&rsp),
+        condition(
+            "Serving",
+            fnv1::Status::ConditionFalse,
+            "AgentsStarting",
+            "the model server serves; the agent Deployment is not available yet"
+        )
+    );
+    assert_eq!(rsp.requirements, agent_pods());
+    assert_eq!(rsp.meta, meta("ag", 15));
+    assert_eq!(rsp.results, vec![]);
+    assert_eq!(desired_status(&rsp)["phase"], "Starting");
+
+    // No node matches the pool's nodeSelector: the pods say so, once, as a warning.
+    let pending = json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "reviewers-5c8d-q7", "namespace": "team-a"},
+        "status": {"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False",
+            "reason": "Unschedulable",
+            "message": "0/6 nodes are available: 6 node(s) didn't match Pod's node affinity/selector."}]}});
+    let unschedulable = "the agent Deployment: pod reviewers-5c8d-q7 cannot be scheduled: 0/6 nodes are \
+                         available: 6 node(s) didn't match Pod's node affinity/selector";
+    let rsp = call_with(agents(starting.clone()), Some(vec![pending.clone()]));
+    assert_eq!(
+        serving(&rsp),
+        condition(
+            "Serving",
+            fnv1::Status::ConditionFalse,
+            "Unschedulable",
+            unschedulable
+        )
+    );
+    assert_eq!(rsp.results, vec![warning("Unschedulable", unschedulable)]);
+    assert_eq!(desired_status(&rsp)["phase"], "Starting");
+
+    // Past its deadline: the controller's words, and the pod's reason.
+    let stuck = json!({"observedGeneration": 1, "replicas": 2, "updatedReplicas": 2,
+                       "unavailableReplicas": 2,
+                       "conditions": [{"type": "Progressing", "status": "False",
+                                       "reason": "ProgressDeadlineExceeded",
+                                       "message": "ReplicaSet \"reviewers-5c8d\" has timed out progressing."}]});
+    let rsp = call_with(agents(stuck), Some(vec![pending.clone()]));
+    assert_eq!(
+        serving(&rsp),
+        condition(
+            "Serving",
+            fnv1::Status::ConditionFalse,
+            "ProgressDeadlineExceeded",
+            "the agent Deployment: ReplicaSet \"reviewers-5c8d\" has timed out progressing: pod reviewers-5c8d-q7 \
+             cannot be scheduled: 0/6 nodes are available: 6 node(s) didn't match Pod's node affinity/selector"
+        )
+    );
+
+    // A new spec the nodes cannot take, while the earlier agents still run.
+    let rolling = json!({"observedGeneration": 1, "replicas": 3, "updatedReplicas": 1,
+                         "availableReplicas": 2, "unavailableReplicas": 1,
+                         "conditions": [{"type": "Available", "status": "True"},
+                                        {"type": "Progressing", "status": "True"}]});
+    let rsp = call_with(agents(rolling), Some(vec![pending.clone()]));
+    assert_eq!(
+        serving(&rsp),
+        condition(
+            "Serving",
+            fnv1::Status::ConditionFalse,
+            "Unschedulable",
+            &format!("{unschedulable}; 2 agent replica(s) still available")
+        )
+    );
+
+    // Every agent available: serving, and the pods are no longer asked for.
+    let rsp = call_with(
+        agents(
+            json!({"observedGeneration": 1, "replicas": 2, "updatedReplicas": 2,
+                      "availableReplicas": 2,
+                      "conditions": [{"type": "Available", "status": "True"}]}),
+        ),
+        None,
+    );
+    assert_eq!(
+        serving(&rsp),
+        condition(
+            "Serving",
+            fnv1::Status::ConditionTrue,
+            "Available",
+            "agents serve with meta-llama/Llama-3.1-8B-Instruct at http://reviewers-model.team-a.svc.cluster.local/v1"
+        )
+    );
+    assert_eq!(rsp.requirements, requirement());
+    assert_eq!(rsp.results, vec![]);
+    assert_eq!(desired_status(&rsp)["phase"], "Serving");
 }
 
 #[test]

@@ -41,6 +41,7 @@ use crate::compose::steps::serving;
 use crate::compose::steps::sizing as steps_sizing;
 use crate::input::Settings;
 use crate::names::{self, runtime_name};
+use crate::protocol::server::Condition;
 use crate::sizing::{self, MAX_NUM_SEQS, Plan, Throughput};
 use crate::units::{GIB, parse_duration_seconds, parse_quantity};
 use crate::xr::agent_pool::{
@@ -62,6 +63,8 @@ pub(crate) const MODEL_SERVER_AUTOSCALER: &str = "model_server_autoscaler";
 pub(crate) const MODEL_SERVER_POD_MONITOR: &str = "model_server_pod_monitor";
 pub(crate) const DISRUPTION_BUDGET: &str = "disruption_budget";
 pub(crate) const INGRESS: &str = "ingress";
+/// Key of the requirement for the agents' pods, asked for while they do not run.
+pub(crate) const AGENT_PODS_REQUIREMENT: &str = "agent_pods";
 /// The model server on the other runtimes: a Deployment (with its Service
 /// and weights claim) or a LeaderWorkerSet (with its Service).
 pub(crate) const MODEL_SERVER_DEPLOYMENT: &str = "model_server_deployment";
@@ -238,7 +241,7 @@ fn compose_pool(
         notes: std::mem::take(&mut pool.notes),
         warnings,
     };
-    Ok(pool.report(&plan, &server, &base_url, &agents.rollout, status))
+    Ok(pool.report(&plan, &server, &base_url, &agents, status))
 }
 
 /// One AgentPool whose Model is known: what its steps read, and what they
@@ -561,7 +564,7 @@ impl Pool<'_> {
         plan: &Plan,
         server: &Served,
         base_url: &str,
-        agents: &Rollout,
+        agents: &Agents,
         mut status: AgentPoolStatus,
     ) -> Composition {
         let (req, model) = (self.req, self.model);
@@ -574,7 +577,7 @@ impl Pool<'_> {
             layout: &layout,
         };
         let serving_layout = serving::serving_layout(&server.state, &server_report);
-        let serving = server.state.serving() && *agents == Rollout::Complete;
+        let serving = server.state.serving() && agents.rollout == Rollout::Complete;
         status.phase = Some(if serving { "Serving" } else { "Starting" }.into());
         let replicas = status.model_server.as_ref().map_or(0, |m| m.replicas);
         if let Some(m) = status.model_server.as_mut() {
@@ -594,30 +597,64 @@ impl Pool<'_> {
             serving::push_condition(req, server.state.problem.is_some(), condition, out);
             return self.out;
         }
-        let (condition, problem) = match agents {
-            Rollout::Complete => (
-                conditions::serving(format!(
-                    "agents serve with {} at {base_url}",
-                    model.facts.model_url
-                )),
-                false,
-            ),
-            Rollout::Failed {
-                reason, message, ..
-            } => (
-                conditions::not_serving(reason, format!("the agent Deployment: {message}")),
-                true,
-            ),
-            _ => (
-                conditions::not_serving(
-                    "AgentsStarting",
-                    "the model server serves; the agent Deployment is not available yet",
-                ),
-                false,
-            ),
-        };
+        let (condition, problem) =
+            agents_condition(req, agents, &model.facts.model_url, base_url, out);
         serving::push_condition(req, problem, condition, out);
         self.out
+    }
+}
+
+/// The `Serving` condition once the model server serves, from the agents'
+/// rollout and, while it is not complete, their pods; and whether it reports
+/// a problem.
+fn agents_condition(
+    req: &ComposeRequest,
+    agents: &Agents,
+    model_url: &str,
+    base_url: &str,
+    out: &mut Composition,
+) -> (Condition, bool) {
+    let placement = Placement::Native {
+        namespace: req.xr.namespace.to_string(),
+    };
+    let stuck = serving::diagnose(
+        req,
+        &agents.rollout,
+        AGENT_PODS_REQUIREMENT,
+        &placement,
+        &agents.selector,
+        out,
+    );
+    match (&agents.rollout, stuck) {
+        (Rollout::Complete, _) => (
+            conditions::serving(format!("agents serve with {model_url} at {base_url}")),
+            false,
+        ),
+        (rollout, Some((reason, message))) => {
+            let still = match rollout.replicas() {
+                Some(r) if r.available > 0 => {
+                    format!("; {} agent replica(s) still available", r.available)
+                }
+                _ => String::new(),
+            };
+            (
+                conditions::not_serving(
+                    &reason,
+                    format!(
+                        "the agent Deployment: {}{still}",
+                        message.trim_end_matches('.')
+                    ),
+                ),
+                true,
+            )
+        }
+        (_, None) => (
+            conditions::not_serving(
+                "AgentsStarting",
+                "the model server serves; the agent Deployment is not available yet",
+            ),
+            false,
+        ),
     }
 }
 

@@ -5,7 +5,7 @@
 //! deadline or refused by admission (a quota). What the workload's status
 //! does not tell, a pod the scheduler cannot place ("Insufficient
 //! nvidia.com/gpu", no node with the GPU type), the pods do: while the
-//! server does not serve, the composer asks Crossplane for them as required
+//! server (or an AgentPool's agents) does not serve, the composer asks Crossplane for them as required
 //! resources (natively composed servers only: a remote cluster's pods are
 //! out of reach; and not when the step input turns `diagnosePods` off, since
 //! Crossplane then caches every Pod of the cluster). Crossplane watches neither those pods nor Models, so the
@@ -90,43 +90,65 @@ pub(crate) fn observe(
     if let Some(served) = served {
         out.annotate(key, SERVED_LAYOUT_ANNOTATION, served);
     }
-    let mut problem = match &rollout {
+    let problem = diagnose(
+        req,
+        &rollout,
+        PODS_REQUIREMENT_KEY,
+        placement,
+        pod_labels,
+        out,
+    );
+    ServingState {
+        rollout,
+        problem,
+        last_served,
+    }
+}
+
+/// What keeps a workload that is not complete from completing: a failure
+/// its own status reports and, when it runs in this cluster, what its pods
+/// (those `pod_labels` select) say, asked of Crossplane under `requirement`.
+/// Neither is watched, so the answer carries a short TTL while incomplete.
+pub(crate) fn diagnose(
+    req: &ComposeRequest,
+    rollout: &Rollout,
+    requirement: &str,
+    placement: &Placement,
+    pod_labels: &BTreeMap<String, String>,
+    out: &mut Composition,
+) -> Option<(String, String)> {
+    let stuck = match rollout {
+        Rollout::Complete => return None,
         Rollout::Failed {
             reason, message, ..
         } => Some((reason.clone(), message.clone())),
         _ => None,
     };
-    if rollout != Rollout::Complete {
-        out.ttl_seconds = Some(NOT_SERVING_TTL_SECONDS);
-        if let (Placement::Native { namespace }, true) = (placement, req.settings.diagnose_pods) {
-            out.requirements.insert(
-                PODS_REQUIREMENT_KEY.into(),
-                ResourceSelector {
-                    api_version: "v1".into(),
-                    kind: "Pod".into(),
-                    namespace: Some(namespace.clone()),
-                    r#match: Some(Match::MatchLabels(crate::protocol::server::MatchLabels {
-                        labels: pod_labels.clone().into_iter().collect(),
-                    })),
-                },
-            );
-            // The workload says that it is stuck, its pods say why.
-            problem = match (
-                problem,
-                pod_problem(&required_objects(req.required, PODS_REQUIREMENT_KEY)),
-            ) {
-                (Some((reason, stuck)), Some((_, why))) => {
-                    Some((reason, format!("{}: {why}", stuck.trim_end_matches('.'))))
-                }
-                (None, pods) => pods,
-                (stuck, None) => stuck,
-            };
+    out.ttl_seconds = Some(NOT_SERVING_TTL_SECONDS);
+    let (Placement::Native { namespace }, true) = (placement, req.settings.diagnose_pods) else {
+        return stuck;
+    };
+    out.requirements.insert(
+        requirement.into(),
+        ResourceSelector {
+            api_version: "v1".into(),
+            kind: "Pod".into(),
+            namespace: Some(namespace.clone()),
+            r#match: Some(Match::MatchLabels(crate::protocol::server::MatchLabels {
+                labels: pod_labels.clone().into_iter().collect(),
+            })),
+        },
+    );
+    // The workload says that it is stuck, its pods say why.
+    match (
+        stuck,
+        pod_problem(&required_objects(req.required, requirement)),
+    ) {
+        (Some((reason, stuck)), Some((_, why))) => {
+            Some((reason, format!("{}: {why}", stuck.trim_end_matches('.'))))
         }
-    }
-    ServingState {
-        rollout,
-        problem,
-        last_served,
+        (None, pods) => pods,
+        (stuck, None) => stuck,
     }
 }
 
