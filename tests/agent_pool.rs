@@ -311,6 +311,12 @@ fn with_its_model_the_pool_composes_server_agents_config_autoscaler_and_budget()
                  1 x L4 (float16), tensor parallel 1, max model length 8192 at \
                  http://reviewers-model.team-a.svc.cluster.local/v1"
             ),
+            condition(
+                "Autoscaling",
+                fnv1::Status::ConditionUnknown,
+                "NotReported",
+                "the HorizontalPodAutoscaler reviewers has not yet said whether it can scale"
+            ),
         ]
     );
 }

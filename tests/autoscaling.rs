@@ -383,3 +383,143 @@ fn an_agent_pools_model_server_scales_like_an_llm_inference() {
         )]
     );
 }
+
+#[test]
+fn an_autoscaler_that_cannot_scale_says_so_on_the_xr() {
+    let autoscaling = || scaled(json!({"minReplicas": 1, "maxReplicas": 3}));
+    let call_with = |xr: Value, autoscaler: &str, observed: Option<Value>| {
+        let mut req = request("a1", xr);
+        req.input = Some(input(platform(autoscaler, "deployment")));
+        if let Some(observed) = observed {
+            req.observed
+                .as_mut()
+                .unwrap()
+                .resources
+                .insert("autoscaler".into(), resource(observed));
+        }
+        call(&req)
+    };
+    let autoscaling_condition = |rsp: &fnv1::RunFunctionResponse| {
+        rsp.conditions
+            .iter()
+            .find(|c| c.r#type == "Autoscaling")
+            .cloned()
+    };
+    let hpa = |conditions: Value| {
+        json!({"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+               "metadata": {"name": "chat", "namespace": "team-a"},
+               "status": {"currentReplicas": 1, "desiredReplicas": 1, "conditions": conditions}})
+    };
+
+    // Composed, not reported on yet.
+    let rsp = call_with(autoscaling(), "hpa", None);
+    assert_eq!(
+        autoscaling_condition(&rsp),
+        Some(condition(
+            "Autoscaling",
+            fnv1::Status::ConditionUnknown,
+            "NotReported",
+            "the HorizontalPodAutoscaler chat has not yet said whether it can scale"
+        ))
+    );
+
+    // No custom metrics API: the HPA's own words, and a warning event once.
+    let no_metrics = "the HorizontalPodAutoscaler chat cannot scale: the HPA was unable to compute the replica \
+                      count: unable to get metric vllm_requests_in_flight: unable to fetch metrics from custom \
+                      metrics API: no custom metrics API (custom.metrics.k8s.io) registered";
+    let failing = hpa(json!([
+        {"type": "AbleToScale", "status": "True", "reason": "SucceededGetScale",
+         "message": "the HPA controller was able to get the target's current scale"},
+        {"type": "ScalingActive", "status": "False", "reason": "FailedGetPodsMetric",
+         "message": "the HPA was unable to compute the replica count: unable to get metric vllm_requests_in_flight: unable to fetch metrics from custom metrics API: no custom metrics API (custom.metrics.k8s.io) registered"},
+    ]));
+    let rsp = call_with(autoscaling(), "hpa", Some(failing.clone()));
+    let said = condition(
+        "Autoscaling",
+        fnv1::Status::ConditionFalse,
+        "FailedGetPodsMetric",
+        no_metrics,
+    );
+    assert_eq!(autoscaling_condition(&rsp), Some(said.clone()));
+    assert_eq!(
+        rsp.results,
+        vec![warning("FailedGetPodsMetric", no_metrics)]
+    );
+    let already_said = LlmInference::new("chat")
+        .model(LLAMA_8B)
+        .field("autoscaling", json!({"minReplicas": 1, "maxReplicas": 3}))
+        .status(
+            json!({"conditions": [{"type": "Autoscaling", "status": "False",
+                                       "reason": "FailedGetPodsMetric", "message": no_metrics}]}),
+        )
+        .build();
+    assert_eq!(
+        call_with(already_said, "hpa", Some(failing.clone())).results,
+        vec![]
+    );
+
+    // Through provider-kubernetes, from what the Object last observed.
+    let remote = LlmInference::new("chat")
+        .model(LLAMA_8B)
+        .field("autoscaling", json!({"minReplicas": 1, "maxReplicas": 3}))
+        .field("providerConfigName", json!("gpu-cluster"))
+        .build();
+    let object = json!({"apiVersion": "kubernetes.m.crossplane.io/v1alpha1", "kind": "Object",
+        "metadata": {"name": "chat-autoscaler", "namespace": "team-a"},
+        "status": {"atProvider": {"manifest": failing.clone()}}});
+    assert_eq!(
+        autoscaling_condition(&call_with(remote, "hpa", Some(object))),
+        Some(said.clone())
+    );
+
+    // Once it reads its metric.
+    let active = hpa(json!([
+        {"type": "AbleToScale", "status": "True", "reason": "ReadyForNewScale"},
+        {"type": "ScalingActive", "status": "True", "reason": "ValidMetricFound"},
+    ]));
+    assert_eq!(
+        autoscaling_condition(&call_with(autoscaling(), "hpa", Some(active))),
+        Some(condition(
+            "Autoscaling",
+            fnv1::Status::ConditionTrue,
+            "Active",
+            "the HorizontalPodAutoscaler chat can scale: it reads its metrics and sets the replicas"
+        ))
+    );
+
+    // KEDA says it in its ScaledObject's Ready condition.
+    let scaled_object = json!({"apiVersion": "keda.sh/v1alpha1", "kind": "ScaledObject",
+        "metadata": {"name": "chat", "namespace": "team-a"},
+        "status": {"conditions": [{"type": "Ready", "status": "False", "reason": "ScaledObjectCheckFailed",
+                                   "message": "Failed to ensure HPA is correctly created for ScaledObject"}]}});
+    assert_eq!(
+        autoscaling_condition(&call_with(autoscaling(), "keda", Some(scaled_object))),
+        Some(condition(
+            "Autoscaling",
+            fnv1::Status::ConditionFalse,
+            "ScaledObjectCheckFailed",
+            "the ScaledObject chat cannot scale: Failed to ensure HPA is correctly created for ScaledObject"
+        ))
+    );
+
+    // Autoscaling dropped from the spec: the condition Crossplane keeps is
+    // told so; an XR that never autoscaled gets none.
+    let fixed = LlmInference::new("chat")
+        .model(LLAMA_8B)
+        .status(
+            json!({"conditions": [{"type": "Autoscaling", "status": "False",
+                                       "reason": "FailedGetPodsMetric", "message": no_metrics}]}),
+        )
+        .build();
+    assert_eq!(
+        autoscaling_condition(&call_with(fixed, "hpa", None)),
+        Some(condition(
+            "Autoscaling",
+            fnv1::Status::ConditionFalse,
+            "NotAutoscaled",
+            "no autoscaler is composed: the replicas are fixed by the spec"
+        ))
+    );
+    let never = LlmInference::new("chat").model(LLAMA_8B).build();
+    assert_eq!(autoscaling_condition(&call_with(never, "hpa", None)), None);
+}

@@ -253,6 +253,56 @@ fn provider_object(o: &Map<String, Value>) -> Rollout {
     }
 }
 
+/// Whether an observed autoscaler can scale its target.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Scaling {
+    /// It has not said yet (or its controller is not running).
+    NotReported,
+    /// It reads its metrics and sets its target's replicas.
+    Active,
+    /// It cannot: its own reason and message.
+    Inactive { reason: String, message: String },
+}
+
+/// How the observed autoscaler `o` (an HPA or a KEDA ScaledObject, or a
+/// provider-kubernetes Object wrapping one) stands. An HPA says both halves:
+/// `AbleToScale` (it can read and set the target's scale) and
+/// `ScalingActive` (it can compute a count from its metrics); KEDA says it
+/// in `Ready`.
+pub(crate) fn scaling(o: &Map<String, Value>) -> Scaling {
+    let Some(o) = manifest_of(o) else {
+        return Scaling::NotReported;
+    };
+    let checks: &[&str] = match str_at(o, &["kind"]) {
+        "HorizontalPodAutoscaler" => &["AbleToScale", "ScalingActive"],
+        "ScaledObject" => &["Ready"],
+        _ => &[],
+    };
+    let mut reported = false;
+    for type_ in checks {
+        match condition(o, type_) {
+            Some(c) if c.status == "False" => {
+                // A condition's reason is required: an autoscaler may leave it out.
+                let reason = match c.reason.as_str() {
+                    "" => "CannotScale".to_string(),
+                    _ => c.reason.clone(),
+                };
+                return Scaling::Inactive {
+                    message: c.message_or("the autoscaler cannot scale its target"),
+                    reason,
+                };
+            }
+            Some(c) if c.status == "True" => reported = true,
+            _ => return Scaling::NotReported,
+        }
+    }
+    if reported {
+        Scaling::Active
+    } else {
+        Scaling::NotReported
+    }
+}
+
 /// A status condition, as read.
 #[derive(Debug)]
 struct Condition {
@@ -570,5 +620,46 @@ mod tests {
             ))
         );
         assert_eq!(pod_problem(&pods[2..]), None);
+    }
+
+    #[test]
+    fn an_autoscaler_scales_once_every_condition_it_reports_is_true() {
+        let hpa = |conditions: Value| {
+            obj(json!({"kind": "HorizontalPodAutoscaler", "status": {"conditions": conditions}}))
+        };
+        let inactive = |reason: &str, message: &str| Scaling::Inactive {
+            reason: reason.into(),
+            message: message.into(),
+        };
+        let rows = [
+            (hpa(json!([])), Scaling::NotReported),
+            (
+                hpa(json!([{"type": "AbleToScale", "status": "True"}])),
+                Scaling::NotReported,
+            ),
+            (
+                hpa(json!([{"type": "AbleToScale", "status": "True"},
+                           {"type": "ScalingActive", "status": "True"}])),
+                Scaling::Active,
+            ),
+            (
+                hpa(
+                    json!([{"type": "AbleToScale", "status": "False", "reason": "FailedGetScale",
+                            "message": "no scale subresource"},
+                           {"type": "ScalingActive", "status": "False", "reason": "FailedGetPodsMetric"}]),
+                ),
+                inactive("FailedGetScale", "no scale subresource"),
+            ),
+            // A condition's reason is required on the XR.
+            (
+                obj(json!({"kind": "ScaledObject", "status": {"conditions": [
+                    {"type": "Ready", "status": "False"}]}})),
+                inactive("CannotScale", "the autoscaler cannot scale its target"),
+            ),
+            (obj(json!({"kind": "Deployment"})), Scaling::NotReported),
+        ];
+        for (observed, want) in rows {
+            assert_eq!(scaling(&observed), want, "{observed:?}");
+        }
     }
 }

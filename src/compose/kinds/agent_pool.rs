@@ -36,6 +36,7 @@ use crate::compose::steps::model_config;
 use crate::compose::steps::model_ref::ResolvedModel;
 use crate::compose::steps::model_server::{self, Serve, Served, ServerKeys};
 use crate::compose::steps::runtime;
+use crate::compose::steps::scaling_condition;
 use crate::compose::steps::served_model::{self, ModelRef};
 use crate::compose::steps::serving;
 use crate::compose::steps::sizing as steps_sizing;
@@ -591,15 +592,16 @@ impl Pool<'_> {
             &warnings,
             format!("{replicas} model-server replica(s) of {layout}"),
         ));
-        if !server.state.serving() {
-            let condition =
-                serving::condition(&server.state, &server_report, serving_layout.as_deref());
-            serving::push_condition(req, server.state.problem.is_some(), condition, out);
-            return self.out;
-        }
-        let (condition, problem) =
-            agents_condition(req, agents, &model.facts.model_url, base_url, out);
+        let (condition, problem) = if server.state.serving() {
+            agents_condition(req, agents, &model.facts.model_url, base_url, out)
+        } else {
+            (
+                serving::condition(&server.state, &server_report, serving_layout.as_deref()),
+                server.state.problem.is_some(),
+            )
+        };
         serving::push_condition(req, problem, condition, out);
+        scaling_condition::report(req, &[MODEL_SERVER_AUTOSCALER, AUTOSCALER], out);
         self.out
     }
 }

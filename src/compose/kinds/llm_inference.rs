@@ -20,6 +20,7 @@ use crate::compose::steps::model_facts::ModelFacts;
 use crate::compose::steps::model_ref::ResolvedModel;
 use crate::compose::steps::model_server::{self, Serve, Served, ServerKeys};
 use crate::compose::steps::runtime;
+use crate::compose::steps::scaling_condition;
 use crate::compose::steps::served_model::{self, ModelRef};
 use crate::compose::steps::serving;
 use crate::compose::steps::sizing as steps_sizing;
@@ -448,6 +449,7 @@ impl Server<'_> {
             },
             out,
         );
+        scaling_condition::report(req, &[AUTOSCALER], out);
         let status = LlmInferenceStatus {
             model: Some(self.model.to_string()),
             plan: Some(plan),

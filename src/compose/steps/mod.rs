@@ -8,6 +8,7 @@ pub(crate) mod model_facts;
 pub(crate) mod model_ref;
 pub(crate) mod model_server;
 pub(crate) mod runtime;
+pub(crate) mod scaling_condition;
 pub(crate) mod served_model;
 pub(crate) mod serving;
 pub(crate) mod sizing;

@@ -1,0 +1,118 @@
+//! The `Autoscaling` condition: whether the autoscalers an XR composed can
+//! scale what they target.
+//!
+//! An autoscaler that cannot read its metrics (no custom metrics API, a
+//! Prometheus KEDA cannot reach) leaves the workload at its count: the XR
+//! serves, so `Ready` stays, but what was asked for does not happen, and
+//! only the autoscaler's own status says so. This condition carries it to
+//! the XR, with a warning event when it first appears. Crossplane keeps a
+//! condition a function stops returning, so an XR that said it autoscaled
+//! is told when it no longer does.
+
+use crate::compose::composition::{ComposeRequest, Composition};
+use crate::compose::rollout::{Scaling, scaling};
+use crate::compose::steps::serving::push_condition;
+use serde_json::{Map, Value};
+
+use crate::request::{at, str_at};
+use crate::response::{condition, condition_unknown};
+
+pub(crate) const AUTOSCALING: &str = "Autoscaling";
+
+/// Adds the `Autoscaling` condition for the autoscalers composed under
+/// `keys` (those of `keys` that `out` composes).
+pub(crate) fn report(req: &ComposeRequest, keys: &[&str], out: &mut Composition) {
+    let scalers: Vec<(String, Scaling)> = keys
+        .iter()
+        .filter_map(|key| {
+            let composed = out.resources.get(*key)?;
+            let state = req
+                .observed
+                .get(key)
+                .map_or(Scaling::NotReported, |o| scaling(&o));
+            Some((describe(composed.manifest.object()), state))
+        })
+        .collect();
+    if scalers.is_empty() {
+        if said_autoscaling(req) {
+            out.conditions.push(condition(
+                AUTOSCALING,
+                false,
+                "NotAutoscaled",
+                "no autoscaler is composed: the replicas are fixed by the spec",
+            ));
+        }
+        return;
+    }
+    let inactive: Vec<(&str, String)> = scalers
+        .iter()
+        .filter_map(|(what, s)| match s {
+            Scaling::Inactive { reason, message } => Some((
+                reason.as_str(),
+                format!("the {what} cannot scale: {message}"),
+            )),
+            _ => None,
+        })
+        .collect();
+    if let Some((reason, _)) = inactive.first() {
+        let message = inactive
+            .iter()
+            .map(|(_, m)| m.trim_end_matches('.'))
+            .collect::<Vec<_>>()
+            .join("; ");
+        push_condition(
+            req,
+            true,
+            condition(AUTOSCALING, false, reason, message),
+            out,
+        );
+        return;
+    }
+    let whats = scalers
+        .iter()
+        .map(|(what, _)| format!("the {what}"))
+        .collect::<Vec<_>>()
+        .join(" and ");
+    out.conditions
+        .push(if scalers.iter().all(|(_, s)| *s == Scaling::Active) {
+            condition(
+                AUTOSCALING,
+                true,
+                "Active",
+                format!("{whats} can scale: it reads its metrics and sets the replicas"),
+            )
+        } else {
+            condition_unknown(
+                AUTOSCALING,
+                "NotReported",
+                format!("{whats} has not yet said whether it can scale"),
+            )
+        });
+}
+
+/// "HorizontalPodAutoscaler chat": the kind and name of a composed
+/// autoscaler, inside its provider-kubernetes Object if it has one.
+fn describe(manifest: &Map<String, Value>) -> String {
+    let inner = match str_at(manifest, &["kind"]) {
+        "Object" => at(manifest, &["spec", "forProvider", "manifest"])
+            .and_then(Value::as_object)
+            .unwrap_or(manifest),
+        _ => manifest,
+    };
+    format!(
+        "{} {}",
+        str_at(inner, &["kind"]),
+        str_at(inner, &["metadata", "name"])
+    )
+}
+
+/// Whether the XR's observed status has an `Autoscaling` condition.
+fn said_autoscaling(req: &ComposeRequest) -> bool {
+    req.xr
+        .status()
+        .and_then(|s| s.get("conditions"))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .any(|c| c.get("type").and_then(Value::as_str) == Some(AUTOSCALING))
+}
