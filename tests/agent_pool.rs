@@ -867,11 +867,23 @@ fn once_the_model_server_serves_the_agents_pods_say_why_the_agents_do_not() {
         )
     );
 
-    // A new spec the nodes cannot take, while the earlier agents still run.
+    // A new spec rolls out while the earlier agents still run...
     let rolling = json!({"observedGeneration": 1, "replicas": 3, "updatedReplicas": 1,
                          "availableReplicas": 2, "unavailableReplicas": 1,
                          "conditions": [{"type": "Available", "status": "True"},
                                         {"type": "Progressing", "status": "True"}]});
+    let rsp = call_with(agents(rolling.clone()), None);
+    assert_eq!(
+        serving(&rsp),
+        condition(
+            "Serving",
+            fnv1::Status::ConditionFalse,
+            "AgentsRollingOut",
+            "the model server serves; the agent Deployment rolls out: 1 of 2 replica(s) updated, 2 available"
+        )
+    );
+    assert_eq!(rsp.results, vec![]);
+    // ...and the nodes cannot take it.
     let rsp = call_with(agents(rolling), Some(vec![pending.clone()]));
     assert_eq!(
         serving(&rsp),

@@ -650,13 +650,25 @@ fn agents_condition(
                 true,
             )
         }
-        (_, None) => (
-            conditions::not_serving(
-                "AgentsStarting",
-                "the model server serves; the agent Deployment is not available yet",
+        (rollout, None) => match rollout.replicas() {
+            Some(r) if r.available > 0 => (
+                conditions::not_serving(
+                    "AgentsRollingOut",
+                    format!(
+                        "the model server serves; the agent Deployment rolls out: {}",
+                        serving::counts(r)
+                    ),
+                ),
+                false,
             ),
-            false,
-        ),
+            _ => (
+                conditions::not_serving(
+                    "AgentsStarting",
+                    "the model server serves; the agent Deployment is not available yet",
+                ),
+                false,
+            ),
+        },
     }
 }
 

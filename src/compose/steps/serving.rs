@@ -278,7 +278,8 @@ pub(crate) fn while_waiting(out: &mut Composition, reason: &str, message: &str) 
     ));
 }
 
-fn counts(c: Replicas) -> String {
+/// "1 of 2 replica(s) updated, 1 available".
+pub(crate) fn counts(c: Replicas) -> String {
     format!(
         "{} of {} replica(s) updated, {} available",
         c.updated, c.desired, c.available
