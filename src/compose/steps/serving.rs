@@ -5,11 +5,12 @@
 //! deadline or refused by admission (a quota). What the workload's status
 //! does not tell, a pod the scheduler cannot place ("Insufficient
 //! nvidia.com/gpu", no node with the GPU type), the pods do: while the
-//! server (or an AgentPool's agents) does not serve, the composer asks Crossplane for them as required
-//! resources (natively composed servers only: a remote cluster's pods are
-//! out of reach; and not when the step input turns `diagnosePods` off, since
-//! Crossplane then caches every Pod of the cluster). Crossplane watches neither those pods nor Models, so the
-//! answer then carries a short TTL, and the XR is looked at again soon.
+//! server (or an AgentPool's agents) does not serve, the composer asks
+//! Crossplane for them as required resources (natively composed servers
+//! only: a remote cluster's pods are out of reach; and not when the step
+//! input turns `diagnosePods` off, since Crossplane then caches every Pod
+//! of the cluster). Crossplane watches neither those pods nor Models, so
+//! the answer then carries a short TTL, and the XR is looked at again soon.
 
 use std::collections::BTreeMap;
 
