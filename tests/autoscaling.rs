@@ -364,6 +364,68 @@ fn an_agent_pools_model_server_scales_like_an_llm_inference() {
         validate_composed(&desired_resource(&rsp, "model_server_pod_monitor")),
         Vec::<String>::new()
     );
+    // One condition for both autoscalers: the model server's and the agents'.
+    let autoscaling = |rsp: &fnv1::RunFunctionResponse| {
+        rsp.conditions
+            .iter()
+            .find(|c| c.r#type == "Autoscaling")
+            .cloned()
+    };
+    assert_eq!(
+        autoscaling(&rsp),
+        Some(condition(
+            "Autoscaling",
+            fnv1::Status::ConditionUnknown,
+            "NotReported",
+            "the HorizontalPodAutoscaler reviewers-model and the HorizontalPodAutoscaler reviewers have not yet \
+             said whether they can scale"
+        ))
+    );
+    let hpa_status = |name: &str, scaling_active: Value| {
+        json!({"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+               "metadata": {"name": name, "namespace": "team-a"},
+               "status": {"conditions": [{"type": "AbleToScale", "status": "True"}, scaling_active]}})
+    };
+    let active = json!({"type": "ScalingActive", "status": "True", "reason": "ValidMetricFound"});
+    req.observed.as_mut().unwrap().resources = [
+        (
+            "model_server_autoscaler".to_string(),
+            resource(hpa_status("reviewers-model", active.clone())),
+        ),
+        (
+            "autoscaler".to_string(),
+            resource(hpa_status("reviewers", active)),
+        ),
+    ]
+    .into();
+    assert_eq!(
+        autoscaling(&call(&req)),
+        Some(condition(
+            "Autoscaling",
+            fnv1::Status::ConditionTrue,
+            "Active",
+            "the HorizontalPodAutoscaler reviewers-model and the HorizontalPodAutoscaler reviewers can scale: each \
+             reads its metrics and sets the replicas"
+        ))
+    );
+    req.observed.as_mut().unwrap().resources.insert(
+        "autoscaler".into(),
+        resource(hpa_status(
+            "reviewers",
+            json!({"type": "ScalingActive", "status": "False", "reason": "FailedGetResourceMetric",
+                   "message": "the HPA was unable to compute the replica count: failed to get cpu utilization"}),
+        )),
+    );
+    assert_eq!(
+        autoscaling(&call(&req)),
+        Some(condition(
+            "Autoscaling",
+            fnv1::Status::ConditionFalse,
+            "FailedGetResourceMetric",
+            "the HorizontalPodAutoscaler reviewers cannot scale: the HPA was unable to compute the replica count: \
+             failed to get cpu utilization"
+        ))
+    );
 
     let mut req = with_model(
         request(

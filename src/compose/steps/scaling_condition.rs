@@ -73,19 +73,23 @@ pub(crate) fn report(req: &ComposeRequest, keys: &[&str], out: &mut Composition)
         .map(|(what, _)| format!("the {what}"))
         .collect::<Vec<_>>()
         .join(" and ");
+    let (reads, has, it) = match scalers.len() {
+        1 => ("it reads its metrics and sets", "has", "it"),
+        _ => ("each reads its metrics and sets", "have", "they"),
+    };
     out.conditions
         .push(if scalers.iter().all(|(_, s)| *s == Scaling::Active) {
             condition(
                 AUTOSCALING,
                 true,
                 "Active",
-                format!("{whats} can scale: it reads its metrics and sets the replicas"),
+                format!("{whats} can scale: {reads} the replicas"),
             )
         } else {
             condition_unknown(
                 AUTOSCALING,
                 "NotReported",
-                format!("{whats} has not yet said whether it can scale"),
+                format!("{whats} {has} not yet said whether {it} can scale"),
             )
         });
 }
