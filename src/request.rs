@@ -67,6 +67,17 @@ impl Composite {
         self.object.get("status").and_then(Value::as_object)
     }
 
+    /// The observed status condition of `type_`, to tell what the XR
+    /// already reports.
+    pub(crate) fn condition(&self, type_: &str) -> Option<&Map<String, Value>> {
+        self.status()?
+            .get("conditions")?
+            .as_array()?
+            .iter()
+            .filter_map(Value::as_object)
+            .find(|c| c.get("type").and_then(Value::as_str) == Some(type_))
+    }
+
     /// The strings of the observed status list at `path` (for example
     /// `["plan", "warnings"]`), to tell what the XR already reports.
     pub(crate) fn status_strings(&self, path: &[&str]) -> Vec<String> {
@@ -135,6 +146,15 @@ pub(crate) fn manifest_of(object: &Map<String, Value>) -> Option<&Map<String, Va
         return Some(object);
     }
     at(object, &["status", "atProvider", "manifest"])?.as_object()
+}
+
+/// The manifest a composed provider-kubernetes Object applies
+/// (`spec.forProvider.manifest`); `None` for any other object.
+pub(crate) fn applied_manifest(object: &Map<String, Value>) -> Option<&Map<String, Value>> {
+    if str_at(object, &["kind"]) != "Object" {
+        return None;
+    }
+    at(object, &["spec", "forProvider", "manifest"])?.as_object()
 }
 
 /// The integer at `path`, if there is one.

@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use crate::compose::annotations::{annotation, set_annotation};
-use crate::request::int_at;
+use crate::request::{applied_manifest, int_at};
 
 /// The annotation that carries the digest.
 pub(crate) const ANNOTATION: &str = "infer.dev/spec-digest";
@@ -48,12 +48,7 @@ fn replicas_path(object: &Map<String, Value>) -> Vec<&'static str> {
     let mut kind = kind_at(object);
     if kind.as_deref() == Some("Object") {
         path.extend(["spec", "forProvider", "manifest"]);
-        kind = object
-            .get("spec")
-            .and_then(|s| s.get("forProvider"))
-            .and_then(|f| f.get("manifest"))
-            .and_then(Value::as_object)
-            .and_then(kind_at);
+        kind = applied_manifest(object).and_then(kind_at);
     }
     match kind.as_deref() {
         Some("VLLMRuntime") => path.extend(["spec", "deploymentConfig", "replicas"]),
@@ -85,10 +80,7 @@ fn without_replicas(object: &Map<String, Value>) -> Value {
 /// spec and returns that spec, when it is a workload or a
 /// provider-kubernetes Object wrapping one; otherwise leaves it as it is.
 pub fn annotate(kind: &str, object: &mut Map<String, Value>) -> Option<Spec> {
-    let wrapped = object
-        .get("spec")
-        .and_then(|s| s.get("forProvider"))
-        .and_then(|f| f.get("manifest"))
+    let wrapped = applied_manifest(object)
         .and_then(|m| m.get("kind"))
         .and_then(Value::as_str);
     let workload = WORKLOADS.contains(&kind) || wrapped.is_some_and(|k| WORKLOADS.contains(&k));

@@ -9,12 +9,12 @@
 //! condition a function stops returning, so an XR that said it autoscaled
 //! is told when it no longer does.
 
+use serde_json::{Map, Value};
+
 use crate::compose::composition::{ComposeRequest, Composition};
 use crate::compose::rollout::{Scaling, scaling};
 use crate::compose::steps::serving::push_condition;
-use serde_json::{Map, Value};
-
-use crate::request::{at, str_at};
+use crate::request::{applied_manifest, str_at};
 use crate::response::{condition, condition_unknown};
 
 pub(crate) const AUTOSCALING: &str = "Autoscaling";
@@ -34,7 +34,7 @@ pub(crate) fn report(req: &ComposeRequest, keys: &[&str], out: &mut Composition)
         })
         .collect();
     if scalers.is_empty() {
-        if said_autoscaling(req) {
+        if req.xr.condition(AUTOSCALING).is_some() {
             out.conditions.push(condition(
                 AUTOSCALING,
                 false,
@@ -97,26 +97,10 @@ pub(crate) fn report(req: &ComposeRequest, keys: &[&str], out: &mut Composition)
 /// "HorizontalPodAutoscaler chat": the kind and name of a composed
 /// autoscaler, inside its provider-kubernetes Object if it has one.
 fn describe(manifest: &Map<String, Value>) -> String {
-    let inner = match str_at(manifest, &["kind"]) {
-        "Object" => at(manifest, &["spec", "forProvider", "manifest"])
-            .and_then(Value::as_object)
-            .unwrap_or(manifest),
-        _ => manifest,
-    };
+    let inner = applied_manifest(manifest).unwrap_or(manifest);
     format!(
         "{} {}",
         str_at(inner, &["kind"]),
         str_at(inner, &["metadata", "name"])
     )
-}
-
-/// Whether the XR's observed status has an `Autoscaling` condition.
-fn said_autoscaling(req: &ComposeRequest) -> bool {
-    req.xr
-        .status()
-        .and_then(|s| s.get("conditions"))
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .any(|c| c.get("type").and_then(Value::as_str) == Some(AUTOSCALING))
 }

@@ -290,23 +290,14 @@ pub(crate) fn counts(c: Replicas) -> String {
 /// Whether the XR's observed status already carries `condition` (same
 /// status, reason and message): a warning is an event, for transitions.
 fn observed_condition_is(req: &ComposeRequest, condition: &Condition) -> bool {
-    let Some(status) = req.xr.status() else {
-        return false;
-    };
     let want_status = match condition.status {
         s if s == crate::protocol::server::Status::ConditionTrue as i32 => "True",
         s if s == crate::protocol::server::Status::ConditionFalse as i32 => "False",
         _ => "Unknown",
     };
-    status
-        .get("conditions")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .any(|c| {
-            c.get("type").and_then(Value::as_str) == Some(&condition.r#type)
-                && c.get("status").and_then(Value::as_str) == Some(want_status)
-                && c.get("reason").and_then(Value::as_str) == Some(&condition.reason)
-                && c.get("message").and_then(Value::as_str) == condition.message.as_deref()
-        })
+    req.xr.condition(&condition.r#type).is_some_and(|c| {
+        c.get("status").and_then(Value::as_str) == Some(want_status)
+            && c.get("reason").and_then(Value::as_str) == Some(&condition.reason)
+            && c.get("message").and_then(Value::as_str) == condition.message.as_deref()
+    })
 }
