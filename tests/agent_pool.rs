@@ -780,22 +780,11 @@ fn once_the_model_server_serves_the_agents_pods_say_why_the_agents_do_not() {
         ]
         .into();
         if let Some(pods) = pods {
-            req.required_resources.insert(
-                "agent_pods".into(),
-                fnv1::Resources {
-                    items: pods.into_iter().map(resource).collect(),
-                },
-            );
+            req = with_required(req, "agent_pods", pods);
         }
         call(&req)
     };
-    let serving = |rsp: &fnv1::RunFunctionResponse| {
-        rsp.conditions
-            .iter()
-            .find(|c| c.r#type == "Serving")
-            .unwrap()
-            .clone()
-    };
+    let serving = |rsp: &fnv1::RunFunctionResponse| response_condition(rsp, "Serving").unwrap();
     let agent_pods = || {
         let mut requirements = requirement().unwrap();
         requirements.resources.insert(

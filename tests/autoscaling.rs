@@ -156,8 +156,8 @@ fn a_new_server_is_ready_once_the_autoscalers_floor_serves() {
     );
     let layout = "1 x H100-80GB (bfloat16), tensor parallel 1, max model length 32768";
     assert_eq!(
-        one.conditions.iter().find(|c| c.r#type == "Serving"),
-        Some(&condition(
+        response_condition(&one, "Serving"),
+        Some(condition(
             "Serving",
             fnv1::Status::ConditionFalse,
             "BelowMinReplicas",
@@ -172,10 +172,7 @@ fn a_new_server_is_ready_once_the_autoscalers_floor_serves() {
         fnv1::Ready::True as i32
     );
     assert_eq!(
-        two.conditions
-            .iter()
-            .find(|c| c.r#type == "Serving")
-            .map(|c| c.status),
+        response_condition(&two, "Serving").map(|c| c.status),
         Some(fnv1::Status::ConditionTrue as i32)
     );
 }
@@ -365,12 +362,7 @@ fn an_agent_pools_model_server_scales_like_an_llm_inference() {
         Vec::<String>::new()
     );
     // One condition for both autoscalers: the model server's and the agents'.
-    let autoscaling = |rsp: &fnv1::RunFunctionResponse| {
-        rsp.conditions
-            .iter()
-            .find(|c| c.r#type == "Autoscaling")
-            .cloned()
-    };
+    let autoscaling = |rsp: &fnv1::RunFunctionResponse| response_condition(rsp, "Autoscaling");
     assert_eq!(
         autoscaling(&rsp),
         Some(condition(
@@ -461,12 +453,8 @@ fn an_autoscaler_that_cannot_scale_says_so_on_the_xr() {
         }
         call(&req)
     };
-    let autoscaling_condition = |rsp: &fnv1::RunFunctionResponse| {
-        rsp.conditions
-            .iter()
-            .find(|c| c.r#type == "Autoscaling")
-            .cloned()
-    };
+    let autoscaling_condition =
+        |rsp: &fnv1::RunFunctionResponse| response_condition(rsp, "Autoscaling");
     let hpa = |conditions: Value| {
         json!({"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
                "metadata": {"name": "chat", "namespace": "team-a"},

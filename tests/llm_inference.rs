@@ -1091,22 +1091,12 @@ fn ready_means_the_current_layout_serves_on_every_replica() {
         req.observed.as_mut().unwrap().resources =
             [("deployment".to_string(), resource(served_l4(deployment)))].into();
         if let Some(pods) = pods {
-            req.required_resources.insert(
-                "model_server_pods".into(),
-                fnv1::Resources {
-                    items: pods.into_iter().map(resource).collect(),
-                },
-            );
+            req = with_required(req, "model_server_pods", pods);
         }
         call(&req)
     };
     let serving = |rsp: &fnv1::RunFunctionResponse| {
-        let c = rsp
-            .conditions
-            .iter()
-            .find(|c| c.r#type == "Serving")
-            .unwrap()
-            .clone();
+        let c = response_condition(rsp, "Serving").unwrap();
         (c.reason, c.message.unwrap_or_default())
     };
     let pod_labels = [
@@ -1182,12 +1172,7 @@ fn ready_means_the_current_layout_serves_on_every_replica() {
     again.input = Some(pinned_gpu_type());
     again.observed.as_mut().unwrap().resources =
         [("deployment".to_string(), resource(served_l4(rolling)))].into();
-    again.required_resources.insert(
-        "model_server_pods".into(),
-        fnv1::Resources {
-            items: vec![resource(pending.clone())],
-        },
-    );
+    let again = with_required(again, "model_server_pods", vec![pending.clone()]);
     assert_eq!(call(&again).results, vec![]);
 
     // Past its deadline: the controller's words, and the pod's reason.
@@ -2200,11 +2185,7 @@ fn losing_every_replica_after_serving_is_unavailable_not_a_start() {
         req.observed.as_mut().unwrap().resources =
             [("vllm_runtime".to_string(), resource(observed))].into();
         let rsp = call(&req);
-        let serving = rsp
-            .conditions
-            .iter()
-            .find(|c| c.r#type == "Serving")
-            .unwrap();
+        let serving = response_condition(&rsp, "Serving").unwrap();
         assert_eq!(serving.reason, want, "{:?}", serving.message);
         let desired = composed(&rsp, "vllm_runtime").0;
         assert_eq!(

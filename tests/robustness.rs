@@ -849,15 +849,13 @@ fn a_required_model_too_deep_to_decode_is_fatal_not_missing() {
     let mut model = example("examples/configuration/agents/model.yaml");
     model["metadata"]["annotations"] = json!({"x": "y"});
     model["status"] = nested(200);
-    let mut req = request(
-        "m",
-        LlmInference::new("qwen").model_ref("llama-3-1-8b").build(),
-    );
-    req.required_resources.insert(
-        "model".into(),
-        fnv1::Resources {
-            items: vec![resource(model)],
-        },
+    let req = with_required(
+        request(
+            "m",
+            LlmInference::new("qwen").model_ref("llama-3-1-8b").build(),
+        ),
+        "model",
+        vec![model],
     );
     let rsp = call(&req);
     assert_eq!(

@@ -357,6 +357,27 @@ pub fn desired_resource(rsp: &fnv1::RunFunctionResponse, key: &str) -> Value {
     ))
 }
 
+/// The condition of `type_` a response sets on the XR.
+pub fn response_condition(rsp: &fnv1::RunFunctionResponse, type_: &str) -> Option<fnv1::Condition> {
+    rsp.conditions.iter().find(|c| c.r#type == type_).cloned()
+}
+
+/// A request carrying `objects` as what Crossplane fetched for the
+/// requirement `key`.
+pub fn with_required(
+    mut req: fnv1::RunFunctionRequest,
+    key: &str,
+    objects: Vec<Value>,
+) -> fnv1::RunFunctionRequest {
+    req.required_resources.insert(
+        key.into(),
+        fnv1::Resources {
+            items: objects.into_iter().map(resource).collect(),
+        },
+    );
+    req
+}
+
 /// The status of the desired XR in a response.
 pub fn desired_status(rsp: &fnv1::RunFunctionResponse) -> Value {
     let c = rsp.desired.as_ref().unwrap().composite.as_ref().unwrap();

@@ -23,17 +23,8 @@ pub fn llama_8b() -> Value {
 }
 
 /// A request carrying what Crossplane fetched for the `model` requirement.
-pub fn with_model(
-    mut req: fnv1::RunFunctionRequest,
-    models: Vec<Value>,
-) -> fnv1::RunFunctionRequest {
-    req.required_resources.insert(
-        "model".into(),
-        fnv1::Resources {
-            items: models.into_iter().map(resource).collect(),
-        },
-    );
-    req
+pub fn with_model(req: fnv1::RunFunctionRequest, models: Vec<Value>) -> fnv1::RunFunctionRequest {
+    super::with_required(req, "model", models)
 }
 
 /// The `model` requirement for the Model `llama-8b` in `team-a`.
