@@ -10,7 +10,7 @@
 use crate::compose;
 use crate::compose::composition::{ComposeRequest, Composition};
 use crate::input::DEFAULT_TTL_SECONDS;
-use crate::protocol::server::{RunFunctionRequest, RunFunctionResponse};
+use crate::protocol::server::{Ready, RunFunctionRequest, RunFunctionResponse};
 use crate::request::{self, Composite, Observed};
 use crate::response;
 
@@ -143,6 +143,9 @@ fn write(
             let mut composite = desired.composite.clone().unwrap_or_default();
             response::merge_status(&mut composite, &xr.api_version, &xr.kind, status)
                 .map_err(unreadable)?;
+            if composition.xr_not_ready {
+                composite.ready = Ready::False as i32;
+            }
             Some(composite)
         }
         None => None,

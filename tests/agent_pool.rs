@@ -46,7 +46,7 @@ fn before_crossplane_looks_the_model_up_the_pool_asks_and_waits() {
     let want = fnv1::RunFunctionResponse {
         meta: meta("w1", 10),
         desired: Some(fnv1::State {
-            composite: Some(resource(json!({
+            composite: Some(not_ready(json!({
                 "apiVersion": "infer.dev/v1alpha1", "kind": "AgentPool",
                 "status": {"phase": "WaitingForModel", "waitingFor": message, "model": "team-a/llama-8b"},
             }))),
@@ -96,7 +96,7 @@ fn a_missing_model_keeps_what_was_composed_and_warns_once() {
     let want = fnv1::RunFunctionResponse {
         meta: meta("w2", 10),
         desired: Some(fnv1::State {
-            composite: Some(resource(json!({
+            composite: Some(not_ready(json!({
                 "apiVersion": "infer.dev/v1alpha1", "kind": "AgentPool",
                 "status": {"phase": "WaitingForModel", "waitingFor": message, "model": "team-a/llama-8b"},
             }))),
@@ -1012,6 +1012,15 @@ fn an_agent_pool_sizes_with_its_objective_and_the_models_config_map() {
         vec![cm],
     ));
     assert_eq!(fatals(&rsp), Vec::<&str>::new());
+    assert_eq!(
+        response_condition(&rsp, "ModelConfigResolved"),
+        Some(condition(
+            "ModelConfigResolved",
+            fnv1::Status::ConditionTrue,
+            "Found",
+            "sized from ConfigMap team-a/llama-config (Model team-a/llama-8b spec.configFrom.configMapRef)"
+        ))
+    );
     let plan = &desired_status(&rsp)["plan"];
     assert_eq!(plan["objective"], "minimal");
     assert_eq!(plan["architectureGuessed"], false);

@@ -27,6 +27,8 @@ fn a_model_reports_its_plans_its_size_and_its_card() {
     assert_eq!(rsp.results, vec![]);
     let st = desired_status(&rsp);
     assert_eq!(st["phase"], "Ready");
+    // Ready as its model card is.
+    assert_eq!(xr_readiness(&rsp), fnv1::Ready::Unspecified);
     assert_eq!(st["modelId"], "meta-llama/Llama-3.1-8B-Instruct");
     assert_eq!(st["serveableOn"], "L4,L40S,A100-80GB,H100-80GB");
     assert_eq!(
@@ -78,6 +80,8 @@ fn a_model_reports_its_plans_its_size_and_its_card() {
     let rsp = call(&req);
     let st = desired_status(&rsp);
     assert_eq!(st["phase"], "Failed");
+    // Of no use to what references it, whatever its model card says.
+    assert_eq!(xr_readiness(&rsp), fnv1::Ready::False);
     assert!(
         st["reason"]
             .as_str()
@@ -107,6 +111,8 @@ fn llm_inference_model_ref_waits_for_and_serves_the_model() {
     assert_eq!(rsp.requirements, requirement());
     assert_eq!(names(&rsp), Vec::<String>::new());
     assert_eq!(rsp.conditions[0].reason, "WaitingForModel");
+    // Composing nothing yet, it would be Ready by its composed resources.
+    assert_eq!(xr_readiness(&rsp), fnv1::Ready::False);
 
     let mut m = llama_8b();
     m["spec"]["cachePolicy"] = json!({"priority": "low"});
@@ -119,6 +125,7 @@ fn llm_inference_model_ref_waits_for_and_serves_the_model() {
         pods_selector(&[("app", "chat")]),
     );
     assert_eq!(rsp.requirements, Some(want));
+    assert_eq!(xr_readiness(&rsp), fnv1::Ready::Unspecified);
     let runtime = manifest(&rsp, "vllm_runtime");
     assert_eq!(
         runtime["spec"]["model"]["modelURL"],
@@ -154,6 +161,7 @@ fn a_shard_spec_the_heads_cannot_be_split_by_fails_the_model() {
     assert_eq!(rsp.results, vec![warning("ModelWarning", reason)]);
     let status = desired_status(&rsp);
     assert_eq!(status["phase"], "Failed");
+    assert_eq!(xr_readiness(&rsp), fnv1::Ready::False);
     assert_eq!(status["reason"], reason);
     assert_eq!(status["warnings"], json!([reason]));
     let mut reported = m.clone();
@@ -297,6 +305,7 @@ fn a_model_reads_its_config_from_a_config_map_through_crossplane() {
         )]
     );
     assert_eq!(desired_status(&rsp)["waitingFor"], message);
+    assert_eq!(xr_readiness(&rsp), fnv1::Ready::False);
     assert_eq!(names(&rsp), Vec::<String>::new());
 
     // Looked up and missing: a warning once, the condition False.
@@ -306,6 +315,7 @@ fn a_model_reads_its_config_from_a_config_map_through_crossplane() {
     assert_eq!(rsp.results, vec![warning("ModelConfigNotFound", missing)]);
     assert_eq!(rsp.requirements, requirements);
     assert_eq!(rsp.conditions[0].reason, "ModelConfigNotFound");
+    assert_eq!(xr_readiness(&rsp), fnv1::Ready::False);
     let mut seen = xr.clone();
     seen["status"] = json!({"waitingFor": missing});
     assert_eq!(
@@ -323,6 +333,17 @@ fn a_model_reads_its_config_from_a_config_map_through_crossplane() {
     assert_eq!(rsp.results, vec![]);
     assert_eq!(rsp.requirements, requirements);
     assert_eq!(desired_status(&rsp)["phase"], "Ready");
+    assert_eq!(xr_readiness(&rsp), fnv1::Ready::Unspecified);
+    // Said on every call: Crossplane would keep the False one otherwise.
+    assert_eq!(
+        response_condition(&rsp, "ModelConfigResolved"),
+        Some(condition(
+            "ModelConfigResolved",
+            fnv1::Status::ConditionTrue,
+            "Found",
+            "sized from ConfigMap team-a/codellama-config (spec.configFrom.configMapRef)"
+        ))
+    );
     assert_eq!(first_plan(&rsp)["architectureGuessed"], false);
     let inline = call(&request(
         "r5",
@@ -338,6 +359,21 @@ fn a_model_reads_its_config_from_a_config_map_through_crossplane() {
         desired_status(&rsp)["plans"],
         desired_status(&inline)["plans"],
         "a ConfigMap and the same config inline size alike"
+    );
+    // A Model that never named a ConfigMap has no such condition; one that
+    // drops its configFrom is told there is nothing left to read.
+    assert_eq!(response_condition(&inline, "ModelConfigResolved"), None);
+    let mut dropped = codellama().field("config", codellama_config()).build();
+    dropped["status"] = json!({"conditions": [{"type": "ModelConfigResolved", "status": "False",
+                                               "reason": "ModelConfigNotFound"}]});
+    assert_eq!(
+        response_condition(&call(&request("r6", dropped)), "ModelConfigResolved"),
+        Some(condition(
+            "ModelConfigResolved",
+            fnv1::Status::ConditionTrue,
+            "NoConfigMap",
+            "spec.configFrom.configMapRef is not set: there is no ConfigMap to read"
+        ))
     );
 
     // Unusable: a FATAL naming the field and the key, the requirement kept.
@@ -414,6 +450,15 @@ fn llm_inference_model_ref_inherits_the_models_config_kv_dtype_and_objective() {
     assert_eq!(
         runtime["spec"]["vllmConfig"]["extraArgs"],
         json!(["--kv-cache-dtype", "fp8"])
+    );
+    assert_eq!(
+        response_condition(&rsp, "ModelConfigResolved"),
+        Some(condition(
+            "ModelConfigResolved",
+            fnv1::Status::ConditionTrue,
+            "Found",
+            "sized from ConfigMap team-a/codellama-config (Model team-a/llama-8b spec.configFrom.configMapRef)"
+        ))
     );
     let plan = &desired_status(&rsp)["plan"];
     assert_eq!(plan["objective"], "minimal");

@@ -91,6 +91,12 @@ pub(crate) struct Composition {
     /// How soon Crossplane should call again, when sooner than the step
     /// input's TTL: while waiting on what Crossplane does not watch.
     pub(crate) ttl_seconds: Option<u32>,
+    /// The XR is not ready whatever its composed resources say: it waits
+    /// for what it needs, or cannot be served. Crossplane derives an XR's
+    /// Ready from its composed resources alone, so an XR that composes
+    /// nothing yet would otherwise be Ready. Written with `status`, which
+    /// every composition that sets it has.
+    pub(crate) xr_not_ready: bool,
 }
 
 impl Composition {

@@ -163,6 +163,15 @@ pub fn resource(v: Value) -> fnv1::Resource {
     }
 }
 
+/// The desired XR `v`, marked not ready: Crossplane then reports the XR's
+/// Ready condition False whatever its composed resources say.
+pub fn not_ready(v: Value) -> fnv1::Resource {
+    fnv1::Resource {
+        ready: fnv1::Ready::False as i32,
+        ..resource(v)
+    }
+}
+
 /// An XR of a kind function-inference does not compose.
 pub fn spaceship() -> Value {
     json!({
@@ -385,6 +394,13 @@ pub fn desired_status(rsp: &fnv1::RunFunctionResponse) -> Value {
         c.resource.as_ref().unwrap(),
     ))["status"]
         .clone()
+}
+
+/// Whether the response marks the XR not ready (`Ready::False`) or leaves
+/// its readiness to its composed resources (`Ready::Unspecified`).
+pub fn xr_readiness(rsp: &fnv1::RunFunctionResponse) -> fnv1::Ready {
+    let c = rsp.desired.as_ref().unwrap().composite.as_ref().unwrap();
+    fnv1::Ready::try_from(c.ready).unwrap()
 }
 
 /// The FATAL message for an XR of `kind` that the function does not compose.

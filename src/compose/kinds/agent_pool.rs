@@ -587,7 +587,8 @@ impl Pool<'_> {
         let warnings = status.warnings.clone();
         out.warn_on_transition("AgentPoolWarning", &warnings, req.xr, &["warnings"]);
         out.status = Some(to_object(status));
-        out.conditions.push(served_model::resolved_condition(model));
+        out.conditions
+            .extend(served_model::resolved_conditions(req, model));
         out.conditions.push(conditions::sized(
             &warnings,
             format!("{replicas} model-server replica(s) of {layout}"),

@@ -139,10 +139,8 @@ fn compose_spec(req: &ComposeRequest, spec: &LlmInferenceSpec) -> Result<Composi
         .notes
         .extend(overridden_by_extra_args(&spec.extra_args));
     if let Some(m) = &referenced {
-        server
-            .out
-            .conditions
-            .push(served_model::resolved_condition(m));
+        let resolved = served_model::resolved_conditions(req, m);
+        server.out.conditions.extend(resolved);
     }
     Ok(server.report(plan, &served, scaling, endpoint))
 }

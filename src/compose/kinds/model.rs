@@ -131,6 +131,8 @@ pub(crate) fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
 
     let mut out = Composition {
         requirements,
+        // A Model no GPU type can serve is of no use to what references it.
+        xr_not_ready: failed,
         ..Default::default()
     };
     let card = card(&xr.name, &spec, &facts);
@@ -148,6 +150,11 @@ pub(crate) fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
     out.add(CARD, manifest, &req.observed);
 
     out.warn_on_transition("ModelWarning", &warnings, req.xr, &["warnings"]);
+    out.conditions.extend(model_config::resolved_condition(
+        req,
+        &facts,
+        "spec.configFrom.configMapRef",
+    ));
     out.conditions.push(match &reason {
         Some(r) if shard_problem.is_some() => {
             outcome::condition(SERVABLE, false, "InvalidShardSpec", r.clone())

@@ -15,7 +15,8 @@ use serde_json::Value;
 use crate::compose::composition::{ComposeRequest, Refusal};
 use crate::compose::steps::model_facts::{ModelFacts, parse_config};
 use crate::compose::steps::model_ref::{Awaited, WaitingFor, fetched};
-use crate::protocol::server::{ResourceSelector, resource_selector::Match};
+use crate::protocol::server::{Condition, ResourceSelector, resource_selector::Match};
+use crate::response as outcome;
 use crate::sizing::weights_index_total_bytes;
 
 /// Key of the requirement, in the request's `required` and the response's requirements.
@@ -119,6 +120,34 @@ pub(crate) fn resolve(
         facts.checkpoint_bytes = Some(bytes);
     }
     Ok(Lookup::Ready)
+}
+
+/// The `ModelConfigResolved` condition once the config is read, said on
+/// every call: Crossplane keeps a condition a function stops returning, so
+/// the one that said the ConfigMap was missing would otherwise stay. When
+/// no ConfigMap is named, only an XR that had the condition is told so.
+/// `field` names spec.configFrom.configMapRef as the caller's user sees it.
+pub(crate) fn resolved_condition(
+    req: &ComposeRequest,
+    facts: &ModelFacts,
+    field: &str,
+) -> Option<Condition> {
+    match &facts.config_map {
+        Some(name) => Some(outcome::condition(
+            MODEL_CONFIG_RESOLVED,
+            true,
+            "Found",
+            format!("sized from ConfigMap {}/{name} ({field})", req.xr.namespace),
+        )),
+        None => req.xr.condition(MODEL_CONFIG_RESOLVED).map(|_| {
+            outcome::condition(
+                MODEL_CONFIG_RESOLVED,
+                true,
+                "NoConfigMap",
+                format!("{field} is not set: there is no ConfigMap to read"),
+            )
+        }),
+    }
 }
 
 /// Waiting for the Model's ConfigMap: its requirement is the caller's.

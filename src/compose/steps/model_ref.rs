@@ -148,7 +148,7 @@ pub(crate) const MODEL: WaitingFor = WaitingFor {
 impl WaitingFor {
     /// The composition of a composer that waits: a condition, `status`
     /// (which should say what it waits for), the resources in `keep` kept as
-    /// observed, and a warning only when the resource turns out missing and
+    /// observed, the XR not ready, and a warning only when the resource turns out missing and
     /// the observed status (`waitingFor`) did not say so yet. The caller
     /// adds its requirements.
     pub(crate) fn composition(
@@ -165,6 +165,7 @@ impl WaitingFor {
             // Crossplane does not watch required resources: it looks again
             // when the answer expires.
             ttl_seconds: Some(WAITING_TTL_SECONDS),
+            xr_not_ready: true,
             ..Default::default()
         };
         out.conditions.push(if not_found {

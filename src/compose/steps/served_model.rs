@@ -110,13 +110,20 @@ pub(crate) fn resolve(
     }
 }
 
-/// The `ModelResolved` condition once the Model is found: said on every
-/// call, since it replaces the one that said the Model was missing.
-pub(crate) fn resolved_condition(m: &ResolvedModel) -> crate::protocol::server::Condition {
-    outcome::condition(
+/// The `ModelResolved` condition once the Model is found, and
+/// `ModelConfigResolved` once its ConfigMap is read: said on every call,
+/// since they replace the ones that said what was missing.
+pub(crate) fn resolved_conditions(
+    req: &ComposeRequest,
+    m: &ResolvedModel,
+) -> Vec<crate::protocol::server::Condition> {
+    let field = format!("Model {} spec.configFrom.configMapRef", m.display);
+    std::iter::once(outcome::condition(
         model_ref::MODEL_RESOLVED,
         true,
         "Found",
         format!("Model {} served as {}", m.display, m.facts.model_url),
-    )
+    ))
+    .chain(model_config::resolved_condition(req, &m.facts, &field))
+    .collect()
 }
