@@ -140,8 +140,12 @@ fn write(
     let desired = rsp.desired.get_or_insert_with(Default::default);
     let composite = match &composition.status {
         Some(status) => {
+            let mut status = status.clone();
+            if let Some(declared) = compose::status_fields_for(&xr.api_version) {
+                status.retain(|field, _| declared.contains(&field.as_str()));
+            }
             let mut composite = desired.composite.clone().unwrap_or_default();
-            response::merge_status(&mut composite, &xr.api_version, &xr.kind, status)
+            response::merge_status(&mut composite, &xr.api_version, &xr.kind, &status)
                 .map_err(unreadable)?;
             if composition.xr_not_ready {
                 composite.ready = Ready::False as i32;

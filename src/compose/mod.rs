@@ -18,6 +18,18 @@ pub(crate) fn composer_for(kind: &str) -> Option<Composer> {
     composers.iter().find(|(k, _)| *k == kind).map(|(_, c)| *c)
 }
 
+/// The status fields written to an XR of another API group: only those
+/// dot-inference's XRD (`inference.devopstoolkit.ai`) declares. Crossplane
+/// applies an XR's status with a typed server-side apply patch, and one
+/// field its schema does not declare fails the whole patch ("field not
+/// declared in schema"), conditions included; the plan and the endpoint
+/// reach such an XR through the `Sized` and `Serving` conditions instead.
+/// `None` for this function's own XRs, whose schemas declare every field.
+pub(crate) fn status_fields_for(api_version: &str) -> Option<&'static [&'static str]> {
+    let group = api_version.split_once('/').map_or("", |(group, _)| group);
+    (group != crate::xr::GROUP).then_some(&["ready"])
+}
+
 /// The kinds this function composes, for error messages.
 pub(crate) const KINDS: &[&str] = &["LLMInference", "Model", "AgentPool"];
 
