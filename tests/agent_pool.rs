@@ -1014,12 +1014,9 @@ fn an_agent_pool_sizes_with_its_objective_and_the_models_config_map() {
     assert_eq!(fatals(&rsp), Vec::<&str>::new());
     assert_eq!(
         response_condition(&rsp, "ModelConfigResolved"),
-        Some(condition(
-            "ModelConfigResolved",
-            fnv1::Status::ConditionTrue,
-            "Found",
+        model_config_found(
             "sized from ConfigMap team-a/llama-config (Model team-a/llama-8b spec.configFrom.configMapRef)"
-        ))
+        )
     );
     let plan = &desired_status(&rsp)["plan"];
     assert_eq!(plan["objective"], "minimal");

@@ -337,12 +337,9 @@ fn a_model_reads_its_config_from_a_config_map_through_crossplane() {
     // Said on every call: Crossplane would keep the False one otherwise.
     assert_eq!(
         response_condition(&rsp, "ModelConfigResolved"),
-        Some(condition(
-            "ModelConfigResolved",
-            fnv1::Status::ConditionTrue,
-            "Found",
+        model_config_found(
             "sized from ConfigMap team-a/codellama-config (spec.configFrom.configMapRef)"
-        ))
+        )
     );
     assert_eq!(first_plan(&rsp)["architectureGuessed"], false);
     let inline = call(&request(
@@ -453,12 +450,9 @@ fn llm_inference_model_ref_inherits_the_models_config_kv_dtype_and_objective() {
     );
     assert_eq!(
         response_condition(&rsp, "ModelConfigResolved"),
-        Some(condition(
-            "ModelConfigResolved",
-            fnv1::Status::ConditionTrue,
-            "Found",
+        model_config_found(
             "sized from ConfigMap team-a/codellama-config (Model team-a/llama-8b spec.configFrom.configMapRef)"
-        ))
+        )
     );
     let plan = &desired_status(&rsp)["plan"];
     assert_eq!(plan["objective"], "minimal");

@@ -28,6 +28,17 @@ pub fn with_model(req: fnv1::RunFunctionRequest, models: Vec<Value>) -> fnv1::Ru
 }
 
 /// The `model` requirement for the Model `llama-8b` in `team-a`.
+/// The `ModelConfigResolved` condition a response sets once the Model's
+/// ConfigMap is read; `message` names it.
+pub fn model_config_found(message: &str) -> Option<fnv1::Condition> {
+    Some(super::condition(
+        "ModelConfigResolved",
+        fnv1::Status::ConditionTrue,
+        "Found",
+        message,
+    ))
+}
+
 pub fn requirement() -> Option<fnv1::Requirements> {
     requirement_of("llama-8b")
 }

@@ -139,8 +139,10 @@ fn compose_spec(req: &ComposeRequest, spec: &LlmInferenceSpec) -> Result<Composi
         .notes
         .extend(overridden_by_extra_args(&spec.extra_args));
     if let Some(m) = &referenced {
-        let resolved = served_model::resolved_conditions(req, m);
-        server.out.conditions.extend(resolved);
+        server
+            .out
+            .conditions
+            .extend(served_model::resolved_conditions(req, m));
     }
     Ok(server.report(plan, &served, scaling, endpoint))
 }

@@ -148,9 +148,9 @@ pub(crate) const MODEL: WaitingFor = WaitingFor {
 impl WaitingFor {
     /// The composition of a composer that waits: a condition, `status`
     /// (which should say what it waits for), the resources in `keep` kept as
-    /// observed, the XR not ready, and a warning only when the resource turns out missing and
-    /// the observed status (`waitingFor`) did not say so yet. The caller
-    /// adds its requirements.
+    /// observed, the XR not ready, and a warning only when the resource
+    /// turns out missing and the observed status (`waitingFor`) did not say
+    /// so yet. The caller adds its requirements.
     pub(crate) fn composition(
         &self,
         req: &ComposeRequest,
