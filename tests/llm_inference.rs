@@ -229,6 +229,33 @@ fn a_native_runtime_is_ready_when_a_replica_is_available() {
             "availableReplicas {available}"
         );
     }
+
+    // Applied, and no operator has written its status: the XR says which
+    // controller it waits for, not replica counts nobody reported.
+    req.observed
+        .as_mut()
+        .unwrap()
+        .resources
+        .insert("vllm_runtime".into(), resource(runtime));
+    let rsp = call(&req);
+    assert_eq!(composed(&rsp, "vllm_runtime").1, fnv1::Ready::False as i32);
+    assert_eq!(
+        response_condition(&rsp, "Serving"),
+        Some(condition(
+            "Serving",
+            fnv1::Status::ConditionFalse,
+            "Starting",
+            "Qwen/Qwen2.5-1.5B-Instruct has no available replica yet: its VLLMRuntime has no status yet, which \
+             the vLLM production-stack operator writes (if this lasts, check that the vLLM production-stack \
+             operator is installed and running): it will serve 1 x L4 (bfloat16), tensor parallel 1, max model \
+             length 32768 at http://qwen.team-a.svc.cluster.local/v1"
+        ))
+    );
+    assert_eq!(
+        rsp.results,
+        vec![],
+        "no warning: a new runtime has no status either"
+    );
 }
 
 #[test]

@@ -25,6 +25,12 @@ pub(crate) enum Rollout {
     /// Every replica runs the current spec and is available, but fewer
     /// than the floor (`desired`) an autoscaler is to keep.
     BelowFloor(Replicas),
+    /// Its controller (an operator the platform installs) has written no
+    /// status yet: nothing is known of its replicas.
+    Unreported {
+        kind: &'static str,
+        controller: &'static str,
+    },
     /// Its controller reports that it cannot get there by itself.
     Failed {
         reason: String,
@@ -70,7 +76,7 @@ impl Rollout {
     /// observed yet, or a complete object of another kind).
     pub(crate) fn replicas(&self) -> Option<Replicas> {
         match self {
-            Rollout::Absent | Rollout::Complete => None,
+            Rollout::Absent | Rollout::Complete | Rollout::Unreported { .. } => None,
             Rollout::Progressing(r)
             | Rollout::BelowFloor(r)
             | Rollout::Failed { replicas: r, .. } => Some(*r),
@@ -86,8 +92,10 @@ pub(crate) fn rollout(observed: Option<&Map<String, Value>>) -> Rollout {
     match str_at(o, &["kind"]) {
         "Deployment" => workload(o, Counts::deployment(o)),
         // Groups, counted like a Deployment's pods.
-        "LeaderWorkerSet" => workload(o, Counts::leader_worker_set(o)),
-        "VLLMRuntime" => vllm_runtime(o),
+        "LeaderWorkerSet" => unreported(o, "LeaderWorkerSet", "the LeaderWorkerSet controller")
+            .unwrap_or_else(|| workload(o, Counts::leader_worker_set(o))),
+        "VLLMRuntime" => unreported(o, "VLLMRuntime", "the vLLM production-stack operator")
+            .unwrap_or_else(|| vllm_runtime(o)),
         "Object" => provider_object(o),
         "HorizontalPodAutoscaler" => {
             if condition(o, "AbleToScale").is_some_and(|c| c.status == "True") {
@@ -113,6 +121,7 @@ pub(crate) fn rollout(observed: Option<&Map<String, Value>>) -> Rollout {
 pub(crate) fn not_yet_applied(observed: &Map<String, Value>) -> Rollout {
     let counts = match rollout(Some(observed)) {
         Rollout::Progressing(r) | Rollout::Failed { replicas: r, .. } => r,
+        unreported @ Rollout::Unreported { .. } => return unreported,
         // Complete: every desired replica of the older spec serves.
         _ => {
             let desired = replica_target(observed);
@@ -338,6 +347,21 @@ fn condition(o: &Map<String, Value>, type_: &str) -> Option<Condition> {
         })
 }
 
+/// [`Rollout::Unreported`] when `o`, of `kind`, has no status: its
+/// controller is an operator the platform installs, and until it writes
+/// one it may not be running at all.
+fn unreported(
+    o: &Map<String, Value>,
+    kind: &'static str,
+    controller: &'static str,
+) -> Option<Rollout> {
+    let reported = o
+        .get("status")
+        .and_then(Value::as_object)
+        .is_some_and(|status| !status.is_empty());
+    (!reported).then_some(Rollout::Unreported { kind, controller })
+}
+
 /// Whether `status.observedGeneration` has caught up with
 /// `metadata.generation` (a controller that reports neither is believed).
 fn observed_generation_is_current(o: &Map<String, Value>) -> bool {
@@ -529,9 +553,32 @@ mod tests {
                 progressing(2, 2, 1),
             ),
             (
-                "VLLMRuntime, no status yet",
+                "VLLMRuntime, no status yet: the operator may not run",
                 Some(json!({"kind": "VLLMRuntime", "spec": {"deploymentConfig": {"replicas": 1}}})),
-                progressing(1, 0, 0),
+                Rollout::Unreported {
+                    kind: "VLLMRuntime",
+                    controller: "the vLLM production-stack operator",
+                },
+            ),
+            (
+                "VLLMRuntime, an empty status",
+                Some(
+                    json!({"kind": "VLLMRuntime", "spec": {"deploymentConfig": {"replicas": 1}}, "status": {}}),
+                ),
+                Rollout::Unreported {
+                    kind: "VLLMRuntime",
+                    controller: "the vLLM production-stack operator",
+                },
+            ),
+            (
+                "LeaderWorkerSet, no status yet: the controller may not run",
+                Some(
+                    json!({"kind": "LeaderWorkerSet", "metadata": {"generation": 1}, "spec": {"replicas": 1}}),
+                ),
+                Rollout::Unreported {
+                    kind: "LeaderWorkerSet",
+                    controller: "the LeaderWorkerSet controller",
+                },
             ),
             (
                 "Object, Ready for the current generation",

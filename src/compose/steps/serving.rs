@@ -232,6 +232,17 @@ pub(crate) fn condition(
                 r.url
             ),
         ),
+        (None, _) if let Rollout::Unreported { kind, controller } = state.rollout => {
+            conditions::not_serving(
+                "Starting",
+                format!(
+                    "{} has no available replica yet: its {kind} has no status yet, which {controller} \
+                     writes (if this lasts, check that {controller} is installed and running): it \
+                     will serve {} at {}",
+                    r.what, r.layout, r.url
+                ),
+            )
+        }
         (None, _) => conditions::not_serving(
             "Starting",
             format!(
