@@ -59,7 +59,8 @@ fn before_crossplane_looks_the_model_up_the_pool_asks_and_waits() {
                 "WaitingForModel",
                 message,
             )],
-            waiting_conditions("WaitingForModel", message),
+            // Nothing composed yet: nothing is said to be kept.
+            waiting_conditions("WaitingForModel", message, false),
         ]
         .concat(),
         requirements: requirement(),
@@ -119,7 +120,7 @@ fn a_missing_model_keeps_what_was_composed_and_warns_once() {
                 "ModelNotFound",
                 message,
             )],
-            waiting_conditions("WaitingForModel", message),
+            waiting_conditions("WaitingForModel", message, true),
         ]
         .concat(),
         requirements: requirement(),

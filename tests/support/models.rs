@@ -71,8 +71,9 @@ pub fn pods_selector(labels: &[(&str, &str)]) -> fnv1::ResourceSelector {
 }
 
 /// The `Sized` and `Serving` conditions of an XR waiting for a required
-/// resource, after its `ModelResolved` (or `ModelConfigResolved`) one.
-pub fn waiting_conditions(reason: &str, message: &str) -> Vec<fnv1::Condition> {
+/// resource, after its `ModelResolved` (or `ModelConfigResolved`) one;
+/// `kept`: it had composed something, which is kept.
+pub fn waiting_conditions(reason: &str, message: &str, kept: bool) -> Vec<fnv1::Condition> {
     vec![
         crate::support::condition(
             "Sized",
@@ -84,7 +85,11 @@ pub fn waiting_conditions(reason: &str, message: &str) -> Vec<fnv1::Condition> {
             "Serving",
             fnv1::Status::ConditionFalse,
             reason,
-            &format!("{message}; what was composed before is kept as it was"),
+            &if kept {
+                format!("{message}; what was composed before is kept as it was")
+            } else {
+                message.to_string()
+            },
         ),
     ]
 }

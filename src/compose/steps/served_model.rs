@@ -70,6 +70,8 @@ pub(crate) fn resolve(
     keep: &[&str],
     status: WaitingStatus,
 ) -> Result<ControlFlow<Composition, Box<ResolvedModel>>, Refusal> {
+    // Whether anything composed before is kept while it waits.
+    let kept = keep.iter().any(|name| req.observed.raw(name).is_some());
     let mut m = match model_ref::lookup(req, model.field, model.name)? {
         Lookup::Found(m) => m,
         Lookup::Waiting { message, not_found } => {
@@ -78,7 +80,7 @@ pub(crate) fn resolve(
             let status = status(phase, &display, &message);
             let mut waiting =
                 model_ref::MODEL.composition(req, &message, not_found, Some(status), keep);
-            serving::while_waiting(&mut waiting, phase, &message);
+            serving::while_waiting(&mut waiting, phase, &message, kept);
             return Ok(ControlFlow::Break(waiting));
         }
     };
@@ -104,7 +106,7 @@ pub(crate) fn resolve(
                 Some(status),
                 keep,
             );
-            serving::while_waiting(&mut waiting, phase, &message);
+            serving::while_waiting(&mut waiting, phase, &message, kept);
             Ok(ControlFlow::Break(waiting))
         }
     }

@@ -277,17 +277,21 @@ pub(crate) fn push_condition(
 
 /// The `Sized` and `Serving` conditions of a composer that waits for a
 /// required resource (`reason`, `message`): it cannot size, and what it
-/// composed before is kept as it was, not serving the current spec.
-pub(crate) fn while_waiting(out: &mut Composition, reason: &str, message: &str) {
+/// composed before, if anything (`kept`), is kept as it was, not serving
+/// the current spec.
+pub(crate) fn while_waiting(out: &mut Composition, reason: &str, message: &str, kept: bool) {
     out.conditions.push(outcome::condition_unknown(
         conditions::SIZED,
         reason,
         format!("cannot size until it is there: {message}"),
     ));
-    out.conditions.push(conditions::not_serving(
-        reason,
-        format!("{message}; what was composed before is kept as it was"),
-    ));
+    let kept = if kept {
+        "; what was composed before is kept as it was"
+    } else {
+        ""
+    };
+    out.conditions
+        .push(conditions::not_serving(reason, format!("{message}{kept}")));
 }
 
 /// "1 of 2 replica(s) updated, 1 available".
