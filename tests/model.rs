@@ -100,6 +100,45 @@ fn a_model_reports_its_plans_its_size_and_its_card() {
     );
 }
 
+/// A Model deleted under a serving LLMInference: what it composed is kept,
+/// and so is the status that describes it (Crossplane removes every status
+/// field an answer leaves out); only `ready` and the conditions change.
+#[test]
+fn an_llm_inference_whose_model_is_gone_keeps_the_status_of_what_it_kept() {
+    let last = json!({
+        "model": "meta-llama/Llama-3.1-8B-Instruct", "gpuType": "L4", "gpuCount": 1,
+        "runtime": "deployment", "ready": "True",
+        "endpoint": {"internal": "http://chat.team-a.svc.cluster.local/v1"},
+        "plan": {"gpuCount": 1, "tensorParallelSize": 1},
+        "servingLayout": "1 x L4 (bfloat16), tensor parallel 1, max model length 32768",
+        "conditions": [{"type": "Serving", "status": "True", "reason": "Available"}],
+    });
+    let xr = LlmInference::new("chat")
+        .model_ref("llama-8b")
+        .gpu_type("L4")
+        .status(last.clone())
+        .build();
+    let mut req = with_model(request("g1", xr), vec![]);
+    req.observed.as_mut().unwrap().resources = [(
+        "deployment".to_string(),
+        resource(json!({"apiVersion": "apps/v1", "kind": "Deployment",
+                        "metadata": {"name": "chat", "namespace": "team-a"}, "spec": {"replicas": 1}})),
+    )]
+    .into();
+    let rsp = call(&req);
+    assert_eq!(names(&rsp), vec!["deployment".to_string()]);
+    let mut want = last;
+    want.as_object_mut().unwrap().remove("conditions");
+    want["ready"] = json!("False");
+    assert_eq!(desired_status(&rsp), want);
+    assert_eq!(xr_readiness(&rsp), fnv1::Ready::False);
+
+    // Nothing composed before: nothing of an older status is carried over.
+    let mut fresh = req.clone();
+    fresh.observed.as_mut().unwrap().resources.clear();
+    assert_eq!(desired_status(&call(&fresh)), json!({"ready": "False"}));
+}
+
 #[test]
 fn llm_inference_model_ref_waits_for_and_serves_the_model() {
     let xr = LlmInference::new("chat")

@@ -27,7 +27,6 @@ pub fn with_model(req: fnv1::RunFunctionRequest, models: Vec<Value>) -> fnv1::Ru
     super::with_required(req, "model", models)
 }
 
-/// The `model` requirement for the Model `llama-8b` in `team-a`.
 /// The `ModelConfigResolved` condition a response sets once the Model's
 /// ConfigMap is read; `message` names it.
 pub fn model_config_found(message: &str) -> Option<fnv1::Condition> {
@@ -39,6 +38,7 @@ pub fn model_config_found(message: &str) -> Option<fnv1::Condition> {
     ))
 }
 
+/// The `model` requirement for the Model `llama-8b` in `team-a`.
 pub fn requirement() -> Option<fnv1::Requirements> {
     requirement_of("llama-8b")
 }

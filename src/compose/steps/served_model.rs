@@ -63,7 +63,8 @@ fn requirements(req: &ComposeRequest, model: ModelRef) -> BTreeMap<String, Resou
 }
 
 /// The Model with its config read; `Break` is the answer to give while the
-/// Model or its ConfigMap is awaited, keeping the resources in `keep`.
+/// Model or its ConfigMap is awaited, keeping the resources in `keep` and,
+/// when it keeps any, the XR's last status under `status`'s fields.
 pub(crate) fn resolve(
     req: &ComposeRequest,
     model: ModelRef,
@@ -72,6 +73,18 @@ pub(crate) fn resolve(
 ) -> Result<ControlFlow<Composition, Box<ResolvedModel>>, Refusal> {
     // Whether anything composed before is kept while it waits.
     let kept = keep.iter().any(|name| req.observed.raw(name).is_some());
+    // What is kept runs as it was, so the status that describes it (its
+    // endpoint, its plan) stays too, with the kind's waiting fields over it:
+    // Crossplane would remove every field the answer leaves out.
+    let status = |phase: &str, display: &str, message: &str| {
+        let mut last = match (kept, req.xr.status()) {
+            (true, Some(observed)) => observed.clone(),
+            _ => Map::new(),
+        };
+        last.remove("conditions");
+        last.extend(status(phase, display, message));
+        last
+    };
     let mut m = match model_ref::lookup(req, model.field, model.name)? {
         Lookup::Found(m) => m,
         Lookup::Waiting { message, not_found } => {
