@@ -133,14 +133,13 @@ fn write(
     rsp: &mut RunFunctionResponse,
     xr: &Composite,
     observed: &Observed,
-    composition: Composition,
+    mut composition: Composition,
 ) -> Result<(), compose::composition::Refusal> {
     let unreadable =
         |message: String| compose::composition::Refusal::new("UnreadableState", message);
     let desired = rsp.desired.get_or_insert_with(Default::default);
-    let composite = match &composition.status {
-        Some(status) => {
-            let mut status = status.clone();
+    let composite = match composition.status.take() {
+        Some(mut status) => {
             if let Some(declared) = compose::status_fields_for(&xr.api_version) {
                 status.retain(|field, _| declared.contains(&field.as_str()));
             }

@@ -786,6 +786,9 @@ fn once_the_model_server_serves_the_agents_pods_say_why_the_agents_do_not() {
         call(&req)
     };
     let serving = |rsp: &fnv1::RunFunctionResponse| response_condition(rsp, "Serving").unwrap();
+    let not_serving = |reason: &str, message: &str| {
+        condition("Serving", fnv1::Status::ConditionFalse, reason, message)
+    };
     let agent_pods = || {
         let mut requirements = requirement().unwrap();
         requirements.resources.insert(
@@ -806,9 +809,7 @@ fn once_the_model_server_serves_the_agents_pods_say_why_the_agents_do_not() {
     let rsp = call_with(agents(starting.clone()), None);
     assert_eq!(
         serving(&rsp),
-        condition(
-            "Serving",
-            fnv1::Status::ConditionFalse,
+        not_serving(
             "AgentsStarting",
             "the model server serves; the agent Deployment is not available yet"
         )
@@ -827,15 +828,7 @@ fn once_the_model_server_serves_the_agents_pods_say_why_the_agents_do_not() {
     let unschedulable = "the agent Deployment: pod reviewers-5c8d-q7 cannot be scheduled: 0/6 nodes are \
                          available: 6 node(s) didn't match Pod's node affinity/selector";
     let rsp = call_with(agents(starting.clone()), Some(vec![pending.clone()]));
-    assert_eq!(
-        serving(&rsp),
-        condition(
-            "Serving",
-            fnv1::Status::ConditionFalse,
-            "Unschedulable",
-            unschedulable
-        )
-    );
+    assert_eq!(serving(&rsp), not_serving("Unschedulable", unschedulable));
     assert_eq!(rsp.results, vec![warning("Unschedulable", unschedulable)]);
     assert_eq!(desired_status(&rsp)["phase"], "Starting");
 
@@ -848,9 +841,7 @@ fn once_the_model_server_serves_the_agents_pods_say_why_the_agents_do_not() {
     let rsp = call_with(agents(stuck), Some(vec![pending.clone()]));
     assert_eq!(
         serving(&rsp),
-        condition(
-            "Serving",
-            fnv1::Status::ConditionFalse,
+        not_serving(
             "ProgressDeadlineExceeded",
             "the agent Deployment: ReplicaSet \"reviewers-5c8d\" has timed out progressing: pod reviewers-5c8d-q7 \
              cannot be scheduled: 0/6 nodes are available: 6 node(s) didn't match Pod's node affinity/selector"
@@ -865,9 +856,7 @@ fn once_the_model_server_serves_the_agents_pods_say_why_the_agents_do_not() {
     let rsp = call_with(agents(rolling.clone()), None);
     assert_eq!(
         serving(&rsp),
-        condition(
-            "Serving",
-            fnv1::Status::ConditionFalse,
+        not_serving(
             "AgentsRollingOut",
             "the model server serves; the agent Deployment rolls out: 1 of 2 replica(s) updated, 2 available"
         )
@@ -877,9 +866,7 @@ fn once_the_model_server_serves_the_agents_pods_say_why_the_agents_do_not() {
     let rsp = call_with(agents(rolling), Some(vec![pending.clone()]));
     assert_eq!(
         serving(&rsp),
-        condition(
-            "Serving",
-            fnv1::Status::ConditionFalse,
+        not_serving(
             "Unschedulable",
             &format!("{unschedulable}; 2 agent replica(s) still available")
         )
