@@ -861,6 +861,12 @@ fn the_leader_worker_set_runtime_serves_a_plan_across_nodes() {
         service["spec"]["selector"],
         json!({"leaderworkerset.sigs.k8s.io/name": "llama-405b", "role": "leader"})
     );
+    // The controller's headless Services, one per group, take the leader
+    // pods' names, so none claims the name of the XR's Service.
+    assert_eq!(
+        lws["spec"]["networkConfig"],
+        json!({"subdomainPolicy": "UniquePerReplica"})
+    );
     for doc in [&lws, &service] {
         let problems = support::manifests::validate_composed(doc);
         assert!(problems.is_empty(), "{}: {problems:#?}", doc["kind"]);

@@ -23,7 +23,7 @@ use crate::compose::resources::vllm_pod::{
 };
 use crate::compose::resources::weights_volume::weights_claim;
 use crate::manifests::leader_worker_set::{
-    LeaderWorkerSet, LeaderWorkerSetSpec, LeaderWorkerTemplate, NAME_LABEL,
+    LeaderWorkerSet, LeaderWorkerSetSpec, LeaderWorkerTemplate, NAME_LABEL, NetworkConfig,
 };
 
 /// Ray's port on the leader.
@@ -111,6 +111,16 @@ pub(crate) fn leader_worker_set(l: &LwsParams) -> LeaderWorkerSet {
         },
         spec: LeaderWorkerSetSpec {
             replicas: l.replicas,
+            // Under the default `Shared` policy the controller creates a
+            // headless Service named like the set, the name of the XR's own
+            // Service: if the controller's comes first, Crossplane cannot
+            // apply ours (two controllers); if ours does, the controller
+            // adopts it as the group's subdomain, and as it is not headless
+            // `LWS_LEADER_ADDRESS` never resolves. A headless Service per
+            // group, named after its leader pod, leaves the name to the XR.
+            network_config: Some(NetworkConfig {
+                subdomain_policy: "UniquePerReplica".into(),
+            }),
             leader_worker_template: LeaderWorkerTemplate {
                 size: i32::try_from(nodes).ok(),
                 restart_policy: Some("RecreateGroupOnPodRestart".into()),
