@@ -1313,6 +1313,54 @@ fn a_leader_worker_set_is_ready_when_every_group_of_the_current_spec_is() {
 }
 
 #[test]
+fn a_server_whose_pods_are_never_created_says_where_to_look() {
+    // A quota refuses the leader pod: only its StatefulSet's events say so,
+    // the LeaderWorkerSet's status does not.
+    let spec = json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "gpuType": "L4", "runtime": "leader-worker-set"});
+    let request = || support::request("lws", LlmInference::new("qwen").spec(spec.clone()).build());
+    let set = applied(
+        composed(&call(&request()), "leader_worker_set").0,
+        1,
+        json!({"observedGeneration": 1, "replicas": 1}),
+    );
+    let with_pods = |pods: Vec<Value>| {
+        let mut req = request();
+        req.observed.as_mut().unwrap().resources =
+            [("leader_worker_set".to_string(), resource(set.clone()))].into();
+        call(&with_required(req, "model_server_pods", pods))
+    };
+    let serving = |rsp: &fnv1::RunFunctionResponse| {
+        let c = response_condition(rsp, "Serving").unwrap();
+        (c.reason, c.message.unwrap_or_default())
+    };
+    let starting = "Qwen/Qwen2.5-1.5B-Instruct has no available replica yet (0 of 1 replica(s) updated, 0 \
+        available): it will serve 1 x L4 (bfloat16), tensor parallel 1, max model length 32768 at \
+        http://qwen.team-a.svc.cluster.local/v1";
+
+    let rsp = with_pods(vec![]);
+    assert_eq!(
+        serving(&rsp),
+        (
+            "Starting".into(),
+            format!(
+                "{starting}; no pod of it exists yet: if that lasts, `kubectl get events -n team-a \
+                 --field-selector reason=FailedCreate` says why its controller cannot create them (a \
+                 ResourceQuota, Pod Security or a LimitRange can refuse them)"
+            )
+        )
+    );
+    assert_eq!(rsp.results, vec![], "a moment without pods is no warning");
+
+    // Once a pod exists, it speaks for itself.
+    let created = json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "qwen-0", "namespace": "team-a"}, "status": {"phase": "Pending"}});
+    assert_eq!(
+        serving(&with_pods(vec![created])),
+        ("Starting".into(), starting.into())
+    );
+}
+
+#[test]
 fn wrapped_runtimes_get_a_readiness_query_on_what_they_report() {
     let spec = json!({"model": "deepseek-ai/DeepSeek-R1", "gpuType": "H100-80GB", "runtime": "auto",
         "providerConfigName": "gpu-cluster", "targetNamespace": "inference"});

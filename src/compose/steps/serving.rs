@@ -4,7 +4,8 @@
 //! The workload's own status tells a rollout in progress, stuck past its
 //! deadline or refused by admission (a quota). What the workload's status
 //! does not tell, a pod the scheduler cannot place ("Insufficient
-//! nvidia.com/gpu", no node with the GPU type), the pods do: while the
+//! nvidia.com/gpu", no node with the GPU type), the pods do (and when
+//! none exists, the condition names the events that say why): while the
 //! server (or an AgentPool's agents) does not serve, the composer asks
 //! Crossplane for them as required resources (natively composed servers
 //! only: a remote cluster's pods are out of reach; and not when the step
@@ -47,6 +48,10 @@ pub(crate) struct ServingState {
     pub(crate) problem: Option<(String, String)>,
     /// The layout the workload last served on every replica, if it has.
     pub(crate) last_served: Option<String>,
+    /// The namespace, when its pods were asked for and none exists: its
+    /// controller has created none yet, or admission refuses them, which
+    /// only the controller's events say.
+    pub(crate) no_pods_in: Option<String>,
 }
 
 impl ServingState {
@@ -99,10 +104,26 @@ pub(crate) fn observe(
         pod_labels,
         out,
     );
+    let no_pods_in = match placement {
+        // Only of a workload that exists: before, no pod is no news.
+        Placement::Native { namespace }
+            if problem.is_none()
+                && observed.is_some()
+                && out.requirements.contains_key(PODS_REQUIREMENT_KEY)
+                && req
+                    .required
+                    .get(PODS_REQUIREMENT_KEY)
+                    .is_some_and(|pods| pods.items.is_empty()) =>
+        {
+            Some(namespace.clone())
+        }
+        _ => None,
+    };
     ServingState {
         rollout,
         problem,
         last_served,
+        no_pods_in,
     }
 }
 
@@ -225,11 +246,12 @@ pub(crate) fn condition(
         (None, Some(c)) if state.last_served.is_some() => conditions::not_serving(
             "Unavailable",
             format!(
-                "{} has no available replica ({}): it will serve {} at {} again once one is",
+                "{} has no available replica ({}): it will serve {} at {} again once one is{}",
                 r.what,
                 counts(c),
                 r.layout,
-                r.url
+                r.url,
+                no_pods(state)
             ),
         ),
         (None, _) if let Rollout::Unreported { kind, controller } = state.rollout => {
@@ -246,16 +268,33 @@ pub(crate) fn condition(
         (None, _) => conditions::not_serving(
             "Starting",
             format!(
-                "{} has no available replica yet{}: it will serve {} at {}",
+                "{} has no available replica yet{}: it will serve {} at {}{}",
                 r.what,
                 replicas
                     .map(|c| format!(" ({})", counts(c)))
                     .unwrap_or_default(),
                 r.layout,
-                r.url
+                r.url,
+                no_pods(state)
             ),
         ),
     }
+}
+
+/// "; no pod of it exists yet ..." when none of the server's pods exists: a
+/// pod that admission refuses is never created, and only its controller's
+/// events say why (a LeaderWorkerSet's status does not).
+fn no_pods(state: &ServingState) -> String {
+    state
+        .no_pods_in
+        .as_ref()
+        .map_or_else(String::new, |namespace| {
+            format!(
+                "; no pod of it exists yet: if that lasts, `kubectl get events -n {namespace} \
+             --field-selector reason=FailedCreate` says why its controller cannot create them \
+             (a ResourceQuota, Pod Security or a LimitRange can refuse them)"
+            )
+        })
 }
 
 /// Adds `condition`, with a WARNING result carrying it when it reports a
