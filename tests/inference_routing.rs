@@ -5,6 +5,7 @@
 
 mod support;
 
+use function_inference::protocol::fnv1;
 use serde_json::{Value, json};
 use support::fixtures::*;
 use support::manifests::validate_composed;
@@ -127,4 +128,143 @@ fn an_xr_can_ask_for_a_gateway_the_platform_does_not_name() {
         LlmInference::new("chat").model(QWEN).build(),
     ));
     assert_eq!(composed_names(&rsp), ["vllm_runtime"]);
+}
+
+#[test]
+fn routed_says_what_the_gateway_said_of_the_route() {
+    let xr = || LlmInference::new("chat").model(QWEN);
+    let call_with = |xr: LlmInference, route_status: Option<Value>| {
+        let mut req = request("routed", xr.build());
+        req.input = Some(input(gateway_platform("deployment")));
+        let route = desired_resource(&call(&req), "http_route");
+        if let Some(status) = route_status {
+            req.observed.as_mut().unwrap().resources = [(
+                "http_route".to_string(),
+                resource(applied(route, 1, status)),
+            )]
+            .into();
+        }
+        call(&req)
+    };
+    let routed = |rsp: &fnv1::RunFunctionResponse| {
+        let c = response_condition(rsp, "Routed").unwrap();
+        (c.status, c.reason, c.message.unwrap_or_default())
+    };
+    let parent = |conditions: Value| {
+        json!({"parents": [{
+            "parentRef": {"group": "gateway.networking.k8s.io", "kind": "Gateway",
+                          "name": "inference-gateway", "namespace": "gateway-system"},
+            "controllerName": "istio.io/gateway-controller",
+            "conditions": conditions}]})
+    };
+
+    // Not applied yet, or applied with no word from any Gateway controller.
+    let silent = (
+        fnv1::Status::ConditionUnknown as i32,
+        "NotReported".to_string(),
+        "no controller of Gateway gateway-system/inference-gateway has reported on HTTPRoute team-a/chat yet \
+         (if this lasts, check that the Gateway exists and that a controller with Inference Extension support \
+         runs it)"
+            .to_string(),
+    );
+    assert_eq!(routed(&call_with(xr(), None)), silent);
+    assert_eq!(routed(&call_with(xr(), Some(json!({})))), silent);
+    // Another Gateway's word is not this one's.
+    let other = json!({"parents": [{"parentRef": {"name": "other", "namespace": "gateway-system"},
+        "conditions": [{"type": "Accepted", "status": "True", "reason": "Accepted"}]}]});
+    assert_eq!(routed(&call_with(xr(), Some(other))), silent);
+
+    // The listeners do not admit the route's namespace: the controller's words, once, as a warning.
+    let refused = parent(json!([
+        {"type": "Accepted", "status": "False", "reason": "NotAllowedByListeners",
+         "message": "No listener allows routes from namespace team-a"},
+        {"type": "ResolvedRefs", "status": "True", "reason": "ResolvedRefs"}]));
+    let rsp = call_with(xr(), Some(refused.clone()));
+    let message = "Gateway gateway-system/inference-gateway does not accept HTTPRoute team-a/chat: \
+                   No listener allows routes from namespace team-a";
+    assert_eq!(
+        routed(&rsp),
+        (
+            fnv1::Status::ConditionFalse as i32,
+            "NotAllowedByListeners".into(),
+            message.into()
+        )
+    );
+    assert_eq!(rsp.results, vec![warning("NotAllowedByListeners", message)]);
+    let said = xr().status(json!({"conditions": [{"type": "Routed", "status": "False",
+        "reason": "NotAllowedByListeners", "message": message}]}));
+    assert_eq!(
+        call_with(said, Some(refused)).results,
+        vec![],
+        "no second event"
+    );
+
+    // Accepted, with no word yet on the pool.
+    let pending = parent(json!([{"type": "Accepted", "status": "True", "reason": "Accepted"}]));
+    assert_eq!(
+        routed(&call_with(xr(), Some(pending))),
+        (
+            fnv1::Status::ConditionUnknown as i32,
+            "NotReported".into(),
+            "Gateway gateway-system/inference-gateway has not said yet whether it resolves the backend of \
+             HTTPRoute team-a/chat"
+                .into()
+        )
+    );
+
+    // Accepted, but the pool is not a backend the controller knows.
+    let unresolved = parent(json!([
+        {"type": "Accepted", "status": "True", "reason": "Accepted"},
+        {"type": "ResolvedRefs", "status": "False", "reason": "InvalidKind",
+         "message": "backendRef chat of kind InferencePool is not supported"}]));
+    assert_eq!(
+        routed(&call_with(xr(), Some(unresolved))),
+        (
+            fnv1::Status::ConditionFalse as i32,
+            "InvalidKind".into(),
+            "Gateway gateway-system/inference-gateway cannot resolve the backend of HTTPRoute team-a/chat: \
+             backendRef chat of kind InferencePool is not supported"
+                .into()
+        )
+    );
+
+    let accepted = parent(json!([
+        {"type": "Accepted", "status": "True", "reason": "Accepted"},
+        {"type": "ResolvedRefs", "status": "True", "reason": "ResolvedRefs"}]));
+    let rsp = call_with(xr(), Some(accepted));
+    assert_eq!(
+        routed(&rsp),
+        (
+            fnv1::Status::ConditionTrue as i32,
+            "Accepted".into(),
+            "Gateway gateway-system/inference-gateway routes HTTPRoute team-a/chat to its InferencePool".into()
+        )
+    );
+    assert_eq!(rsp.results, vec![]);
+
+    // The platform drops the Gateway: the XR that was routed is told.
+    let mut req = request(
+        "routed",
+        xr().status(
+            json!({"conditions": [{"type": "Routed", "status": "True", "reason": "Accepted"}]}),
+        )
+        .build(),
+    );
+    req.input = Some(input(
+        json!({"defaults": {"gpuType": "H100-80GB", "runtime": "deployment"}}),
+    ));
+    assert_eq!(
+        routed(&call(&req)),
+        (
+            fnv1::Status::ConditionFalse as i32,
+            "NotRouted".into(),
+            "no Gateway is configured: the model is reached through its Service".into()
+        )
+    );
+    // An XR that never was routed gets no such condition.
+    let mut req = request("routed", xr().build());
+    req.input = Some(input(
+        json!({"defaults": {"gpuType": "H100-80GB", "runtime": "deployment"}}),
+    ));
+    assert_eq!(response_condition(&call(&req), "Routed"), None);
 }

@@ -20,10 +20,10 @@ use crate::compose::steps::model_facts::ModelFacts;
 use crate::compose::steps::model_ref::ResolvedModel;
 use crate::compose::steps::model_server::{self, Serve, Served, ServerKeys};
 use crate::compose::steps::runtime;
-use crate::compose::steps::scaling_condition;
 use crate::compose::steps::served_model::{self, ModelRef};
 use crate::compose::steps::serving;
 use crate::compose::steps::sizing as steps_sizing;
+use crate::compose::steps::{routing_condition, scaling_condition};
 use crate::input::Settings;
 use crate::names;
 use crate::sizing::{self, Plan, SizingRequest};
@@ -450,6 +450,7 @@ impl Server<'_> {
             out,
         );
         scaling_condition::report(req, &[AUTOSCALER], out);
+        routing_condition::report(req, out);
         let status = LlmInferenceStatus {
             model: Some(self.model.to_string()),
             plan: Some(plan),

@@ -1,0 +1,152 @@
+//! The `Routed` condition: whether the Gateway routes to the model server
+//! through the HTTPRoute an XR composed.
+//!
+//! The API server accepts a route to a Gateway that does not exist, or whose
+//! listeners do not admit the route's namespace, and the Service still
+//! serves, so `Ready` stays; only the Gateway's controller says, in the
+//! route's `status.parents`, whether it accepted the route and resolved its
+//! InferencePool. This condition carries that to the XR, with a warning
+//! event when a refusal first appears. Crossplane keeps a condition a
+//! function stops returning, so an XR that was routed is told when it no
+//! longer is.
+
+use serde_json::{Map, Value};
+
+use crate::compose::composition::{ComposeRequest, Composition};
+use crate::compose::steps::inference_routing::HTTP_ROUTE;
+use crate::compose::steps::serving::push_condition;
+use crate::request::{applied_manifest, manifest_of, str_at};
+use crate::response::{condition, condition_unknown};
+
+pub(crate) const ROUTED: &str = "Routed";
+
+/// Adds the `Routed` condition for the HTTPRoute `out` composes, if any.
+pub(crate) fn report(req: &ComposeRequest, out: &mut Composition) {
+    let Some(composed) = out.resources.get(HTTP_ROUTE) else {
+        if req.xr.condition(ROUTED).is_some() {
+            out.conditions.push(condition(
+                ROUTED,
+                false,
+                "NotRouted",
+                "no Gateway is configured: the model is reached through its Service",
+            ));
+        }
+        return;
+    };
+    let route = composed.manifest.object();
+    let route = applied_manifest(route).unwrap_or(route);
+    let namespace = str_at(route, &["metadata", "namespace"]);
+    let name = str_at(route, &["metadata", "name"]);
+    let gateway = gateway_of(route, namespace);
+    let what = format!("HTTPRoute {namespace}/{name}");
+    let observed = req.observed.get(HTTP_ROUTE);
+    let parent = observed
+        .as_ref()
+        .and_then(|o| manifest_of(o))
+        .and_then(|o| parent_status(o, &gateway, namespace));
+    let Some(parent) = parent else {
+        out.conditions.push(condition_unknown(
+            ROUTED,
+            "NotReported",
+            format!(
+                "no controller of Gateway {gateway} has reported on {what} yet (if this lasts, check that \
+                 the Gateway exists and that a controller with Inference Extension support runs it)"
+            ),
+        ));
+        return;
+    };
+    for (type_, refuses, decides) in [
+        ("Accepted", "does not accept", "accepts"),
+        (
+            "ResolvedRefs",
+            "cannot resolve the backend of",
+            "resolves the backend of",
+        ),
+    ] {
+        match route_condition(&parent, type_) {
+            Some(("True", _, _)) => {}
+            Some(("False", reason, message)) => {
+                let reason = if reason.is_empty() { type_ } else { reason };
+                let message = match message {
+                    "" => format!("Gateway {gateway} {refuses} {what}"),
+                    m => format!("Gateway {gateway} {refuses} {what}: {m}"),
+                };
+                push_condition(req, true, condition(ROUTED, false, reason, message), out);
+                return;
+            }
+            _ => {
+                out.conditions.push(condition_unknown(
+                    ROUTED,
+                    "NotReported",
+                    format!("Gateway {gateway} has not said yet whether it {decides} {what}"),
+                ));
+                return;
+            }
+        }
+    }
+    out.conditions.push(condition(
+        ROUTED,
+        true,
+        "Accepted",
+        format!("Gateway {gateway} routes {what} to its InferencePool"),
+    ));
+}
+
+/// "namespace/name" of the route's Gateway (its first parent).
+fn gateway_of(route: &Map<String, Value>, route_namespace: &str) -> String {
+    let parent = route
+        .get("spec")
+        .and_then(|s| s.get("parentRefs"))
+        .and_then(|p| p.get(0))
+        .and_then(Value::as_object);
+    parent.map_or_else(String::new, |p| gateway_of_ref(p, route_namespace))
+}
+
+/// The observed route's status for `gateway`, as its controller wrote it.
+fn parent_status(
+    route: &Map<String, Value>,
+    gateway: &str,
+    route_namespace: &str,
+) -> Option<Map<String, Value>> {
+    route
+        .get("status")?
+        .get("parents")?
+        .as_array()?
+        .iter()
+        .filter_map(Value::as_object)
+        .find(|p| {
+            p.get("parentRef")
+                .and_then(Value::as_object)
+                .is_some_and(|r| gateway_of_ref(r, route_namespace) == gateway)
+        })
+        .cloned()
+}
+
+/// "namespace/name" of a parent reference (its namespace: the route's).
+fn gateway_of_ref(parent_ref: &Map<String, Value>, route_namespace: &str) -> String {
+    let namespace = match str_at(parent_ref, &["namespace"]) {
+        "" => route_namespace,
+        ns => ns,
+    };
+    format!("{namespace}/{}", str_at(parent_ref, &["name"]))
+}
+
+/// (status, reason, message) of the parent's condition `type_`.
+fn route_condition<'a>(
+    parent: &'a Map<String, Value>,
+    type_: &str,
+) -> Option<(&'a str, &'a str, &'a str)> {
+    parent
+        .get("conditions")?
+        .as_array()?
+        .iter()
+        .filter_map(Value::as_object)
+        .find(|c| str_at(c, &["type"]) == type_)
+        .map(|c| {
+            (
+                str_at(c, &["status"]),
+                str_at(c, &["reason"]),
+                str_at(c, &["message"]),
+            )
+        })
+}
