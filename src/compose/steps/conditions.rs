@@ -1,6 +1,8 @@
 //! The conditions every kind that sizes a model server reports: `Sized`
-//! (the plan, and whether it has warnings) and `Serving`.
+//! (the plan, and whether it has warnings) and `Serving`; and how a
+//! condition that no longer applies is withdrawn.
 
+use crate::compose::composition::ComposeRequest;
 use crate::protocol::server::Condition;
 use crate::response::condition;
 
@@ -25,4 +27,14 @@ pub(crate) fn serving(message: String) -> Condition {
 /// `Serving` False: not yet, for `reason`.
 pub(crate) fn not_serving(reason: &str, message: impl Into<String>) -> Condition {
     condition(SERVING, false, reason, message)
+}
+
+/// `replacement` when the XR shows a condition of its type that the answer
+/// no longer gives: Crossplane keeps a condition a function stops
+/// returning, so one that no longer applies is replaced, not left stale.
+pub(crate) fn withdrawn(req: &ComposeRequest, replacement: Condition) -> Option<Condition> {
+    req.xr
+        .condition(&replacement.r#type)
+        .is_some()
+        .then_some(replacement)
 }

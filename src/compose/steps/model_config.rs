@@ -13,6 +13,7 @@
 use serde_json::Value;
 
 use crate::compose::composition::{ComposeRequest, Refusal};
+use crate::compose::steps::conditions::withdrawn;
 use crate::compose::steps::model_facts::{ModelFacts, parse_config};
 use crate::compose::steps::model_ref::{Awaited, WaitingFor, fetched};
 use crate::protocol::server::{Condition, ResourceSelector, resource_selector::Match};
@@ -139,14 +140,15 @@ pub(crate) fn resolved_condition(
             "Found",
             format!("sized from ConfigMap {}/{name} ({field})", req.xr.namespace),
         )),
-        None => req.xr.condition(MODEL_CONFIG_RESOLVED).map(|_| {
+        None => withdrawn(
+            req,
             outcome::condition(
                 MODEL_CONFIG_RESOLVED,
                 true,
                 "NoConfigMap",
                 format!("{field} is not set: there is no ConfigMap to read"),
-            )
-        }),
+            ),
+        ),
     }
 }
 

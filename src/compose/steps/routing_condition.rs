@@ -13,6 +13,7 @@
 use serde_json::{Map, Value};
 
 use crate::compose::composition::{ComposeRequest, Composition};
+use crate::compose::steps::conditions::withdrawn;
 use crate::compose::steps::inference_routing::HTTP_ROUTE;
 use crate::compose::steps::serving::push_condition;
 use crate::request::{applied_manifest, manifest_of, str_at};
@@ -23,14 +24,15 @@ pub(crate) const ROUTED: &str = "Routed";
 /// Adds the `Routed` condition for the HTTPRoute `out` composes, if any.
 pub(crate) fn report(req: &ComposeRequest, out: &mut Composition) {
     let Some(composed) = out.resources.get(HTTP_ROUTE) else {
-        if req.xr.condition(ROUTED).is_some() {
-            out.conditions.push(condition(
+        out.conditions.extend(withdrawn(
+            req,
+            condition(
                 ROUTED,
                 false,
                 "NotRouted",
                 "no Gateway is configured: the model is reached through its Service",
-            ));
-        }
+            ),
+        ));
         return;
     };
     let route = composed.manifest.object();

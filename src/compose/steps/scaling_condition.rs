@@ -13,6 +13,7 @@ use serde_json::{Map, Value};
 
 use crate::compose::composition::{ComposeRequest, Composition};
 use crate::compose::rollout::{Scaling, scaling};
+use crate::compose::steps::conditions::withdrawn;
 use crate::compose::steps::serving::push_condition;
 use crate::request::{applied_manifest, str_at};
 use crate::response::{condition, condition_unknown};
@@ -34,14 +35,15 @@ pub(crate) fn report(req: &ComposeRequest, keys: &[&str], out: &mut Composition)
         })
         .collect();
     if scalers.is_empty() {
-        if req.xr.condition(AUTOSCALING).is_some() {
-            out.conditions.push(condition(
+        out.conditions.extend(withdrawn(
+            req,
+            condition(
                 AUTOSCALING,
                 false,
                 "NotAutoscaled",
                 "no autoscaler is composed: the replicas are fixed by the spec",
-            ));
-        }
+            ),
+        ));
         return;
     }
     let inactive: Vec<(&str, String)> = scalers
