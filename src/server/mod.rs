@@ -140,6 +140,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     // Build the catalogs now, not on the first call.
     let _ = (crate::sizing::gpus().len(), crate::sizing::models().len());
     let handler = Handler::new(core, metrics);
+    let shutdown = shutdown_signal();
     tracing::info!(address = %listener.local_addr()?, tls = tls.is_some(), "serving FunctionRunnerService");
     let limits = Limits {
         max_recv_mib: args.max_recv_message_size,
@@ -148,7 +149,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         request_memory_mib: args.request_memory_mib,
         ..Limits::default()
     };
-    run_with_limits(listener, handler, tls, limits, shutdown_signal()).await
+    run_with_limits(listener, handler, tls, limits, shutdown).await
 }
 
 /// What the server lets clients hold; see docs/limits.md.
@@ -346,19 +347,29 @@ fn oversized_is_resource_exhausted<B>(mut rsp: http::Response<B>) -> http::Respo
     rsp
 }
 
-/// Completes on SIGTERM (how Kubernetes stops a pod) or SIGINT.
-pub(crate) async fn shutdown_signal() {
+/// Completes on SIGTERM (how Kubernetes stops a pod) or SIGINT. The
+/// handlers are installed when this is called, not when the future is
+/// first polled: a signal that comes between "serving" and the server's
+/// first poll would otherwise kill the process instead of draining it.
+pub(crate) fn shutdown_signal() -> impl Future<Output = ()> + Send {
     use tokio::signal::unix::{SignalKind, signal};
-    let mut term = match signal(SignalKind::terminate()) {
-        Ok(s) => s,
-        Err(e) => {
-            tracing::error!(error = %e, "cannot watch SIGTERM; stopping only on SIGINT");
-            let _ = tokio::signal::ctrl_c().await;
-            return;
+    let watch = |kind: SignalKind, name: &'static str| {
+        let signal =
+            signal(kind).inspect_err(|e| tracing::error!(error = %e, "cannot watch {name}"));
+        async move {
+            match signal {
+                Ok(mut signal) => {
+                    signal.recv().await;
+                }
+                Err(_) => std::future::pending::<()>().await,
+            }
+            name
         }
     };
-    tokio::select! {
-        _ = term.recv() => tracing::info!("SIGTERM: finishing in-flight calls"),
-        _ = tokio::signal::ctrl_c() => tracing::info!("SIGINT: finishing in-flight calls"),
+    let term = watch(SignalKind::terminate(), "SIGTERM");
+    let int = watch(SignalKind::interrupt(), "SIGINT");
+    async move {
+        let name = tokio::select! { name = term => name, name = int => name };
+        tracing::info!("{name}: finishing in-flight calls");
     }
 }
