@@ -65,7 +65,7 @@ pub(crate) fn report(req: &ComposeRequest, out: &mut Composition) {
             "resolves the backend of",
         ),
     ] {
-        match route_condition(&parent, type_) {
+        match route_condition(parent, type_) {
             Some(("True", _, _)) => {}
             Some(("False", reason, message)) => {
                 let reason = if reason.is_empty() { type_ } else { reason };
@@ -105,11 +105,11 @@ fn gateway_of(route: &Map<String, Value>, route_namespace: &str) -> String {
 }
 
 /// The observed route's status for `gateway`, as its controller wrote it.
-fn parent_status(
-    route: &Map<String, Value>,
+fn parent_status<'a>(
+    route: &'a Map<String, Value>,
     gateway: &str,
     route_namespace: &str,
-) -> Option<Map<String, Value>> {
+) -> Option<&'a Map<String, Value>> {
     route
         .get("status")?
         .get("parents")?
@@ -121,7 +121,6 @@ fn parent_status(
                 .and_then(Value::as_object)
                 .is_some_and(|r| gateway_of_ref(r, route_namespace) == gateway)
         })
-        .cloned()
 }
 
 /// "namespace/name" of a parent reference (its namespace: the route's).
