@@ -76,7 +76,7 @@ pub(crate) fn resolve(
     // What is kept runs as it was, so the status that describes it (its
     // endpoint, its plan) stays too, with the kind's waiting fields over it:
     // Crossplane would remove every field the answer leaves out.
-    let status = |phase: &str, display: &str, message: &str| {
+    let waiting_status = |phase: &str, display: &str, message: &str| {
         let mut last = match (kept, req.xr.status()) {
             (true, Some(observed)) => observed.clone(),
             _ => Map::new(),
@@ -90,7 +90,7 @@ pub(crate) fn resolve(
         Lookup::Waiting { message, not_found } => {
             let display = format!("{}/{}", req.xr.namespace, model.name);
             let phase = "WaitingForModel";
-            let status = status(phase, &display, &message);
+            let status = waiting_status(phase, &display, &message);
             let mut waiting =
                 model_ref::MODEL.composition(req, &message, not_found, Some(status), keep);
             serving::while_waiting(&mut waiting, phase, &message, kept);
@@ -111,7 +111,7 @@ pub(crate) fn resolve(
         model_config::Lookup::Ready => Ok(ControlFlow::Continue(m)),
         model_config::Lookup::Waiting { message, not_found } => {
             let phase = "WaitingForModelConfig";
-            let status = status(phase, &m.display, &message);
+            let status = waiting_status(phase, &m.display, &message);
             let mut waiting = model_config::MODEL_CONFIG.composition(
                 req,
                 &message,
