@@ -258,7 +258,7 @@ fn routed_says_what_the_gateway_said_of_the_route() {
         (
             fnv1::Status::ConditionFalse as i32,
             "NotRouted".into(),
-            "no Gateway is configured: the model is reached through its Service".into()
+            "no Gateway is configured and spec.ingressHost is not set: it is reached through its Service".into()
         )
     );
     // An XR that never was routed gets no such condition.
@@ -267,4 +267,93 @@ fn routed_says_what_the_gateway_said_of_the_route() {
         json!({"defaults": {"gpuType": "H100-80GB", "runtime": "deployment"}}),
     ));
     assert_eq!(response_condition(&call(&req), "Routed"), None);
+}
+
+#[test]
+fn routed_says_whether_an_ingress_controller_took_the_ingress() {
+    let xr = |class: Option<&str>| {
+        let xr = LlmInference::new("chat")
+            .model(QWEN)
+            .field("ingressHost", json!("chat.example.com"));
+        match class {
+            Some(class) => xr.field("ingressClassName", json!(class)),
+            None => xr,
+        }
+    };
+    let platform = json!({"defaults": {"gpuType": "H100-80GB", "runtime": "deployment"}});
+    let call_with = |xr: LlmInference, ingress_status: Option<Value>| {
+        let mut req = request("ingress", xr.build());
+        req.input = Some(input(platform.clone()));
+        let ingress = desired_resource(&call(&req), "ingress");
+        if let Some(status) = ingress_status {
+            req.observed.as_mut().unwrap().resources =
+                [("ingress".to_string(), resource(applied(ingress, 1, status)))].into();
+        }
+        call(&req)
+    };
+    let routed = |rsp: &fnv1::RunFunctionResponse| {
+        let c = response_condition(rsp, "Routed").unwrap();
+        (c.status, c.reason, c.message.unwrap_or_default())
+    };
+    let no_address = |check: &str| {
+        (
+            fnv1::Status::ConditionUnknown as i32,
+            "NoAddress".to_string(),
+            format!(
+                "no Ingress controller has given Ingress team-a/chat an address yet (if this lasts, check {check})"
+            ),
+        )
+    };
+
+    // Not applied yet, or applied and no controller took it.
+    let nginx = "that IngressClass nginx exists and that its controller runs: kubectl get ingressclass nginx";
+    assert_eq!(
+        routed(&call_with(xr(Some("nginx")), None)),
+        no_address(nginx)
+    );
+    assert_eq!(
+        routed(&call_with(
+            xr(Some("nginx")),
+            Some(json!({"loadBalancer": {}}))
+        )),
+        no_address(nginx)
+    );
+    assert_eq!(
+        routed(&call_with(
+            xr(None),
+            Some(json!({"loadBalancer": {"ingress": [{}]}}))
+        )),
+        no_address(
+            "that the cluster has a default IngressClass and that its controller runs: kubectl get ingressclass"
+        )
+    );
+
+    // Its controller gave it addresses: an IP, or a load balancer's hostname.
+    let rsp = call_with(
+        xr(Some("nginx")),
+        Some(json!({"loadBalancer": {"ingress": [
+            {"ip": "203.0.113.7", "ports": [{"port": 443, "protocol": "TCP"}]},
+            {"hostname": "lb-1.example.net"}]}})),
+    );
+    assert_eq!(
+        routed(&rsp),
+        (
+            fnv1::Status::ConditionTrue as i32,
+            "Addressed".into(),
+            "its Ingress controller serves Ingress team-a/chat at 203.0.113.7, lb-1.example.net"
+                .into()
+        )
+    );
+    assert_eq!(rsp.results, vec![], "no warning either way");
+    assert_eq!(
+        desired_status(&rsp)["endpoint"]["external"],
+        json!("http://chat.example.com/v1")
+    );
+
+    // An XR that a Gateway routed and whose platform drops the Gateway is
+    // told about its Ingress, not that nothing routes it.
+    let routed_before = xr(None).status(
+        json!({"conditions": [{"type": "Routed", "status": "True", "reason": "Accepted"}]}),
+    );
+    assert_eq!(routed(&call_with(routed_before, None)).1, "NoAddress");
 }

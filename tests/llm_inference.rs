@@ -150,6 +150,14 @@ fn first_call_composes_dot_inference_essentials_and_reports_the_plan() {
                 "Qwen/Qwen2.5-1.5B-Instruct has no available replica yet: it will serve 1 x L4 (bfloat16), tensor \
                  parallel 1, max model length 32768 at http://test-qwen.team-a.svc.cluster.local/v1",
             ),
+            condition(
+                "Routed",
+                fnv1::Status::ConditionUnknown,
+                "NoAddress",
+                "no Ingress controller has given Ingress team-a/test-qwen an address yet (if this lasts, check \
+                 that the cluster has a default IngressClass and that its controller runs: kubectl get \
+                 ingressclass)",
+            ),
         ],
         ..Default::default()
     };

@@ -25,7 +25,7 @@ use crate::compose::resources::agent_deployment::{
 use crate::compose::resources::agent_service::{AgentServiceParams, agent_service};
 use crate::compose::resources::autoscaler::{AutoscalerParams, autoscaler};
 use crate::compose::resources::disruption_budget::disruption_budget;
-use crate::compose::resources::ingress::{IngressParams, ingress};
+use crate::compose::resources::ingress::{INGRESS, IngressParams, ingress};
 use crate::compose::resources::labels::labels;
 use crate::compose::resources::placement::Placement;
 use crate::compose::resources::vllm_runtime::internal_url;
@@ -35,6 +35,7 @@ use crate::compose::steps::conditions;
 use crate::compose::steps::model_config;
 use crate::compose::steps::model_ref::ResolvedModel;
 use crate::compose::steps::model_server::{self, Serve, Served, ServerKeys};
+use crate::compose::steps::routing_condition;
 use crate::compose::steps::runtime;
 use crate::compose::steps::scaling_condition;
 use crate::compose::steps::served_model::{self, ModelRef};
@@ -63,7 +64,6 @@ pub(crate) const AUTOSCALER: &str = "autoscaler";
 pub(crate) const MODEL_SERVER_AUTOSCALER: &str = "model_server_autoscaler";
 pub(crate) const MODEL_SERVER_POD_MONITOR: &str = "model_server_pod_monitor";
 pub(crate) const DISRUPTION_BUDGET: &str = "disruption_budget";
-pub(crate) const INGRESS: &str = "ingress";
 /// Key of the requirement for the agents' pods, asked for while they do not run.
 pub(crate) const AGENT_PODS_REQUIREMENT: &str = "agent_pods";
 /// The model server on the other runtimes: a Deployment (with its Service
@@ -557,9 +557,9 @@ impl Pool<'_> {
         Ok(Some(endpoint))
     }
 
-    /// The pool's status and phase, its `ModelResolved`, `Sized` and
-    /// `Serving` conditions, and a warning event for each new warning or
-    /// problem.
+    /// The pool's status and phase, its `ModelResolved`, `Sized`,
+    /// `Serving`, `Autoscaling` and `Routed` conditions, and a warning event
+    /// for each new warning or problem.
     fn report(
         mut self,
         plan: &Plan,
@@ -603,6 +603,7 @@ impl Pool<'_> {
         };
         serving::push_condition(req, problem, condition, out);
         scaling_condition::report(req, &[MODEL_SERVER_AUTOSCALER, AUTOSCALER], out);
+        routing_condition::report(req, out);
         self.out
     }
 }

@@ -8,7 +8,7 @@ use std::ops::ControlFlow;
 use serde_json::{Map, Value};
 
 use crate::compose::composition::{ComposeRequest, Composition, Refusal};
-use crate::compose::resources::ingress::{IngressParams, external_url, ingress};
+use crate::compose::resources::ingress::{INGRESS, IngressParams, external_url, ingress};
 use crate::compose::resources::labels::labels;
 use crate::compose::resources::placement::Placement;
 use crate::compose::resources::vllm_runtime::{SERVICE_PORT, internal_url};
@@ -35,7 +35,6 @@ use crate::xr::shared_fields::Endpoint;
 /// Composition resource names, the same as dot-inference's so that an XR
 /// moving to this function keeps its resources.
 pub(crate) const RUNTIME: &str = "vllm_runtime";
-pub(crate) const INGRESS: &str = "ingress";
 /// The other runtimes' resources: a Deployment (with its Service and
 /// weights claim), or a LeaderWorkerSet (with its Service).
 pub(crate) const DEPLOYMENT: &str = "deployment";
@@ -415,8 +414,8 @@ impl Server<'_> {
         endpoint
     }
 
-    /// The XR's status, its `Sized` and `Serving` conditions, and a warning
-    /// event for each new warning.
+    /// The XR's status, its `Sized`, `Serving`, `Autoscaling` and `Routed`
+    /// conditions, and a warning event for each new warning.
     fn report(
         mut self,
         mut plan: Plan,

@@ -6,6 +6,9 @@ use k8s_openapi::api::networking::v1::{
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
+/// The composed Ingress's resource name, in every kind that exposes one.
+pub(crate) const INGRESS: &str = "ingress";
+
 /// What the Ingress routes.
 pub(crate) struct IngressParams<'a> {
     pub(crate) name: &'a str,

@@ -1,41 +1,99 @@
-//! The `Routed` condition: whether the Gateway routes to the model server
-//! through the HTTPRoute an XR composed.
+//! The `Routed` condition: whether the XR's external endpoint reaches it,
+//! through the HTTPRoute or the Ingress it composed.
 //!
 //! The API server accepts a route to a Gateway that does not exist, or whose
-//! listeners do not admit the route's namespace, and the Service still
-//! serves, so `Ready` stays; only the Gateway's controller says, in the
-//! route's `status.parents`, whether it accepted the route and resolved its
-//! InferencePool. This condition carries that to the XR, with a warning
-//! event when a refusal first appears. Crossplane keeps a condition a
-//! function stops returning, so an XR that was routed is told when it no
-//! longer is.
+//! listeners do not admit the route's namespace, and an Ingress whose class
+//! no controller runs, and the Service still serves, so `Ready` stays; only
+//! the controller says whether it took them: the Gateway's in the route's
+//! `status.parents` (with a warning event when a refusal first appears), an
+//! Ingress controller by giving the Ingress an address. Crossplane keeps a
+//! condition a function stops returning, so an XR that was routed is told
+//! when it no longer is.
 
 use serde_json::{Map, Value};
 
 use crate::compose::composition::{ComposeRequest, Composition};
+use crate::compose::resources::ingress::INGRESS;
 use crate::compose::steps::conditions::withdrawn;
 use crate::compose::steps::inference_routing::HTTP_ROUTE;
 use crate::compose::steps::serving::push_condition;
-use crate::request::{applied_manifest, manifest_of, str_at};
+use crate::request::{applied_manifest, at, manifest_of, str_at};
 use crate::response::{condition, condition_unknown};
 
 pub(crate) const ROUTED: &str = "Routed";
 
-/// Adds the `Routed` condition for the HTTPRoute `out` composes, if any.
+/// Adds the `Routed` condition for the HTTPRoute or Ingress `out`
+/// composes, if any.
 pub(crate) fn report(req: &ComposeRequest, out: &mut Composition) {
-    let Some(composed) = out.resources.get(HTTP_ROUTE) else {
+    if out.resources.contains_key(HTTP_ROUTE) {
+        report_route(req, out);
+    } else if out.resources.contains_key(INGRESS) {
+        report_ingress(req, out);
+    } else {
         out.conditions.extend(withdrawn(
             req,
             condition(
                 ROUTED,
                 false,
                 "NotRouted",
-                "no Gateway is configured: the model is reached through its Service",
+                "no Gateway is configured and spec.ingressHost is not set: it is reached through its Service",
             ),
         ));
-        return;
+    }
+}
+
+/// An Ingress is taken by its controller once the controller gives it an
+/// address (`status.loadBalancer.ingress`); nothing else in its status says
+/// so.
+fn report_ingress(req: &ComposeRequest, out: &mut Composition) {
+    let ingress = out.resources[INGRESS].manifest.object();
+    let ingress = applied_manifest(ingress).unwrap_or(ingress);
+    let what = format!(
+        "Ingress {}/{}",
+        str_at(ingress, &["metadata", "namespace"]),
+        str_at(ingress, &["metadata", "name"])
+    );
+    let check = match str_at(ingress, &["spec", "ingressClassName"]) {
+        "" => "that the cluster has a default IngressClass and that its controller runs: kubectl get ingressclass"
+            .to_string(),
+        class => format!("that IngressClass {class} exists and that its controller runs: kubectl get ingressclass {class}"),
     };
-    let route = composed.manifest.object();
+    let observed = req.observed.get(INGRESS);
+    let addresses: Vec<&str> = observed
+        .as_ref()
+        .and_then(|o| manifest_of(o))
+        .and_then(|o| at(o, &["status", "loadBalancer", "ingress"]))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_object)
+        .map(|a| match str_at(a, &["ip"]) {
+            "" => str_at(a, &["hostname"]),
+            ip => ip,
+        })
+        .filter(|a| !a.is_empty())
+        .collect();
+    out.conditions.push(if addresses.is_empty() {
+        condition_unknown(
+            ROUTED,
+            "NoAddress",
+            format!(
+                "no Ingress controller has given {what} an address yet (if this lasts, check {check})"
+            ),
+        )
+    } else {
+        condition(
+            ROUTED,
+            true,
+            "Addressed",
+            format!("its Ingress controller serves {what} at {}", addresses.join(", ")),
+        )
+    });
+}
+
+/// The Gateway's word on the HTTPRoute, from the route's `status.parents`.
+fn report_route(req: &ComposeRequest, out: &mut Composition) {
+    let route = out.resources[HTTP_ROUTE].manifest.object();
     let route = applied_manifest(route).unwrap_or(route);
     let namespace = str_at(route, &["metadata", "namespace"]);
     let name = str_at(route, &["metadata", "name"]);
