@@ -1351,13 +1351,33 @@ fn a_server_whose_pods_are_never_created_says_where_to_look() {
         (
             "Starting".into(),
             format!(
-                "{starting}; no pod of it exists yet: if that lasts, `kubectl get events -n team-a \
+                "{starting}; no pod of it exists: if that lasts, `kubectl get events -n team-a \
                  --field-selector reason=FailedCreate` says why its controller cannot create them (a \
                  ResourceQuota, Pod Security or a LimitRange can refuse them)"
             )
         )
     );
     assert_eq!(rsp.results, vec![], "a moment without pods is no warning");
+
+    // A server that served before and lost every pod says so the same way.
+    let mut req = request();
+    let mut served_before = set.clone();
+    served_before["metadata"]["annotations"]["infer.dev/served-layout"] =
+        json!("1 x L4 (bfloat16), tensor parallel 1, max model length 32768");
+    req.observed.as_mut().unwrap().resources =
+        [("leader_worker_set".to_string(), resource(served_before))].into();
+    assert_eq!(
+        serving(&call(&with_required(req, "model_server_pods", vec![]))),
+        (
+            "Unavailable".into(),
+            "Qwen/Qwen2.5-1.5B-Instruct has no available replica (0 of 1 replica(s) updated, 0 available): \
+             it will serve 1 x L4 (bfloat16), tensor parallel 1, max model length 32768 at \
+             http://qwen.team-a.svc.cluster.local/v1 again once one is; no pod of it exists: if that lasts, \
+             `kubectl get events -n team-a --field-selector reason=FailedCreate` says why its controller \
+             cannot create them (a ResourceQuota, Pod Security or a LimitRange can refuse them)"
+                .into()
+        )
+    );
 
     // Once a pod exists, it speaks for itself.
     let created = json!({"apiVersion": "v1", "kind": "Pod",

@@ -281,7 +281,7 @@ pub(crate) fn condition(
     }
 }
 
-/// "; no pod of it exists yet ..." when none of the server's pods exists: a
+/// "; no pod of it exists ..." when none of the server's pods exists: a
 /// pod that admission refuses is never created, and only its controller's
 /// events say why (a LeaderWorkerSet's status does not).
 fn no_pods(state: &ServingState) -> String {
@@ -290,7 +290,7 @@ fn no_pods(state: &ServingState) -> String {
         .as_ref()
         .map_or_else(String::new, |namespace| {
             format!(
-                "; no pod of it exists yet: if that lasts, `kubectl get events -n {namespace} \
+                "; no pod of it exists: if that lasts, `kubectl get events -n {namespace} \
              --field-selector reason=FailedCreate` says why its controller cannot create them \
              (a ResourceQuota, Pod Security or a LimitRange can refuse them)"
             )
