@@ -231,7 +231,7 @@ fn routed_says_what_the_gateway_said_of_the_route() {
     let accepted = parent(json!([
         {"type": "Accepted", "status": "True", "reason": "Accepted"},
         {"type": "ResolvedRefs", "status": "True", "reason": "ResolvedRefs"}]));
-    let rsp = call_with(xr(), Some(accepted));
+    let rsp = call_with(xr(), Some(accepted.clone()));
     assert_eq!(
         routed(&rsp),
         (
@@ -241,6 +241,69 @@ fn routed_says_what_the_gateway_said_of_the_route() {
         )
     );
     assert_eq!(rsp.results, vec![]);
+
+    // The route is accepted, but the pool's own status refuses its endpoint
+    // picker: the pool's word wins; a pool status that says nothing, or
+    // another Gateway's, leaves the route's.
+    let with_pool = |pool_status: Value| {
+        let mut req = request("routed", xr().build());
+        req.input = Some(input(gateway_platform("deployment")));
+        let rsp = call(&req);
+        let (route, pool) = (
+            desired_resource(&rsp, "http_route"),
+            desired_resource(&rsp, "inference_pool"),
+        );
+        req.observed.as_mut().unwrap().resources = [
+            (
+                "http_route".to_string(),
+                resource(applied(route, 1, accepted.clone())),
+            ),
+            (
+                "inference_pool".to_string(),
+                resource(applied(pool, 1, pool_status)),
+            ),
+        ]
+        .into();
+        call(&req)
+    };
+    let pool_parent = |gateway: &str, conditions: Value| {
+        json!({"parents": [{
+            "parentRef": {"group": "gateway.networking.k8s.io", "kind": "Gateway",
+                          "name": gateway, "namespace": "gateway-system"},
+            "controllerName": "istio.io/gateway-controller",
+            "conditions": conditions}]})
+    };
+    let no_picker = pool_parent(
+        "inference-gateway",
+        json!([{"type": "Accepted", "status": "True", "reason": "Accepted"},
+               {"type": "ResolvedRefs", "status": "False", "reason": "InvalidExtensionRef",
+                "message": "Service chat-epp not found"}]),
+    );
+    let rsp = with_pool(no_picker.clone());
+    let message = "Gateway gateway-system/inference-gateway cannot resolve the endpoint picker of InferencePool \
+                   team-a/chat: Service chat-epp not found";
+    assert_eq!(
+        routed(&rsp),
+        (
+            fnv1::Status::ConditionFalse as i32,
+            "InvalidExtensionRef".into(),
+            message.into()
+        )
+    );
+    assert_eq!(rsp.results, vec![warning("InvalidExtensionRef", message)]);
+    let routes = (
+        fnv1::Status::ConditionTrue as i32,
+        "Accepted".to_string(),
+        "Gateway gateway-system/inference-gateway routes HTTPRoute team-a/chat to its InferencePool".to_string(),
+    );
+    assert_eq!(routed(&with_pool(json!({}))), routes);
+    assert_eq!(
+        routed(&with_pool(pool_parent(
+            "other",
+            no_picker["parents"][0]["conditions"].clone()
+        ))),
+        routes
+    );
 
     // The platform drops the Gateway: the XR that was routed is told.
     let mut req = request(

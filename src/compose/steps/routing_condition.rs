@@ -5,17 +5,17 @@
 //! listeners do not admit the route's namespace, and an Ingress whose class
 //! no controller runs, and the Service still serves, so `Ready` stays; only
 //! the controller says whether it took them: the Gateway's in the route's
-//! `status.parents` (with a warning event when a refusal first appears), an
-//! Ingress controller by giving the Ingress an address. Crossplane keeps a
-//! condition a function stops returning, so an XR that was routed is told
-//! when it no longer is.
+//! and the InferencePool's `status.parents` (with a warning event when a
+//! refusal first appears), an Ingress controller by giving the Ingress an
+//! address. Crossplane keeps a condition a function stops returning, so an
+//! XR that was routed is told when it no longer is.
 
 use serde_json::{Map, Value};
 
 use crate::compose::composition::{ComposeRequest, Composition};
 use crate::compose::resources::ingress::INGRESS;
 use crate::compose::steps::conditions::withdrawn;
-use crate::compose::steps::inference_routing::HTTP_ROUTE;
+use crate::compose::steps::inference_routing::{HTTP_ROUTE, INFERENCE_POOL};
 use crate::compose::steps::serving::push_condition;
 use crate::request::{applied_manifest, at, manifest_of, str_at};
 use crate::response::{condition, condition_unknown};
@@ -123,7 +123,7 @@ fn report_route(req: &ComposeRequest, out: &mut Composition) {
             "resolves the backend of",
         ),
     ] {
-        match route_condition(parent, type_) {
+        match parent_condition(parent, type_) {
             Some(("True", _, _)) => {}
             Some(("False", reason, message)) => {
                 let reason = if reason.is_empty() { type_ } else { reason };
@@ -140,6 +140,33 @@ fn report_route(req: &ComposeRequest, out: &mut Composition) {
                     "NotReported",
                     format!("Gateway {gateway} has not said yet whether it {decides} {what}"),
                 ));
+                return;
+            }
+        }
+    }
+    // The pool's own status, where the controller writes one: a Gateway can
+    // accept the route and still refuse the pool or miss its endpoint picker.
+    let pool = req.observed.get(INFERENCE_POOL);
+    let pool = pool.as_ref().and_then(|o| manifest_of(o));
+    if let Some(pool) = pool {
+        let pool_namespace = str_at(pool, &["metadata", "namespace"]);
+        let pool_what = format!(
+            "InferencePool {pool_namespace}/{}",
+            str_at(pool, &["metadata", "name"])
+        );
+        let said = parent_status(pool, &gateway, pool_namespace);
+        for (type_, refuses) in [
+            ("Accepted", "does not accept"),
+            ("ResolvedRefs", "cannot resolve the endpoint picker of"),
+        ] {
+            if let Some(("False", reason, message)) = said.and_then(|p| parent_condition(p, type_))
+            {
+                let reason = if reason.is_empty() { type_ } else { reason };
+                let message = match message {
+                    "" => format!("Gateway {gateway} {refuses} {pool_what}"),
+                    m => format!("Gateway {gateway} {refuses} {pool_what}: {m}"),
+                };
+                push_condition(req, true, condition(ROUTED, false, reason, message), out);
                 return;
             }
         }
@@ -162,13 +189,14 @@ fn gateway_of(route: &Map<String, Value>, route_namespace: &str) -> String {
     parent.map_or_else(String::new, |p| gateway_of_ref(p, route_namespace))
 }
 
-/// The observed route's status for `gateway`, as its controller wrote it.
+/// The observed route's or pool's status for `gateway`, as its controller
+/// wrote it.
 fn parent_status<'a>(
-    route: &'a Map<String, Value>,
+    object: &'a Map<String, Value>,
     gateway: &str,
-    route_namespace: &str,
+    object_namespace: &str,
 ) -> Option<&'a Map<String, Value>> {
-    route
+    object
         .get("status")?
         .get("parents")?
         .as_array()?
@@ -177,21 +205,22 @@ fn parent_status<'a>(
         .find(|p| {
             p.get("parentRef")
                 .and_then(Value::as_object)
-                .is_some_and(|r| gateway_of_ref(r, route_namespace) == gateway)
+                .is_some_and(|r| gateway_of_ref(r, object_namespace) == gateway)
         })
 }
 
-/// "namespace/name" of a parent reference (its namespace: the route's).
-fn gateway_of_ref(parent_ref: &Map<String, Value>, route_namespace: &str) -> String {
+/// "namespace/name" of a parent reference (by default in the namespace of
+/// the object that holds it).
+fn gateway_of_ref(parent_ref: &Map<String, Value>, object_namespace: &str) -> String {
     let namespace = match str_at(parent_ref, &["namespace"]) {
-        "" => route_namespace,
+        "" => object_namespace,
         ns => ns,
     };
     format!("{namespace}/{}", str_at(parent_ref, &["name"]))
 }
 
 /// (status, reason, message) of the parent's condition `type_`.
-fn route_condition<'a>(
+fn parent_condition<'a>(
     parent: &'a Map<String, Value>,
     type_: &str,
 ) -> Option<(&'a str, &'a str, &'a str)> {
