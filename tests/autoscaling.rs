@@ -178,6 +178,97 @@ fn a_new_server_is_ready_once_the_autoscalers_floor_serves() {
 }
 
 #[test]
+fn a_server_the_autoscaler_scales_up_beyond_its_floor_stays_ready() {
+    let xr = scaled(json!({"minReplicas": 2, "maxReplicas": 8}));
+    let composed = {
+        let mut first = request("u1", xr.clone());
+        first.input = Some(input(platform("hpa", "deployment")));
+        desired_resource(&call(&first), "deployment")
+    };
+    // The autoscaler asked for 3 replicas; `updated` run the current spec
+    // (`total` pods exist), `available` serve.
+    let at = |xr: Value, updated: i64, total: i64, available: i64, pods: Vec<Value>| {
+        let mut deployment = composed.clone();
+        deployment["spec"]["replicas"] = json!(3);
+        let status = json!({"observedGeneration": 1, "replicas": total,
+                            "updatedReplicas": updated, "availableReplicas": available});
+        let mut req = request("u2", xr);
+        req.input = Some(input(platform("hpa", "deployment")));
+        req.observed.as_mut().unwrap().resources.insert(
+            "deployment".into(),
+            resource(applied(deployment, 1, status)),
+        );
+        call(&with_required(req, "model_server_pods", pods))
+    };
+    let ready = |rsp: &fnv1::RunFunctionResponse| {
+        rsp.desired.as_ref().unwrap().resources["deployment"].ready == fnv1::Ready::True as i32
+    };
+    let serving = |rsp: &fnv1::RunFunctionResponse| {
+        let c = response_condition(rsp, "Serving").unwrap();
+        (c.status, c.reason, c.message.unwrap_or_default())
+    };
+    let serves = "meta-llama/Llama-3.1-8B-Instruct serves at http://chat.team-a.svc.cluster.local/v1 (1 x \
+                  H100-80GB (bfloat16), tensor parallel 1, max model length 32768) on 2 of 3 replica(s): 1 more";
+
+    // Two serve the current spec, the third starts: Ready, and it says so.
+    let rsp = at(xr.clone(), 3, 3, 2, vec![]);
+    assert!(ready(&rsp));
+    assert_eq!(
+        serving(&rsp),
+        (
+            fnv1::Status::ConditionTrue as i32,
+            "Available".into(),
+            format!("{serves} starting")
+        )
+    );
+    assert_eq!(rsp.results, vec![]);
+
+    // The third cannot be placed: still Ready, with why, as a warning once.
+    let pending = json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "chat-5d9c7b-x2k4q", "namespace": "team-a"},
+        "status": {"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False",
+            "reason": "Unschedulable", "message": "0/3 nodes are available: 3 Insufficient nvidia.com/gpu."}]}});
+    let rsp = at(xr.clone(), 3, 3, 2, vec![pending.clone()]);
+    assert!(ready(&rsp));
+    let message = format!(
+        "{serves} cannot start: pod chat-5d9c7b-x2k4q cannot be scheduled: 0/3 nodes are available: 3 \
+         Insufficient nvidia.com/gpu."
+    );
+    assert_eq!(
+        serving(&rsp),
+        (
+            fnv1::Status::ConditionTrue as i32,
+            "Available".into(),
+            message.clone()
+        )
+    );
+    assert_eq!(rsp.results, vec![warning("Unschedulable", &message)]);
+    let said = json!({"conditions": [{"type": "Serving", "status": "True", "reason": "Available",
+                                      "message": message}]});
+    let xr_said = LlmInference::new("chat")
+        .model(LLAMA_8B)
+        .field("autoscaling", json!({"minReplicas": 2, "maxReplicas": 8}))
+        .status(said)
+        .build();
+    assert_eq!(
+        at(xr_said, 3, 3, 2, vec![pending]).results,
+        vec![],
+        "no second event"
+    );
+
+    // Not while a new spec rolls out, nor below the floor.
+    assert!(!ready(&at(xr.clone(), 2, 3, 3, vec![])), "a rollout");
+    assert!(!ready(&at(xr.clone(), 3, 4, 3, vec![])), "old pods left");
+    assert!(!ready(&at(xr.clone(), 3, 3, 1, vec![])), "below the floor");
+    // Nor before the spec composed now is applied.
+    let other_model = LlmInference::new("chat")
+        .model("Qwen/Qwen2.5-7B-Instruct")
+        .field("autoscaling", json!({"minReplicas": 2, "maxReplicas": 8}))
+        .build();
+    assert!(!ready(&at(other_model, 3, 3, 2, vec![])), "not applied yet");
+}
+
+#[test]
 fn a_count_crossplane_applied_is_kept_until_the_autoscaler_takes_it_over() {
     // The server ran 3 fixed replicas; Crossplane's field manager applied
     // the count. Autoscaling is then turned on.

@@ -25,6 +25,10 @@ pub(crate) enum Rollout {
     /// Every replica runs the current spec and is available, but fewer
     /// than the floor (`desired`) an autoscaler is to keep.
     BelowFloor(Replicas),
+    /// Every replica runs the current spec and at least the autoscaler's
+    /// floor is available; the others it asked for (of `desired`) are
+    /// starting. It serves what was asked: the floor, and more to come.
+    AboveFloor(Replicas),
     /// Its controller (an operator the platform installs) has written no
     /// status yet: nothing is known of its replicas.
     Unreported {
@@ -48,26 +52,47 @@ pub(crate) struct Replicas {
 }
 
 impl Rollout {
-    /// READY_TRUE only when complete.
+    /// Whether it serves what was asked: every replica asked for, or an
+    /// autoscaler's floor while it scales up.
+    pub(crate) fn serves(&self) -> bool {
+        matches!(self, Rollout::Complete | Rollout::AboveFloor(_))
+    }
+
+    /// READY_TRUE only when it serves what was asked.
     pub(crate) fn ready(&self) -> Ready {
-        if *self == Rollout::Complete {
+        if self.serves() {
             Ready::True
         } else {
             Ready::False
         }
     }
 
-    /// How a workload that an autoscaler keeps at `floor` replicas or more
-    /// stands while it runs `running`: complete only once the floor is
-    /// reached (a new workload starts at one replica, before the autoscaler
-    /// brings it to its minimum), whatever runs already.
-    pub(crate) fn with_floor(self, running: i64, floor: i64) -> Rollout {
+    /// How `observed` (the workload itself, not its Object), a workload that an autoscaler keeps at `floor`
+    /// replicas or more, stands while it runs `running`: complete only once
+    /// the floor is reached (a new workload starts at one replica, before
+    /// the autoscaler brings it to its minimum), whatever runs already; and
+    /// while the autoscaler adds replicas beyond the floor, serving, not
+    /// rolling out, as long as every replica runs the current spec.
+    pub(crate) fn with_floor(
+        self,
+        observed: &Map<String, Value>,
+        running: i64,
+        floor: i64,
+    ) -> Rollout {
         match self {
             Rollout::Complete if running < floor => Rollout::BelowFloor(Replicas {
                 desired: floor,
                 updated: running,
                 available: running,
             }),
+            // `updated` is 0 while the composed spec is not applied yet.
+            Rollout::Progressing(r)
+                if r.updated >= r.desired
+                    && r.available >= floor.max(1)
+                    && runs_current_spec(observed) =>
+            {
+                Rollout::AboveFloor(r)
+            }
             other => other,
         }
     }
@@ -79,6 +104,7 @@ impl Rollout {
             Rollout::Absent | Rollout::Complete | Rollout::Unreported { .. } => None,
             Rollout::Progressing(r)
             | Rollout::BelowFloor(r)
+            | Rollout::AboveFloor(r)
             | Rollout::Failed { replicas: r, .. } => Some(*r),
         }
     }
@@ -181,6 +207,19 @@ impl Counts {
             current: observed_generation_is_current(o),
         }
     }
+}
+
+/// Whether the controller of a Deployment or LeaderWorkerSet has seen its
+/// current spec and every replica that exists runs it, so that only
+/// availability is missing: a start or a scale-up, not a rollout. The
+/// operator's VLLMRuntime does not report enough to say.
+fn runs_current_spec(o: &Map<String, Value>) -> bool {
+    let c = match str_at(o, &["kind"]) {
+        "Deployment" => Counts::deployment(o),
+        "LeaderWorkerSet" => Counts::leader_worker_set(o),
+        _ => return false,
+    };
+    c.current && c.replicas.updated >= c.replicas.desired && c.total <= c.replicas.updated
 }
 
 /// A Deployment or LeaderWorkerSet: complete when, as `kubectl rollout

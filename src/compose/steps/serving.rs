@@ -56,7 +56,7 @@ pub(crate) struct ServingState {
 
 impl ServingState {
     pub(crate) fn serving(&self) -> bool {
-        self.rollout == Rollout::Complete
+        self.rollout.serves()
     }
 }
 
@@ -90,7 +90,7 @@ pub(crate) fn observe(
         crate::compose::annotations::annotation(o, SERVED_LAYOUT_ANNOTATION).map(String::from)
     });
     let served = match (&rollout, &last_served) {
-        (Rollout::Complete, _) => Some(layout),
+        (Rollout::Complete | Rollout::AboveFloor(_), _) => Some(layout),
         (_, last) => last.as_deref(),
     };
     if let Some(served) = served {
@@ -192,7 +192,20 @@ pub(crate) fn report(
 ) -> Option<String> {
     let layout = serving_layout(state, r);
     let condition = condition(state, r, layout.as_deref());
-    push_condition(req, state.problem.is_some(), condition, out);
+    match &state.problem {
+        // It serves, and what keeps its other replicas from starting is a
+        // warning of its own (Unschedulable, ...), not of `Serving`'s reason.
+        Some((reason, _)) if state.serving() => {
+            if !observed_condition_is(req, &condition) {
+                out.results.push(outcome::warning(
+                    reason,
+                    condition.message.clone().unwrap_or_default(),
+                ));
+            }
+            out.conditions.push(condition);
+        }
+        problem => push_condition(req, problem.is_some(), condition, out),
+    }
     layout
 }
 
@@ -223,7 +236,23 @@ pub(crate) fn condition(
     };
     match (&state.problem, replicas) {
         _ if state.serving() => {
-            conditions::serving(format!("{} serves at {} ({})", r.what, r.url, r.layout))
+            let scaling_up = match (&state.rollout, &state.problem) {
+                (Rollout::AboveFloor(c), problem) => format!(
+                    " on {} of {} replica(s): {} more {}",
+                    c.available,
+                    c.desired,
+                    c.desired - c.available,
+                    problem.as_ref().map_or_else(
+                        || "starting".to_string(),
+                        |(_, why)| format!("cannot start: {why}")
+                    )
+                ),
+                _ => String::new(),
+            };
+            conditions::serving(format!(
+                "{} serves at {} ({}){scaling_up}",
+                r.what, r.url, r.layout
+            ))
         }
         (Some((reason, message)), _) => {
             conditions::not_serving(reason, format!("{}{still}", message.trim_end_matches('.')))
