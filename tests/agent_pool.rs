@@ -872,6 +872,46 @@ fn once_the_model_server_serves_the_agents_pods_say_why_the_agents_do_not() {
         )
     );
 
+    // The autoscaler adds a third agent beyond the floor of two: the pool
+    // serves, says so, and says why the third cannot start (once).
+    let mut scaled_up = agents(
+        json!({"observedGeneration": 1, "replicas": 3, "updatedReplicas": 3,
+                                      "availableReplicas": 2, "unavailableReplicas": 1}),
+    );
+    scaled_up["spec"]["replicas"] = json!(3);
+    let above_floor = "agents serve with meta-llama/Llama-3.1-8B-Instruct at \
+                       http://reviewers-model.team-a.svc.cluster.local/v1 on 2 of 3 replica(s): 1 more";
+    let rsp = call_with(scaled_up.clone(), None);
+    assert_eq!(
+        serving(&rsp),
+        condition(
+            "Serving",
+            fnv1::Status::ConditionTrue,
+            "Available",
+            &format!("{above_floor} starting")
+        )
+    );
+    assert_eq!(
+        rsp.desired.as_ref().unwrap().resources["agents"].ready,
+        fnv1::Ready::True as i32
+    );
+    assert_eq!(desired_status(&rsp)["phase"], "Serving");
+    assert_eq!(
+        rsp.requirements,
+        agent_pods(),
+        "its pods are still looked at"
+    );
+    let rsp = call_with(scaled_up, Some(vec![pending.clone()]));
+    let cannot = format!(
+        "{above_floor} cannot start: pod reviewers-5c8d-q7 cannot be scheduled: 0/6 nodes are available: 6 \
+         node(s) didn't match Pod's node affinity/selector"
+    );
+    assert_eq!(
+        serving(&rsp),
+        condition("Serving", fnv1::Status::ConditionTrue, "Available", &cannot)
+    );
+    assert_eq!(rsp.results, vec![warning("Unschedulable", &cannot)]);
+
     // Every agent available: serving, and the pods are no longer asked for.
     let rsp = call_with(
         agents(

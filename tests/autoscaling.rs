@@ -232,7 +232,7 @@ fn a_server_the_autoscaler_scales_up_beyond_its_floor_stays_ready() {
     assert!(ready(&rsp));
     let message = format!(
         "{serves} cannot start: pod chat-5d9c7b-x2k4q cannot be scheduled: 0/3 nodes are available: 3 \
-         Insufficient nvidia.com/gpu."
+         Insufficient nvidia.com/gpu"
     );
     assert_eq!(
         serving(&rsp),

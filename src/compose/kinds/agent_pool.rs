@@ -44,6 +44,7 @@ use crate::compose::steps::sizing as steps_sizing;
 use crate::input::Settings;
 use crate::names::{self, runtime_name};
 use crate::protocol::server::Condition;
+use crate::request::int_at;
 use crate::sizing::{self, MAX_NUM_SEQS, Plan, Throughput};
 use crate::units::{GIB, parse_duration_seconds, parse_quantity};
 use crate::xr::agent_pool::{
@@ -441,7 +442,14 @@ impl Pool<'_> {
             config_hash: &config_hash(&document),
             node_selector,
         });
-        let rollout = self.out.add_observed(AGENTS, deployment, observed.as_ref());
+        let mut rollout = self.out.add_observed(AGENTS, deployment, observed.as_ref());
+        // As the model server's: agents the autoscaler adds beyond the floor
+        // do not take away what serves.
+        if let Some(observed) = observed.as_ref().filter(|_| bounds.max > bounds.floor) {
+            let running = int_at(observed, &["spec", "replicas"]).unwrap_or(1);
+            rollout = rollout.with_floor(observed, running, bounds.floor.into());
+            self.out.set_rollout(AGENTS, &rollout);
+        }
         Ok(Agents {
             name,
             config_name,
@@ -578,7 +586,7 @@ impl Pool<'_> {
             layout: &layout,
         };
         let serving_layout = serving::serving_layout(&server.state, &server_report);
-        let serving = server.state.serving() && agents.rollout == Rollout::Complete;
+        let serving = server.state.serving() && agents.rollout.serves();
         status.phase = Some(if serving { "Serving" } else { "Starting" }.into());
         let replicas = status.model_server.as_ref().map_or(0, |m| m.replicas);
         if let Some(m) = status.model_server.as_mut() {
@@ -598,10 +606,14 @@ impl Pool<'_> {
         } else {
             (
                 serving::condition(&server.state, &server_report, serving_layout.as_deref()),
-                server.state.problem.is_some(),
+                server
+                    .state
+                    .problem
+                    .as_ref()
+                    .map(|(reason, _)| reason.clone()),
             )
         };
-        serving::push_condition(req, problem, condition, out);
+        serving::push_condition(req, problem.as_deref(), condition, out);
         scaling_condition::report(req, &[MODEL_SERVER_AUTOSCALER, AUTOSCALER], out);
         routing_condition::report(req, out);
         self.out
@@ -609,15 +621,15 @@ impl Pool<'_> {
 }
 
 /// The `Serving` condition once the model server serves, from the agents'
-/// rollout and, while it is not complete, their pods; and whether it reports
-/// a problem.
+/// rollout and, while it is not complete, their pods; and the reason of the
+/// problem it reports, if any.
 fn agents_condition(
     req: &ComposeRequest,
     agents: &Agents,
     model_url: &str,
     base_url: &str,
     out: &mut Composition,
-) -> (Condition, bool) {
+) -> (Condition, Option<String>) {
     let placement = Placement::Native {
         namespace: req.xr.namespace.to_string(),
     };
@@ -632,8 +644,24 @@ fn agents_condition(
     match (&agents.rollout, stuck) {
         (Rollout::Complete, _) => (
             conditions::serving(format!("agents serve with {model_url} at {base_url}")),
-            false,
+            None,
         ),
+        // The autoscaler adds agents beyond the floor.
+        (Rollout::AboveFloor(r), stuck) => {
+            let more = match &stuck {
+                None => "starting".to_string(),
+                Some((_, why)) => format!("cannot start: {}", why.trim_end_matches('.')),
+            };
+            (
+                conditions::serving(format!(
+                    "agents serve with {model_url} at {base_url} on {} of {} replica(s): {} more {more}",
+                    r.available,
+                    r.desired,
+                    r.desired - r.available
+                )),
+                stuck.map(|(reason, _)| reason),
+            )
+        }
         (rollout, Some((reason, message))) => {
             let still = match rollout.replicas() {
                 Some(r) if r.available > 0 => {
@@ -649,7 +677,7 @@ fn agents_condition(
                         message.trim_end_matches('.')
                     ),
                 ),
-                true,
+                Some(reason),
             )
         }
         (rollout, None) => match rollout.replicas() {
@@ -661,14 +689,14 @@ fn agents_condition(
                         serving::counts(r)
                     ),
                 ),
-                false,
+                None,
             ),
             _ => (
                 conditions::not_serving(
                     "AgentsStarting",
                     "the model server serves; the agent Deployment is not available yet",
                 ),
-                false,
+                None,
             ),
         },
     }

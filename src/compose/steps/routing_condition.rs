@@ -131,7 +131,12 @@ fn report_route(req: &ComposeRequest, out: &mut Composition) {
                     "" => format!("Gateway {gateway} {refuses} {what}"),
                     m => format!("Gateway {gateway} {refuses} {what}: {m}"),
                 };
-                push_condition(req, true, condition(ROUTED, false, reason, message), out);
+                push_condition(
+                    req,
+                    Some(reason),
+                    condition(ROUTED, false, reason, message),
+                    out,
+                );
                 return;
             }
             _ => {
@@ -166,7 +171,12 @@ fn report_route(req: &ComposeRequest, out: &mut Composition) {
                     "" => format!("Gateway {gateway} {refuses} {pool_what}"),
                     m => format!("Gateway {gateway} {refuses} {pool_what}: {m}"),
                 };
-                push_condition(req, true, condition(ROUTED, false, reason, message), out);
+                push_condition(
+                    req,
+                    Some(reason),
+                    condition(ROUTED, false, reason, message),
+                    out,
+                );
                 return;
             }
         }

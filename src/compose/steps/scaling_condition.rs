@@ -64,7 +64,7 @@ pub(crate) fn report(req: &ComposeRequest, keys: &[&str], out: &mut Composition)
             .join("; ");
         push_condition(
             req,
-            true,
+            Some(reason),
             condition(AUTOSCALING, false, reason, message),
             out,
         );

@@ -192,20 +192,10 @@ pub(crate) fn report(
 ) -> Option<String> {
     let layout = serving_layout(state, r);
     let condition = condition(state, r, layout.as_deref());
-    match &state.problem {
-        // It serves, and what keeps its other replicas from starting is a
-        // warning of its own (Unschedulable, ...), not of `Serving`'s reason.
-        Some((reason, _)) if state.serving() => {
-            if !observed_condition_is(req, &condition) {
-                out.results.push(outcome::warning(
-                    reason,
-                    condition.message.clone().unwrap_or_default(),
-                ));
-            }
-            out.conditions.push(condition);
-        }
-        problem => push_condition(req, problem.is_some(), condition, out),
-    }
+    // The problem's own reason (Unschedulable, ...): while it serves, what
+    // keeps more replicas from starting is not `Serving`'s reason.
+    let problem = state.problem.as_ref().map(|(reason, _)| reason.as_str());
+    push_condition(req, problem, condition, out);
     layout
 }
 
@@ -244,7 +234,7 @@ pub(crate) fn condition(
                     c.desired - c.available,
                     problem.as_ref().map_or_else(
                         || "starting".to_string(),
-                        |(_, why)| format!("cannot start: {why}")
+                        |(_, why)| format!("cannot start: {}", why.trim_end_matches('.'))
                     )
                 ),
                 _ => String::new(),
@@ -326,17 +316,20 @@ fn no_pods(state: &ServingState) -> String {
         })
 }
 
-/// Adds `condition`, with a WARNING result carrying it when it reports a
-/// `problem` the XR's observed status does not show yet.
+/// Adds `condition`, with a WARNING result of reason `problem` carrying its
+/// message when it reports a problem the XR's observed status does not show
+/// yet.
 pub(crate) fn push_condition(
     req: &ComposeRequest,
-    problem: bool,
+    problem: Option<&str>,
     condition: Condition,
     out: &mut Composition,
 ) {
-    if problem && !observed_condition_is(req, &condition) {
+    if let Some(reason) = problem
+        && !observed_condition_is(req, &condition)
+    {
         out.results.push(outcome::warning(
-            &condition.reason,
+            reason,
             condition.message.clone().unwrap_or_default(),
         ));
     }
