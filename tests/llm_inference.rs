@@ -2197,6 +2197,75 @@ fn a_model_gone_keeps_the_claim_crossplane_applied_not_the_one_the_server_filled
     );
 }
 
+/// While its Model is gone, what was composed is kept as it was: not the
+/// current spec, so not Ready, but `Serving` says whether it still serves.
+#[test]
+fn a_model_gone_says_whether_the_kept_server_still_serves() {
+    let xr = || {
+        LlmInference::new("chat")
+            .model_ref("llama-8b")
+            .gpu_type("L4")
+            .runtime("deployment")
+            .build()
+    };
+    let served = call(&support::models::with_model(
+        request("kept", xr()),
+        vec![support::models::llama_8b()],
+    ));
+    let deployment = desired_resource(&served, "deployment");
+    let with_deployment = |status: Value| {
+        let mut req = support::models::with_model(request("kept", xr()), vec![]);
+        req.observed.as_mut().unwrap().resources = [(
+            "deployment".to_string(),
+            resource(applied(deployment.clone(), 1, status)),
+        )]
+        .into();
+        call(&req)
+    };
+    let serving = |rsp: &fnv1::RunFunctionResponse| {
+        let c = response_condition(rsp, "Serving").unwrap();
+        (c.status, c.reason, c.message.unwrap_or_default())
+    };
+    let waiting = "waiting for Model team-a/llama-8b (spec.modelRef): it does not exist yet; create it in \
+                   namespace team-a; what was composed before is kept as it was";
+
+    let rsp = with_deployment(
+        json!({"observedGeneration": 1, "replicas": 1, "updatedReplicas": 1,
+                                     "availableReplicas": 1}),
+    );
+    assert_eq!(
+        serving(&rsp),
+        (
+            fnv1::Status::ConditionTrue as i32,
+            "Available".into(),
+            format!("{waiting} and still serves")
+        )
+    );
+    assert_eq!(
+        rsp.desired
+            .as_ref()
+            .unwrap()
+            .composite
+            .as_ref()
+            .unwrap()
+            .ready,
+        fnv1::Ready::False as i32,
+        "not the current spec: not Ready"
+    );
+    let rsp = with_deployment(
+        json!({"observedGeneration": 1, "replicas": 1, "updatedReplicas": 1,
+                                     "availableReplicas": 0}),
+    );
+    assert_eq!(
+        serving(&rsp),
+        (
+            fnv1::Status::ConditionFalse as i32,
+            "WaitingForModel".into(),
+            waiting.into()
+        )
+    );
+}
+
 /// A step input that names another storage class cannot move an existing
 /// claim: the claim keeps its class and access modes, and the platform is
 /// told the new ones apply to new claims.

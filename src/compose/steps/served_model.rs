@@ -93,7 +93,7 @@ pub(crate) fn resolve(
             let status = waiting_status(phase, &display, &message);
             let mut waiting =
                 model_ref::MODEL.composition(req, &message, not_found, Some(status), keep);
-            serving::while_waiting(&mut waiting, phase, &message, kept);
+            serving::while_waiting(req, &mut waiting, phase, &message, keep);
             return Ok(ControlFlow::Break(waiting));
         }
     };
@@ -119,7 +119,7 @@ pub(crate) fn resolve(
                 Some(status),
                 keep,
             );
-            serving::while_waiting(&mut waiting, phase, &message, kept);
+            serving::while_waiting(req, &mut waiting, phase, &message, keep);
             Ok(ControlFlow::Break(waiting))
         }
     }

@@ -19,10 +19,10 @@ use serde_json::{Map, Value};
 
 use crate::compose::composition::{ComposeRequest, Composition};
 use crate::compose::resources::placement::Placement;
-use crate::compose::rollout::{Replicas, Rollout, pod_problem};
+use crate::compose::rollout::{Replicas, Rollout, pod_problem, rollout};
 use crate::compose::steps::conditions;
 use crate::protocol::server::{Condition, ResourceSelector, resource_selector::Match};
-use crate::request::required_objects;
+use crate::request::{manifest_of, required_objects, str_at};
 use crate::response as outcome;
 
 /// Key of the requirement for the model server's pods.
@@ -338,21 +338,46 @@ pub(crate) fn push_condition(
 
 /// The `Sized` and `Serving` conditions of a composer that waits for a
 /// required resource (`reason`, `message`): it cannot size, and what it
-/// composed before, if anything (`kept`), is kept as it was, not serving
-/// the current spec.
-pub(crate) fn while_waiting(out: &mut Composition, reason: &str, message: &str, kept: bool) {
+/// composed before, if anything (the observed resources in `keep`), is kept
+/// as it was. That is not the current spec, but when every kept workload
+/// serves, it serves, and `Serving` says so.
+pub(crate) fn while_waiting(
+    req: &ComposeRequest,
+    out: &mut Composition,
+    reason: &str,
+    message: &str,
+    keep: &[&str],
+) {
     out.conditions.push(outcome::condition_unknown(
         conditions::SIZED,
         reason,
         format!("cannot size until it is there: {message}"),
     ));
-    let kept = if kept {
-        "; what was composed before is kept as it was"
+    let kept: Vec<Map<String, Value>> = keep.iter().filter_map(|k| req.observed.get(k)).collect();
+    let workloads: Vec<Rollout> = kept
+        .iter()
+        .filter(|o| {
+            manifest_of(o).is_some_and(|m| {
+                matches!(
+                    str_at(m, &["kind"]),
+                    "Deployment" | "LeaderWorkerSet" | "VLLMRuntime"
+                )
+            })
+        })
+        .map(|o| rollout(Some(o)))
+        .collect();
+    out.conditions.push(if kept.is_empty() {
+        conditions::not_serving(reason, message.to_string())
+    } else if !workloads.is_empty() && workloads.iter().all(Rollout::serves) {
+        conditions::serving(format!(
+            "{message}; what was composed before is kept as it was and still serves"
+        ))
     } else {
-        ""
-    };
-    out.conditions
-        .push(conditions::not_serving(reason, format!("{message}{kept}")));
+        conditions::not_serving(
+            reason,
+            format!("{message}; what was composed before is kept as it was"),
+        )
+    });
 }
 
 /// "1 of 2 replica(s) updated, 1 available".
