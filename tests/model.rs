@@ -381,6 +381,29 @@ fn a_model_reads_its_config_from_a_config_map_through_crossplane() {
         )
     );
     assert_eq!(first_plan(&rsp)["architectureGuessed"], false);
+
+    // Deleted once sized: the card is kept, and so are the plans it holds
+    // in the status, under what it now waits for.
+    let mut sized = xr.clone();
+    sized["status"] = desired_status(&rsp);
+    sized["status"]["conditions"] = json!([{"type": "Servable", "status": "True"}]);
+    let mut req = with_config_map(request("r4b", sized), vec![]);
+    req.observed.as_mut().unwrap().resources = [(
+        "model_card".to_string(),
+        resource(desired_resource(&rsp, "model_card")),
+    )]
+    .into();
+    let waiting = call(&req);
+    let status = desired_status(&waiting);
+    assert_eq!(status["phase"], "Pending");
+    assert_eq!(status["waitingFor"], missing);
+    assert_eq!(status["plans"], desired_status(&rsp)["plans"]);
+    assert_eq!(status.get("conditions"), None);
+    assert_eq!(
+        names(&waiting),
+        vec!["model_card".to_string()],
+        "the card is kept"
+    );
     let inline = call(&request(
         "r5",
         codellama()

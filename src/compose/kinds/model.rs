@@ -195,11 +195,12 @@ fn read_config(
                 model_id: Some(facts.model_url.clone()),
                 ..Default::default()
             };
+            // The card is kept, and the plans it holds stay in the status.
             let mut out = model_config::MODEL_CONFIG.composition(
                 req,
                 &message,
                 not_found,
-                Some(crate::compose::composition::to_object(status)),
+                crate::compose::composition::to_object(status),
                 &[CARD],
             );
             out.requirements = requirements;

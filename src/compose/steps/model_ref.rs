@@ -146,21 +146,32 @@ pub(crate) const MODEL: WaitingFor = WaitingFor {
 };
 
 impl WaitingFor {
-    /// The composition of a composer that waits: a condition, `status`
-    /// (which should say what it waits for), the resources in `keep` kept as
-    /// observed, the XR not ready, and a warning only when the resource
-    /// turns out missing and the observed status (`waitingFor`) did not say
-    /// so yet. The caller adds its requirements.
+    /// The composition of a composer that waits: a condition, a status
+    /// with the `waiting` fields (which should say what it waits for), the
+    /// resources in `keep` kept as observed, the XR not ready, and a warning
+    /// only when the resource turns out missing and the observed status
+    /// (`waitingFor`) did not say so yet. The caller adds its requirements.
+    ///
+    /// What is kept stays as it was, so the status that describes it (an
+    /// endpoint, a plan) stays too, under the waiting fields: Crossplane
+    /// would remove every field the answer leaves out.
     pub(crate) fn composition(
         &self,
         req: &ComposeRequest,
         message: &str,
         not_found: bool,
-        status: Option<serde_json::Map<String, serde_json::Value>>,
+        waiting: Map<String, Value>,
         keep: &[&str],
     ) -> Composition {
+        let kept = keep.iter().any(|name| req.observed.raw(name).is_some());
+        let mut status = match (kept, req.xr.status()) {
+            (true, Some(last)) => last.clone(),
+            _ => Map::new(),
+        };
+        status.remove("conditions");
+        status.extend(waiting);
         let mut out = Composition {
-            status,
+            status: Some(status),
             keep_observed: keep.iter().map(|k| k.to_string()).collect(),
             // Crossplane does not watch required resources: it looks again
             // when the answer expires.

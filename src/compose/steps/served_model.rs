@@ -64,35 +64,21 @@ fn requirements(req: &ComposeRequest, model: ModelRef) -> BTreeMap<String, Resou
 
 /// The Model with its config read; `Break` is the answer to give while the
 /// Model or its ConfigMap is awaited, keeping the resources in `keep` and,
-/// when it keeps any, the XR's last status under `status`'s fields.
+/// when it keeps any, the XR's last status under `status`'s fields (see
+/// `WaitingFor::composition`).
 pub(crate) fn resolve(
     req: &ComposeRequest,
     model: ModelRef,
     keep: &[&str],
     status: WaitingStatus,
 ) -> Result<ControlFlow<Composition, Box<ResolvedModel>>, Refusal> {
-    // Whether anything composed before is kept while it waits.
-    let kept = keep.iter().any(|name| req.observed.raw(name).is_some());
-    // What is kept runs as it was, so the status that describes it (its
-    // endpoint, its plan) stays too, with the kind's waiting fields over it:
-    // Crossplane would remove every field the answer leaves out.
-    let waiting_status = |phase: &str, display: &str, message: &str| {
-        let mut last = match (kept, req.xr.status()) {
-            (true, Some(observed)) => observed.clone(),
-            _ => Map::new(),
-        };
-        last.remove("conditions");
-        last.extend(status(phase, display, message));
-        last
-    };
     let mut m = match model_ref::lookup(req, model.field, model.name)? {
         Lookup::Found(m) => m,
         Lookup::Waiting { message, not_found } => {
             let display = format!("{}/{}", req.xr.namespace, model.name);
             let phase = "WaitingForModel";
-            let status = waiting_status(phase, &display, &message);
-            let mut waiting =
-                model_ref::MODEL.composition(req, &message, not_found, Some(status), keep);
+            let status = status(phase, &display, &message);
+            let mut waiting = model_ref::MODEL.composition(req, &message, not_found, status, keep);
             serving::while_waiting(req, &mut waiting, phase, &message, keep);
             return Ok(ControlFlow::Break(waiting));
         }
@@ -111,14 +97,9 @@ pub(crate) fn resolve(
         model_config::Lookup::Ready => Ok(ControlFlow::Continue(m)),
         model_config::Lookup::Waiting { message, not_found } => {
             let phase = "WaitingForModelConfig";
-            let status = waiting_status(phase, &m.display, &message);
-            let mut waiting = model_config::MODEL_CONFIG.composition(
-                req,
-                &message,
-                not_found,
-                Some(status),
-                keep,
-            );
+            let status = status(phase, &m.display, &message);
+            let mut waiting =
+                model_config::MODEL_CONFIG.composition(req, &message, not_found, status, keep);
             serving::while_waiting(req, &mut waiting, phase, &message, keep);
             Ok(ControlFlow::Break(waiting))
         }
