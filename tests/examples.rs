@@ -151,3 +151,37 @@ fn every_composed_manifest_is_schema_valid() {
         }
     }
 }
+
+/// `render` says the XR's conditions, `Ready` among them, as Crossplane's
+/// own renderer does: compared with the crossplane-render goldens of the
+/// Crossplane CLI stage (tests/crossplane), which ran the real CLI.
+#[test]
+fn render_says_the_xrs_conditions_as_crossplane_render_does() {
+    let conditions = |stream: &str| -> Value {
+        let xr = serde_yaml::Deserializer::from_str(stream)
+            .next()
+            .map(|doc| Value::deserialize(doc).unwrap())
+            .unwrap();
+        let mut conditions = xr["status"]["conditions"].clone();
+        for c in conditions.as_array_mut().into_iter().flatten() {
+            c.as_object_mut().unwrap().remove("lastTransitionTime");
+        }
+        conditions
+    };
+    let mut compared = 0;
+    for args in &examples() {
+        let rel = args.xr.strip_prefix(root().join("examples")).unwrap();
+        let twin = root().join("tests/golden/crossplane-render").join(rel);
+        let Ok(crossplane) = std::fs::read_to_string(&twin) else {
+            continue;
+        };
+        assert_eq!(
+            conditions(&render_example(args)),
+            conditions(&crossplane),
+            "{}",
+            args.xr.display()
+        );
+        compared += 1;
+    }
+    assert!(compared >= 10, "only {compared} examples have a crossplane-render twin");
+}

@@ -519,13 +519,14 @@ fn write_stream(
         .map(struct_to_json)
         .and_then(|c| c.get("status").cloned())
         .unwrap_or_else(|| json!({}));
-    if !rsp.conditions.is_empty()
+    let conditions: Vec<Value> = ready_condition(rsp)
+        .into_iter()
+        .chain(rsp.conditions.iter().map(condition_json))
+        .collect();
+    if !conditions.is_empty()
         && let Some(s) = status.as_object_mut()
     {
-        s.insert(
-            "conditions".into(),
-            Value::Array(rsp.conditions.iter().map(condition_json).collect()),
-        );
+        s.insert("conditions".into(), Value::Array(conditions));
     }
     composite.insert("status".into(), status);
     write_doc(out, &Value::Object(composite))?;
@@ -568,6 +569,47 @@ fn write_stream(
     Ok(())
 }
 
+/// The XR's `Ready` condition as Crossplane derives it from the answer
+/// (its XR reconciler and `crossplane render` alike): `Creating` while the
+/// function says the XR is not ready, or says nothing and a composed
+/// resource is not ready (the first three by name); `Available` otherwise.
+/// None after a FATAL, on which Crossplane keeps the XR's last `Ready`.
+fn ready_condition(rsp: &fnv1::RunFunctionResponse) -> Option<Value> {
+    if rsp
+        .results
+        .iter()
+        .any(|r| r.severity == fnv1::Severity::Fatal as i32)
+    {
+        return None;
+    }
+    let desired = rsp.desired.clone().unwrap_or_default();
+    let unready: Vec<&str> = desired
+        .resources
+        .iter()
+        .filter(|(_, r)| r.ready != fnv1::Ready::True as i32)
+        .map(|(name, _)| name.as_str())
+        .collect();
+    let xr_ready = desired
+        .composite
+        .as_ref()
+        .map_or(fnv1::Ready::Unspecified as i32, |c| c.ready);
+    Some(if xr_ready == fnv1::Ready::False as i32 {
+        json!({"type": "Ready", "status": "False", "reason": "Creating"})
+    } else if xr_ready == fnv1::Ready::Unspecified as i32 && !unready.is_empty() {
+        let names = match unready.as_slice() {
+            [first @ .., last] if unready.len() == 3 => format!("{}, and {last}", first.join(", ")),
+            [first, second, third, rest @ ..] if !rest.is_empty() => {
+                format!("{first}, {second}, {third}, and {} more", rest.len())
+            }
+            names => names.join(", "),
+        };
+        json!({"type": "Ready", "status": "False", "reason": "Creating",
+               "message": format!("Unready resources: {names}")})
+    } else {
+        json!({"type": "Ready", "status": "True", "reason": "Available"})
+    })
+}
+
 fn condition_json(c: &fnv1::Condition) -> Value {
     let status = match fnv1::Status::try_from(c.status) {
         Ok(fnv1::Status::ConditionTrue) => "True",
@@ -592,6 +634,84 @@ fn write_doc(out: &mut impl Write, v: &Value) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ready_is_derived_as_crossplane_derives_it() {
+        let answer = |xr_ready: fnv1::Ready, resources: &[(&str, fnv1::Ready)], fatal: bool| {
+            let mut rsp = fnv1::RunFunctionResponse {
+                desired: Some(fnv1::State {
+                    composite: Some(fnv1::Resource {
+                        ready: xr_ready as i32,
+                        ..Default::default()
+                    }),
+                    resources: resources
+                        .iter()
+                        .map(|(name, ready)| {
+                            (
+                                name.to_string(),
+                                fnv1::Resource {
+                                    ready: *ready as i32,
+                                    ..Default::default()
+                                },
+                            )
+                        })
+                        .collect(),
+                }),
+                ..Default::default()
+            };
+            if fatal {
+                rsp.results.push(fnv1::Result {
+                    severity: fnv1::Severity::Fatal as i32,
+                    ..Default::default()
+                });
+            }
+            ready_condition(&rsp)
+        };
+        use fnv1::Ready::{False, True, Unspecified};
+        let creating = |message: &str| {
+            Some(
+                json!({"type": "Ready", "status": "False", "reason": "Creating",
+                        "message": format!("Unready resources: {message}")}),
+            )
+        };
+        let available = Some(json!({"type": "Ready", "status": "True", "reason": "Available"}));
+        assert_eq!(answer(Unspecified, &[("a", True)], false), available);
+        assert_eq!(answer(Unspecified, &[], false), available);
+        // crossplane-runtime's StableNAndSomeMore(3, names).
+        assert_eq!(
+            answer(Unspecified, &[("b", False), ("a", Unspecified)], false),
+            creating("a, b")
+        );
+        assert_eq!(
+            answer(
+                Unspecified,
+                &[("c", False), ("b", False), ("a", False)],
+                false
+            ),
+            creating("a, b, and c")
+        );
+        assert_eq!(
+            answer(
+                Unspecified,
+                &[
+                    ("a", False),
+                    ("b", False),
+                    ("c", False),
+                    ("d", False),
+                    ("e", True)
+                ],
+                false
+            ),
+            creating("a, b, c, and 1 more")
+        );
+        // The function's word on the XR comes first; a FATAL keeps the last Ready.
+        assert_eq!(
+            answer(False, &[("a", True)], false),
+            Some(json!({"type": "Ready", "status": "False", "reason": "Creating"}))
+        );
+        assert_eq!(answer(True, &[("a", False)], false), available);
+        assert_eq!(answer(Unspecified, &[("a", False)], true), None);
+    }
 
     #[test]
     fn flow_depth_counts_only_what_libyaml_would_nest() {
