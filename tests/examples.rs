@@ -183,5 +183,8 @@ fn render_says_the_xrs_conditions_as_crossplane_render_does() {
         );
         compared += 1;
     }
-    assert!(compared >= 10, "only {compared} examples have a crossplane-render twin");
+    assert!(
+        compared >= 10,
+        "only {compared} examples have a crossplane-render twin"
+    );
 }

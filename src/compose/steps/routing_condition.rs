@@ -126,15 +126,11 @@ fn report_route(req: &ComposeRequest, out: &mut Composition) {
         match parent_condition(parent, type_) {
             Some(("True", _, _)) => {}
             Some(("False", reason, message)) => {
-                let reason = if reason.is_empty() { type_ } else { reason };
-                let message = match message {
-                    "" => format!("Gateway {gateway} {refuses} {what}"),
-                    m => format!("Gateway {gateway} {refuses} {what}: {m}"),
-                };
-                push_condition(
+                refused(
                     req,
-                    Some(reason),
-                    condition(ROUTED, false, reason, message),
+                    type_,
+                    (reason, message),
+                    &format!("Gateway {gateway} {refuses} {what}"),
                     out,
                 );
                 return;
@@ -166,15 +162,11 @@ fn report_route(req: &ComposeRequest, out: &mut Composition) {
         ] {
             if let Some(("False", reason, message)) = said.and_then(|p| parent_condition(p, type_))
             {
-                let reason = if reason.is_empty() { type_ } else { reason };
-                let message = match message {
-                    "" => format!("Gateway {gateway} {refuses} {pool_what}"),
-                    m => format!("Gateway {gateway} {refuses} {pool_what}: {m}"),
-                };
-                push_condition(
+                refused(
                     req,
-                    Some(reason),
-                    condition(ROUTED, false, reason, message),
+                    type_,
+                    (reason, message),
+                    &format!("Gateway {gateway} {refuses} {pool_what}"),
                     out,
                 );
                 return;
@@ -187,6 +179,29 @@ fn report_route(req: &ComposeRequest, out: &mut Composition) {
         "Accepted",
         format!("Gateway {gateway} routes {what} to its InferencePool"),
     ));
+}
+
+/// `Routed` False with the reason and message the controller said of its
+/// condition `type_` (the type when it gave no reason) and `what` it
+/// refuses; a warning when new.
+fn refused(
+    req: &ComposeRequest,
+    type_: &str,
+    (reason, message): (&str, &str),
+    what: &str,
+    out: &mut Composition,
+) {
+    let reason = if reason.is_empty() { type_ } else { reason };
+    let message = match message {
+        "" => what.to_string(),
+        m => format!("{what}: {m}"),
+    };
+    push_condition(
+        req,
+        Some(reason),
+        condition(ROUTED, false, reason, message),
+        out,
+    );
 }
 
 /// "namespace/name" of the route's Gateway (its first parent).
