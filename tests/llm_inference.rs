@@ -2229,10 +2229,8 @@ fn a_model_gone_says_whether_the_kept_server_still_serves() {
     let waiting = "waiting for Model team-a/llama-8b (spec.modelRef): it does not exist yet; create it in \
                    namespace team-a; what was composed before is kept as it was";
 
-    let rsp = with_deployment(
-        json!({"observedGeneration": 1, "replicas": 1, "updatedReplicas": 1,
-                                     "availableReplicas": 1}),
-    );
+    let status = |available: i64| json!({"observedGeneration": 1, "replicas": 1, "updatedReplicas": 1, "availableReplicas": available});
+    let rsp = with_deployment(status(1));
     assert_eq!(
         serving(&rsp),
         (
@@ -2242,20 +2240,11 @@ fn a_model_gone_says_whether_the_kept_server_still_serves() {
         )
     );
     assert_eq!(
-        rsp.desired
-            .as_ref()
-            .unwrap()
-            .composite
-            .as_ref()
-            .unwrap()
-            .ready,
-        fnv1::Ready::False as i32,
+        xr_readiness(&rsp),
+        fnv1::Ready::False,
         "not the current spec: not Ready"
     );
-    let rsp = with_deployment(
-        json!({"observedGeneration": 1, "replicas": 1, "updatedReplicas": 1,
-                                     "availableReplicas": 0}),
-    );
+    let rsp = with_deployment(status(0));
     assert_eq!(
         serving(&rsp),
         (
