@@ -647,21 +647,13 @@ fn agents_condition(
             None,
         ),
         // The autoscaler adds agents beyond the floor.
-        (Rollout::AboveFloor(r), stuck) => {
-            let more = match &stuck {
-                None => "starting".to_string(),
-                Some((_, why)) => format!("cannot start: {}", why.trim_end_matches('.')),
-            };
-            (
-                conditions::serving(format!(
-                    "agents serve with {model_url} at {base_url} on {} of {} replica(s): {} more {more}",
-                    r.available,
-                    r.desired,
-                    r.desired - r.available
-                )),
-                stuck.map(|(reason, _)| reason),
-            )
-        }
+        (Rollout::AboveFloor(r), stuck) => (
+            conditions::serving(format!(
+                "agents serve with {model_url} at {base_url}{}",
+                serving::above_floor(*r, stuck.as_ref())
+            )),
+            stuck.map(|(reason, _)| reason),
+        ),
         (rollout, Some((reason, message))) => {
             let still = match rollout.replicas() {
                 Some(r) if r.available > 0 => {

@@ -226,17 +226,8 @@ pub(crate) fn condition(
     };
     match (&state.problem, replicas) {
         _ if state.serving() => {
-            let scaling_up = match (&state.rollout, &state.problem) {
-                (Rollout::AboveFloor(c), problem) => format!(
-                    " on {} of {} replica(s): {} more {}",
-                    c.available,
-                    c.desired,
-                    c.desired - c.available,
-                    problem.as_ref().map_or_else(
-                        || "starting".to_string(),
-                        |(_, why)| format!("cannot start: {}", why.trim_end_matches('.'))
-                    )
-                ),
+            let scaling_up = match &state.rollout {
+                Rollout::AboveFloor(c) => above_floor(*c, state.problem.as_ref()),
                 _ => String::new(),
             };
             conditions::serving(format!(
@@ -298,6 +289,21 @@ pub(crate) fn condition(
             ),
         ),
     }
+}
+
+/// " on 2 of 3 replica(s): 1 more starting" (or "cannot start: <why>") of
+/// a workload the autoscaler scales up beyond its floor.
+pub(crate) fn above_floor(c: Replicas, problem: Option<&(String, String)>) -> String {
+    let more = match problem {
+        None => "starting".to_string(),
+        Some((_, why)) => format!("cannot start: {}", why.trim_end_matches('.')),
+    };
+    format!(
+        " on {} of {} replica(s): {} more {more}",
+        c.available,
+        c.desired,
+        c.desired - c.available
+    )
 }
 
 /// "; no pod of it exists ..." when none of the server's pods exists: a
