@@ -67,12 +67,13 @@ impl Rollout {
         }
     }
 
-    /// How `observed` (the workload itself, not its Object), a workload that an autoscaler keeps at `floor`
-    /// replicas or more, stands while it runs `running`: complete only once
-    /// the floor is reached (a new workload starts at one replica, before
-    /// the autoscaler brings it to its minimum), whatever runs already; and
-    /// while the autoscaler adds replicas beyond the floor, serving, not
-    /// rolling out, as long as every replica runs the current spec.
+    /// How `observed`, a workload (not its provider-kubernetes Object) that
+    /// an autoscaler keeps at `floor` replicas or more, stands while it runs
+    /// `running`: complete only once the floor is reached (a new workload
+    /// starts at one replica, before the autoscaler brings it to its
+    /// minimum), whatever runs already; and while the autoscaler adds
+    /// replicas beyond the floor, serving, not rolling out, as long as every
+    /// replica runs the current spec.
     pub(crate) fn with_floor(
         self,
         observed: &Map<String, Value>,
