@@ -582,16 +582,15 @@ fn ready_condition(rsp: &fnv1::RunFunctionResponse) -> Option<Value> {
     {
         return None;
     }
-    let desired = rsp.desired.clone().unwrap_or_default();
+    let desired = rsp.desired.as_ref();
     let unready: Vec<&str> = desired
-        .resources
-        .iter()
+        .into_iter()
+        .flat_map(|d| &d.resources)
         .filter(|(_, r)| r.ready != fnv1::Ready::True as i32)
         .map(|(name, _)| name.as_str())
         .collect();
     let xr_ready = desired
-        .composite
-        .as_ref()
+        .and_then(|d| d.composite.as_ref())
         .map_or(fnv1::Ready::Unspecified as i32, |c| c.ready);
     Some(if xr_ready == fnv1::Ready::False as i32 {
         json!({"type": "Ready", "status": "False", "reason": "Creating"})

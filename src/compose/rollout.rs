@@ -185,6 +185,14 @@ struct Counts {
 }
 
 impl Counts {
+    /// The controller saw the current spec, every desired replica is
+    /// updated and no old one is left: only availability may be missing.
+    fn runs_current_spec(&self) -> bool {
+        self.current
+            && self.replicas.updated >= self.replicas.desired
+            && self.total <= self.replicas.updated
+    }
+
     fn deployment(o: &Map<String, Value>) -> Self {
         Self {
             replicas: Replicas {
@@ -220,7 +228,7 @@ fn runs_current_spec(o: &Map<String, Value>) -> bool {
         "LeaderWorkerSet" => Counts::leader_worker_set(o),
         _ => return false,
     };
-    c.current && c.replicas.updated >= c.replicas.desired && c.total <= c.replicas.updated
+    c.runs_current_spec()
 }
 
 /// A Deployment or LeaderWorkerSet: complete when, as `kubectl rollout
@@ -244,7 +252,7 @@ fn workload(o: &Map<String, Value>, c: Counts) -> Rollout {
             replicas: r,
         };
     }
-    if c.current && r.updated >= r.desired && c.total <= r.updated && r.available >= r.desired {
+    if c.runs_current_spec() && r.available >= r.desired {
         Rollout::Complete
     } else {
         Rollout::Progressing(r)
