@@ -387,6 +387,8 @@ fn a_model_reads_its_config_from_a_config_map_through_crossplane() {
     let mut sized = xr.clone();
     sized["status"] = desired_status(&rsp);
     sized["status"]["conditions"] = json!([{"type": "Servable", "status": "True"}]);
+    // As a Model that failed before would have it: a verdict, not a wait.
+    sized["status"]["reason"] = json!("no offered GPU type (L4) can serve the Model");
     let mut req = with_config_map(request("r4b", sized), vec![]);
     req.observed.as_mut().unwrap().resources = [(
         "model_card".to_string(),
@@ -399,6 +401,7 @@ fn a_model_reads_its_config_from_a_config_map_through_crossplane() {
     assert_eq!(status["waitingFor"], missing);
     assert_eq!(status["plans"], desired_status(&rsp)["plans"]);
     assert_eq!(status.get("conditions"), None);
+    assert_eq!(status.get("reason"), None, "a Pending Model has no verdict");
     assert_eq!(
         names(&waiting),
         vec!["model_card".to_string()],

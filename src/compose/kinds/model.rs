@@ -203,6 +203,11 @@ fn read_config(
                 crate::compose::composition::to_object(status),
                 &[CARD],
             );
+            // A kept `reason` said why the Model failed; a Pending Model
+            // has no verdict, and `waitingFor` says what it waits for.
+            if let Some(status) = out.status.as_mut() {
+                status.remove("reason");
+            }
             out.requirements = requirements;
             ControlFlow::Break(out)
         }
