@@ -236,6 +236,7 @@ fn with_its_model_the_pool_composes_server_agents_config_autoscaler_and_budget()
                             "resources": {"requests": {"cpu": "250m", "memory": "256Mi"}, "limits": {"memory": "1Gi"}},
                             "securityContext": {"allowPrivilegeEscalation": false, "readOnlyRootFilesystem": true,
                                                 "runAsNonRoot": true, "capabilities": {"drop": ["ALL"]}},
+                            "terminationMessagePolicy": "FallbackToLogsOnError",
                             "volumeMounts": [
                                 {"name": "config", "mountPath": "/etc/agent", "readOnly": true},
                                 {"name": "tmp", "mountPath": "/tmp"},

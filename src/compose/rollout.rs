@@ -457,17 +457,96 @@ pub(crate) fn pod_problem(pods: &[Map<String, Value>]) -> Option<(String, String
             ];
             STUCK.contains(&reason).then(|| {
                 let message = str_at(waiting, &["message"]);
-                (
-                    reason.to_string(),
-                    format!(
-                        "pod {name}, container {}: {reason}{}{message}",
-                        str_at(s, &["name"]),
-                        if message.is_empty() { "" } else { ": " },
-                    ),
-                )
+                let container = str_at(s, &["name"]);
+                let mut said = format!(
+                    "pod {name}, container {container}: {reason}{}{message}",
+                    if message.is_empty() { "" } else { ": " },
+                );
+                if let Some(exit) = last_exit(s) {
+                    let namespace = str_at(pod, &["metadata", "namespace"]);
+                    said.push_str(&format!(
+                        "; {exit} (its log: kubectl logs -n {namespace} {name} -c {container} --previous)"
+                    ));
+                }
+                (reason.to_string(), said)
             })
         })
     })
+}
+
+/// Longest line of a crashed container's log to quote, in characters.
+const LOG_LINE_MAX: usize = 500;
+
+/// How a restarting container last ended ("it last exited with code 1
+/// (Error): <the cause in its log>"). CrashLoopBackOff's own message only
+/// says it is backing off; the cause (vLLM's CUDA out of memory, an
+/// OOMKilled from the memory limit) is in `lastState`, with the log's tail
+/// where the container sets `FallbackToLogsOnError`.
+fn last_exit(status: &Map<String, Value>) -> Option<String> {
+    let terminated = at(status, &["lastState", "terminated"])?.as_object()?;
+    let mut said = format!(
+        "it last exited with code {}",
+        int_at(terminated, &["exitCode"])?
+    );
+    let reason = str_at(terminated, &["reason"]);
+    if !reason.is_empty() {
+        said.push_str(&format!(" ({reason})"));
+    }
+    if let Some(cause) = cause_in_log(str_at(terminated, &["message"])) {
+        let quoted: String = cause.chars().take(LOG_LINE_MAX).collect();
+        let cut = if quoted.len() < cause.len() {
+            "..."
+        } else {
+            ""
+        };
+        said.push_str(&format!(": {quoted}{cut}"));
+    }
+    Some(said)
+}
+
+/// The line of a log's tail that says why the process stopped: the last
+/// Python exception that is not a wrapper pointing elsewhere, or else the
+/// last line. vLLM's engine runs in a child process whose exception (CUDA
+/// out of memory, a KV cache too small) the API server wraps in "Engine
+/// core initialization failed. See root cause above"; each line carries
+/// the process ("(EngineCore_DP0 pid=7) ") and log ("ERROR 11-26
+/// 10:00:00 [core.py:708] ") prefixes.
+fn cause_in_log(log: &str) -> Option<&str> {
+    let lines: Vec<&str> = log
+        .lines()
+        .map(without_log_prefixes)
+        .filter(|line| !line.is_empty())
+        .collect();
+    let is_cause = |line: &str| {
+        let exception = line.split_once(": ").is_some_and(|(name, _)| {
+            !name.contains(' ') && (name.ends_with("Error") || name.ends_with("Exception"))
+        });
+        let wrapper = ["See root cause above", "See stack trace for root cause"]
+            .iter()
+            .any(|w| line.contains(w));
+        exception && !wrapper
+    };
+    let cause = lines.iter().rev().copied().find(|line| is_cause(line));
+    cause.or(lines.last().copied())
+}
+
+/// `line` without vLLM's process prefix ("(APIServer pid=1) ") and log
+/// prefix ("ERROR 11-26 10:00:00 [file.py:12] "), trimmed.
+fn without_log_prefixes(line: &str) -> &str {
+    let mut line = line.trim();
+    if line.starts_with('(')
+        && let Some((process, rest)) = line.split_once(") ")
+        && process.contains(" pid=")
+    {
+        line = rest.trim_start();
+    }
+    let levels = ["DEBUG ", "INFO ", "WARNING ", "ERROR ", "CRITICAL "];
+    if levels.iter().any(|level| line.starts_with(level))
+        && let Some((_, rest)) = line.split_once("] ")
+    {
+        line = rest.trim_start();
+    }
+    line
 }
 
 #[cfg(test)]
@@ -715,6 +794,69 @@ mod tests {
             ))
         );
         assert_eq!(pod_problem(&pods[2..]), None);
+    }
+
+    #[test]
+    fn a_crash_loop_says_how_the_container_last_ended() {
+        let crashing = |terminated: Value| {
+            [obj(
+                json!({"metadata": {"name": "p", "namespace": "team-a"}, "status": {"containerStatuses": [
+                {"name": "vllm", "restartCount": 4,
+                 "state": {"waiting": {"reason": "CrashLoopBackOff",
+                                       "message": "back-off 1m20s restarting failed container=vllm pod=p"}},
+                 "lastState": {"terminated": terminated}}]}}),
+            )]
+        };
+        let cases = [
+            (
+                "the engine's exception under the API server's wrapper",
+                json!({"exitCode": 1, "reason": "Error", "message": concat!(
+                    "(EngineCore_DP0 pid=274) ERROR 11-26 10:00:01 [core.py:708]   File \"gpu_worker.py\", line 210\n",
+                    "(EngineCore_DP0 pid=274) ERROR 11-26 10:00:01 [core.py:708] torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n",
+                    "(APIServer pid=1) Traceback (most recent call last):\n",
+                    "(APIServer pid=1) RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {'EngineCore_DP0': 1}\n\n")}),
+                ": torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.",
+            ),
+            (
+                "the wrapper alone, when the tail kept nothing else of note",
+                json!({"exitCode": 1, "reason": "Error", "message":
+                    "(APIServer pid=1)     raise RuntimeError(\n(APIServer pid=1) RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}"}),
+                ": RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}",
+            ),
+            (
+                "no exception: the last line",
+                json!({"exitCode": 2, "reason": "Error", "message":
+                    "usage: vllm serve [-h] [model_tag]\nvllm serve: error: unrecognized arguments: --tensor-parallel 2\n"}),
+                ": vllm serve: error: unrecognized arguments: --tensor-parallel 2",
+            ),
+            (
+                "the memory limit, no log",
+                json!({"exitCode": 137, "reason": "OOMKilled"}),
+                "",
+            ),
+        ];
+        for (case, terminated, cause) in cases {
+            let code = terminated["exitCode"].clone();
+            let reason = terminated["reason"].as_str().unwrap().to_string();
+            assert_eq!(
+                pod_problem(&crashing(terminated)),
+                Some((
+                    "CrashLoopBackOff".into(),
+                    format!(
+                        "pod p, container vllm: CrashLoopBackOff: back-off 1m20s restarting failed container=vllm pod=p; it last exited with code {code} ({reason}){cause} (its log: kubectl logs -n team-a p -c vllm --previous)"
+                    )
+                )),
+                "{case}"
+            );
+        }
+        let (_, no_exit_code) = pod_problem(&crashing(json!({}))).unwrap();
+        assert!(no_exit_code.ends_with("pod=p"), "{no_exit_code}");
+        let long = "x".repeat(LOG_LINE_MAX + 1);
+        let (_, message) = pod_problem(&crashing(json!({"exitCode": 1, "message": long}))).unwrap();
+        assert!(
+            message.contains(&format!("code 1: {}... (its log", "x".repeat(LOG_LINE_MAX))),
+            "{message}"
+        );
     }
 
     #[test]

@@ -18,6 +18,7 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use crate::compose::composition::Manifest;
 use crate::compose::resources::agent_config::{CONFIG_DIR, CONFIG_FILE};
+use crate::compose::resources::vllm_pod::LOG_TAIL_ON_ERROR;
 use crate::credential::{holds_credential, is_credential_key};
 
 /// The unprivileged user the agents run as (distroless' nonroot).
@@ -119,6 +120,7 @@ pub(crate) fn agent_deployment(p: &AgentDeploymentParams) -> crate::compose::com
             )])),
             ..Default::default()
         }),
+        termination_message_policy: Some(LOG_TAIL_ON_ERROR.into()),
         security_context: Some(SecurityContext {
             allow_privilege_escalation: Some(false),
             read_only_root_filesystem: Some(true),

@@ -266,6 +266,7 @@ pub(crate) fn serving_container(
         liveness_probe: Some(health(LIVENESS_PERIOD_SECONDS, LIVENESS_FAILURES, 10)),
         volume_mounts: Some(volume_mounts(p)),
         security_context: Some(container_security(p.plan)),
+        termination_message_policy: Some(LOG_TAIL_ON_ERROR.into()),
         ..Default::default()
     }
 }
@@ -282,9 +283,16 @@ pub(crate) fn worker_container(p: &PodParams, command: Vec<String>) -> Container
         resources: Some(resources),
         volume_mounts: Some(volume_mounts(p)),
         security_context: Some(container_security(p.plan)),
+        termination_message_policy: Some(LOG_TAIL_ON_ERROR.into()),
         ..Default::default()
     }
 }
+
+/// A container that exits with an error leaves its log's tail in its
+/// status (`lastState.terminated.message`), where the XR's Serving
+/// condition quotes it: vLLM writes why it stopped (CUDA out of memory,
+/// a KV cache too small for the context) to its log, not to a file.
+pub(crate) const LOG_TAIL_ON_ERROR: &str = "FallbackToLogsOnError";
 
 /// `registry/name`, as a pod's image.
 pub(crate) fn image_ref(image: &Image) -> String {
