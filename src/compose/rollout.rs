@@ -492,42 +492,52 @@ fn last_exit(status: &Map<String, Value>) -> Option<String> {
     if !reason.is_empty() {
         said.push_str(&format!(" ({reason})"));
     }
-    if let Some(cause) = cause_in_log(str_at(terminated, &["message"])) {
-        let quoted: String = cause.chars().take(LOG_LINE_MAX).collect();
-        let cut = if quoted.len() < cause.len() {
-            "..."
+    if let Some((line, is_exception)) = cause_in_log(str_at(terminated, &["message"])) {
+        let quoted: String = line.chars().take(LOG_LINE_MAX).collect();
+        let cut = if quoted.len() < line.len() { "..." } else { "" };
+        // A line that is no exception (a progress bar when a probe killed
+        // it, an argument error) is quoted as where the log ended, not as
+        // the cause.
+        let lead = if is_exception {
+            ": "
         } else {
-            ""
+            "; its log ends: "
         };
-        said.push_str(&format!(": {quoted}{cut}"));
+        said.push_str(&format!("{lead}{quoted}{cut}"));
     }
     Some(said)
 }
 
-/// The line of a log's tail that says why the process stopped: the last
-/// Python exception that is not a wrapper pointing elsewhere, or else the
-/// last line. vLLM's engine runs in a child process whose exception (CUDA
-/// out of memory, a KV cache too small) the API server wraps in "Engine
-/// core initialization failed. See root cause above"; each line carries
-/// the process ("(EngineCore_DP0 pid=7) ") and log ("ERROR 11-26
-/// 10:00:00 [core.py:708] ") prefixes.
-fn cause_in_log(log: &str) -> Option<&str> {
+/// The line of a log's tail that says why the process stopped, and
+/// whether it is a Python exception: the last exception that is not a
+/// wrapper pointing elsewhere, or else the last line. vLLM's engine runs in
+/// a child process whose exception (CUDA out of memory, a KV cache too
+/// small) the API server wraps in "Engine core initialization failed. See
+/// root cause above"; each line carries the process ("(EngineCore_DP0
+/// pid=7) ") and log ("ERROR 11-26 10:00:00 [core.py:708] ") prefixes.
+fn cause_in_log(log: &str) -> Option<(&str, bool)> {
     let lines: Vec<&str> = log
         .lines()
         .map(without_log_prefixes)
         .filter(|line| !line.is_empty())
         .collect();
-    let is_cause = |line: &str| {
-        let exception = line.split_once(": ").is_some_and(|(name, _)| {
+    let is_exception = |line: &str| {
+        line.split_once(": ").is_some_and(|(name, _)| {
             !name.contains(' ') && (name.ends_with("Error") || name.ends_with("Exception"))
-        });
-        let wrapper = ["See root cause above", "See stack trace for root cause"]
-            .iter()
-            .any(|w| line.contains(w));
-        exception && !wrapper
+        })
     };
-    let cause = lines.iter().rev().copied().find(|line| is_cause(line));
-    cause.or(lines.last().copied())
+    let is_wrapper = |line: &str| {
+        ["See root cause above", "See stack trace for root cause"]
+            .iter()
+            .any(|w| line.contains(w))
+    };
+    let cause = lines
+        .iter()
+        .rev()
+        .find(|line| is_exception(line) && !is_wrapper(line));
+    cause
+        .or(lines.last())
+        .map(|line| (*line, is_exception(line)))
 }
 
 /// `line` without vLLM's process prefix ("(APIServer pid=1) ") and log
@@ -824,10 +834,10 @@ mod tests {
                 ": RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}",
             ),
             (
-                "no exception: the last line",
+                "no exception: where the log ended, not called the cause",
                 json!({"exitCode": 2, "reason": "Error", "message":
                     "usage: vllm serve [-h] [model_tag]\nvllm serve: error: unrecognized arguments: --tensor-parallel 2\n"}),
-                ": vllm serve: error: unrecognized arguments: --tensor-parallel 2",
+                "; its log ends: vllm serve: error: unrecognized arguments: --tensor-parallel 2",
             ),
             (
                 "the memory limit, no log",
@@ -854,7 +864,10 @@ mod tests {
         let long = "x".repeat(LOG_LINE_MAX + 1);
         let (_, message) = pod_problem(&crashing(json!({"exitCode": 1, "message": long}))).unwrap();
         assert!(
-            message.contains(&format!("code 1: {}... (its log", "x".repeat(LOG_LINE_MAX))),
+            message.contains(&format!(
+                "code 1; its log ends: {}... (its log",
+                "x".repeat(LOG_LINE_MAX)
+            )),
             "{message}"
         );
     }
