@@ -60,7 +60,7 @@ fn before_crossplane_looks_the_model_up_the_pool_asks_and_waits() {
                 message,
             )],
             // Nothing composed yet: nothing is said to be kept.
-            waiting_conditions("WaitingForModel", message, false),
+            waiting_conditions("WaitingForModel", message),
         ]
         .concat(),
         requirements: requirement(),
@@ -120,7 +120,18 @@ fn a_missing_model_keeps_what_was_composed_and_warns_once() {
                 "ModelNotFound",
                 message,
             )],
-            waiting_conditions("WaitingForModel", message, true),
+            // The kept agents have replicas available: they still serve.
+            vec![
+                sized_waiting("WaitingForModel", message),
+                condition(
+                    "Serving",
+                    fnv1::Status::ConditionTrue,
+                    "Available",
+                    &format!(
+                        "{message}; what was composed before is kept as it was and still serves"
+                    ),
+                ),
+            ],
         ]
         .concat(),
         requirements: requirement(),

@@ -2215,11 +2215,11 @@ fn a_model_gone_says_whether_the_kept_server_still_serves() {
     let deployment = desired_resource(&served, "deployment");
     let with_deployment = |status: Value| {
         let mut req = support::models::with_model(request("kept", xr()), vec![]);
-        req.observed.as_mut().unwrap().resources = [(
-            "deployment".to_string(),
-            resource(applied(deployment.clone(), 1, status)),
-        )]
-        .into();
+        // The replicas as an autoscaler would have set them.
+        let mut observed = applied(deployment.clone(), 1, status.clone());
+        observed["spec"]["replicas"] = status["replicas"].clone();
+        req.observed.as_mut().unwrap().resources =
+            [("deployment".to_string(), resource(observed))].into();
         call(&req)
     };
     let serving = |rsp: &fnv1::RunFunctionResponse| {
@@ -2229,22 +2229,27 @@ fn a_model_gone_says_whether_the_kept_server_still_serves() {
     let waiting = "waiting for Model team-a/llama-8b (spec.modelRef): it does not exist yet; create it in \
                    namespace team-a; what was composed before is kept as it was";
 
-    let status = |available: i64| json!({"observedGeneration": 1, "replicas": 1, "updatedReplicas": 1, "availableReplicas": available});
-    let rsp = with_deployment(status(1));
-    assert_eq!(
-        serving(&rsp),
-        (
-            fnv1::Status::ConditionTrue as i32,
-            "Available".into(),
-            format!("{waiting} and still serves")
-        )
-    );
+    let status = |replicas: i64, available: i64| json!({"observedGeneration": 1, "replicas": replicas, "updatedReplicas": replicas, "availableReplicas": available});
+    // Serving all it runs, or in the middle of an autoscaler's scale-up.
+    for (replicas, available) in [(1, 1), (3, 2)] {
+        let rsp = with_deployment(status(replicas, available));
+        assert_eq!(
+            serving(&rsp),
+            (
+                fnv1::Status::ConditionTrue as i32,
+                "Available".into(),
+                format!("{waiting} and still serves")
+            ),
+            "{available} of {replicas}"
+        );
+    }
+    let rsp = with_deployment(status(1, 1));
     assert_eq!(
         xr_readiness(&rsp),
         fnv1::Ready::False,
         "not the current spec: not Ready"
     );
-    let rsp = with_deployment(status(0));
+    let rsp = with_deployment(status(1, 0));
     assert_eq!(
         serving(&rsp),
         (

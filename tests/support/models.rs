@@ -71,27 +71,23 @@ pub fn pods_selector(labels: &[(&str, &str)]) -> fnv1::ResourceSelector {
 }
 
 /// The `Sized` and `Serving` conditions of an XR waiting for a required
-/// resource, after its `ModelResolved` (or `ModelConfigResolved`) one;
-/// `kept`: it had composed something, which is kept.
-pub fn waiting_conditions(reason: &str, message: &str, kept: bool) -> Vec<fnv1::Condition> {
+/// resource, after its `ModelResolved` (or `ModelConfigResolved`) one,
+/// with nothing composed before.
+pub fn waiting_conditions(reason: &str, message: &str) -> Vec<fnv1::Condition> {
     vec![
-        crate::support::condition(
-            "Sized",
-            fnv1::Status::ConditionUnknown,
-            reason,
-            &format!("cannot size until it is there: {message}"),
-        ),
-        crate::support::condition(
-            "Serving",
-            fnv1::Status::ConditionFalse,
-            reason,
-            &if kept {
-                format!("{message}; what was composed before is kept as it was")
-            } else {
-                message.to_string()
-            },
-        ),
+        sized_waiting(reason, message),
+        crate::support::condition("Serving", fnv1::Status::ConditionFalse, reason, message),
     ]
+}
+
+/// `Sized` while the XR waits for its Model.
+pub fn sized_waiting(reason: &str, message: &str) -> fnv1::Condition {
+    crate::support::condition(
+        "Sized",
+        fnv1::Status::ConditionUnknown,
+        reason,
+        &format!("cannot size until it is there: {message}"),
+    )
 }
 
 /// The `model` requirement for the Model `name` in `team-a`.

@@ -374,7 +374,13 @@ pub(crate) fn while_waiting(
         .collect();
     out.conditions.push(if kept.is_empty() {
         conditions::not_serving(reason, message.to_string())
-    } else if !workloads.is_empty() && workloads.iter().all(Rollout::serves) {
+    } else if !workloads.is_empty()
+        && workloads.iter().all(|w| {
+            // Without the Model the floor of an autoscaled workload is not
+            // known: one that has replicas available serves, scaling or not.
+            w.serves() || w.replicas().is_some_and(|c| c.available > 0)
+        })
+    {
         conditions::serving(format!(
             "{message}; what was composed before is kept as it was and still serves"
         ))
