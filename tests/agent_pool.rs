@@ -189,11 +189,17 @@ fn with_its_model_the_pool_composes_server_agents_config_autoscaler_and_budget()
         vec![llama_8b()],
     ));
     assert_eq!(fatals(&rsp), Vec::<&str>::new());
-    // Nothing serves yet: the operator's pods say why, once they exist.
-    assert_eq!(
-        rsp.requirements,
-        requirement_with_pods(&[("app", "reviewers-model")])
+    // Nothing serves yet: the operator's pods say why, once they exist,
+    // and the agents' pods whether they can start meanwhile.
+    let mut requirements = requirement_with_pods(&[("app", "reviewers-model")]).unwrap();
+    requirements.resources.insert(
+        "agent_pods".into(),
+        pods_selector(&[
+            ("app.kubernetes.io/component", "agent"),
+            ("app.kubernetes.io/instance", "reviewers"),
+        ]),
     );
+    assert_eq!(rsp.requirements, Some(requirements));
     assert_eq!(
         names(&rsp),
         [
@@ -762,6 +768,71 @@ fn the_model_server_runs_on_the_runtime_the_pool_asks_for_behind_the_same_url() 
         let problems = validate_composed(&manifest(&rsp, &name));
         assert!(problems.is_empty(), "{name}: {problems:#?}");
     }
+}
+
+/// The model server comes first in `Serving`, but agents that cannot
+/// start are said while it starts, not minutes later once it serves.
+#[test]
+fn while_the_model_server_starts_agents_that_cannot_start_are_said_too() {
+    let mut spec = small_pool();
+    spec["runtime"] = json!("deployment");
+    let pool_request = || {
+        with_model(
+            request("as", AgentPool::new("reviewers").spec(spec.clone()).build()),
+            vec![llama_8b()],
+        )
+    };
+    let first = call(&pool_request());
+    let loading = json!({"observedGeneration": 1, "replicas": 1, "updatedReplicas": 1,
+                         "unavailableReplicas": 1,
+                         "conditions": [{"type": "Progressing", "status": "True"}]});
+    let call_with = |agent_pods: Vec<Value>| {
+        let mut req = pool_request();
+        req.observed.as_mut().unwrap().resources = [
+            (
+                "model_server_deployment".to_string(),
+                resource(applied(
+                    manifest(&first, "model_server_deployment"),
+                    1,
+                    loading.clone(),
+                )),
+            ),
+            (
+                "agents".to_string(),
+                resource(applied(manifest(&first, "agents"), 1, loading.clone())),
+            ),
+        ]
+        .into();
+        call(&with_required(req, "agent_pods", agent_pods))
+    };
+    let serving = |rsp: &fnv1::RunFunctionResponse| response_condition(rsp, "Serving").unwrap();
+
+    let starting = call_with(vec![]);
+    let server_starting = serving(&starting);
+    assert_eq!(server_starting.reason, "Starting");
+    assert_eq!(starting.results, vec![]);
+
+    let pending = json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "reviewers-5c8d-q7", "namespace": "team-a"},
+        "status": {"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False",
+            "reason": "Unschedulable",
+            "message": "0/6 nodes are available: 6 node(s) didn't match Pod's node affinity/selector."}]}});
+    let rsp = call_with(vec![pending]);
+    let message = format!(
+        "{}; the agents cannot start either: pod reviewers-5c8d-q7 cannot be scheduled: 0/6 nodes are \
+         available: 6 node(s) didn't match Pod's node affinity/selector",
+        server_starting.message.unwrap().trim_end_matches('.')
+    );
+    assert_eq!(
+        serving(&rsp),
+        condition(
+            "Serving",
+            fnv1::Status::ConditionFalse,
+            "Starting",
+            &message
+        )
+    );
+    assert_eq!(rsp.results, vec![warning("Unschedulable", &message)]);
 }
 
 #[test]

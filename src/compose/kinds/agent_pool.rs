@@ -604,14 +604,20 @@ impl Pool<'_> {
         let (condition, problem) = if server.state.serving() {
             agents_condition(req, agents, &model.facts.model_url, base_url, out)
         } else {
-            (
-                serving::condition(&server.state, &server_report, serving_layout.as_deref()),
-                server
-                    .state
-                    .problem
-                    .as_ref()
-                    .map(|(reason, _)| reason.clone()),
-            )
+            let mut condition =
+                serving::condition(&server.state, &server_report, serving_layout.as_deref());
+            // The model server comes first, but agents that cannot start
+            // are said now, not minutes later once it serves.
+            let agents_problem = agents_problem(req, agents, out);
+            if let (Some(message), Some((_, why))) = (condition.message.as_mut(), &agents_problem) {
+                *message = format!(
+                    "{}; the agents cannot start either: {}",
+                    message.trim_end_matches('.'),
+                    why.trim_end_matches('.')
+                );
+            }
+            let problem = server.state.problem.as_ref().or(agents_problem.as_ref());
+            (condition, problem.map(|(reason, _)| reason.clone()))
         };
         serving::push_condition(req, problem.as_deref(), condition, out);
         scaling_condition::report(req, &[MODEL_SERVER_AUTOSCALER, AUTOSCALER], out);
@@ -630,18 +636,7 @@ fn agents_condition(
     base_url: &str,
     out: &mut Composition,
 ) -> (Condition, Option<String>) {
-    let placement = Placement::Native {
-        namespace: req.xr.namespace.to_string(),
-    };
-    let stuck = serving::diagnose(
-        req,
-        &agents.rollout,
-        AGENT_PODS_REQUIREMENT,
-        &placement,
-        &agents.selector,
-        out,
-    );
-    match (&agents.rollout, stuck) {
+    match (&agents.rollout, agents_problem(req, agents, out)) {
         (Rollout::Complete, _) => (
             conditions::serving(format!("agents serve with {model_url} at {base_url}")),
             None,
@@ -692,6 +687,26 @@ fn agents_condition(
             ),
         },
     }
+}
+
+/// What keeps the agents from completing their rollout, from their
+/// Deployment and their pods (asked of Crossplane while it is not complete).
+fn agents_problem(
+    req: &ComposeRequest,
+    agents: &Agents,
+    out: &mut Composition,
+) -> Option<(String, String)> {
+    let placement = Placement::Native {
+        namespace: req.xr.namespace.to_string(),
+    };
+    serving::diagnose(
+        req,
+        &agents.rollout,
+        AGENT_PODS_REQUIREMENT,
+        &placement,
+        &agents.selector,
+        out,
+    )
 }
 
 /// Sizes one model-server replica from the Model's facts and the pool's GPUs.
