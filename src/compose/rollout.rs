@@ -444,34 +444,64 @@ pub(crate) fn pod_problem(pods: &[Map<String, Value>]) -> Option<(String, String
             ));
         }
         let statuses = at(pod, &["status", "containerStatuses"])?.as_array()?;
-        statuses.iter().filter_map(Value::as_object).find_map(|s| {
-            let waiting = at(s, &["state", "waiting"])?.as_object()?;
-            let reason = str_at(waiting, &["reason"]);
-            const STUCK: &[&str] = &[
-                "ErrImagePull",
-                "ImagePullBackOff",
-                "InvalidImageName",
-                "CrashLoopBackOff",
-                "CreateContainerConfigError",
-                "CreateContainerError",
-            ];
-            STUCK.contains(&reason).then(|| {
-                let message = str_at(waiting, &["message"]);
-                let container = str_at(s, &["name"]);
-                let mut said = format!(
-                    "pod {name}, container {container}: {reason}{}{message}",
-                    if message.is_empty() { "" } else { ": " },
-                );
-                if let Some(exit) = last_exit(s) {
-                    let namespace = str_at(pod, &["metadata", "namespace"]);
-                    said.push_str(&format!(
-                        "; {exit} (its log: kubectl logs -n {namespace} {name} -c {container} --previous)"
-                    ));
-                }
-                (reason.to_string(), said)
-            })
-        })
+        statuses
+            .iter()
+            .filter_map(Value::as_object)
+            .find_map(|s| container_problem(pod, s))
     })
+}
+
+/// Why a container of `pod` does not run: it cannot start (an image it
+/// cannot pull, a Secret that is missing, a crash loop), or it crashed and
+/// runs again, not ready. vLLM loads for minutes before it crashes, so a
+/// crash-looping server spends most of its time running again rather than
+/// in CrashLoopBackOff: both say how it last ended.
+fn container_problem(
+    pod: &Map<String, Value>,
+    status: &Map<String, Value>,
+) -> Option<(String, String)> {
+    const STUCK: &[&str] = &[
+        "ErrImagePull",
+        "ImagePullBackOff",
+        "InvalidImageName",
+        "CrashLoopBackOff",
+        "CreateContainerConfigError",
+        "CreateContainerError",
+    ];
+    let (name, container) = (
+        str_at(pod, &["metadata", "name"]),
+        str_at(status, &["name"]),
+    );
+    let exit = last_exit(status).map(|exit| {
+        let namespace = str_at(pod, &["metadata", "namespace"]);
+        format!("; {exit} (its log: kubectl logs -n {namespace} {name} -c {container} --previous)")
+    });
+    if let Some(waiting) = at(status, &["state", "waiting"]).and_then(Value::as_object) {
+        let reason = str_at(waiting, &["reason"]);
+        let message = str_at(waiting, &["message"]);
+        return STUCK.contains(&reason).then(|| {
+            let colon = if message.is_empty() { "" } else { ": " };
+            (
+                reason.to_string(),
+                format!(
+                    "pod {name}, container {container}: {reason}{colon}{message}{}",
+                    exit.unwrap_or_default()
+                ),
+            )
+        });
+    }
+    let restarts = int_at(status, &["restartCount"]).unwrap_or(0);
+    let ready = at(status, &["ready"]).and_then(Value::as_bool) == Some(true);
+    let running = at(status, &["state", "running"]).is_some();
+    match exit {
+        Some(exit) if running && !ready && restarts > 0 => Some((
+            "Restarted".to_string(),
+            format!(
+                "pod {name}, container {container} has restarted {restarts} time(s) and is not ready{exit}"
+            ),
+        )),
+        _ => None,
+    }
 }
 
 /// Longest line of a crashed container's log to quote, in characters.
@@ -491,6 +521,11 @@ fn last_exit(status: &Map<String, Value>) -> Option<String> {
     let reason = str_at(terminated, &["reason"]);
     if !reason.is_empty() {
         said.push_str(&format!(" ({reason})"));
+    }
+    // When: a restart long ago is not why it fails now.
+    let finished = str_at(terminated, &["finishedAt"]);
+    if !finished.is_empty() {
+        said.push_str(&format!(" at {finished}"));
     }
     if let Some((line, is_exception)) = cause_in_log(str_at(terminated, &["message"])) {
         let quoted: String = line.chars().take(LOG_LINE_MAX).collect();
@@ -859,6 +894,34 @@ mod tests {
                 "{case}"
             );
         }
+        // Between crashes vLLM loads again for minutes: running, not ready.
+        let running_again = obj(json!({"metadata": {"name": "p", "namespace": "team-a"},
+            "status": {"containerStatuses": [{"name": "vllm", "restartCount": 2, "ready": false,
+                "state": {"running": {"startedAt": "2026-11-26T10:03:00Z"}},
+                "lastState": {"terminated": {"exitCode": 1, "reason": "Error",
+                    "finishedAt": "2026-11-26T10:02:50Z",
+                    "message": "torch.OutOfMemoryError: CUDA out of memory."}}}]}}));
+        assert_eq!(
+            pod_problem(std::slice::from_ref(&running_again)),
+            Some((
+                "Restarted".into(),
+                "pod p, container vllm has restarted 2 time(s) and is not ready; it last exited with code 1 \
+                 (Error) at 2026-11-26T10:02:50Z: torch.OutOfMemoryError: CUDA out of memory. (its log: \
+                 kubectl logs -n team-a p -c vllm --previous)"
+                    .into()
+            ))
+        );
+        // Ready again, or never restarted: nothing to say.
+        let mut ready = running_again.clone();
+        ready["status"]["containerStatuses"][0]["ready"] = json!(true);
+        let mut first_start = running_again;
+        first_start["status"]["containerStatuses"][0]["restartCount"] = json!(0);
+        first_start["status"]["containerStatuses"][0]
+            .as_object_mut()
+            .unwrap()
+            .remove("lastState");
+        assert_eq!(pod_problem(&[ready, first_start]), None);
+
         let (_, no_exit_code) = pod_problem(&crashing(json!({}))).unwrap();
         assert!(no_exit_code.ends_with("pod=p"), "{no_exit_code}");
         let long = "x".repeat(LOG_LINE_MAX + 1);
