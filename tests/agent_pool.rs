@@ -726,12 +726,7 @@ fn the_model_server_runs_on_the_runtime_the_pool_asks_for_behind_the_same_url() 
     assert_eq!(agent_env(&rsp, "OPENAI_BASE_URL"), base_url);
 
     // A Deployment and its Service, named like the runtime was.
-    let mut spec = small_pool();
-    spec["runtime"] = json!("deployment");
-    let rsp = call(&with_model(
-        request("rt", AgentPool::new("reviewers").spec(spec).build()),
-        vec![llama_8b()],
-    ));
+    let rsp = call(&deployment_pool("rt"));
     assert_eq!(fatals(&rsp), Vec::<&str>::new());
     assert_eq!(
         server_keys(&rsp),
@@ -770,18 +765,30 @@ fn the_model_server_runs_on_the_runtime_the_pool_asks_for_behind_the_same_url() 
     }
 }
 
+/// The small pool served by a Deployment, with its Model, under `tag`.
+fn deployment_pool(tag: &str) -> fnv1::RunFunctionRequest {
+    let mut spec = small_pool();
+    spec["runtime"] = json!("deployment");
+    with_model(
+        request(tag, AgentPool::new("reviewers").spec(spec).build()),
+        vec![llama_8b()],
+    )
+}
+
+/// An agent pod no node takes: the pool's nodeSelector matches none.
+fn unschedulable_agent_pod() -> Value {
+    json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "reviewers-5c8d-q7", "namespace": "team-a"},
+        "status": {"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False",
+            "reason": "Unschedulable",
+            "message": "0/6 nodes are available: 6 node(s) didn't match Pod's node affinity/selector."}]}})
+}
+
 /// The model server comes first in `Serving`, but agents that cannot
 /// start are said while it starts, not minutes later once it serves.
 #[test]
 fn while_the_model_server_starts_agents_that_cannot_start_are_said_too() {
-    let mut spec = small_pool();
-    spec["runtime"] = json!("deployment");
-    let pool_request = || {
-        with_model(
-            request("as", AgentPool::new("reviewers").spec(spec.clone()).build()),
-            vec![llama_8b()],
-        )
-    };
+    let pool_request = || deployment_pool("as");
     let first = call(&pool_request());
     let loading = json!({"observedGeneration": 1, "replicas": 1, "updatedReplicas": 1,
                          "unavailableReplicas": 1,
@@ -812,12 +819,7 @@ fn while_the_model_server_starts_agents_that_cannot_start_are_said_too() {
     assert_eq!(server_starting.reason, "Starting");
     assert_eq!(starting.results, vec![]);
 
-    let pending = json!({"apiVersion": "v1", "kind": "Pod",
-        "metadata": {"name": "reviewers-5c8d-q7", "namespace": "team-a"},
-        "status": {"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False",
-            "reason": "Unschedulable",
-            "message": "0/6 nodes are available: 6 node(s) didn't match Pod's node affinity/selector."}]}});
-    let rsp = call_with(vec![pending]);
+    let rsp = call_with(vec![unschedulable_agent_pod()]);
     let message = format!(
         "{}; the agents cannot start either: pod reviewers-5c8d-q7 cannot be scheduled: 0/6 nodes are \
          available: 6 node(s) didn't match Pod's node affinity/selector",
@@ -837,14 +839,7 @@ fn while_the_model_server_starts_agents_that_cannot_start_are_said_too() {
 
 #[test]
 fn once_the_model_server_serves_the_agents_pods_say_why_the_agents_do_not() {
-    let mut spec = small_pool();
-    spec["runtime"] = json!("deployment");
-    let pool_request = || {
-        with_model(
-            request("ag", AgentPool::new("reviewers").spec(spec.clone()).build()),
-            vec![llama_8b()],
-        )
-    };
+    let pool_request = || deployment_pool("ag");
     let first = call(&pool_request());
     let server = applied(
         manifest(&first, "model_server_deployment"),
@@ -903,11 +898,7 @@ fn once_the_model_server_serves_the_agents_pods_say_why_the_agents_do_not() {
     assert_eq!(desired_status(&rsp)["phase"], "Starting");
 
     // No node matches the pool's nodeSelector: the pods say so, once, as a warning.
-    let pending = json!({"apiVersion": "v1", "kind": "Pod",
-        "metadata": {"name": "reviewers-5c8d-q7", "namespace": "team-a"},
-        "status": {"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False",
-            "reason": "Unschedulable",
-            "message": "0/6 nodes are available: 6 node(s) didn't match Pod's node affinity/selector."}]}});
+    let pending = unschedulable_agent_pod();
     let unschedulable = "the agent Deployment: pod reviewers-5c8d-q7 cannot be scheduled: 0/6 nodes are \
                          available: 6 node(s) didn't match Pod's node affinity/selector";
     let rsp = call_with(agents(starting.clone()), Some(vec![pending.clone()]));
