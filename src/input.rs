@@ -25,7 +25,7 @@ pub(crate) const API_VERSION: &str = "inference.fn.crossplane.io/v1beta1";
 /// Kind of the step input.
 pub(crate) const KIND: &str = "Input";
 
-/// Seconds Crossplane may cache a response before calling again (the SDKs' default).
+/// The response's TTL when the input sets none, in seconds (the SDKs' default).
 pub(crate) const DEFAULT_TTL_SECONDS: u64 = 60;
 
 /// The step input of function-inference.
@@ -42,7 +42,7 @@ pub(crate) struct Input {
     #[serde(default)]
     #[schemars(with = "Option<std::collections::BTreeMap<String, String>>")]
     pub(crate) metadata: Option<serde_json::Value>,
-    /// How long Crossplane may cache the response, as a duration ("60s", "5m").
+    /// The response's TTL, as a duration ("60s", "5m"). Crossplane v2 reconciles each XR again after it (give or take 10 %; realtime compositions, on by default), and with --enable-function-response-cache reuses the response for the same request until it ends. The Pods, Models and ConfigMaps the function reads are not watched: what changes in them shows on the XR within this time.
     #[serde(default, deserialize_with = "deserialize_ttl")]
     pub(crate) ttl: Option<kube_core::Duration>,
     /// Platform defaults applied where an XR leaves a field unset.
