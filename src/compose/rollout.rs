@@ -472,10 +472,15 @@ fn container_problem(
         str_at(pod, &["metadata", "name"]),
         str_at(status, &["name"]),
     );
-    let exit = last_exit(status).map(|exit| {
-        let namespace = str_at(pod, &["metadata", "namespace"]);
-        format!("; {exit} (its log: kubectl logs -n {namespace} {name} -c {container} --previous)")
-    });
+    // Built only for a container found stuck or restarted.
+    let exit = || {
+        last_exit(status).map(|exit| {
+            let namespace = str_at(pod, &["metadata", "namespace"]);
+            format!(
+                "; {exit} (its log: kubectl logs -n {namespace} {name} -c {container} --previous)"
+            )
+        })
+    };
     if let Some(waiting) = at(status, &["state", "waiting"]).and_then(Value::as_object) {
         let reason = str_at(waiting, &["reason"]);
         let message = str_at(waiting, &["message"]);
@@ -485,7 +490,7 @@ fn container_problem(
                 reason.to_string(),
                 format!(
                     "pod {name}, container {container}: {reason}{colon}{message}{}",
-                    exit.unwrap_or_default()
+                    exit().unwrap_or_default()
                 ),
             )
         });
@@ -493,15 +498,17 @@ fn container_problem(
     let restarts = int_at(status, &["restartCount"]).unwrap_or(0);
     let ready = at(status, &["ready"]).and_then(Value::as_bool) == Some(true);
     let running = at(status, &["state", "running"]).is_some();
-    match exit {
-        Some(exit) if running && !ready && restarts > 0 => Some((
+    if !running || ready || restarts == 0 {
+        return None;
+    }
+    exit().map(|exit| {
+        (
             "Restarted".to_string(),
             format!(
                 "pod {name}, container {container} has restarted {restarts} time(s) and is not ready{exit}"
             ),
-        )),
-        _ => None,
-    }
+        )
+    })
 }
 
 /// Longest line of a crashed container's log to quote, in characters.
