@@ -231,7 +231,7 @@ fn with_its_model_the_pool_composes_server_agents_config_autoscaler_and_budget()
         manifest(&rsp, "agents"),
         digested(json!({
             "apiVersion": "apps/v1", "kind": "Deployment",
-            "metadata": {"name": "reviewers", "namespace": "team-a", "labels": agent_labels()},
+            "metadata": {"name": "reviewers-agents", "namespace": "team-a", "labels": agent_labels()},
             "spec": {
                 "replicas": 2,
                 "selector": {"matchLabels": selector()},
@@ -272,9 +272,9 @@ fn with_its_model_the_pool_composes_server_agents_config_autoscaler_and_budget()
         manifest(&rsp, "autoscaler"),
         json!({
             "apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
-            "metadata": {"name": "reviewers", "namespace": "team-a", "labels": agent_labels()},
+            "metadata": {"name": "reviewers-agents", "namespace": "team-a", "labels": agent_labels()},
             "spec": {
-                "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "reviewers"},
+                "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "reviewers-agents"},
                 "minReplicas": 2, "maxReplicas": 6,
                 "metrics": [{"type": "Resource", "resource": {"name": "cpu",
                              "target": {"type": "Utilization", "averageUtilization": 80}}}],
@@ -285,7 +285,7 @@ fn with_its_model_the_pool_composes_server_agents_config_autoscaler_and_budget()
         manifest(&rsp, "disruption_budget"),
         json!({
             "apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
-            "metadata": {"name": "reviewers", "namespace": "team-a", "labels": agent_labels()},
+            "metadata": {"name": "reviewers-agents", "namespace": "team-a", "labels": agent_labels()},
             "spec": {"maxUnavailable": 1, "selector": {"matchLabels": selector()}},
         })
     );
@@ -334,7 +334,7 @@ fn with_its_model_the_pool_composes_server_agents_config_autoscaler_and_budget()
                 "Autoscaling",
                 fnv1::Status::ConditionUnknown,
                 "NotReported",
-                "the HorizontalPodAutoscaler reviewers has not yet said whether it can scale"
+                "the HorizontalPodAutoscaler reviewers-agents has not yet said whether it can scale"
             ),
         ]
     );
@@ -374,7 +374,7 @@ fn a_token_budget_sets_model_server_replicas_and_prewarm_sets_agent_replicas() {
         [(
             "agents".to_string(),
             resource(json!({"apiVersion": "apps/v1", "kind": "Deployment",
-                "metadata": {"name": "reviewers", "managedFields": [
+                "metadata": {"name": "reviewers-agents", "managedFields": [
                     {"manager": crossplane, "operation": "Apply", "fieldsV1": {"f:spec": {"f:selector": {}}}},
                     replicas_owner]},
                 "spec": {"replicas": replicas}})),
@@ -587,7 +587,7 @@ fn autoscaling_metrics_map_to_the_hpa() {
     assert_eq!(
         hpa["spec"],
         json!({
-            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "reviewers"},
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "reviewers-agents"},
             "minReplicas": 2, "maxReplicas": 6,
             "metrics": [
                 pods("agent_concurrent_sessions", "30"),
@@ -778,7 +778,7 @@ fn deployment_pool(tag: &str) -> fnv1::RunFunctionRequest {
 /// An agent pod no node takes: the pool's nodeSelector matches none.
 fn unschedulable_agent_pod() -> Value {
     json!({"apiVersion": "v1", "kind": "Pod",
-        "metadata": {"name": "reviewers-5c8d-q7", "namespace": "team-a"},
+        "metadata": {"name": "reviewers-agents-5c8d-q7", "namespace": "team-a"},
         "status": {"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False",
             "reason": "Unschedulable",
             "message": "0/6 nodes are available: 6 node(s) didn't match Pod's node affinity/selector."}]}})
@@ -821,7 +821,7 @@ fn while_the_model_server_starts_agents_that_cannot_start_are_said_too() {
 
     let rsp = call_with(vec![unschedulable_agent_pod()]);
     let message = format!(
-        "{}; the agents cannot start either: pod reviewers-5c8d-q7 cannot be scheduled: 0/6 nodes are \
+        "{}; the agents cannot start either: pod reviewers-agents-5c8d-q7 cannot be scheduled: 0/6 nodes are \
          available: 6 node(s) didn't match Pod's node affinity/selector",
         server_starting.message.unwrap().trim_end_matches('.')
     );
@@ -899,7 +899,7 @@ fn once_the_model_server_serves_the_agents_pods_say_why_the_agents_do_not() {
 
     // No node matches the pool's nodeSelector: the pods say so, once, as a warning.
     let pending = unschedulable_agent_pod();
-    let unschedulable = "the agent Deployment: pod reviewers-5c8d-q7 cannot be scheduled: 0/6 nodes are \
+    let unschedulable = "the agent Deployment: pod reviewers-agents-5c8d-q7 cannot be scheduled: 0/6 nodes are \
                          available: 6 node(s) didn't match Pod's node affinity/selector";
     let rsp = call_with(agents(starting.clone()), Some(vec![pending.clone()]));
     assert_eq!(serving(&rsp), not_serving("Unschedulable", unschedulable));
@@ -911,13 +911,13 @@ fn once_the_model_server_serves_the_agents_pods_say_why_the_agents_do_not() {
                        "unavailableReplicas": 2,
                        "conditions": [{"type": "Progressing", "status": "False",
                                        "reason": "ProgressDeadlineExceeded",
-                                       "message": "ReplicaSet \"reviewers-5c8d\" has timed out progressing."}]});
+                                       "message": "ReplicaSet \"reviewers-agents-5c8d\" has timed out progressing."}]});
     let rsp = call_with(agents(stuck), Some(vec![pending.clone()]));
     assert_eq!(
         serving(&rsp),
         not_serving(
             "ProgressDeadlineExceeded",
-            "the agent Deployment: ReplicaSet \"reviewers-5c8d\" has timed out progressing: pod reviewers-5c8d-q7 \
+            "the agent Deployment: ReplicaSet \"reviewers-agents-5c8d\" has timed out progressing: pod reviewers-agents-5c8d-q7 \
              cannot be scheduled: 0/6 nodes are available: 6 node(s) didn't match Pod's node affinity/selector"
         )
     );
@@ -977,7 +977,7 @@ fn once_the_model_server_serves_the_agents_pods_say_why_the_agents_do_not() {
     );
     let rsp = call_with(scaled_up, Some(vec![pending.clone()]));
     let cannot = format!(
-        "{above_floor} cannot start: pod reviewers-5c8d-q7 cannot be scheduled: 0/6 nodes are available: 6 \
+        "{above_floor} cannot start: pod reviewers-agents-5c8d-q7 cannot be scheduled: 0/6 nodes are available: 6 \
          node(s) didn't match Pod's node affinity/selector"
     );
     assert_eq!(

@@ -460,7 +460,7 @@ fn an_agent_pools_model_server_scales_like_an_llm_inference() {
             "Autoscaling",
             fnv1::Status::ConditionUnknown,
             "NotReported",
-            "the HorizontalPodAutoscaler reviewers-model and the HorizontalPodAutoscaler reviewers have not yet \
+            "the HorizontalPodAutoscaler reviewers-model and the HorizontalPodAutoscaler reviewers-agents have not yet \
              said whether they can scale"
         ))
     );
@@ -477,7 +477,7 @@ fn an_agent_pools_model_server_scales_like_an_llm_inference() {
         ),
         (
             "autoscaler".to_string(),
-            resource(hpa_status("reviewers", active)),
+            resource(hpa_status("reviewers-agents", active)),
         ),
     ]
     .into();
@@ -487,14 +487,14 @@ fn an_agent_pools_model_server_scales_like_an_llm_inference() {
             "Autoscaling",
             fnv1::Status::ConditionTrue,
             "Active",
-            "the HorizontalPodAutoscaler reviewers-model and the HorizontalPodAutoscaler reviewers can scale: each \
+            "the HorizontalPodAutoscaler reviewers-model and the HorizontalPodAutoscaler reviewers-agents can scale: each \
              reads its metrics and sets the replicas"
         ))
     );
     req.observed.as_mut().unwrap().resources.insert(
         "autoscaler".into(),
         resource(hpa_status(
-            "reviewers",
+            "reviewers-agents",
             json!({"type": "ScalingActive", "status": "False", "reason": "FailedGetResourceMetric",
                    "message": "the HPA was unable to compute the replica count: failed to get cpu utilization"}),
         )),
@@ -505,7 +505,7 @@ fn an_agent_pools_model_server_scales_like_an_llm_inference() {
             "Autoscaling",
             fnv1::Status::ConditionFalse,
             "FailedGetResourceMetric",
-            "the HorizontalPodAutoscaler reviewers cannot scale: the HPA was unable to compute the replica count: \
+            "the HorizontalPodAutoscaler reviewers-agents cannot scale: the HPA was unable to compute the replica count: \
              failed to get cpu utilization"
         ))
     );

@@ -2,12 +2,15 @@
 //! FATAL result before anything is composed, naming `metadata.name` (or
 //! `metadata.namespace`) and what Kubernetes accepts: an XR's name is at
 //! most 63 characters, as the CRDs of Crossplane's XRDs say. The longest
-//! valid name composes.
+//! valid name composes, and XRs of different kinds may share a name.
 
 mod support;
 
+use std::collections::BTreeMap;
+
 use serde_json::json;
 use support::fixtures::*;
+use support::models;
 use support::refusals::*;
 use support::*;
 
@@ -130,4 +133,71 @@ fn xr_names_the_api_server_would_refuse_are_fatal_before_composing() {
         LlmInference::new(&longest).model(QWEN).build(),
     ));
     assert_not_fatal(&rsp.results, "the longest valid name");
+}
+
+/// An LLMInference, a Model and an AgentPool may share a name in one
+/// namespace, as a Deployment and a Service do: on every runtime, no two of
+/// them compose an object of one kind and name (nor one the operator or
+/// LeaderWorkerSet makes from what they compose), which the API server
+/// would refuse to whichever is applied second.
+#[test]
+fn an_llm_inference_a_model_and_an_agent_pool_may_share_a_name() {
+    let platform = input(json!({"defaults": {
+        "autoscaler": "hpa",
+        "prometheusAddress": "http://prometheus.monitoring:9090",
+        "podMonitor": true,
+    }}));
+    for runtime in ["vllm-runtime", "deployment", "leader-worker-set"] {
+        let llm_inference = LlmInference::new("chat")
+            .model("meta-llama/Llama-3.1-8B-Instruct")
+            .gpu_type("L4")
+            .runtime(runtime)
+            .field("ingressHost", json!("chat.example.com"))
+            .field("autoscaling", json!({"minReplicas": 1, "maxReplicas": 3}))
+            .build();
+        let model = models::model(
+            "chat",
+            json!({"weightsURI": "hf://meta-llama/Llama-3.1-8B-Instruct", "size": "16Gi"}),
+        );
+        let agent_pool = AgentPool::new("chat")
+            .spec(json!({
+                "agentClass": {"modelRef": {"name": "chat"}},
+                "image": "ghcr.io/example/agent-runtime:1.0",
+                "port": 8080, "ingressHost": "agents.example.com",
+                "minReplicas": 2, "maxReplicas": 4,
+                "modelServerAutoscaling": {"maxReplicas": 3},
+                "gpuRequirements": {"type": "L4"},
+                "runtime": runtime,
+            }))
+            .build();
+        let mut named: BTreeMap<(String, String), String> = BTreeMap::new();
+        for xr in [llm_inference, model.clone(), agent_pool] {
+            let kind = xr["kind"].as_str().unwrap().to_string();
+            let mut req = models::with_model(request(&kind, xr), vec![model.clone()]);
+            req.input = Some(platform.clone());
+            let rsp = call(&req);
+            assert_not_fatal(&rsp.results, &format!("{kind} on {runtime}"));
+            for key in composed_names(&rsp) {
+                let object = desired_resource(&rsp, &key);
+                let name = object["metadata"]["name"].as_str().unwrap().to_string();
+                let mut made = vec![(object["kind"].as_str().unwrap().to_string(), name.clone())];
+                // What the production-stack operator and LeaderWorkerSet
+                // create under the same name.
+                match made[0].0.as_str() {
+                    "VLLMRuntime" => made.extend(
+                        ["Deployment", "Service", "PersistentVolumeClaim"]
+                            .map(|k| (k.to_string(), name.clone())),
+                    ),
+                    "LeaderWorkerSet" => made.push(("StatefulSet".into(), name.clone())),
+                    _ => {}
+                }
+                for object in made {
+                    let by = format!("{kind} chat ({key})");
+                    if let Some(first) = named.insert(object.clone(), by.clone()) {
+                        panic!("on {runtime}, {by} and {first} both make {object:?}");
+                    }
+                }
+            }
+        }
+    }
 }

@@ -97,6 +97,11 @@ pub(crate) const RESOURCES: &[&str] = &[
     INGRESS,
 ];
 
+/// What the agents' Deployment, Service, autoscaler, disruption budget and
+/// Ingress are named after the pool: an LLMInference of the pool's name
+/// composes its own under the bare name, in the same namespace.
+const AGENTS_SUFFIX: &str = "-agents";
+
 /// Model-server replicas a token budget may ask for.
 const MAX_MODEL_SERVER_REPLICAS: u64 = 64;
 /// Seconds a Service pins a client when sessionAffinity.ttl is unset (Kubernetes' default).
@@ -377,7 +382,7 @@ impl Pool<'_> {
             .collect();
         let class = &spec.agent_class;
         let config_name = names::dns_subdomain(&xr.name, "-agent-config");
-        let name = names::dns_subdomain(&xr.name, "");
+        let name = names::dns_subdomain(&xr.name, AGENTS_SUFFIX);
         let document = config_document(
             class,
             &ModelEndpoint {
@@ -527,12 +532,10 @@ impl Pool<'_> {
                 "spec.sessionAffinity pins sessions by client IP (a Service cannot read headers); keyHeader and type reach the agents in their config".into(),
             );
         }
-        // A Service name is a DNS-1035 label; one named "vllm" would inject
-        // VLLM_PORT=tcp://... into the model server's pods and break vLLM.
-        let service_name = match names::dns1035_label(&req.xr.name, "") {
-            name if name == "vllm" => "vllm-agents".to_string(),
-            name => name,
-        };
+        // A Service name is a DNS-1035 label. With its suffix it is never
+        // "vllm", which would inject VLLM_PORT=tcp://... into the model
+        // server's pods and break vLLM.
+        let service_name = names::dns1035_label(&req.xr.name, AGENTS_SUFFIX);
         let service = agent_service(&AgentServiceParams {
             name: &service_name,
             namespace,
