@@ -146,6 +146,7 @@ fn an_llm_inference_a_model_and_an_agent_pool_may_share_a_name() {
         "autoscaler": "hpa",
         "prometheusAddress": "http://prometheus.monitoring:9090",
         "podMonitor": true,
+        "inferenceGateway": {"name": "inference-gateway", "namespace": "gateway-system"},
     }}));
     for runtime in ["vllm-runtime", "deployment", "leader-worker-set"] {
         let llm_inference = LlmInference::new("chat")
