@@ -364,6 +364,62 @@ fn an_hpa_scales_a_leader_worker_set_and_a_vllm_runtime_by_their_scale_subresour
     }
 }
 
+/// A server at zero replicas, as `spec.replicas: 0` asks or as KEDA scaled
+/// it when idle, serves nothing: it is not ready, `Serving` says so, and
+/// with no pod to ask about, none is asked for and the TTL is the usual one.
+#[test]
+fn a_server_at_zero_replicas_does_not_serve_and_says_so() {
+    let at_zero = |xr: Value, autoscaler: &str| {
+        let mut first = request("zero", xr.clone());
+        first.input = Some(input(platform(autoscaler, "deployment")));
+        let mut deployment = desired_resource(&call(&first), "deployment");
+        deployment["spec"]["replicas"] = json!(0);
+        let mut req = request("zero", xr);
+        req.input = Some(input(platform(autoscaler, "deployment")));
+        req.observed.as_mut().unwrap().resources.insert(
+            "deployment".into(),
+            resource(applied(deployment, 1, json!({"observedGeneration": 1}))),
+        );
+        call(&req)
+    };
+    let paused = LlmInference::new("chat")
+        .model(LLAMA_8B)
+        .field("replicas", json!(0))
+        .build();
+    let idle = scaled(json!({"minReplicas": 0, "maxReplicas": 2}));
+    for (what, rsp) in [
+        ("spec.replicas 0", at_zero(paused, "keda")),
+        ("KEDA at zero", at_zero(idle, "keda")),
+    ] {
+        assert_eq!(
+            rsp.desired.as_ref().unwrap().resources["deployment"].ready,
+            fnv1::Ready::False as i32,
+            "{what}"
+        );
+        assert_eq!(
+            response_condition(&rsp, "Serving"),
+            Some(condition(
+                "Serving",
+                fnv1::Status::ConditionFalse,
+                "ScaledToZero",
+                "meta-llama/Llama-3.1-8B-Instruct is scaled to zero replicas: nothing serves at \
+                 http://chat.team-a.svc.cluster.local/v1; it serves 1 x H100-80GB (bfloat16), tensor parallel 1, \
+                 max model length 32768 once it is scaled up"
+            )),
+            "{what}"
+        );
+        assert_eq!(rsp.requirements, None, "{what}");
+        assert_eq!(rsp.meta, meta("zero", 60), "{what}");
+        assert!(
+            rsp.results
+                .iter()
+                .all(|r| r.reason.as_deref() != Some("ScaledToZero")),
+            "{what}: a choice is no problem to warn of: {:?}",
+            rsp.results
+        );
+    }
+}
+
 #[test]
 fn scale_to_zero_needs_keda_and_says_what_it_costs() {
     let mut req = request("z1", scaled(json!({"minReplicas": 0, "maxReplicas": 2})));

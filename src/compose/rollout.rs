@@ -35,6 +35,9 @@ pub(crate) enum Rollout {
         kind: &'static str,
         controller: &'static str,
     },
+    /// It runs the current spec with no replica, as asked (`replicas: 0`,
+    /// or an autoscaler at zero): nothing serves.
+    ScaledToZero,
     /// Its controller reports that it cannot get there by itself.
     Failed {
         reason: String,
@@ -81,11 +84,13 @@ impl Rollout {
         floor: i64,
     ) -> Rollout {
         match self {
-            Rollout::Complete if running < floor => Rollout::BelowFloor(Replicas {
-                desired: floor,
-                updated: running,
-                available: running,
-            }),
+            Rollout::Complete | Rollout::ScaledToZero if running < floor => {
+                Rollout::BelowFloor(Replicas {
+                    desired: floor,
+                    updated: running,
+                    available: running,
+                })
+            }
             // `updated` is 0 while the composed spec is not applied yet.
             Rollout::Progressing(r)
                 if r.updated >= r.desired
@@ -103,6 +108,7 @@ impl Rollout {
     pub(crate) fn replicas(&self) -> Option<Replicas> {
         match self {
             Rollout::Absent | Rollout::Complete | Rollout::Unreported { .. } => None,
+            Rollout::ScaledToZero => Some(Replicas::default()),
             Rollout::Progressing(r)
             | Rollout::BelowFloor(r)
             | Rollout::AboveFloor(r)
@@ -252,7 +258,9 @@ fn workload(o: &Map<String, Value>, c: Counts) -> Rollout {
             replicas: r,
         };
     }
-    if c.runs_current_spec() && r.available >= r.desired {
+    if c.runs_current_spec() && r.desired == 0 {
+        Rollout::ScaledToZero
+    } else if c.runs_current_spec() && r.available >= r.desired {
         Rollout::Complete
     } else {
         Rollout::Progressing(r)
@@ -279,7 +287,9 @@ fn vllm_runtime(o: &Map<String, Value>) -> Rollout {
         && r.updated >= desired
         && total <= desired
         && matches!(model_status, "" | "Ready");
-    if complete {
+    if complete && desired == 0 {
+        Rollout::ScaledToZero
+    } else if complete {
         Rollout::Complete
     } else {
         Rollout::Progressing(r)
@@ -801,6 +811,48 @@ mod tests {
                 "Ingress exists",
                 Some(json!({"kind": "Ingress"})),
                 Rollout::Complete,
+            ),
+            (
+                "Deployment asked for no replica, as its controller saw: nothing serves",
+                Some(
+                    json!({"kind": "Deployment", "metadata": {"generation": 2}, "spec": {"replicas": 0},
+                            "status": {"observedGeneration": 2}}),
+                ),
+                Rollout::ScaledToZero,
+            ),
+            (
+                "Deployment scaled to zero, a pod still terminating",
+                Some(
+                    json!({"kind": "Deployment", "metadata": {"generation": 2}, "spec": {"replicas": 0},
+                            "status": {"observedGeneration": 2, "replicas": 1, "availableReplicas": 0}}),
+                ),
+                progressing(0, 0, 0),
+            ),
+            (
+                "LeaderWorkerSet asked for no group",
+                Some(
+                    json!({"kind": "LeaderWorkerSet", "metadata": {"generation": 1}, "spec": {"replicas": 0},
+                    "status": {"observedGeneration": 1, "conditions": [{"type": "Available", "status": "True"}]}}),
+                ),
+                Rollout::ScaledToZero,
+            ),
+            (
+                "VLLMRuntime asked for no replica",
+                Some(
+                    json!({"kind": "VLLMRuntime", "spec": {"deploymentConfig": {"replicas": 0}},
+                    "status": {"availableReplicas": 0, "updatedReplicas": 0, "replicas": 0, "unavailableReplicas": 0}}),
+                ),
+                Rollout::ScaledToZero,
+            ),
+            (
+                "Object, the Deployment it applied asks for no replica",
+                Some(
+                    json!({"kind": "Object", "metadata": {"generation": 1}, "status": {
+                    "conditions": [{"type": "Ready", "status": "True", "observedGeneration": 1}],
+                    "atProvider": {"manifest": {"kind": "Deployment", "metadata": {"generation": 2},
+                        "spec": {"replicas": 0}, "status": {"observedGeneration": 2}}}}}),
+                ),
+                Rollout::ScaledToZero,
             ),
         ];
         for (reason, observed, want) in cases {

@@ -140,7 +140,8 @@ pub(crate) fn diagnose(
     out: &mut Composition,
 ) -> Option<(String, String)> {
     let stuck = match rollout {
-        Rollout::Complete => return None,
+        // No pod to ask about: it serves, or runs none as asked.
+        Rollout::Complete | Rollout::ScaledToZero => return None,
         Rollout::Failed {
             reason, message, ..
         } => Some((reason.clone(), message.clone())),
@@ -238,6 +239,13 @@ pub(crate) fn condition(
         (Some((reason, message)), _) => {
             conditions::not_serving(reason, format!("{}{still}", message.trim_end_matches('.')))
         }
+        (None, _) if state.rollout == Rollout::ScaledToZero => conditions::not_serving(
+            "ScaledToZero",
+            format!(
+                "{} is scaled to zero replicas: nothing serves at {}; it serves {} once it is scaled up",
+                r.what, r.url, r.layout
+            ),
+        ),
         (None, Some(c)) if matches!(state.rollout, Rollout::BelowFloor(_)) => {
             conditions::not_serving(
                 "BelowMinReplicas",
