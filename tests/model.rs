@@ -222,6 +222,59 @@ fn a_shard_spec_the_heads_cannot_be_split_by_fails_the_model() {
     assert_eq!(desired_status(&call(&request("m", m)))["phase"], "Ready");
 }
 
+/// Weights no runtime loads (pvc://, https://) fail the Model, with the
+/// URIs that would work, and what references it is refused with the same.
+#[test]
+fn weights_no_runtime_loads_fail_the_model_and_refuse_what_serves_it() {
+    for (uri, scheme) in [
+        ("pvc://weights/llama-3.1-8b", "pvc"),
+        ("https://models.example.com/llama-3.1-8b", "https"),
+    ] {
+        let m = Model::new("llama-8b")
+            .spec(json!({"weightsURI": uri, "parameterCount": "8B", "architecture": "llama"}))
+            .build();
+        let why = format!(
+            "weightsURI \"{uri}\": no runtime loads {scheme}:// weights (vLLM loads Hugging Face ids and object \
+             stores); use hf://org/name, s3://bucket/path or gs://bucket/path"
+        );
+        let reason = format!("spec.{why}");
+        let rsp = call(&request("m", m.clone()));
+        assert_eq!(rsp.results, vec![warning("ModelWarning", &reason)], "{uri}");
+        let status = desired_status(&rsp);
+        assert_eq!(status["phase"], "Failed", "{uri}");
+        assert_eq!(status["reason"], reason.as_str(), "{uri}");
+        assert_eq!(status["serveableOn"], Value::Null, "{uri}");
+        assert_eq!(xr_readiness(&rsp), fnv1::Ready::False, "{uri}");
+        assert_eq!(
+            rsp.conditions,
+            vec![condition(
+                "Servable",
+                fnv1::Status::ConditionFalse,
+                "UnsupportedWeightsURI",
+                &reason
+            )],
+            "{uri}"
+        );
+        for (xr, field) in [
+            (
+                LlmInference::new("chat").model_ref("llama-8b").build(),
+                "spec.modelRef",
+            ),
+            (
+                AgentPool::one_agent("llama-8b").build(),
+                "spec.agentClass.modelRef",
+            ),
+        ] {
+            let rsp = call(&with_model(request("r", xr), vec![m.clone()]));
+            assert_eq!(
+                fatals(&rsp),
+                vec![format!("{field}: Model team-a/llama-8b: spec.{why}").as_str()],
+                "{uri}"
+            );
+        }
+    }
+}
+
 fn example_model() -> Value {
     example("examples/configuration/agents/model.yaml")
 }

@@ -33,7 +33,7 @@ pub(crate) const SHARD_COUNT_MAX: i64 = 64;
     {"rule": "!(has(self.config) && has(self.configFrom))", "message": "set config (inline) or configFrom (a ConfigMap), not both"}
 ]))]
 pub(crate) struct ModelSpec {
-    /// Where the weights are: hf://org/name, s3://bucket/path, gs://bucket/path, https://... or pvc://claim/path.
+    /// Where the weights are: hf://org/name, s3://bucket/path or gs://bucket/path. https://... and pvc://claim/path are catalogued, but no runtime loads them: the Model is Failed.
     #[serde(rename = "weightsURI")]
     #[schemars(regex(pattern = r"^(hf|s3|gs|https|pvc)://.+$"), length(max = WEIGHTS_URI_MAX))]
     pub(crate) weights_uri: String,

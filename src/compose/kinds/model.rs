@@ -53,9 +53,6 @@ pub(crate) fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
     if let Some(dp) = facts.data_parallel {
         notes.push(format!("spec.shardSpec data-parallel {dp}: runtimes serving the Model run at least {dp} replicas"));
     }
-    if let Some(why) = &facts.unservable {
-        notes.push(why.clone());
-    }
     let size = first_plan.map(|plan| {
         let (derived, formula, warning) = facts.size_check(plan);
         warnings.extend(warning.clone());
@@ -87,20 +84,29 @@ pub(crate) fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
         .map(|(g, _)| g.as_str())
         .collect();
     let shard_problem = shard_problem(req, &facts);
-    let failed = serveable.is_empty() || shard_problem.is_some();
-    let reason = shard_problem.clone().or_else(|| {
-        failed.then(|| {
-            let errors: Vec<String> = plans
-                .iter()
-                .filter_map(|(gpu, p)| p.as_ref().err().map(|e| format!("{gpu}: {e}")))
-                .collect();
-            format!(
-                "no offered GPU type ({}) can serve the Model: {}",
-                req.settings.offered_gpu_types.join(", "),
-                errors.join("; ")
-            )
-        })
-    });
+    // Weights no runtime loads fail the Model as its spec's own problem.
+    let spec_problem = facts
+        .unservable
+        .clone()
+        .map(|why| ("UnsupportedWeightsURI", why))
+        .or(shard_problem.map(|why| ("InvalidShardSpec", why)));
+    let failed = serveable.is_empty() || spec_problem.is_some();
+    let reason = spec_problem
+        .as_ref()
+        .map(|(_, why)| why.clone())
+        .or_else(|| {
+            failed.then(|| {
+                let errors: Vec<String> = plans
+                    .iter()
+                    .filter_map(|(gpu, p)| p.as_ref().err().map(|e| format!("{gpu}: {e}")))
+                    .collect();
+                format!(
+                    "no offered GPU type ({}) can serve the Model: {}",
+                    req.settings.offered_gpu_types.join(", "),
+                    errors.join("; ")
+                )
+            })
+        });
     // A Model that cannot serve says so where people look too: a WARNING
     // result, which Crossplane records as an event on the Model.
     warnings.extend(reason.clone());
@@ -155,12 +161,12 @@ pub(crate) fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
         &facts,
         "spec.configFrom.configMapRef",
     ));
-    out.conditions.push(match &reason {
-        Some(r) if shard_problem.is_some() => {
-            outcome::condition(SERVABLE, false, "InvalidShardSpec", r.clone())
+    out.conditions.push(match (&spec_problem, &reason) {
+        (Some((condition_reason, why)), _) => {
+            outcome::condition(SERVABLE, false, condition_reason, why.clone())
         }
-        Some(r) => outcome::condition(SERVABLE, false, "NoGpuFits", r.clone()),
-        None => outcome::condition(
+        (None, Some(r)) => outcome::condition(SERVABLE, false, "NoGpuFits", r.clone()),
+        (None, None) => outcome::condition(
             SERVABLE,
             true,
             "Planned",

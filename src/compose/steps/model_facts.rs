@@ -102,7 +102,8 @@ impl ModelFacts {
             }
             "https" | "pvc" => {
                 unservable = Some(format!(
-                    "{prefix}.weightsURI {uri:?}: a VLLMRuntime loads Hugging Face ids (hf://) and object stores (s3://, gs://), not {scheme}:// weights"
+                    "{prefix}.weightsURI {uri:?}: no runtime loads {scheme}:// weights (vLLM loads Hugging Face ids and \
+                     object stores); use hf://org/name, s3://bucket/path or gs://bucket/path"
                 ));
                 (uri.to_string(), last)
             }
