@@ -1218,6 +1218,17 @@ fn malformed_agent_pools_are_refused_and_name_the_field_and_what_is_valid() {
             ),
         ),
         refusal(
+            "tokensPerSecondBudget beyond 64 model-server replicas",
+            "spec.tokensPerSecondBudget",
+            json!(100_000),
+            fatal(
+                "BudgetTooLarge",
+                "spec.tokensPerSecondBudget needs 3051 model-server replicas at 32.8 tokens/s each, more than 64; \
+                 lower the budget, shorten spec.agentClass.maxContextLength (a replica batches more sequences of a \
+                 shorter context) or choose a faster spec.gpuRequirements.type",
+            ),
+        ),
+        refusal(
             "temperature NaN",
             "spec.agentClass.temperature",
             json!("NaN"),

@@ -896,7 +896,8 @@ fn model_server_replicas(
             "BudgetTooLarge",
             format!(
                 "spec.tokensPerSecondBudget needs {replicas} model-server replicas at {tps:.1} tokens/s each, more than {MAX_MODEL_SERVER_REPLICAS}; \
-                 lower the budget or choose a faster spec.gpuRequirements.type"
+                 lower the budget, shorten spec.agentClass.maxContextLength (a replica batches more sequences of a shorter context) \
+                 or choose a faster spec.gpuRequirements.type"
             ),
         ));
     }
