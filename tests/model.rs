@@ -875,3 +875,63 @@ fn malformed_models_are_fatal_and_name_the_field_and_what_is_valid() {
     assert!(rows.len() >= 20, "at least twenty cases");
     Refusals::of(example("examples/configuration/agents/model.yaml")).check(rows);
 }
+
+/// What an LLMInference cannot size because of its Model is refused naming
+/// the Model's field, not a field the LLMInference does not set; its own
+/// field, when it sets one, wins and is named.
+#[test]
+fn sizing_refusals_from_a_referenced_model_name_the_models_field() {
+    let refused = |model_spec: Value, xr: Value| {
+        let m = Model::new("llama-8b").spec(model_spec).build();
+        let rsp = call(&with_model(request("s", xr), vec![m]));
+        fatals(&rsp)
+            .into_iter()
+            .map(String::from)
+            .collect::<Vec<_>>()
+    };
+    let llama = |extra: Value| {
+        let mut spec = json!({"weightsURI": "hf://meta-llama/Llama-3.1-8B-Instruct"});
+        spec.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        spec
+    };
+    let xr = || {
+        LlmInference::new("chat")
+            .model_ref("llama-8b")
+            .gpu_type("L4")
+    };
+    let tp3 = llama(json!({"shardSpec": {"count": 3, "strategy": "tensor-parallel"}}));
+    assert_eq!(
+        refused(tp3.clone(), xr().build()),
+        vec![
+            "Model team-a/llama-8b spec.shardSpec.count: tensor parallel size 3 is not valid for \
+             meta-llama/Llama-3.1-8B-Instruct (32 attention heads, 8 KV heads, 8 L4 per node): use 1, 2, 4, 8"
+        ]
+    );
+    // spec.gpu sets the parallelism instead of the Model's shardSpec.
+    assert_eq!(refused(tp3, xr().gpu(2).build()), Vec::<String>::new());
+    assert_eq!(
+        refused(
+            json!({"weightsURI": "hf://example/unknown-llm"}),
+            xr().build()
+        ),
+        vec![
+            "Model team-a/llama-8b spec.parameterCount: cannot tell how many parameters `example/unknown-llm` has: \
+             it is not in the model catalog and its id carries no size; set parameterCount (for example 8B, 70B or \
+             8x7B)"
+        ]
+    );
+    assert_eq!(
+        refused(
+            llama(json!({"quantization": "fp8"})),
+            xr().gpu_type("T4").build()
+        ),
+        vec![
+            "Model team-a/llama-8b spec.quantization: fp8 weights need a GPU with fp8 support, which T4 lacks: use a \
+             GPU with fp8 units or FP8 Marlin kernels (Ampere or newer) (L4, A10G, L40S, A30, A100-40GB, \
+             A100-40GB-PCIe, A100-80GB, A100-80GB-PCIe, H100-80GB, H100-PCIe, H100-NVL, H20, H200, H200-NVL, B200, \
+             GB200, B300, GH200, RTX-PRO-6000, MI300X, MI325X) or other weights (bf16, int8, int4)"
+        ]
+    );
+}

@@ -106,7 +106,7 @@ fn compose_spec(req: &ComposeRequest, spec: &LlmInferenceSpec) -> Result<Composi
         "set a fixed spec.replicas",
     )?;
     let facts = referenced.as_ref().map(|m| &m.facts);
-    let mut plan = size(req, spec, &model, facts)?;
+    let mut plan = size(req, spec, &model, referenced.as_deref())?;
     let mut notes = Vec::new();
     let placement = placement(req, spec, &mut notes);
     let (runtime_name, renamed) = names::runtime_name(&req.xr.name, "");
@@ -200,10 +200,10 @@ fn size(
     req: &ComposeRequest,
     spec: &LlmInferenceSpec,
     model: &str,
-    facts: Option<&ModelFacts>,
+    referenced: Option<&ResolvedModel>,
 ) -> Result<Plan, Refusal> {
     let mut sizing_request = sizing_request(spec, model, req)?;
-    if let Some(f) = facts {
+    if let Some(f) = referenced.map(|m| &m.facts) {
         sizing_request.model_id = f.model_id.clone();
         sizing_request.quantization = sizing_request.quantization.or(f.precision);
         sizing_request.parameter_count = sizing_request
@@ -229,7 +229,12 @@ fn size(
         &req.settings.offered_gpu_types,
         req.settings,
     )
-    .map_err(|e| Refusal::new("CannotSize", sizing_error_message(spec, req.settings, &e)))
+    .map_err(|e| {
+        Refusal::new(
+            "CannotSize",
+            sizing_error_message(spec, req.settings, referenced, &e),
+        )
+    })
 }
 
 /// Where the resources go: natively into the XR's namespace, or through
@@ -533,26 +538,48 @@ fn gpu_type_field(spec: &LlmInferenceSpec, settings: &Settings) -> &'static str 
     steps_sizing::gpu_type_field("spec.gpuType", spec.gpu_type.is_some(), settings)
 }
 
-/// Prefixes a sizing error with the spec field it is about.
+/// Prefixes a sizing error with the field it is about: the spec's, or,
+/// for what the spec leaves to it, the referenced Model's.
 fn sizing_error_message(
     spec: &LlmInferenceSpec,
     settings: &Settings,
+    referenced: Option<&ResolvedModel>,
     e: &sizing::SizingError,
 ) -> String {
     use sizing::SizingError as E;
+    let own = |field: &str| field.to_string();
+    // The Model's field when the spec did not set its own.
+    let from_model = |set_here: bool, field: &str, on_model: &str| match referenced {
+        Some(m) if !set_here => format!("Model {} spec.{on_model}", m.display),
+        _ => field.to_string(),
+    };
     let field = match e {
-        E::UnknownGpu { .. } => gpu_type_field(spec, settings),
-        E::NoOfferedGpuServes { .. } => "input.defaults.offeredGpuTypes",
-        E::UnknownPrecision { .. } | E::UnsupportedPrecision { .. } => "spec.quantization",
+        E::UnknownGpu { .. } => own(gpu_type_field(spec, settings)),
+        E::NoOfferedGpuServes { .. } => own("input.defaults.offeredGpuTypes"),
+        E::UnknownPrecision { .. } | E::UnsupportedPrecision { .. } => from_model(
+            spec.quantization.is_some(),
+            "spec.quantization",
+            "quantization",
+        ),
         E::InvalidMigChoice { .. }
         | E::MigUnsupported { .. }
         | E::UnknownMigProfile { .. }
         | E::MigProfileTooSmall { .. }
-        | E::MigNeedsOneGpu { .. } => "spec.migProfile",
-        E::MissingParameterCount { .. } | E::InvalidParameterCount { .. } => "spec.parameterCount",
-        E::InvalidGpuCount { .. } | E::InvalidTensorParallel { .. } => "spec.gpu",
-        E::ContextLongerThanModel { .. } | E::ContextDoesNotFit { .. } => "spec.maxModelLen",
-        _ => "spec.model",
+        | E::MigNeedsOneGpu { .. } => own("spec.migProfile"),
+        E::MissingParameterCount { .. } | E::InvalidParameterCount { .. } => from_model(
+            spec.parameter_count.is_some(),
+            "spec.parameterCount",
+            "parameterCount",
+        ),
+        E::InvalidGpuCount { .. } => own("spec.gpu"),
+        // The Model's shardSpec sets the parallelism unless spec.gpu does.
+        E::InvalidTensorParallel { .. } => {
+            from_model(spec.gpu.is_some(), "spec.gpu", "shardSpec.count")
+        }
+        E::InvalidPipelineParallel { .. } => from_model(false, "spec.model", "shardSpec.count"),
+        E::ContextLongerThanModel { .. } | E::ContextDoesNotFit { .. } => own("spec.maxModelLen"),
+        _ if referenced.is_some() => own("spec.modelRef"),
+        _ => own("spec.model"),
     };
     format!("{field}: {e}")
 }
