@@ -301,8 +301,11 @@ impl Pool<'_> {
                 replicas,
                 replicas_from,
                 operator_field: &operator_field,
-                what_would_fit: "use a GPU type with more memory (spec.gpuRequirements.type), a lower precision (the \
-                                 Model's spec.quantization) or a shorter context (spec.agentClass.maxContextLength)",
+                fit: runtime::FitFields {
+                    gpu: "spec.gpuRequirements.type",
+                    precision: "the Model's spec.quantization",
+                    context: "spec.agentClass.maxContextLength",
+                },
                 gpu_field: gpu_type_field(spec, req.settings),
             },
             keys: SERVER_KEYS,

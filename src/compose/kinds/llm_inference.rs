@@ -331,8 +331,11 @@ impl Server<'_> {
                 replicas: i32::try_from(replicas).unwrap_or(1),
                 replicas_from,
                 operator_field: replicas_field,
-                what_would_fit: "use a GPU with more memory (spec.gpuType, for example H200-141GB or B200), a lower \
-                                 precision (spec.quantization fp8 or int4), or a shorter context (spec.maxModelLen)",
+                fit: runtime::FitFields {
+                    gpu: "spec.gpuType, for example H200 or B200",
+                    precision: "spec.quantization",
+                    context: "spec.maxModelLen",
+                },
                 gpu_field: gpu_type_field(spec, req.settings),
             },
             keys: KEYS,

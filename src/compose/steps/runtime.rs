@@ -13,7 +13,7 @@ use crate::compose::composition::Refusal;
 use crate::compose::resources::vllm_runtime::unsupported_gpu;
 use crate::compose::steps::weights_cache::{self, CacheDecision, VolumeScope};
 use crate::input::WeightsCacheSettings;
-use crate::sizing::Plan;
+use crate::sizing::{Plan, WeightPrecision};
 use crate::xr::shared_fields::RuntimeChoice;
 
 /// A runtime that serves a plan.
@@ -62,17 +62,18 @@ impl Asked {
 /// The runtime for `plan`, with the sentence the plan's reasons carry.
 /// `operator_cannot_start` says why the VLLMRuntime's fixed startup probe
 /// cannot load the checkpoint, when no weights volume can rescue it.
-/// `what_would_fit` is the advice of a refusal for a plan across nodes
-/// (which fields to change, per XR kind); `gpu_field` names the field that
-/// chose the GPU type.
+/// `fit` names the fields a refusal of a plan across nodes advises
+/// changing (per XR kind); `gpu_field` names the field that chose the GPU
+/// type.
 pub(crate) fn choose(
     asked: Asked,
     plan: &Plan,
     operator_cannot_start: Option<&str>,
-    what_would_fit: &str,
+    fit: &FitFields,
     gpu_field: &str,
 ) -> Result<(Runtime, String), Refusal> {
     let Asked { choice, field } = asked;
+    let what_would_fit = what_would_fit(plan, fit);
     let nodes = plan.nodes;
     let across_nodes = || {
         format!(
@@ -231,8 +232,39 @@ pub(crate) struct ServerChoice<'a> {
     /// The field a refusal of the operator's volume names.
     pub(crate) operator_field: &'a str,
     /// What would fit when no runtime can serve the plan.
-    pub(crate) what_would_fit: &'a str,
+    pub(crate) fit: FitFields<'a>,
     pub(crate) gpu_field: &'a str,
+}
+
+/// The fields of an XR kind that would let one pod hold a plan.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct FitFields<'a> {
+    /// The GPU type's field, with examples if any.
+    pub(crate) gpu: &'a str,
+    pub(crate) precision: &'a str,
+    pub(crate) context: &'a str,
+}
+
+/// "use a GPU type with more memory (...), a lower precision (... fp8 or
+/// int4) or a shorter context (...)": only precisions below the plan's.
+fn what_would_fit(plan: &Plan, f: &FitFields) -> String {
+    let lower: Vec<&str> = [WeightPrecision::Fp8, WeightPrecision::Int4]
+        .into_iter()
+        .filter(|p| p.bytes_per_param() < plan.weight_precision.bytes_per_param())
+        .map(WeightPrecision::as_str)
+        .collect();
+    let precision = match lower.as_slice() {
+        [] => String::new(),
+        lower => format!(
+            ", a lower precision ({} {})",
+            f.precision,
+            lower.join(" or ")
+        ),
+    };
+    format!(
+        "use a GPU type with more memory ({}){precision} or a shorter context ({})",
+        f.gpu, f.context
+    )
 }
 
 /// The runtime that serves `plan` (see [`choose`]) and the weights volume
@@ -257,7 +289,7 @@ pub(crate) fn choose_with_volume(
         c.asked,
         plan,
         operator_cache.as_ref().err().map(String::as_str),
-        c.what_would_fit,
+        &c.fit,
         c.gpu_field,
     )?;
     plan.reasons.push(why);
@@ -291,6 +323,12 @@ pub(crate) fn choose_with_volume(
 mod tests {
     use super::*;
     use crate::sizing::{self, MigChoice, SizingRequest, WeightPrecision};
+
+    const FIT: FitFields = FitFields {
+        gpu: "spec.gpuType",
+        precision: "spec.quantization",
+        context: "spec.maxModelLen",
+    };
 
     fn plan(model: &str, gpu: &str, quantization: Option<WeightPrecision>) -> Plan {
         sizing::size(&SizingRequest {
@@ -416,25 +454,43 @@ mod tests {
             ),
         ];
         for (why, choice, plan, cannot_start, want) in cases {
-            let got = choose(
-                asked(choice),
-                plan,
-                cannot_start,
-                "use a bigger GPU",
-                "spec.gpuType",
-            )
-            .map(|(r, reason)| {
-                assert!(
-                    reason.starts_with(&format!("Runtime: {} (spec.runtime", r.as_str())),
-                    "{why}: {reason}"
-                );
-                r
-            })
-            .map_err(|r| r.reason);
+            let got = choose(asked(choice), plan, cannot_start, &FIT, "spec.gpuType")
+                .map(|(r, reason)| {
+                    assert!(
+                        reason.starts_with(&format!("Runtime: {} (spec.runtime", r.as_str())),
+                        "{why}: {reason}"
+                    );
+                    r
+                })
+                .map_err(|r| r.reason);
             assert_eq!(got, want, "{why}");
         }
-        let (runtime, _) = choose(asked(C::Auto), &two_nodes, None, "", "spec.gpuType").unwrap();
+        let (runtime, _) = choose(asked(C::Auto), &two_nodes, None, &FIT, "spec.gpuType").unwrap();
         assert_eq!(runtime, Runtime::LeaderWorkerSet, "auto, two nodes");
+    }
+
+    #[test]
+    fn the_advice_for_a_plan_across_nodes_names_only_lower_precisions() {
+        let advice = |precision| {
+            what_would_fit(
+                &plan("meta-llama/Llama-3.1-405B-Instruct", "L4", Some(precision)),
+                &FIT,
+            )
+        };
+        let lower = |list: &str| {
+            format!(
+                "use a GPU type with more memory (spec.gpuType){list} or a shorter context (spec.maxModelLen)"
+            )
+        };
+        assert_eq!(
+            advice(WeightPrecision::Bf16),
+            lower(", a lower precision (spec.quantization fp8 or int4)")
+        );
+        assert_eq!(
+            advice(WeightPrecision::Fp8),
+            lower(", a lower precision (spec.quantization int4)")
+        );
+        assert_eq!(advice(WeightPrecision::Int4), lower(""));
     }
 
     #[test]
