@@ -420,6 +420,56 @@ fn a_server_at_zero_replicas_does_not_serve_and_says_so() {
     }
 }
 
+/// An AgentPool whose model server KEDA scaled to zero says so in its
+/// phase and `Serving`, not that it is starting.
+#[test]
+fn an_agent_pool_whose_model_server_is_at_zero_says_so() {
+    use support::models::{llama_8b, with_model};
+    let pool = AgentPool::new("reviewers")
+        .spec(json!({
+            "agentClass": {"modelRef": {"name": "llama-8b"}, "maxContextLength": 8192},
+            "image": "ghcr.io/example/agent-runtime:1.0",
+            "gpuRequirements": {"type": "L4"},
+            "modelServerAutoscaling": {"minReplicas": 0, "maxReplicas": 2},
+        }))
+        .build();
+    let pool_request = || {
+        let mut req = with_model(request("zero", pool.clone()), vec![llama_8b()]);
+        req.input = Some(input(platform("keda", "deployment")));
+        req
+    };
+    let first = call(&pool_request());
+    assert_not_fatal(&first.results, "pool");
+    let mut server = desired_resource(&first, "model_server_deployment");
+    server["spec"]["replicas"] = json!(0);
+    let agents = desired_resource(&first, "agents");
+    let mut req = pool_request();
+    req.observed.as_mut().unwrap().resources = [
+        (
+            "model_server_deployment".to_string(),
+            resource(applied(server, 1, json!({"observedGeneration": 1}))),
+        ),
+        (
+            "agents".to_string(),
+            resource(applied(
+                agents,
+                1,
+                json!({"observedGeneration": 1, "replicas": 1, "updatedReplicas": 1, "availableReplicas": 1}),
+            )),
+        ),
+    ]
+    .into();
+    let rsp = call(&req);
+    assert_eq!(desired_status(&rsp)["phase"], "ScaledToZero");
+    assert_eq!(
+        response_condition(&rsp, "Serving").map(|c| (c.status, c.reason)),
+        Some((
+            fnv1::Status::ConditionFalse as i32,
+            "ScaledToZero".to_string()
+        ))
+    );
+}
+
 #[test]
 fn scale_to_zero_needs_keda_and_says_what_it_costs() {
     let mut req = request("z1", scaled(json!({"minReplicas": 0, "maxReplicas": 2})));

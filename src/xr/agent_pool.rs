@@ -357,7 +357,7 @@ pub(crate) struct AgentPoolStatus {
     /// Fields that have no effect, and why.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) notes: Vec<String>,
-    /// WaitingForModel, Starting or Serving.
+    /// WaitingForModel, Starting, Serving, or ScaledToZero while its model server runs no replica.
     pub(crate) phase: Option<String>,
     /// The model server's sizing plan.
     pub(crate) plan: Option<PlanStatus>,

@@ -592,8 +592,14 @@ impl Pool<'_> {
             layout: &layout,
         };
         let serving_layout = serving::serving_layout(&server.state, &server_report);
-        let serving = server.state.serving() && agents.rollout.serves();
-        status.phase = Some(if serving { "Serving" } else { "Starting" }.into());
+        let phase = if server.state.serving() && agents.rollout.serves() {
+            "Serving"
+        } else if server.state.rollout == Rollout::ScaledToZero {
+            "ScaledToZero"
+        } else {
+            "Starting"
+        };
+        status.phase = Some(phase.into());
         let replicas = status.model_server.as_ref().map_or(0, |m| m.replicas);
         if let Some(m) = status.model_server.as_mut() {
             m.serving_layout = serving_layout.clone();
