@@ -199,15 +199,17 @@ pub(crate) fn agent_pool_xrd() -> Value {
                 type_: "string",
                 json_path: ".status.gpuType",
             },
+            // The agents' counts as decided (defaults and prewarmPercent
+            // applied), not as written: a spec that leaves them out shows them.
             Column {
-                name: "MIN",
+                name: "WARM",
                 type_: "integer",
-                json_path: ".spec.minReplicas",
+                json_path: ".status.agents.warmReplicas",
             },
             Column {
                 name: "MAX",
                 type_: "integer",
-                json_path: ".spec.maxReplicas",
+                json_path: ".status.agents.maxReplicas",
             },
         ],
     )
