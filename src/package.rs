@@ -164,10 +164,12 @@ pub(crate) fn model_xrd() -> Value {
                 type_: "string",
                 json_path: ".status.phase",
             },
+            // As derived from the parameters and precision: spec.size is
+            // optional, and a declared size can be wrong (a warning says so).
             Column {
-                name: "SIZE",
-                type_: "string",
-                json_path: ".spec.size",
+                name: "WEIGHTS-GIB",
+                type_: "number",
+                json_path: ".status.size.derivedGiB",
             },
             Column {
                 name: "SERVEABLE-ON",
