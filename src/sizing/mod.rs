@@ -72,6 +72,7 @@ pub use plan::{
 pub use precision::{ComputeDtype, KvCacheDtype, MigChoice, Objective, WeightPrecision};
 pub use scaling::{RequestShape, ScalingTarget, TARGET_SHARE};
 pub use validate::check_tensor_parallel;
+pub(crate) use weights::runs_on;
 
 /// Sizes one replica. See the module docs and docs/sizing.md.
 pub fn size(req: &SizingRequest) -> Result<Plan, SizingError> {

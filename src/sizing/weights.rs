@@ -57,6 +57,11 @@ fn wanted_precision(
     (wp, why)
 }
 
+/// Whether vLLM can load weights of precision `p` on `gpu` at all.
+pub(crate) fn runs_on(p: WeightPrecision, gpu: &Gpu) -> bool {
+    runnable_precision(p, false, gpu).is_ok()
+}
+
 /// The wanted precision as `gpu` can run it, and a warning when vLLM runs
 /// it more slowly than natively. bf16 falls back to fp16 on GPUs without
 /// bf16. fp8 weights on a GPU without fp8 units (A100, A10G, A30) run

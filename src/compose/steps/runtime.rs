@@ -13,7 +13,7 @@ use crate::compose::composition::Refusal;
 use crate::compose::resources::vllm_runtime::unsupported_gpu;
 use crate::compose::steps::weights_cache::{self, CacheDecision, VolumeScope};
 use crate::input::WeightsCacheSettings;
-use crate::sizing::{Plan, WeightPrecision};
+use crate::sizing::{self, Plan, WeightPrecision};
 use crate::xr::shared_fields::RuntimeChoice;
 
 /// A runtime that serves a plan.
@@ -246,11 +246,13 @@ pub(crate) struct FitFields<'a> {
 }
 
 /// "use a GPU type with more memory (...), a lower precision (... fp8 or
-/// int4) or a shorter context (...)": only precisions below the plan's.
+/// int4) or a shorter context (...)": only precisions below the plan's
+/// that vLLM runs on its GPU type.
 fn what_would_fit(plan: &Plan, f: &FitFields) -> String {
     let lower: Vec<&str> = [WeightPrecision::Fp8, WeightPrecision::Int4]
         .into_iter()
         .filter(|p| p.bytes_per_param() < plan.weight_precision.bytes_per_param())
+        .filter(|p| sizing::runs_on(*p, plan.gpu))
         .map(WeightPrecision::as_str)
         .collect();
     let precision = match lower.as_slice() {
@@ -491,6 +493,11 @@ mod tests {
             lower(", a lower precision (spec.quantization int4)")
         );
         assert_eq!(advice(WeightPrecision::Int4), lower(""));
+        // T4 cannot load fp8 weights: int4 alone.
+        assert_eq!(
+            what_would_fit(&plan("meta-llama/Llama-3.1-70B-Instruct", "T4", None), &FIT),
+            lower(", a lower precision (spec.quantization int4)")
+        );
     }
 
     #[test]
