@@ -122,7 +122,8 @@ pub(crate) fn rollout(observed: Option<&Map<String, Value>>) -> Rollout {
     let Some(o) = observed else {
         return Rollout::Absent;
     };
-    match str_at(o, &["kind"]) {
+    let kind = str_at(o, &["kind"]);
+    let rollout = match kind {
         "Deployment" => workload(o, Counts::deployment(o)),
         // Groups, counted like a Deployment's pods.
         "LeaderWorkerSet" => unreported(o, "LeaderWorkerSet", "the LeaderWorkerSet controller")
@@ -145,6 +146,13 @@ pub(crate) fn rollout(observed: Option<&Map<String, Value>>) -> Rollout {
         },
         // ConfigMaps, Services, Ingresses, PDBs, claims: existing is all there is.
         _ => Rollout::Complete,
+    };
+    // A workload complete with no replica asked for: nothing serves.
+    let replicated = matches!(kind, "Deployment" | "LeaderWorkerSet" | "VLLMRuntime");
+    if replicated && rollout == Rollout::Complete && replica_target(o) == 0 {
+        Rollout::ScaledToZero
+    } else {
+        rollout
     }
 }
 
@@ -258,9 +266,7 @@ fn workload(o: &Map<String, Value>, c: Counts) -> Rollout {
             replicas: r,
         };
     }
-    if c.runs_current_spec() && r.desired == 0 {
-        Rollout::ScaledToZero
-    } else if c.runs_current_spec() && r.available >= r.desired {
+    if c.runs_current_spec() && r.available >= r.desired {
         Rollout::Complete
     } else {
         Rollout::Progressing(r)
@@ -287,9 +293,7 @@ fn vllm_runtime(o: &Map<String, Value>) -> Rollout {
         && r.updated >= desired
         && total <= desired
         && matches!(model_status, "" | "Ready");
-    if complete && desired == 0 {
-        Rollout::ScaledToZero
-    } else if complete {
+    if complete {
         Rollout::Complete
     } else {
         Rollout::Progressing(r)
