@@ -85,12 +85,7 @@ fn xrd<Spec: JsonSchema, Status: JsonSchema>(
     plural: &str,
     columns: &[Column],
 ) -> Value {
-    let mut spec = structural_schema::<Spec>();
-    // The API server prunes what a schema does not declare; the spec is
-    // checked by the function too, so keep the description on the root only.
-    if let Some(o) = spec.as_object_mut() {
-        o.remove("description");
-    }
+    let spec = structural_schema::<Spec>();
     let status = structural_schema::<Status>();
     let columns: Vec<Value> = columns
         .iter()
