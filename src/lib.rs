@@ -13,7 +13,9 @@
 //! - **One call.** `run` is one `RunFunction` call with no I/O: `response::to`
 //!   starts the response from the request, `request` reads the XR, the
 //!   observed and required resources and the step input (`input`), `run`
-//!   dispatches on the XR's kind to a composer and writes what it returns.
+//!   dispatches on the XR's kind to a composer and writes what it returns;
+//!   `served_kinds` first asks whether the cluster serves each custom kind
+//!   composed.
 //!   `protocol` holds the generated protobuf types and the `Struct` <-> JSON
 //!   conversion; nothing else sees a field number.
 //! - **What users write.** `xr` holds the XR types (`LLMInference`, `Model`,
@@ -52,6 +54,7 @@ pub mod request;
 pub mod response;
 pub mod run;
 pub mod schema;
+mod served_kinds;
 pub mod server;
 pub mod sizing;
 mod units;

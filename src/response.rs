@@ -5,6 +5,8 @@
 //! conditions are built here only, so wording, reasons and severities stay
 //! the same across kinds.
 
+use std::collections::BTreeMap;
+
 use serde_json::{Map, Value};
 
 use prost::Message;
@@ -126,7 +128,7 @@ pub(crate) fn merge_status(
 /// Sets what the response requires Crossplane to fetch.
 pub(crate) fn require(
     rsp: &mut RunFunctionResponse,
-    resources: std::collections::BTreeMap<String, ResourceSelector>,
+    resources: BTreeMap<String, ResourceSelector>,
 ) {
     if !resources.is_empty() {
         rsp.requirements = Some(Requirements {

@@ -8,11 +8,14 @@
 //! steps' desired state untouched.
 
 use crate::compose;
-use crate::compose::composition::{ComposeRequest, Composition};
+use crate::compose::composition::{ComposeRequest, Composition, Refusal};
 use crate::input::DEFAULT_TTL_SECONDS;
-use crate::protocol::server::{Ready, RunFunctionRequest, RunFunctionResponse};
+use std::collections::BTreeMap;
+
+use crate::protocol::server::{Ready, ResourceSelector, RunFunctionRequest, RunFunctionResponse};
 use crate::request::{self, Composite, Observed};
 use crate::response;
+use crate::served_kinds;
 
 /// Annotation Crossplane puts on every composed resource; render shows it too.
 pub(crate) const COMPOSITION_RESOURCE_NAME: &str = "crossplane.io/composition-resource-name";
@@ -85,8 +88,12 @@ pub fn run_function(mut req: RunFunctionRequest) -> Call {
         required: &req.required_resources,
         settings: &settings,
     };
-    let written =
-        compose(&compose_request).and_then(|c| write(&mut rsp, &xr, &compose_request.observed, c));
+    let written = compose(&compose_request).and_then(|c| {
+        let crds =
+            served_kinds::crds_to_require(&req, c.resources.values().map(|r| r.manifest.object()))
+                .map_err(|message| Refusal::new("KindNotServed", message))?;
+        write(&mut rsp, &xr, &compose_request.observed, c, crds)
+    });
     match written {
         Ok(()) => Call {
             subject,
@@ -126,7 +133,7 @@ fn check_identity(xr: &Composite) -> Result<(), String> {
 
 /// Writes `composition` into `rsp`: its status merged into the desired XR,
 /// the resources it keeps as observed, its resources, results, conditions,
-/// requirements and TTL. What can fail is worked out before `rsp`
+/// requirements (with the CRDs [`served_kinds`] asks for) and TTL. What can fail is worked out before `rsp`
 /// changes, so that a refusal answers with the earlier steps' desired state
 /// untouched.
 fn write(
@@ -134,9 +141,9 @@ fn write(
     xr: &Composite,
     observed: &Observed,
     mut composition: Composition,
-) -> Result<(), compose::composition::Refusal> {
-    let unreadable =
-        |message: String| compose::composition::Refusal::new("UnreadableState", message);
+    crds: BTreeMap<String, ResourceSelector>,
+) -> Result<(), Refusal> {
+    let unreadable = |message: String| Refusal::new("UnreadableState", message);
     let desired = rsp.desired.get_or_insert_with(Default::default);
     let composite = match composition.status.take() {
         Some(mut status) => {
@@ -180,7 +187,9 @@ fn write(
     }
     rsp.results.extend(composition.results);
     rsp.conditions.extend(composition.conditions);
-    response::require(rsp, composition.requirements);
+    let mut requirements = composition.requirements;
+    requirements.extend(crds);
+    response::require(rsp, requirements);
     if let Some(seconds) = composition.ttl_seconds {
         response::call_again_within(rsp, u64::from(seconds));
     }

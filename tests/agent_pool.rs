@@ -199,6 +199,9 @@ fn with_its_model_the_pool_composes_server_agents_config_autoscaler_and_budget()
             ("app.kubernetes.io/instance", "reviewers"),
         ]),
     );
+    requirements
+        .resources
+        .extend(crd_requirements(&[VLLM_RUNTIME_CRD]));
     assert_eq!(rsp.requirements, Some(requirements));
     assert_eq!(
         names(&rsp),

@@ -159,6 +159,11 @@ fn first_call_composes_dot_inference_essentials_and_reports_the_plan() {
                  ingressclass)",
             ),
         ],
+        // Whether the cluster serves provider-kubernetes' Object: its CRD.
+        requirements: Some(fnv1::Requirements {
+            resources: crd_requirements(&[OBJECT_CRD]),
+            ..Default::default()
+        }),
         ..Default::default()
     };
     assert_eq!(call(&req), want);

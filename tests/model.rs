@@ -163,6 +163,7 @@ fn llm_inference_model_ref_waits_for_and_serves_the_model() {
         "model_server_pods".into(),
         pods_selector(&[("app", "chat")]),
     );
+    want.resources.extend(crd_requirements(&[VLLM_RUNTIME_CRD]));
     assert_eq!(rsp.requirements, Some(want));
     assert_eq!(xr_readiness(&rsp), fnv1::Ready::Unspecified);
     let runtime = manifest(&rsp, "vllm_runtime");
@@ -560,6 +561,9 @@ fn llm_inference_model_ref_inherits_the_models_config_kv_dtype_and_objective() {
         "model_server_pods".into(),
         pods_selector(&[("app", "code")]),
     );
+    with_pods
+        .resources
+        .extend(crd_requirements(&[VLLM_RUNTIME_CRD]));
     assert_eq!(rsp.requirements, Some(with_pods));
     let runtime = manifest(&rsp, "vllm_runtime");
     assert_eq!(

@@ -19,6 +19,8 @@ use crate::run::{COMPOSITION_RESOURCE_NAME, run_function};
 /// Crossplane stops asking after this many requirement rounds.
 const MAX_REQUIREMENT_ROUNDS: usize = 5;
 
+const CRD_KIND: &str = "CustomResourceDefinition";
+
 /// Arguments of `render`.
 #[derive(Args, Clone, Debug)]
 pub struct RenderArgs {
@@ -27,7 +29,8 @@ pub struct RenderArgs {
     /// Observed composed resources (YAML stream), each annotated with crossplane.io/composition-resource-name.
     #[arg(long)]
     pub observed: Option<PathBuf>,
-    /// Resources the function may require, such as a Model for an AgentPool (YAML stream).
+    /// Resources the function may require, such as a Model for an AgentPool, or the CustomResourceDefinitions
+    /// the cluster has, to check that it serves the custom kinds composed (YAML stream).
     #[arg(long)]
     pub required: Option<PathBuf>,
     /// The step input (kind Input), as YAML.
@@ -82,11 +85,18 @@ pub fn run(args: &RenderArgs, out: &mut impl Write) -> Result<(), RenderError> {
         None => Vec::new(),
     };
 
+    // With no cluster, which kinds are served is unknown unless --required
+    // holds CustomResourceDefinitions: until then those questions stay
+    // unanswered, and the function composes as if the kinds were served.
+    let knows_crds = required
+        .iter()
+        .any(|o| o.get("kind").and_then(Value::as_str) == Some(CRD_KIND));
     let mut rsp = call(&req, &args.xr)?;
     for _ in 0..MAX_REQUIREMENT_ROUNDS {
         let wanted = rsp.requirements.clone().unwrap_or_default().resources;
         let answered: BTreeMap<_, _> = wanted
             .iter()
+            .filter(|(_, selector)| knows_crds || selector.kind != CRD_KIND)
             .map(|(key, selector)| {
                 (
                     key.clone(),

@@ -182,6 +182,32 @@ pub fn spaceship() -> Value {
     })
 }
 
+/// The requirement a call adds for each custom kind it composes of which
+/// nothing is observed yet: the kind's CustomResourceDefinition, by name
+/// (`crd`), to learn whether the cluster serves it.
+pub fn crd_requirements(
+    crds: &[&str],
+) -> std::collections::BTreeMap<String, fnv1::ResourceSelector> {
+    crds.iter()
+        .map(|crd| {
+            (
+                format!("crd/{crd}"),
+                fnv1::ResourceSelector {
+                    api_version: "apiextensions.k8s.io/v1".into(),
+                    kind: "CustomResourceDefinition".into(),
+                    namespace: None,
+                    r#match: Some(fnv1::resource_selector::Match::MatchName(crd.to_string())),
+                },
+            )
+        })
+        .collect()
+}
+
+/// provider-kubernetes' namespaced Object's CRD.
+pub const OBJECT_CRD: &str = "objects.kubernetes.m.crossplane.io";
+/// The production-stack operator's VLLMRuntime CRD.
+pub const VLLM_RUNTIME_CRD: &str = "vllmruntimes.production-stack.vllm.ai";
+
 /// A request as Crossplane sends it for the first step: the tag, the
 /// observed XR and an empty desired state.
 pub fn request(tag: &str, xr: Value) -> fnv1::RunFunctionRequest {

@@ -1,0 +1,207 @@
+//! The custom resource kinds a composition needs the cluster to serve.
+//!
+//! Crossplane applies a composed object of a kind the API server does not
+//! serve, fails, and keeps the object in the XR's resource references all
+//! the same; from then on every reconcile waits two minutes for a watch on
+//! that kind and ends in "Timeout: failed waiting for
+//! *unstructured.Unstructured Informer to sync" (crossplane/crossplane#6397
+//! and #7398), until the kind is installed. So before the first object of a
+//! custom kind is composed, the function asks Crossplane for the kind's
+//! CustomResourceDefinition, and refuses, before anything is applied, when
+//! there is none or it does not serve the version composed, saying what to
+//! install. Once an object of the kind is observed, nothing is asked.
+//!
+//! Not the kind's schema (`requirements.schemas`): Crossplane v2.2 caches
+//! the API server's OpenAPI paths until the next CRD event, and a lookup
+//! racing a CRD's installation keeps the kind missing for good.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::{Map, Value};
+
+use crate::manifests::{
+    http_route::HttpRoute, inference_pool::InferencePool, keda::ScaledObject,
+    leader_worker_set::LeaderWorkerSet, pod_monitor::PodMonitor, provider_kubernetes::Object,
+    vllm_runtime::VLLMRuntime,
+};
+use crate::protocol::resource::field_to_json;
+use crate::protocol::server::{ResourceSelector, RunFunctionRequest, resource_selector::Match};
+use crate::request::{Required, at, required_object, str_at};
+
+/// A custom kind the function composes: what it is for, what serves it and
+/// what works without it.
+struct CustomKind {
+    crd: &'static str,
+    api_version: &'static str,
+    kind: &'static str,
+    composed_for: &'static str,
+    install: &'static str,
+    instead: &'static str,
+}
+
+const CUSTOM_KINDS: &[CustomKind] = &[
+    CustomKind {
+        crd: "vllmruntimes.production-stack.vllm.ai",
+        api_version: VLLMRuntime::API_VERSION,
+        kind: VLLMRuntime::KIND,
+        composed_for: "the vllm-runtime runtime (the default)",
+        install: "the vLLM production-stack operator with its VLLMRuntime CRD (production-stack at commit 217fadb1 \
+                  or later)",
+        instead: "set spec.runtime to deployment, which needs only a GPU device plugin",
+    },
+    CustomKind {
+        crd: "leaderworkersets.leaderworkerset.x-k8s.io",
+        api_version: LeaderWorkerSet::API_VERSION,
+        kind: LeaderWorkerSet::KIND,
+        composed_for: "the leader-worker-set runtime",
+        install: "LeaderWorkerSet (kubernetes-sigs/lws v0.9.0 or later)",
+        instead: "set spec.runtime to deployment or vllm-runtime for a model that one node holds",
+    },
+    CustomKind {
+        crd: "scaledobjects.keda.sh",
+        api_version: ScaledObject::API_VERSION,
+        kind: ScaledObject::KIND,
+        composed_for: "autoscaling with the platform's autoscaler keda (input.defaults.autoscaler)",
+        install: "KEDA",
+        instead: "set a fixed spec.replicas, or have the platform name hpa as its autoscaler",
+    },
+    CustomKind {
+        crd: "podmonitors.monitoring.coreos.com",
+        api_version: PodMonitor::API_VERSION,
+        kind: PodMonitor::KIND,
+        composed_for: "the model server's metrics (input.defaults.podMonitor)",
+        install: "the Prometheus Operator's CRDs",
+        instead: "have the platform set input.defaults.podMonitor to false",
+    },
+    CustomKind {
+        crd: "inferencepools.inference.networking.k8s.io",
+        api_version: InferencePool::API_VERSION,
+        kind: InferencePool::KIND,
+        composed_for: "inference-aware routing (spec.gateway or input.defaults.inferenceGateway)",
+        install: "the Gateway API Inference Extension's CRDs (v1.0 or later)",
+        instead: "route without it: leave out spec.gateway, or have the platform leave out \
+                  input.defaults.inferenceGateway",
+    },
+    CustomKind {
+        crd: "httproutes.gateway.networking.k8s.io",
+        api_version: HttpRoute::API_VERSION,
+        kind: HttpRoute::KIND,
+        composed_for: "inference-aware routing (spec.gateway or input.defaults.inferenceGateway)",
+        install: "the Gateway API's standard CRDs (v1.0 or later)",
+        instead: "route without it: leave out spec.gateway, or have the platform leave out \
+                  input.defaults.inferenceGateway",
+    },
+    CustomKind {
+        crd: "objects.kubernetes.m.crossplane.io",
+        api_version: Object::<Value>::API_VERSION,
+        kind: Object::<Value>::KIND,
+        composed_for: "serving in another cluster (spec.providerConfigName)",
+        install: "provider-kubernetes v1.2.0 or later (a dependency of the Configuration: kubectl get providers)",
+        instead: "leave out spec.providerConfigName to serve in this cluster",
+    },
+];
+
+/// The CustomResourceDefinitions to ask Crossplane for, given the objects
+/// to compose (`composed`): that of each custom kind of which no object is
+/// observed yet. An error names each kind the cluster does not serve, what
+/// it is composed for, what to install and what works instead.
+pub(crate) fn crds_to_require<'a>(
+    req: &RunFunctionRequest,
+    composed: impl IntoIterator<Item = &'a Map<String, Value>>,
+) -> Result<BTreeMap<String, ResourceSelector>, String> {
+    let composed: BTreeSet<(&str, &str)> = composed
+        .into_iter()
+        .map(|o| (str_at(o, &["apiVersion"]), str_at(o, &["kind"])))
+        .collect();
+    let observed = observed_kinds(req);
+    let mut asked = BTreeMap::new();
+    let mut problems = Vec::new();
+    for kind in CUSTOM_KINDS {
+        let id = (kind.api_version, kind.kind);
+        if !composed.contains(&id) || observed.contains(&(id.0.to_string(), id.1.to_string())) {
+            continue;
+        }
+        let key = format!("crd/{}", kind.crd);
+        match required_object(&req.required_resources, &key, kind.crd)? {
+            Required::NotLookedUp => {}
+            Required::Missing => problems.push(
+                format!(
+                    "this cluster does not serve {} ({}): it has no CustomResourceDefinition {}",
+                    kind.kind, kind.api_version, kind.crd
+                ) + &remedy(kind),
+            ),
+            Required::Found(crd) => {
+                if let Some(problem) = unserved_version(kind, &crd) {
+                    problems.push(problem + &remedy(kind));
+                }
+            }
+        }
+        asked.insert(
+            key,
+            ResourceSelector {
+                api_version: "apiextensions.k8s.io/v1".into(),
+                kind: "CustomResourceDefinition".into(),
+                namespace: None,
+                r#match: Some(Match::MatchName(kind.crd.into())),
+            },
+        );
+    }
+    if problems.is_empty() {
+        Ok(asked)
+    } else {
+        Err(problems.join("; "))
+    }
+}
+
+/// What to do about a kind the cluster does not serve.
+fn remedy(kind: &CustomKind) -> String {
+    format!(
+        ", which {} needs: install {}, or {}",
+        kind.composed_for, kind.install, kind.instead
+    )
+}
+
+/// Why `crd` does not serve the version of `kind` composed, if it does not.
+fn unserved_version(kind: &CustomKind, crd: &Map<String, Value>) -> Option<String> {
+    let version = kind.api_version.rsplit('/').next().unwrap_or_default();
+    let versions: Vec<&Map<String, Value>> = at(crd, &["spec", "versions"])
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_object)
+        .collect();
+    let served: Vec<&str> = versions
+        .iter()
+        .filter(|v| v.get("served").and_then(Value::as_bool) == Some(true))
+        .map(|v| str_at(v, &["name"]))
+        .collect();
+    if served.contains(&version) {
+        return None;
+    }
+    let serves = if served.is_empty() {
+        "no version".to_string()
+    } else {
+        served.join(", ")
+    };
+    Some(format!(
+        "this cluster does not serve {} ({}): its CustomResourceDefinition {} serves {serves}",
+        kind.kind, kind.api_version, kind.crd
+    ))
+}
+
+/// The apiVersion and kind of every observed composed resource.
+fn observed_kinds(req: &RunFunctionRequest) -> BTreeSet<(String, String)> {
+    let field = |o: &crate::protocol::view::Struct, name: &str| {
+        o.fields
+            .get(name)
+            .and_then(|bytes| field_to_json(name, bytes).ok())
+            .and_then(|v| v.as_str().map(String::from))
+            .unwrap_or_default()
+    };
+    req.observed
+        .iter()
+        .flat_map(|o| o.resources.values())
+        .filter_map(|r| r.resource.as_ref())
+        .map(|o| (field(o, "apiVersion"), field(o, "kind")))
+        .collect()
+}
