@@ -7,11 +7,11 @@
 //! becomes a FATAL result that names it; a FATAL answer carries the earlier
 //! steps' desired state untouched.
 
+use std::collections::BTreeMap;
+
 use crate::compose;
 use crate::compose::composition::{ComposeRequest, Composition, Refusal};
 use crate::input::DEFAULT_TTL_SECONDS;
-use std::collections::BTreeMap;
-
 use crate::protocol::server::{Ready, ResourceSelector, RunFunctionRequest, RunFunctionResponse};
 use crate::request::{self, Composite, Observed};
 use crate::response;
@@ -90,8 +90,7 @@ pub fn run_function(mut req: RunFunctionRequest) -> Call {
     };
     let written = compose(&compose_request).and_then(|c| {
         let crds =
-            served_kinds::crds_to_require(&req, c.resources.values().map(|r| r.manifest.object()))
-                .map_err(|message| Refusal::new("KindNotServed", message))?;
+            served_kinds::crds_to_require(&req, c.resources.values().map(|r| r.manifest.object()))?;
         write(&mut rsp, &xr, &compose_request.observed, c, crds)
     });
     match written {
@@ -133,9 +132,9 @@ fn check_identity(xr: &Composite) -> Result<(), String> {
 
 /// Writes `composition` into `rsp`: its status merged into the desired XR,
 /// the resources it keeps as observed, its resources, results, conditions,
-/// requirements (with the CRDs [`served_kinds`] asks for) and TTL. What can fail is worked out before `rsp`
-/// changes, so that a refusal answers with the earlier steps' desired state
-/// untouched.
+/// requirements (with the `crds` [`served_kinds`] asks for) and TTL. What
+/// can fail is worked out before `rsp` changes, so that a refusal answers
+/// with the earlier steps' desired state untouched.
 fn write(
     rsp: &mut RunFunctionResponse,
     xr: &Composite,

@@ -19,6 +19,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value};
 
+use crate::compose::composition::Refusal;
 use crate::manifests::{
     http_route::HttpRoute, inference_pool::InferencePool, keda::ScaledObject,
     leader_worker_set::LeaderWorkerSet, pod_monitor::PodMonitor, provider_kubernetes::Object,
@@ -103,12 +104,12 @@ const CUSTOM_KINDS: &[CustomKind] = &[
 
 /// The CustomResourceDefinitions to ask Crossplane for, given the objects
 /// to compose (`composed`): that of each custom kind of which no object is
-/// observed yet. An error names each kind the cluster does not serve, what
+/// observed yet. A refusal names each kind the cluster does not serve, what
 /// it is composed for, what to install and what works instead.
 pub(crate) fn crds_to_require<'a>(
     req: &RunFunctionRequest,
     composed: impl IntoIterator<Item = &'a Map<String, Value>>,
-) -> Result<BTreeMap<String, ResourceSelector>, String> {
+) -> Result<BTreeMap<String, ResourceSelector>, Refusal> {
     let composed: BTreeSet<(&str, &str)> = composed
         .into_iter()
         .map(|o| (str_at(o, &["apiVersion"]), str_at(o, &["kind"])))
@@ -122,7 +123,13 @@ pub(crate) fn crds_to_require<'a>(
             continue;
         }
         let key = format!("crd/{}", kind.crd);
-        match required_object(&req.required_resources, &key, kind.crd)? {
+        let answer = required_object(&req.required_resources, &key, kind.crd).map_err(|e| {
+            Refusal::new(
+                "UnreadableState",
+                format!("CustomResourceDefinition {}: {e}", kind.crd),
+            )
+        })?;
+        match answer {
             Required::NotLookedUp => {}
             Required::Missing => problems.push(
                 format!(
@@ -149,7 +156,7 @@ pub(crate) fn crds_to_require<'a>(
     if problems.is_empty() {
         Ok(asked)
     } else {
-        Err(problems.join("; "))
+        Err(Refusal::new("KindNotServed", problems.join("; ")))
     }
 }
 
