@@ -8,8 +8,10 @@
 //! and #7398), until the kind is installed. So before the first object of a
 //! custom kind is composed, the function asks Crossplane for the kind's
 //! CustomResourceDefinition, and refuses, before anything is applied, when
-//! there is none or it does not serve the version composed, saying what to
-//! install. Once an object of the kind is observed, nothing is asked.
+//! there is none, it does not serve the version composed, or its schema
+//! lacks a field composed (an older release: the API server would drop the
+//! field without a word), saying what to install. Once an object of the
+//! kind is observed, nothing is asked.
 //!
 //! Not the kind's schema (`requirements.schemas`): Crossplane v2.2 caches
 //! the API server's OpenAPI paths until the next CRD event, and a lookup
@@ -110,16 +112,23 @@ pub(crate) fn crds_to_require<'a>(
     req: &RunFunctionRequest,
     composed: impl IntoIterator<Item = &'a Map<String, Value>>,
 ) -> Result<BTreeMap<String, ResourceSelector>, Refusal> {
-    let composed: BTreeSet<(&str, &str)> = composed
-        .into_iter()
-        .map(|o| (str_at(o, &["apiVersion"]), str_at(o, &["kind"])))
-        .collect();
+    let composed: Vec<&Map<String, Value>> = composed.into_iter().collect();
+    let of_kind = |kind: &CustomKind| -> Vec<&Map<String, Value>> {
+        composed
+            .iter()
+            .copied()
+            .filter(|o| {
+                str_at(o, &["apiVersion"]) == kind.api_version && str_at(o, &["kind"]) == kind.kind
+            })
+            .collect()
+    };
     let observed = observed_kinds(req);
     let mut asked = BTreeMap::new();
     let mut problems = Vec::new();
     for kind in CUSTOM_KINDS {
-        let id = (kind.api_version, kind.kind);
-        if !composed.contains(&id) || observed.contains(&(id.0.to_string(), id.1.to_string())) {
+        let objects = of_kind(kind);
+        let id = (kind.api_version.to_string(), kind.kind.to_string());
+        if objects.is_empty() || observed.contains(&id) {
             continue;
         }
         let key = format!("crd/{}", kind.crd);
@@ -131,15 +140,16 @@ pub(crate) fn crds_to_require<'a>(
         })?;
         match answer {
             Required::NotLookedUp => {}
-            Required::Missing => problems.push(
-                format!(
-                    "this cluster does not serve {} ({}): it has no CustomResourceDefinition {}",
-                    kind.kind, kind.api_version, kind.crd
-                ) + &remedy(kind),
-            ),
+            Required::Missing => problems.push(not_served(
+                kind,
+                "",
+                &format!("it has no CustomResourceDefinition {}", kind.crd),
+            )),
             Required::Found(crd) => {
-                if let Some(problem) = unserved_version(kind, &crd) {
-                    problems.push(problem + &remedy(kind));
+                if let Some(why) = unserved_version(kind, &crd) {
+                    problems.push(not_served(kind, "", &why));
+                } else if let Some(why) = undeclared_fields(kind, &crd, &objects) {
+                    problems.push(not_served(kind, " as composed", &why));
                 }
             }
         }
@@ -156,15 +166,16 @@ pub(crate) fn crds_to_require<'a>(
     if problems.is_empty() {
         Ok(asked)
     } else {
-        Err(Refusal::new("KindNotServed", problems.join("; ")))
+        Err(Refusal::new("KindNotServed", problems.join("; also ")))
     }
 }
 
-/// What to do about a kind the cluster does not serve.
-fn remedy(kind: &CustomKind) -> String {
+/// That the cluster does not serve `kind` (`as_composed` qualifies it),
+/// why, and what to do about it.
+fn not_served(kind: &CustomKind, as_composed: &str, why: &str) -> String {
     format!(
-        ", which {} needs: install {}, or {}",
-        kind.composed_for, kind.install, kind.instead
+        "this cluster does not serve {} ({}){as_composed}, which {} needs: {why}; install {}, or {}",
+        kind.kind, kind.api_version, kind.composed_for, kind.install, kind.instead
     )
 }
 
@@ -191,9 +202,97 @@ fn unserved_version(kind: &CustomKind, crd: &Map<String, Value>) -> Option<Strin
         served.join(", ")
     };
     Some(format!(
-        "this cluster does not serve {} ({}): its CustomResourceDefinition {} serves {serves}",
-        kind.kind, kind.api_version, kind.crd
+        "its CustomResourceDefinition {} serves {serves}",
+        kind.crd
     ))
+}
+
+/// The fields of `objects` that the schema of the version composed does not
+/// declare, which the API server would drop without a word, if any.
+fn undeclared_fields(
+    kind: &CustomKind,
+    crd: &Map<String, Value>,
+    objects: &[&Map<String, Value>],
+) -> Option<String> {
+    let version = kind.api_version.rsplit('/').next().unwrap_or_default();
+    let schema = at(crd, &["spec", "versions"])?
+        .as_array()?
+        .iter()
+        .find(|v| v.get("name").and_then(Value::as_str) == Some(version))?
+        .get("schema")?
+        .get("openAPIV3Schema")?;
+    let mut fields = BTreeSet::new();
+    for object in objects {
+        for (key, value) in object.iter() {
+            // The API server keeps the root's apiVersion, kind and metadata itself.
+            if matches!(key.as_str(), "apiVersion" | "kind" | "metadata") {
+                continue;
+            }
+            match declared(schema, key) {
+                Some(field_schema) => undeclared(value, field_schema, key, &mut fields),
+                None => {
+                    fields.insert(key.clone());
+                }
+            }
+        }
+    }
+    if fields.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "its CustomResourceDefinition {} is an older release that declares no {}, and the API server would drop \
+         them without a word",
+        kind.crd,
+        fields.into_iter().collect::<Vec<_>>().join(" or "),
+    ))
+}
+
+/// The schema `schema` gives the field `key` of an object, if it keeps it.
+fn declared<'a>(schema: &'a Value, key: &str) -> Option<&'a Value> {
+    if let Some(property) = schema.get("properties").and_then(|p| p.get(key)) {
+        return Some(property);
+    }
+    match schema.get("additionalProperties") {
+        Some(Value::Bool(true)) => Some(&Value::Null),
+        Some(additional @ Value::Object(_)) => Some(additional),
+        _ => None,
+    }
+}
+
+/// Adds to `fields` the paths under `path` of `value` that `schema` does
+/// not declare, as the API server prunes a structural schema's unknown
+/// fields.
+fn undeclared(value: &Value, schema: &Value, path: &str, fields: &mut BTreeSet<String>) {
+    let flag = |name: &str| schema.get(name).and_then(Value::as_bool) == Some(true);
+    if schema.is_null() || flag("x-kubernetes-preserve-unknown-fields") {
+        return;
+    }
+    match value {
+        Value::Object(object) => {
+            for (key, value) in object {
+                if flag("x-kubernetes-embedded-resource")
+                    && matches!(key.as_str(), "apiVersion" | "kind" | "metadata")
+                {
+                    continue;
+                }
+                let field = format!("{path}.{key}");
+                match declared(schema, key) {
+                    Some(field_schema) => undeclared(value, field_schema, &field, fields),
+                    None => {
+                        fields.insert(field);
+                    }
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(item_schema) = schema.get("items") {
+                for item in items {
+                    undeclared(item, item_schema, &format!("{path}[]"), fields);
+                }
+            }
+        }
+        _ => {}
+    }
 }
 
 /// The apiVersion and kind of every observed composed resource.

@@ -104,10 +104,10 @@ fn without_its_crd_nothing_is_composed_and_the_refusal_says_what_to_install() {
     assert_eq!(
         fatals(&rsp),
         [
-            "this cluster does not serve LeaderWorkerSet (leaderworkerset.x-k8s.io/v1): it has no \
-          CustomResourceDefinition leaderworkersets.leaderworkerset.x-k8s.io, which the leader-worker-set runtime \
-          needs: install LeaderWorkerSet (kubernetes-sigs/lws v0.9.0 or later), or set spec.runtime to deployment \
-          or vllm-runtime for a model that one node holds"
+            "this cluster does not serve LeaderWorkerSet (leaderworkerset.x-k8s.io/v1), which the \
+             leader-worker-set runtime needs: it has no CustomResourceDefinition \
+             leaderworkersets.leaderworkerset.x-k8s.io; install LeaderWorkerSet (kubernetes-sigs/lws v0.9.0 or \
+             later), or set spec.runtime to deployment or vllm-runtime for a model that one node holds"
         ]
     );
     assert_eq!(rsp.results[0].reason.as_deref(), Some("KindNotServed"));
@@ -132,13 +132,13 @@ fn every_kind_the_cluster_lacks_is_named_in_one_refusal() {
     assert_eq!(
         fatals(&call(&req)),
         [
-            "this cluster does not serve ScaledObject (keda.sh/v1alpha1): it has no CustomResourceDefinition \
-          scaledobjects.keda.sh, which autoscaling with the platform's autoscaler keda \
-          (input.defaults.autoscaler) needs: install KEDA, or set a fixed spec.replicas, or have the platform \
-          name hpa as its autoscaler; this cluster does not serve PodMonitor (monitoring.coreos.com/v1): it has \
-          no CustomResourceDefinition podmonitors.monitoring.coreos.com, which the model server's metrics \
-          (input.defaults.podMonitor) needs: install the Prometheus Operator's CRDs, or have the platform set \
-          input.defaults.podMonitor to false"
+            "this cluster does not serve ScaledObject (keda.sh/v1alpha1), which autoscaling with the platform's \
+             autoscaler keda (input.defaults.autoscaler) needs: it has no CustomResourceDefinition \
+             scaledobjects.keda.sh; install KEDA, or set a fixed spec.replicas, or have the platform name hpa as \
+             its autoscaler; also this cluster does not serve PodMonitor (monitoring.coreos.com/v1), which the \
+             model server's metrics (input.defaults.podMonitor) needs: it has no CustomResourceDefinition \
+             podmonitors.monitoring.coreos.com; install the Prometheus Operator's CRDs, or have the platform set \
+             input.defaults.podMonitor to false"
         ]
     );
 }
@@ -157,10 +157,11 @@ fn a_crd_that_does_not_serve_the_version_composed_is_refused() {
     assert_eq!(
         fatals(&rsp),
         [
-            "this cluster does not serve LeaderWorkerSet (leaderworkerset.x-k8s.io/v1): its \
-          CustomResourceDefinition leaderworkersets.leaderworkerset.x-k8s.io serves v1beta1, which the \
-          leader-worker-set runtime needs: install LeaderWorkerSet (kubernetes-sigs/lws v0.9.0 or later), or set \
-          spec.runtime to deployment or vllm-runtime for a model that one node holds"
+            "this cluster does not serve LeaderWorkerSet (leaderworkerset.x-k8s.io/v1), which the \
+             leader-worker-set runtime needs: its CustomResourceDefinition \
+             leaderworkersets.leaderworkerset.x-k8s.io serves v1beta1; install LeaderWorkerSet \
+             (kubernetes-sigs/lws v0.9.0 or later), or set spec.runtime to deployment or vllm-runtime for a model \
+             that one node holds"
         ]
     );
 }
@@ -180,5 +181,45 @@ fn once_an_object_of_the_kind_is_observed_nothing_is_asked() {
         requirements(&rsp).iter().all(|k| !k.starts_with("crd/")),
         "{:?}",
         requirements(&rsp)
+    );
+}
+
+#[test]
+fn a_crd_older_than_the_fields_composed_is_refused_naming_them() {
+    // production-stack's last release predates shmSize and the GPU
+    // toleration: its CRD would let the API server drop them, and a tensor
+    // parallel server would start with 64 MiB of /dev/shm.
+    let mut crd = vendored_crd("production-stack.vllm.ai_vllmruntimes.yaml");
+    let deployment_config = &mut crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]
+        ["spec"]["properties"]["deploymentConfig"]["properties"];
+    let deployment_config = deployment_config.as_object_mut().unwrap();
+    deployment_config.remove("shmSize").unwrap();
+    deployment_config.remove("toleration").unwrap();
+    let mut req = request(
+        "s7",
+        LlmInference::new("chat")
+            .model("meta-llama/Llama-3.1-70B-Instruct")
+            .field("gpuType", json!("H100-80GB"))
+            .build(),
+    );
+    req.input = Some(input(json!({"defaults": {"gpuToleration": true}})));
+    let first = call(&req);
+    assert_eq!(fatals(&first), Vec::<&str>::new());
+    let rsp = call(&with_required(
+        req,
+        &format!("crd/{VLLM_RUNTIME_CRD}"),
+        vec![crd],
+    ));
+    assert_eq!(
+        fatals(&rsp),
+        [
+            "this cluster does not serve VLLMRuntime (production-stack.vllm.ai/v1alpha1) as composed, which the \
+             vllm-runtime runtime (the default) needs: its CustomResourceDefinition \
+             vllmruntimes.production-stack.vllm.ai is an older release that declares no \
+             spec.deploymentConfig.shmSize or spec.deploymentConfig.toleration, and the API server would drop \
+             them without a word; install the vLLM production-stack operator with its VLLMRuntime CRD \
+             (production-stack at commit 217fadb1 or later), or set spec.runtime to deployment, which needs only \
+             a GPU device plugin"
+        ]
     );
 }
