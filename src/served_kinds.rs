@@ -31,6 +31,10 @@ use crate::protocol::resource::field_to_json;
 use crate::protocol::server::{ResourceSelector, RunFunctionRequest, resource_selector::Match};
 use crate::request::{Required, at, required_object, str_at};
 
+/// The kind of what the function asks for here; `render` answers it only
+/// when given CRDs.
+pub(crate) const CRD_KIND: &str = "CustomResourceDefinition";
+
 /// A custom kind the function composes: what it is for, what serves it and
 /// what works without it.
 struct CustomKind {
@@ -113,22 +117,29 @@ pub(crate) fn crds_to_require<'a>(
     composed: impl IntoIterator<Item = &'a Map<String, Value>>,
 ) -> Result<BTreeMap<String, ResourceSelector>, Refusal> {
     let composed: Vec<&Map<String, Value>> = composed.into_iter().collect();
-    let of_kind = |kind: &CustomKind| -> Vec<&Map<String, Value>> {
-        composed
-            .iter()
-            .copied()
-            .filter(|o| {
-                str_at(o, &["apiVersion"]) == kind.api_version && str_at(o, &["kind"]) == kind.kind
-            })
-            .collect()
-    };
+    let wanted: Vec<(&CustomKind, Vec<&Map<String, Value>>)> = CUSTOM_KINDS
+        .iter()
+        .map(|kind| {
+            let objects = composed
+                .iter()
+                .copied()
+                .filter(|o| {
+                    str_at(o, &["apiVersion"]) == kind.api_version
+                        && str_at(o, &["kind"]) == kind.kind
+                })
+                .collect();
+            (kind, objects)
+        })
+        .filter(|(_, objects): &(_, Vec<_>)| !objects.is_empty())
+        .collect();
+    if wanted.is_empty() {
+        return Ok(BTreeMap::new());
+    }
     let observed = observed_kinds(req);
     let mut asked = BTreeMap::new();
     let mut problems = Vec::new();
-    for kind in CUSTOM_KINDS {
-        let objects = of_kind(kind);
-        let id = (kind.api_version.to_string(), kind.kind.to_string());
-        if objects.is_empty() || observed.contains(&id) {
+    for (kind, objects) in wanted {
+        if observed.contains(&(kind.api_version.to_string(), kind.kind.to_string())) {
             continue;
         }
         let key = format!("crd/{}", kind.crd);
@@ -145,19 +156,20 @@ pub(crate) fn crds_to_require<'a>(
                 "",
                 &format!("it has no CustomResourceDefinition {}", kind.crd),
             )),
-            Required::Found(crd) => {
-                if let Some(why) = unserved_version(kind, &crd) {
-                    problems.push(not_served(kind, "", &why));
-                } else if let Some(why) = undeclared_fields(kind, &crd, &objects) {
-                    problems.push(not_served(kind, " as composed", &why));
+            Required::Found(crd) => match served_schema(kind, &crd) {
+                Err(why) => problems.push(not_served(kind, "", &why)),
+                Ok(schema) => {
+                    if let Some(why) = undeclared_fields(kind, schema, &objects) {
+                        problems.push(not_served(kind, " as composed", &why));
+                    }
                 }
-            }
+            },
         }
         asked.insert(
             key,
             ResourceSelector {
                 api_version: "apiextensions.k8s.io/v1".into(),
-                kind: "CustomResourceDefinition".into(),
+                kind: CRD_KIND.into(),
                 namespace: None,
                 r#match: Some(Match::MatchName(kind.crd.into())),
             },
@@ -179,62 +191,46 @@ fn not_served(kind: &CustomKind, as_composed: &str, why: &str) -> String {
     )
 }
 
-/// Why `crd` does not serve the version of `kind` composed, if it does not.
-fn unserved_version(kind: &CustomKind, crd: &Map<String, Value>) -> Option<String> {
+/// The schema of the version of `kind` composed, or why `crd` does not
+/// serve that version.
+fn served_schema<'a>(kind: &CustomKind, crd: &'a Map<String, Value>) -> Result<&'a Value, String> {
     let version = kind.api_version.rsplit('/').next().unwrap_or_default();
-    let versions: Vec<&Map<String, Value>> = at(crd, &["spec", "versions"])
+    let served: Vec<&Map<String, Value>> = at(crd, &["spec", "versions"])
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
         .filter_map(Value::as_object)
-        .collect();
-    let served: Vec<&str> = versions
-        .iter()
         .filter(|v| v.get("served").and_then(Value::as_bool) == Some(true))
-        .map(|v| str_at(v, &["name"]))
         .collect();
-    if served.contains(&version) {
-        return None;
+    if let Some(v) = served.iter().find(|v| str_at(v, &["name"]) == version) {
+        // A CRD without a schema keeps every field.
+        return Ok(at(v, &["schema", "openAPIV3Schema"]).unwrap_or(&Value::Null));
     }
     let serves = if served.is_empty() {
         "no version".to_string()
     } else {
-        served.join(", ")
+        served
+            .iter()
+            .map(|v| str_at(v, &["name"]))
+            .collect::<Vec<_>>()
+            .join(", ")
     };
-    Some(format!(
+    Err(format!(
         "its CustomResourceDefinition {} serves {serves}",
         kind.crd
     ))
 }
 
-/// The fields of `objects` that the schema of the version composed does not
+/// The fields of `objects` that `schema` (of the version composed) does not
 /// declare, which the API server would drop without a word, if any.
 fn undeclared_fields(
     kind: &CustomKind,
-    crd: &Map<String, Value>,
+    schema: &Value,
     objects: &[&Map<String, Value>],
 ) -> Option<String> {
-    let version = kind.api_version.rsplit('/').next().unwrap_or_default();
-    let schema = at(crd, &["spec", "versions"])?
-        .as_array()?
-        .iter()
-        .find(|v| v.get("name").and_then(Value::as_str) == Some(version))?
-        .get("schema")?
-        .get("openAPIV3Schema")?;
     let mut fields = BTreeSet::new();
     for object in objects {
-        for (key, value) in object.iter() {
-            // The API server keeps the root's apiVersion, kind and metadata itself.
-            if matches!(key.as_str(), "apiVersion" | "kind" | "metadata") {
-                continue;
-            }
-            match declared(schema, key) {
-                Some(field_schema) => undeclared(value, field_schema, key, &mut fields),
-                None => {
-                    fields.insert(key.clone());
-                }
-            }
-        }
+        undeclared_in(object, schema, "", &mut fields);
     }
     if fields.is_empty() {
         return None;
@@ -263,27 +259,11 @@ fn declared<'a>(schema: &'a Value, key: &str) -> Option<&'a Value> {
 /// not declare, as the API server prunes a structural schema's unknown
 /// fields.
 fn undeclared(value: &Value, schema: &Value, path: &str, fields: &mut BTreeSet<String>) {
-    let flag = |name: &str| schema.get(name).and_then(Value::as_bool) == Some(true);
-    if schema.is_null() || flag("x-kubernetes-preserve-unknown-fields") {
+    if keeps_every_field(schema) {
         return;
     }
     match value {
-        Value::Object(object) => {
-            for (key, value) in object {
-                if flag("x-kubernetes-embedded-resource")
-                    && matches!(key.as_str(), "apiVersion" | "kind" | "metadata")
-                {
-                    continue;
-                }
-                let field = format!("{path}.{key}");
-                match declared(schema, key) {
-                    Some(field_schema) => undeclared(value, field_schema, &field, fields),
-                    None => {
-                        fields.insert(field);
-                    }
-                }
-            }
-        }
+        Value::Object(object) => undeclared_in(object, schema, path, fields),
         Value::Array(items) => {
             if let Some(item_schema) = schema.get("items") {
                 for item in items {
@@ -292,6 +272,51 @@ fn undeclared(value: &Value, schema: &Value, path: &str, fields: &mut BTreeSet<S
             }
         }
         _ => {}
+    }
+}
+
+/// Whether the API server keeps whatever `schema`'s value holds: no schema,
+/// or unknown fields preserved.
+fn keeps_every_field(schema: &Value) -> bool {
+    schema.is_null()
+        || schema
+            .get("x-kubernetes-preserve-unknown-fields")
+            .and_then(Value::as_bool)
+            == Some(true)
+}
+
+/// [`undeclared`] for an object; `path` is empty at the root.
+fn undeclared_in(
+    object: &Map<String, Value>,
+    schema: &Value,
+    path: &str,
+    fields: &mut BTreeSet<String>,
+) {
+    if keeps_every_field(schema) {
+        return;
+    }
+    // The API server keeps the apiVersion, kind and metadata of the root
+    // and of an embedded resource itself.
+    let resource = path.is_empty()
+        || schema
+            .get("x-kubernetes-embedded-resource")
+            .and_then(Value::as_bool)
+            == Some(true);
+    for (key, value) in object {
+        if resource && matches!(key.as_str(), "apiVersion" | "kind" | "metadata") {
+            continue;
+        }
+        let field = if path.is_empty() {
+            key.clone()
+        } else {
+            format!("{path}.{key}")
+        };
+        match declared(schema, key) {
+            Some(field_schema) => undeclared(value, field_schema, &field, fields),
+            None => {
+                fields.insert(field);
+            }
+        }
     }
 }
 
