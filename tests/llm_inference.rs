@@ -49,7 +49,8 @@ fn dot_runtime_object() -> Value {
         "spec": {
             "forProvider": {"manifest": {
                 "apiVersion": "production-stack.vllm.ai/v1alpha1", "kind": "VLLMRuntime",
-                "metadata": {"name": "test-qwen", "namespace": "team-a"},
+                "metadata": {"name": "test-qwen", "namespace": "team-a",
+                             "annotations": {"infer.dev/owner": "LLMInference team-a/test-qwen"}},
                 "spec": {
                     "model": {"modelURL": "Qwen/Qwen2.5-1.5B-Instruct", "dtype": "bfloat16", "maxModelLen": 32768},
                     "vllmConfig": {"enableChunkedPrefill": true, "enablePrefixCaching": true, "v1": true,
@@ -85,7 +86,8 @@ fn dot_ingress_object() -> Value {
         "spec": {
             "forProvider": {"manifest": {
                 "apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
-                "metadata": {"name": "test-qwen", "namespace": "team-a"},
+                "metadata": {"name": "test-qwen", "namespace": "team-a",
+                             "annotations": {"infer.dev/owner": "LLMInference team-a/test-qwen"}},
                 "spec": {"rules": [{"host": "qwen.127.0.0.1.nip.io", "http": {"paths": [{
                     "path": "/", "pathType": "Prefix",
                     "backend": {"service": {"name": "test-qwen", "port": {"number": 80}}}}]}}]},
@@ -98,7 +100,8 @@ fn dot_ingress_object() -> Value {
 #[test]
 fn first_call_composes_dot_inference_essentials_and_reports_the_plan() {
     // dot-inference's XR, unchanged: 1 GPU -> 2 CPU, 8Gi; Objects for the
-    // runtime and the Ingress; nothing observed yet, so nothing is ready.
+    // runtime and the Ingress; nothing observed yet, so nothing is ready,
+    // and the new Objects only look until their names are known to be free.
     let req = request("t1", LlmInference::new("test-qwen").spec(DOT()).build());
     let mut plan = dot_plan();
     plan.reasons.push(VLLM_RUNTIME_BY_DEFAULT.into());
@@ -123,14 +126,14 @@ fn first_call_composes_dot_inference_essentials_and_reports_the_plan() {
                     "ingress".to_string(),
                     fnv1::Resource {
                         ready: fnv1::Ready::False as i32,
-                        ..resource(dot_ingress_object())
+                        ..resource(observe_only(dot_ingress_object()))
                     },
                 ),
                 (
                     "vllm_runtime".to_string(),
                     fnv1::Resource {
                         ready: fnv1::Ready::False as i32,
-                        ..resource(dot_runtime_object())
+                        ..resource(observe_only(dot_runtime_object()))
                     },
                 ),
             ]

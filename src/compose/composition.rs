@@ -6,7 +6,10 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
+use crate::compose::remote_claim::{self, Claim};
+use crate::compose::rollout::Rollout;
 use crate::input::Settings;
+use crate::manifests::provider_kubernetes::Object;
 use crate::protocol::server::{Condition, Ready, ResourceSelector, Resources, Result as FnResult};
 use crate::request::{Composite, Observed};
 
@@ -55,6 +58,11 @@ impl Manifest {
     /// The manifest as an object.
     pub(crate) fn object(&self) -> &Map<String, Value> {
         &self.object
+    }
+
+    /// Sets the annotation `name` of the manifest.
+    pub(crate) fn annotate(&mut self, name: &str, value: &str) {
+        crate::compose::annotations::set_annotation(&mut self.object, name, value);
     }
 }
 
@@ -139,10 +147,53 @@ impl Composition {
         {
             rollout = crate::compose::rollout::not_yet_applied(object);
         }
+        if manifest.kind == Object::<Manifest>::KIND {
+            rollout = self.claim(&mut manifest, object, rollout);
+        }
         let ready = rollout.ready();
         self.resources
             .insert(key.into(), Composed { manifest, ready });
         rollout
+    }
+
+    /// Lets `object`, a provider-kubernetes Object, write what it wraps only
+    /// when [`remote_claim`] says it may, and says how it stands if not.
+    fn claim(
+        &mut self,
+        object: &mut Manifest,
+        observed: Option<&Map<String, Value>>,
+        rollout: Rollout,
+    ) -> Rollout {
+        // Nothing at the target is no failure: the object is about to be
+        // created.
+        let rollout = match rollout {
+            Rollout::Failed { ref message, .. } if remote_claim::is_not_found(message) => {
+                Rollout::Absent
+            }
+            rollout => rollout,
+        };
+        match remote_claim::claim(&object.object, observed) {
+            Claim::Owned => rollout,
+            Claim::Checking => {
+                remote_claim::observe_only(&mut object.object);
+                match rollout {
+                    // What keeps provider-kubernetes from looking (a missing
+                    // ProviderConfig, say).
+                    failed @ Rollout::Failed { .. } => failed,
+                    _ => Rollout::Absent,
+                }
+            }
+            Claim::Taken(message) => {
+                remote_claim::observe_only(&mut object.object);
+                self.results
+                    .push(crate::response::warning(NAME_TAKEN, message.clone()));
+                Rollout::Failed {
+                    reason: NAME_TAKEN.into(),
+                    message,
+                    replicas: Default::default(),
+                }
+            }
+        }
     }
 
     /// Makes the resource under `key` ready as `rollout` says, for a caller
@@ -177,6 +228,9 @@ impl Composition {
         }
     }
 }
+
+/// The reason of a composed object whose name another owner's object holds.
+const NAME_TAKEN: &str = "NameTaken";
 
 /// A composer refused the XR: the message becomes a FATAL result.
 #[derive(Debug, PartialEq)]

@@ -37,6 +37,7 @@ pub(crate) mod annotations;
 pub(crate) mod composition;
 pub(crate) mod kinds;
 pub(crate) mod last_applied;
+pub(crate) mod remote_claim;
 pub(crate) mod resources;
 pub(crate) mod rollout;
 pub mod spec_digest;

@@ -716,6 +716,13 @@ pub fn digested(object: Value) -> Value {
     Value::Object(object)
 }
 
+/// `object`, a provider-kubernetes Object, as composed before it may write:
+/// only looking at what it wraps (see `compose::remote_claim`).
+pub fn observe_only(mut object: Value) -> Value {
+    object["spec"]["managementPolicies"] = json!(["Observe"]);
+    object
+}
+
 /// What the API server returns for `composed` once applied and reconciled
 /// by its controller: at `generation`, with `status`.
 pub fn applied(mut composed: Value, generation: i64, status: Value) -> Value {

@@ -249,6 +249,7 @@ fn placement(req: &ComposeRequest, spec: &LlmInferenceSpec, notes: &mut Vec<Stri
                 .target_namespace
                 .clone()
                 .unwrap_or_else(|| xr.namespace.to_string()),
+            owner: format!("{} {}/{}", xr.kind, xr.namespace, xr.name),
         },
         None => {
             if let Some(t) = &spec.target_namespace {

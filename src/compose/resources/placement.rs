@@ -4,6 +4,7 @@
 //! Object's Ready means the workload really serves.
 
 use crate::compose::composition::Manifest;
+use crate::compose::remote_claim::OWNER_ANNOTATION;
 use crate::input::ProviderConfigKind;
 use crate::manifests::provider_kubernetes::{
     Object, ObjectSpec, ProviderConfigReference, Readiness,
@@ -19,6 +20,9 @@ pub(crate) enum Placement {
         provider_config: String,
         kind: ProviderConfigKind,
         namespace: String,
+        /// The XR the objects are for ("LLMInference team-a/mistral"), in
+        /// each object's owner annotation: see [`crate::compose::remote_claim`].
+        owner: String,
     },
 }
 
@@ -31,15 +35,17 @@ impl Placement {
     }
 
     /// The manifest as it should be composed.
-    pub(crate) fn place(&self, manifest: Manifest) -> Manifest {
+    pub(crate) fn place(&self, mut manifest: Manifest) -> Manifest {
         let Self::Remote {
             provider_config,
             kind,
+            owner,
             ..
         } = self
         else {
             return manifest;
         };
+        manifest.annotate(OWNER_ANNOTATION, owner);
         let readiness = readiness_for(manifest.kind());
         let reference = match kind {
             ProviderConfigKind::ProviderConfig => {
