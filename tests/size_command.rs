@@ -63,6 +63,18 @@ fn json_for_a_known_case() {
 }
 
 #[test]
+fn the_model_is_given_as_an_argument_or_a_flag_not_both() {
+    let flag = json_of(&["--model", "Qwen/Qwen2.5-7B-Instruct", "--gpu-type", "L4"]);
+    let argument = json_of(&["Qwen/Qwen2.5-7B-Instruct", "--gpu-type", "L4"]);
+    assert_eq!(argument, flag);
+    assert_eq!(argument["model"], "Qwen/Qwen2.5-7B-Instruct");
+    for argv in [&["--gpu-type", "L4"][..], &["a/b-7B", "--model", "c/d-7B"]] {
+        let parsed = Cli::try_parse_from(std::iter::once("size").chain(argv.iter().copied()));
+        assert!(parsed.is_err(), "{argv:?} must not parse");
+    }
+}
+
+#[test]
 fn text_has_the_table_and_reasons() {
     let mut out = Vec::new();
     run(

@@ -29,8 +29,11 @@ pub enum OutputFormat {
 #[derive(Debug, Clone, Args)]
 pub struct SizeArgs {
     /// Hugging Face model id, e.g. meta-llama/Llama-3.1-8B-Instruct.
-    #[arg(long)]
-    pub(crate) model: String,
+    #[arg(value_name = "MODEL", required_unless_present = "model")]
+    pub(crate) model_id: Option<String>,
+    /// The model id as a flag, as earlier releases took it.
+    #[arg(long, value_name = "MODEL", conflicts_with = "model_id")]
+    pub(crate) model: Option<String>,
     /// GPU type, e.g. H100-80GB, L4, nvidia-h100-80gb; omitted or `all`:
     /// every GPU type of the catalog, side by side.
     #[arg(long = "gpu-type")]
@@ -171,7 +174,11 @@ impl SizeArgs {
             })
             .transpose()?;
         Ok(SizingRequest {
-            model_id: self.model.clone(),
+            model_id: self
+                .model_id
+                .clone()
+                .or_else(|| self.model.clone())
+                .unwrap_or_default(),
             gpu_type: self.single_gpu_type().unwrap_or_default().to_string(),
             quantization,
             max_model_len: self.max_model_len,
