@@ -54,6 +54,30 @@ fn reported(synced: Value, found: Option<Value>) -> Value {
     o
 }
 
+/// The first Object, still only looking, having found `found` there.
+fn looked_and_found(found: Value) -> Value {
+    reported(
+        json!({"status": "True", "reason": "ReconcileSuccess"}),
+        Some(found),
+    )
+}
+
+/// That `rsp` leaves the Object only looking, not ready, with a NameTaken
+/// warning saying `whose` the object is.
+fn assert_taken(rsp: &fnv1::RunFunctionResponse, whose: &str) {
+    assert_eq!(policies(rsp), json!(["Observe"]));
+    assert_eq!(
+        ready(rsp),
+        fnv1::Ready::False as i32,
+        "another's object does not serve this XR"
+    );
+    assert!(
+        rsp.results.contains(&warning("NameTaken", &taken(whose))),
+        "{:?}",
+        rsp.results
+    );
+}
+
 /// A ready Deployment `inference/mistral` in the remote cluster with
 /// `metadata` merged in.
 fn remote_deployment(metadata: Value) -> Value {
@@ -132,23 +156,11 @@ fn its_own_left_over_object_is_named_not_taken_over() {
     // An earlier Object of this XR made it and is gone: whatever it last
     // wrote is not known to be what this XR wants now.
     let found = remote_deployment(json!({"annotations": {OWNER: "LLMInference team-a/mistral"}}));
-    let observed = reported(
-        json!({"status": "True", "reason": "ReconcileSuccess"}),
-        Some(found),
-    );
-    let rsp = call(&request_with(Some(observed)));
-    assert_eq!(policies(&rsp), json!(["Observe"]));
-    assert_eq!(ready(&rsp), fnv1::Ready::False as i32);
-    assert!(
-        rsp.results.contains(&warning(
-            "NameTaken",
-            &taken(
-                "composed for this XR by an Object that no longer manages it (left over: delete \
-                 it, and it is composed again)"
-            )
-        )),
-        "{:?}",
-        rsp.results
+    let rsp = call(&request_with(Some(looked_and_found(found))));
+    assert_taken(
+        &rsp,
+        "composed for this XR by an Object that no longer manages it (left over: delete \
+                 it, and it is composed again)",
     );
 }
 
@@ -163,76 +175,39 @@ fn an_object_that_reads_as_its_own_but_another_object_writes_is_named_by_that_wr
             {"manager": "provider-kubernetes/mistral-7e548aba162f", "operation": "Apply"},
         ],
     }));
-    let mut observed = reported(
-        json!({"status": "True", "reason": "ReconcileSuccess"}),
-        Some(found),
-    );
+    let mut observed = looked_and_found(found);
     observed["metadata"]["name"] = json!("mistral-7e548aba162f");
     let rsp = call(&request_with(Some(observed)));
-    assert_eq!(policies(&rsp), json!(["Observe"]));
-    assert!(
-        rsp.results.contains(&warning(
-            "NameTaken",
-            &taken("written by the provider-kubernetes Object mistral-8f3a69689dc9")
-        )),
-        "{:?}",
-        rsp.results
+    assert_taken(
+        &rsp,
+        "written by the provider-kubernetes Object mistral-8f3a69689dc9",
     );
 }
 
 #[test]
 fn another_xrs_object_is_left_alone_and_named() {
     let found = remote_deployment(json!({"annotations": {OWNER: "LLMInference team-b/mistral"}}));
-    let observed = reported(
-        json!({"status": "True", "reason": "ReconcileSuccess"}),
-        Some(found),
-    );
-    let rsp = call(&request_with(Some(observed)));
-    assert_eq!(policies(&rsp), json!(["Observe"]));
-    assert_eq!(
-        ready(&rsp),
-        fnv1::Ready::False as i32,
-        "another's server is not this XR's"
-    );
+    let rsp = call(&request_with(Some(looked_and_found(found))));
+    let whose = "composed for LLMInference team-b/mistral";
+    assert_taken(&rsp, whose);
     let serving = response_condition(&rsp, "Serving").unwrap();
     assert_eq!(
         (serving.status, serving.reason.as_str()),
         (fnv1::Status::ConditionFalse as i32, "NameTaken")
     );
     assert!(
-        serving
-            .message
-            .as_deref()
-            .unwrap()
-            .contains(&taken("composed for LLMInference team-b/mistral")),
+        serving.message.as_deref().unwrap().contains(&taken(whose)),
         "{serving:?}"
-    );
-    assert!(
-        rsp.results.contains(&warning(
-            "NameTaken",
-            &taken("composed for LLMInference team-b/mistral")
-        )),
-        "{:?}",
-        rsp.results
     );
 }
 
 #[test]
 fn an_object_without_an_owner_is_named_by_its_manager() {
     let found = remote_deployment(json!({"labels": {"app.kubernetes.io/managed-by": "Helm"}}));
-    let observed = reported(
-        json!({"status": "True", "reason": "ReconcileSuccess"}),
-        Some(found),
-    );
-    let rsp = call(&request_with(Some(observed)));
-    assert_eq!(policies(&rsp), json!(["Observe"]));
-    assert!(
-        rsp.results.contains(&warning(
-            "NameTaken",
-            &taken("managed by Helm (it has no infer.dev/owner annotation)")
-        )),
-        "{:?}",
-        rsp.results
+    let rsp = call(&request_with(Some(looked_and_found(found))));
+    assert_taken(
+        &rsp,
+        "managed by Helm (it has no infer.dev/owner annotation)",
     );
 }
 
@@ -242,11 +217,7 @@ fn an_object_on_its_way_out_is_waited_for() {
         "annotations": {OWNER: "LLMInference team-b/mistral"},
         "deletionTimestamp": "2026-11-27T05:00:00Z",
     }));
-    let observed = reported(
-        json!({"status": "True", "reason": "ReconcileSuccess"}),
-        Some(found),
-    );
-    let rsp = call(&request_with(Some(observed)));
+    let rsp = call(&request_with(Some(looked_and_found(found))));
     assert_eq!(policies(&rsp), json!(["Observe"]));
     assert_eq!(ready(&rsp), fnv1::Ready::False as i32);
     assert!(rsp.results.is_empty(), "{:?}", rsp.results);
@@ -265,10 +236,7 @@ fn of_two_writers_the_one_that_created_the_object_keeps_it() {
                 {"manager": "kube-controller-manager", "operation": "Update"},
             ],
         }));
-        let mut o = reported(
-            json!({"status": "True", "reason": "ReconcileSuccess"}),
-            Some(found),
-        );
+        let mut o = looked_and_found(found);
         o["metadata"]["name"] = json!(name);
         o["spec"]["managementPolicies"] = json!(["*"]);
         o
@@ -284,18 +252,10 @@ fn of_two_writers_the_one_that_created_the_object_keeps_it() {
         "mistral-7e548aba162f",
         "mistral-8f3a69689dc9",
     ))));
-    assert_eq!(
-        policies(&rsp),
-        json!(["Observe"]),
-        "it took it over: it stops"
-    );
-    assert!(
-        rsp.results.contains(&warning(
-            "NameTaken",
-            &taken("created and written by the provider-kubernetes Object mistral-8f3a69689dc9")
-        )),
-        "{:?}",
-        rsp.results
+    // It took it over: it stops.
+    assert_taken(
+        &rsp,
+        "created and written by the provider-kubernetes Object mistral-8f3a69689dc9",
     );
 
     // Alone, an Object that found what it writes (composed before this
@@ -327,10 +287,7 @@ fn what_keeps_provider_kubernetes_from_looking_is_said() {
 fn a_new_target_is_looked_at_first() {
     // Written to another namespace before spec.targetNamespace changed.
     let found = remote_deployment(json!({"annotations": {OWNER: "LLMInference team-a/mistral"}}));
-    let mut observed = reported(
-        json!({"status": "True", "reason": "ReconcileSuccess"}),
-        Some(found),
-    );
+    let mut observed = looked_and_found(found);
     observed["spec"]["managementPolicies"] = json!(["*"]);
     observed["spec"]["forProvider"]["manifest"]["metadata"]["namespace"] = json!("old");
     let rsp = call(&request_with(Some(observed)));
