@@ -140,12 +140,24 @@ pub(crate) fn str_at<'a>(object: &'a Map<String, Value>, path: &[&str]) -> &'a s
 
 /// What a composed object is: the object itself, or for a
 /// provider-kubernetes Object the object it applied, as last observed
-/// (`status.atProvider.manifest`).
+/// (`status.atProvider.manifest`). An Object that only observes applied
+/// nothing: what it read there is not this XR's.
 pub(crate) fn manifest_of(object: &Map<String, Value>) -> Option<&Map<String, Value>> {
     if str_at(object, &["kind"]) != "Object" {
         return Some(object);
     }
+    if observes_only(object) {
+        return None;
+    }
     at(object, &["status", "atProvider", "manifest"])?.as_object()
+}
+
+/// Whether `object`, a provider-kubernetes Object, only observes what it
+/// wraps (`managementPolicies: [Observe]`).
+pub(crate) fn observes_only(object: &Map<String, Value>) -> bool {
+    at(object, &["spec", "managementPolicies"])
+        .and_then(Value::as_array)
+        .is_some_and(|p| p.len() == 1 && p[0] == "Observe")
 }
 
 /// The manifest a composed provider-kubernetes Object applies

@@ -14,20 +14,28 @@ use support::*;
 
 const OWNER: &str = "infer.dev/owner";
 
+/// LLMInference team-a/mistral, served in namespace inference of the
+/// cluster of ProviderConfig gpu-cluster, with `observed` as its observed
+/// Deployment Object.
 fn request_with(observed: Option<Value>) -> fnv1::RunFunctionRequest {
     let spec = json!({
         "model": "Qwen/Qwen2.5-1.5B-Instruct", "gpuType": "L4", "runtime": "deployment",
         "providerConfigName": "gpu-cluster", "targetNamespace": "inference",
+        "ingressHost": "mistral.example.com",
     });
     let mut req = request("t", LlmInference::new("mistral").spec(spec).build());
     if let Some(o) = observed {
-        req.observed
-            .as_mut()
-            .unwrap()
-            .resources
-            .insert("deployment".into(), resource(o));
+        observe(&mut req, "deployment", o);
     }
     req
+}
+
+fn observe(req: &mut fnv1::RunFunctionRequest, key: &str, object: Value) {
+    req.observed
+        .as_mut()
+        .unwrap()
+        .resources
+        .insert(key.into(), resource(object));
 }
 
 /// The Object the first call composes for the Deployment.
@@ -292,4 +300,46 @@ fn a_new_target_is_looked_at_first() {
     observed["spec"]["forProvider"]["manifest"]["metadata"]["namespace"] = json!("old");
     let rsp = call(&request_with(Some(observed)));
     assert_eq!(policies(&rsp), json!(["Observe"]));
+}
+
+#[test]
+fn what_another_xrs_object_reports_is_not_this_xrs() {
+    // The Ingress there is another XR's, and its controller gave it an
+    // address: that routes nothing to this XR.
+    let mut req = request_with(None);
+    let mut ingress = desired_resource(&call(&req), "ingress");
+    ingress["metadata"]["generation"] = json!(1);
+    ingress["status"] = json!({
+        "conditions": [
+            {"type": "Synced", "status": "True", "reason": "ReconcileSuccess", "observedGeneration": 1},
+            {"type": "Ready", "status": "True", "reason": "Available"},
+        ],
+        "atProvider": {"manifest": {
+            "apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+            "metadata": {"name": "mistral", "namespace": "inference",
+                         "annotations": {OWNER: "LLMInference team-b/mistral"}},
+            "status": {"loadBalancer": {"ingress": [{"ip": "203.0.113.7"}]}},
+        }},
+    });
+    observe(&mut req, "ingress", ingress);
+    let rsp = call(&req);
+    assert_eq!(
+        desired_resource(&rsp, "ingress")["spec"]["managementPolicies"],
+        json!(["Observe"])
+    );
+    let routed = response_condition(&rsp, "Routed").unwrap();
+    assert_ne!(
+        routed.status,
+        fnv1::Status::ConditionTrue as i32,
+        "{routed:?}"
+    );
+    assert!(
+        rsp.results
+            .iter()
+            .any(|r| r.reason.as_deref() == Some("NameTaken")
+                && r.message
+                    .starts_with("Ingress inference/mistral already exists")),
+        "{:?}",
+        rsp.results
+    );
 }

@@ -17,7 +17,7 @@
 use serde_json::{Map, Value};
 
 use crate::compose::annotations::annotation;
-use crate::request::{at, str_at};
+use crate::request::{at, observes_only, str_at};
 
 /// The annotation naming the XR a wrapped object is composed for
 /// ("LLMInference team-a/mistral").
@@ -199,12 +199,6 @@ impl<'a> Target<'a> {
 /// The object an Object applies (`spec.forProvider.manifest`).
 fn manifest(object: &Map<String, Value>) -> Option<&Map<String, Value>> {
     at(object, &["spec", "forProvider", "manifest"])?.as_object()
-}
-
-fn observes_only(object: &Map<String, Value>) -> bool {
-    at(object, &["spec", "managementPolicies"])
-        .and_then(Value::as_array)
-        .is_some_and(|p| p.len() == 1 && p[0] == "Observe")
 }
 
 fn synced(object: &Map<String, Value>) -> Option<&Map<String, Value>> {
