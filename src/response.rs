@@ -143,6 +143,11 @@ pub fn fatal(reason: &str, message: impl Into<String>) -> FnResult {
     result(Severity::Fatal, reason, message)
 }
 
+/// A NORMAL result: an event that says what the function does and why.
+pub(crate) fn normal(reason: &str, message: impl Into<String>) -> FnResult {
+    result(Severity::Normal, reason, message)
+}
+
 /// A WARNING result. Emit only on a transition: results become events.
 pub(crate) fn warning(reason: &str, message: impl Into<String>) -> FnResult {
     result(Severity::Warning, reason, message)

@@ -275,6 +275,61 @@ fn a_native_runtime_is_ready_when_a_replica_is_available() {
 }
 
 #[test]
+fn moving_to_another_cluster_and_back_replaces_each_object_of_another_kind() {
+    // Crossplane keeps a composed resource's name whatever its kind: the
+    // Deployment would be named after the Object and the Object left
+    // running, unreferenced. So the function leaves the object out once
+    // (Crossplane deletes it) and composes the new one on the next call.
+    let spec =
+        json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "gpuType": "L4", "runtime": "deployment"});
+    let remote = json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "gpuType": "L4", "runtime": "deployment",
+                        "providerConfigName": "gpu-cluster"});
+    let native_req = request("t", LlmInference::new("qwen").spec(spec.clone()).build());
+    let remote_req = request("t", LlmInference::new("qwen").spec(remote).build());
+    for (from, to, kinds) in [
+        (&remote_req, &native_req, ("Object", "Deployment")),
+        (&native_req, &remote_req, ("Deployment", "Object")),
+    ] {
+        let mut req = to.clone();
+        for key in ["deployment", "service"] {
+            let mut old = desired_resource(&call(from), key);
+            old["metadata"]["name"] = json!(format!("qwen-{key}-1"));
+            req.observed
+                .as_mut()
+                .unwrap()
+                .resources
+                .insert(key.into(), resource(old));
+        }
+        let rsp = call(&req);
+        assert_eq!(
+            composed_names(&rsp)
+                .iter()
+                .filter(|n| *n == "deployment" || *n == "service")
+                .count(),
+            0,
+            "{kinds:?}: left out, so that Crossplane deletes them"
+        );
+        assert_eq!(xr_readiness(&rsp), fnv1::Ready::False);
+        assert!(
+            rsp.results.iter().any(|r| r.severity == fnv1::Severity::Normal as i32
+                && r.reason.as_deref() == Some("Replacing")
+                && r.message
+                    == format!(
+                        "replacing the {0} qwen-deployment-1 (composed as deployment) with a {1}: Crossplane \
+                         cannot change the kind of a composed resource, so it deletes the {0} now and the {1} \
+                         is composed on the next reconcile",
+                        kinds.0, kinds.1
+                    )),
+            "{:?}",
+            rsp.results
+        );
+        // Deleted: the new kind is composed.
+        let rsp = call(to);
+        assert_eq!(desired_resource(&rsp, "deployment")["kind"], kinds.1);
+    }
+}
+
+#[test]
 fn an_undersized_gpu_count_warns_once_and_stays_in_status() {
     // 70B in bf16 on one H100 is an explicit choice the function honours,
     // but says (once, as a transition) that it will not fit.

@@ -11,7 +11,7 @@ use crate::compose::rollout::Rollout;
 use crate::input::Settings;
 use crate::manifests::provider_kubernetes::Object;
 use crate::protocol::server::{Condition, Ready, ResourceSelector, Resources, Result as FnResult};
-use crate::request::{Composite, Observed};
+use crate::request::{Composite, Observed, str_at};
 
 /// Everything a composer may read.
 pub(crate) struct ComposeRequest<'a> {
@@ -139,6 +139,12 @@ impl Composition {
         manifest: Manifest,
         object: Option<&Map<String, Value>>,
     ) -> crate::compose::rollout::Rollout {
+        if let Some(old) = object
+            && group_kind(old) != group_kind(&manifest.object)
+        {
+            self.replace(key, old, &manifest);
+            return Rollout::Absent;
+        }
         let mut manifest = manifest;
         let spec = crate::compose::spec_digest::annotate(manifest.kind, &mut manifest.object);
         let mut rollout = crate::compose::rollout::rollout(object);
@@ -154,6 +160,29 @@ impl Composition {
         self.resources
             .insert(key.into(), Composed { manifest, ready });
         rollout
+    }
+
+    /// Leaves out `new`, to be composed under `key` where `old`, of another
+    /// kind, was (the XR moved to or from another cluster, or the platform
+    /// changed its autoscaler). Crossplane keeps a composed resource's name
+    /// whatever its kind: it would name the new object after the old one and
+    /// drop the old one from the XR's resources, still running. Left out
+    /// once, the old one is deleted; the next call composes the new one.
+    fn replace(&mut self, key: &str, old: &Map<String, Value>, new: &Manifest) {
+        self.xr_not_ready = true;
+        self.results.push(crate::response::normal(
+            "Replacing",
+            format!(
+                "replacing the {} {} (composed as {key}) with a {}: Crossplane cannot change the kind \
+                 of a composed resource, so it deletes the {} now and the {} is composed on the next \
+                 reconcile",
+                str_at(old, &["kind"]),
+                str_at(old, &["metadata", "name"]),
+                new.kind,
+                str_at(old, &["kind"]),
+                new.kind,
+            ),
+        ));
     }
 
     /// Lets `object`, a provider-kubernetes Object, write what it wraps only
@@ -227,6 +256,13 @@ impl Composition {
             }
         }
     }
+}
+
+/// The API group and kind of `object` (its version may change in place).
+fn group_kind(object: &Map<String, Value>) -> (&str, &str) {
+    let api_version = str_at(object, &["apiVersion"]);
+    let group = api_version.rsplit_once('/').map_or("", |(group, _)| group);
+    (group, str_at(object, &["kind"]))
 }
 
 /// The reason of a composed object whose name another owner's object holds.
