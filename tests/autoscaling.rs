@@ -719,9 +719,10 @@ fn an_autoscaler_that_cannot_scale_says_so_on_the_xr() {
         .field("autoscaling", json!({"minReplicas": 1, "maxReplicas": 3}))
         .field("providerConfigName", json!("gpu-cluster"))
         .build();
-    let object = json!({"apiVersion": "kubernetes.m.crossplane.io/v1alpha1", "kind": "Object",
-        "metadata": {"name": "chat-autoscaler", "namespace": "team-a"},
-        "status": {"atProvider": {"manifest": failing.clone()}}});
+    let mut object = desired_resource(&call_with(remote.clone(), "hpa", None), "autoscaler");
+    object["metadata"]["name"] = json!("chat-autoscaler");
+    object["spec"]["managementPolicies"] = json!(["*"]);
+    object["status"] = json!({"atProvider": {"manifest": failing.clone()}});
     assert_eq!(
         autoscaling_condition(&call_with(remote, "hpa", Some(object))),
         Some(said.clone())

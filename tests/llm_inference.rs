@@ -162,9 +162,24 @@ fn first_call_composes_dot_inference_essentials_and_reports_the_plan() {
                  ingressclass)",
             ),
         ],
-        // Whether the cluster serves provider-kubernetes' Object: its CRD.
+        // Whether the cluster serves provider-kubernetes' Object: its CRD;
+        // and the namespace's Objects: none of the XR's may still be being
+        // deleted.
         requirements: Some(fnv1::Requirements {
-            resources: crd_requirements(&[OBJECT_CRD]),
+            resources: crd_requirements(&[OBJECT_CRD])
+                .into_iter()
+                .chain([(
+                    "remote-objects".to_string(),
+                    fnv1::ResourceSelector {
+                        api_version: "kubernetes.m.crossplane.io/v1alpha1".into(),
+                        kind: "Object".into(),
+                        namespace: Some("team-a".into()),
+                        r#match: Some(fnv1::resource_selector::Match::MatchLabels(
+                            fnv1::MatchLabels::default(),
+                        )),
+                    },
+                )])
+                .collect(),
             ..Default::default()
         }),
         ..Default::default()
@@ -315,9 +330,9 @@ fn moving_to_another_cluster_and_back_replaces_each_object_of_another_kind() {
                 && r.reason.as_deref() == Some("Replacing")
                 && r.message
                     == format!(
-                        "replacing the {0} qwen-deployment-1 (composed as deployment) with a {1}: Crossplane \
-                         cannot change the kind of a composed resource, so it deletes the {0} now and the {1} \
-                         is composed on the next reconcile",
+                        "replacing the {} qwen-deployment-1 (composed as deployment): it would now be a \
+                         {}, and Crossplane cannot change the kind of a composed resource; it is deleted \
+                         now, and its replacement is composed on the next reconcile",
                         kinds.0, kinds.1
                     )),
             "{:?}",

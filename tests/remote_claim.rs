@@ -292,14 +292,31 @@ fn what_keeps_provider_kubernetes_from_looking_is_said() {
 }
 
 #[test]
-fn a_new_target_is_looked_at_first() {
-    // Written to another namespace before spec.targetNamespace changed.
+fn an_object_told_to_apply_elsewhere_is_replaced() {
+    // Written to namespace old before spec.targetNamespace changed:
+    // provider-kubernetes would leave that server running. Left out once,
+    // the Object is deleted with it; the next call composes a new Object,
+    // which looks first.
     let found = remote_deployment(json!({"annotations": {OWNER: "LLMInference team-a/mistral"}}));
     let mut observed = looked_and_found(found);
+    observed["metadata"]["name"] = json!("mistral-8f3a69689dc9");
     observed["spec"]["managementPolicies"] = json!(["*"]);
     observed["spec"]["forProvider"]["manifest"]["metadata"]["namespace"] = json!("old");
     let rsp = call(&request_with(Some(observed)));
-    assert_eq!(policies(&rsp), json!(["Observe"]));
+    assert!(!composed_names(&rsp).contains(&"deployment".to_string()));
+    assert_eq!(xr_readiness(&rsp), fnv1::Ready::False);
+    assert_eq!(
+        rsp.results,
+        vec![normal(
+            "Replacing",
+            "replacing the Object mistral-8f3a69689dc9 (composed as deployment): it applies \
+             Deployment old/mistral in the cluster of ProviderConfig gpu-cluster, and the XR now \
+             wants Deployment inference/mistral in the cluster of ProviderConfig gpu-cluster; \
+             provider-kubernetes would leave the first where it is; it is deleted now, and its \
+             replacement is composed on the next reconcile"
+        )]
+    );
+    assert_eq!(policies(&call(&request_with(None))), json!(["Observe"]));
 }
 
 #[test]
@@ -342,4 +359,69 @@ fn what_another_xrs_object_reports_is_not_this_xrs() {
         "{:?}",
         rsp.results
     );
+}
+
+#[test]
+fn a_replaced_object_is_deleted_before_its_replacement_is_composed() {
+    // Crossplane names the new Object like the old one: applied to it while
+    // provider-kubernetes deletes it, the provider would delete the new
+    // target and leave the old server running. So while the namespace's
+    // Objects (asked of Crossplane) show the old one being deleted, it waits.
+    let mut old = first_deployment_object();
+    old["metadata"]["name"] = json!("mistral-8f3a69689dc9");
+    // Crossplane took its labels off; its controller is still the XR.
+    old["metadata"]["ownerReferences"] = json!([{"apiVersion": "infer.dev/v1alpha1",
+        "kind": "LLMInference", "name": "mistral", "uid": "u1", "controller": true}]);
+    old["metadata"]["annotations"]["crossplane.io/composition-resource-name"] = json!("deployment");
+    old["metadata"]["deletionTimestamp"] = json!("2026-11-27T05:00:00Z");
+    // Another XR's Object of that composition-resource name, being deleted
+    // too, is no reason to wait.
+    let mut others = old.clone();
+    others["metadata"]["ownerReferences"][0]["name"] = json!("qwen");
+    let rsp = call(&with_required(
+        request_with(None),
+        "remote-objects",
+        vec![others],
+    ));
+    assert!(composed_names(&rsp).contains(&"deployment".to_string()));
+    let rsp = call(&with_required(
+        request_with(None),
+        "remote-objects",
+        vec![old.clone()],
+    ));
+    assert!(!composed_names(&rsp).contains(&"deployment".to_string()));
+    assert!(composed_names(&rsp).contains(&"service".to_string()));
+    assert_eq!(xr_readiness(&rsp), fnv1::Ready::False);
+    assert_eq!(
+        rsp.results,
+        vec![normal(
+            "Replacing",
+            "waiting for the Object mistral-8f3a69689dc9 (composed as deployment) to be deleted with \
+             what it applied before its replacement is composed"
+        )]
+    );
+    assert_eq!(rsp.meta.unwrap().ttl.unwrap().seconds, 10);
+
+    // Gone (or never there, or not yet asked about): composed.
+    for req in [
+        with_required(request_with(None), "remote-objects", vec![]),
+        request_with(None),
+    ] {
+        let rsp = call(&req);
+        assert_eq!(policies(&rsp), json!(["Observe"]));
+        assert!(
+            rsp.requirements
+                .unwrap()
+                .resources
+                .contains_key("remote-objects")
+        );
+    }
+    // All observed: nothing to ask.
+    let mut req = request_with(None);
+    let first = call(&req);
+    for key in composed_names(&first) {
+        observe(&mut req, &key, desired_resource(&first, &key));
+    }
+    let asked = call(&req).requirements.unwrap_or_default().resources;
+    assert!(!asked.contains_key("remote-objects"), "{asked:?}");
 }

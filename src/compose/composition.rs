@@ -140,9 +140,9 @@ impl Composition {
         object: Option<&Map<String, Value>>,
     ) -> crate::compose::rollout::Rollout {
         if let Some(old) = object
-            && group_kind(old) != group_kind(&manifest.object)
+            && let Some(why) = replaced_because(old, &manifest)
         {
-            self.replace(key, old, &manifest);
+            self.replace(key, old, &why);
             return Rollout::Absent;
         }
         let mut manifest = manifest;
@@ -162,25 +162,18 @@ impl Composition {
         rollout
     }
 
-    /// Leaves out `new`, to be composed under `key` where `old`, of another
-    /// kind, was (the XR moved to or from another cluster, or the platform
-    /// changed its autoscaler). Crossplane keeps a composed resource's name
-    /// whatever its kind: it would name the new object after the old one and
-    /// drop the old one from the XR's resources, still running. Left out
-    /// once, the old one is deleted; the next call composes the new one.
-    fn replace(&mut self, key: &str, old: &Map<String, Value>, new: &Manifest) {
+    /// Leaves out what is composed under `key` this once, as `old` cannot
+    /// become it (`why`): Crossplane deletes `old`, and the next call
+    /// composes the new object.
+    fn replace(&mut self, key: &str, old: &Map<String, Value>, why: &str) {
         self.xr_not_ready = true;
         self.results.push(crate::response::normal(
             "Replacing",
             format!(
-                "replacing the {} {} (composed as {key}) with a {}: Crossplane cannot change the kind \
-                 of a composed resource, so it deletes the {} now and the {} is composed on the next \
-                 reconcile",
+                "replacing the {} {} (composed as {key}): {why}; it is deleted now, and its \
+                 replacement is composed on the next reconcile",
                 str_at(old, &["kind"]),
                 str_at(old, &["metadata", "name"]),
-                new.kind,
-                str_at(old, &["kind"]),
-                new.kind,
             ),
         ));
     }
@@ -258,11 +251,27 @@ impl Composition {
     }
 }
 
-/// The API group and kind of `object` (its version may change in place).
-fn group_kind(object: &Map<String, Value>) -> (&str, &str) {
-    let api_version = str_at(object, &["apiVersion"]);
-    let group = api_version.rsplit_once('/').map_or("", |(group, _)| group);
-    (group, str_at(object, &["kind"]))
+/// Why `old`, an observed object, cannot become `new`, composed under the
+/// same name, if it cannot. Crossplane keeps a composed resource's name
+/// whatever its kind: it would name the new object after the old one and
+/// drop the old one from the XR's resources, still running (an XR moved to
+/// or from another cluster, an autoscaler the platform changed). And
+/// provider-kubernetes leaves what an Object applied where it is when the
+/// Object is told to apply another object (a new targetNamespace): the old
+/// server would keep its GPUs.
+fn replaced_because(old: &Map<String, Value>, new: &Manifest) -> Option<String> {
+    let group_kind = |o: &Map<String, Value>| {
+        let api_version = str_at(o, &["apiVersion"]);
+        let group = api_version.rsplit_once('/').map_or("", |(group, _)| group);
+        (group.to_string(), str_at(o, &["kind"]).to_string())
+    };
+    if group_kind(old) != group_kind(&new.object) {
+        return Some(format!(
+            "it would now be a {}, and Crossplane cannot change the kind of a composed resource",
+            new.kind
+        ));
+    }
+    remote_claim::moved(old, &new.object)
 }
 
 /// The reason of a composed object whose name another owner's object holds.

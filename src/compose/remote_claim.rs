@@ -50,10 +50,8 @@ pub(crate) fn claim(desired: &Map<String, Value>, observed: Option<&Map<String, 
     let Some(observed) = observed else {
         return Claim::Checking;
     };
+    // Moved elsewhere, it is composed anew (see `moved`).
     let target = Target::of(desired);
-    if Target::of(observed) != target {
-        return Claim::Checking;
-    }
     // What provider-kubernetes last read at the target, if it read this target.
     let found = at(observed, &["status", "atProvider", "manifest"])
         .and_then(Value::as_object)
@@ -106,6 +104,29 @@ fn other_writer<'a>(
         .filter_map(|f| f.get("manager")?.as_str())
         .find(|m| m.starts_with(SSA_MANAGER_PREFIX) && *m != ours)
         .map(|m| &m[SSA_MANAGER_PREFIX.len()..])
+}
+
+/// What `old`, an observed Object, applies, when `new`, composed under the
+/// same name, is to apply another object (another namespace, name or
+/// cluster): provider-kubernetes would leave the old one where it is.
+pub(crate) fn moved(old: &Map<String, Value>, new: &Map<String, Value>) -> Option<String> {
+    let (from, to) = (Target::of(old), Target::of(new));
+    (str_at(old, &["kind"]) == "Object" && from != to).then(|| {
+        format!(
+            "it applies {} {}/{} in the cluster of {} {}, and the XR now wants {} {}/{} in the \
+             cluster of {} {}; provider-kubernetes would leave the first where it is",
+            from.kind,
+            from.namespace,
+            from.name,
+            from.provider_config_kind,
+            from.provider_config,
+            to.kind,
+            to.namespace,
+            to.name,
+            to.provider_config_kind,
+            to.provider_config
+        )
+    })
 }
 
 /// Whether `message`, an Object's, says that it found nothing to observe.

@@ -318,6 +318,14 @@ pub fn warning(reason: &str, message: &str) -> fnv1::Result {
     }
 }
 
+/// A NORMAL result as function-inference writes them.
+pub fn normal(reason: &str, message: &str) -> fnv1::Result {
+    fnv1::Result {
+        severity: fnv1::Severity::Normal as i32,
+        ..fatal(reason, message)
+    }
+}
+
 /// A condition on the XR as function-inference writes them.
 pub fn condition(
     type_: &str,

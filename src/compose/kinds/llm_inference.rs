@@ -19,6 +19,7 @@ use crate::compose::steps::model_config;
 use crate::compose::steps::model_facts::ModelFacts;
 use crate::compose::steps::model_ref::ResolvedModel;
 use crate::compose::steps::model_server::{self, Serve, Served, ServerKeys};
+use crate::compose::steps::replaced_objects;
 use crate::compose::steps::runtime;
 use crate::compose::steps::served_model::{self, ModelRef};
 use crate::compose::steps::serving;
@@ -143,7 +144,12 @@ fn compose_spec(req: &ComposeRequest, spec: &LlmInferenceSpec) -> Result<Composi
             .conditions
             .extend(served_model::resolved_conditions(req, m));
     }
-    Ok(server.report(plan, &served, scaling, endpoint))
+    let remote = matches!(server.placement, Placement::Remote { .. });
+    let mut out = server.report(plan, &served, scaling, endpoint);
+    if remote {
+        replaced_objects::await_deletions(req, &mut out);
+    }
+    Ok(out)
 }
 
 /// The model id or URL to serve, and the Model it came from, if any.

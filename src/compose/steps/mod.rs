@@ -7,6 +7,7 @@ pub(crate) mod model_config;
 pub(crate) mod model_facts;
 pub(crate) mod model_ref;
 pub(crate) mod model_server;
+pub(crate) mod replaced_objects;
 pub(crate) mod routing_condition;
 pub(crate) mod runtime;
 pub(crate) mod scaling_condition;
