@@ -138,6 +138,10 @@ pub(crate) fn str_at<'a>(object: &'a Map<String, Value>, path: &[&str]) -> &'a s
     at(object, path).and_then(Value::as_str).unwrap_or_default()
 }
 
+/// Annotation Crossplane puts on every composed resource: its name in the
+/// composition (the key of observed and desired resources).
+pub(crate) const COMPOSITION_RESOURCE_NAME: &str = "crossplane.io/composition-resource-name";
+
 /// What a composed object is: the object itself, or for a
 /// provider-kubernetes Object the object it applied, as last observed
 /// (`status.atProvider.manifest`). An Object that only observes applied

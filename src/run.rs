@@ -17,9 +17,6 @@ use crate::request::{self, Composite, Observed};
 use crate::response;
 use crate::served_kinds;
 
-/// Annotation Crossplane puts on every composed resource; render shows it too.
-pub(crate) const COMPOSITION_RESOURCE_NAME: &str = "crossplane.io/composition-resource-name";
-
 /// Which XR a call was about, for logs and metrics.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Subject {

@@ -14,7 +14,8 @@ use serde_json::{Map, Value, json};
 
 use crate::protocol::resource::{json_to_struct, struct_to_json};
 use crate::protocol::{fnv1, from_server, to_server};
-use crate::run::{COMPOSITION_RESOURCE_NAME, run_function};
+use crate::request::COMPOSITION_RESOURCE_NAME;
+use crate::run::run_function;
 use crate::served_kinds::CRD_KIND;
 
 /// Crossplane stops asking after this many requirement rounds.

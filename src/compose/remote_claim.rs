@@ -50,7 +50,7 @@ pub(crate) fn claim(desired: &Map<String, Value>, observed: Option<&Map<String, 
     let Some(observed) = observed else {
         return Claim::Checking;
     };
-    // Moved elsewhere, it is composed anew (see `moved`).
+    // The same target: one that moved was replaced first (see `moved`).
     let target = Target::of(desired);
     // What provider-kubernetes last read at the target, if it read this target.
     let found = at(observed, &["status", "atProvider", "manifest"])

@@ -7,7 +7,7 @@ use crate::compose::annotations::annotation;
 use crate::compose::composition::{ComposeRequest, Composition};
 use crate::manifests::provider_kubernetes::Object;
 use crate::protocol::server::{MatchLabels, ResourceSelector, resource_selector::Match};
-use crate::request::{at, required_objects, str_at};
+use crate::request::{COMPOSITION_RESOURCE_NAME, at, required_objects, str_at};
 
 /// What Crossplane is asked for under this key: the Objects of the XR's
 /// namespace, those being deleted included.
@@ -15,11 +15,11 @@ pub(crate) const OBJECTS_REQUIREMENT: &str = "remote-objects";
 
 /// Leaves out of `out` each Object that is not observed yet while an Object
 /// composed under the same name is still being deleted (replaced, see
-/// `remote_claim::moved`). Crossplane names a composed resource after its XR and its
-/// composition-resource name, so the new Object would get the old one's
-/// name: applied to it while provider-kubernetes deletes it, it would make
-/// the provider delete the new target instead of the old one, which would
-/// keep running. Crossplane is asked for the namespace's Objects while any
+/// `remote_claim::moved`). Crossplane names a composed resource after its
+/// XR and its composition-resource name, so the new Object would get the
+/// old one's name: applied to it while provider-kubernetes deletes it, it
+/// would make the provider delete the new target instead of the old one,
+/// which would keep running. Crossplane is asked for the namespace's Objects while any
 /// of the XR's is not observed; the answer comes before Crossplane applies
 /// anything.
 pub(crate) fn await_deletions(req: &ComposeRequest, out: &mut Composition) {
@@ -49,7 +49,7 @@ pub(crate) fn await_deletions(req: &ComposeRequest, out: &mut Composition) {
     for key in new {
         let Some(old) = objects.iter().find(|o| {
             controlled_by(o, &req.xr.kind, &req.xr.name)
-                && annotation(o, RESOURCE_NAME_ANNOTATION) == Some(key.as_str())
+                && annotation(o, COMPOSITION_RESOURCE_NAME) == Some(key.as_str())
                 && at(o, &["metadata", "deletionTimestamp"]).is_some()
         }) else {
             continue;
@@ -67,10 +67,6 @@ pub(crate) fn await_deletions(req: &ComposeRequest, out: &mut Composition) {
         ));
     }
 }
-
-/// Crossplane's annotation naming a composed resource within its
-/// composition.
-const RESOURCE_NAME_ANNOTATION: &str = "crossplane.io/composition-resource-name";
 
 /// Whether `object`'s controller is the XR of `kind` named `name` (this
 /// XR, or one of its name deleted before).
