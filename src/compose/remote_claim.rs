@@ -17,7 +17,8 @@
 use serde_json::{Map, Value};
 
 use crate::compose::annotations::annotation;
-use crate::request::{at, observes_only, str_at};
+use crate::compose::rollout::condition;
+use crate::request::{applied_manifest, at, observes_only, str_at};
 
 /// The annotation naming the XR a wrapped object is composed for
 /// ("LLMInference team-a/mistral").
@@ -66,20 +67,20 @@ pub(crate) fn claim(desired: &Map<String, Value>, observed: Option<&Map<String, 
             _ => Claim::Owned,
         };
     }
-    if !synced_current(observed) {
+    let Some(synced) = condition(observed, "Synced").filter(|c| c.is_current(observed)) else {
         return Claim::Checking;
-    }
-    let owner = manifest(desired).and_then(|m| annotation(m, OWNER_ANNOTATION));
+    };
+    let owner = applied_manifest(desired).and_then(|m| annotation(m, OWNER_ANNOTATION));
     match found {
         // Left by a deleted XR, on its way out.
         Some(found) if at(found, &["metadata", "deletionTimestamp"]).is_some() => Claim::Checking,
         Some(found) => {
             Claim::Taken(target.taken_message(found, owner, other_writer(found, observed)))
         }
-        None if is_not_found(synced_message(observed)) => Claim::Owned,
+        None if is_not_found(&synced.message) => Claim::Owned,
         // It looked and says nothing of what it read (provider-kubernetes
         // always copies it): nothing to refuse on.
-        None if synced(observed).is_some_and(|c| str_at(c, &["status"]) == "True") => Claim::Owned,
+        None if synced.status == "True" => Claim::Owned,
         None => Claim::Checking,
     }
 }
@@ -154,7 +155,7 @@ struct Target<'a> {
 
 impl<'a> Target<'a> {
     fn of(object: &'a Map<String, Value>) -> Self {
-        let m = manifest(object);
+        let m = applied_manifest(object);
         let of_manifest = |path: &[&str]| m.map_or("", |m| str_at(m, path));
         Self {
             provider_config_kind: str_at(object, &["spec", "providerConfigRef", "kind"]),
@@ -215,36 +216,4 @@ impl<'a> Target<'a> {
             self.kind, self.namespace, self.name, self.provider_config_kind, self.provider_config
         )
     }
-}
-
-/// The object an Object applies (`spec.forProvider.manifest`).
-fn manifest(object: &Map<String, Value>) -> Option<&Map<String, Value>> {
-    at(object, &["spec", "forProvider", "manifest"])?.as_object()
-}
-
-fn synced(object: &Map<String, Value>) -> Option<&Map<String, Value>> {
-    at(object, &["status", "conditions"])?
-        .as_array()?
-        .iter()
-        .filter_map(Value::as_object)
-        .find(|c| str_at(c, &["type"]) == "Synced")
-}
-
-/// Whether provider-kubernetes has reconciled the Object's current spec (a
-/// condition without observedGeneration, from older providers, counts).
-fn synced_current(object: &Map<String, Value>) -> bool {
-    let generation = at(object, &["metadata", "generation"]).and_then(Value::as_i64);
-    synced(object).is_some_and(|c| {
-        match (
-            c.get("observedGeneration").and_then(Value::as_i64),
-            generation,
-        ) {
-            (Some(seen), Some(generation)) => seen >= generation,
-            _ => true,
-        }
-    })
-}
-
-fn synced_message(object: &Map<String, Value>) -> &str {
-    synced(object).map_or("", |c| str_at(c, &["message"]))
 }

@@ -312,10 +312,7 @@ fn provider_object(o: &Map<String, Value>) -> Rollout {
         };
     }
     let ready = condition(o, "Ready").filter(|c| c.status == "True");
-    let applied_current = ready.as_ref().is_some_and(|c| {
-        c.observed_generation
-            .is_none_or(|g| g >= int_at(o, &["metadata", "generation"]).unwrap_or(0))
-    });
+    let applied_current = ready.as_ref().is_some_and(|c| c.is_current(o));
     let inner = manifest_of(o).map(|m| rollout(Some(m)));
     match inner {
         Some(Rollout::Complete) | None if applied_current => Rollout::Complete,
@@ -376,14 +373,21 @@ pub(crate) fn scaling(o: &Map<String, Value>) -> Scaling {
 
 /// A status condition, as read.
 #[derive(Debug)]
-struct Condition {
-    status: String,
-    reason: String,
-    message: String,
+pub(crate) struct Condition {
+    pub(crate) status: String,
+    pub(crate) reason: String,
+    pub(crate) message: String,
     observed_generation: Option<i64>,
 }
 
 impl Condition {
+    /// Whether it speaks of `o`'s current spec (a condition without
+    /// observedGeneration, from older controllers, is believed).
+    pub(crate) fn is_current(&self, o: &Map<String, Value>) -> bool {
+        self.observed_generation
+            .is_none_or(|g| g >= int_at(o, &["metadata", "generation"]).unwrap_or(0))
+    }
+
     fn message_or(&self, fallback: &str) -> String {
         if self.message.is_empty() {
             fallback.to_string()
@@ -394,7 +398,7 @@ impl Condition {
 }
 
 /// The condition of `type_` in `o.status.conditions`.
-fn condition(o: &Map<String, Value>, type_: &str) -> Option<Condition> {
+pub(crate) fn condition(o: &Map<String, Value>, type_: &str) -> Option<Condition> {
     o.get("status")?
         .get("conditions")?
         .as_array()?
