@@ -166,20 +166,24 @@ pub const BANDWIDTH_EFFICIENCY: f64 = 0.7;
 
 impl Plan {
     /// The layout in a few words, for conditions: "4 x H100-80GB
-    /// (bfloat16), tensor parallel 4, max model length 32768".
+    /// (bfloat16), tensor parallel 4, max model length 32768", or
+    /// "(fp8 weights, bfloat16 compute)" for quantized weights.
     pub(crate) fn layout_summary(&self) -> String {
         let mig = self
             .mig_profile
             .as_ref()
             .map(|m| format!(" {m}"))
             .unwrap_or_default();
+        // Quantized weights are the precision a reader asks about; the
+        // compute dtype alone ("bfloat16") would hide them.
+        let precision = if self.weight_precision.bytes_per_param() < 2.0 {
+            format!("{} weights, {} compute", self.weight_precision, self.dtype)
+        } else {
+            self.dtype.to_string()
+        };
         format!(
-            "{} x {}{mig} ({}), tensor parallel {}, max model length {}",
-            self.gpu_count,
-            self.gpu.name,
-            self.dtype,
-            self.tensor_parallel_size,
-            self.max_model_len
+            "{} x {}{mig} ({precision}), tensor parallel {}, max model length {}",
+            self.gpu_count, self.gpu.name, self.tensor_parallel_size, self.max_model_len
         )
     }
 
