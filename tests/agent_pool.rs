@@ -472,6 +472,52 @@ fn a_changed_model_resizes_the_runtime() {
 }
 
 #[test]
+fn a_gpu_count_too_small_for_the_model_it_now_serves_is_refused_with_the_layout_that_holds_it() {
+    // The pool asked for one L4 for an 8B model; the Model now points at
+    // 70B: one L4 cannot load it, so nothing is applied and the refusal
+    // says which layout would (this once composed model servers that could
+    // never start, with a warning).
+    let bigger = model(
+        "llama-8b",
+        json!({"weightsURI": "hf://meta-llama/Llama-3.1-70B-Instruct", "parameterCount": "70B"}),
+    );
+    let rsp = call(&with_model(
+        request("g1", AgentPool::new("reviewers").spec(small_pool()).build()),
+        vec![bigger],
+    ));
+    assert_eq!(
+        fatals(&rsp),
+        vec![
+            "spec.gpuRequirements.count: 1 x L4 (TP 1, PP 1) cannot hold meta-llama/Llama-3.1-70B-Instruct: \
+             its weights take 130.4 GiB of each GPU, which has 21.9 GiB, so vLLM cannot load them whatever its \
+             flags; 16 x L4 (TP 8, PP 2) would hold it"
+        ]
+    );
+    assert!(rsp.desired.unwrap().resources.is_empty());
+
+    // A Model whose shardSpec fixes the layout is the field to change.
+    let sharded = model(
+        "llama-8b",
+        json!({"weightsURI": "hf://meta-llama/Llama-3.1-70B-Instruct", "parameterCount": "70B",
+               "shardSpec": {"count": 2, "strategy": "pipeline-parallel"}}),
+    );
+    let mut spec = small_pool();
+    spec["gpuRequirements"] = json!({"type": "L4"});
+    let rsp = call(&with_model(
+        request("g2", AgentPool::new("reviewers").spec(spec).build()),
+        vec![sharded],
+    ));
+    assert_eq!(
+        fatals(&rsp),
+        vec![
+            "Model team-a/llama-8b spec.shardSpec.count: 2 x L4 (TP 1, PP 2) cannot hold \
+             meta-llama/Llama-3.1-70B-Instruct: its weights take 65.2 GiB of each GPU, which has 21.9 GiB, so \
+             vLLM cannot load them whatever its flags; 16 x L4 (TP 8, PP 2) would hold it"
+        ]
+    );
+}
+
+#[test]
 fn a_cache_policy_gives_the_runtime_a_weights_volume_and_says_what_it_cannot_do() {
     let mut m = llama_8b();
     m["spec"]["cachePolicy"] =

@@ -346,65 +346,80 @@ fn moving_to_another_cluster_and_back_replaces_each_object_of_another_kind() {
 
 #[test]
 fn an_undersized_gpu_count_warns_once_and_stays_in_status() {
-    // 70B in bf16 on one H100 is an explicit choice the function honours,
-    // but says (once, as a transition) that it will not fit.
+    // 70B in bf16 on two H100s loads its weights but leaves vLLM too little
+    // at the default utilization: an explicit choice the function honours
+    // (flags in spec.extraArgs may start it), saying once, as a transition,
+    // that it will not fit.
     let spec =
-        json!({"model": "meta-llama/Llama-3.1-70B-Instruct", "gpuType": "H100-80GB", "gpu": 1});
-    let result = sizing::size(&SizingRequest {
+        json!({"model": "meta-llama/Llama-3.1-70B-Instruct", "gpuType": "H100-80GB", "gpu": 2});
+    let plan = sizing::size(&SizingRequest {
         model_id: "meta-llama/Llama-3.1-70B-Instruct".into(),
         gpu_type: "H100-80GB".into(),
-        gpu_count: Some(1),
+        gpu_count: Some(2),
         mig: MigChoice::None,
         ..Default::default()
-    });
-    match result {
-        Ok(plan) => {
-            assert!(
-                !plan.warnings.is_empty(),
-                "an undersized explicit count must warn"
-            );
-            let first = call(&request(
-                "t4",
-                LlmInference::new("big").spec(spec.clone()).build(),
-            ));
-            // The engine's warnings, then the composer's note that loading
-            // 131 GiB outlasts the operator's fixed startup probe, so the
-            // runtime gets a weights volume.
-            let mut expected = plan.warnings.clone();
-            expected.push(format!(
-                "loading the {:.1} GiB checkpoint may take up to {} s, beyond the operator's fixed 2120 s startup probe: \
-                 the runtime gets a weights volume so that a pod the probe restarts resumes the download instead of \
-                 starting over; the first start may take several restarts (pre-load the volume, or use a faster \
-                 storage path, to avoid them)",
-                plan.checkpoint_gib, plan.startup_probe_seconds
-            ));
-            let warnings: Vec<fnv1::Result> = expected
-                .iter()
-                .map(|w| warning("SizingWarning", w))
-                .collect();
-            assert_eq!(first.results, warnings);
-            assert_eq!(desired_status(&first)["plan"]["warnings"], json!(expected));
-            assert_eq!(first.conditions[0].reason, "SizedWithWarnings");
-            // The next reconcile observes the warning in status: no new event.
-            let again = call(&request(
-                "t5",
-                LlmInference::new("big")
-                    .spec(spec)
-                    .status(desired_status(&first))
-                    .build(),
-            ));
-            assert_eq!(again.results, vec![]);
-            assert_eq!(desired_status(&again)["plan"]["warnings"], json!(expected));
-        }
-        Err(e) => {
-            // The engine may refuse outright; then the XR gets a FATAL naming spec.gpu.
-            let rsp = call(&request("t4", LlmInference::new("big").spec(spec).build()));
-            assert_eq!(
-                rsp.results,
-                vec![fatal("CannotSize", &format!("spec.gpu: {e}"))]
-            );
-        }
-    }
+    })
+    .unwrap();
+    assert_eq!(
+        plan.warnings,
+        [
+            "2 x H100-80GB (TP 2, PP 1) cannot hold meta-llama/Llama-3.1-70B-Instruct: each GPU needs 77.7 GiB \
+          (65.7 GiB weights + 6.9 GiB overhead + 5.0 GiB KV cache) of 71.3 GiB usable; vLLM will fail with \
+          out-of-memory; 4 x H100-80GB (TP 4, PP 1) would hold it."
+        ]
+    );
+    let first = call(&request(
+        "t4",
+        LlmInference::new("big").spec(spec.clone()).build(),
+    ));
+    // The engine's warning, then the composer's note that loading 131 GiB
+    // outlasts the operator's fixed startup probe, so the runtime gets a
+    // weights volume.
+    let mut expected = plan.warnings.clone();
+    expected.push(format!(
+        "loading the {:.1} GiB checkpoint may take up to {} s, beyond the operator's fixed 2120 s startup probe: \
+         the runtime gets a weights volume so that a pod the probe restarts resumes the download instead of \
+         starting over; the first start may take several restarts (pre-load the volume, or use a faster \
+         storage path, to avoid them)",
+        plan.checkpoint_gib, plan.startup_probe_seconds
+    ));
+    let warnings: Vec<fnv1::Result> = expected
+        .iter()
+        .map(|w| warning("SizingWarning", w))
+        .collect();
+    assert_eq!(first.results, warnings);
+    assert_eq!(desired_status(&first)["plan"]["warnings"], json!(expected));
+    assert_eq!(first.conditions[0].reason, "SizedWithWarnings");
+    // The next reconcile observes the warning in status: no new event.
+    let again = call(&request(
+        "t5",
+        LlmInference::new("big")
+            .spec(spec)
+            .status(desired_status(&first))
+            .build(),
+    ));
+    assert_eq!(again.results, vec![]);
+    assert_eq!(desired_status(&again)["plan"]["warnings"], json!(expected));
+}
+
+#[test]
+fn a_gpu_count_whose_gpus_cannot_load_the_weights_is_refused() {
+    // 70B in bf16 on one H100: 131 GiB of weights on an 80 GB GPU cannot
+    // load whatever vLLM's flags, so nothing is composed and the refusal
+    // names spec.gpu and the layout that would hold it.
+    let spec =
+        json!({"model": "meta-llama/Llama-3.1-70B-Instruct", "gpuType": "H100-80GB", "gpu": 1});
+    let rsp = call(&request("t6", LlmInference::new("big").spec(spec).build()));
+    assert_eq!(
+        rsp.results,
+        vec![fatal(
+            "CannotSize",
+            "spec.gpu: 1 x H100-80GB (TP 1, PP 1) cannot hold meta-llama/Llama-3.1-70B-Instruct: its weights \
+             take 131.4 GiB of each GPU, which has 79.2 GiB, so vLLM cannot load them whatever its flags; \
+             4 x H100-80GB (TP 4, PP 1) would hold it"
+        )]
+    );
+    assert!(rsp.desired.unwrap().resources.is_empty());
 }
 
 #[test]

@@ -140,8 +140,11 @@ pub(crate) struct Settled {
 
 /// Settles `maxModelLen` on the chosen layout. A default context that does
 /// not fit is capped to what does; a requested one is an error. A layout the
-/// caller fixed that cannot even hold the weights is a warning, since the
-/// caller may know better, and says which layout would hold them.
+/// caller fixed that cannot hold the weights with vLLM's overhead is a
+/// warning, since flags the plan does not see (a higher
+/// `--gpu-memory-utilization`, fewer `--max-num-seqs`) may start it; one
+/// whose weights alone exceed each GPU's memory is an error, since nothing
+/// can. Both say which layout would hold them.
 pub(crate) fn cap_context(
     sizer: &Sizer,
     gpu: &Gpu,
@@ -168,6 +171,15 @@ pub(crate) fn cap_context(
                 Some(p) => format!("MIG {}", p.name),
                 None => layout_name(gpu, fit.tp, fit.pp),
             };
+            if fit.weights_per_gpu > fit.device.gib {
+                return Err(SizingError::WeightsExceedGpu {
+                    layout: placement,
+                    model: m.name.clone(),
+                    weights: gib(fit.weights_per_gpu),
+                    memory: gib(fit.device.gib),
+                    hint,
+                });
+            }
             settled.warnings.push(format!(
                 "{placement} cannot hold {}: each GPU needs {} ({} weights + {} overhead + {} KV cache) of {} usable; vLLM will fail with out-of-memory{hint}.",
                 m.name,

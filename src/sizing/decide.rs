@@ -309,16 +309,35 @@ mod tests {
         })
         .unwrap();
         assert_eq!(p.gpu_resource_name, "nvidia.com/mig-1g.10gb");
-        // Explicit too-few GPUs: a warning, not an error.
-        let p = size(&SizingRequest {
+        // Explicit too few GPUs: weights beyond each GPU's memory cannot
+        // load, whatever vLLM's flags, so an error that names the layout
+        // that would hold them.
+        let e = size(&SizingRequest {
             gpu_count: Some(1),
             ..req("meta-llama/Llama-3.1-70B-Instruct", "L4")
         })
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "1 x L4 (TP 1, PP 1) cannot hold meta-llama/Llama-3.1-70B-Instruct: its weights take 131.4 GiB of \
+             each GPU, which has 21.9 GiB, so vLLM cannot load them whatever its flags; 16 x L4 (TP 8, PP 2) \
+             would hold it"
+        );
+        // Weights that load, with too little room left at the default
+        // utilization: a warning, since flags the plan does not see (a
+        // higher --gpu-memory-utilization, fewer --max-num-seqs) may start it.
+        let p = size(&SizingRequest {
+            gpu_count: Some(2),
+            ..req("meta-llama/Llama-3.1-70B-Instruct", "H100")
+        })
         .unwrap();
-        assert!(
-            p.warnings.iter().any(|w| w.contains("out-of-memory")),
-            "{:?}",
-            p.warnings
+        assert_eq!(
+            p.warnings,
+            [
+                "2 x H100-80GB (TP 2, PP 1) cannot hold meta-llama/Llama-3.1-70B-Instruct: each GPU needs 77.7 GiB \
+              (65.7 GiB weights + 6.9 GiB overhead + 5.0 GiB KV cache) of 71.3 GiB usable; vLLM will fail with \
+              out-of-memory; 4 x H100-80GB (TP 4, PP 1) would hold it."
+            ]
         );
         // An explicit GPU count caps the default context to what fits.
         let p = size(&SizingRequest {

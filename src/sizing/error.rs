@@ -126,6 +126,19 @@ pub enum SizingError {
     },
 
     #[error(
+        "{layout} cannot hold {model}: its weights take {weights} of each GPU, which has {memory}, so vLLM cannot load them whatever its flags{hint}"
+    )]
+    WeightsExceedGpu {
+        /// The layout the caller fixed, "1 x L4 (TP 1, PP 1)".
+        layout: String,
+        model: String,
+        weights: String,
+        memory: String,
+        /// "; 16 x L4 (TP 8, PP 2) would hold it", or empty.
+        hint: String,
+    },
+
+    #[error(
         "maxModelLen {requested} does not fit next to {model} on {layout}: at most {fits} tokens fit; {suggestion}"
     )]
     ContextDoesNotFit {

@@ -964,6 +964,11 @@ fn sizing_error_message(
         E::InvalidTensorParallel { .. } | E::InvalidPipelineParallel { .. } => {
             on_model("shardSpec.count")
         }
+        // The Model's shardSpec fixes the layout when it has one.
+        E::WeightsExceedGpu { .. } if model.facts.tensor_parallel.is_some() => {
+            on_model("shardSpec.count")
+        }
+        E::WeightsExceedGpu { .. } => "spec.gpuRequirements.count".into(),
         E::ContextLongerThanModel { .. } | E::ContextDoesNotFit { .. } => {
             "spec.agentClass.maxContextLength".into()
         }

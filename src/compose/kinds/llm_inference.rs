@@ -583,7 +583,7 @@ fn sizing_error_message(
         ),
         E::InvalidGpuCount { .. } => own("spec.gpu"),
         // The Model's shardSpec sets the parallelism unless spec.gpu does.
-        E::InvalidTensorParallel { .. } => {
+        E::InvalidTensorParallel { .. } | E::WeightsExceedGpu { .. } => {
             from_model(spec.gpu.is_some(), "spec.gpu", "shardSpec.count")
         }
         E::InvalidPipelineParallel { .. } => from_model(false, "spec.model", "shardSpec.count"),
