@@ -423,7 +423,7 @@ fn what_vllm_can_run_it_plans() {
 }
 
 /// Without `--gpu-type` (or with `all`), `size` puts every GPU type of the
-/// catalog side by side: GPUs, TP x PP, nodes, context, how many
+/// catalog side by side: GPUs, MIG slice, TP x PP, nodes, context, how many
 /// full-length requests the KV cache holds and decode speed; a GPU type
 /// that cannot serve the model says why. The text is pinned.
 #[test]

@@ -322,15 +322,25 @@ fn compare(request: &SizingRequest, prices: &GpuPrices, output: OutputFormat) ->
     );
     let cost_header = if prices.is_empty() { "" } else { "    cost/h" };
     s.push_str(&format!(
-        "{:<16} {:>4}  {:<7} {:>5}  {:>11}  {:>20}  {:>8}{cost_header}\n",
-        "GPU type", "GPUs", "TP x PP", "nodes", "maxModelLen", "KV holds (requests)", "decode/s"
+        "{:<16} {:>4}  {:<8}  {:<7} {:>5}  {:>11}  {:>20}  {:>8}{cost_header}\n",
+        "GPU type",
+        "GPUs",
+        "MIG",
+        "TP x PP",
+        "nodes",
+        "maxModelLen",
+        "KV holds (requests)",
+        "decode/s"
     ));
     for (gpu_type, plan) in &rows {
         match plan {
             Ok(p) => s.push_str(&format!(
-                "{:<16} {:>4}  {:<7} {:>5}  {:>11}  {:>20}  {:>8.0}{}\n",
+                "{:<16} {:>4}  {:<8}  {:<7} {:>5}  {:>11}  {:>20}  {:>8.0}{}\n",
                 gpu_type,
                 p.gpu_count,
+                // A slice holds less than its GPU: without it a B200 row
+                // would read as a whole B200 holding few requests.
+                p.mig_profile.as_deref().unwrap_or("-"),
                 format!("{} x {}", p.tensor_parallel_size, p.pipeline_parallel_size),
                 p.nodes,
                 p.max_model_len,
@@ -350,7 +360,7 @@ fn compare(request: &SizingRequest, prices: &GpuPrices, output: OutputFormat) ->
             )),
         }
     }
-    s.push_str("\nKV holds: full-length requests (of maxModelLen tokens) the KV cache of one replica holds at once; decode/s: tokens per second of one sequence");
+    s.push_str("\nMIG: the slice of each GPU a replica runs on (- for whole GPUs); KV holds: full-length requests (of maxModelLen tokens) the KV cache of one replica holds at once; decode/s: tokens per second of one sequence");
     s.push_str(if prices.is_empty() {
         ".\n"
     } else {
