@@ -167,7 +167,8 @@ pub const BANDWIDTH_EFFICIENCY: f64 = 0.7;
 impl Plan {
     /// The layout in a few words, for conditions: "4 x H100-80GB
     /// (bfloat16), tensor parallel 4, max model length 32768", or
-    /// "(fp8 weights, bfloat16 compute)" for quantized weights.
+    /// "(fp8 weights, bfloat16 compute)" for quantized weights, and the
+    /// pipeline parallel size when there are stages.
     pub(crate) fn layout_summary(&self) -> String {
         let mig = self
             .mig_profile
@@ -181,8 +182,14 @@ impl Plan {
         } else {
             self.dtype.to_string()
         };
+        // Without its pipeline stages, 16 GPUs at tensor parallel 8 would
+        // not add up.
+        let pipeline = match self.pipeline_parallel_size {
+            1 => String::new(),
+            pp => format!(", pipeline parallel {pp}"),
+        };
         format!(
-            "{} x {}{mig} ({precision}), tensor parallel {}, max model length {}",
+            "{} x {}{mig} ({precision}), tensor parallel {}{pipeline}, max model length {}",
             self.gpu_count, self.gpu.name, self.tensor_parallel_size, self.max_model_len
         )
     }
