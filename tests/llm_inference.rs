@@ -360,13 +360,14 @@ fn an_undersized_gpu_count_warns_once_and_stays_in_status() {
         ..Default::default()
     })
     .unwrap();
-    assert_eq!(
-        plan.warnings,
-        [
-            "2 x H100-80GB (TP 2, PP 1) cannot hold meta-llama/Llama-3.1-70B-Instruct: each GPU needs 77.7 GiB \
-          (65.7 GiB weights + 6.9 GiB overhead + 5.0 GiB KV cache) of 71.3 GiB usable; vLLM will fail with \
-          out-of-memory; 4 x H100-80GB (TP 4, PP 1) would hold it."
-        ]
+    // The engine's text is pinned in its own tests (sizing::decide).
+    assert!(
+        plan.warnings.len() == 1
+            && plan.warnings[0].starts_with(
+                "2 x H100-80GB (TP 2, PP 1) cannot hold meta-llama/Llama-3.1-70B-Instruct"
+            ),
+        "{:?}",
+        plan.warnings
     );
     let first = call(&request(
         "t4",
