@@ -13,7 +13,14 @@ pub enum SizingError {
     UnknownGpu { name: String, known: String },
 
     #[error("none of the offered GPU types ({offered}) serves it: {why}")]
-    NoOfferedGpuServes { offered: String, why: String },
+    NoOfferedGpuServes {
+        offered: String,
+        why: String,
+        /// Every offered type failed only for the layout the request
+        /// fixed ([`SizingError::WeightsExceedGpu`]): that is the field to
+        /// change, not the offer.
+        layout_too_small: bool,
+    },
 
     #[error("unknown precision `{value}`: use one of fp32, bf16, fp16, fp8, int8, int4, fp4")]
     UnknownPrecision { value: String },

@@ -54,6 +54,7 @@ pub(crate) fn cheapest_of(
     let mut offered = Vec::new();
     let mut plans = Vec::new();
     let mut refusals = Vec::new();
+    let mut layout_too_small = true;
     for (name, sized) in sized {
         match sized {
             // A layout the request fixed is planned even where it cannot
@@ -67,7 +68,10 @@ pub(crate) fn cheapest_of(
                     plan.estimate.gpu_capacity_gib
                 )),
             Ok(plan) => plans.push(plan),
-            Err(e) => refusals.push(format!("{name}: {e}")),
+            Err(e) => {
+                layout_too_small &= matches!(e, SizingError::WeightsExceedGpu { .. });
+                refusals.push(format!("{name}: {e}"));
+            }
         }
         offered.push(name);
     }
@@ -75,6 +79,7 @@ pub(crate) fn cheapest_of(
         return Err(SizingError::NoOfferedGpuServes {
             offered: offered.join(", "),
             why: refusals.join("; "),
+            layout_too_small: layout_too_small && !refusals.is_empty(),
         });
     }
     // Stable: equal plans keep the platform's order.

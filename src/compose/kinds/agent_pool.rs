@@ -973,6 +973,14 @@ fn sizing_error_message(
             "spec.agentClass.maxContextLength".into()
         }
         E::InvalidValue { field, .. } => (*field).to_string(),
+        E::NoOfferedGpuServes {
+            layout_too_small: true,
+            ..
+        } if model.facts.tensor_parallel.is_some() => on_model("shardSpec.count"),
+        E::NoOfferedGpuServes {
+            layout_too_small: true,
+            ..
+        } => "spec.gpuRequirements.count".into(),
         E::NoOfferedGpuServes { .. } => "input.defaults.offeredGpuTypes".into(),
     };
     format!("{field}: {e}")

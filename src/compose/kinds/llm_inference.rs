@@ -565,6 +565,10 @@ fn sizing_error_message(
     };
     let field = match e {
         E::UnknownGpu { .. } => own(gpu_type_field(spec, settings)),
+        E::NoOfferedGpuServes {
+            layout_too_small: true,
+            ..
+        } => from_model(spec.gpu.is_some(), "spec.gpu", "shardSpec.count"),
         E::NoOfferedGpuServes { .. } => own("input.defaults.offeredGpuTypes"),
         E::UnknownPrecision { .. } | E::UnsupportedPrecision { .. } => from_model(
             spec.quantization.is_some(),
