@@ -488,9 +488,9 @@ fn a_gpu_count_too_small_for_the_model_it_now_serves_is_refused_with_the_layout_
     assert_eq!(
         fatals(&rsp),
         vec![
-            "spec.gpuRequirements.count: 1 x L4 (TP 1, PP 1) cannot hold meta-llama/Llama-3.1-70B-Instruct: \
-             its weights take 130.4 GiB of each GPU, which has 21.9 GiB, so vLLM cannot load them whatever its \
-             flags; 16 x L4 (TP 8, PP 2) would hold it"
+            "spec.gpuRequirements.count: 1 x L4 (TP 1, PP 1) cannot hold meta-llama/Llama-3.1-70B-Instruct: each \
+             GPU's share of the weights is 130.4 GiB, more than its 21.9 GiB, so vLLM cannot load them whatever \
+             its flags; 16 x L4 (TP 8, PP 2) would hold it"
         ]
     );
     assert!(rsp.desired.unwrap().resources.is_empty());
@@ -511,8 +511,8 @@ fn a_gpu_count_too_small_for_the_model_it_now_serves_is_refused_with_the_layout_
         fatals(&rsp),
         vec![
             "Model team-a/llama-8b spec.shardSpec.count: 2 x L4 (TP 1, PP 2) cannot hold \
-             meta-llama/Llama-3.1-70B-Instruct: its weights take 65.2 GiB of each GPU, which has 21.9 GiB, so \
-             vLLM cannot load them whatever its flags; 16 x L4 (TP 8, PP 2) would hold it"
+             meta-llama/Llama-3.1-70B-Instruct: each GPU's share of the weights is 65.2 GiB, more than its 21.9 \
+             GiB, so vLLM cannot load them whatever its flags; 16 x L4 (TP 8, PP 2) would hold it"
         ]
     );
 }

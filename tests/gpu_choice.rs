@@ -100,12 +100,12 @@ fn when_no_offered_type_serves_the_refusal_says_why_for_each() {
     assert_eq!(rsp.results.len(), 1, "{:?}", rsp.results);
     assert_eq!(
         rsp.results[0].message,
-        "spec.gpu: none of the offered GPU types (L4, L40S) serves it: \
-         L4: 1 x L4 (TP 1, PP 1) cannot hold meta-llama/Llama-3.1-70B-Instruct: its weights take 131.4 GiB of \
-         each GPU, which has 21.9 GiB, so vLLM cannot load them whatever its flags; 16 x L4 (TP 8, PP 2) would \
-         hold it; L40S: 1 x L40S (TP 1, PP 1) cannot hold meta-llama/Llama-3.1-70B-Instruct: its weights take \
-         131.4 GiB of each GPU, which has 44.4 GiB, so vLLM cannot load them whatever its flags; 8 x L40S \
-         (TP 8, PP 1) would hold it"
+        "spec.gpu: none of the offered GPU types (L4, L40S) serves it: L4: 1 x L4 (TP 1, PP 1) cannot hold \
+         meta-llama/Llama-3.1-70B-Instruct: each GPU's share of the weights is 131.4 GiB, more than its 21.9 \
+         GiB, so vLLM cannot load them whatever its flags; 16 x L4 (TP 8, PP 2) would hold it; L40S: 1 x L40S \
+         (TP 1, PP 1) cannot hold meta-llama/Llama-3.1-70B-Instruct: each GPU's share of the weights is 131.4 \
+         GiB, more than its 44.4 GiB, so vLLM cannot load them whatever its flags; 8 x L40S (TP 8, PP 1) \
+         would hold it"
     );
 }
 

@@ -415,9 +415,9 @@ fn a_gpu_count_whose_gpus_cannot_load_the_weights_is_refused() {
         rsp.results,
         vec![fatal(
             "CannotSize",
-            "spec.gpu: 1 x H100-80GB (TP 1, PP 1) cannot hold meta-llama/Llama-3.1-70B-Instruct: its weights \
-             take 131.4 GiB of each GPU, which has 79.2 GiB, so vLLM cannot load them whatever its flags; \
-             4 x H100-80GB (TP 4, PP 1) would hold it"
+            "spec.gpu: 1 x H100-80GB (TP 1, PP 1) cannot hold meta-llama/Llama-3.1-70B-Instruct: each GPU's \
+             share of the weights is 131.4 GiB, more than its 79.2 GiB, so vLLM cannot load them whatever its \
+             flags; 4 x H100-80GB (TP 4, PP 1) would hold it"
         )]
     );
     assert!(rsp.desired.unwrap().resources.is_empty());

@@ -319,9 +319,9 @@ mod tests {
         .unwrap_err();
         assert_eq!(
             e.to_string(),
-            "1 x L4 (TP 1, PP 1) cannot hold meta-llama/Llama-3.1-70B-Instruct: its weights take 131.4 GiB of \
-             each GPU, which has 21.9 GiB, so vLLM cannot load them whatever its flags; 16 x L4 (TP 8, PP 2) \
-             would hold it"
+            "1 x L4 (TP 1, PP 1) cannot hold meta-llama/Llama-3.1-70B-Instruct: each GPU's share of the weights \
+             is 131.4 GiB, more than its 21.9 GiB, so vLLM cannot load them whatever its flags; 16 x L4 (TP 8, PP \
+             2) would hold it"
         );
         // Weights that load, with too little room left at the default
         // utilization: a warning, since flags the plan does not see (a

@@ -133,7 +133,7 @@ pub enum SizingError {
     },
 
     #[error(
-        "{layout} cannot hold {model}: its weights take {weights} of each GPU, which has {memory}, so vLLM cannot load them whatever its flags{hint}"
+        "{layout} cannot hold {model}: each GPU's share of the weights is {weights}, more than its {memory}, so vLLM cannot load them whatever its flags{hint}"
     )]
     WeightsExceedGpu {
         /// The layout the caller fixed, "1 x L4 (TP 1, PP 1)".
