@@ -76,7 +76,7 @@ fn a_model_reports_its_plans_its_size_and_its_card() {
             json!({}),
         ),
     );
-    req.input = Some(input(json!({"defaults": {"offeredGpuTypes": ["L4"]}})));
+    req.input = Some(input(json!({"defaults": {"offeredGpuTypes": ["T4"]}})));
     let rsp = call(&req);
     let st = desired_status(&rsp);
     assert_eq!(st["phase"], "Failed");
@@ -86,7 +86,7 @@ fn a_model_reports_its_plans_its_size_and_its_card() {
         st["reason"]
             .as_str()
             .unwrap()
-            .starts_with("no offered GPU type (L4) can serve the Model: L4: "),
+            .starts_with("no offered GPU type (T4) can serve the Model: T4: "),
         "{}",
         st["reason"]
     );
@@ -97,6 +97,34 @@ fn a_model_reports_its_plans_its_size_and_its_card() {
     assert_eq!(
         rsp.results,
         vec![warning("ModelWarning", st["reason"].as_str().unwrap())]
+    );
+
+    // On L4 they need 16 nodes, which the platform's default runtime (one
+    // pod per replica) cannot run but a LeaderWorkerSet can: servable, and
+    // the condition says which runtime the XRs serving it need.
+    let mut req = request(
+        "m5",
+        model_xr(
+            json!({"weightsURI": "hf://meta-llama/Llama-3.1-405B-Instruct", "quantization": "fp32"}),
+            json!({}),
+        ),
+    );
+    req.input = Some(input(json!({"defaults": {"offeredGpuTypes": ["L4"]}})));
+    let rsp = call(&req);
+    let st = desired_status(&rsp);
+    assert_eq!(
+        (&st["phase"], &st["serveableOn"]),
+        (&json!("Ready"), &json!("L4"))
+    );
+    assert_eq!(xr_readiness(&rsp), fnv1::Ready::Unspecified);
+    assert_eq!(
+        response_condition(&rsp, "Servable")
+            .unwrap()
+            .message
+            .unwrap(),
+        "servable on L4; not by the platform's default runtime (input.defaults.runtime): L4 needs 128 GPUs on \
+         16 nodes, but a VLLMRuntime replica is one pod on one node (XRs that serve it there set spec.runtime \
+         to leader-worker-set or auto)"
     );
 }
 

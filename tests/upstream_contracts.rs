@@ -293,7 +293,8 @@ fn an_amd_gpu_is_refused_with_what_would_work() {
             .1
             .starts_with("input.defaults.gpuType: MI325X is an AMD GPU")
     );
-    // A Model does not list it as a GPU type it can be served on.
+    // A Model lists it, as a Deployment serves it, and says that the
+    // platform's default runtime does not.
     let rsp = call(&with_input(
         request(
             "t",
@@ -304,12 +305,16 @@ fn an_amd_gpu_is_refused_with_what_would_work() {
         json!({"defaults": {"offeredGpuTypes": ["L4", "MI300X"]}}),
     ));
     let status = desired_status(&rsp);
-    assert_eq!(status["serveableOn"], json!("L4"));
-    assert!(
-        status["plans"][1]["error"]
-            .as_str()
-            .unwrap()
-            .starts_with("MI300X is an AMD GPU")
+    assert_eq!(status["phase"], "Ready");
+    assert_eq!(status["serveableOn"], json!("L4,MI300X"));
+    assert_eq!(
+        response_condition(&rsp, "Servable").unwrap().message,
+        Some(
+            "servable on L4, MI300X; not by the platform's default runtime (input.defaults.runtime): MI300X is \
+             an AMD GPU, and a VLLMRuntime runs only on NVIDIA (XRs that serve it there set spec.runtime to \
+             deployment or auto)"
+                .into()
+        )
     );
 }
 

@@ -4,7 +4,8 @@
 //!
 //! A Model composes no workload: runtimes that serve it read it through
 //! `modelRef`. Its phase is Failed when no offered GPU type can serve it,
-//! with every GPU type's reason in `status.plans`.
+//! with every GPU type's reason in `status.plans`; one that only another
+//! runtime than the platform's default serves is servable, and says so.
 
 use std::collections::BTreeMap;
 use std::ops::ControlFlow;
@@ -82,6 +83,18 @@ pub(crate) fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
         .iter()
         .filter(|(_, p)| p.is_ok())
         .map(|(g, _)| g.as_str())
+        .collect();
+    // Servable is what some runtime serves: an XR may choose another
+    // runtime than the platform's default, which the Model cannot know, so
+    // where the default cannot serve a plan (several nodes, an AMD GPU on
+    // the operator's runtime) the Model says so instead of failing.
+    let default_runtime = req.settings.runtime;
+    let not_by_default: Vec<String> = plans
+        .iter()
+        .filter_map(|(gpu, p)| {
+            let why = cannot_serve(default_runtime, p.as_ref().ok()?)?;
+            Some(format!("{gpu} {why}"))
+        })
         .collect();
     let shard_problem = shard_problem(req, &facts);
     // Weights no runtime loads fail the Model as its spec's own problem.
@@ -166,12 +179,16 @@ pub(crate) fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
             outcome::condition(SERVABLE, false, condition_reason, why.clone())
         }
         (None, Some(r)) => outcome::condition(SERVABLE, false, "NoGpuFits", r.clone()),
-        (None, None) => outcome::condition(
-            SERVABLE,
-            true,
-            "Planned",
-            format!("servable on {}", serveable.join(", ")),
-        ),
+        (None, None) => {
+            let mut message = format!("servable on {}", serveable.join(", "));
+            if !not_by_default.is_empty() {
+                message.push_str(&format!(
+                    "; not by the platform's default runtime (input.defaults.runtime): {}",
+                    not_by_default.join("; ")
+                ));
+            }
+            outcome::condition(SERVABLE, true, "Planned", message)
+        }
     });
     out.status = Some(crate::compose::composition::to_object(status));
     Ok(out)
@@ -241,15 +258,10 @@ fn plan_each_gpu(
                 vllm_version: req.settings.vllm_version.clone(),
                 ..facts.sizing_request(gpu, req.settings.gpu_memory_utilization)
             };
-            // Servable by the platform's default runtime: an XR may choose
-            // another, but the Model cannot know which.
-            let plan = crate::sizing::size(&request)
-                .map_err(|e| e.to_string())
-                .and_then(|plan| match cannot_serve(req.settings.runtime, &plan) {
-                    Some(why) => Err(why),
-                    None => Ok(plan),
-                });
-            (gpu.clone(), plan)
+            (
+                gpu.clone(),
+                crate::sizing::size(&request).map_err(|e| e.to_string()),
+            )
         })
         .collect()
 }

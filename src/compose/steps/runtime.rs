@@ -200,25 +200,25 @@ pub(crate) fn choose(
 /// Model's per-GPU plans; `None` when it can (auto and leader-worker-set
 /// serve every plan the sizing engine makes).
 pub(crate) fn cannot_serve(choice: RuntimeChoice, plan: &Plan) -> Option<String> {
-    match choice {
-        RuntimeChoice::VllmRuntime => unsupported_gpu(plan).or_else(|| {
-            (plan.nodes > 1).then(|| {
-                format!(
-                    "needs {} GPUs on {} nodes, but a VLLMRuntime replica is one pod on one node (the \
-                     leader-worker-set or auto runtime serves it)",
-                    plan.gpu_count, plan.nodes
-                )
-            })
-        }),
-        RuntimeChoice::Deployment => (plan.nodes > 1).then(|| {
-            format!(
-                "needs {} GPUs on {} nodes, but a Deployment replica is one pod on one node (the \
-                 leader-worker-set or auto runtime serves it)",
-                plan.gpu_count, plan.nodes
-            )
-        }),
-        RuntimeChoice::LeaderWorkerSet | RuntimeChoice::Auto => None,
-    }
+    let one_pod = match choice {
+        RuntimeChoice::VllmRuntime if unsupported_gpu(plan).is_some() => {
+            return Some(format!(
+                "is an {} GPU, and a VLLMRuntime runs only on NVIDIA (XRs that serve it there set spec.runtime \
+                 to deployment or auto)",
+                plan.gpu.vendor.to_ascii_uppercase()
+            ));
+        }
+        RuntimeChoice::VllmRuntime => "VLLMRuntime",
+        RuntimeChoice::Deployment => "Deployment",
+        RuntimeChoice::LeaderWorkerSet | RuntimeChoice::Auto => return None,
+    };
+    (plan.nodes > 1).then(|| {
+        format!(
+            "needs {} GPUs on {} nodes, but a {one_pod} replica is one pod on one node (XRs that serve \
+             it there set spec.runtime to leader-worker-set or auto)",
+            plan.gpu_count, plan.nodes
+        )
+    })
 }
 
 /// What a composer knows when it picks the runtime of its model server.
