@@ -122,9 +122,9 @@ fn a_model_reports_its_plans_its_size_and_its_card() {
             .unwrap()
             .message
             .unwrap(),
-        "servable on L4; not by the platform's default runtime (input.defaults.runtime): L4 needs 128 GPUs on \
-         16 nodes, but a VLLMRuntime replica is one pod on one node (XRs that serve it there set spec.runtime \
-         to leader-worker-set or auto)"
+        "servable on L4; the platform's default runtime (input.defaults.runtime) runs a replica as one pod on \
+         one node, and a replica needs several nodes on L4 (128 GPUs on 16 nodes): XRs that serve it there set \
+         spec.runtime to leader-worker-set or auto"
     );
 }
 

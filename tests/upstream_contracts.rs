@@ -310,9 +310,8 @@ fn an_amd_gpu_is_refused_with_what_would_work() {
     assert_eq!(
         response_condition(&rsp, "Servable").unwrap().message,
         Some(
-            "servable on L4, MI300X; not by the platform's default runtime (input.defaults.runtime): MI300X is \
-             an AMD GPU, and a VLLMRuntime runs only on NVIDIA (XRs that serve it there set spec.runtime to \
-             deployment or auto)"
+            "servable on L4, MI300X; the platform's default runtime (input.defaults.runtime) runs only on \
+             NVIDIA, not on MI300X: XRs that serve it there set spec.runtime to deployment or auto"
                 .into()
         )
     );

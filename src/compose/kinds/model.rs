@@ -18,7 +18,7 @@ use crate::compose::resources::config_map::{config_map, pretty};
 use crate::compose::resources::labels::labels;
 use crate::compose::steps::model_config;
 use crate::compose::steps::model_facts::ModelFacts;
-use crate::compose::steps::runtime::cannot_serve;
+use crate::compose::steps::runtime::{Unserved, cannot_serve};
 use crate::compose::steps::weights_cache;
 use crate::names;
 use crate::protocol::server::ResourceSelector;
@@ -27,6 +27,7 @@ use crate::sizing::{self, MigChoice};
 use crate::xr::model::{CacheStatus, GpuPlanStatus, ModelSpec, ModelStatus, SizeStatus};
 use crate::xr::plan_status::PlanStatus;
 use crate::xr::plan_status::round2;
+use crate::xr::shared_fields::RuntimeChoice;
 
 /// Composition resource name of the model card.
 pub(crate) const CARD: &str = "model_card";
@@ -86,16 +87,9 @@ pub(crate) fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
         .collect();
     // Servable is what some runtime serves: an XR may choose another
     // runtime than the platform's default, which the Model cannot know, so
-    // where the default cannot serve a plan (several nodes, an AMD GPU on
-    // the operator's runtime) the Model says so instead of failing.
-    let default_runtime = req.settings.runtime;
-    let not_by_default: Vec<String> = plans
-        .iter()
-        .filter_map(|(gpu, p)| {
-            let why = cannot_serve(default_runtime, p.as_ref().ok()?)?;
-            Some(format!("{gpu} {why}"))
-        })
-        .collect();
+    // where the default cannot serve a plan the Model says so instead of
+    // failing.
+    let not_by_default = not_by_default_runtime(req.settings.runtime, &plans);
     let shard_problem = shard_problem(req, &facts);
     // Weights no runtime loads fail the Model as its spec's own problem.
     let spec_problem = facts
@@ -181,11 +175,9 @@ pub(crate) fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
         (None, Some(r)) => outcome::condition(SERVABLE, false, "NoGpuFits", r.clone()),
         (None, None) => {
             let mut message = format!("servable on {}", serveable.join(", "));
-            if !not_by_default.is_empty() {
-                message.push_str(&format!(
-                    "; not by the platform's default runtime (input.defaults.runtime): {}",
-                    not_by_default.join("; ")
-                ));
+            for part in not_by_default {
+                message.push_str("; ");
+                message.push_str(&part);
             }
             outcome::condition(SERVABLE, true, "Planned", message)
         }
@@ -264,6 +256,43 @@ fn plan_each_gpu(
             )
         })
         .collect()
+}
+
+/// Where the platform's default runtime cannot serve the Model's plans,
+/// and the runtime the XRs serving it there need: one sentence per reason.
+fn not_by_default_runtime(
+    default: RuntimeChoice,
+    plans: &[(String, Result<sizing::Plan, String>)],
+) -> Vec<String> {
+    let (mut across_nodes, mut not_nvidia) = (Vec::new(), Vec::new());
+    for (gpu, plan) in plans {
+        let Ok(plan) = plan else { continue };
+        match cannot_serve(default, plan) {
+            Some(Unserved::AcrossNodes) => across_nodes.push(format!(
+                "{gpu} ({} GPUs on {} nodes)",
+                plan.gpu_count, plan.nodes
+            )),
+            Some(Unserved::NotNvidia) => not_nvidia.push(gpu.as_str()),
+            None => {}
+        }
+    }
+    let mut said = Vec::new();
+    if !across_nodes.is_empty() {
+        said.push(format!(
+            "the platform's default runtime (input.defaults.runtime) runs a replica as one pod on one node, and \
+             a replica needs several nodes on {}: XRs that serve it there set spec.runtime to leader-worker-set or \
+             auto",
+            across_nodes.join(", ")
+        ));
+    }
+    if !not_nvidia.is_empty() {
+        said.push(format!(
+            "the platform's default runtime (input.defaults.runtime) runs only on NVIDIA, not on {}: XRs that \
+             serve it there set spec.runtime to deployment or auto",
+            not_nvidia.join(", ")
+        ));
+    }
+    said
 }
 
 /// What a runtime serving the Model with its data-parallel replicas gets

@@ -196,29 +196,25 @@ pub(crate) fn choose(
     Ok(runtime)
 }
 
-/// Why the runtime `choice` cannot serve `plan` on a GPU type, for a
-/// Model's per-GPU plans; `None` when it can (auto and leader-worker-set
-/// serve every plan the sizing engine makes).
-pub(crate) fn cannot_serve(choice: RuntimeChoice, plan: &Plan) -> Option<String> {
-    let one_pod = match choice {
-        RuntimeChoice::VllmRuntime if unsupported_gpu(plan).is_some() => {
-            return Some(format!(
-                "is an {} GPU, and a VLLMRuntime runs only on NVIDIA (XRs that serve it there set spec.runtime \
-                 to deployment or auto)",
-                plan.gpu.vendor.to_ascii_uppercase()
-            ));
+/// Why a runtime cannot serve a plan, for a Model's per-GPU plans.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Unserved {
+    /// A replica needs several nodes, and the runtime runs it as one pod.
+    AcrossNodes,
+    /// The GPU is not NVIDIA, and the runtime is the operator's.
+    NotNvidia,
+}
+
+/// Why the runtime `choice` cannot serve `plan`; `None` when it can (auto
+/// and leader-worker-set serve every plan the sizing engine makes).
+pub(crate) fn cannot_serve(choice: RuntimeChoice, plan: &Plan) -> Option<Unserved> {
+    match choice {
+        RuntimeChoice::VllmRuntime if unsupported_gpu(plan).is_some() => Some(Unserved::NotNvidia),
+        RuntimeChoice::VllmRuntime | RuntimeChoice::Deployment if plan.nodes > 1 => {
+            Some(Unserved::AcrossNodes)
         }
-        RuntimeChoice::VllmRuntime => "VLLMRuntime",
-        RuntimeChoice::Deployment => "Deployment",
-        RuntimeChoice::LeaderWorkerSet | RuntimeChoice::Auto => return None,
-    };
-    (plan.nodes > 1).then(|| {
-        format!(
-            "needs {} GPUs on {} nodes, but a {one_pod} replica is one pod on one node (XRs that serve \
-             it there set spec.runtime to leader-worker-set or auto)",
-            plan.gpu_count, plan.nodes
-        )
-    })
+        _ => None,
+    }
 }
 
 /// What a composer knows when it picks the runtime of its model server.
@@ -507,8 +503,14 @@ mod tests {
             "H100-80GB",
             Some(WeightPrecision::Bf16),
         );
-        assert!(cannot_serve(RuntimeChoice::VllmRuntime, &two_nodes).is_some());
-        assert!(cannot_serve(RuntimeChoice::Deployment, &two_nodes).is_some());
+        assert_eq!(
+            cannot_serve(RuntimeChoice::VllmRuntime, &two_nodes),
+            Some(Unserved::AcrossNodes)
+        );
+        assert_eq!(
+            cannot_serve(RuntimeChoice::Deployment, &two_nodes),
+            Some(Unserved::AcrossNodes)
+        );
         assert_eq!(
             cannot_serve(RuntimeChoice::LeaderWorkerSet, &two_nodes),
             None
