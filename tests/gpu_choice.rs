@@ -178,6 +178,32 @@ fn an_agent_pool_without_a_gpu_type_gets_the_cheapest_type_with_the_memory_it_as
             "spec.gpuRequirements.memory 200Gi exceeds every offered GPU type (L4, L40S, H100-80GB); ask for less memory or name a larger spec.gpuRequirements.type"
         ]
     );
+
+    // One GPU for a 70B Model on every offered type: the count is the
+    // field to change, not the platform's offer.
+    let mut req = with_model(
+        request(
+            "p2",
+            AgentPool::new("reviewers")
+                .spec(pool(json!({"count": 1})))
+                .build(),
+        ),
+        vec![model(
+            "llama-8b",
+            json!({"weightsURI": "hf://meta-llama/Llama-3.1-70B-Instruct", "parameterCount": "70B"}),
+        )],
+    );
+    req.input = Some(input(priced_platform()));
+    let rsp = call(&req);
+    assert_eq!(rsp.results.len(), 1, "{:?}", rsp.results);
+    assert!(
+        rsp.results[0].message.starts_with(
+            "spec.gpuRequirements.count: none of the offered GPU types (L4, L40S, H100-80GB) serves it: L4: 1 x L4 \
+             (TP 1, PP 1) cannot hold meta-llama/Llama-3.1-70B-Instruct"
+        ),
+        "{}",
+        rsp.results[0].message
+    );
 }
 
 #[test]
