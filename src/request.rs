@@ -138,6 +138,11 @@ pub(crate) fn str_at<'a>(object: &'a Map<String, Value>, path: &[&str]) -> &'a s
     at(object, path).and_then(Value::as_str).unwrap_or_default()
 }
 
+/// The API group of an `apiVersion` ("" for the core group's "v1").
+pub(crate) fn api_group(api_version: &str) -> &str {
+    api_version.split_once('/').map_or("", |(group, _)| group)
+}
+
 /// Annotation Crossplane puts on every composed resource: its name in the
 /// composition (the key of observed and desired resources).
 pub(crate) const COMPOSITION_RESOURCE_NAME: &str = "crossplane.io/composition-resource-name";

@@ -11,7 +11,7 @@ use crate::compose::rollout::Rollout;
 use crate::input::Settings;
 use crate::manifests::provider_kubernetes::Object;
 use crate::protocol::server::{Condition, Ready, ResourceSelector, Resources, Result as FnResult};
-use crate::request::{Composite, Observed, str_at};
+use crate::request::{Composite, Observed, api_group, str_at};
 
 /// Everything a composer may read.
 pub(crate) struct ComposeRequest<'a> {
@@ -260,11 +260,9 @@ impl Composition {
 /// Object is told to apply another object (a new targetNamespace): the old
 /// server would keep its GPUs.
 fn replaced_because(old: &Map<String, Value>, new: &Manifest) -> Option<String> {
-    let group_kind = |o: &Map<String, Value>| {
-        let api_version = str_at(o, &["apiVersion"]);
-        let group = api_version.rsplit_once('/').map_or("", |(group, _)| group);
-        (group.to_string(), str_at(o, &["kind"]).to_string())
-    };
+    fn group_kind(o: &Map<String, Value>) -> (&str, &str) {
+        (api_group(str_at(o, &["apiVersion"])), str_at(o, &["kind"]))
+    }
     if group_kind(old) != group_kind(&new.object) {
         return Some(format!(
             "it would now be a {}, and Crossplane cannot change the kind of a composed resource",

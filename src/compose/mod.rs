@@ -26,8 +26,7 @@ pub(crate) fn composer_for(kind: &str) -> Option<Composer> {
 /// reach such an XR through the `Sized` and `Serving` conditions instead.
 /// `None` for this function's own XRs, whose schemas declare every field.
 pub(crate) fn status_fields_for(api_version: &str) -> Option<&'static [&'static str]> {
-    let group = api_version.split_once('/').map_or("", |(group, _)| group);
-    (group != crate::xr::GROUP).then_some(&["ready"])
+    (crate::request::api_group(api_version) != crate::xr::GROUP).then_some(&["ready"])
 }
 
 /// The kinds this function composes, for error messages.
