@@ -964,23 +964,20 @@ fn sizing_error_message(
         E::InvalidTensorParallel { .. } | E::InvalidPipelineParallel { .. } => {
             on_model("shardSpec.count")
         }
-        // The Model's shardSpec fixes the layout when it has one.
-        E::WeightsExceedGpu { .. } if model.facts.tensor_parallel.is_some() => {
-            on_model("shardSpec.count")
-        }
-        E::WeightsExceedGpu { .. } => "spec.gpuRequirements.count".into(),
+        // A layout too small: the field that fixed it, the Model's
+        // shardSpec when it has one (it wins over the pool's count).
+        E::WeightsExceedGpu { .. }
+        | E::NoOfferedGpuServes {
+            layout_too_small: true,
+            ..
+        } => match model.facts.tensor_parallel {
+            Some(_) => on_model("shardSpec.count"),
+            None => "spec.gpuRequirements.count".into(),
+        },
         E::ContextLongerThanModel { .. } | E::ContextDoesNotFit { .. } => {
             "spec.agentClass.maxContextLength".into()
         }
         E::InvalidValue { field, .. } => (*field).to_string(),
-        E::NoOfferedGpuServes {
-            layout_too_small: true,
-            ..
-        } if model.facts.tensor_parallel.is_some() => on_model("shardSpec.count"),
-        E::NoOfferedGpuServes {
-            layout_too_small: true,
-            ..
-        } => "spec.gpuRequirements.count".into(),
         E::NoOfferedGpuServes { .. } => "input.defaults.offeredGpuTypes".into(),
     };
     format!("{field}: {e}")

@@ -566,10 +566,9 @@ fn sizing_error_message(
     let field = match e {
         E::UnknownGpu { .. } => own(gpu_type_field(spec, settings)),
         E::NoOfferedGpuServes {
-            layout_too_small: true,
+            layout_too_small: false,
             ..
-        } => from_model(spec.gpu.is_some(), "spec.gpu", "shardSpec.count"),
-        E::NoOfferedGpuServes { .. } => own("input.defaults.offeredGpuTypes"),
+        } => own("input.defaults.offeredGpuTypes"),
         E::UnknownPrecision { .. } | E::UnsupportedPrecision { .. } => from_model(
             spec.quantization.is_some(),
             "spec.quantization",
@@ -587,9 +586,12 @@ fn sizing_error_message(
         ),
         E::InvalidGpuCount { .. } => own("spec.gpu"),
         // The Model's shardSpec sets the parallelism unless spec.gpu does.
-        E::InvalidTensorParallel { .. } | E::WeightsExceedGpu { .. } => {
-            from_model(spec.gpu.is_some(), "spec.gpu", "shardSpec.count")
-        }
+        E::InvalidTensorParallel { .. }
+        | E::WeightsExceedGpu { .. }
+        | E::NoOfferedGpuServes {
+            layout_too_small: true,
+            ..
+        } => from_model(spec.gpu.is_some(), "spec.gpu", "shardSpec.count"),
         E::InvalidPipelineParallel { .. } => from_model(false, "spec.model", "shardSpec.count"),
         E::ContextLongerThanModel { .. } | E::ContextDoesNotFit { .. } => own("spec.maxModelLen"),
         _ if referenced.is_some() => own("spec.modelRef"),
