@@ -68,16 +68,21 @@ fn a_model_reports_its_plans_its_size_and_its_card() {
         vec![]
     );
 
+    // Llama-3.1-405B in fp32 (1.5 TiB) on a platform offering one GPU type.
+    let fp32_405b_on = |tag: &str, gpu_type: &str| {
+        let mut req = request(
+            tag,
+            model_xr(
+                json!({"weightsURI": "hf://meta-llama/Llama-3.1-405B-Instruct", "quantization": "fp32"}),
+                json!({}),
+            ),
+        );
+        req.input = Some(input(json!({"defaults": {"offeredGpuTypes": [gpu_type]}})));
+        call(&req)
+    };
+
     // Weights no offered GPU can hold: Failed, with each GPU type's reason.
-    let mut req = request(
-        "m4",
-        model_xr(
-            json!({"weightsURI": "hf://meta-llama/Llama-3.1-405B-Instruct", "quantization": "fp32"}),
-            json!({}),
-        ),
-    );
-    req.input = Some(input(json!({"defaults": {"offeredGpuTypes": ["T4"]}})));
-    let rsp = call(&req);
+    let rsp = fp32_405b_on("m4", "T4");
     let st = desired_status(&rsp);
     assert_eq!(st["phase"], "Failed");
     // Of no use to what references it, whatever its model card says.
@@ -102,15 +107,7 @@ fn a_model_reports_its_plans_its_size_and_its_card() {
     // On L4 they need 16 nodes, which the platform's default runtime (one
     // pod per replica) cannot run but a LeaderWorkerSet can: servable, and
     // the condition says which runtime the XRs serving it need.
-    let mut req = request(
-        "m5",
-        model_xr(
-            json!({"weightsURI": "hf://meta-llama/Llama-3.1-405B-Instruct", "quantization": "fp32"}),
-            json!({}),
-        ),
-    );
-    req.input = Some(input(json!({"defaults": {"offeredGpuTypes": ["L4"]}})));
-    let rsp = call(&req);
+    let rsp = fp32_405b_on("m5", "L4");
     let st = desired_status(&rsp);
     assert_eq!(
         (&st["phase"], &st["serveableOn"]),
