@@ -80,7 +80,7 @@ pub(crate) struct Defaults {
     pub(crate) image: Option<Image>,
     /// Share of each GPU's memory vLLM may use (0.1 to 0.99).
     pub(crate) gpu_memory_utilization: Option<f64>,
-    /// Add a node selector on the GPU product label (nvidia.com/gpu.product).
+    /// Keep each model server on the GPU type it is sized for, with node affinity on the GPU product label (nvidia.com/gpu.product, or GKE's cloud.google.com/gke-accelerator). Default: on where the function chooses GPU types (offeredGpuTypes or gpuPrices without gpuType), off otherwise, where a server may start on any GPU node.
     pub(crate) gpu_node_selector: Option<bool>,
     /// Tolerate the nvidia.com/gpu NoSchedule taint GPU nodes commonly carry.
     pub(crate) gpu_toleration: Option<bool>,
@@ -435,7 +435,8 @@ impl Input {
             }
             s.gpu_memory_utilization = u;
         }
-        s.gpu_node_selector = d.gpu_node_selector.unwrap_or(s.gpu_node_selector);
+        // A type the function chooses holds only where the pod is kept on it.
+        s.gpu_node_selector = d.gpu_node_selector.unwrap_or(s.choose_gpu_type);
         s.gpu_toleration = d.gpu_toleration.unwrap_or(s.gpu_toleration);
         s.diagnose_pods = d.diagnose_pods.unwrap_or(s.diagnose_pods);
         s.provider_config_kind = d.provider_config_kind.unwrap_or_default();

@@ -230,3 +230,70 @@ fn prices_that_do_not_match_the_offered_types_are_refused() {
         ]
     );
 }
+
+/// A type the function chooses is held by node affinity: on by default where
+/// it chooses, and a platform that turns it off gets each XR whose type would
+/// be chosen refused, since its server could start on GPUs of another type.
+#[test]
+fn a_chosen_type_is_held_by_node_affinity() {
+    let compose = |xr: Value, defaults: Value| {
+        let mut req = with_model(request("c7", xr), vec![llama_8b()]);
+        req.input = Some(input(json!({"defaults": defaults})));
+        call(&req)
+    };
+    let chat = || LlmInference::new("chat").model(LLAMA_70B);
+    let node_terms = |rsp: &function_inference::protocol::fnv1::RunFunctionResponse| {
+        desired_resource(rsp, "vllm_runtime")["spec"]["deploymentConfig"]["nodeSelectorTerms"]
+            .clone()
+    };
+
+    let rsp = compose(chat().build(), priced_platform()["defaults"].clone());
+    assert_not_fatal(&rsp.results, "chosen type");
+    assert_eq!(
+        node_terms(&rsp),
+        json!([
+            {"matchExpressions": [{"key": "nvidia.com/gpu.product", "operator": "In", "values": ["NVIDIA-L40S"]}]},
+        ])
+    );
+
+    let mut off = priced_platform()["defaults"].clone();
+    off["gpuNodeSelector"] = json!(false);
+    let rsp = compose(chat().build(), off.clone());
+    assert_eq!(
+        rsp.results,
+        vec![fatal(
+            "InvalidInput",
+            "input.defaults.gpuNodeSelector is false, and the function chooses this XR's GPU type from the offered \
+             ones (input.defaults.offeredGpuTypes or gpuPrices): without node affinity nothing keeps the server on \
+             the type chosen for it, and a plan for one type may start on GPUs of another; leave gpuNodeSelector \
+             unset or true (GPU nodes need the nvidia.com/gpu.product or cloud.google.com/gke-accelerator label), \
+             set input.defaults.gpuType, or name the GPU type in spec.gpuType"
+        )]
+    );
+    assert_eq!(composed_names(&rsp), Vec::<String>::new());
+
+    // An XR that names its type is not refused, and the platform's choice
+    // of no affinity stands.
+    let rsp = compose(chat().gpu_type("H100-80GB").build(), off.clone());
+    assert_not_fatal(&rsp.results, "named type");
+    assert_eq!(
+        node_terms(&rsp),
+        json!([{"matchExpressions": [{"key": "kubernetes.io/os", "operator": "In", "values": ["linux"]}]}])
+    );
+
+    let pool = AgentPool::new("reviewers")
+        .spec(json!({
+            "agentClass": {"modelRef": {"name": "llama-8b"}},
+            "image": "ghcr.io/example/agent-runtime:1.0",
+        }))
+        .build();
+    let rsp = compose(pool, off);
+    assert_eq!(rsp.results.len(), 1, "{:?}", rsp.results);
+    assert!(
+        rsp.results[0].message.ends_with(
+            "set input.defaults.gpuType, or name the GPU type in spec.gpuRequirements.type"
+        ),
+        "{}",
+        rsp.results[0].message
+    );
+}

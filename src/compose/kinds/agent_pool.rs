@@ -790,6 +790,7 @@ fn size(
         })
         .cloned()
         .collect();
+    steps_sizing::check_choice_held("spec.gpuRequirements.type", named, req.settings)?;
     if !named && req.settings.choose_gpu_type && offered.is_empty() {
         return Err(invalid(format!(
             "spec.gpuRequirements.memory {} exceeds every offered GPU type ({}); ask for less memory or name a larger spec.gpuRequirements.type",

@@ -229,6 +229,7 @@ fn size(
             sizing_request.pipeline_parallel = f.pipeline_parallel;
         }
     }
+    steps_sizing::check_choice_held("spec.gpuType", spec.gpu_type.is_some(), req.settings)?;
     steps_sizing::plan(
         &sizing_request,
         spec.gpu_type.is_some(),

@@ -30,6 +30,29 @@ pub(crate) fn plan(
     }
 }
 
+/// Refuses to let the function choose an XR's GPU type where the platform
+/// turned node affinity off: nothing would keep the server on the type
+/// chosen for it, and a plan for one type may start on GPUs of another.
+pub(crate) fn check_choice_held(
+    field: &str,
+    named: bool,
+    settings: &Settings,
+) -> Result<(), Refusal> {
+    if named || !settings.choose_gpu_type || settings.gpu_node_selector {
+        return Ok(());
+    }
+    Err(Refusal::new(
+        "InvalidInput",
+        format!(
+            "input.defaults.gpuNodeSelector is false, and the function chooses this XR's GPU type from \
+             the offered ones (input.defaults.offeredGpuTypes or gpuPrices): without node affinity nothing keeps the server on the type \
+             chosen for it, and a plan for one type may start on GPUs of another; leave gpuNodeSelector \
+             unset or true (GPU nodes need the nvidia.com/gpu.product or cloud.google.com/gke-accelerator \
+             label), set input.defaults.gpuType, or name the GPU type in {field}"
+        ),
+    ))
+}
+
 /// The field an XR's GPU type comes from: its own `field` when it named
 /// one, else the platform's.
 pub(crate) fn gpu_type_field(
