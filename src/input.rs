@@ -82,7 +82,7 @@ pub(crate) struct Defaults {
     pub(crate) gpu_memory_utilization: Option<f64>,
     /// Keep each model server on the GPU type it is sized for, with node affinity on the GPU product label (nvidia.com/gpu.product, or GKE's cloud.google.com/gke-accelerator). Default: on where the function chooses GPU types (offeredGpuTypes or gpuPrices without gpuType), off otherwise, where a server may start on any GPU node.
     pub(crate) gpu_node_selector: Option<bool>,
-    /// Tolerate the nvidia.com/gpu NoSchedule taint GPU nodes commonly carry.
+    /// Let the VLLMRuntime's pods tolerate the NoSchedule taint GPU nodes commonly carry (nvidia.com/gpu); the Deployment's and LeaderWorkerSet's always do. Default: on where the function chooses GPU types, as gpuNodeSelector, off otherwise.
     pub(crate) gpu_toleration: Option<bool>,
     /// While a model server or an AgentPool's agents do not serve, ask Crossplane for their pods to say why (a pod
     /// the scheduler cannot place, an image that cannot be pulled). Crossplane then keeps Pods in its cache and needs RBAC to list and
@@ -435,9 +435,10 @@ impl Input {
             }
             s.gpu_memory_utilization = u;
         }
-        // A type the function chooses holds only where the pod is kept on it.
+        // A type the function chooses holds only where the pod is kept on
+        // it, and GPU nodes are commonly tainted.
         s.gpu_node_selector = d.gpu_node_selector.unwrap_or(s.choose_gpu_type);
-        s.gpu_toleration = d.gpu_toleration.unwrap_or(s.gpu_toleration);
+        s.gpu_toleration = d.gpu_toleration.unwrap_or(s.choose_gpu_type);
         s.diagnose_pods = d.diagnose_pods.unwrap_or(s.diagnose_pods);
         s.provider_config_kind = d.provider_config_kind.unwrap_or_default();
         if let Some(w) = &d.weights_cache {

@@ -250,6 +250,10 @@ fn a_chosen_type_is_held_by_node_affinity() {
     let rsp = compose(chat().build(), priced_platform()["defaults"].clone());
     assert_not_fatal(&rsp.results, "chosen type");
     assert_eq!(
+        desired_resource(&rsp, "vllm_runtime")["spec"]["deploymentConfig"]["toleration"],
+        json!([{"effect": "NoSchedule", "key": "nvidia.com/gpu", "operator": "Exists"}])
+    );
+    assert_eq!(
         node_terms(&rsp),
         json!([
             {"matchExpressions": [{"key": "nvidia.com/gpu.product", "operator": "In", "values": ["NVIDIA-L40S"]}]},
