@@ -8,6 +8,7 @@
 
 use serde_json::{Map, Value};
 
+use crate::compose::resources::vllm_runtime::{GKE_ACCELERATOR_LABEL, GPU_PRODUCT_LABEL};
 use crate::protocol::server::Ready;
 use crate::request::{at, int_at, manifest_of, str_at};
 
@@ -453,19 +454,65 @@ pub(crate) fn pod_problem(pods: &[Map<String, Value>]) -> Option<(String, String
         if let Some(c) = condition(pod, "PodScheduled")
             .filter(|c| c.status == "False" && c.reason == "Unschedulable")
         {
-            return Some((
-                "Unschedulable".to_string(),
-                format!(
-                    "pod {name} cannot be scheduled: {}",
-                    c.message_or("no node fits it")
-                ),
-            ));
+            let mut message = format!(
+                "pod {name} cannot be scheduled: {}",
+                c.message_or("no node fits it")
+            );
+            if message.contains("didn't match Pod's node affinity/selector")
+                && let Some(asked) = gpu_labels_asked(pod)
+            {
+                message.truncate(message.trim_end_matches('.').len());
+                message.push_str(&asked);
+            }
+            return Some(("Unschedulable".to_string(), message));
         }
         let statuses = at(pod, &["status", "containerStatuses"])?.as_array()?;
         statuses
             .iter()
             .filter_map(Value::as_object)
             .find_map(|s| container_problem(pod, s))
+    })
+}
+
+/// The GPU labels `pod`'s node affinity asks for, when it is the affinity
+/// `input.defaults.gpuNodeSelector` composes: what no node matched, said so
+/// that a cluster whose GPU nodes lack the labels is told what to do.
+fn gpu_labels_asked(pod: &Map<String, Value>) -> Option<String> {
+    let terms = at(
+        pod,
+        &[
+            "spec",
+            "affinity",
+            "nodeAffinity",
+            "requiredDuringSchedulingIgnoredDuringExecution",
+            "nodeSelectorTerms",
+        ],
+    )?
+    .as_array()?;
+    let labels: Vec<String> = terms
+        .iter()
+        .filter_map(|t| t.get("matchExpressions")?.as_array())
+        .flatten()
+        .filter_map(Value::as_object)
+        .filter(|e| [GPU_PRODUCT_LABEL, GKE_ACCELERATOR_LABEL].contains(&str_at(e, &["key"])))
+        .map(|e| {
+            let values: Vec<&str> = e
+                .get("values")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .collect();
+            format!("{}={}", str_at(e, &["key"]), values.join(","))
+        })
+        .collect();
+    (!labels.is_empty()).then(|| {
+        format!(
+            "; it asks for a node labelled {} (input.defaults.gpuNodeSelector keeps each server on the \
+             GPU type it is sized for): if the GPU nodes carry no such label, GPU feature discovery adds it, \
+             or the platform turns gpuNodeSelector off",
+            labels.join(" or ")
+        )
     })
 }
 
@@ -906,6 +953,40 @@ mod tests {
             ))
         );
         assert_eq!(pod_problem(&pods[2..]), None);
+    }
+
+    #[test]
+    fn a_pod_no_node_matches_says_which_gpu_labels_it_asks_for() {
+        let affinity = json!({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "nvidia.com/gpu.product", "operator": "In", "values": ["Tesla-T4"]}]},
+            {"matchExpressions": [{"key": "cloud.google.com/gke-accelerator", "operator": "In", "values": ["nvidia-tesla-t4"]}]},
+        ]}}});
+        let unschedulable = |affinity: Value| {
+            obj(
+                json!({"metadata": {"name": "p"}, "spec": {"affinity": affinity},
+                "status": {"conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+                    "message": "0/7 nodes are available: 2 node(s) had untolerated taint(s), 5 node(s) didn't match Pod's node affinity/selector."}]}}),
+            )
+        };
+        assert_eq!(
+            pod_problem(&[unschedulable(affinity)]),
+            Some((
+                "Unschedulable".into(),
+                "pod p cannot be scheduled: 0/7 nodes are available: 2 node(s) had untolerated taint(s), 5 node(s) \
+                 didn't match Pod's node affinity/selector; it asks for a node labelled nvidia.com/gpu.product=Tesla-T4 \
+                 or cloud.google.com/gke-accelerator=nvidia-tesla-t4 (input.defaults.gpuNodeSelector keeps each server \
+                 on the GPU type it is sized for): if the GPU nodes carry no such label, GPU feature discovery adds it, \
+                 or the platform turns gpuNodeSelector off"
+                    .into()
+            ))
+        );
+        // Affinity of another kind (Linux nodes only) is not the platform's GPU selector.
+        let linux = json!({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "kubernetes.io/os", "operator": "In", "values": ["linux"]}]}]}}});
+        assert_eq!(
+            pod_problem(&[unschedulable(linux)]).map(|(_, m)| m),
+            Some("pod p cannot be scheduled: 0/7 nodes are available: 2 node(s) had untolerated taint(s), 5 node(s) didn't match Pod's node affinity/selector.".into())
+        );
     }
 
     #[test]
