@@ -8,9 +8,9 @@
 
 use serde_json::{Map, Value};
 
-use crate::compose::resources::vllm_runtime::{GKE_ACCELERATOR_LABEL, GPU_PRODUCT_LABEL};
 use crate::protocol::server::Ready;
 use crate::request::{at, int_at, manifest_of, str_at};
+use crate::sizing::{GKE_ACCELERATOR_LABEL, GPU_PRODUCT_LABEL};
 
 /// How an observed object stands against its current spec.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -17,6 +17,11 @@ const GPUS_CSV: &str = include_str!("data/gpus.csv");
 /// `1g.12gb` slice reports 10.75 GiB to CUDA.
 const MIG_USABLE_GIB_PER_GB: f64 = 0.9;
 
+/// The node label GPU feature discovery sets to a GPU's product name.
+pub const GPU_PRODUCT_LABEL: &str = "nvidia.com/gpu.product";
+/// The node label GKE sets to a GPU node's accelerator.
+pub const GKE_ACCELERATOR_LABEL: &str = "cloud.google.com/gke-accelerator";
+
 /// One GPU model: a row of `data/gpus.csv`.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -49,10 +54,10 @@ pub struct Gpu {
     /// Kubernetes extended resource of a whole GPU.
     #[serde(rename = "resource")]
     pub(crate) resource_name: String,
-    /// `nvidia.com/gpu.product` node label set by GPU feature discovery.
+    /// The value of the [`GPU_PRODUCT_LABEL`] node label.
     #[serde(deserialize_with = "dash_is_none")]
     pub(crate) product_label: Option<String>,
-    /// `cloud.google.com/gke-accelerator` node label value.
+    /// The value of the [`GKE_ACCELERATOR_LABEL`] node label.
     #[serde(rename = "gke", deserialize_with = "dash_is_none")]
     pub(crate) gke_accelerator: Option<String>,
     /// MIG profiles, smallest first; empty when the GPU has no MIG.

@@ -19,7 +19,7 @@ use crate::manifests::vllm_runtime::{
     DeploymentConfig, DeploymentStrategy, EnvVar, HfTokenSecret, ImageSpec, ResourceSpec,
     RuntimeModelSpec, StorageAccessMode, VLLMConfig, VLLMRuntime, VLLMRuntimeSpec,
 };
-use crate::sizing::Plan;
+use crate::sizing::{self, Plan};
 
 /// Port of the Service the operator creates in front of the runtime.
 pub(crate) const SERVICE_PORT: i32 = 80;
@@ -136,11 +136,6 @@ pub(crate) fn vllm_runtime(p: &RuntimeParams) -> crate::compose::composition::Ma
     crate::compose::composition::Manifest::new(VLLMRuntime::KIND, runtime)
 }
 
-/// The node label GPU feature discovery sets to a GPU's product name.
-pub(crate) const GPU_PRODUCT_LABEL: &str = "nvidia.com/gpu.product";
-/// The node label GKE sets to a GPU node's accelerator.
-pub(crate) const GKE_ACCELERATOR_LABEL: &str = "cloud.google.com/gke-accelerator";
-
 /// Node affinity terms (ORed). With `on_gpu_product`, the GPU feature
 /// discovery product label or GKE's accelerator label of this GPU; without
 /// it (or for a GPU with neither label), Linux nodes: never an empty list,
@@ -157,10 +152,10 @@ pub(crate) fn node_selector_terms(plan: &Plan, on_gpu_product: bool) -> Vec<Node
     let mut terms = Vec::new();
     if on_gpu_product {
         if let Some(product) = plan.gpu.product_label.as_deref() {
-            terms.push(term(GPU_PRODUCT_LABEL, product));
+            terms.push(term(sizing::GPU_PRODUCT_LABEL, product));
         }
         if let Some(gke) = plan.gpu.gke_accelerator.as_deref() {
-            terms.push(term(GKE_ACCELERATOR_LABEL, gke));
+            terms.push(term(sizing::GKE_ACCELERATOR_LABEL, gke));
         }
     }
     if terms.is_empty() {

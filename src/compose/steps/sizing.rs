@@ -44,11 +44,12 @@ pub(crate) fn check_choice_held(
     Err(Refusal::new(
         "InvalidInput",
         format!(
-            "input.defaults.gpuNodeSelector is false, and the function chooses this XR's GPU type from \
-             the offered ones (input.defaults.offeredGpuTypes or gpuPrices): without node affinity nothing keeps the server on the type \
-             chosen for it, and a plan for one type may start on GPUs of another; leave gpuNodeSelector \
-             unset or true (GPU nodes need the nvidia.com/gpu.product or cloud.google.com/gke-accelerator \
-             label), set input.defaults.gpuType, or name the GPU type in {field}"
+            "input.defaults.gpuNodeSelector is false, and the function chooses this XR's GPU type \
+             from the offered ones (input.defaults.offeredGpuTypes or gpuPrices): without node \
+             affinity nothing keeps the server on the type chosen for it, and a plan for one type \
+             may start on GPUs of another; leave gpuNodeSelector unset or true (GPU nodes need the \
+             nvidia.com/gpu.product or cloud.google.com/gke-accelerator label), set \
+             input.defaults.gpuType, or name the GPU type in {field}"
         ),
     ))
 }
