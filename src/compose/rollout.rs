@@ -458,7 +458,9 @@ pub(crate) fn pod_problem(pods: &[Map<String, Value>]) -> Option<(String, String
                 "pod {name} cannot be scheduled: {}",
                 c.message_or("no node fits it")
             );
+            // Where a node lacks only resources, it has the labels: no hint.
             if message.contains("didn't match Pod's node affinity/selector")
+                && !message.contains("Insufficient ")
                 && let Some(asked) = gpu_labels_asked(pod)
             {
                 message.truncate(message.trim_end_matches('.').len());
@@ -961,13 +963,25 @@ mod tests {
             {"matchExpressions": [{"key": "nvidia.com/gpu.product", "operator": "In", "values": ["Tesla-T4"]}]},
             {"matchExpressions": [{"key": "cloud.google.com/gke-accelerator", "operator": "In", "values": ["nvidia-tesla-t4"]}]},
         ]}}});
-        let unschedulable = |affinity: Value| {
+        let scheduler_says = |affinity: &Value, message: &str| {
             obj(
                 json!({"metadata": {"name": "p"}, "spec": {"affinity": affinity},
                 "status": {"conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
-                    "message": "0/7 nodes are available: 2 node(s) had untolerated taint(s), 5 node(s) didn't match Pod's node affinity/selector."}]}}),
+                    "message": message}]}}),
             )
         };
+        let unschedulable = |affinity: Value| {
+            scheduler_says(
+                &affinity,
+                "0/7 nodes are available: 2 node(s) had untolerated taint(s), 5 node(s) didn't match Pod's node affinity/selector.",
+            )
+        };
+        // Some node has the labels and lacks GPUs: the labels are not why.
+        let full = "0/6 nodes are available: 2 Insufficient nvidia.com/gpu, 4 node(s) didn't match Pod's node affinity/selector.";
+        assert_eq!(
+            pod_problem(&[scheduler_says(&affinity, full)]).map(|(_, m)| m),
+            Some(format!("pod p cannot be scheduled: {full}"))
+        );
         assert_eq!(
             pod_problem(&[unschedulable(affinity)]),
             Some((
