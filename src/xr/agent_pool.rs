@@ -300,7 +300,7 @@ pub(crate) struct GpuRequirements {
     pub(crate) count: Option<i64>,
     /// Least memory per GPU, a quantity such as 40Gi.
     pub(crate) memory: Option<String>,
-    /// GPU type such as L4, A100-80GB or H100-80GB. Defaults to the platform's.
+    /// GPU type such as L4, A100-80GB or H100-80GB. Defaults to the platform's default type, or, where the platform offers several and names none, the cheapest offered type that serves the model.
     #[schemars(length(min = 1, max = 64))]
     pub(crate) r#type: Option<String>,
     pub(crate) topology: Option<Topology>,

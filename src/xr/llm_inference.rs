@@ -60,7 +60,7 @@ pub(crate) struct LlmInferenceSpec {
     )]
     #[schemars(range(min = 1, max = GPU_MAX))]
     pub(crate) gpu: Option<i64>,
-    /// GPU type, for example L4, A100-80GB or H100-80GB. Defaults to the platform's (step input).
+    /// GPU type, for example L4, A100-80GB or H100-80GB. Defaults to the platform's default type, or, where the platform offers several and names none, the cheapest offered type that serves the model (status.plan.reasons says why).
     #[schemars(length(min = 1, max = GPU_TYPE_MAX))]
     pub(crate) gpu_type: Option<String>,
     /// Weight precision: auto (from the model) or fp32, bf16, fp16, fp8, int8, int4, fp4.
