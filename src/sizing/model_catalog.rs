@@ -300,6 +300,24 @@ mod tests {
                 Some("deepseek-ai/DeepSeek-R1"),
                 false,
             ),
+            // V3.1 and its Terminus update keep V3's architecture.
+            (
+                "deepseek-ai/DeepSeek-V3.1-Terminus",
+                Some("deepseek-ai/DeepSeek-V3"),
+                false,
+            ),
+            // Qwen3's 2507 updates have entries of their own: a 262,144-token
+            // context, not the first release's 40,960.
+            (
+                "Qwen/Qwen3-235B-A22B-Thinking-2507",
+                Some("Qwen/Qwen3-235B-A22B-Instruct-2507"),
+                false,
+            ),
+            (
+                "Qwen/Qwen3-30B-A3B-Instruct-2507-FP8",
+                Some("Qwen/Qwen3-30B-A3B-Instruct-2507"),
+                true,
+            ),
             (
                 "mistralai/mixtral-8x7b-instruct-v0.1",
                 Some("mistralai/Mixtral-8x7B-Instruct-v0.1"),
