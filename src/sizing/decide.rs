@@ -20,7 +20,7 @@ use super::candidates::valid_tps;
 use super::context::{cap_context, context_target, kv_reason};
 use super::error::SizingError;
 use super::fit::{Device, Fit, Sizer};
-use super::gpus::{Gpu, gpu};
+use super::gpus::{Gpu, family_name_warning, gpu};
 use super::host::{host, host_reason};
 use super::layout::{choose_layout, fixed_layout, requested_layout};
 use super::memory::{
@@ -63,7 +63,9 @@ pub(crate) fn size(req: &SizingRequest) -> Result<Plan, SizingError> {
     validate(req)?;
     let gpu = gpu(&req.gpu_type)?;
     let mut reasons = Vec::new();
-    let mut warnings = Vec::new();
+    let mut warnings: Vec<String> = family_name_warning(&req.gpu_type, gpu)
+        .into_iter()
+        .collect();
 
     let (m, about_model) = resolve_model(req)?;
     reasons.extend(about_model);
@@ -351,6 +353,32 @@ mod tests {
             p.max_model_len
         );
         assert!(p.warnings.is_empty());
+    }
+
+    /// `A100` is sold with 40 and 80 GB: the plan says which it sized for.
+    #[test]
+    fn a_gpu_family_name_says_which_board_it_is_read_as() {
+        let warnings = |gpu: &str| {
+            size(&req("Qwen/Qwen2.5-7B-Instruct", gpu))
+                .unwrap()
+                .warnings
+        };
+        assert_eq!(
+            warnings("A100"),
+            vec![
+                "GPU type `A100` names boards of two memory sizes; it is read as A100-40GB (40 GB): name A100-80GB for the larger board, or A100-40GB to say this one"
+            ]
+        );
+        assert_eq!(
+            warnings("v100"),
+            vec![
+                "GPU type `v100` names boards of two memory sizes; it is read as V100 (16 GB): name V100-32GB for the larger board, or V100 to say this one"
+            ]
+        );
+        // The board's own name, and GKE's label for it, are not ambiguous.
+        for named in ["A100-40GB", "nvidia-tesla-a100", "A100-80GB", "H100"] {
+            assert_eq!(warnings(named), Vec::<String>::new(), "{named}");
+        }
     }
 
     #[test]

@@ -166,6 +166,22 @@ fn normalize(name: &str) -> String {
     s
 }
 
+/// A warning when `name` is a board family sold with two memory sizes
+/// (`A100`, `V100`): it resolves to the smaller one (GKE's
+/// `nvidia-tesla-a100` is the 40 GB board), and a plan for the smaller
+/// board takes more of the larger one's GPUs than it needs.
+pub(crate) fn family_name_warning(name: &str, resolved: &Gpu) -> Option<String> {
+    let larger = match name.trim().to_ascii_lowercase().as_str() {
+        "a100" | "nvidia-a100" => "A100-80GB",
+        "v100" | "nvidia-v100" => "V100-32GB",
+        _ => return None,
+    };
+    Some(format!(
+        "GPU type `{name}` names boards of two memory sizes; it is read as {} ({:.0} GB): name {larger} for the larger board, or {} to say this one",
+        resolved.name, resolved.nominal_gb, resolved.name
+    ))
+}
+
 /// Every GPU in the catalog.
 pub fn gpus() -> &'static [Gpu] {
     &CATALOG.gpus
