@@ -88,10 +88,20 @@ pub(crate) fn report(req: &ComposeRequest, keys: &[&str], out: &mut Composition)
                 format!("{whats} can scale: {reads} the replicas"),
             )
         } else {
+            // An HPA's controller runs in every cluster; KEDA's only where
+            // the platform installed it, and nothing else writes that status.
+            let keda = scalers
+                .iter()
+                .any(|(what, s)| *s == Scaling::NotReported && what.starts_with("ScaledObject "));
+            let hint = if keda {
+                " (if this lasts, check that KEDA's operator is installed and running: it writes a ScaledObject's status)"
+            } else {
+                ""
+            };
             condition_unknown(
                 AUTOSCALING,
                 "NotReported",
-                format!("{whats} {has} not yet said whether {it} can scale"),
+                format!("{whats} {has} not yet said whether {it} can scale{hint}"),
             )
         });
 }
