@@ -511,8 +511,8 @@ fn gpu_labels_asked(pod: &Map<String, Value>) -> Option<String> {
     (!labels.is_empty()).then(|| {
         format!(
             "; it asks for a node labelled {} (input.defaults.gpuNodeSelector keeps each server on the \
-             GPU type it is sized for): if the GPU nodes carry no such label, GPU feature discovery adds it, \
-             or the platform turns gpuNodeSelector off",
+             GPU type it is sized for): if no node carries that label and no node autoscaler is adding one, \
+             label the GPU nodes (GPU feature discovery does) or turn gpuNodeSelector off",
             labels.join(" or ")
         )
     })
@@ -989,8 +989,8 @@ mod tests {
                 "pod p cannot be scheduled: 0/7 nodes are available: 2 node(s) had untolerated taint(s), 5 node(s) \
                  didn't match Pod's node affinity/selector; it asks for a node labelled nvidia.com/gpu.product=Tesla-T4 \
                  or cloud.google.com/gke-accelerator=nvidia-tesla-t4 (input.defaults.gpuNodeSelector keeps each server \
-                 on the GPU type it is sized for): if the GPU nodes carry no such label, GPU feature discovery adds it, \
-                 or the platform turns gpuNodeSelector off"
+                 on the GPU type it is sized for): if no node carries that label and no node autoscaler is adding \
+                 one, label the GPU nodes (GPU feature discovery does) or turn gpuNodeSelector off"
                     .into()
             ))
         );
