@@ -85,11 +85,6 @@ pub(crate) fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
         .filter(|(_, p)| p.is_ok())
         .map(|(g, _)| g.as_str())
         .collect();
-    // Servable is what some runtime serves: an XR may choose another
-    // runtime than the platform's default, which the Model cannot know, so
-    // where the default cannot serve a plan the Model says so instead of
-    // failing.
-    let not_by_default = not_by_default_runtime(req.settings.runtime, &plans);
     let shard_problem = shard_problem(req, &facts);
     // Weights no runtime loads fail the Model as its spec's own problem.
     let spec_problem = facts
@@ -173,9 +168,13 @@ pub(crate) fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
             outcome::condition(SERVABLE, false, condition_reason, why.clone())
         }
         (None, Some(r)) => outcome::condition(SERVABLE, false, "NoGpuFits", r.clone()),
+        // Servable is what some runtime serves: an XR may choose another
+        // runtime than the platform's default, which the Model cannot know,
+        // so where the default cannot serve a plan the Model says so
+        // instead of failing.
         (None, None) => {
             let mut message = format!("servable on {}", serveable.join(", "));
-            for part in not_by_default {
+            for part in not_by_default_runtime(req.settings.runtime, &plans) {
                 message.push_str("; ");
                 message.push_str(&part);
             }
