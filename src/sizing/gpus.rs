@@ -18,9 +18,9 @@ const GPUS_CSV: &str = include_str!("data/gpus.csv");
 const MIG_USABLE_GIB_PER_GB: f64 = 0.9;
 
 /// The node label GPU feature discovery sets to a GPU's product name.
-pub const GPU_PRODUCT_LABEL: &str = "nvidia.com/gpu.product";
+pub(crate) const GPU_PRODUCT_LABEL: &str = "nvidia.com/gpu.product";
 /// The node label GKE sets to a GPU node's accelerator.
-pub const GKE_ACCELERATOR_LABEL: &str = "cloud.google.com/gke-accelerator";
+pub(crate) const GKE_ACCELERATOR_LABEL: &str = "cloud.google.com/gke-accelerator";
 
 /// One GPU model: a row of `data/gpus.csv`.
 #[derive(Debug, Clone, PartialEq, Deserialize)]

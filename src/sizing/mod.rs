@@ -61,7 +61,8 @@ pub use config::{CheckpointQuantization, ConfigError, ModelConfig, weights_index
 pub(crate) use error::SizingError;
 pub use gpu_choice::cheapest;
 pub(crate) use gpu_choice::{GpuPrices, canonical_prices, cheapest_of, hourly_cost};
-pub use gpus::{GKE_ACCELERATOR_LABEL, GPU_PRODUCT_LABEL, Gpu, MigProfile, gpu, gpu_names, gpus};
+pub(crate) use gpus::{GKE_ACCELERATOR_LABEL, GPU_PRODUCT_LABEL};
+pub use gpus::{Gpu, MigProfile, gpu, gpu_names, gpus};
 pub use memory::{Arch, GIB, VllmGeneration};
 pub use model_catalog::{ModelMatch, lookup as lookup_model, models};
 pub use params::{ParamCount, count_from_id, parse_parameter_count, quantization_marker};
