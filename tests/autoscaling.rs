@@ -514,7 +514,10 @@ fn a_platform_without_the_prometheus_operator_gets_no_pod_monitor() {
     req.input = Some(input(platform));
     let rsp = call(&req);
     let keys = composed_names(&rsp);
-    assert_eq!(keys, ["autoscaler", "deployment", "service"]);
+    assert_eq!(
+        keys,
+        ["autoscaler", "deployment", "disruption_budget", "service"]
+    );
 }
 
 #[test]
@@ -551,6 +554,14 @@ fn an_agent_pools_model_server_scales_like_an_llm_inference() {
         json!({"apiVersion": "apps/v1", "kind": "Deployment", "name": "reviewers-model"})
     );
     assert_eq!(hpa["spec"]["maxReplicas"], 4);
+    // Up to four replicas: evicted one pod at a time.
+    let budget = desired_resource(&rsp, "model_server_disruption_budget");
+    assert_eq!(validate_composed(&budget), Vec::<String>::new());
+    assert_eq!(budget["metadata"]["name"], "reviewers-model");
+    assert_eq!(
+        budget["spec"]["selector"],
+        desired_resource(&rsp, "model_server_deployment")["spec"]["selector"]
+    );
     let server = &desired_status(&rsp)["modelServer"];
     assert_eq!(server["replicas"], 1);
     assert_eq!(server["autoscaling"]["autoscaler"], "hpa");

@@ -867,7 +867,10 @@ fn the_leader_worker_set_runtime_serves_a_plan_across_nodes() {
         vec![],
         "served, and no warning that one pod cannot span nodes"
     );
-    assert_eq!(composed_names(&rsp), ["leader_worker_set", "service"]);
+    assert_eq!(
+        composed_names(&rsp),
+        ["disruption_budget", "leader_worker_set", "service"]
+    );
     let plan = plan_for(
         "meta-llama/Llama-3.1-405B-Instruct",
         "H100-80GB",
@@ -1090,6 +1093,67 @@ fn the_startup_probe_covers_the_load_time_estimate_of_the_largest_catalog_model(
             "{runtime}: {} ({:.0} GiB): startup probe {budget} s < estimate {estimate} s",
             plan.model_id,
             plan.checkpoint_gib
+        );
+    }
+}
+
+#[test]
+fn a_server_of_more_than_one_replica_is_evicted_a_pod_at_a_time() {
+    let xr = |runtime: &str, replicas: i64| {
+        LlmInference::new("qwen")
+            .spec(json!({"model": "Qwen/Qwen2.5-7B-Instruct", "gpuType": "H100-80GB", "replicas": replicas}))
+            .runtime(runtime)
+            .build()
+    };
+    let rsp = call(&request("pdb", xr("deployment", 2)));
+    assert_not_fatal(&rsp.results, "deployment");
+    let (budget, ready) = composed(&rsp, "disruption_budget");
+    assert_eq!(
+        budget,
+        json!({
+            "apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+            "metadata": {"name": "qwen", "namespace": "team-a", "labels": {
+                "app.kubernetes.io/component": "model-server", "app.kubernetes.io/instance": "qwen",
+                "app.kubernetes.io/managed-by": "function-inference", "app.kubernetes.io/name": "llminference",
+            }},
+            "spec": {"maxUnavailable": 1, "selector": {"matchLabels": {
+                "app.kubernetes.io/component": "model-server", "app.kubernetes.io/instance": "qwen",
+                "app.kubernetes.io/name": "llminference",
+            }}},
+        })
+    );
+    assert_eq!(ready, fnv1::Ready::False as i32, "not created yet");
+    assert_eq!(
+        support::manifests::validate_composed(&budget),
+        Vec::<String>::new()
+    );
+    let (deployment, _) = composed(&rsp, "deployment");
+    assert_eq!(budget["spec"]["selector"], deployment["spec"]["selector"]);
+
+    // A LeaderWorkerSet's budget covers leaders and workers (its controller
+    // labels every pod of the set with its name): a group restarts whole
+    // when one of its pods is evicted.
+    let rsp = call(&request("pdb", xr("leader-worker-set", 2)));
+    let (budget, _) = composed(&rsp, "disruption_budget");
+    assert_eq!(
+        budget["spec"]["selector"],
+        json!({"matchLabels": {"leaderworkerset.sigs.k8s.io/name": "qwen"}})
+    );
+
+    // The operator labels its pods app=<VLLMRuntime name>.
+    let rsp = call(&request("pdb", xr("vllm-runtime", 2)));
+    let (budget, _) = composed(&rsp, "disruption_budget");
+    assert_eq!(
+        budget["spec"]["selector"],
+        json!({"matchLabels": {"app": "qwen"}})
+    );
+
+    // One replica: a budget would only stop drains, or allow what none does.
+    for runtime in ["vllm-runtime", "deployment", "leader-worker-set"] {
+        let rsp = call(&request("pdb", xr(runtime, 1)));
+        assert!(
+            !composed_names(&rsp).contains(&"disruption_budget".to_string()),
+            "{runtime}"
         );
     }
 }

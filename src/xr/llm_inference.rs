@@ -87,7 +87,7 @@ pub(crate) struct LlmInferenceSpec {
     pub(crate) kv_cache_dtype: Option<KvCacheDtype>,
     /// What the layout is chosen for: minimal (fewest GPUs that start), balanced (room for the stated maxModelLen, else the recipes' headroom) or throughput (room for a batch). Defaults to the Model's with modelRef, else the platform's (step input).
     pub(crate) objective: Option<Objective>,
-    /// Model-server replicas, each with the plan's GPUs. Defaults to 1 (or the Model's data-parallel count with modelRef). 0 keeps everything composed but runs no replica: nothing serves, and the XR is not Ready.
+    /// Model-server replicas, each with the plan's GPUs. Defaults to 1 (or the Model's data-parallel count with modelRef). More than 1 adds a PodDisruptionBudget, so drains evict one pod at a time. 0 keeps everything composed but runs no replica: nothing serves, and the XR is not Ready.
     #[serde(
         default,
         deserialize_with = "crate::de::opt_whole_number::<_, 0, REPLICAS_MAX>"

@@ -73,12 +73,14 @@ pub(crate) const MODEL_SERVER_DEPLOYMENT: &str = "model_server_deployment";
 pub(crate) const MODEL_SERVER_SERVICE: &str = "model_server_service";
 pub(crate) const MODEL_SERVER_WEIGHTS: &str = "model_server_weights";
 pub(crate) const MODEL_SERVER_LWS: &str = "model_server_leader_worker_set";
+pub(crate) const MODEL_SERVER_DISRUPTION_BUDGET: &str = "model_server_disruption_budget";
 const SERVER_KEYS: ServerKeys = ServerKeys {
     vllm_runtime: MODEL_SERVER,
     deployment: MODEL_SERVER_DEPLOYMENT,
     service: MODEL_SERVER_SERVICE,
     weights: MODEL_SERVER_WEIGHTS,
     leader_worker_set: MODEL_SERVER_LWS,
+    disruption_budget: MODEL_SERVER_DISRUPTION_BUDGET,
 };
 /// Everything the pool may compose: kept as observed while it waits for its Model.
 pub(crate) const RESOURCES: &[&str] = &[
@@ -87,6 +89,7 @@ pub(crate) const RESOURCES: &[&str] = &[
     MODEL_SERVER_SERVICE,
     MODEL_SERVER_WEIGHTS,
     MODEL_SERVER_LWS,
+    MODEL_SERVER_DISRUPTION_BUDGET,
     AGENTS,
     AGENT_CONFIG,
     AGENT_SERVICE,

@@ -45,12 +45,15 @@ pub(crate) const LEADER_WORKER_SET: &str = "leader_worker_set";
 /// The model server's autoscaler (a ScaledObject or an HPA) and PodMonitor.
 pub(crate) const AUTOSCALER: &str = "autoscaler";
 pub(crate) const POD_MONITOR: &str = "pod_monitor";
+/// With more than one replica, evictions take the server's pods one at a time.
+pub(crate) const DISRUPTION_BUDGET: &str = "disruption_budget";
 const KEYS: ServerKeys = ServerKeys {
     vllm_runtime: RUNTIME,
     deployment: DEPLOYMENT,
     service: SERVICE,
     weights: WEIGHTS_CACHE,
     leader_worker_set: LEADER_WORKER_SET,
+    disruption_budget: DISRUPTION_BUDGET,
 };
 
 /// Composes an LLMInference: resolve the model, size it, place and build
@@ -80,6 +83,7 @@ const RESOURCES: &[&str] = &[
     SERVICE,
     WEIGHTS_CACHE,
     LEADER_WORKER_SET,
+    DISRUPTION_BUDGET,
     INGRESS,
     AUTOSCALER,
     POD_MONITOR,

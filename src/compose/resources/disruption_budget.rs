@@ -1,5 +1,6 @@
-//! A PodDisruptionBudget for the agents: drains and upgrades take them down
-//! one at a time, so a pool of more than one replica keeps serving.
+//! A PodDisruptionBudget for the pods of something with more than one
+//! replica (a model server, an AgentPool's agents): drains and node upgrades
+//! take them down one at a time, so the others keep serving.
 
 use std::collections::BTreeMap;
 
@@ -8,7 +9,7 @@ use k8s_openapi::api::policy::v1::{PodDisruptionBudget, PodDisruptionBudgetSpec}
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
-/// At most one agent pod voluntarily disrupted at a time.
+/// At most one of the selected pods voluntarily disrupted at a time.
 pub(crate) fn disruption_budget(
     name: &str,
     namespace: &str,

@@ -13,6 +13,7 @@ use serde_json::{Map, Value};
 
 use crate::compose::composition::{ComposeRequest, Composition, Manifest, Refusal};
 use crate::compose::last_applied;
+use crate::compose::resources::disruption_budget::disruption_budget;
 use crate::compose::resources::labels::{labels, selector_labels};
 use crate::compose::resources::leader_worker_set::{LwsParams, leader_labels, leader_worker_set};
 use crate::compose::resources::model_server_autoscaler::Workload;
@@ -173,6 +174,25 @@ pub(crate) fn serve(
     for (key, manifest) in server.resources {
         out.add(key, s.placement.place(manifest), &req.observed);
     }
+    // Drains and node upgrades then evict one pod at a time, so the other
+    // replicas serve while the evicted one reloads its model (minutes for a
+    // large one). A LeaderWorkerSet group restarts whole when one of its
+    // pods goes, and its pods count unavailable until it is back, so one
+    // group at a time.
+    let most_replicas = s.autoscaled.map_or(s.choice.replicas, |(_, max)| max);
+    if most_replicas > 1 {
+        let budget = disruption_budget(
+            s.name,
+            s.placement.namespace(),
+            labels(&req.xr.kind, &req.xr.name, "model-server"),
+            server.pod_labels.clone(),
+        );
+        out.add(
+            s.keys.disruption_budget,
+            s.placement.place(budget),
+            &req.observed,
+        );
+    }
     let state = serving::observe(
         req,
         serving::Workload {
@@ -241,6 +261,8 @@ pub(crate) struct ServerKeys {
     pub(crate) service: &'static str,
     pub(crate) weights: &'static str,
     pub(crate) leader_worker_set: &'static str,
+    /// With more than one replica.
+    pub(crate) disruption_budget: &'static str,
 }
 
 /// A model server to compose.
