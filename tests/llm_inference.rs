@@ -1907,7 +1907,7 @@ fn malformed_specs_are_fatal_and_name_the_field_and_what_is_valid() {
             json!("acme/mystery-chat"),
             fatal(
                 "CannotSize",
-                "spec.parameterCount: cannot tell how many parameters `acme/mystery-chat` has: it is not in the model catalog and its id carries no size; set parameterCount (for example 8B, 70B or 8x7B)",
+                "spec.parameterCount: cannot tell how many parameters `acme/mystery-chat` has: it is not in the model catalog and its id carries no size; give its parameter count (for example 8B, 70B or 8x7B)",
             ),
         ),
         refusal(

@@ -947,8 +947,8 @@ fn sizing_refusals_from_a_referenced_model_name_the_models_field() {
         ),
         vec![
             "Model team-a/llama-8b spec.parameterCount: cannot tell how many parameters `example/unknown-llm` has: \
-             it is not in the model catalog and its id carries no size; set parameterCount (for example 8B, 70B or \
-             8x7B)"
+             it is not in the model catalog and its id carries no size; give its parameter count (for example 8B, 70B \
+             or 8x7B)"
         ]
     );
     assert_eq!(

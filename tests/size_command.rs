@@ -147,6 +147,54 @@ fn errors_are_typed() {
     assert!(e.to_string().starts_with("invalid parameter count `1e30B`"));
 }
 
+/// What `size` prints (after `function-inference size: `) names the flag to
+/// change, not the XR field the engine's message speaks of.
+#[test]
+fn errors_lead_with_the_flag_to_change() {
+    let error = |argv: &[&str]| run(&args(argv), &mut Vec::new()).unwrap_err().to_string();
+    assert_eq!(
+        error(&["foo/bar", "--gpu-type", "L4"]),
+        "--parameter-count (or --config with the model's config.json): cannot tell how many parameters `foo/bar` \
+         has: it is not in the model catalog and its id carries no size; give its parameter count (for example 8B, \
+         70B or 8x7B)"
+    );
+    assert_eq!(
+        error(&[
+            "Qwen/Qwen2.5-7B-Instruct",
+            "--gpu-type",
+            "L4",
+            "--max-model-len",
+            "1000000"
+        ]),
+        "--max-model-len: maxModelLen 1000000 exceeds the 32768-token context of Qwen/Qwen2.5-7B-Instruct: use at \
+         most 32768"
+    );
+    assert_eq!(
+        error(&[
+            "meta-llama/Llama-3.1-70B-Instruct",
+            "--gpu-type",
+            "L4",
+            "--gpu",
+            "1"
+        ]),
+        "--gpu: 1 x L4 (TP 1, PP 1) cannot hold meta-llama/Llama-3.1-70B-Instruct: each GPU's share of the weights \
+         is 131.4 GiB, more than its 21.9 GiB, so vLLM cannot load them whatever its flags; 16 x L4 (TP 8, PP 2) \
+         would hold it"
+    );
+    assert!(
+        error(&["x/y-7B", "--gpu-type", "L4", "--mig", "1g.5gb"])
+            .starts_with("--mig: L4 has no MIG")
+    );
+    assert!(
+        error(&["x/y-7B", "--gpu-type", "P100"]).starts_with("--gpu-type: unknown GPU type `P100`")
+    );
+    // An error that already names what it is about keeps its words.
+    assert_eq!(
+        error(&["x/y-7B", "--gpu-type", "L4", "--gpu", "99999999999"]),
+        "invalid gpu count `99999999999`: it must be between 1 and 4096"
+    );
+}
+
 /// What an XR's `status.plan` always reports.
 const STATUS_KEYS: &[&str] = &[
     "gpuType",

@@ -104,10 +104,36 @@ pub struct SizeArgs {
 /// Why `size` failed: a request the engine cannot size, or a failed write.
 #[derive(Debug, thiserror::Error)]
 pub enum SizeError {
-    #[error(transparent)]
+    #[error("{}", led_by_flag(.0))]
     Sizing(#[from] SizingError),
     #[error("cannot write the output: {0}")]
     Io(#[from] std::io::Error),
+}
+
+/// A sizing error led by the flag to change: the engine's messages speak of
+/// an XR's fields (`maxModelLen`), and at a terminal one types flags.
+fn led_by_flag(e: &SizingError) -> String {
+    use SizingError as E;
+    let flag = match e {
+        E::UnknownGpu { .. } => "--gpu-type",
+        E::UnknownPrecision { .. } | E::UnsupportedPrecision { .. } => "--quantization",
+        E::InvalidMigChoice { .. }
+        | E::MigUnsupported { .. }
+        | E::UnknownMigProfile { .. }
+        | E::MigProfileTooSmall { .. }
+        | E::MigNeedsOneGpu { .. } => "--mig",
+        E::MissingParameterCount { .. } => {
+            "--parameter-count (or --config with the model's config.json)"
+        }
+        E::InvalidParameterCount { .. } => "--parameter-count",
+        E::InvalidGpuCount { .. } | E::WeightsExceedGpu { .. } => "--gpu",
+        E::InvalidTensorParallel { .. } => "--tensor-parallel",
+        E::InvalidPipelineParallel { .. } => "--pipeline-parallel",
+        E::ParallelismMismatch { .. } => "--gpu, --tensor-parallel and --pipeline-parallel",
+        E::ContextLongerThanModel { .. } | E::ContextDoesNotFit { .. } => "--max-model-len",
+        _ => return e.to_string(),
+    };
+    format!("{flag}: {e}")
 }
 
 impl SizeArgs {

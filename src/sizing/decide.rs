@@ -498,7 +498,7 @@ mod tests {
             ),
             (
                 req("someorg/mystery-model", "L4"),
-                "cannot tell how many parameters `someorg/mystery-model` has: it is not in the model catalog and its id carries no size; set parameterCount (for example 8B, 70B or 8x7B)".into(),
+                "cannot tell how many parameters `someorg/mystery-model` has: it is not in the model catalog and its id carries no size; give its parameter count (for example 8B, 70B or 8x7B)".into(),
             ),
             (
                 SizingRequest { gpu_memory_utilization: 1.5, ..req("Qwen/Qwen2.5-7B-Instruct", "L4") },

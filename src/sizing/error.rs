@@ -29,7 +29,7 @@ pub enum SizingError {
     InvalidMigChoice { value: String },
 
     #[error(
-        "cannot tell how many parameters `{model}` has: it is not in the model catalog and its id carries no size; set parameterCount (for example 8B, 70B or 8x7B)"
+        "cannot tell how many parameters `{model}` has: it is not in the model catalog and its id carries no size; give its parameter count (for example 8B, 70B or 8x7B)"
     )]
     MissingParameterCount { model: String },
 
