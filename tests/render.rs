@@ -124,6 +124,59 @@ step: function-inference
     );
 }
 
+/// A Composition as the input composes with its step's input, as the
+/// cluster would: the packaged one keeps servers on their GPU type.
+#[test]
+fn a_composition_as_input_gives_its_steps_input() {
+    const XR: &str = "examples/configuration/llm-inference/llama-70b-h100.yaml";
+    const COMPOSITION: &str = "package/configuration/llminference-composition.yaml";
+    let composition: serde_yaml::Value =
+        serde_yaml::from_str(&std::fs::read_to_string(COMPOSITION).unwrap()).unwrap();
+    let step_input = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(
+        step_input.path(),
+        serde_yaml::to_string(&composition["spec"]["pipeline"][0]["input"]).unwrap(),
+    )
+    .unwrap();
+    let (code, from_composition, stderr) = render(&[XR, "--input", COMPOSITION]);
+    assert_eq!((code, stderr.as_str()), (Some(0), ""));
+    let (_, from_step_input, _) = render(&[XR, "--input", step_input.path().to_str().unwrap()]);
+    assert_eq!(from_composition, from_step_input);
+    let (_, with_defaults, _) = render(&[XR]);
+    assert_ne!(
+        from_composition, with_defaults,
+        "the packaged input differs from the built-in defaults"
+    );
+    assert!(
+        from_composition.contains("nvidia.com/gpu.product"),
+        "{from_composition}"
+    );
+
+    let (code, stdout, stderr) = render(&[
+        XR,
+        "--input",
+        "package/configuration/agentpool-composition.yaml",
+    ]);
+    assert_eq!((code, stdout.as_str()), (Some(1), ""));
+    assert_eq!(
+        stderr,
+        "function-inference render: package/configuration/agentpool-composition.yaml: this Composition composes \
+         AgentPool, and the XR's kind is LLMInference: pass a Composition of LLMInference\n"
+    );
+    let (code, _, stderr) = render(&[
+        XR,
+        "--input",
+        "tests/data/render/composition-without-our-step.yaml",
+    ]);
+    assert_eq!(code, Some(1));
+    assert_eq!(
+        stderr,
+        "function-inference render: tests/data/render/composition-without-our-step.yaml: no step of this \
+         Composition's pipeline has a function-inference input (apiVersion inference.fn.crossplane.io/v1beta1, kind \
+         Input)\n"
+    );
+}
+
 /// Runs `render FILE` on a file holding `text`, in a temporary directory,
 /// and gives up after ten seconds (a generous bound: the point is that a
 /// bad file fails quickly rather than after minutes). Returns (exit code,

@@ -33,7 +33,7 @@ pub struct RenderArgs {
     /// the cluster has, to check that it serves the custom kinds composed (YAML stream).
     #[arg(long)]
     pub required: Option<PathBuf>,
-    /// The step input (kind Input), as YAML.
+    /// The step input (kind Input), as YAML; or a Composition, whose step that runs this function gives it.
     #[arg(long)]
     pub input: Option<PathBuf>,
     /// Pipeline context, as a YAML or JSON object.
@@ -69,7 +69,7 @@ pub fn run(args: &RenderArgs, out: &mut impl Write) -> Result<(), RenderError> {
         input: args
             .input
             .as_deref()
-            .map(read_one)
+            .map(|path| read_input(path, &xr))
             .transpose()?
             .map(|v| json_to_struct(&v)),
         context: args
@@ -137,6 +137,61 @@ fn resource(object: &Map<String, Value>) -> fnv1::Resource {
     fnv1::Resource {
         resource: Some(json_to_struct(object)),
         ..Default::default()
+    }
+}
+
+/// The step input `path` holds: an Input, or the input of the step of a
+/// Composition that runs this function, so that render composes with the
+/// platform's defaults as the cluster would.
+fn read_input(path: &Path, xr: &Map<String, Value>) -> Result<Map<String, Value>, RenderError> {
+    let doc = read_one(path)?;
+    if doc.get("kind").and_then(Value::as_str) != Some("Composition") {
+        return Ok(doc);
+    }
+    let composes = doc
+        .get("spec")
+        .and_then(|s| s.get("compositeTypeRef"))
+        .and_then(|r| r.get("kind"))
+        .and_then(Value::as_str);
+    let xr_kind = xr.get("kind").and_then(Value::as_str).unwrap_or_default();
+    if let Some(kind) = composes.filter(|k| *k != xr_kind) {
+        return Err(file_error(
+            path,
+            format!(
+                "this Composition composes {kind}, and the XR's kind is {xr_kind}: pass a Composition of {xr_kind}"
+            ),
+        ));
+    }
+    let ours = |input: &&Map<String, Value>| {
+        input.get("apiVersion").and_then(Value::as_str) == Some(crate::input::API_VERSION)
+            && input.get("kind").and_then(Value::as_str) == Some(crate::input::KIND)
+    };
+    let inputs: Vec<&Map<String, Value>> = doc
+        .get("spec")
+        .and_then(|s| s.get("pipeline"))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|step| step.get("input").and_then(Value::as_object))
+        .filter(ours)
+        .collect();
+    match inputs.as_slice() {
+        [input] => Ok((*input).clone()),
+        [] => Err(file_error(
+            path,
+            format!(
+                "no step of this Composition's pipeline has a function-inference input (apiVersion {}, kind Input)",
+                crate::input::API_VERSION
+            ),
+        )),
+        more => Err(file_error(
+            path,
+            format!(
+                "{} steps of this Composition's pipeline have a function-inference input: pass the one to render with, \
+                 in a file of its own",
+                more.len()
+            ),
+        )),
     }
 }
 
