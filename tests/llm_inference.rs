@@ -1158,6 +1158,49 @@ fn a_server_of_more_than_one_replica_is_evicted_a_pod_at_a_time() {
     }
 }
 
+/// A server stopped by a scale-down, rollout or drain finishes what it is
+/// answering: a pause while the endpoints stop sending to it, vLLM's drain
+/// where its release has one, and a grace period that covers both.
+#[test]
+fn a_stopping_server_finishes_its_requests() {
+    let stop = |spec: Value| {
+        let rsp = call(&request(
+            "stop",
+            LlmInference::new("qwen").spec(spec).build(),
+        ));
+        assert_not_fatal(&rsp.results, "stop");
+        let (deployment, _) = composed(&rsp, "deployment");
+        let pod = deployment["spec"]["template"]["spec"].clone();
+        let c = container(&pod, "vllm").clone();
+        let args: Vec<String> = serde_json::from_value(c["args"].clone()).unwrap();
+        let drain = args
+            .iter()
+            .position(|a| a == "--shutdown-timeout")
+            .map(|i| args[i + 1].clone());
+        (
+            drain,
+            pod["terminationGracePeriodSeconds"].clone(),
+            c["lifecycle"].clone(),
+        )
+    };
+    let pause = json!({"preStop": {"exec": {"command": ["sleep", "15"]}}});
+    let qwen =
+        json!({"model": "Qwen/Qwen2.5-7B-Instruct", "gpuType": "L4", "runtime": "deployment"});
+    // The built-in image runs vLLM 0.19, which drains.
+    assert_eq!(
+        stop(qwen.clone()),
+        (Some("40".into()), json!(60), pause.clone())
+    );
+    // An image of the XR's own may run a release that refuses the flag.
+    let mut own_image = qwen.clone();
+    own_image["image"] = json!({"registry": "registry.example.com", "name": "vllm:custom"});
+    assert_eq!(stop(own_image), (None, json!(60), pause.clone()));
+    // So does the ROCm image's vLLM 0.11.
+    let mut amd = qwen;
+    amd["gpuType"] = json!("MI300X");
+    assert_eq!(stop(amd), (None, json!(60), pause));
+}
+
 #[test]
 fn an_llm_inference_moved_between_runtimes_keeps_its_endpoint() {
     let spec = json!({"model": "Qwen/Qwen2.5-7B-Instruct", "gpuType": "L4", "ingressHost": "qwen.example.com"});

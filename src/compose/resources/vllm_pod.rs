@@ -19,14 +19,18 @@
 //!   root's. ROCm needs the host's `video`/`render` device groups, whose ids
 //!   vary per node, so AMD pods run as root, without capabilities;
 //! - no service links: a Service named `vllm` in the namespace would
-//!   otherwise set `VLLM_PORT` in the pod, which breaks vLLM.
+//!   otherwise set `VLLM_PORT` in the pod, which breaks vLLM;
+//! - a stop that finishes what the server is answering: a preStop sleep
+//!   while the endpoints stop sending it requests, then vLLM's drain
+//!   (`--shutdown-timeout`), within the grace period.
 
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{
     Affinity, Capabilities, Container, ContainerPort, EmptyDirVolumeSource, EnvVar, EnvVarSource,
-    HTTPGetAction, NodeAffinity, NodeSelector, PodSecurityContext, PodSpec, Probe,
-    ResourceRequirements, SeccompProfile, SecretKeySelector, SecurityContext, Volume, VolumeMount,
+    ExecAction, HTTPGetAction, Lifecycle, LifecycleHandler, NodeAffinity, NodeSelector,
+    PodSecurityContext, PodSpec, Probe, ResourceRequirements, SeccompProfile, SecretKeySelector,
+    SecurityContext, Volume, VolumeMount,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
@@ -34,7 +38,7 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use crate::compose::resources::vllm_runtime::{gpu_toleration, node_selector_terms};
 use crate::compose::resources::weights_volume::{CACHE_MOUNT_PATH, HF_HOME, WeightsCache};
 use crate::input::{Image, Settings};
-use crate::sizing::Plan;
+use crate::sizing::{Plan, VllmGeneration};
 use crate::units::{GIB, gib_quantity, parse_quantity};
 
 /// The port `vllm serve` listens on, named for the Service's target port.
@@ -57,6 +61,58 @@ const STARTUP_PERIOD_SECONDS: i32 = 10;
 const READINESS_PERIOD_SECONDS: i32 = 10;
 const LIVENESS_PERIOD_SECONDS: i32 = 20;
 const LIVENESS_FAILURES: i32 = 6;
+
+/// How a pod stops. Kubernetes takes a deleted pod out of its Service's
+/// endpoints while it sends SIGTERM, and kube-proxy, an Ingress controller
+/// or a Gateway's endpoint picker learn it a few seconds later: the preStop
+/// sleep keeps vLLM answering until they stop sending. On SIGTERM vLLM 0.19
+/// refuses new requests and finishes those in flight for up to
+/// `--shutdown-timeout` seconds (its default, 0, aborts them: every scale-down,
+/// rollout and drain would cut answers off). The grace period covers both,
+/// and a few seconds to exit.
+const PRE_STOP_SECONDS: i64 = 15;
+const DRAIN_SECONDS: i64 = 40;
+const EXIT_SECONDS: i64 = 5;
+const SHUTDOWN_TIMEOUT_FLAG: &str = "--shutdown-timeout";
+
+/// Whether the pod's vLLM takes `--shutdown-timeout`: a release of 0.19 or
+/// later (0.18 added it). An unknown release (an image the function did
+/// not pick, with no `vllmVersion`) does not get it, as vLLM refuses a
+/// flag it does not know and would not start.
+fn drains_in_flight_requests(plan: &Plan) -> bool {
+    VllmGeneration::from_version(plan.vllm_version.as_deref()) == VllmGeneration::Current
+}
+
+/// How long vLLM drains: the user's `--shutdown-timeout`, which wins over
+/// ours as it comes later, else ours.
+fn drain_seconds(p: &PodParams) -> i64 {
+    let mut args = p.extra_args.iter();
+    let mut seconds = None;
+    while let Some(arg) = args.next() {
+        let value = match arg.strip_prefix(SHUTDOWN_TIMEOUT_FLAG) {
+            Some("") => args.next().map(String::as_str),
+            Some(v) => v.strip_prefix('='),
+            None => None,
+        };
+        if let Some(v) = value.and_then(|v| v.trim().parse::<i64>().ok()) {
+            seconds = Some(v.clamp(0, 24 * 3600));
+        }
+    }
+    seconds.unwrap_or(DRAIN_SECONDS)
+}
+
+/// A preStop hook that sleeps `seconds`.
+fn sleep_before_stop(seconds: i64) -> Lifecycle {
+    Lifecycle {
+        pre_stop: Some(LifecycleHandler {
+            exec: Some(ExecAction {
+                command: Some(vec!["sleep".into(), seconds.to_string()]),
+            }),
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
 
 /// The load-time estimate the sizing engine reports (`startup probe
 /// budget`: 300 s + 20 s per GiB of checkpoint, rounded up to a minute) is
@@ -127,6 +183,9 @@ pub(crate) fn serve_args(p: &PodParams) -> Vec<String> {
         "--gpu-memory-utilization".into(),
         p.settings.gpu_memory_utilization_text(),
     ]);
+    if drains_in_flight_requests(plan) {
+        args.extend([SHUTDOWN_TIMEOUT_FLAG.into(), DRAIN_SECONDS.to_string()]);
+    }
     args.extend(p.extra_args.iter().cloned());
     args
 }
@@ -264,6 +323,7 @@ pub(crate) fn serving_container(
         )),
         readiness_probe: Some(health(READINESS_PERIOD_SECONDS, 3, 5)),
         liveness_probe: Some(health(LIVENESS_PERIOD_SECONDS, LIVENESS_FAILURES, 10)),
+        lifecycle: Some(sleep_before_stop(PRE_STOP_SECONDS)),
         volume_mounts: Some(volume_mounts(p)),
         security_context: Some(container_security(p.plan)),
         termination_message_policy: Some(LOG_TAIL_ON_ERROR.into()),
@@ -281,6 +341,9 @@ pub(crate) fn worker_container(p: &PodParams, command: Vec<String>) -> Container
         command: Some(command),
         env: Some(env(p)),
         resources: Some(resources),
+        // A group stops all at once; the leader's engine needs its workers'
+        // GPUs until it has drained.
+        lifecycle: Some(sleep_before_stop(PRE_STOP_SECONDS + drain_seconds(p))),
         volume_mounts: Some(volume_mounts(p)),
         security_context: Some(container_security(p.plan)),
         termination_message_policy: Some(LOG_TAIL_ON_ERROR.into()),
@@ -411,6 +474,7 @@ pub(crate) fn pod_spec(p: &PodParams, containers: Vec<Container>, volumes: Vec<V
         security_context: Some(pod_security(p.plan)),
         enable_service_links: Some(false),
         automount_service_account_token: Some(false),
+        termination_grace_period_seconds: Some(PRE_STOP_SECONDS + drain_seconds(p) + EXIT_SECONDS),
         ..Default::default()
     }
 }
@@ -443,5 +507,86 @@ mod tests {
         assert_eq!(r1.startup_probe_seconds, 10_800);
         assert!(startup_budget_seconds(&r1) > 10_800);
         assert!(f64::from(startup_budget_seconds(&r1)) >= 300.0 + 20.0 * r1.checkpoint_gib);
+    }
+
+    #[test]
+    fn a_stopping_pod_finishes_its_requests_within_the_grace_period() {
+        let plan = |vllm_version: Option<&str>| {
+            sizing::size(&SizingRequest {
+                model_id: "Qwen/Qwen2.5-7B-Instruct".into(),
+                gpu_type: "L4".into(),
+                mig: MigChoice::None,
+                vllm_version: vllm_version.map(String::from),
+                ..Default::default()
+            })
+            .unwrap()
+        };
+        let settings = Settings::default();
+        let pod = |plan: &Plan, extra_args: &[String]| {
+            let p = PodParams {
+                model_url: "Qwen/Qwen2.5-7B-Instruct",
+                plan,
+                image: &settings.image,
+                hf_token: None,
+                extra_args,
+                settings: &settings,
+                weights_cache: None,
+                nodes: 2,
+            };
+            let spec = pod_spec(&p, vec![], vec![]);
+            let leader = serving_container(&p, vec![], vec![]);
+            let worker = worker_container(&p, vec![]);
+            let sleep = |c: &Container| {
+                c.lifecycle
+                    .clone()
+                    .unwrap()
+                    .pre_stop
+                    .unwrap()
+                    .exec
+                    .unwrap()
+                    .command
+                    .unwrap()
+            };
+            (
+                serve_args(&p),
+                spec.termination_grace_period_seconds,
+                sleep(&leader),
+                sleep(&worker),
+            )
+        };
+        let shutdown_timeout = |args: &[String]| {
+            args.iter()
+                .position(|a| a == "--shutdown-timeout")
+                .map(|i| args[i + 1].clone())
+        };
+
+        // vLLM 0.19 drains for 40 s after a 15 s pause; the workers stay
+        // until it has.
+        let current = plan(Some("0.19.0"));
+        let (args, grace, leader, worker) = pod(&current, &[]);
+        assert_eq!(shutdown_timeout(&args).as_deref(), Some("40"));
+        assert_eq!(grace, Some(60));
+        assert_eq!(leader, ["sleep", "15"]);
+        assert_eq!(worker, ["sleep", "55"]);
+
+        // The user's timeout, given last, wins, and the grace period follows it.
+        for extra in [
+            vec!["--shutdown-timeout".to_string(), "300".to_string()],
+            vec!["--shutdown-timeout=300".to_string()],
+        ] {
+            let (args, grace, _, worker) = pod(&current, &extra);
+            assert_eq!(args[args.len() - extra.len()..], extra[..]);
+            assert_eq!(grace, Some(320), "{extra:?}");
+            assert_eq!(worker, ["sleep", "315"]);
+        }
+
+        // An unknown or earlier release would refuse the flag: the pause
+        // and the grace period stay.
+        for version in [None, Some("0.11.2")] {
+            let (args, grace, leader, _) = pod(&plan(version), &[]);
+            assert_eq!(shutdown_timeout(&args), None, "{version:?}");
+            assert_eq!(grace, Some(60));
+            assert_eq!(leader, ["sleep", "15"]);
+        }
     }
 }
