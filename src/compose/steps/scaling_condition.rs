@@ -23,7 +23,7 @@ pub(crate) const AUTOSCALING: &str = "Autoscaling";
 /// Adds the `Autoscaling` condition for the autoscalers composed under
 /// `keys` (those of `keys` that `out` composes).
 pub(crate) fn report(req: &ComposeRequest, keys: &[&str], out: &mut Composition) {
-    let scalers: Vec<(String, Scaling)> = keys
+    let scalers: Vec<(Autoscaler, Scaling)> = keys
         .iter()
         .filter_map(|key| {
             let composed = out.resources.get(*key)?;
@@ -31,7 +31,7 @@ pub(crate) fn report(req: &ComposeRequest, keys: &[&str], out: &mut Composition)
                 .observed
                 .get(key)
                 .map_or(Scaling::NotReported, |o| scaling(&o));
-            Some((describe(composed.manifest.object()), state))
+            Some((Autoscaler::of(composed.manifest.object()), state))
         })
         .collect();
     if scalers.is_empty() {
@@ -92,7 +92,7 @@ pub(crate) fn report(req: &ComposeRequest, keys: &[&str], out: &mut Composition)
             // the platform installed it, and nothing else writes that status.
             let keda = scalers
                 .iter()
-                .any(|(what, s)| *s == Scaling::NotReported && what.starts_with("ScaledObject "));
+                .any(|(what, s)| *s == Scaling::NotReported && what.kind == "ScaledObject");
             let hint = if keda {
                 " (if this lasts, check that KEDA's operator is installed and running: it writes a ScaledObject's status)"
             } else {
@@ -106,13 +106,25 @@ pub(crate) fn report(req: &ComposeRequest, keys: &[&str], out: &mut Composition)
         });
 }
 
-/// "HorizontalPodAutoscaler chat": the kind and name of a composed
-/// autoscaler, inside its provider-kubernetes Object if it has one.
-fn describe(manifest: &Map<String, Value>) -> String {
-    let inner = applied_manifest(manifest).unwrap_or(manifest);
-    format!(
-        "{} {}",
-        str_at(inner, &["kind"]),
-        str_at(inner, &["metadata", "name"])
-    )
+/// A composed autoscaler, as messages name it: "HorizontalPodAutoscaler chat".
+struct Autoscaler {
+    kind: String,
+    name: String,
+}
+
+impl Autoscaler {
+    /// Its kind and name, inside its provider-kubernetes Object if it has one.
+    fn of(manifest: &Map<String, Value>) -> Self {
+        let inner = applied_manifest(manifest).unwrap_or(manifest);
+        Self {
+            kind: str_at(inner, &["kind"]).to_string(),
+            name: str_at(inner, &["metadata", "name"]).to_string(),
+        }
+    }
+}
+
+impl std::fmt::Display for Autoscaler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.kind, self.name)
+    }
 }
