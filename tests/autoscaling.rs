@@ -688,6 +688,18 @@ fn an_autoscaler_that_cannot_scale_says_so_on_the_xr() {
             "the HorizontalPodAutoscaler chat has not yet said whether it can scale"
         ))
     );
+    // Only KEDA's operator writes a ScaledObject's status, and a platform
+    // may name KEDA without running it.
+    assert_eq!(
+        autoscaling_condition(&call_with(autoscaling(), "keda", None)),
+        Some(condition(
+            "Autoscaling",
+            fnv1::Status::ConditionUnknown,
+            "NotReported",
+            "the ScaledObject chat has not yet said whether it can scale (if this lasts, check that KEDA's \
+             operator is installed and running: it writes a ScaledObject's status)"
+        ))
+    );
 
     // No custom metrics API: the HPA's own words, and a warning event once.
     let no_metrics = "the HorizontalPodAutoscaler chat cannot scale: the HPA was unable to compute the replica \
