@@ -1199,6 +1199,26 @@ fn a_stopping_server_finishes_its_requests() {
     let mut amd = qwen;
     amd["gpuType"] = json!("MI300X");
     assert_eq!(stop(amd), (None, json!(60), pause));
+
+    // What auto chooses runs the platform's image too, whose release is
+    // known once the runtime is: a LeaderWorkerSet's leader drains.
+    let rsp = call(&request(
+        "stop",
+        LlmInference::new("r1")
+            .spec(json!({"model": "deepseek-ai/DeepSeek-R1", "gpuType": "H100-80GB", "runtime": "auto"}))
+            .build(),
+    ));
+    let (lws, _) = composed(&rsp, "leader_worker_set");
+    let leader = container(
+        &lws["spec"]["leaderWorkerTemplate"]["leaderTemplate"]["spec"],
+        "vllm",
+    );
+    let args = leader["args"].as_array().unwrap();
+    let at = args
+        .iter()
+        .position(|a| a == "--shutdown-timeout")
+        .expect("the drain flag");
+    assert_eq!(args[at + 1], "40");
 }
 
 #[test]

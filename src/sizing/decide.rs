@@ -171,7 +171,6 @@ pub(crate) fn size(req: &SizingRequest) -> Result<Plan, SizingError> {
         },
         kv_cache_dtype,
         objective: req.objective,
-        vllm_version: req.vllm_version.clone(),
         architecture_guessed: m.guessed,
         reasons,
         warnings,

@@ -139,9 +139,6 @@ pub struct Plan {
     pub(crate) kv_cache_dtype: KvCacheDtype,
     /// The objective that chose the layout.
     pub(crate) objective: Objective,
-    /// The vLLM release it is sized for, as the request named it (`None`:
-    /// unknown).
-    pub(crate) vllm_version: Option<String>,
     /// True when the architecture was guessed (no catalog entry, no
     /// config.json): the reasons say what to give.
     pub architecture_guessed: bool,

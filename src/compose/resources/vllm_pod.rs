@@ -76,11 +76,11 @@ const EXIT_SECONDS: i64 = 5;
 const SHUTDOWN_TIMEOUT_FLAG: &str = "--shutdown-timeout";
 
 /// Whether the pod's vLLM takes `--shutdown-timeout`: a release of 0.19 or
-/// later (0.18 added it). An unknown release (an image the function did
-/// not pick, with no `vllmVersion`) does not get it, as vLLM refuses a
+/// later (0.18 added it). An unknown release (an image of the XR's own, or
+/// the platform's with no `vllmVersion`) does not get it, as vLLM refuses a
 /// flag it does not know and would not start.
-fn drains_in_flight_requests(plan: &Plan) -> bool {
-    VllmGeneration::from_version(plan.vllm_version.as_deref()) == VllmGeneration::Current
+fn drains_in_flight_requests(p: &PodParams) -> bool {
+    VllmGeneration::from_version(p.vllm_release) == VllmGeneration::Current
 }
 
 /// How long vLLM drains: the user's `--shutdown-timeout`, which wins over
@@ -138,6 +138,8 @@ pub(crate) struct PodParams<'a> {
     pub(crate) model_url: &'a str,
     pub(crate) plan: &'a Plan,
     pub(crate) image: &'a Image,
+    /// The vLLM release `image` runs, when known: it decides the flags vLLM takes.
+    pub(crate) vllm_release: Option<&'a str>,
     pub(crate) hf_token: Option<(&'a str, &'a str)>,
     /// The Model's load arguments, then the user's; appended last.
     pub(crate) extra_args: &'a [String],
@@ -183,7 +185,7 @@ pub(crate) fn serve_args(p: &PodParams) -> Vec<String> {
         "--gpu-memory-utilization".into(),
         p.settings.gpu_memory_utilization_text(),
     ]);
-    if drains_in_flight_requests(plan) {
+    if drains_in_flight_requests(p) {
         args.extend([SHUTDOWN_TIMEOUT_FLAG.into(), DRAIN_SECONDS.to_string()]);
     }
     args.extend(p.extra_args.iter().cloned());
@@ -511,22 +513,20 @@ mod tests {
 
     #[test]
     fn a_stopping_pod_finishes_its_requests_within_the_grace_period() {
-        let plan = |vllm_version: Option<&str>| {
-            sizing::size(&SizingRequest {
-                model_id: "Qwen/Qwen2.5-7B-Instruct".into(),
-                gpu_type: "L4".into(),
-                mig: MigChoice::None,
-                vllm_version: vllm_version.map(String::from),
-                ..Default::default()
-            })
-            .unwrap()
-        };
+        let plan = sizing::size(&SizingRequest {
+            model_id: "Qwen/Qwen2.5-7B-Instruct".into(),
+            gpu_type: "L4".into(),
+            mig: MigChoice::None,
+            ..Default::default()
+        })
+        .unwrap();
         let settings = Settings::default();
-        let pod = |plan: &Plan, extra_args: &[String]| {
+        let pod = |vllm_release: Option<&str>, extra_args: &[String]| {
             let p = PodParams {
                 model_url: "Qwen/Qwen2.5-7B-Instruct",
-                plan,
+                plan: &plan,
                 image: &settings.image,
+                vllm_release,
                 hf_token: None,
                 extra_args,
                 settings: &settings,
@@ -562,8 +562,8 @@ mod tests {
 
         // vLLM 0.19 drains for 40 s after a 15 s pause; the workers stay
         // until it has.
-        let current = plan(Some("0.19.0"));
-        let (args, grace, leader, worker) = pod(&current, &[]);
+        let current = Some("0.19.0");
+        let (args, grace, leader, worker) = pod(current, &[]);
         assert_eq!(shutdown_timeout(&args).as_deref(), Some("40"));
         assert_eq!(grace, Some(60));
         assert_eq!(leader, ["sleep", "15"]);
@@ -574,7 +574,7 @@ mod tests {
             vec!["--shutdown-timeout".to_string(), "300".to_string()],
             vec!["--shutdown-timeout=300".to_string()],
         ] {
-            let (args, grace, _, worker) = pod(&current, &extra);
+            let (args, grace, _, worker) = pod(current, &extra);
             assert_eq!(args[args.len() - extra.len()..], extra[..]);
             assert_eq!(grace, Some(320), "{extra:?}");
             assert_eq!(worker, ["sleep", "315"]);
@@ -583,7 +583,7 @@ mod tests {
         // An unknown or earlier release would refuse the flag: the pause
         // and the grace period stay.
         for version in [None, Some("0.11.2")] {
-            let (args, grace, leader, _) = pod(&plan(version), &[]);
+            let (args, grace, leader, _) = pod(version, &[]);
             assert_eq!(shutdown_timeout(&args), None, "{version:?}");
             assert_eq!(grace, Some(60));
             assert_eq!(leader, ["sleep", "15"]);

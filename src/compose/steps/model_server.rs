@@ -34,6 +34,7 @@ use crate::manifests::vllm_runtime::VLLMRuntime;
 use crate::names;
 use crate::request::{Observed, int_at, manifest_of};
 use crate::sizing::Plan;
+use crate::xr::shared_fields::RuntimeChoice;
 
 /// Longest LeaderWorkerSet name: its controller names the workers'
 /// StatefulSets `<name>-<group>`, whose pods carry the label
@@ -354,10 +355,19 @@ pub(crate) fn model_server(s: &ServerSpec) -> ModelServer {
     let image = s
         .image
         .unwrap_or_else(|| p.settings.vllm_image(&plan.gpu.vendor));
+    // The platform's image says its release (built in, or vllmVersion); an
+    // image of the XR's own does not.
+    let vllm_release = match s.image {
+        Some(_) => None,
+        None => p
+            .settings
+            .image_release(RuntimeChoice::Deployment, Some(&plan.gpu.name)),
+    };
     let pod = PodParams {
         model_url: p.model_url,
         plan,
         image,
+        vllm_release: vllm_release.as_deref(),
         hf_token: p.hf_token,
         extra_args: s.pod_args,
         settings: p.settings,
