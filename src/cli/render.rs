@@ -14,7 +14,7 @@ use serde_json::{Map, Value, json};
 
 use crate::protocol::resource::{json_to_struct, struct_to_json};
 use crate::protocol::{fnv1, from_server, to_server};
-use crate::request::COMPOSITION_RESOURCE_NAME;
+use crate::request::{COMPOSITION_RESOURCE_NAME, at, str_at};
 use crate::run::run_function;
 use crate::served_kinds::CRD_KIND;
 
@@ -145,30 +145,24 @@ fn resource(object: &Map<String, Value>) -> fnv1::Resource {
 /// platform's defaults as the cluster would.
 fn read_input(path: &Path, xr: &Map<String, Value>) -> Result<Map<String, Value>, RenderError> {
     let doc = read_one(path)?;
-    if doc.get("kind").and_then(Value::as_str) != Some("Composition") {
+    if str_at(&doc, &["kind"]) != "Composition" {
         return Ok(doc);
     }
-    let composes = doc
-        .get("spec")
-        .and_then(|s| s.get("compositeTypeRef"))
-        .and_then(|r| r.get("kind"))
-        .and_then(Value::as_str);
-    let xr_kind = xr.get("kind").and_then(Value::as_str).unwrap_or_default();
-    if let Some(kind) = composes.filter(|k| *k != xr_kind) {
+    let composes = str_at(&doc, &["spec", "compositeTypeRef", "kind"]);
+    let xr_kind = str_at(xr, &["kind"]);
+    if !composes.is_empty() && composes != xr_kind {
         return Err(file_error(
             path,
             format!(
-                "this Composition composes {kind}, and the XR's kind is {xr_kind}: pass a Composition of {xr_kind}"
+                "this Composition composes {composes}, and the XR's kind is {xr_kind}: pass a Composition of {xr_kind}"
             ),
         ));
     }
     let ours = |input: &&Map<String, Value>| {
-        input.get("apiVersion").and_then(Value::as_str) == Some(crate::input::API_VERSION)
-            && input.get("kind").and_then(Value::as_str) == Some(crate::input::KIND)
+        str_at(input, &["apiVersion"]) == crate::input::API_VERSION
+            && str_at(input, &["kind"]) == crate::input::KIND
     };
-    let inputs: Vec<&Map<String, Value>> = doc
-        .get("spec")
-        .and_then(|s| s.get("pipeline"))
+    let inputs: Vec<&Map<String, Value>> = at(&doc, &["spec", "pipeline"])
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
