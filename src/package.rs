@@ -80,9 +80,12 @@ struct Column {
     json_path: &'static str,
 }
 
+/// An XRD of `kind`; `description` is what `kubectl explain` shows for
+/// the kind itself (Crossplane copies it into the CRD it derives).
 fn xrd<Spec: JsonSchema, Status: JsonSchema>(
     kind: &str,
     plural: &str,
+    description: &str,
     columns: &[Column],
 ) -> Value {
     let spec = structural_schema::<Spec>();
@@ -108,6 +111,7 @@ fn xrd<Spec: JsonSchema, Status: JsonSchema>(
                 "served": true,
                 "referenceable": true,
                 "schema": {"openAPIV3Schema": {
+                    "description": description,
                     "type": "object",
                     "properties": {"spec": spec, "status": status},
                     "required": ["spec"],
@@ -123,6 +127,10 @@ pub fn llm_inference_xrd() -> Value {
     xrd::<llm_inference::LlmInferenceSpec, llm_inference::LlmInferenceStatus>(
         llm_inference::KIND,
         "llminferences",
+        "One model served by vLLM. From the model and the GPU type the function derives the GPU \
+         count, tensor and pipeline parallelism, MIG slice, dtype, context length, CPU, memory and \
+         probes, composes the model server and its endpoint, and explains each decision in \
+         status.plan.",
         &[
             Column {
                 name: "MODEL",
@@ -148,6 +156,10 @@ pub(crate) fn model_xrd() -> Value {
     xrd::<model::ModelSpec, model::ModelStatus>(
         model::KIND,
         "models",
+        "A set of weights that LLMInferences and AgentPools name with modelRef: where the weights \
+         are, their precision and architecture. The function sizes it on every GPU type the \
+         platform offers, reports where it can be served, and writes its model card and plans to \
+         the ConfigMap <name>-model.",
         &[
             Column {
                 name: "MODEL",
@@ -180,6 +192,9 @@ pub(crate) fn agent_pool_xrd() -> Value {
     xrd::<agent_pool::AgentPoolSpec, agent_pool::AgentPoolStatus>(
         agent_pool::KIND,
         "agentpools",
+        "A fleet of agent replicas served by a Model: the agents' Deployment, configuration, \
+         autoscaler, disruption budget and Service, and a vLLM model server sized for the Model \
+         and the agents' load.",
         &[
             Column {
                 name: "MODEL",

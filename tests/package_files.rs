@@ -87,6 +87,65 @@ fn xrds_declare_no_column_crossplane_adds() {
     assert_eq!(xrds, 3, "LLMInference, Model and AgentPool");
 }
 
+/// `kubectl explain` shows `<empty>` for a field without a description:
+/// every field of each XRD, and the kind itself, says what it is.
+#[test]
+fn every_xrd_field_has_a_description() {
+    fn undescribed(schema: &serde_yaml::Value, path: String, out: &mut Vec<String>) {
+        if schema["description"].as_str().is_none_or(str::is_empty) {
+            out.push(if path.is_empty() {
+                "(the kind)".into()
+            } else {
+                path.clone()
+            });
+        }
+        if let Some(props) = schema["properties"].as_mapping() {
+            for (name, field) in props {
+                undescribed(field, format!("{path}.{}", name.as_str().unwrap()), out);
+            }
+        }
+        for (nested, mark) in [("items", "[]"), ("additionalProperties", "{}")] {
+            if schema[nested]["properties"].is_mapping() {
+                for (name, field) in schema[nested]["properties"].as_mapping().unwrap() {
+                    undescribed(
+                        field,
+                        format!("{path}{mark}.{}", name.as_str().unwrap()),
+                        out,
+                    );
+                }
+            }
+        }
+    }
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("package/configuration");
+    let mut missing = Vec::new();
+    let mut xrds = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        for doc in yaml_docs(&path) {
+            if doc["kind"].as_str() != Some("CompositeResourceDefinition") {
+                continue;
+            }
+            xrds += 1;
+            let kind = doc["spec"]["names"]["kind"].as_str().unwrap().to_string();
+            for version in doc["spec"]["versions"].as_sequence().unwrap() {
+                let mut fields = Vec::new();
+                undescribed(
+                    &version["schema"]["openAPIV3Schema"],
+                    String::new(),
+                    &mut fields,
+                );
+                missing.extend(fields.into_iter().map(|f| format!("{kind} {f}")));
+            }
+        }
+    }
+    assert_eq!(xrds, 3, "LLMInference, Model and AgentPool");
+    assert!(
+        missing.is_empty(),
+        "no description (a doc comment on the Rust field):\n{}",
+        missing.join("\n")
+    );
+}
+
 /// Crossplane's `xpkg.ToDNSLabel` (internal/xpkg/name.go, v2.2.0): keeps
 /// `[a-z0-9]`, turns `. / : -` into `-` except at the first, 63rd and last
 /// byte, stops after the 63rd byte, and trims dashes.

@@ -118,6 +118,7 @@ pub(crate) struct AgentPoolSpec {
 pub(crate) struct AgentClass {
     /// The Model in this namespace that serves the agents.
     pub(crate) model_ref: NameRef,
+    /// The agents' system prompt, passed to them in agent.json.
     #[schemars(length(max = SYSTEM_PROMPT_MAX))]
     pub(crate) system_prompt: Option<String>,
     /// Sampling temperature, 0 to 2.
@@ -129,13 +130,17 @@ pub(crate) struct AgentClass {
     /// Context window in tokens; also the model server's max model length.
     #[schemars(range(min = CONTEXT_LENGTH_MIN, max = CONTEXT_LENGTH_MAX))]
     pub(crate) max_context_length: Option<i64>,
+    /// Tools the agents may call and their limits, passed to them in agent.json for the agents to enforce.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = 128))]
     pub(crate) tool_permissions: Vec<ToolPermission>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = 64))]
+    /// Safety and policy checks, passed to the agents in agent.json for them to apply.
     pub(crate) guardrails: Vec<Guardrail>,
+    /// The agents' service level objectives, passed to them in agent.json.
     pub(crate) slo: Option<Slo>,
+    /// Conversation memory: its back end, limits and connection.
     pub(crate) memory_config: Option<MemoryConfig>,
 }
 
@@ -144,6 +149,7 @@ pub(crate) struct AgentClass {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct ToolPermission {
+    /// The tool's name, as the agents know it.
     #[schemars(length(min = 1, max = TOOL_NAME_MAX))]
     pub(crate) name: String,
     /// Calls per period, such as 100/min.
@@ -151,8 +157,10 @@ pub(crate) struct ToolPermission {
     pub(crate) rate_limit: Option<String>,
     /// Longest call, a duration such as 10s.
     pub(crate) timeout: Option<String>,
+    /// Most calls of the tool at once.
     #[schemars(range(min = 1))]
     pub(crate) max_concurrency: Option<i64>,
+    /// Scopes a caller must hold to use the tool.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) required_scopes: Vec<String>,
 }
@@ -193,12 +201,15 @@ pub(crate) enum GuardrailAction {
 pub(crate) struct Slo {
     /// Time to first token, a duration such as 500ms.
     pub(crate) ttft: Option<String>,
+    /// Output tokens per second each agent should receive.
     #[schemars(range(min = 1))]
     pub(crate) tokens_per_second: Option<i64>,
+    /// 95th percentile of a whole answer's latency, a duration such as 5s.
     pub(crate) p95_latency: Option<String>,
     /// US dollars.
     #[schemars(range(min = 0.0))]
     pub(crate) max_cost_per_request: Option<f64>,
+    /// Share of time the agents should answer, 0 to 100, such as 99.9.
     #[schemars(range(min = 0.0, max = AVAILABILITY_MAX))]
     pub(crate) availability_percent: Option<f64>,
 }
@@ -218,6 +229,7 @@ pub(crate) struct MemoryConfig {
     /// Most entries per session.
     #[schemars(range(min = 1))]
     pub(crate) max_size: Option<i64>,
+    /// Whether the agents encrypt what they store.
     pub(crate) encrypted: Option<bool>,
     /// Connection string without credentials (it lands in a ConfigMap); use connectionSecretRef for one with a password.
     #[schemars(length(max = 2048))]
@@ -263,6 +275,7 @@ pub(crate) struct AutoscalingMetric {
     /// Target per agent: a number, a duration for ttft-p95 (500ms), a percentage for cpu and memory (70%).
     #[schemars(length(min = 1, max = 32))]
     pub(crate) target: String,
+    /// Window to average the metric over, a duration such as 1m; the HorizontalPodAutoscaler has no such setting (a status note says so: average in the metrics adapter's query).
     pub(crate) averaging_window: Option<String>,
 }
 
@@ -282,10 +295,13 @@ pub(crate) struct ScalingBehavior {
 pub(crate) struct ScalingPolicy {
     /// A duration such as 45s.
     pub(crate) stabilization_window: Option<String>,
+    /// Most change per period, in percent of the current replicas (a Percent policy).
     #[schemars(range(min = 1, max = SCALING_CHANGE_MAX))]
     pub(crate) max_change_percent: Option<i32>,
+    /// Most change per period, in replicas (a Pods policy); with maxChangePercent the smaller change wins.
     #[schemars(range(min = 1, max = SCALING_CHANGE_MAX))]
     pub(crate) max_change_absolute: Option<i32>,
+    /// The period of maxChangePercent and maxChangeAbsolute, in seconds (default 60).
     #[schemars(range(min = 1, max = SCALING_PERIOD_MAX))]
     pub(crate) period_seconds: Option<i32>,
 }
@@ -311,6 +327,7 @@ pub(crate) struct GpuRequirements {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct SessionAffinity {
+    /// Whether a client keeps reaching the same agent: the agents' Service uses ClientIP affinity for ttl.
     pub(crate) enabled: bool,
     /// HTTP header carrying the session key; passed to the agents in their config.
     pub(crate) key_header: Option<String>,
@@ -363,6 +380,7 @@ pub(crate) struct AgentPoolStatus {
     pub(crate) plan: Option<PlanStatus>,
     /// What the pool waits for, while it waits.
     pub(crate) waiting_for: Option<String>,
+    /// What deserves attention although the pool composes (also a WARNING event when it appears).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) warnings: Vec<String>,
 }
@@ -378,6 +396,7 @@ pub(crate) struct ModelServerStatus {
     pub(crate) formula: String,
     /// The model server and its Service.
     pub(crate) name: String,
+    /// Replicas of the model server: the tokensPerSecondBudget's count, or with modelServerAutoscaling the count it runs now.
     pub(crate) replicas: i32,
     /// What serves it: vllm-runtime, deployment or leader-worker-set.
     pub(crate) runtime: Option<String>,
@@ -394,7 +413,9 @@ pub(crate) struct ModelServerStatus {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct AgentsStatus {
+    /// The ConfigMap holding the agents' agent.json.
     pub(crate) config_map: String,
+    /// Most agent replicas the autoscaler may run.
     pub(crate) max_replicas: i32,
     /// Replicas kept warm: max(minReplicas, ceil(maxReplicas x prewarmPercent / 100)); the autoscaler's floor.
     pub(crate) warm_replicas: i32,
@@ -415,6 +436,7 @@ pub(crate) struct AutoscalingStatus {
 pub(crate) struct MetricMapping {
     /// The HPA metric, or why there is none.
     pub(crate) mapped_to: String,
+    /// The spec's metric type.
     #[serde(rename = "type")]
     pub(crate) type_: String,
 }

@@ -215,6 +215,7 @@ pub(crate) struct ModelStatus {
     pub(crate) size: Option<SizeStatus>,
     /// What the Model waits for (its spec.configFrom ConfigMap), while it waits.
     pub(crate) waiting_for: Option<String>,
+    /// What deserves attention although the Model is usable (also a WARNING event when it appears).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) warnings: Vec<String>,
 }
@@ -240,6 +241,7 @@ pub(crate) struct SizeStatus {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct GpuPlanStatus {
+    /// An offered GPU type (the step input's defaults.offeredGpuTypes).
     pub(crate) gpu_type: String,
     /// The plan, when the Model can be served on this GPU type.
     pub(crate) plan: Option<PlanStatus>,

@@ -84,7 +84,9 @@ impl ModelServerAutoscaling {
 pub(crate) struct AutoscalingStatus {
     /// keda (a ScaledObject) or hpa (a HorizontalPodAutoscaler).
     pub(crate) autoscaler: String,
+    /// Fewest replicas the autoscaler keeps.
     pub(crate) min_replicas: i32,
+    /// Most replicas the autoscaler may run.
     pub(crate) max_replicas: i32,
     /// In-flight (running plus waiting) requests per replica above which a replica is added.
     pub(crate) target_requests_per_replica: u64,

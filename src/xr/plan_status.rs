@@ -46,22 +46,31 @@ pub(crate) fn round2(v: f64) -> f64 {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PlanStatus {
+    /// The GPU type of the catalog the plan is for.
     pub(crate) gpu_type: String,
     /// GPUs per replica (tensorParallelSize x pipelineParallelSize).
     pub(crate) gpu_count: u32,
+    /// vLLM's --tensor-parallel-size: GPUs that split each layer.
     pub(crate) tensor_parallel_size: u32,
+    /// vLLM's --pipeline-parallel-size: groups of layers, one a node when the layout spans nodes.
     pub(crate) pipeline_parallel_size: u32,
+    /// The MIG slice each replica gets instead of a whole GPU (e.g. 3g.40gb).
     pub(crate) mig_profile: Option<String>,
     /// Extended resource requested per GPU (nvidia.com/gpu, nvidia.com/mig-..., amd.com/gpu).
     pub(crate) gpu_resource_name: String,
+    /// vLLM's --dtype: the precision it computes in.
     pub(crate) dtype: String,
     /// Weight precision (bf16, fp8, int4, ...), as `size` reports it.
     pub(crate) quantization: String,
     /// vLLM's --quantization, when vLLM quantizes at load time.
     pub(crate) quantization_method: Option<String>,
+    /// vLLM's --max-model-len: the longest prompt and output together, in tokens.
     pub(crate) max_model_len: u64,
+    /// CPU of one replica: at least 2 a GPU.
     pub(crate) cpu: String,
+    /// Host memory of one replica, enough to load the weights; its pods also get /dev/shm.
     pub(crate) memory: String,
+    /// Size of the in-memory /dev/shm that tensor and pipeline parallel ranks share.
     pub(crate) shm_size: Option<String>,
     pub estimate: EstimateStatus,
     /// The objective that chose the layout: minimal, balanced or throughput.
@@ -73,6 +82,7 @@ pub struct PlanStatus {
     /// Why the plan is what it is, in short sentences with the numbers.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) reasons: Vec<String>,
+    /// What deserves attention although the plan serves (also a WARNING event when it appears).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) warnings: Vec<String>,
 }
