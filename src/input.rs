@@ -16,7 +16,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-pub(crate) use crate::xr::shared_fields::{Image, RuntimeChoice};
+pub(crate) use crate::xr::shared_fields::{Image, NameRef, PULL_SECRETS_MAX, RuntimeChoice};
 
 /// API group of the step input.
 pub(crate) const GROUP: &str = "inference.fn.crossplane.io";
@@ -112,6 +112,9 @@ pub(crate) struct Defaults {
     pub(crate) pod_monitor: Option<bool>,
     /// Route each LLMInference through this Gateway with the Gateway API Inference Extension: an InferencePool of its model server's pods, its endpoint picker, and an HTTPRoute from the Gateway (instead of an Ingress).
     pub(crate) inference_gateway: Option<InferenceGateway>,
+    /// Secrets holding the credentials of the registries the platform's images come from (type kubernetes.io/dockerconfigjson), given to every pod the function composes: the model servers', the agents' and the endpoint pickers'. Each must exist where the pods run: the XR's namespace, or its targetNamespace. An XR's spec.imagePullSecrets adds its own.
+    #[schemars(length(max = PULL_SECRETS_MAX))]
+    pub(crate) image_pull_secrets: Option<Vec<NameRef>>,
 }
 
 /// The Gateway (gateway.networking.k8s.io/v1) model servers are routed through.
@@ -219,6 +222,8 @@ pub(crate) struct Settings {
     pub(crate) pod_monitor: bool,
     /// The Gateway model servers are routed through.
     pub(crate) inference_gateway: Option<GatewaySettings>,
+    /// Names of the Secrets every composed pod pulls its images with.
+    pub(crate) image_pull_secrets: Vec<String>,
 }
 
 /// [`InferenceGateway`] with the endpoint picker's image resolved.
@@ -368,6 +373,7 @@ impl Default for Settings {
             prometheus_address: None,
             pod_monitor: false,
             inference_gateway: None,
+            image_pull_secrets: Vec::new(),
         }
     }
 }
@@ -511,6 +517,11 @@ impl Input {
                 endpoint_picker_image: image,
             });
         }
+        s.image_pull_secrets = crate::xr::shared_fields::pull_secrets(
+            "input.defaults.imagePullSecrets",
+            &[],
+            d.image_pull_secrets.as_deref().unwrap_or_default(),
+        )?;
         if d.autoscaler == Some(Autoscaler::Keda) && s.prometheus_address.is_none() {
             return Err(
                 "input.defaults.autoscaler is keda, which needs input.defaults.prometheusAddress: the Prometheus KEDA queries for vLLM's metrics, such as http://prometheus-operated.monitoring.svc:9090".into(),

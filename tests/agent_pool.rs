@@ -814,6 +814,36 @@ fn the_model_server_runs_on_the_runtime_the_pool_asks_for_behind_the_same_url() 
     }
 }
 
+/// The agents' image from the team's registry: the agents and the model
+/// server pull with the platform's Secret, then the pool's.
+#[test]
+fn the_agents_pull_their_image_with_the_pools_secret() {
+    let mut spec = small_pool();
+    spec["runtime"] = json!("deployment");
+    spec["imagePullSecrets"] = json!([{"name": "team-registry"}]);
+    let mut req = with_model(
+        request("pull", AgentPool::new("reviewers").spec(spec).build()),
+        vec![llama_8b()],
+    );
+    req.input = Some(input(
+        json!({"defaults": {"imagePullSecrets": [{"name": "mirror"}]}}),
+    ));
+    let rsp = call(&req);
+    assert_eq!(fatals(&rsp), Vec::<&str>::new());
+    let both = json!([{"name": "mirror"}, {"name": "team-registry"}]);
+    for key in ["agents", "model_server_deployment"] {
+        assert_eq!(
+            manifest(&rsp, key)["spec"]["template"]["spec"]["imagePullSecrets"],
+            both,
+            "{key}"
+        );
+    }
+    assert_eq!(
+        validate_composed(&manifest(&rsp, "agents")),
+        Vec::<String>::new()
+    );
+}
+
 /// The small pool served by a Deployment, with its Model, under `tag`.
 fn deployment_pool(tag: &str) -> fnv1::RunFunctionRequest {
     let mut spec = small_pool();
@@ -1718,6 +1748,16 @@ fn malformed_agent_pools_are_refused_and_name_the_field_and_what_is_valid() {
         )
         .requiring_nothing(),
         refusal(
+            "imagePullSecrets not a name",
+            "spec.imagePullSecrets",
+            json!([{"name": "agents.registry"}, {"name": "-agents"}]),
+            fatal(
+                "InvalidSpec",
+                "spec.imagePullSecrets[1].name is \"-agents\"; use a DNS name: at most 253 characters of lower-case \
+                 letters, digits, '-' and '.', starting and ending with a letter or digit (for example registry-credentials)",
+            ),
+        ),
+        refusal(
             "env not list",
             "spec.env",
             json!("A=B"),
@@ -1730,7 +1770,7 @@ fn malformed_agent_pools_are_refused_and_name_the_field_and_what_is_valid() {
             json!(3),
             fatal(
                 "InvalidSpec",
-                "spec.replicas: unknown field replicas; valid fields are agentClass, image, env, port, minReplicas, maxReplicas, prewarmPercent, tokensPerSecondBudget, migProfile, objective, autoscaling, modelServerAutoscaling, gpuRequirements, runtime, sessionAffinity, scheduling, ingressHost, crossplane",
+                "spec.replicas: unknown field replicas; valid fields are agentClass, image, imagePullSecrets, env, port, minReplicas, maxReplicas, prewarmPercent, tokensPerSecondBudget, migProfile, objective, autoscaling, modelServerAutoscaling, gpuRequirements, runtime, sessionAffinity, scheduling, ingressHost, crossplane",
             ),
         )
         .requiring_nothing(),

@@ -1221,6 +1221,79 @@ fn a_stopping_server_finishes_its_requests() {
     assert_eq!(args[at + 1], "40");
 }
 
+/// Images from private registries: every pod pulls with the platform's
+/// Secrets, then the XR's own, each once; the VLLMRuntime carries its one
+/// Secret for the operator to put on its pods. Without any, no pod names one.
+#[test]
+fn every_pod_pulls_with_the_platform_secrets_then_the_xrs() {
+    let compose = |runtime: &str, platform: Value, own: Value| {
+        let mut spec = json!({"model": "Qwen/Qwen2.5-7B-Instruct", "gpuType": "H100-80GB", "runtime": runtime});
+        if !own.is_null() {
+            spec["imagePullSecrets"] = own;
+        }
+        let mut req = request("pull", LlmInference::new("qwen").spec(spec).build());
+        req.input = Some(input(json!({"defaults": {
+            "imagePullSecrets": platform,
+            "inferenceGateway": {"name": "inference-gateway"},
+        }})));
+        let rsp = call(&req);
+        assert_not_fatal(&rsp.results, runtime);
+        rsp
+    };
+    let both = json!([{"name": "mirror"}, {"name": "private"}]);
+    let mirror = json!([{"name": "mirror"}]);
+    let own = json!([{"name": "private"}, {"name": "mirror"}]);
+
+    let rsp = compose("deployment", mirror.clone(), own.clone());
+    let (deployment, _) = composed(&rsp, "deployment");
+    assert_eq!(
+        deployment["spec"]["template"]["spec"]["imagePullSecrets"],
+        both
+    );
+    assert_eq!(
+        support::manifests::validate_composed(&deployment),
+        Vec::<String>::new()
+    );
+    let (picker, _) = composed(&rsp, "endpoint_picker");
+    assert_eq!(picker["spec"]["template"]["spec"]["imagePullSecrets"], both);
+
+    let rsp = compose("leader-worker-set", mirror.clone(), own);
+    let (lws, _) = composed(&rsp, "leader_worker_set");
+    let template = &lws["spec"]["leaderWorkerTemplate"];
+    assert_eq!(template["leaderTemplate"]["spec"]["imagePullSecrets"], both);
+    assert_eq!(template["workerTemplate"]["spec"]["imagePullSecrets"], both);
+
+    let rsp = compose("vllm-runtime", mirror.clone(), Value::Null);
+    let (runtime, _) = composed(&rsp, "vllm_runtime");
+    assert_eq!(
+        runtime["spec"]["deploymentConfig"]["image"]["pullSecretName"],
+        "mirror"
+    );
+    // The same Secret named by both counts once.
+    let rsp = compose("vllm-runtime", mirror.clone(), mirror);
+    let (runtime, _) = composed(&rsp, "vllm_runtime");
+    assert_eq!(
+        runtime["spec"]["deploymentConfig"]["image"]["pullSecretName"],
+        "mirror"
+    );
+
+    let rsp = compose("deployment", Value::Null, Value::Null);
+    for key in ["deployment", "endpoint_picker"] {
+        let (manifest, _) = composed(&rsp, key);
+        assert_eq!(
+            manifest["spec"]["template"]["spec"].get("imagePullSecrets"),
+            None,
+            "{key}"
+        );
+    }
+    let rsp = compose("vllm-runtime", Value::Null, Value::Null);
+    let (runtime, _) = composed(&rsp, "vllm_runtime");
+    assert_eq!(
+        runtime["spec"]["deploymentConfig"]["image"].get("pullSecretName"),
+        None
+    );
+}
+
 #[test]
 fn an_llm_inference_moved_between_runtimes_keeps_its_endpoint() {
     let spec = json!({"model": "Qwen/Qwen2.5-7B-Instruct", "gpuType": "L4", "ingressHost": "qwen.example.com"});
@@ -1879,7 +1952,9 @@ fn refusals_are_fatal_and_name_the_field_and_what_would_work() {
             refusal("empty model", "spec.model", json!(" "), fatal("InvalidSpec", "spec.model is empty; set a Hugging Face model id such as Qwen/Qwen2.5-7B-Instruct")),
             refusal("negative gpu", "spec.gpu", json!(-3), fatal("InvalidSpec", "spec.gpu is -3; use a whole number from 1 to 64; omit it to derive the count from the model and GPU type")),
             refusal("gpu as words", "spec.gpu", json!("lots"), fatal("InvalidSpec", "spec.gpu: the string \"lots\" is not a whole number; use a whole number from 1 to 64")),
-            refusal("unknown field", "spec.gpus", json!(2), fatal("InvalidSpec", "spec.gpus: unknown field gpus; valid fields are model, modelRef, gpu, gpuType, quantization, maxModelLen, parameterCount, migProfile, kvCacheDtype, objective, replicas, autoscaling, hfTokenSecretRef, runtime, image, gateway, ingressHost, ingressClassName, tls, extraArgs, providerConfigName, targetNamespace, crossplane")),
+            refusal("imagePullSecrets not a name", "spec.imagePullSecrets", json!([{"name": "creds"}, {"name": "Registry_Creds"}]), fatal("InvalidSpec", "spec.imagePullSecrets[1].name is \"Registry_Creds\"; use a DNS name: at most 253 characters of lower-case letters, digits, '-' and '.', starting and ending with a letter or digit (for example registry-credentials)")),
+            refusal("two imagePullSecrets on a VLLMRuntime", "spec.imagePullSecrets", json!([{"name": "mirror"}, {"name": "private"}]), fatal("CannotStart", "spec.imagePullSecrets: the model server's pods would pull with 2 Secrets (mirror, private), but a VLLMRuntime takes one (spec.deploymentConfig.image.pullSecretName); name one Secret that holds every registry's credentials, or set spec.runtime to deployment")),
+            refusal("unknown field", "spec.gpus", json!(2), fatal("InvalidSpec", "spec.gpus: unknown field gpus; valid fields are model, modelRef, gpu, gpuType, quantization, maxModelLen, parameterCount, migProfile, kvCacheDtype, objective, replicas, autoscaling, hfTokenSecretRef, runtime, image, imagePullSecrets, gateway, ingressHost, ingressClassName, tls, extraArgs, providerConfigName, targetNamespace, crossplane")),
             refusal("unknown GPU", "spec.gpuType", json!("Z9000"), fatal("CannotSize", &format!("spec.gpuType: {gpu_error}"))),
             refusal("bad quantization", "spec.quantization", json!("int3"), fatal("InvalidSpec", "spec.quantization: \"int3\" is not valid; use one of auto, fp32, bf16, fp16, fp8, int8, int4, fp4")),
             refusal("too many replicas", "spec.replicas", json!(1000), fatal("InvalidSpec", "spec.replicas is 1000; use a whole number from 0 to 100")),
@@ -2288,7 +2363,7 @@ fn malformed_specs_are_fatal_and_name_the_field_and_what_is_valid() {
             json!(2),
             fatal(
                 "InvalidSpec",
-                "spec.gpus: unknown field gpus; valid fields are model, modelRef, gpu, gpuType, quantization, maxModelLen, parameterCount, migProfile, kvCacheDtype, objective, replicas, autoscaling, hfTokenSecretRef, runtime, image, gateway, ingressHost, ingressClassName, tls, extraArgs, providerConfigName, targetNamespace, crossplane",
+                "spec.gpus: unknown field gpus; valid fields are model, modelRef, gpu, gpuType, quantization, maxModelLen, parameterCount, migProfile, kvCacheDtype, objective, replicas, autoscaling, hfTokenSecretRef, runtime, image, imagePullSecrets, gateway, ingressHost, ingressClassName, tls, extraArgs, providerConfigName, targetNamespace, crossplane",
             ),
         ),
     ];

@@ -38,6 +38,8 @@ refusal("gpuNodeSelector string", "input.defaults.gpuNodeSelector", json!("yes")
 refusal("providerConfigKind unknown", "input.defaults.providerConfigKind", json!("Cluster"), fatal("InvalidInput", "cannot read the step input: input.defaults.providerConfigKind: \"Cluster\" is not valid; use one of ProviderConfig or ClusterProviderConfig")),
 refusal("vllmVersion not a release", "input.defaults.vllmVersion", json!("latest"), fatal("InvalidInput", "invalid step input: input.defaults.vllmVersion is \"latest\"; use the vLLM release the image runs, such as 0.19.0")),
 refusal("objective unknown", "input.defaults.objective", json!("cheap"), fatal("InvalidInput", "cannot read the step input: input.defaults.objective: \"cheap\" is not valid; use one of minimal, balanced, throughput")),
+refusal("imagePullSecrets not a name", "input.defaults.imagePullSecrets", json!([{"name": "Registry_Creds"}]), fatal("InvalidInput", "invalid step input: input.defaults.imagePullSecrets[0].name is \"Registry_Creds\"; use a DNS name: at most 253 characters of lower-case letters, digits, '-' and '.', starting and ending with a letter or digit (for example registry-credentials)")),
+refusal("imagePullSecrets strings", "input.defaults.imagePullSecrets", json!(["registry-creds"]), fatal("InvalidInput", "cannot read the step input: input.defaults.imagePullSecrets[0]: the string \"registry-creds\" is not an object")),
 refusal("unknown field", "input.default", json!({}), fatal("InvalidInput", "cannot read the step input: input.default: unknown field default; valid fields are apiVersion, kind, metadata, ttl, defaults")),
     ]);
 }

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use super::model::Topology;
 use super::model_server_autoscaling::ModelServerAutoscaling;
 use super::plan_status::PlanStatus;
-use super::shared_fields::{Endpoint, NameRef, RuntimeChoice, SecretKeyRef};
+use super::shared_fields::{Endpoint, NameRef, PULL_SECRETS_MAX, RuntimeChoice, SecretKeyRef};
 use super::sizing_vocabulary::Objective;
 use super::validate::{in_range, text};
 use crate::names::require_subdomain;
@@ -67,6 +67,10 @@ pub(crate) struct AgentPoolSpec {
     /// The agent runtime image, for example ghcr.io/example/agent-runtime:1.0.
     #[schemars(length(min = 1, max = 512))]
     pub(crate) image: String,
+    /// Secrets to pull the agents' image (and the model server's) with (type kubernetes.io/dockerconfigjson), after the platform's (step input defaults.imagePullSecrets), for an image from a private registry; they must exist where the pods run (the XR's namespace, or targetNamespace).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = PULL_SECRETS_MAX))]
+    pub(crate) image_pull_secrets: Vec<NameRef>,
     /// Extra environment variables of the agents (secrets through valueFrom.secretKeyRef).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = 64))]

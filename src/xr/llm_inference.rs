@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::model_server_autoscaling::{AutoscalingStatus, ModelServerAutoscaling};
 use super::plan_status::PlanStatus;
 use super::shared_fields::{
-    Endpoint, GatewayRef, Image, NameRef, RuntimeChoice, SecretKeyRef, Tls,
+    Endpoint, GatewayRef, Image, NameRef, PULL_SECRETS_MAX, RuntimeChoice, SecretKeyRef, Tls,
 };
 use super::sizing_vocabulary::{KvCacheDtype, Objective, WeightPrecision};
 use super::validate::text;
@@ -102,6 +102,10 @@ pub(crate) struct LlmInferenceSpec {
     pub(crate) runtime: Option<RuntimeChoice>,
     /// The vLLM image; defaults to the platform's (per runtime and GPU vendor).
     pub(crate) image: Option<Image>,
+    /// Secrets to pull this XR's images with (type kubernetes.io/dockerconfigjson), after the platform's (step input defaults.imagePullSecrets), for an image from a private registry; they must exist where the pods run (the XR's namespace, or targetNamespace). A VLLMRuntime takes one in all.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = PULL_SECRETS_MAX))]
+    pub(crate) image_pull_secrets: Vec<NameRef>,
     /// Route the model through this Gateway with the Gateway API Inference Extension (an InferencePool, its endpoint picker and an HTTPRoute), instead of the platform's Gateway or none.
     pub(crate) gateway: Option<GatewayRef>,
     /// Host name for an Ingress to the model's OpenAI-compatible API. No Ingress when omitted.

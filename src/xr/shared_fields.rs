@@ -34,6 +34,60 @@ pub(crate) struct NameRef {
     pub(crate) name: String,
 }
 
+/// Most image pull secrets an XR or the platform names.
+pub(crate) const PULL_SECRETS_MAX: usize = 16;
+
+/// The image pull secrets of a pod: the platform's, then `own` (the field
+/// `field`), each once. A name that no Secret can have is refused.
+pub(crate) fn pull_secrets(
+    field: &str,
+    platform: &[String],
+    own: &[NameRef],
+) -> Result<Vec<String>, String> {
+    if own.len() > PULL_SECRETS_MAX {
+        return Err(format!(
+            "{field} names {} Secrets; name at most {PULL_SECRETS_MAX} (one Secret may hold the credentials of several registries)",
+            own.len()
+        ));
+    }
+    let mut names = platform.to_vec();
+    for (i, r) in own.iter().enumerate() {
+        crate::names::require_subdomain(
+            &format!("{field}[{i}].name"),
+            &r.name,
+            "registry-credentials",
+        )?;
+        if !names.contains(&r.name) {
+            names.push(r.name.clone());
+        }
+    }
+    Ok(names)
+}
+
+/// The Secrets an XR's pods pull their images with.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct PullSecrets {
+    /// The platform's, then the XR's `spec.imagePullSecrets`.
+    pub(crate) names: Vec<String>,
+    /// The field a refusal of them names.
+    pub(crate) field: &'static str,
+}
+
+impl PullSecrets {
+    /// The platform's Secrets and the XR's own.
+    pub(crate) fn of(platform: &[String], own: &[NameRef]) -> Result<Self, String> {
+        const FIELD: &str = "spec.imagePullSecrets";
+        Ok(Self {
+            names: pull_secrets(FIELD, platform, own)?,
+            field: if own.is_empty() {
+                "input.defaults.imagePullSecrets"
+            } else {
+                FIELD
+            },
+        })
+    }
+}
+
 /// A key in a Secret in the XR's namespace (or the target namespace).
 #[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

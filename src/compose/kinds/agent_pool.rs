@@ -53,7 +53,7 @@ use crate::xr::agent_pool::{
 };
 use crate::xr::model::Locality;
 use crate::xr::plan_status::PlanStatus;
-use crate::xr::shared_fields::Endpoint;
+use crate::xr::shared_fields::{Endpoint, PullSecrets};
 
 /// Composition resource names.
 pub(crate) const MODEL_SERVER: &str = "model_server";
@@ -174,6 +174,8 @@ fn compose_pool(
     model_ref: ModelRef,
 ) -> Result<Composition, Refusal> {
     validate(spec)?;
+    let pull_secrets = PullSecrets::of(&req.settings.image_pull_secrets, &spec.image_pull_secrets)
+        .map_err(|m| Refusal::new("InvalidSpec", m))?;
     let mut notes = Vec::new();
     let bounds = replicas(spec, &mut notes);
     let waiting_status = |phase: &str, model: &str, message: &str| {
@@ -208,6 +210,7 @@ fn compose_pool(
         req,
         spec,
         model: &model,
+        pull_secrets,
         out: Composition::default(),
         notes,
     };
@@ -260,6 +263,8 @@ struct Pool<'a> {
     req: &'a ComposeRequest<'a>,
     spec: &'a AgentPoolSpec,
     model: &'a ResolvedModel,
+    /// The Secrets its pods pull their images with.
+    pull_secrets: PullSecrets,
     out: Composition,
     notes: Vec<String>,
 }
@@ -325,6 +330,7 @@ impl Pool<'_> {
             labels: Some(&model_labels),
             placement: &placement,
             autoscaled: autoscaling.map(|a| (a.min_replicas, a.max_replicas)),
+            pull_secrets: &self.pull_secrets,
         };
         model_server::serve(req, &serve, plan, &mut self.out, &mut self.notes)
     }
@@ -452,6 +458,7 @@ impl Pool<'_> {
             config_map: &config_name,
             config_hash: &config_hash(&document),
             node_selector,
+            pull_secrets: &self.pull_secrets.names,
         });
         let mut rollout = self.out.add_observed(AGENTS, deployment, observed.as_ref());
         // As the model server's: agents the autoscaler adds beyond the floor

@@ -31,7 +31,7 @@ use crate::sizing::{self, Plan, SizingRequest};
 use crate::xr::llm_inference::{LlmInferenceSpec, LlmInferenceStatus};
 use crate::xr::model_server_autoscaling::AutoscalingStatus;
 use crate::xr::plan_status::PlanStatus;
-use crate::xr::shared_fields::Endpoint;
+use crate::xr::shared_fields::{Endpoint, PullSecrets};
 
 /// Composition resource names, the same as dot-inference's so that an XR
 /// moving to this function keeps its resources.
@@ -104,6 +104,8 @@ fn compose_spec(req: &ComposeRequest, spec: &LlmInferenceSpec) -> Result<Composi
     };
     spec.validate()
         .map_err(|e| Refusal::new("InvalidSpec", e))?;
+    let pull_secrets = PullSecrets::of(&req.settings.image_pull_secrets, &spec.image_pull_secrets)
+        .map_err(|e| Refusal::new("InvalidSpec", e))?;
     let autoscaling = autoscaling::check(
         req,
         spec.autoscaling.as_ref(),
@@ -123,6 +125,7 @@ fn compose_spec(req: &ComposeRequest, spec: &LlmInferenceSpec) -> Result<Composi
         model: &model,
         name: &runtime_name,
         placement,
+        pull_secrets,
         out: Composition::default(),
         notes,
     };
@@ -289,6 +292,8 @@ struct Server<'a> {
     /// The model server's name (the runtime and its Service).
     name: &'a str,
     placement: Placement,
+    /// The Secrets its pods pull their images with.
+    pull_secrets: PullSecrets,
     out: Composition,
     notes: Vec<String>,
 }
@@ -360,6 +365,7 @@ impl Server<'_> {
             labels: None,
             placement: &self.placement,
             autoscaled: autoscaling.map(|a| (a.min_replicas, a.max_replicas)),
+            pull_secrets: &self.pull_secrets,
         };
         model_server::serve(req, &serve, plan, &mut self.out, &mut self.notes)
     }
@@ -411,6 +417,7 @@ impl Server<'_> {
                 model: self.model,
                 host,
                 placement: &self.placement,
+                pull_secrets: &self.pull_secrets.names,
             };
             endpoint.gateway = Some(inference_routing::compose(
                 req,

@@ -18,6 +18,7 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use crate::compose::composition::Manifest;
 use crate::compose::resources::agent_config::{CONFIG_DIR, CONFIG_FILE};
+use crate::compose::resources::pull_secrets::image_pull_secrets;
 use crate::compose::resources::vllm_pod::LOG_TAIL_ON_ERROR;
 use crate::credential::{holds_credential, is_credential_key};
 
@@ -44,6 +45,8 @@ pub(crate) struct AgentDeploymentParams<'a> {
     pub(crate) config_map: &'a str,
     pub(crate) config_hash: &'a str,
     pub(crate) node_selector: &'a BTreeMap<String, String>,
+    /// Secrets to pull the agents' image with.
+    pub(crate) pull_secrets: &'a [String],
 }
 
 /// Refuses a literal credential in the agents' environment, where it would
@@ -154,6 +157,7 @@ pub(crate) fn agent_deployment(p: &AgentDeploymentParams) -> crate::compose::com
         // Service links would inject variables for every Service in the namespace.
         enable_service_links: Some(false),
         node_selector: (!p.node_selector.is_empty()).then(|| p.node_selector.clone()),
+        image_pull_secrets: image_pull_secrets(p.pull_secrets),
         security_context: Some(PodSecurityContext {
             run_as_non_root: Some(true),
             run_as_user: Some(RUN_AS),

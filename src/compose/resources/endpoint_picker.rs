@@ -22,6 +22,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use crate::compose::composition::Manifest;
+use crate::compose::resources::pull_secrets::image_pull_secrets;
 use crate::input::Image;
 use crate::manifests::inference_pool::InferencePool;
 
@@ -64,6 +65,8 @@ pub(crate) struct EndpointPickerParams<'a> {
     pub(crate) labels: BTreeMap<String, String>,
     /// The labels that select its pod, a subset of `labels`.
     pub(crate) selector: BTreeMap<String, String>,
+    /// Secrets to pull its image with.
+    pub(crate) pull_secrets: &'a [String],
 }
 
 /// The picker's objects, under their composition-resource names' suffixes.
@@ -212,6 +215,7 @@ fn pod(p: &EndpointPickerParams) -> PodSpec {
     .to_vec();
     PodSpec {
         service_account_name: Some(p.name.to_string()),
+        image_pull_secrets: image_pull_secrets(p.pull_secrets),
         termination_grace_period_seconds: Some(130),
         security_context: Some(PodSecurityContext {
             run_as_non_root: Some(true),

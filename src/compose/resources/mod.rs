@@ -14,6 +14,7 @@ pub(crate) mod leader_worker_set;
 pub(crate) mod model_server_autoscaler;
 pub(crate) mod placement;
 pub(crate) mod pod_monitor;
+pub(crate) mod pull_secrets;
 pub(crate) mod vllm_deployment;
 pub(crate) mod vllm_pod;
 pub(crate) mod vllm_runtime;

@@ -35,6 +35,7 @@ use k8s_openapi::api::core::v1::{
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
+use crate::compose::resources::pull_secrets::image_pull_secrets;
 use crate::compose::resources::vllm_runtime::{gpu_toleration, node_selector_terms};
 use crate::compose::resources::weights_volume::{CACHE_MOUNT_PATH, HF_HOME, WeightsCache};
 use crate::input::{Image, Settings};
@@ -145,6 +146,8 @@ pub(crate) struct PodParams<'a> {
     pub(crate) extra_args: &'a [String],
     pub(crate) settings: &'a Settings,
     pub(crate) weights_cache: Option<&'a WeightsCache>,
+    /// Secrets to pull the image with.
+    pub(crate) pull_secrets: &'a [String],
     /// Pods a replica spans (1, or the LeaderWorkerSet's group size).
     pub(crate) nodes: u32,
 }
@@ -477,6 +480,7 @@ pub(crate) fn pod_spec(p: &PodParams, containers: Vec<Container>, volumes: Vec<V
         enable_service_links: Some(false),
         automount_service_account_token: Some(false),
         termination_grace_period_seconds: Some(PRE_STOP_SECONDS + drain_seconds(p) + EXIT_SECONDS),
+        image_pull_secrets: image_pull_secrets(p.pull_secrets),
         ..Default::default()
     }
 }
@@ -531,6 +535,7 @@ mod tests {
                 extra_args,
                 settings: &settings,
                 weights_cache: None,
+                pull_secrets: &[],
                 nodes: 2,
             };
             let spec = pod_spec(&p, vec![], vec![]);

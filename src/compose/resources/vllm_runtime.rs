@@ -41,6 +41,8 @@ pub(crate) struct RuntimeParams<'a> {
     /// Labels that never change for the XR: the operator copies them into
     /// the Deployment's selector, which cannot change.
     pub(crate) labels: Option<&'a std::collections::BTreeMap<String, String>>,
+    /// Secrets to pull images with; the VLLMRuntime takes at most one.
+    pub(crate) pull_secrets: &'a [String],
 }
 
 /// The VLLMRuntime manifest.
@@ -111,6 +113,7 @@ pub(crate) fn vllm_runtime(p: &RuntimeParams) -> crate::compose::composition::Ma
                 image: ImageSpec {
                     registry: p.image.registry.clone(),
                     name: p.image.name.clone(),
+                    pull_secret_name: p.pull_secrets.first().cloned(),
                     ..Default::default()
                 },
                 node_selector_terms: Some(node_selector_terms(plan, p.settings.gpu_node_selector)),

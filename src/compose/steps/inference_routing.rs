@@ -32,6 +32,8 @@ pub(crate) struct Routed<'a> {
     pub(crate) model: &'a str,
     pub(crate) host: Option<&'a str>,
     pub(crate) placement: &'a Placement,
+    /// The Secrets the endpoint picker pulls its image with.
+    pub(crate) pull_secrets: &'a [String],
 }
 
 /// Composes the pool, its picker and the route; returns how to reach the
@@ -53,6 +55,7 @@ pub(crate) fn compose(
         image: &gateway.endpoint_picker_image,
         labels: picker_labels,
         selector,
+        pull_secrets: r.pull_secrets,
     });
     let route = InferenceRouteParams {
         name: r.name,

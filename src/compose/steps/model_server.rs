@@ -34,7 +34,7 @@ use crate::manifests::vllm_runtime::VLLMRuntime;
 use crate::names;
 use crate::request::{Observed, int_at, manifest_of};
 use crate::sizing::Plan;
-use crate::xr::shared_fields::RuntimeChoice;
+use crate::xr::shared_fields::{PullSecrets, RuntimeChoice};
 
 /// Longest LeaderWorkerSet name: its controller names the workers'
 /// StatefulSets `<name>-<group>`, whose pods carry the label
@@ -64,6 +64,8 @@ pub(crate) struct Serve<'a> {
     /// (min, max) replicas when an autoscaler sets them: the workload then
     /// leaves its count to it.
     pub(crate) autoscaled: Option<(i32, i32)>,
+    /// The Secrets the pods pull their images with.
+    pub(crate) pull_secrets: &'a PullSecrets,
 }
 
 /// What [`serve`] built: the runtime chosen and how the server stands.
@@ -94,6 +96,19 @@ pub(crate) fn serve(
 ) -> Result<Served, Refusal> {
     let (runtime, cache) =
         runtime::choose_with_volume(&s.choice, plan, &req.settings.weights_cache)?;
+    if runtime == Runtime::Operator && s.pull_secrets.names.len() > 1 {
+        return Err(Refusal::new(
+            "CannotStart",
+            format!(
+                "{}: the model server's pods would pull with {} Secrets ({}), but a VLLMRuntime takes one \
+                 (spec.deploymentConfig.image.pullSecretName); name one Secret that holds every registry's \
+                 credentials, or set spec.runtime to deployment",
+                s.pull_secrets.field,
+                s.pull_secrets.names.len(),
+                s.pull_secrets.names.join(", ")
+            ),
+        ));
+    }
     if let Some(f) = s.facts {
         notes.extend(f.notes.iter().cloned());
         notes.extend(f.cache_not_applied());
@@ -146,6 +161,7 @@ pub(crate) fn serve(
             settings: req.settings,
             weights_cache: cache.cache.as_ref(),
             labels: s.labels,
+            pull_secrets: &s.pull_secrets.names,
         },
         image: s.image,
         pod_args: &pod_args,
@@ -372,6 +388,7 @@ pub(crate) fn model_server(s: &ServerSpec) -> ModelServer {
         extra_args: s.pod_args,
         settings: p.settings,
         weights_cache: p.weights_cache,
+        pull_secrets: p.pull_secrets,
         nodes,
     };
     let labels = labels(s.xr_kind, s.xr_name, "model-server");
