@@ -162,6 +162,60 @@ pub(crate) fn require_dns1123_label(field: &str, value: &str, example: &str) -> 
     }
 }
 
+/// A label value as Kubernetes checks it (`IsValidLabelValue`): empty, or
+/// at most 63 letters, digits, '-', '_' and '.', starting and ending with a
+/// letter or digit.
+pub(crate) fn is_label_value(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.is_empty()
+        || (b.len() <= LABEL_MAX
+            && b[0].is_ascii_alphanumeric()
+            && b[b.len() - 1].is_ascii_alphanumeric()
+            && b.iter()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.')))
+}
+
+/// A label or taint key as Kubernetes checks it (`IsQualifiedName`): a
+/// non-empty label value, after an optional DNS-1123 subdomain and '/'.
+pub(crate) fn is_qualified_name(s: &str) -> bool {
+    let (prefix, name) = match s.split_once('/') {
+        Some((prefix, name)) => (Some(prefix), name),
+        None => (None, s),
+    };
+    prefix.is_none_or(is_dns_subdomain) && !name.is_empty() && is_label_value(name)
+}
+
+/// `key`, a label or taint key of `field`, as a qualified name.
+pub(crate) fn require_qualified_name(field: &str, key: &str) -> Result<(), String> {
+    if is_qualified_name(key) {
+        return Ok(());
+    }
+    Err(format!(
+        "{field}: the key {} is not a valid label key; use at most 63 letters, digits, '-', '_' and '.', starting \
+         and ending with a letter or digit, after an optional DNS prefix and '/' (for example \
+         node.example.com/pool)",
+        crate::quote::shown(key)
+    ))
+}
+
+/// The labels of a node selector, as the API server checks them.
+pub(crate) fn require_labels<'a>(
+    field: &str,
+    labels: impl IntoIterator<Item = (&'a String, &'a String)>,
+) -> Result<(), String> {
+    for (key, value) in labels {
+        require_qualified_name(field, key)?;
+        if !is_label_value(value) {
+            return Err(format!(
+                "{field}[{key:?}] is {}; a label value is empty or at most 63 letters, digits, '-', '_' and '.', \
+                 starting and ending with a letter or digit (for example inference)",
+                crate::quote::shown(value)
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// FNV-1a, 64 bits: a short, stable hash (the same on every build and
 /// platform, unlike std's `DefaultHasher`).
 pub(crate) fn fnv1a64(bytes: &[u8]) -> u64 {
@@ -224,6 +278,40 @@ mod tests {
         assert!(require_subdomain("f", &long_part, "e").is_ok());
         assert!(require_dns1123_label("f", "team-a", "e").is_ok());
         assert!(require_dns1123_label("f", "a.b", "e").is_err());
+    }
+
+    /// Apimachinery's IsQualifiedName and IsValidLabelValue cases.
+    #[test]
+    fn label_keys_and_values() {
+        for ok in [
+            "pool",
+            "node.example.com/pool",
+            "kubernetes.io/hostname",
+            "A_b.c-9",
+            "nvidia.com/gpu.product",
+            &"a".repeat(63),
+        ] {
+            assert!(is_qualified_name(ok), "{ok}");
+        }
+        for bad in [
+            "",
+            "/pool",
+            "example.com/",
+            "Example.com/pool",
+            "a/b/c",
+            "-pool",
+            "pool_",
+            "bad key!",
+            &"a".repeat(64),
+        ] {
+            assert!(!is_qualified_name(bad), "{bad}");
+        }
+        for ok in ["", "inference", "NVIDIA-L4", "a.b_c-d", &"a".repeat(63)] {
+            assert!(is_label_value(ok), "{ok}");
+        }
+        for bad in ["-a", "a-", "a b", "a/b", &"a".repeat(64)] {
+            assert!(!is_label_value(bad), "{bad}");
+        }
     }
 
     #[test]

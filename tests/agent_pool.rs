@@ -1758,6 +1758,28 @@ fn malformed_agent_pools_are_refused_and_name_the_field_and_what_is_valid() {
             ),
         ),
         refusal(
+            "nodeSelector key",
+            "spec.scheduling",
+            json!({"nodeSelector": {"node pool": "inference"}}),
+            fatal(
+                "InvalidSpec",
+                "spec.scheduling.nodeSelector: the key \"node pool\" is not a valid label key; use at most 63 letters, \
+                 digits, '-', '_' and '.', starting and ending with a letter or digit, after an optional DNS prefix \
+                 and '/' (for example node.example.com/pool)",
+            ),
+        ),
+        refusal(
+            "nodeSelector value",
+            "spec.scheduling",
+            json!({"nodeSelector": {"example.com/pool": "gpu inference"}}),
+            fatal(
+                "InvalidSpec",
+                "spec.scheduling.nodeSelector[\"example.com/pool\"] is \"gpu inference\"; a label value is empty or at \
+                 most 63 letters, digits, '-', '_' and '.', starting and ending with a letter or digit (for example \
+                 inference)",
+            ),
+        ),
+        refusal(
             "env not list",
             "spec.env",
             json!("A=B"),

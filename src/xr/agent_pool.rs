@@ -602,6 +602,9 @@ fn check_strings_and_durations(spec: &AgentPoolSpec) -> Result<(), String> {
     if let Some(h) = spec.ingress_host.as_deref() {
         require_subdomain("spec.ingressHost", h, "agents.example.com")?;
     }
+    if let Some(s) = &spec.scheduling {
+        crate::names::require_labels("spec.scheduling.nodeSelector", &s.node_selector)?;
+    }
     if let Some(p) = &class.system_prompt {
         let n = p.chars().count();
         if n > SYSTEM_PROMPT_MAX {
