@@ -13,6 +13,7 @@
 //! Unknown fields are refused: a typo in a Composition should fail loudly,
 //! not quietly fall back to a default.
 
+use k8s_openapi::api::core::v1::Toleration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -115,6 +116,72 @@ pub(crate) struct Defaults {
     /// Secrets holding the credentials of the registries the platform's images come from (type kubernetes.io/dockerconfigjson), given to every pod the function composes: the model servers', the agents' and the endpoint pickers'. Each must exist where the pods run: the XR's namespace, or its targetNamespace. An XR's spec.imagePullSecrets adds its own.
     #[schemars(length(max = PULL_SECRETS_MAX))]
     pub(crate) image_pull_secrets: Option<Vec<NameRef>>,
+    /// Tolerations the model servers' pods carry besides that of the GPU taint (gpuToleration), for the other taints the platform's GPU nodes carry: AKS's sku=gpu:NoSchedule, a dedicated pool's. Every runtime takes them (the VLLMRuntime too).
+    #[schemars(length(max = TOLERATIONS_MAX))]
+    pub(crate) model_server_tolerations: Option<Vec<Toleration>>,
+}
+
+/// Most tolerations the platform adds to a model server.
+const TOLERATIONS_MAX: usize = 16;
+
+/// `tolerations`, the field `field`, as the API server checks them
+/// (`validateTolerations`): so that a typo is refused here, naming it,
+/// rather than by the API server when Crossplane applies every model server.
+fn check_tolerations(field: &str, tolerations: &[Toleration]) -> Result<(), String> {
+    if tolerations.len() > TOLERATIONS_MAX {
+        return Err(format!(
+            "{field} has {} tolerations; give at most {TOLERATIONS_MAX}",
+            tolerations.len()
+        ));
+    }
+    for (i, t) in tolerations.iter().enumerate() {
+        let at = format!("{field}[{i}]");
+        let key = t.key.as_deref().unwrap_or_default();
+        if !key.is_empty() {
+            crate::names::require_qualified_name(&format!("{at}.key"), key)?;
+        }
+        let value = t.value.as_deref().unwrap_or_default();
+        match t.operator.as_deref().unwrap_or("Equal") {
+            "Exists" if !value.is_empty() => {
+                return Err(format!(
+                    "{at}.value is {}; an Exists toleration matches every value of its key: drop value, or use operator Equal",
+                    crate::quote::shown(value)
+                ));
+            }
+            "Exists" => {}
+            "Equal" if key.is_empty() => {
+                return Err(format!(
+                    "{at}.key is empty; an Equal toleration needs the taint's key (an empty key with operator Exists tolerates every taint)"
+                ));
+            }
+            "Equal" if !crate::names::is_label_value(value) => {
+                return Err(format!(
+                    "{at}.value is {}; a taint's value is empty or at most 63 letters, digits, '-', '_' and '.', starting and ending with a letter or digit",
+                    crate::quote::shown(value)
+                ));
+            }
+            "Equal" => {}
+            other => {
+                return Err(format!(
+                    "{at}.operator is {}; use Exists or Equal",
+                    crate::quote::shown(other)
+                ));
+            }
+        }
+        let effect = t.effect.as_deref().unwrap_or_default();
+        if !["", "NoSchedule", "PreferNoSchedule", "NoExecute"].contains(&effect) {
+            return Err(format!(
+                "{at}.effect is {}; use NoSchedule, PreferNoSchedule or NoExecute, or leave it out to tolerate every effect",
+                crate::quote::shown(effect)
+            ));
+        }
+        if t.toleration_seconds.is_some() && effect != "NoExecute" {
+            return Err(format!(
+                "{at}.tolerationSeconds applies to the NoExecute effect only; set effect NoExecute or drop tolerationSeconds"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The Gateway (gateway.networking.k8s.io/v1) model servers are routed through.
@@ -224,6 +291,8 @@ pub(crate) struct Settings {
     pub(crate) inference_gateway: Option<GatewaySettings>,
     /// Names of the Secrets every composed pod pulls its images with.
     pub(crate) image_pull_secrets: Vec<String>,
+    /// Tolerations of the model servers' pods beyond the GPU taint's.
+    pub(crate) model_server_tolerations: Vec<Toleration>,
 }
 
 /// [`InferenceGateway`] with the endpoint picker's image resolved.
@@ -374,6 +443,7 @@ impl Default for Settings {
             pod_monitor: false,
             inference_gateway: None,
             image_pull_secrets: Vec::new(),
+            model_server_tolerations: Vec::new(),
         }
     }
 }
@@ -522,6 +592,10 @@ impl Input {
             &[],
             d.image_pull_secrets.as_deref().unwrap_or_default(),
         )?;
+        if let Some(t) = &d.model_server_tolerations {
+            check_tolerations("input.defaults.modelServerTolerations", t)?;
+            s.model_server_tolerations = t.clone();
+        }
         if d.autoscaler == Some(Autoscaler::Keda) && s.prometheus_address.is_none() {
             return Err(
                 "input.defaults.autoscaler is keda, which needs input.defaults.prometheusAddress: the Prometheus KEDA queries for vLLM's metrics, such as http://prometheus-operated.monitoring.svc:9090".into(),

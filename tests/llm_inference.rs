@@ -1221,6 +1221,56 @@ fn a_stopping_server_finishes_its_requests() {
     assert_eq!(args[at + 1], "40");
 }
 
+/// GPU nodes with a taint of the platform's own (AKS GPU pools carry
+/// sku=gpu:NoSchedule): every runtime's model-server pods tolerate it, after
+/// the GPU taint's toleration where they carry that one.
+#[test]
+fn model_servers_tolerate_the_platforms_taints() {
+    let sku = json!({"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"});
+    let gpu = json!({"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"});
+    let compose = |runtime: &str, defaults: Value| {
+        let spec = json!({"model": "Qwen/Qwen2.5-7B-Instruct", "gpuType": "H100-80GB", "runtime": runtime});
+        let mut req = request("taint", LlmInference::new("qwen").spec(spec).build());
+        req.input = Some(input(json!({"defaults": defaults})));
+        let rsp = call(&req);
+        assert_not_fatal(&rsp.results, runtime);
+        rsp
+    };
+    let platform = json!({"modelServerTolerations": [sku.clone()]});
+
+    let (deployment, _) = composed(&compose("deployment", platform.clone()), "deployment");
+    assert_eq!(
+        deployment["spec"]["template"]["spec"]["tolerations"],
+        json!([gpu, sku])
+    );
+    let (lws, _) = composed(
+        &compose("leader-worker-set", platform.clone()),
+        "leader_worker_set",
+    );
+    let template = &lws["spec"]["leaderWorkerTemplate"];
+    for role in ["leaderTemplate", "workerTemplate"] {
+        assert_eq!(
+            template[role]["spec"]["tolerations"],
+            json!([gpu, sku]),
+            "{role}"
+        );
+    }
+    // The VLLMRuntime tolerates the GPU taint only where the platform asks.
+    let (runtime, _) = composed(&compose("vllm-runtime", platform), "vllm_runtime");
+    assert_eq!(
+        runtime["spec"]["deploymentConfig"]["toleration"],
+        json!([sku])
+    );
+    let both = json!({"modelServerTolerations": [sku.clone()], "gpuToleration": true});
+    let (runtime, _) = composed(&compose("vllm-runtime", both), "vllm_runtime");
+    assert_eq!(
+        runtime["spec"]["deploymentConfig"]["toleration"],
+        json!([gpu, sku])
+    );
+    let (runtime, _) = composed(&compose("vllm-runtime", json!({})), "vllm_runtime");
+    assert_eq!(runtime["spec"]["deploymentConfig"].get("toleration"), None);
+}
+
 /// Images from private registries: every pod pulls with the platform's
 /// Secrets, then the XR's own, each once; the VLLMRuntime carries its one
 /// Secret for the operator to put on its pods. Without any, no pod names one.

@@ -103,7 +103,8 @@ fn unreadable_input_names_the_field() {
     let message = "cannot read the step input: input.defaults.gpuTpye: unknown field gpuTpye; \
         valid fields are gpuType, offeredGpuTypes, gpuPrices, image, gpuMemoryUtilization, \
         gpuNodeSelector, gpuToleration, diagnosePods, providerConfigKind, weightsCache, objective, vllmVersion, runtime, \
-        vllmImages, autoscaler, prometheusAddress, podMonitor, inferenceGateway, imagePullSecrets";
+        vllmImages, autoscaler, prometheusAddress, podMonitor, inferenceGateway, imagePullSecrets, \
+        modelServerTolerations";
     assert_eq!(
         stdout,
         format!(

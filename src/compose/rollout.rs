@@ -466,6 +466,18 @@ pub(crate) fn pod_problem(pods: &[Map<String, Value>]) -> Option<(String, String
                 message.truncate(message.trim_end_matches('.').len());
                 message.push_str(&asked);
             }
+            // The scheduler does not say which taint: the GPU nodes' own one
+            // (AKS tells GPU pools to carry sku=gpu) is only a possibility.
+            if message.contains("untolerated taint")
+                && !message.contains("Insufficient ")
+                && requests_gpus(pod)
+            {
+                message.truncate(message.trim_end_matches('.').len());
+                message.push_str(
+                    "; if the GPU nodes carry a taint besides the GPU's (AKS GPU pools: sku=gpu), the platform's \
+                     step input lets model servers tolerate it (input.defaults.modelServerTolerations)",
+                );
+            }
             return Some(("Unschedulable".to_string(), message));
         }
         let statuses = at(pod, &["status", "containerStatuses"])?.as_array()?;
@@ -474,6 +486,18 @@ pub(crate) fn pod_problem(pods: &[Map<String, Value>]) -> Option<(String, String
             .filter_map(Value::as_object)
             .find_map(|s| container_problem(pod, s))
     })
+}
+
+/// Whether a container of `pod` asks for GPUs (or MIG slices): a model
+/// server's pod, which the platform's tolerations reach.
+fn requests_gpus(pod: &Map<String, Value>) -> bool {
+    at(pod, &["spec", "containers"])
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c.pointer("/resources/limits")?.as_object())
+        .flat_map(|limits| limits.keys())
+        .any(|r| r.starts_with("nvidia.com/") || r == "amd.com/gpu")
 }
 
 /// The GPU labels `pod`'s node affinity asks for, when it is the affinity
@@ -1001,6 +1025,45 @@ mod tests {
             pod_problem(&[unschedulable(linux)]).map(|(_, m)| m),
             Some("pod p cannot be scheduled: 0/7 nodes are available: 2 node(s) had untolerated taint(s), 5 node(s) didn't match Pod's node affinity/selector.".into())
         );
+    }
+
+    #[test]
+    fn a_gpu_pod_kept_off_tainted_nodes_says_how_the_platform_tolerates_them() {
+        let pod = |limits: Value, message: &str| {
+            obj(json!({"metadata": {"name": "p"},
+                "spec": {"containers": [{"name": "vllm", "resources": {"limits": limits}}]},
+                "status": {"conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+                    "message": message}]}}))
+        };
+        let tainted = "0/3 nodes are available: 2 node(s) had untolerated taint(s), 1 node(s) didn't match Pod's node affinity/selector.";
+        let hint = "; if the GPU nodes carry a taint besides the GPU's (AKS GPU pools: sku=gpu), the platform's \
+                    step input lets model servers tolerate it (input.defaults.modelServerTolerations)";
+        for gpus in [
+            json!({"nvidia.com/gpu": "1"}),
+            json!({"nvidia.com/mig-1g.10gb": "1"}),
+            json!({"amd.com/gpu": "1"}),
+        ] {
+            assert_eq!(
+                pod_problem(&[pod(gpus, tainted)]).map(|(_, m)| m),
+                Some(format!(
+                    "pod p cannot be scheduled: {}{hint}",
+                    tainted.trim_end_matches('.')
+                ))
+            );
+        }
+        // An agent's pod is not a model server's; and where some node lacks
+        // only GPUs, the taints are not what stops it.
+        let agent = pod(json!({"cpu": "1"}), tainted);
+        let full = "0/3 nodes are available: 1 Insufficient nvidia.com/gpu, 2 node(s) had untolerated taint(s).";
+        for (p, said) in [
+            (agent, tainted),
+            (pod(json!({"nvidia.com/gpu": "1"}), full), full),
+        ] {
+            assert_eq!(
+                pod_problem(&[p]).map(|(_, m)| m),
+                Some(format!("pod p cannot be scheduled: {said}"))
+            );
+        }
     }
 
     #[test]

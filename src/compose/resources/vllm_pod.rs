@@ -475,7 +475,11 @@ pub(crate) fn pod_spec(p: &PodParams, containers: Vec<Container>, volumes: Vec<V
         volumes: Some(volumes),
         affinity,
         // Harmless where the taint is absent, needed where it is.
-        tolerations: Some(vec![gpu_toleration(p.plan)]),
+        tolerations: Some(
+            std::iter::once(gpu_toleration(p.plan))
+                .chain(p.settings.model_server_tolerations.iter().cloned())
+                .collect(),
+        ),
         security_context: Some(pod_security(p.plan)),
         enable_service_links: Some(false),
         automount_service_account_token: Some(false),

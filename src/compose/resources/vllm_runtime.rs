@@ -125,10 +125,7 @@ pub(crate) fn vllm_runtime(p: &RuntimeParams) -> crate::compose::composition::Ma
                     gpu_type,
                 },
                 shm_size: if tp > 1 { plan.shm_size.clone() } else { None },
-                toleration: p
-                    .settings
-                    .gpu_toleration
-                    .then(|| vec![gpu_toleration(plan)]),
+                toleration: tolerations(plan, p.settings),
                 ..Default::default()
             },
             storage_config: storage,
@@ -180,6 +177,19 @@ pub(crate) fn unsupported_gpu(plan: &Plan) -> Option<String> {
             plan.gpu.vendor.to_ascii_uppercase()
         )
     })
+}
+
+/// The VLLMRuntime's tolerations: the GPU taint's where the platform asks
+/// (unset by default, so dot-inference's runtimes keep their spec), then the
+/// platform's own.
+fn tolerations(plan: &Plan, settings: &Settings) -> Option<Vec<Toleration>> {
+    let all: Vec<Toleration> = settings
+        .gpu_toleration
+        .then(|| gpu_toleration(plan))
+        .into_iter()
+        .chain(settings.model_server_tolerations.iter().cloned())
+        .collect();
+    (!all.is_empty()).then_some(all)
 }
 
 /// GPU nodes are commonly tainted with the GPU's resource name.
