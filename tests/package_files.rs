@@ -58,33 +58,23 @@ const CROSSPLANE_COLUMNS: [(&str, &str); 5] = [
 /// `kubectl get`.
 #[test]
 fn xrds_declare_no_column_crossplane_adds() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("package/configuration");
-    let mut xrds = 0;
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        for doc in yaml_docs(&path) {
-            if doc["kind"].as_str() != Some("CompositeResourceDefinition") {
-                continue;
-            }
-            xrds += 1;
-            for version in doc["spec"]["versions"].as_sequence().unwrap() {
-                let columns = version["additionalPrinterColumns"].as_sequence().unwrap();
-                assert!(!columns.is_empty(), "{}: its own columns", path.display());
-                for c in columns {
-                    let name = c["name"].as_str().unwrap();
-                    let json_path = c["jsonPath"].as_str().unwrap();
-                    for (theirs, their_path) in CROSSPLANE_COLUMNS {
-                        assert!(
-                            !name.eq_ignore_ascii_case(theirs) && json_path != their_path,
-                            "{}: column {name} ({json_path}) duplicates Crossplane's {theirs} ({their_path})",
-                            path.display()
-                        );
-                    }
+    for (path, doc) in xrds() {
+        for version in doc["spec"]["versions"].as_sequence().unwrap() {
+            let columns = version["additionalPrinterColumns"].as_sequence().unwrap();
+            assert!(!columns.is_empty(), "{}: its own columns", path.display());
+            for c in columns {
+                let name = c["name"].as_str().unwrap();
+                let json_path = c["jsonPath"].as_str().unwrap();
+                for (theirs, their_path) in CROSSPLANE_COLUMNS {
+                    assert!(
+                        !name.eq_ignore_ascii_case(theirs) && json_path != their_path,
+                        "{}: column {name} ({json_path}) duplicates Crossplane's {theirs} ({their_path})",
+                        path.display()
+                    );
                 }
             }
         }
     }
-    assert_eq!(xrds, 3, "LLMInference, Model and AgentPool");
 }
 
 /// `kubectl explain` shows `<empty>` for a field without a description:
@@ -116,29 +106,19 @@ fn every_xrd_field_has_a_description() {
             }
         }
     }
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("package/configuration");
     let mut missing = Vec::new();
-    let mut xrds = 0;
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        for doc in yaml_docs(&path) {
-            if doc["kind"].as_str() != Some("CompositeResourceDefinition") {
-                continue;
-            }
-            xrds += 1;
-            let kind = doc["spec"]["names"]["kind"].as_str().unwrap().to_string();
-            for version in doc["spec"]["versions"].as_sequence().unwrap() {
-                let mut fields = Vec::new();
-                undescribed(
-                    &version["schema"]["openAPIV3Schema"],
-                    String::new(),
-                    &mut fields,
-                );
-                missing.extend(fields.into_iter().map(|f| format!("{kind} {f}")));
-            }
+    for (_, doc) in xrds() {
+        let kind = doc["spec"]["names"]["kind"].as_str().unwrap().to_string();
+        for version in doc["spec"]["versions"].as_sequence().unwrap() {
+            let mut fields = Vec::new();
+            undescribed(
+                &version["schema"]["openAPIV3Schema"],
+                String::new(),
+                &mut fields,
+            );
+            missing.extend(fields.into_iter().map(|f| format!("{kind} {f}")));
         }
     }
-    assert_eq!(xrds, 3, "LLMInference, Model and AgentPool");
     assert!(
         missing.is_empty(),
         "no description (a doc comment on the Rust field):\n{}",
@@ -178,6 +158,23 @@ fn repository(reference: &str) -> &str {
         Some((host, rest)) if host.contains(['.', ':']) || host == "localhost" => rest,
         _ => without_tag,
     }
+}
+
+/// Each XRD of the Configuration package, with its file: LLMInference,
+/// Model and AgentPool.
+fn xrds() -> Vec<(std::path::PathBuf, serde_yaml::Value)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("package/configuration");
+    let mut xrds = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        for doc in yaml_docs(&path) {
+            if doc["kind"].as_str() == Some("CompositeResourceDefinition") {
+                xrds.push((path.clone(), doc));
+            }
+        }
+    }
+    assert_eq!(xrds.len(), 3, "LLMInference, Model and AgentPool");
+    xrds
 }
 
 fn yaml_docs(path: &Path) -> Vec<serde_yaml::Value> {
