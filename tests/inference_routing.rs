@@ -52,9 +52,11 @@ fn a_host_is_routed_by_the_gateway_instead_of_an_ingress() {
     }
     let route = desired_resource(&rsp, "http_route");
     assert_eq!(route["spec"]["hostnames"], json!(["chat.example.com"]));
+    // The OpenAI API alone: vLLM's other paths (/pause, /update_weights,
+    // /invocations) take no API key.
     assert_eq!(
         route["spec"]["rules"][0]["matches"],
-        json!([{"path": {"type": "PathPrefix", "value": "/"}}])
+        json!([{"path": {"type": "PathPrefix", "value": "/v1"}}])
     );
     let endpoint = &desired_status(&rsp)["endpoint"];
     assert_eq!(endpoint["external"], "http://chat.example.com/v1");

@@ -89,7 +89,7 @@ fn dot_ingress_object() -> Value {
                 "metadata": {"name": "test-qwen", "namespace": "team-a",
                              "annotations": {"infer.dev/owner": "LLMInference team-a/test-qwen"}},
                 "spec": {"rules": [{"host": "qwen.127.0.0.1.nip.io", "http": {"paths": [{
-                    "path": "/", "pathType": "Prefix",
+                    "path": "/v1", "pathType": "Prefix",
                     "backend": {"service": {"name": "test-qwen", "port": {"number": 80}}}}]}}]},
             }},
             "providerConfigRef": {"kind": "ProviderConfig", "name": "incluster"},

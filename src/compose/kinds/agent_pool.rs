@@ -570,6 +570,8 @@ impl Pool<'_> {
                 name: &agents.name,
                 namespace,
                 host,
+                // The agents' own API, whatever its paths.
+                path: "/",
                 service: &service_name,
                 port,
                 class_name: None,

@@ -8,7 +8,9 @@ use std::ops::ControlFlow;
 use serde_json::{Map, Value};
 
 use crate::compose::composition::{ComposeRequest, Composition, Refusal};
-use crate::compose::resources::ingress::{INGRESS, IngressParams, external_url, ingress};
+use crate::compose::resources::ingress::{
+    INGRESS, IngressParams, OPENAI_API_PATH, external_url, ingress,
+};
 use crate::compose::resources::labels::labels;
 use crate::compose::resources::placement::Placement;
 use crate::compose::resources::vllm_runtime::{SERVICE_PORT, internal_url};
@@ -430,6 +432,7 @@ impl Server<'_> {
                 name: &names::dns_subdomain(&req.xr.name, ""),
                 namespace,
                 host,
+                path: OPENAI_API_PATH,
                 service: self.name,
                 port: SERVICE_PORT,
                 class_name: spec.ingress_class_name.as_deref(),

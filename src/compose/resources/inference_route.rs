@@ -7,6 +7,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::compose::composition::Manifest;
 use crate::compose::resources::endpoint_picker::EXT_PROC_PORT;
+use crate::compose::resources::ingress::OPENAI_API_PATH;
 use crate::compose::resources::vllm_pod::CONTAINER_PORT;
 use crate::manifests::http_route::{
     BackendRef, HeaderMatch, HttpRoute, HttpRouteSpec, Match, ParentRef, PathMatch, Rule, Timeouts,
@@ -87,7 +88,7 @@ pub(crate) fn http_route(p: &InferenceRouteParams) -> Manifest {
                     matches: vec![Match {
                         path: Some(PathMatch {
                             type_: "PathPrefix".into(),
-                            value: "/".into(),
+                            value: OPENAI_API_PATH.into(),
                         }),
                         headers,
                     }],

@@ -14,13 +14,21 @@ pub(crate) struct IngressParams<'a> {
     pub(crate) name: &'a str,
     pub(crate) namespace: &'a str,
     pub(crate) host: &'a str,
+    /// The path prefix routed: [`OPENAI_API_PATH`] for a model server.
+    pub(crate) path: &'a str,
     pub(crate) service: &'a str,
     pub(crate) port: i32,
     pub(crate) class_name: Option<&'a str>,
     pub(crate) tls_secret: Option<&'a str>,
 }
 
-/// An Ingress sending every path on `host` to `service:port`.
+/// What a model server's Ingress and HTTPRoute route: the OpenAI-compatible
+/// API alone. `--api-key` guards only these paths, and vLLM serves others on
+/// the same port that must not face users (its security guide: `/pause`,
+/// `/update_weights`, `/invocations` run unauthenticated).
+pub(crate) const OPENAI_API_PATH: &str = "/v1";
+
+/// An Ingress sending the paths under `path` on `host` to `service:port`.
 pub(crate) fn ingress(p: &IngressParams) -> crate::compose::composition::Manifest {
     let ingress = Ingress {
         metadata: ObjectMeta {
@@ -34,7 +42,7 @@ pub(crate) fn ingress(p: &IngressParams) -> crate::compose::composition::Manifes
                 host: Some(p.host.to_string()),
                 http: Some(HTTPIngressRuleValue {
                     paths: vec![HTTPIngressPath {
-                        path: Some("/".into()),
+                        path: Some(p.path.into()),
                         path_type: "Prefix".into(),
                         backend: IngressBackend {
                             service: Some(IngressServiceBackend {
@@ -64,5 +72,10 @@ pub(crate) fn ingress(p: &IngressParams) -> crate::compose::composition::Manifes
 
 /// The external base URL of the OpenAI-compatible API.
 pub(crate) fn external_url(host: &str, tls: bool) -> String {
-    [if tls { "https://" } else { "http://" }, host, "/v1"].concat()
+    [
+        if tls { "https://" } else { "http://" },
+        host,
+        OPENAI_API_PATH,
+    ]
+    .concat()
 }
