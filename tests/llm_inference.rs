@@ -1221,6 +1221,60 @@ fn a_stopping_server_finishes_its_requests() {
     assert_eq!(args[at + 1], "40");
 }
 
+/// An API key guards the OpenAI API: the serving container reads vLLM's
+/// VLLM_API_KEY from the Secret (a LeaderWorkerSet's workers, which serve
+/// nothing, never see it), and the plan says what clients must send.
+#[test]
+fn an_api_key_from_a_secret_guards_the_openai_api() {
+    let compose = |runtime: &str, key: Value| {
+        let spec = json!({"model": "Qwen/Qwen2.5-7B-Instruct", "gpuType": "H100-80GB",
+            "runtime": runtime, "apiKeySecretRef": key});
+        let rsp = call(&request(
+            "key",
+            LlmInference::new("qwen").spec(spec).build(),
+        ));
+        assert_not_fatal(&rsp.results, runtime);
+        rsp
+    };
+    let from_secret = |key: &str| json!({"name": "VLLM_API_KEY", "valueFrom": {"secretKeyRef": {"name": "qwen-api-key", "key": key}}});
+    let api_key = |c: &Value| -> Vec<Value> {
+        c["env"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["name"] == "VLLM_API_KEY")
+            .cloned()
+            .collect()
+    };
+    let rsp = compose("deployment", json!({"name": "qwen-api-key"}));
+    let (deployment, _) = composed(&rsp, "deployment");
+    let pod = &deployment["spec"]["template"]["spec"];
+    assert_eq!(
+        api_key(container(pod, "vllm")),
+        vec![from_secret("api-key")]
+    );
+    assert!(reasons(&rsp).contains(
+        &"API key: requests under /v1 need Authorization: Bearer with the key api-key of Secret qwen-api-key \
+          (VLLM_API_KEY); /health and /metrics stay open for the probes and Prometheus."
+            .to_string()
+    ));
+    assert_eq!(
+        support::manifests::validate_composed(&deployment),
+        Vec::<String>::new()
+    );
+
+    let rsp = compose(
+        "leader-worker-set",
+        json!({"name": "qwen-api-key", "key": "token"}),
+    );
+    let (lws, _) = composed(&rsp, "leader_worker_set");
+    let template = &lws["spec"]["leaderWorkerTemplate"];
+    let leader = container(&template["leaderTemplate"]["spec"], "vllm");
+    assert_eq!(api_key(leader), vec![from_secret("token")]);
+    let worker = container(&template["workerTemplate"]["spec"], "vllm-worker");
+    assert_eq!(api_key(worker), Vec::<Value>::new());
+}
+
 /// GPU nodes with a taint of the platform's own (AKS GPU pools carry
 /// sku=gpu:NoSchedule): every runtime's model-server pods tolerate it, after
 /// the GPU taint's toleration where they carry that one.
@@ -2003,8 +2057,10 @@ fn refusals_are_fatal_and_name_the_field_and_what_would_work() {
             refusal("negative gpu", "spec.gpu", json!(-3), fatal("InvalidSpec", "spec.gpu is -3; use a whole number from 1 to 64; omit it to derive the count from the model and GPU type")),
             refusal("gpu as words", "spec.gpu", json!("lots"), fatal("InvalidSpec", "spec.gpu: the string \"lots\" is not a whole number; use a whole number from 1 to 64")),
             refusal("imagePullSecrets not a name", "spec.imagePullSecrets", json!([{"name": "creds"}, {"name": "Registry_Creds"}]), fatal("InvalidSpec", "spec.imagePullSecrets[1].name is \"Registry_Creds\"; use a DNS name: at most 253 characters of lower-case letters, digits, '-' and '.', starting and ending with a letter or digit (for example registry-credentials)")),
+            refusal("apiKeySecretRef not a name", "spec.apiKeySecretRef", json!({"name": "Qwen Key"}), fatal("InvalidSpec", "spec.apiKeySecretRef.name is \"Qwen Key\"; use a DNS name: at most 253 characters of lower-case letters, digits, '-' and '.', starting and ending with a letter or digit (for example qwen-api-key)")),
+            refusal("apiKeySecretRef on a VLLMRuntime", "spec.apiKeySecretRef", json!({"name": "qwen-api-key"}), fatal("CannotStart", "spec.apiKeySecretRef: a VLLMRuntime's environment (vllmConfig.env) holds only literal values, so the key would stand in plain text in it; set spec.runtime to deployment or leader-worker-set, whose pods read VLLM_API_KEY from the Secret")),
             refusal("two imagePullSecrets on a VLLMRuntime", "spec.imagePullSecrets", json!([{"name": "mirror"}, {"name": "private"}]), fatal("CannotStart", "spec.imagePullSecrets: the model server's pods would pull with 2 Secrets (mirror, private), but a VLLMRuntime takes one (spec.deploymentConfig.image.pullSecretName); name one Secret that holds every registry's credentials, or set spec.runtime to deployment")),
-            refusal("unknown field", "spec.gpus", json!(2), fatal("InvalidSpec", "spec.gpus: unknown field gpus; valid fields are model, modelRef, gpu, gpuType, quantization, maxModelLen, parameterCount, migProfile, kvCacheDtype, objective, replicas, autoscaling, hfTokenSecretRef, runtime, image, imagePullSecrets, gateway, ingressHost, ingressClassName, tls, extraArgs, providerConfigName, targetNamespace, crossplane")),
+            refusal("unknown field", "spec.gpus", json!(2), fatal("InvalidSpec", "spec.gpus: unknown field gpus; valid fields are model, modelRef, gpu, gpuType, quantization, maxModelLen, parameterCount, migProfile, kvCacheDtype, objective, replicas, autoscaling, hfTokenSecretRef, apiKeySecretRef, runtime, image, imagePullSecrets, gateway, ingressHost, ingressClassName, tls, extraArgs, providerConfigName, targetNamespace, crossplane")),
             refusal("unknown GPU", "spec.gpuType", json!("Z9000"), fatal("CannotSize", &format!("spec.gpuType: {gpu_error}"))),
             refusal("bad quantization", "spec.quantization", json!("int3"), fatal("InvalidSpec", "spec.quantization: \"int3\" is not valid; use one of auto, fp32, bf16, fp16, fp8, int8, int4, fp4")),
             refusal("too many replicas", "spec.replicas", json!(1000), fatal("InvalidSpec", "spec.replicas is 1000; use a whole number from 0 to 100")),
@@ -2413,7 +2469,7 @@ fn malformed_specs_are_fatal_and_name_the_field_and_what_is_valid() {
             json!(2),
             fatal(
                 "InvalidSpec",
-                "spec.gpus: unknown field gpus; valid fields are model, modelRef, gpu, gpuType, quantization, maxModelLen, parameterCount, migProfile, kvCacheDtype, objective, replicas, autoscaling, hfTokenSecretRef, runtime, image, imagePullSecrets, gateway, ingressHost, ingressClassName, tls, extraArgs, providerConfigName, targetNamespace, crossplane",
+                "spec.gpus: unknown field gpus; valid fields are model, modelRef, gpu, gpuType, quantization, maxModelLen, parameterCount, migProfile, kvCacheDtype, objective, replicas, autoscaling, hfTokenSecretRef, apiKeySecretRef, runtime, image, imagePullSecrets, gateway, ingressHost, ingressClassName, tls, extraArgs, providerConfigName, targetNamespace, crossplane",
             ),
         ),
     ];

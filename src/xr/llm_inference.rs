@@ -98,6 +98,8 @@ pub(crate) struct LlmInferenceSpec {
     pub(crate) autoscaling: Option<ModelServerAutoscaling>,
     /// Secret holding a Hugging Face token, for gated models (key defaults to token).
     pub(crate) hf_token_secret_ref: Option<SecretKeyRef>,
+    /// Secret holding the API key clients must send (Authorization: Bearer) to the OpenAI API under /v1, vLLM's VLLM_API_KEY (key defaults to api-key); /health and /metrics stay open for probes and Prometheus. The deployment and leader-worker-set runtimes take it; a VLLMRuntime's environment holds only literal values.
+    pub(crate) api_key_secret_ref: Option<SecretKeyRef>,
     /// What serves the model: vllm-runtime (the production-stack operator), deployment (a plain Deployment and Service), leader-worker-set (multi-node, one LeaderWorkerSet group per replica) or auto (the one that can serve the plan). Defaults to the platform's (step input).
     pub(crate) runtime: Option<RuntimeChoice>,
     /// The vLLM image; defaults to the platform's (per runtime and GPU vendor).
@@ -224,6 +226,12 @@ fn check_strings(spec: &LlmInferenceSpec) -> Result<(), String> {
         require_subdomain("spec.hfTokenSecretRef.name", &r.name, "hf-token")?;
         if let Some(k) = r.key.as_deref().filter(|k| !k.is_empty()) {
             text("spec.hfTokenSecretRef.key", k, 253, "token")?;
+        }
+    }
+    if let Some(r) = &spec.api_key_secret_ref {
+        require_subdomain("spec.apiKeySecretRef.name", &r.name, "qwen-api-key")?;
+        if let Some(k) = r.key.as_deref().filter(|k| !k.is_empty()) {
+            text("spec.apiKeySecretRef.key", k, 253, "api-key")?;
         }
     }
     if let Some(i) = &spec.image {

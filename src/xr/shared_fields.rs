@@ -100,6 +100,19 @@ pub(crate) struct SecretKeyRef {
     pub(crate) key: Option<String>,
 }
 
+impl SecretKeyRef {
+    /// The Secret's name and key, `default_key` where the key is unset or empty.
+    pub(crate) fn name_and_key<'a>(&'a self, default_key: &'a str) -> (&'a str, &'a str) {
+        (
+            &self.name,
+            self.key
+                .as_deref()
+                .filter(|k| !k.is_empty())
+                .unwrap_or(default_key),
+        )
+    }
+}
+
 /// A container image as the VLLMRuntime takes it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

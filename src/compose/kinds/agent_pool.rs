@@ -331,6 +331,8 @@ impl Pool<'_> {
             placement: &placement,
             autoscaled: autoscaling.map(|a| (a.min_replicas, a.max_replicas)),
             pull_secrets: &self.pull_secrets,
+            // Only the pool's agents call it, inside the cluster.
+            api_key: None,
         };
         model_server::serve(req, &serve, plan, &mut self.out, &mut self.notes)
     }

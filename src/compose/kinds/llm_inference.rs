@@ -77,6 +77,8 @@ pub(crate) fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
 }
 
 const MODEL_REF: &str = "spec.modelRef";
+/// The key of `spec.apiKeySecretRef` when it names none.
+const API_KEY_DEFAULT_KEY: &str = "api-key";
 
 /// Everything the server may be composed as: kept while it waits for its Model.
 const RESOURCES: &[&str] = &[
@@ -312,15 +314,7 @@ impl Server<'_> {
         let hf_token = spec
             .hf_token_secret_ref
             .as_ref()
-            .map(|r| {
-                (
-                    r.name.as_str(),
-                    r.key
-                        .as_deref()
-                        .filter(|k| !k.is_empty())
-                        .unwrap_or("token"),
-                )
-            })
+            .map(|r| r.name_and_key("token"))
             .or_else(|| {
                 facts
                     .and_then(|f| f.hf_token.as_ref())
@@ -368,6 +362,10 @@ impl Server<'_> {
             placement: &self.placement,
             autoscaled: autoscaling.map(|a| (a.min_replicas, a.max_replicas)),
             pull_secrets: &self.pull_secrets,
+            api_key: spec
+                .api_key_secret_ref
+                .as_ref()
+                .map(|r| r.name_and_key(API_KEY_DEFAULT_KEY)),
         };
         model_server::serve(req, &serve, plan, &mut self.out, &mut self.notes)
     }

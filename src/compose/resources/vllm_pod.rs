@@ -148,6 +148,8 @@ pub(crate) struct PodParams<'a> {
     pub(crate) weights_cache: Option<&'a WeightsCache>,
     /// Secrets to pull the image with.
     pub(crate) pull_secrets: &'a [String],
+    /// (Secret name, key) of the API key the serving container requires.
+    pub(crate) api_key: Option<(&'a str, &'a str)>,
     /// Pods a replica spans (1, or the LeaderWorkerSet's group size).
     pub(crate) nodes: u32,
 }
@@ -222,20 +224,25 @@ pub(crate) fn env(p: &PodParams) -> Vec<EnvVar> {
         env.push(value("VLLM_WORKER_MULTIPROC_METHOD", "spawn"));
     }
     if let Some((name, key)) = p.hf_token {
-        env.push(EnvVar {
-            name: "HF_TOKEN".into(),
-            value: None,
-            value_from: Some(EnvVarSource {
-                secret_key_ref: Some(SecretKeySelector {
-                    name: name.into(),
-                    key: key.into(),
-                    optional: None,
-                }),
-                ..Default::default()
-            }),
-        });
+        env.push(secret_env("HF_TOKEN", name, key));
     }
     env
+}
+
+/// The variable `variable` read from `key` of the Secret `name`.
+fn secret_env(variable: &str, name: &str, key: &str) -> EnvVar {
+    EnvVar {
+        name: variable.into(),
+        value: None,
+        value_from: Some(EnvVarSource {
+            secret_key_ref: Some(SecretKeySelector {
+                name: name.into(),
+                key: key.into(),
+                optional: None,
+            }),
+            ..Default::default()
+        }),
+    }
 }
 
 /// Requests equal to limits for one pod holding `gpus` of the replica's
@@ -308,12 +315,17 @@ pub(crate) fn serving_container(
     args: Vec<String>,
 ) -> Container {
     let (resources, _) = resources(p);
+    let mut env = env(p);
+    // The leader alone serves the API: workers never see the key.
+    if let Some((name, key)) = p.api_key {
+        env.push(secret_env("VLLM_API_KEY", name, key));
+    }
     Container {
         name: "vllm".into(),
         image: Some(image_ref(p.image)),
         command: Some(command),
         args: Some(args),
-        env: Some(env(p)),
+        env: Some(env),
         ports: Some(vec![ContainerPort {
             name: Some(PORT_NAME.into()),
             container_port: CONTAINER_PORT,
@@ -540,6 +552,7 @@ mod tests {
                 settings: &settings,
                 weights_cache: None,
                 pull_secrets: &[],
+                api_key: None,
                 nodes: 2,
             };
             let spec = pod_spec(&p, vec![], vec![]);

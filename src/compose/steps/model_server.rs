@@ -66,6 +66,8 @@ pub(crate) struct Serve<'a> {
     pub(crate) autoscaled: Option<(i32, i32)>,
     /// The Secrets the pods pull their images with.
     pub(crate) pull_secrets: &'a PullSecrets,
+    /// (Secret name, key) of the API key clients must send.
+    pub(crate) api_key: Option<(&'a str, &'a str)>,
 }
 
 /// What [`serve`] built: the runtime chosen and how the server stands.
@@ -96,6 +98,14 @@ pub(crate) fn serve(
 ) -> Result<Served, Refusal> {
     let (runtime, cache) =
         runtime::choose_with_volume(&s.choice, plan, &req.settings.weights_cache)?;
+    if runtime == Runtime::Operator && s.api_key.is_some() {
+        return Err(Refusal::new(
+            "CannotStart",
+            "spec.apiKeySecretRef: a VLLMRuntime's environment (vllmConfig.env) holds only literal values, so the \
+             key would stand in plain text in it; set spec.runtime to deployment or leader-worker-set, whose pods \
+             read VLLM_API_KEY from the Secret",
+        ));
+    }
     if runtime == Runtime::Operator && s.pull_secrets.names.len() > 1 {
         return Err(Refusal::new(
             "CannotStart",
@@ -165,6 +175,7 @@ pub(crate) fn serve(
         },
         image: s.image,
         pod_args: &pod_args,
+        api_key: s.api_key,
         xr_kind: &req.xr.kind,
         xr_name: &req.xr.name,
         existing: Existing::observed(&req.observed, s.keys),
@@ -300,6 +311,8 @@ pub(crate) struct ServerSpec<'a> {
     /// What exists already: fields the API server will not change are
     /// taken from it.
     pub(crate) existing: Existing,
+    /// (Secret name, key) of the API key the serving container requires.
+    pub(crate) api_key: Option<(&'a str, &'a str)>,
 }
 
 /// The model server's objects as observed (for a remote cluster, as
@@ -389,6 +402,7 @@ pub(crate) fn model_server(s: &ServerSpec) -> ModelServer {
         settings: p.settings,
         weights_cache: p.weights_cache,
         pull_secrets: p.pull_secrets,
+        api_key: s.api_key,
         nodes,
     };
     let labels = labels(s.xr_kind, s.xr_name, "model-server");
@@ -401,6 +415,12 @@ pub(crate) fn model_server(s: &ServerSpec) -> ModelServer {
         image.name,
         startup_budget_seconds(plan)
     )];
+    if let Some((secret, key)) = s.api_key {
+        reasons.push(format!(
+            "API key: requests under /v1 need Authorization: Bearer with the key {key} of Secret {secret} \
+             (VLLM_API_KEY); /health and /metrics stay open for the probes and Prometheus."
+        ));
+    }
     let mut warnings = Vec::new();
     let built = if s.runtime == Runtime::Deployment {
         deployment_server(s, pod, labels, &mut reasons, &mut warnings)
