@@ -141,7 +141,13 @@ fn check_tolerations(field: &str, tolerations: &[Toleration]) -> Result<(), Stri
             crate::names::require_qualified_name(&format!("{at}.key"), key)?;
         }
         let value = t.value.as_deref().unwrap_or_default();
-        match t.operator.as_deref().unwrap_or("Equal") {
+        // The API server reads an empty operator as Equal.
+        match t
+            .operator
+            .as_deref()
+            .filter(|o| !o.is_empty())
+            .unwrap_or("Equal")
+        {
             "Exists" if !value.is_empty() => {
                 return Err(format!(
                     "{at}.value is {}; an Exists toleration matches every value of its key: drop value, or use operator Equal",
@@ -673,6 +679,24 @@ mod tests {
             .unwrap()
             .settings()
             .unwrap()
+    }
+
+    /// What the API server accepts (`validateTolerations`) is accepted:
+    /// an empty operator is Equal, an empty key with Exists tolerates
+    /// every taint, NoExecute may bound how long.
+    #[test]
+    fn tolerations_the_api_server_takes_are_taken() {
+        let tolerations = serde_json::json!([
+            {"key": "sku", "operator": "", "value": "gpu", "effect": "NoSchedule"},
+            {"operator": "Exists"},
+            {"key": "example.com/maintenance", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
+            {"key": "dedicated", "value": ""},
+        ]);
+        let s = settings(serde_json::json!({"modelServerTolerations": tolerations}));
+        assert_eq!(
+            serde_json::to_value(&s.model_server_tolerations).unwrap(),
+            tolerations
+        );
     }
 
     #[test]
