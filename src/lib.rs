@@ -32,7 +32,8 @@
 //!   decisions, each plan with its reasons. It knows nothing of Kubernetes.
 //! - **Rules used everywhere.** `names` (every Kubernetes name rule),
 //!   `units` (quantities and durations), `credential` (what counts as a
-//!   credential), `quote` (a user's value in a message).
+//!   credential), `quote` (a user's value in a message), `yaml` (YAML that
+//!   Kubernetes' YAML 1.1 readers read as written).
 //!
 //! Where new things go: a new kind is a type in `xr`, a composer in
 //! `compose::kinds` and a line in `run`'s dispatch; a new composed object is
@@ -59,3 +60,4 @@ pub mod server;
 pub mod sizing;
 mod units;
 mod xr;
+pub mod yaml;

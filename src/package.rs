@@ -36,7 +36,7 @@ pub fn files() -> Vec<GeneratedFile> {
 }
 
 fn file(path: &'static str, doc: Value) -> GeneratedFile {
-    let body = serde_yaml::to_string(&doc).unwrap_or_default();
+    let body = crate::yaml::to_string(&doc).unwrap_or_default();
     GeneratedFile {
         path,
         yaml: format!(

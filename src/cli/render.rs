@@ -685,7 +685,7 @@ fn condition_json(c: &fnv1::Condition) -> Value {
 }
 
 fn write_doc(out: &mut impl Write, v: &Value) -> std::io::Result<()> {
-    let text = serde_yaml::to_string(v).map_err(std::io::Error::other)?;
+    let text = crate::yaml::to_string(v).map_err(std::io::Error::other)?;
     write!(out, "---\n{text}")
 }
 

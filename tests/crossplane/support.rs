@@ -103,7 +103,7 @@ fn write_crds(dir: &Path) -> Result<()> {
             "{}.yaml",
             crd["metadata"]["name"].as_str().unwrap()
         ));
-        std::fs::write(&file, serde_yaml::to_string(&crd)?)
+        std::fs::write(&file, function_inference::yaml::to_string(&crd)?)
             .with_context(|| format!("writing {}", file.display()))?;
     }
     Ok(())
@@ -120,13 +120,13 @@ fn validation_input(render: &Path, without_xr: bool) -> Result<String> {
             continue;
         }
         out.push_str("---\n");
-        out.push_str(&serde_yaml::to_string(&doc)?);
+        out.push_str(&function_inference::yaml::to_string(&doc)?);
         let provider_kubernetes = api_version.starts_with("kubernetes.crossplane.io/")
             || api_version.starts_with("kubernetes.m.crossplane.io/");
         let manifest = &doc["spec"]["forProvider"]["manifest"];
         if provider_kubernetes && doc["kind"] == "Object" && manifest.is_object() {
             out.push_str("---\n");
-            out.push_str(&serde_yaml::to_string(manifest)?);
+            out.push_str(&function_inference::yaml::to_string(manifest)?);
         }
     }
     Ok(out)
@@ -176,7 +176,7 @@ fn observed(render: &Path, overlays: &Path) -> Result<String> {
             .clone();
         merge(&mut object, &overlay);
         out.push_str("---\n");
-        out.push_str(&serde_yaml::to_string(&object)?);
+        out.push_str(&function_inference::yaml::to_string(&object)?);
     }
     Ok(out)
 }
