@@ -87,7 +87,12 @@ fn dot_ingress_object() -> Value {
             "forProvider": {"manifest": {
                 "apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
                 "metadata": {"name": "test-qwen", "namespace": "team-a",
-                             "annotations": {"infer.dev/owner": "LLMInference team-a/test-qwen"}},
+                             "annotations": {
+                                 "infer.dev/owner": "LLMInference team-a/test-qwen",
+                                 "nginx.ingress.kubernetes.io/proxy-buffering": "off",
+                                 "nginx.ingress.kubernetes.io/proxy-read-timeout": "300",
+                                 "nginx.ingress.kubernetes.io/proxy-send-timeout": "300",
+                             }},
                 "spec": {"rules": [{"host": "qwen.127.0.0.1.nip.io", "http": {"paths": [{
                     "path": "/v1", "pathType": "Prefix",
                     "backend": {"service": {"name": "test-qwen", "port": {"number": 80}}}}]}}]},

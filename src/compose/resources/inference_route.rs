@@ -7,7 +7,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::compose::composition::Manifest;
 use crate::compose::resources::endpoint_picker::EXT_PROC_PORT;
-use crate::compose::resources::ingress::OPENAI_API_PATH;
+use crate::compose::resources::ingress::{OPENAI_API_PATH, REQUEST_TIMEOUT_SECONDS};
 use crate::compose::resources::vllm_pod::CONTAINER_PORT;
 use crate::manifests::http_route::{
     BackendRef, HeaderMatch, HttpRoute, HttpRouteSpec, Match, ParentRef, PathMatch, Rule, Timeouts,
@@ -19,8 +19,6 @@ use crate::manifests::inference_pool::{
 /// The header the extension's body-based router sets from a request's
 /// `model` (`pkg/bbr/handlers/request.go`).
 pub(crate) const MODEL_HEADER: &str = "X-Gateway-Model-Name";
-/// Longest request the Gateway waits for: a long generation takes minutes.
-const REQUEST_TIMEOUT: &str = "300s";
 
 /// What the pool and the route are built from.
 pub(crate) struct InferenceRouteParams<'a> {
@@ -98,7 +96,7 @@ pub(crate) fn http_route(p: &InferenceRouteParams) -> Manifest {
                         name: p.name.to_string(),
                     }],
                     timeouts: Some(Timeouts {
-                        request: Some(REQUEST_TIMEOUT.into()),
+                        request: Some(format!("{REQUEST_TIMEOUT_SECONDS}s")),
                     }),
                 }],
             },

@@ -1,4 +1,7 @@
-//! The Ingress in front of an OpenAI-compatible Service.
+//! The Ingress in front of an OpenAI-compatible Service (or an AgentPool's
+//! agents), and what faces users of either.
+
+use std::collections::BTreeMap;
 
 use k8s_openapi::api::networking::v1::{
     HTTPIngressPath, HTTPIngressRuleValue, Ingress, IngressBackend, IngressRule,
@@ -28,12 +31,39 @@ pub(crate) struct IngressParams<'a> {
 /// `/update_weights`, `/invocations` run unauthenticated).
 pub(crate) const OPENAI_API_PATH: &str = "/v1";
 
+/// Longest request the Ingress controller or the Gateway waits for: a long
+/// generation takes minutes, where proxies give up after 60 s by default.
+pub(crate) const REQUEST_TIMEOUT_SECONDS: u32 = 300;
+
+/// What ingress-nginx needs to carry an LLM's answers (other controllers
+/// ignore them): the read and send timeouts of a long generation, and no
+/// response buffering, which would hold streamed tokens back until a buffer
+/// fills.
+fn nginx_annotations() -> BTreeMap<String, String> {
+    let timeout = REQUEST_TIMEOUT_SECONDS.to_string();
+    [
+        (
+            "nginx.ingress.kubernetes.io/proxy-read-timeout",
+            timeout.as_str(),
+        ),
+        (
+            "nginx.ingress.kubernetes.io/proxy-send-timeout",
+            timeout.as_str(),
+        ),
+        ("nginx.ingress.kubernetes.io/proxy-buffering", "off"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect()
+}
+
 /// An Ingress sending the paths under `path` on `host` to `service:port`.
 pub(crate) fn ingress(p: &IngressParams) -> crate::compose::composition::Manifest {
     let ingress = Ingress {
         metadata: ObjectMeta {
             name: Some(p.name.to_string()),
             namespace: Some(p.namespace.to_string()),
+            annotations: Some(nginx_annotations()),
             ..Default::default()
         },
         spec: Some(IngressSpec {
