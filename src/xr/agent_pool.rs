@@ -67,7 +67,7 @@ pub(crate) struct AgentPoolSpec {
     /// The agent runtime image, for example ghcr.io/example/agent-runtime:1.0.
     #[schemars(length(min = 1, max = 512))]
     pub(crate) image: String,
-    /// Secrets to pull the agents' image (and the model server's) with (type kubernetes.io/dockerconfigjson), after the platform's (step input defaults.imagePullSecrets), for an image from a private registry; they must exist where the pods run (the XR's namespace, or targetNamespace).
+    /// Secrets to pull the agents' image (and the model server's) with (type kubernetes.io/dockerconfigjson), after the platform's (step input defaults.imagePullSecrets), for an image from a private registry; they must exist in the pool's namespace.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = PULL_SECRETS_MAX))]
     pub(crate) image_pull_secrets: Vec<NameRef>,
@@ -138,9 +138,9 @@ pub(crate) struct AgentClass {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = 128))]
     pub(crate) tool_permissions: Vec<ToolPermission>,
+    /// Safety and policy checks, passed to the agents in agent.json for them to apply.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = 64))]
-    /// Safety and policy checks, passed to the agents in agent.json for them to apply.
     pub(crate) guardrails: Vec<Guardrail>,
     /// The agents' service level objectives, passed to them in agent.json.
     pub(crate) slo: Option<Slo>,
