@@ -147,6 +147,12 @@ pub fn llm_inference_xrd() -> Value {
                 type_: "integer",
                 json_path: ".status.gpuCount",
             },
+            // What serves it: auto's choice, or the platform's default.
+            Column {
+                name: "RUNTIME",
+                type_: "string",
+                json_path: ".status.runtime",
+            },
         ],
     )
 }
