@@ -162,8 +162,9 @@ fn check_tolerations(field: &str, tolerations: &[Toleration]) -> Result<(), Stri
             }
             "Equal" if !crate::names::is_label_value(value) => {
                 return Err(format!(
-                    "{at}.value is {}; a taint's value is empty or at most 63 letters, digits, '-', '_' and '.', starting and ending with a letter or digit",
-                    crate::quote::shown(value)
+                    "{at}.value is {}; a taint's value is empty or {}",
+                    crate::quote::shown(value),
+                    crate::names::LABEL_VALUE_RULE
                 ));
             }
             "Equal" => {}

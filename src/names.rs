@@ -162,6 +162,10 @@ pub(crate) fn require_dns1123_label(field: &str, value: &str, example: &str) -> 
     }
 }
 
+/// What a non-empty label value is, in words for messages.
+pub(crate) const LABEL_VALUE_RULE: &str =
+    "at most 63 letters, digits, '-', '_' and '.', starting and ending with a letter or digit";
+
 /// A label value as Kubernetes checks it (`IsValidLabelValue`): empty, or
 /// at most 63 letters, digits, '-', '_' and '.', starting and ending with a
 /// letter or digit.
@@ -191,9 +195,8 @@ pub(crate) fn require_qualified_name(field: &str, key: &str) -> Result<(), Strin
         return Ok(());
     }
     Err(format!(
-        "{field}: the key {} is not a valid label key; use at most 63 letters, digits, '-', '_' and '.', starting \
-         and ending with a letter or digit, after an optional DNS prefix and '/' (for example \
-         node.example.com/pool)",
+        "{field}: the key {} is not a valid label key; use {LABEL_VALUE_RULE}, after an optional DNS prefix and \
+         '/' (for example node.example.com/pool)",
         crate::quote::shown(key)
     ))
 }
@@ -207,8 +210,7 @@ pub(crate) fn require_labels<'a>(
         require_qualified_name(field, key)?;
         if !is_label_value(value) {
             return Err(format!(
-                "{field}[{key:?}] is {}; a label value is empty or at most 63 letters, digits, '-', '_' and '.', \
-                 starting and ending with a letter or digit (for example inference)",
+                "{field}[{key:?}] is {}; a label value is empty or {LABEL_VALUE_RULE} (for example inference)",
                 crate::quote::shown(value)
             ));
         }

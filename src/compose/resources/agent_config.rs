@@ -84,16 +84,13 @@ pub(crate) fn memory_env(class: &AgentClass) -> Option<EnvVar> {
         .as_ref()?
         .connection_secret_ref
         .as_ref()?;
+    let (name, key) = r.name_and_key(DEFAULT_MEMORY_KEY);
     Some(EnvVar {
         name: MEMORY_URL_ENV.into(),
         value_from: Some(EnvVarSource {
             secret_key_ref: Some(SecretKeySelector {
-                name: r.name.clone(),
-                key: r
-                    .key
-                    .clone()
-                    .filter(|k| !k.is_empty())
-                    .unwrap_or_else(|| DEFAULT_MEMORY_KEY.into()),
+                name: name.into(),
+                key: key.into(),
                 optional: None,
             }),
             ..Default::default()

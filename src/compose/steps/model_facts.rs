@@ -177,13 +177,8 @@ impl ModelFacts {
             None => None,
         };
         let hf_token = spec.hf_token_secret_ref.as_ref().map(|r| {
-            (
-                r.name.clone(),
-                r.key
-                    .clone()
-                    .filter(|k| !k.is_empty())
-                    .unwrap_or_else(|| "token".into()),
-            )
+            let (name, key) = r.name_and_key("token");
+            (name.to_string(), key.to_string())
         });
         Ok(Self {
             model_url,
