@@ -27,6 +27,16 @@ fn composed(rsp: &fnv1::RunFunctionResponse, name: &str) -> (Value, i32) {
     (desired_resource(rsp, name), ready)
 }
 
+fn composed_keys(rsp: &fnv1::RunFunctionResponse) -> Vec<String> {
+    rsp.desired
+        .as_ref()
+        .unwrap()
+        .resources
+        .keys()
+        .cloned()
+        .collect()
+}
+
 fn dot_plan() -> sizing::Plan {
     sizing::size(&SizingRequest {
         model_id: "Qwen/Qwen2.5-1.5B-Instruct".into(),
@@ -1278,6 +1288,59 @@ fn an_api_key_from_a_secret_guards_the_openai_api() {
     assert_eq!(api_key(leader), vec![from_secret("token")]);
     let worker = container(&template["workerTemplate"]["spec"], "vllm-worker");
     assert_eq!(api_key(worker), Vec::<Value>::new());
+}
+
+/// What a VLLMRuntime cannot give the model server's pods (an API key from a
+/// Secret, more than one pull secret) makes auto serve on a Deployment,
+/// where a plan that the operator would otherwise serve.
+#[test]
+fn auto_serves_on_a_deployment_what_a_vllm_runtime_cannot_give() {
+    for (field, value, why) in [
+        (
+            "apiKeySecretRef",
+            json!({"name": "qwen-api-key"}),
+            "Runtime: deployment (spec.runtime auto): a VLLMRuntime's environment holds only literal values, so \
+             it cannot read spec.apiKeySecretRef's key from the Secret; a Deployment's pods read VLLM_API_KEY \
+             from it.",
+        ),
+        (
+            "imagePullSecrets",
+            json!([{"name": "mirror"}, {"name": "private"}]),
+            "Runtime: deployment (spec.runtime auto): a VLLMRuntime pulls with one Secret, and \
+             spec.imagePullSecrets names 2 (mirror, private); a Deployment's pods pull with each.",
+        ),
+    ] {
+        let mut spec =
+            json!({"model": "Qwen/Qwen2.5-7B-Instruct", "gpuType": "H100-80GB", "runtime": "auto"});
+        let rsp = call(&request(
+            "auto",
+            LlmInference::new("qwen").spec(spec.clone()).build(),
+        ));
+        assert_not_fatal(&rsp.results, field);
+        assert!(
+            composed_keys(&rsp).contains(&"vllm_runtime".to_string()),
+            "{field}: the operator serves it without the field"
+        );
+        spec[field] = value;
+        let rsp = call(&request(
+            "auto",
+            LlmInference::new("qwen").spec(spec).build(),
+        ));
+        assert_not_fatal(&rsp.results, field);
+        assert!(
+            composed_keys(&rsp).contains(&"deployment".to_string()),
+            "{field}"
+        );
+        assert!(
+            !composed_keys(&rsp).contains(&"vllm_runtime".to_string()),
+            "{field}"
+        );
+        assert!(
+            reasons(&rsp).contains(&why.to_string()),
+            "{field}: {:?}",
+            reasons(&rsp)
+        );
+    }
 }
 
 /// GPU nodes with a taint of the platform's own (AKS GPU pools carry

@@ -26,7 +26,7 @@ use crate::compose::resources::vllm_runtime::{RuntimeParams, vllm_runtime};
 use crate::compose::resources::vllm_service::vllm_service;
 use crate::compose::resources::weights_volume::weights_claim;
 use crate::compose::steps::model_facts::ModelFacts;
-use crate::compose::steps::runtime::{self, Runtime, ServerChoice};
+use crate::compose::steps::runtime::{self, OperatorCannotGive, Runtime, ServerChoice};
 use crate::compose::steps::serving::{self, ServingState};
 use crate::input::Image;
 use crate::manifests::leader_worker_set::{LeaderWorkerSet, NAME_LABEL};
@@ -96,29 +96,12 @@ pub(crate) fn serve(
     out: &mut Composition,
     notes: &mut Vec<String>,
 ) -> Result<Served, Refusal> {
-    let (runtime, cache) =
-        runtime::choose_with_volume(&s.choice, plan, &req.settings.weights_cache)?;
-    if runtime == Runtime::Operator && s.api_key.is_some() {
-        return Err(Refusal::new(
-            "CannotStart",
-            "spec.apiKeySecretRef: a VLLMRuntime's environment (vllmConfig.env) holds only literal values, so the \
-             key would stand in plain text in it; set spec.runtime to deployment or leader-worker-set, whose pods \
-             read VLLM_API_KEY from the Secret",
-        ));
-    }
-    if runtime == Runtime::Operator && s.pull_secrets.names.len() > 1 {
-        return Err(Refusal::new(
-            "CannotStart",
-            format!(
-                "{}: the model server's pods would pull with {} Secrets ({}), but a VLLMRuntime takes one \
-                 (spec.deploymentConfig.image.pullSecretName); name one Secret that holds every registry's \
-                 credentials, or set spec.runtime to deployment",
-                s.pull_secrets.field,
-                s.pull_secrets.names.len(),
-                s.pull_secrets.names.join(", ")
-            ),
-        ));
-    }
+    let (runtime, cache) = runtime::choose_with_volume(
+        &s.choice,
+        OperatorCannotGive::of(s.api_key.is_some(), s.pull_secrets),
+        plan,
+        &req.settings.weights_cache,
+    )?;
     if let Some(f) = s.facts {
         notes.extend(f.notes.iter().cloned());
         notes.extend(f.cache_not_applied());

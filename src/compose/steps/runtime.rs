@@ -3,8 +3,9 @@
 //!
 //! The operator runs one pod per replica with a CUDA command and a fixed
 //! 2,120 s startup probe, so it cannot serve a plan that spans nodes, an AMD
-//! GPU, or a checkpoint that loads too slowly without a weights volume. A
-//! Deployment lifts all but the first; a LeaderWorkerSet lifts that one
+//! GPU, a checkpoint that loads too slowly without a weights volume, an API
+//! key from a Secret, or more than one pull secret. A Deployment lifts all
+//! but the first; a LeaderWorkerSet lifts that one
 //! too. `auto` takes the first of them that serves the plan, so the
 //! operator's users keep it wherever it works. An explicit choice that
 //! cannot serve the plan is refused with the runtime that would.
@@ -14,7 +15,7 @@ use crate::compose::resources::vllm_runtime::unsupported_gpu;
 use crate::compose::steps::weights_cache::{self, CacheDecision, VolumeScope};
 use crate::input::WeightsCacheSettings;
 use crate::sizing::{self, Plan, WeightPrecision};
-use crate::xr::shared_fields::RuntimeChoice;
+use crate::xr::shared_fields::{PullSecrets, RuntimeChoice};
 
 /// A runtime that serves a plan.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -59,16 +60,74 @@ impl Asked {
     }
 }
 
+/// What a model server's pods need that a VLLMRuntime cannot give them.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum OperatorCannotGive<'a> {
+    /// An API key read from a Secret: the operator's environment holds
+    /// only literal values.
+    ApiKeyFromSecret,
+    /// More than one pull secret: the operator takes one.
+    PullSecrets(&'a PullSecrets),
+}
+
+impl<'a> OperatorCannotGive<'a> {
+    /// The first thing the pods need that the operator cannot give.
+    pub(crate) fn of(api_key: bool, pull_secrets: &'a PullSecrets) -> Option<Self> {
+        if api_key {
+            Some(Self::ApiKeyFromSecret)
+        } else if pull_secrets.names.len() > 1 {
+            Some(Self::PullSecrets(pull_secrets))
+        } else {
+            None
+        }
+    }
+
+    /// The refusal of a VLLMRuntime that was asked for.
+    fn refusal(self) -> Refusal {
+        let message = match self {
+            Self::ApiKeyFromSecret => "spec.apiKeySecretRef: a VLLMRuntime's environment (vllmConfig.env) holds \
+                only literal values, so the key would stand in plain text in it; set spec.runtime to deployment or \
+                leader-worker-set, whose pods read VLLM_API_KEY from the Secret"
+                .to_string(),
+            Self::PullSecrets(p) => format!(
+                "{}: the model server's pods would pull with {} Secrets ({}), but a VLLMRuntime takes one \
+                 (spec.deploymentConfig.image.pullSecretName); name one Secret that holds every registry's \
+                 credentials, or set spec.runtime to deployment",
+                p.field,
+                p.names.len(),
+                p.names.join(", ")
+            ),
+        };
+        Refusal::new("CannotStart", message)
+    }
+
+    /// Why auto serves on a Deployment instead.
+    fn why_a_deployment(self) -> String {
+        match self {
+            Self::ApiKeyFromSecret => "a VLLMRuntime's environment holds only literal values, so it cannot read \
+                spec.apiKeySecretRef's key from the Secret; a Deployment's pods read VLLM_API_KEY from it"
+                .to_string(),
+            Self::PullSecrets(p) => format!(
+                "a VLLMRuntime pulls with one Secret, and {} names {} ({}); a Deployment's pods pull with each",
+                p.field,
+                p.names.len(),
+                p.names.join(", ")
+            ),
+        }
+    }
+}
+
 /// The runtime for `plan`, with the sentence the plan's reasons carry.
 /// `operator_cannot_start` says why the VLLMRuntime's fixed startup probe
-/// cannot load the checkpoint, when no weights volume can rescue it.
-/// `fit` names the fields a refusal of a plan across nodes advises
+/// cannot load the checkpoint, when no weights volume can rescue it;
+/// `cannot_give`, what else the operator cannot give the pods. `fit` names the fields a refusal of a plan across nodes advises
 /// changing (per XR kind); `gpu_field` names the field that chose the GPU
 /// type.
 pub(crate) fn choose(
     asked: Asked,
     plan: &Plan,
     operator_cannot_start: Option<&str>,
+    cannot_give: Option<OperatorCannotGive>,
     fit: &FitFields,
     gpu_field: &str,
 ) -> Result<(Runtime, String), Refusal> {
@@ -113,6 +172,9 @@ pub(crate) fn choose(
                         "{why}; or set spec.runtime to deployment (or auto), whose startup probe covers the load"
                     ),
                 ));
+            }
+            if let Some(lack) = cannot_give {
+                return Err(lack.refusal());
             }
             return Ok((
                 Runtime::Operator,
@@ -179,6 +241,14 @@ pub(crate) fn choose(
                     format!(
                         "Runtime: deployment ({field} auto): the VLLMRuntime cannot start it ({why}); a \
                          Deployment's startup probe covers the load-time estimate."
+                    ),
+                )
+            } else if let Some(lack) = cannot_give {
+                (
+                    Runtime::Deployment,
+                    format!(
+                        "Runtime: deployment ({field} auto): {}.",
+                        lack.why_a_deployment()
                     ),
                 )
             } else {
@@ -271,6 +341,7 @@ fn what_would_fit(plan: &Plan, f: &FitFields) -> String {
 /// runtime is dropped when a LeaderWorkerSet is that runtime.
 pub(crate) fn choose_with_volume(
     c: &ServerChoice,
+    cannot_give: Option<OperatorCannotGive>,
     plan: &mut Plan,
     settings: &WeightsCacheSettings,
 ) -> Result<(Runtime, CacheDecision), Refusal> {
@@ -287,6 +358,7 @@ pub(crate) fn choose_with_volume(
         c.asked,
         plan,
         operator_cache.as_ref().err().map(String::as_str),
+        cannot_give,
         &c.fit,
         c.gpu_field,
     )?;
@@ -452,18 +524,26 @@ mod tests {
             ),
         ];
         for (why, choice, plan, cannot_start, want) in cases {
-            let got = choose(asked(choice), plan, cannot_start, &FIT, "spec.gpuType")
-                .map(|(r, reason)| {
-                    assert!(
-                        reason.starts_with(&format!("Runtime: {} (spec.runtime", r.as_str())),
-                        "{why}: {reason}"
-                    );
-                    r
-                })
-                .map_err(|r| r.reason);
+            let got = choose(
+                asked(choice),
+                plan,
+                cannot_start,
+                None,
+                &FIT,
+                "spec.gpuType",
+            )
+            .map(|(r, reason)| {
+                assert!(
+                    reason.starts_with(&format!("Runtime: {} (spec.runtime", r.as_str())),
+                    "{why}: {reason}"
+                );
+                r
+            })
+            .map_err(|r| r.reason);
             assert_eq!(got, want, "{why}");
         }
-        let (runtime, _) = choose(asked(C::Auto), &two_nodes, None, &FIT, "spec.gpuType").unwrap();
+        let (runtime, _) =
+            choose(asked(C::Auto), &two_nodes, None, None, &FIT, "spec.gpuType").unwrap();
         assert_eq!(runtime, Runtime::LeaderWorkerSet, "auto, two nodes");
     }
 
