@@ -1876,3 +1876,122 @@ fn an_agent_pool_waiting_for_its_model_still_checks_its_numbers() {
             ),
         ]);
 }
+
+/// Agents with tools send OpenAI requests with `tools` (tool_choice auto),
+/// which vLLM refuses (400) unless it parses tool calls: the model server
+/// gets the parser vLLM documents for the model family, or the Model's own.
+#[test]
+fn agents_with_tools_get_a_model_server_that_parses_tool_calls() {
+    let tools = json!([{"name": "code_search", "requiredScopes": ["read:code"]}]);
+    let with_tools = |model: Value| {
+        let mut spec = small_pool();
+        spec["runtime"] = json!("deployment");
+        spec["agentClass"]["toolPermissions"] = tools.clone();
+        call(&with_model(
+            request("tools", AgentPool::new("reviewers").spec(spec).build()),
+            vec![model],
+        ))
+    };
+    let serve_args = |rsp: &fnv1::RunFunctionResponse| -> Vec<String> {
+        serde_json::from_value(
+            manifest(rsp, "model_server_deployment")["spec"]["template"]["spec"]["containers"][0]["args"].clone(),
+        )
+        .unwrap()
+    };
+    let tool_args = |args: &[String]| -> Vec<String> {
+        args.iter()
+            .skip_while(|a| *a != "--enable-auto-tool-choice")
+            .take(3)
+            .cloned()
+            .collect()
+    };
+    let reasons = |rsp: &fnv1::RunFunctionResponse| -> Vec<String> {
+        serde_json::from_value(desired_status(rsp)["plan"]["reasons"].clone()).unwrap()
+    };
+
+    // The family's parser: Llama 3.1 Instruct's JSON tool calls.
+    let rsp = with_tools(llama_8b());
+    assert_eq!(fatals(&rsp), Vec::<&str>::new());
+    assert_eq!(
+        tool_args(&serve_args(&rsp)),
+        [
+            "--enable-auto-tool-choice",
+            "--tool-call-parser",
+            "llama3_json"
+        ]
+    );
+    assert!(reasons(&rsp).contains(
+        &"Tool calling: the agents have tools (spec.agentClass.toolPermissions), so vLLM parses tool calls with \
+          llama3_json, the parser it documents for meta-llama/Llama-3.1-8B-Instruct (--enable-auto-tool-choice \
+          --tool-call-parser llama3_json; the Model's spec.toolCallParser names another)."
+            .to_string()
+    ), "{:#?}", reasons(&rsp));
+
+    // On the operator's VLLMRuntime too, through its extra arguments.
+    let mut spec = small_pool();
+    spec["agentClass"]["toolPermissions"] = tools.clone();
+    let rsp = call(&with_model(
+        request("tools", AgentPool::new("reviewers").spec(spec).build()),
+        vec![llama_8b()],
+    ));
+    assert_eq!(
+        manifest(&rsp, "model_server")["spec"]["vllmConfig"]["extraArgs"],
+        json!([
+            "--enable-auto-tool-choice",
+            "--tool-call-parser",
+            "llama3_json"
+        ])
+    );
+
+    // The Model's own parser wins (a fine-tune trained on another format).
+    let mut own_parser = llama_8b();
+    own_parser["spec"]["toolCallParser"] = json!("pythonic");
+    let rsp = with_tools(own_parser);
+    assert_eq!(
+        tool_args(&serve_args(&rsp)),
+        [
+            "--enable-auto-tool-choice",
+            "--tool-call-parser",
+            "pythonic"
+        ]
+    );
+    assert!(
+        reasons(&rsp).contains(
+            &"Tool calling: vLLM parses tool calls with pythonic, the Model's spec.toolCallParser \
+          (--enable-auto-tool-choice --tool-call-parser pythonic)."
+                .to_string()
+        ),
+        "{:#?}",
+        reasons(&rsp)
+    );
+
+    // A model whose parser nobody documented: the pool serves, and says so.
+    let fine_tune = model(
+        "llama-8b",
+        json!({"weightsURI": "hf://acme/support-bot-8b", "parameterCount": "8B"}),
+    );
+    let rsp = with_tools(fine_tune);
+    assert_eq!(fatals(&rsp), Vec::<&str>::new());
+    assert_eq!(tool_args(&serve_args(&rsp)), Vec::<String>::new());
+    let unknown = "spec.agentClass.toolPermissions gives the agents tools, but no tool-call parser is known for \
+                   acme/support-bot-8b, and vLLM refuses requests with tools (tool_choice auto) without one: set the \
+                   Model's spec.toolCallParser to the parser of the model's tool-call format (vLLM's tool calling \
+                   guide lists them: hermes, llama3_json, mistral, pythonic, ...)";
+    let warnings: Vec<String> =
+        serde_json::from_value(desired_status(&rsp)["plan"]["warnings"].clone()).unwrap();
+    assert!(warnings.contains(&unknown.to_string()), "{warnings:#?}");
+    assert!(
+        rsp.results.contains(&warning("AgentPoolWarning", unknown)),
+        "{:#?}",
+        rsp.results
+    );
+
+    // Without tools, nothing changes.
+    let mut spec = small_pool();
+    spec["runtime"] = json!("deployment");
+    let rsp = call(&with_model(
+        request("tools", AgentPool::new("reviewers").spec(spec).build()),
+        vec![llama_8b()],
+    ));
+    assert_eq!(tool_args(&serve_args(&rsp)), Vec::<String>::new());
+}

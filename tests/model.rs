@@ -198,6 +198,8 @@ fn llm_inference_model_ref_waits_for_and_serves_the_model() {
     );
     assert_eq!(runtime["spec"]["model"]["dtype"], "float16");
     assert_eq!(runtime["spec"]["storageConfig"]["size"], "18Gi");
+    // A Model that names no tool-call parser serves without one.
+    assert_eq!(runtime["spec"]["vllmConfig"].get("extraArgs"), None);
     // Found: the condition that said it was missing is replaced.
     assert_eq!(
         rsp.conditions[0],
@@ -208,6 +210,35 @@ fn llm_inference_model_ref_waits_for_and_serves_the_model() {
             "Model team-a/llama-8b served as meta-llama/Llama-3.1-8B-Instruct"
         )
     );
+}
+
+/// A Model's tool-call parser reaches every runtime that serves it: an
+/// LLMInference's clients can send tools (tool_choice auto).
+#[test]
+fn llm_inference_model_ref_parses_tool_calls_with_the_models_parser() {
+    let xr = LlmInference::new("chat")
+        .model_ref("llama-8b")
+        .gpu_type("L40S")
+        .build();
+    let mut m = llama_8b();
+    m["spec"]["toolCallParser"] = json!("llama3_json");
+    let rsp = call(&with_model(request("t1", xr), vec![m]));
+    assert_eq!(fatals(&rsp), Vec::<&str>::new());
+    assert_eq!(
+        manifest(&rsp, "vllm_runtime")["spec"]["vllmConfig"]["extraArgs"],
+        json!([
+            "--enable-auto-tool-choice",
+            "--tool-call-parser",
+            "llama3_json"
+        ])
+    );
+    let reasons: Vec<String> =
+        serde_json::from_value(desired_status(&rsp)["plan"]["reasons"].clone()).unwrap();
+    assert!(reasons.contains(
+        &"Tool calling: vLLM parses tool calls with llama3_json, the Model's spec.toolCallParser \
+          (--enable-auto-tool-choice --tool-call-parser llama3_json)."
+            .to_string()
+    ), "{reasons:#?}");
 }
 
 /// A tensor-parallel shardSpec the Model's attention heads cannot be split
@@ -858,12 +889,21 @@ fn malformed_models_are_fatal_and_name_the_field_and_what_is_valid() {
             ),
         ),
         refusal(
+            "toolCallParser not a name",
+            "spec.toolCallParser",
+            json!("Hermes 2"),
+            fatal(
+                "InvalidSpec",
+                "spec.toolCallParser is \"Hermes 2\"; use the name of a vLLM tool-call parser: at most 64 lower-case letters, digits, '_' and '-', such as hermes, llama3_json or mistral",
+            ),
+        ),
+        refusal(
             "unknown field",
             "spec.weights",
             json!("hf://x"),
             fatal(
                 "InvalidSpec",
-                "spec.weights: unknown field weights; valid fields are weightsURI, size, quantization, shardSpec, cachePolicy, format, architecture, parameterCount, hfTokenSecretRef, config, weightsIndex, configFrom, kvCacheDtype, objective, crossplane",
+                "spec.weights: unknown field weights; valid fields are weightsURI, size, quantization, shardSpec, cachePolicy, format, architecture, parameterCount, hfTokenSecretRef, config, weightsIndex, configFrom, kvCacheDtype, objective, toolCallParser, crossplane",
             ),
         ),
         refusal(

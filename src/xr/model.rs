@@ -76,6 +76,9 @@ pub(crate) struct ModelSpec {
     pub(crate) kv_cache_dtype: Option<KvCacheDtype>,
     /// What the layouts of the runtimes serving the Model are chosen for: minimal, balanced or throughput. Defaults to the platform's (step input).
     pub(crate) objective: Option<Objective>,
+    /// vLLM's --tool-call-parser for the weights' tool-call format (for example hermes, llama3_json, mistral, pythonic): every runtime serving the Model starts with --enable-auto-tool-choice and it, so OpenAI requests with tools (tool_choice auto) work. Unset, only AgentPools whose agents have tools get one: the parser vLLM documents for the model family, when known.
+    #[schemars(regex(pattern = r"^[a-z0-9][a-z0-9_-]*$"), length(max = 64))]
+    pub(crate) tool_call_parser: Option<String>,
     /// Crossplane's own fields (composition selection and the like); skipped unread.
     #[schemars(skip)]
     pub(crate) crossplane: Option<crate::xr::shared_fields::CrossplaneFields>,

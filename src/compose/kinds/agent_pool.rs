@@ -41,6 +41,7 @@ use crate::compose::steps::scaling_condition;
 use crate::compose::steps::served_model::{self, ModelRef};
 use crate::compose::steps::serving;
 use crate::compose::steps::sizing as steps_sizing;
+use crate::compose::steps::tool_calling::ToolCalling;
 use crate::input::Settings;
 use crate::names::{self, runtime_name};
 use crate::protocol::server::Condition;
@@ -302,6 +303,18 @@ impl Pool<'_> {
         let (req, spec, model) = (self.req, self.spec, self.model);
         let (placement, model_labels) = self.model_server_site();
         let operator_field = format!("{MODEL_REF}: Model {}", model.display);
+        let own_parser = model.facts.tool_call_parser.as_deref();
+        let tool_calling = if spec.agent_class.tool_permissions.is_empty() {
+            ToolCalling::of_model(own_parser)
+        } else {
+            ToolCalling::for_agents(own_parser, &model.facts.model_id)
+                .map_err(|warning| plan.warnings.push(warning))
+                .ok()
+        };
+        let extra_args: Vec<String> = tool_calling.iter().flat_map(ToolCalling::args).collect();
+        if let Some(t) = tool_calling {
+            plan.reasons.push(t.reason);
+        }
         let serve = Serve {
             choice: runtime::ServerChoice {
                 asked: runtime::Asked::new(spec.runtime, req.settings.runtime),
@@ -325,7 +338,7 @@ impl Pool<'_> {
                 .hf_token
                 .as_ref()
                 .map(|(n, k)| (n.as_str(), k.as_str())),
-            extra_args: &[],
+            extra_args: &extra_args,
             image: None,
             labels: Some(&model_labels),
             placement: &placement,

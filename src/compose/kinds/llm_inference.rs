@@ -26,6 +26,7 @@ use crate::compose::steps::runtime;
 use crate::compose::steps::served_model::{self, ModelRef};
 use crate::compose::steps::serving;
 use crate::compose::steps::sizing as steps_sizing;
+use crate::compose::steps::tool_calling::ToolCalling;
 use crate::compose::steps::{routing_condition, scaling_condition};
 use crate::input::Settings;
 use crate::names;
@@ -337,6 +338,13 @@ impl Server<'_> {
         } else {
             ("spec.modelRef", "the Model's data-parallel shards")
         };
+        // The Model's tool-call parser; the spec's own arguments come last and win.
+        let tool_calling = facts.and_then(|f| ToolCalling::of_model(f.tool_call_parser.as_deref()));
+        let mut extra_args: Vec<String> = tool_calling.iter().flat_map(ToolCalling::args).collect();
+        extra_args.extend(spec.extra_args.iter().cloned());
+        if let Some(t) = tool_calling {
+            plan.reasons.push(t.reason);
+        }
         let serve = Serve {
             choice: runtime::ServerChoice {
                 asked: runtime::Asked::new(spec.runtime, req.settings.runtime),
@@ -356,7 +364,7 @@ impl Server<'_> {
             model_url: self.model,
             facts,
             hf_token,
-            extra_args: &spec.extra_args,
+            extra_args: &extra_args,
             image: spec.image.as_ref(),
             labels: None,
             placement: &self.placement,

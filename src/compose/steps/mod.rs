@@ -14,4 +14,5 @@ pub(crate) mod scaling_condition;
 pub(crate) mod served_model;
 pub(crate) mod serving;
 pub(crate) mod sizing;
+pub(crate) mod tool_calling;
 pub(crate) mod weights_cache;

@@ -7,6 +7,7 @@
 //! is served. Errors name the Model field (`spec.shardSpec.count`) and what
 //! would be valid; `prefix` says whose spec it is.
 
+use crate::compose::steps::tool_calling;
 use crate::sizing::{KvCacheDtype, ModelConfig, Objective, Plan, SizingRequest, WeightPrecision};
 use crate::units::{GIB, parse_quantity};
 use crate::xr::model::{CachePolicy, EvictionPolicy, Locality, ModelSpec, ShardStrategy};
@@ -47,6 +48,8 @@ pub(crate) struct ModelFacts {
     pub(crate) kv_cache_dtype: KvCacheDtype,
     /// spec.objective; `None` = the platform's default.
     pub(crate) objective: Option<Objective>,
+    /// spec.toolCallParser: vLLM's parser for the weights' tool calls.
+    pub(crate) tool_call_parser: Option<String>,
 }
 
 /// Largest config.json accepted, inline or in a ConfigMap: real ones are a
@@ -176,6 +179,14 @@ impl ModelFacts {
             })?),
             None => None,
         };
+        if let Some(parser) = &spec.tool_call_parser
+            && !tool_calling::is_parser_name(parser)
+        {
+            return Err(format!(
+                "{prefix}.toolCallParser is {parser:?}; {}",
+                tool_calling::PARSER_NAME_RULE
+            ));
+        }
         let hf_token = spec.hf_token_secret_ref.as_ref().map(|r| {
             let (name, key) = r.name_and_key("token");
             (name.to_string(), key.to_string())
@@ -202,6 +213,7 @@ impl ModelFacts {
                 .map(|c| c.config_map_ref.name.clone()),
             kv_cache_dtype: spec.kv_cache_dtype.unwrap_or_default(),
             objective: spec.objective,
+            tool_call_parser: spec.tool_call_parser.clone(),
         })
     }
 
