@@ -27,16 +27,6 @@ fn composed(rsp: &fnv1::RunFunctionResponse, name: &str) -> (Value, i32) {
     (desired_resource(rsp, name), ready)
 }
 
-fn composed_keys(rsp: &fnv1::RunFunctionResponse) -> Vec<String> {
-    rsp.desired
-        .as_ref()
-        .unwrap()
-        .resources
-        .keys()
-        .cloned()
-        .collect()
-}
-
 fn dot_plan() -> sizing::Plan {
     sizing::size(&SizingRequest {
         model_id: "Qwen/Qwen2.5-1.5B-Instruct".into(),
@@ -1318,7 +1308,7 @@ fn auto_serves_on_a_deployment_what_a_vllm_runtime_cannot_give() {
         ));
         assert_not_fatal(&rsp.results, field);
         assert!(
-            composed_keys(&rsp).contains(&"vllm_runtime".to_string()),
+            support::models::names(&rsp).contains(&"vllm_runtime".to_string()),
             "{field}: the operator serves it without the field"
         );
         spec[field] = value;
@@ -1328,11 +1318,11 @@ fn auto_serves_on_a_deployment_what_a_vllm_runtime_cannot_give() {
         ));
         assert_not_fatal(&rsp.results, field);
         assert!(
-            composed_keys(&rsp).contains(&"deployment".to_string()),
+            support::models::names(&rsp).contains(&"deployment".to_string()),
             "{field}"
         );
         assert!(
-            !composed_keys(&rsp).contains(&"vllm_runtime".to_string()),
+            !support::models::names(&rsp).contains(&"vllm_runtime".to_string()),
             "{field}"
         );
         assert!(
