@@ -568,6 +568,24 @@ fn extra_args_that_override_the_plan_are_reported() {
     );
 }
 
+/// Tool calling from extraArgs: the parser in either spelling is enough
+/// (a missing one is refused, with the rows of the refusal table).
+#[test]
+fn extra_args_may_turn_tool_calling_on_with_a_parser() {
+    for args in [
+        json!(["--enable-auto-tool-choice", "--tool-call-parser", "hermes"]),
+        json!(["--tool-call-parser=hermes", "--enable-auto-tool-choice"]),
+    ] {
+        let spec = json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "extraArgs": args});
+        let rsp = call(&request("x", LlmInference::new("qwen").spec(spec).build()));
+        assert_eq!(rsp.results, vec![], "{args}");
+        assert_eq!(
+            composed(&rsp, "vllm_runtime").0["spec"]["vllmConfig"]["extraArgs"],
+            args
+        );
+    }
+}
+
 #[test]
 fn the_pipeline_context_reaches_later_steps_unchanged() {
     // Crossplane passes the context returned by one step to the next; a
@@ -2118,6 +2136,8 @@ fn refusals_are_fatal_and_name_the_field_and_what_would_work() {
             refusal("apiKeySecretRef not a name", "spec.apiKeySecretRef", json!({"name": "Qwen Key"}), fatal("InvalidSpec", "spec.apiKeySecretRef.name is \"Qwen Key\"; use a DNS name: at most 253 characters of lower-case letters, digits, '-' and '.', starting and ending with a letter or digit (for example qwen-api-key)")),
             refusal("apiKeySecretRef on a VLLMRuntime", "spec.apiKeySecretRef", json!({"name": "qwen-api-key"}), fatal("CannotStart", "spec.apiKeySecretRef: a VLLMRuntime's environment (vllmConfig.env) holds only literal values, so the key would stand in plain text in it; set spec.runtime to deployment or leader-worker-set, whose pods read VLLM_API_KEY from the Secret")),
             refusal("two imagePullSecrets on a VLLMRuntime", "spec.imagePullSecrets", json!([{"name": "mirror"}, {"name": "private"}]), fatal("CannotStart", "spec.imagePullSecrets: the model server's pods would pull with 2 Secrets (mirror, private), but a VLLMRuntime takes one (spec.deploymentConfig.image.pullSecretName); name one Secret that holds every registry's credentials, or set spec.runtime to deployment")),
+            refusal("auto tool choice without a parser", "spec.extraArgs", json!(["--max-num-seqs", "64", "--enable-auto-tool-choice"]), fatal("InvalidSpec", "spec.extraArgs has --enable-auto-tool-choice without --tool-call-parser, and vLLM does not start without one (\"--enable-auto-tool-choice requires --tool-call-parser\"); add \"--tool-call-parser\", \"hermes\", the parser vLLM documents for Qwen/Qwen2.5-1.5B-Instruct")),
+            refusal("auto tool choice without a parser, unknown model", "spec", json!({"model": "acme/support-bot-8b", "parameterCount": "8B", "extraArgs": ["--enable-auto-tool-choice"]}), fatal("InvalidSpec", "spec.extraArgs has --enable-auto-tool-choice without --tool-call-parser, and vLLM does not start without one (\"--enable-auto-tool-choice requires --tool-call-parser\"); add \"--tool-call-parser\" and the parser of the model's tool-call format (vLLM's tool calling guide lists them: hermes, llama3_json, mistral, pythonic, ...)")),
             refusal("unknown field", "spec.gpus", json!(2), fatal("InvalidSpec", "spec.gpus: unknown field gpus; valid fields are model, modelRef, gpu, gpuType, quantization, maxModelLen, parameterCount, migProfile, kvCacheDtype, objective, replicas, autoscaling, hfTokenSecretRef, apiKeySecretRef, runtime, image, imagePullSecrets, gateway, ingressHost, ingressClassName, tls, extraArgs, providerConfigName, targetNamespace, crossplane")),
             refusal("unknown GPU", "spec.gpuType", json!("Z9000"), fatal("CannotSize", &format!("spec.gpuType: {gpu_error}"))),
             refusal("bad quantization", "spec.quantization", json!("int3"), fatal("InvalidSpec", "spec.quantization: \"int3\" is not valid; use one of auto, fp32, bf16, fp16, fp8, int8, int4, fp4")),

@@ -26,7 +26,7 @@ use crate::compose::steps::runtime;
 use crate::compose::steps::served_model::{self, ModelRef};
 use crate::compose::steps::serving;
 use crate::compose::steps::sizing as steps_sizing;
-use crate::compose::steps::tool_calling::ToolCalling;
+use crate::compose::steps::tool_calling::{self, ToolCalling};
 use crate::compose::steps::{routing_condition, scaling_condition};
 use crate::input::Settings;
 use crate::names;
@@ -340,6 +340,13 @@ impl Server<'_> {
         };
         // The Model's tool-call parser; the spec's own arguments come last and win.
         let tool_calling = facts.and_then(|f| ToolCalling::of_model(f.tool_call_parser.as_deref()));
+        tool_calling::check_extra_args(
+            "spec.extraArgs",
+            &spec.extra_args,
+            tool_calling.is_some(),
+            &plan.model_id,
+        )
+        .map_err(|m| Refusal::new("InvalidSpec", m))?;
         let mut extra_args: Vec<String> = tool_calling.iter().flat_map(ToolCalling::args).collect();
         extra_args.extend(spec.extra_args.iter().cloned());
         if let Some(t) = tool_calling {

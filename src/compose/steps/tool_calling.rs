@@ -90,6 +90,41 @@ pub(crate) fn documented_parser(model_id: &str) -> Option<&'static str> {
     Some(parser)
 }
 
+/// The parser to name when the family's is not known.
+const PARSER_OF_ITS_FORMAT: &str = "the parser of the model's tool-call format (vLLM's tool calling guide lists \
+     them: hermes, llama3_json, mistral, pythonic, ...)";
+
+/// Refuses `--enable-auto-tool-choice` in an XR's extra arguments without a
+/// parser there or from its Model: vLLM exits at startup ("requires
+/// --tool-call-parser"), so the server would only ever crash.
+pub(crate) fn check_extra_args(
+    field: &str,
+    extra_args: &[String],
+    model_parser: bool,
+    model_id: &str,
+) -> Result<(), String> {
+    let has = |flag: &str| {
+        extra_args.iter().any(|a| {
+            a == flag
+                || a.strip_prefix(flag)
+                    .is_some_and(|rest| rest.starts_with('='))
+        })
+    };
+    if has("--enable-auto-tool-choice") && !has("--tool-call-parser") && !model_parser {
+        return Err(format!(
+            "{field} has --enable-auto-tool-choice without --tool-call-parser, and vLLM does not start without one \
+             (\"--enable-auto-tool-choice requires --tool-call-parser\"); {}",
+            match documented_parser(model_id) {
+                Some(parser) => format!(
+                    "add \"--tool-call-parser\", \"{parser}\", the parser vLLM documents for {model_id}"
+                ),
+                None => format!("add \"--tool-call-parser\" and {PARSER_OF_ITS_FORMAT}"),
+            }
+        ));
+    }
+    Ok(())
+}
+
 /// The parser a model server runs with and the sentence the plan's reasons
 /// carry.
 #[derive(Clone, Debug, PartialEq)]
@@ -129,8 +164,7 @@ impl ToolCalling {
             None => Err(format!(
                 "spec.agentClass.toolPermissions gives the agents tools, but no tool-call parser is known for \
                  {model_id}, and vLLM refuses requests with tools (tool_choice auto) without one: set the Model's \
-                 spec.toolCallParser to the parser of the model's tool-call format (vLLM's tool calling guide \
-                 lists them: hermes, llama3_json, mistral, pythonic, ...)"
+                 spec.toolCallParser to {PARSER_OF_ITS_FORMAT}"
             )),
         }
     }
