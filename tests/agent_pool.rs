@@ -251,6 +251,7 @@ fn with_its_model_the_pool_composes_server_agents_config_autoscaler_and_budget()
                             "env": [
                                 {"name": "OPENAI_BASE_URL", "value": "http://reviewers-model.team-a.svc.cluster.local/v1"},
                                 {"name": "OPENAI_MODEL", "value": "meta-llama/Llama-3.1-8B-Instruct"},
+                                {"name": "OPENAI_API_KEY", "value": "EMPTY"},
                                 {"name": "AGENT_CONFIG", "value": "/etc/agent/agent.json"},
                             ],
                             "resources": {"requests": {"cpu": "250m", "memory": "256Mi"}, "limits": {"memory": "1Gi"}},
@@ -604,7 +605,7 @@ fn credentials_never_reach_a_config_map() {
     assert!(!config.to_string().contains("redis-auth"));
     let env = &manifest(&rsp, "agents")["spec"]["template"]["spec"]["containers"][0]["env"];
     assert_eq!(
-        env[3],
+        env[4],
         json!({"name": "AGENT_MEMORY_URL", "valueFrom": {"secretKeyRef": {"name": "redis-auth", "key": "connectionString"}}})
     );
 }
@@ -1994,4 +1995,33 @@ fn agents_with_tools_get_a_model_server_that_parses_tool_calls() {
         vec![llama_8b()],
     ));
     assert_eq!(tool_args(&serve_args(&rsp)), Vec::<String>::new());
+}
+
+/// The model server takes no key, but OpenAI's SDKs (Python, JavaScript,
+/// LangChain) refuse to start without one: the agents get vLLM's documented
+/// placeholder, which a key of the pool's own (from a Secret) replaces.
+#[test]
+fn the_agents_get_a_placeholder_api_key_their_own_replaces() {
+    let api_keys = |spec: Value| -> Vec<Value> {
+        let rsp = call(&with_model(
+            request("key", AgentPool::new("reviewers").spec(spec).build()),
+            vec![llama_8b()],
+        ));
+        assert_eq!(fatals(&rsp), Vec::<&str>::new());
+        manifest(&rsp, "agents")["spec"]["template"]["spec"]["containers"][0]["env"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["name"] == "OPENAI_API_KEY")
+            .cloned()
+            .collect()
+    };
+    assert_eq!(
+        api_keys(small_pool()),
+        [json!({"name": "OPENAI_API_KEY", "value": "EMPTY"})]
+    );
+    let own = json!({"name": "OPENAI_API_KEY", "valueFrom": {"secretKeyRef": {"name": "gateway-key", "key": "key"}}});
+    let mut spec = small_pool();
+    spec["env"] = json!([own]);
+    assert_eq!(api_keys(spec), [own]);
 }

@@ -440,6 +440,9 @@ impl Pool<'_> {
         let mut agent_env = vec![
             env("OPENAI_BASE_URL", base_url),
             env("OPENAI_MODEL", &model.facts.model_url),
+            // The model server takes no key, but OpenAI's SDKs refuse to
+            // start without one: vLLM's documented placeholder.
+            env("OPENAI_API_KEY", "EMPTY"),
             env("AGENT_CONFIG", &config_path()),
         ];
         if let Some(port) = spec.port {
