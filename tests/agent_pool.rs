@@ -158,7 +158,8 @@ fn small_pool_runtime() -> Value {
             "app.kubernetes.io/component": "model-server", "app.kubernetes.io/instance": "reviewers",
             "app.kubernetes.io/managed-by": "function-inference", "app.kubernetes.io/name": "agentpool"}},
         "spec": {
-            "model": {"modelURL": "meta-llama/Llama-3.1-8B-Instruct", "dtype": "float16", "maxModelLen": 8192},
+            "model": {"modelURL": "meta-llama/Llama-3.1-8B-Instruct", "dtype": "float16", "maxModelLen": 8192,
+                      "hfTokenSecret": {"hfTokenSecretName": "hf-token", "hfTokenKeyName": "token"}},
             "vllmConfig": {"enableChunkedPrefill": true, "enablePrefixCaching": true, "v1": true,
                            "gpuMemoryUtilization": "0.9", "tensorParallelSize": 1},
             "deploymentConfig": {
@@ -2024,4 +2025,25 @@ fn the_agents_get_a_placeholder_api_key_their_own_replaces() {
     let mut spec = small_pool();
     spec["env"] = json!([own]);
     assert_eq!(api_keys(spec), [own]);
+}
+
+/// A Model of gated weights without a token: the pool says where the
+/// token goes (the Model), before its model server fails to download.
+#[test]
+fn a_gated_model_without_a_token_is_said_on_the_pool() {
+    let mut no_token = llama_8b();
+    no_token["spec"]
+        .as_object_mut()
+        .unwrap()
+        .remove("hfTokenSecretRef");
+    let rsp = call(&with_model(
+        request("g", AgentPool::new("reviewers").spec(small_pool()).build()),
+        vec![no_token],
+    ));
+    let gated = "meta-llama/Llama-3.1-8B-Instruct is gated on Hugging Face (an account must accept its publisher's \
+                 licence) and no token is given: unless the platform's image or mirror provides one, vLLM cannot \
+                 download it and the model server never starts; set the Model's spec.hfTokenSecretRef to a Secret \
+                 holding the token of an account that accepted it (key token)";
+    assert_eq!(rsp.results, vec![warning("AgentPoolWarning", gated)]);
+    assert_eq!(desired_status(&rsp)["plan"]["warnings"], json!([gated]));
 }

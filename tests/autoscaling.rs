@@ -26,6 +26,7 @@ fn platform(autoscaler: &str, runtime: &str) -> Value {
 fn scaled(autoscaling: Value) -> Value {
     LlmInference::new("chat")
         .model(LLAMA_8B)
+        .field("hfTokenSecretRef", json!({"name": "hf-token"}))
         .field("autoscaling", autoscaling)
         .build()
 }
@@ -247,6 +248,7 @@ fn a_server_the_autoscaler_scales_up_beyond_its_floor_stays_ready() {
                                       "message": message}]});
     let xr_said = LlmInference::new("chat")
         .model(LLAMA_8B)
+        .field("hfTokenSecretRef", json!({"name": "hf-token"}))
         .field("autoscaling", json!({"minReplicas": 2, "maxReplicas": 8}))
         .status(said)
         .build();
@@ -725,6 +727,7 @@ fn an_autoscaler_that_cannot_scale_says_so_on_the_xr() {
     );
     let already_said = LlmInference::new("chat")
         .model(LLAMA_8B)
+        .field("hfTokenSecretRef", json!({"name": "hf-token"}))
         .field("autoscaling", json!({"minReplicas": 1, "maxReplicas": 3}))
         .status(
             json!({"conditions": [{"type": "Autoscaling", "status": "False",

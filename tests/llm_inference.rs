@@ -355,8 +355,8 @@ fn an_undersized_gpu_count_warns_once_and_stays_in_status() {
     // at the default utilization: an explicit choice the function honours
     // (flags in spec.extraArgs may start it), saying once, as a transition,
     // that it will not fit.
-    let spec =
-        json!({"model": "meta-llama/Llama-3.1-70B-Instruct", "gpuType": "H100-80GB", "gpu": 2});
+    let spec = json!({"model": "meta-llama/Llama-3.1-70B-Instruct", "gpuType": "H100-80GB", "gpu": 2,
+               "hfTokenSecretRef": {"name": "hf-token"}});
     let plan = sizing::size(&SizingRequest {
         model_id: "meta-llama/Llama-3.1-70B-Instruct".into(),
         gpu_type: "H100-80GB".into(),
@@ -1962,7 +1962,8 @@ fn runtime_args(rsp: &fnv1::RunFunctionResponse) -> Value {
 
 #[test]
 fn an_fp8_kv_cache_reaches_vllm_and_the_plan_says_so() {
-    let spec = json!({"model": "meta-llama/Llama-3.1-8B-Instruct", "gpuType": "L4", "kvCacheDtype": "fp8"});
+    let spec = json!({"model": "meta-llama/Llama-3.1-8B-Instruct", "gpuType": "L4", "kvCacheDtype": "fp8",
+                      "hfTokenSecretRef": {"name": "hf-token"}});
     let rsp = call(&request("kv", LlmInference::new("chat").spec(spec).build()));
     assert_eq!(rsp.results, vec![]);
     assert_eq!(runtime_args(&rsp), json!(["--kv-cache-dtype", "fp8"]));
@@ -1991,7 +1992,7 @@ fn an_fp8_kv_cache_reaches_vllm_and_the_plan_says_so() {
 
     // An extra argument that sets it is passed on, and reported.
     let spec = json!({"model": "meta-llama/Llama-3.1-8B-Instruct", "gpuType": "L4", "kvCacheDtype": "fp8",
-                      "extraArgs": ["--kv-cache-dtype=auto"]});
+                      "hfTokenSecretRef": {"name": "hf-token"}, "extraArgs": ["--kv-cache-dtype=auto"]});
     let rsp = call(&request("kv", LlmInference::new("chat").spec(spec).build()));
     let note = "spec.extraArgs sets --kv-cache-dtype, which overrides the sizing plan: the reported plan no longer describes the runtime";
     assert_eq!(rsp.results, vec![warning("SizingWarning", note)]);
@@ -2070,7 +2071,8 @@ fn the_platform_vllm_release_sizes_its_image_only() {
         req.input = Some(input(json!({"defaults": {"vllmVersion": "0.19.0"}})));
         without_runtime_reason(desired_status(&call(&req))["plan"].clone())
     };
-    let spec = json!({"model": "meta-llama/Llama-3.1-8B-Instruct", "gpuType": "H100-80GB"});
+    let spec = json!({"model": "meta-llama/Llama-3.1-8B-Instruct", "gpuType": "H100-80GB",
+                      "hfTokenSecretRef": {"name": "hf-token"}});
     assert_eq!(
         call_with(spec.clone()),
         as_in_response(serde_json::to_value(engine(Some("0.19.0"))).unwrap())
@@ -2936,4 +2938,27 @@ fn a_replica_change_that_deletes_the_weights_volume_says_so() {
         "{:#?}",
         two.results
     );
+}
+
+/// A gated Hugging Face model without a token never downloads: the XR says
+/// so before its pods crash, and only then.
+#[test]
+fn a_gated_model_without_a_token_is_said_before_its_pods_fail() {
+    let gated = "meta-llama/Llama-3.1-8B-Instruct is gated on Hugging Face (an account must accept its publisher's \
+                 licence) and no token is given: unless the platform's image or mirror provides one, vLLM cannot \
+                 download it and the model server never starts; set spec.hfTokenSecretRef to a Secret holding the \
+                 token of an account that accepted it (key token)";
+    let spec = json!({"model": "meta-llama/Llama-3.1-8B-Instruct", "gpuType": "L4"});
+    let rsp = call(&request("g", LlmInference::new("chat").spec(spec).build()));
+    assert_eq!(rsp.results, vec![warning("SizingWarning", gated)]);
+    assert_eq!(desired_status(&rsp)["plan"]["warnings"], json!([gated]));
+
+    let spec = json!({"model": "meta-llama/Llama-3.1-8B-Instruct", "gpuType": "L4",
+                      "hfTokenSecretRef": {"name": "hf-token"}});
+    let rsp = call(&request("g", LlmInference::new("chat").spec(spec).build()));
+    assert_eq!(rsp.results, vec![]);
+    // Qwen publishes openly.
+    let spec = json!({"model": "Qwen/Qwen2.5-7B-Instruct", "gpuType": "L4"});
+    let rsp = call(&request("g", LlmInference::new("chat").spec(spec).build()));
+    assert_eq!(rsp.results, vec![]);
 }

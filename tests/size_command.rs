@@ -243,7 +243,8 @@ fn the_json_is_the_xr_status_plan_plus_the_added_fields() {
     let xr = serde_json::json!({
         "apiVersion": "infer.dev/v1alpha1", "kind": "LLMInference",
         "metadata": {"name": "chat", "namespace": "team-a"},
-        "spec": {"model": "meta-llama/Llama-3.1-8B-Instruct", "gpuType": "L4"},
+        "spec": {"model": "meta-llama/Llama-3.1-8B-Instruct", "gpuType": "L4",
+                 "hfTokenSecretRef": {"name": "hf-token"}},
     });
     let status = support::desired_status(&support::call(&support::request("t", xr)));
     let mut plan = status["plan"].as_object().unwrap().clone();

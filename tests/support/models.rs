@@ -18,7 +18,8 @@ pub fn llama_8b() -> Value {
     model(
         "llama-8b",
         json!({"weightsURI": "hf://meta-llama/Llama-3.1-8B-Instruct", "size": "16Gi",
-               "quantization": "fp16", "parameterCount": "8B", "architecture": "llama"}),
+               "quantization": "fp16", "parameterCount": "8B", "architecture": "llama",
+               "hfTokenSecretRef": {"name": "hf-token"}}),
     )
 }
 

@@ -32,6 +32,7 @@ use crate::compose::resources::vllm_runtime::internal_url;
 use crate::compose::rollout::Rollout;
 use crate::compose::steps::autoscaling;
 use crate::compose::steps::conditions;
+use crate::compose::steps::hf_access;
 use crate::compose::steps::model_config;
 use crate::compose::steps::model_ref::ResolvedModel;
 use crate::compose::steps::model_server::{self, Serve, Served, ServerKeys};
@@ -303,6 +304,11 @@ impl Pool<'_> {
         let (req, spec, model) = (self.req, self.spec, self.model);
         let (placement, model_labels) = self.model_server_site();
         let operator_field = format!("{MODEL_REF}: Model {}", model.display);
+        plan.warnings.extend(hf_access::gated_without_token(
+            &model.facts.model_url,
+            model.facts.hf_token.is_some(),
+            "the Model's spec.hfTokenSecretRef",
+        ));
         let own_parser = model.facts.tool_call_parser.as_deref();
         let tool_calling = if spec.agent_class.tool_permissions.is_empty() {
             ToolCalling::of_model(own_parser)

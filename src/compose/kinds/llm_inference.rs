@@ -16,6 +16,7 @@ use crate::compose::resources::placement::Placement;
 use crate::compose::resources::vllm_runtime::{SERVICE_PORT, internal_url};
 use crate::compose::steps::autoscaling;
 use crate::compose::steps::conditions;
+use crate::compose::steps::hf_access;
 use crate::compose::steps::inference_routing;
 use crate::compose::steps::model_config;
 use crate::compose::steps::model_facts::ModelFacts;
@@ -321,6 +322,16 @@ impl Server<'_> {
                     .and_then(|f| f.hf_token.as_ref())
                     .map(|(n, k)| (n.as_str(), k.as_str()))
             });
+        let token_field = if facts.is_some() {
+            "spec.hfTokenSecretRef (or the Model's)"
+        } else {
+            "spec.hfTokenSecretRef"
+        };
+        self.notes.extend(hf_access::gated_without_token(
+            self.model,
+            hf_token.is_some(),
+            token_field,
+        ));
         // With an autoscaler, the most replicas that may run decide the
         // runtime and whether a weights volume is shared.
         let replicas = match autoscaling {
