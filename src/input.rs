@@ -17,6 +17,7 @@ use k8s_openapi::api::core::v1::Toleration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::xr::shared_fields::SecretKeyRef;
 pub(crate) use crate::xr::shared_fields::{Image, NameRef, PULL_SECRETS_MAX, RuntimeChoice};
 
 /// API group of the step input.
@@ -119,6 +120,8 @@ pub(crate) struct Defaults {
     /// Tolerations the model servers' pods carry besides that of the GPU taint (gpuToleration), for the other taints the platform's GPU nodes carry: AKS's sku=gpu:NoSchedule, a dedicated pool's. Every runtime takes them (the VLLMRuntime too).
     #[schemars(length(max = TOLERATIONS_MAX))]
     pub(crate) model_server_tolerations: Option<Vec<Toleration>>,
+    /// A Secret holding a Hugging Face token (key defaults to token) that model servers read when neither their XR nor its Model names one: for a platform that keeps one in every team namespace (External Secrets, a replicator). Gated models (meta-llama, mistralai, Gemma) need one.
+    pub(crate) hf_token_secret_ref: Option<SecretKeyRef>,
 }
 
 /// Most tolerations the platform adds to a model server.
@@ -300,6 +303,8 @@ pub(crate) struct Settings {
     pub(crate) image_pull_secrets: Vec<String>,
     /// Tolerations of the model servers' pods beyond the GPU taint's.
     pub(crate) model_server_tolerations: Vec<Toleration>,
+    /// The platform's Hugging Face token: (Secret name, key).
+    pub(crate) hf_token: Option<(String, String)>,
 }
 
 /// [`InferenceGateway`] with the endpoint picker's image resolved.
@@ -450,6 +455,7 @@ impl Default for Settings {
             pod_monitor: false,
             inference_gateway: None,
             image_pull_secrets: Vec::new(),
+            hf_token: None,
             model_server_tolerations: Vec::new(),
         }
     }
@@ -599,6 +605,16 @@ impl Input {
             &[],
             d.image_pull_secrets.as_deref().unwrap_or_default(),
         )?;
+        if let Some(r) = &d.hf_token_secret_ref {
+            crate::names::require_subdomain(
+                "input.defaults.hfTokenSecretRef.name",
+                &r.name,
+                "hf-token",
+            )?;
+            let (name, key) = r.name_and_key("token");
+            crate::xr::validate::text("input.defaults.hfTokenSecretRef.key", key, 253, "token")?;
+            s.hf_token = Some((name.to_string(), key.to_string()));
+        }
         if let Some(t) = &d.model_server_tolerations {
             check_tolerations("input.defaults.modelServerTolerations", t)?;
             s.model_server_tolerations = t.clone();

@@ -2046,4 +2046,24 @@ fn a_gated_model_without_a_token_is_said_on_the_pool() {
                  holding the token of an account that accepted it (key token)";
     assert_eq!(rsp.results, vec![warning("AgentPoolWarning", gated)]);
     assert_eq!(desired_status(&rsp)["plan"]["warnings"], json!([gated]));
+
+    // The platform's token serves it.
+    let mut no_token = llama_8b();
+    no_token["spec"]
+        .as_object_mut()
+        .unwrap()
+        .remove("hfTokenSecretRef");
+    let mut req = with_model(
+        request("g", AgentPool::new("reviewers").spec(small_pool()).build()),
+        vec![no_token],
+    );
+    req.input = Some(input(
+        json!({"defaults": {"hfTokenSecretRef": {"name": "platform-hf"}}}),
+    ));
+    let rsp = call(&req);
+    assert_eq!(rsp.results, vec![]);
+    assert_eq!(
+        manifest(&rsp, "model_server")["spec"]["model"]["hfTokenSecret"],
+        json!({"hfTokenSecretName": "platform-hf", "hfTokenKeyName": "token"})
+    );
 }

@@ -2940,6 +2940,43 @@ fn a_replica_change_that_deletes_the_weights_volume_says_so() {
     );
 }
 
+/// The platform's token (a Secret it keeps in every team namespace) reaches
+/// model servers whose XR and Model name none; theirs wins.
+#[test]
+fn the_platforms_hugging_face_token_serves_xrs_that_name_none() {
+    let compose = |spec: Value| {
+        let mut req = request("t", LlmInference::new("chat").spec(spec).build());
+        req.input = Some(input(json!({"defaults": {"runtime": "deployment",
+            "hfTokenSecretRef": {"name": "platform-hf", "key": "hf_token"}}})));
+        let rsp = call(&req);
+        let (deployment, _) = composed(&rsp, "deployment");
+        let token: Vec<Value> = container(&deployment["spec"]["template"]["spec"], "vllm")["env"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["name"] == "HF_TOKEN")
+            .cloned()
+            .collect();
+        (rsp.results, token)
+    };
+    let from = |name: &str, key: &str| {
+        vec![json!({"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": name, "key": key}}})]
+    };
+    let (results, token) =
+        compose(json!({"model": "meta-llama/Llama-3.1-8B-Instruct", "gpuType": "L4"}));
+    assert_eq!(
+        results,
+        vec![],
+        "a gated model with the platform's token warns of nothing"
+    );
+    assert_eq!(token, from("platform-hf", "hf_token"));
+    let (_, token) = compose(
+        json!({"model": "meta-llama/Llama-3.1-8B-Instruct", "gpuType": "L4",
+                                    "hfTokenSecretRef": {"name": "team-hf"}}),
+    );
+    assert_eq!(token, from("team-hf", "token"));
+}
+
 /// A gated Hugging Face model without a token never downloads: the XR says
 /// so before its pods crash, and only then.
 #[test]

@@ -304,9 +304,14 @@ impl Pool<'_> {
         let (req, spec, model) = (self.req, self.spec, self.model);
         let (placement, model_labels) = self.model_server_site();
         let operator_field = format!("{MODEL_REF}: Model {}", model.display);
+        let hf_token = model
+            .facts
+            .hf_token
+            .as_ref()
+            .or(req.settings.hf_token.as_ref());
         plan.warnings.extend(hf_access::gated_without_token(
             &model.facts.model_url,
-            model.facts.hf_token.is_some(),
+            hf_token.is_some(),
             "the Model's spec.hfTokenSecretRef",
         ));
         let own_parser = model.facts.tool_call_parser.as_deref();
@@ -339,11 +344,7 @@ impl Pool<'_> {
             name: runtime_name,
             model_url: &model.facts.model_url,
             facts: Some(&model.facts),
-            hf_token: model
-                .facts
-                .hf_token
-                .as_ref()
-                .map(|(n, k)| (n.as_str(), k.as_str())),
+            hf_token: hf_token.map(|(n, k)| (n.as_str(), k.as_str())),
             extra_args: &extra_args,
             image: None,
             labels: Some(&model_labels),

@@ -320,6 +320,7 @@ impl Server<'_> {
             .or_else(|| {
                 facts
                     .and_then(|f| f.hf_token.as_ref())
+                    .or(req.settings.hf_token.as_ref())
                     .map(|(n, k)| (n.as_str(), k.as_str()))
             });
         let token_field = if facts.is_some() {
