@@ -122,6 +122,8 @@ pub(crate) struct Defaults {
     pub(crate) model_server_tolerations: Option<Vec<Toleration>>,
     /// A Secret holding a Hugging Face token (key defaults to token) that model servers read when neither their XR nor its Model names one: for a platform that keeps one in every team namespace (External Secrets, a replicator). Gated models (meta-llama, mistralai, Gemma) need one.
     pub(crate) hf_token_secret_ref: Option<SecretKeyRef>,
+    /// PriorityClass of the model servers' pods (a Deployment's, a LeaderWorkerSet's leaders and workers), so that they preempt batch work on shared GPU nodes; it must exist. A VLLMRuntime's pods take none: with it, runtime must be auto, deployment or leader-worker-set (auto then serves on a Deployment where it would have chosen the VLLMRuntime). Empty means none.
+    pub(crate) model_server_priority_class_name: Option<String>,
 }
 
 /// Most tolerations the platform adds to a model server.
@@ -305,6 +307,8 @@ pub(crate) struct Settings {
     pub(crate) model_server_tolerations: Vec<Toleration>,
     /// The platform's Hugging Face token: (Secret name, key).
     pub(crate) hf_token: Option<(String, String)>,
+    /// The PriorityClass of the model servers' pods.
+    pub(crate) model_server_priority_class: Option<String>,
 }
 
 /// [`InferenceGateway`] with the endpoint picker's image resolved.
@@ -456,6 +460,7 @@ impl Default for Settings {
             inference_gateway: None,
             image_pull_secrets: Vec::new(),
             hf_token: None,
+            model_server_priority_class: None,
             model_server_tolerations: Vec::new(),
         }
     }
@@ -614,6 +619,27 @@ impl Input {
             let (name, key) = r.name_and_key("token");
             crate::xr::validate::text("input.defaults.hfTokenSecretRef.key", key, 253, "token")?;
             s.hf_token = Some((name.to_string(), key.to_string()));
+        }
+        // Empty, as a templated Composition may write it: none.
+        if let Some(class) = d
+            .model_server_priority_class_name
+            .as_ref()
+            .filter(|c| !c.is_empty())
+        {
+            let field = "input.defaults.modelServerPriorityClassName";
+            crate::names::require_subdomain(field, class, "inference-critical")?;
+            if s.runtime == RuntimeChoice::VllmRuntime {
+                return Err(format!(
+                    "{field} is set, but input.defaults.runtime is vllm-runtime{}, whose pods take no PriorityClass; \
+                     set input.defaults.runtime to auto, deployment or leader-worker-set",
+                    if d.runtime.is_none() {
+                        " (its default)"
+                    } else {
+                        ""
+                    }
+                ));
+            }
+            s.model_server_priority_class = Some(class.clone());
         }
         if let Some(t) = &d.model_server_tolerations {
             check_tolerations("input.defaults.modelServerTolerations", t)?;

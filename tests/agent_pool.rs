@@ -2067,3 +2067,27 @@ fn a_gated_model_without_a_token_is_said_on_the_pool() {
         json!({"hfTokenSecretName": "platform-hf", "hfTokenKeyName": "token"})
     );
 }
+
+/// The platform's model-server PriorityClass reaches the pool's model
+/// server, not its agents, which need no GPU.
+#[test]
+fn the_pools_model_server_runs_at_the_platforms_priority_and_its_agents_do_not() {
+    let mut spec = small_pool();
+    spec["runtime"] = json!("deployment");
+    let mut req = with_model(
+        request("p", AgentPool::new("reviewers").spec(spec).build()),
+        vec![llama_8b()],
+    );
+    req.input = Some(input(json!({"defaults": {"runtime": "auto",
+        "modelServerPriorityClassName": "inference-critical"}})));
+    let rsp = call(&req);
+    assert_eq!(fatals(&rsp), Vec::<&str>::new());
+    assert_eq!(
+        manifest(&rsp, "model_server_deployment")["spec"]["template"]["spec"]["priorityClassName"],
+        "inference-critical"
+    );
+    assert_eq!(
+        manifest(&rsp, "agents")["spec"]["template"]["spec"].get("priorityClassName"),
+        None
+    );
+}

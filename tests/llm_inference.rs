@@ -2977,6 +2977,67 @@ fn the_platforms_hugging_face_token_serves_xrs_that_name_none() {
     assert_eq!(token, from("team-hf", "token"));
 }
 
+/// The platform's PriorityClass for model servers (so that they preempt
+/// batch work on shared GPU nodes) reaches every pod that serves; a
+/// VLLMRuntime cannot carry one, so auto serves on a Deployment and an
+/// explicit vllm-runtime is refused.
+#[test]
+fn model_servers_run_at_the_platforms_priority() {
+    let compose = |runtime: &str| {
+        let spec = json!({"model": "Qwen/Qwen2.5-7B-Instruct", "gpuType": "H100-80GB", "runtime": runtime});
+        let mut req = request("p", LlmInference::new("qwen").spec(spec).build());
+        req.input = Some(input(json!({"defaults": {"runtime": "auto",
+            "modelServerPriorityClassName": "inference-critical"}})));
+        call(&req)
+    };
+    let rsp = compose("deployment");
+    assert_not_fatal(&rsp.results, "deployment");
+    let (deployment, _) = composed(&rsp, "deployment");
+    assert_eq!(
+        deployment["spec"]["template"]["spec"]["priorityClassName"],
+        "inference-critical"
+    );
+    let rsp = compose("leader-worker-set");
+    let (lws, _) = composed(&rsp, "leader_worker_set");
+    let template = &lws["spec"]["leaderWorkerTemplate"];
+    for role in ["leaderTemplate", "workerTemplate"] {
+        assert_eq!(
+            template[role]["spec"]["priorityClassName"], "inference-critical",
+            "{role}"
+        );
+    }
+    let rsp = compose("auto");
+    assert_not_fatal(&rsp.results, "auto");
+    assert!(support::models::names(&rsp).contains(&"deployment".to_string()));
+    assert!(reasons(&rsp).contains(
+        &"Runtime: deployment (spec.runtime auto): a VLLMRuntime's pods take no PriorityClass, and the platform \
+          gives model servers inference-critical (input.defaults.modelServerPriorityClassName); a Deployment's \
+          pods carry it."
+            .to_string()
+    ), "{:#?}", reasons(&rsp));
+    // Empty, as a templated Composition may write it: none.
+    let spec = json!({"model": "Qwen/Qwen2.5-7B-Instruct", "gpuType": "H100-80GB", "runtime": "deployment"});
+    let mut req = request("p", LlmInference::new("qwen").spec(spec).build());
+    req.input = Some(input(
+        json!({"defaults": {"modelServerPriorityClassName": ""}}),
+    ));
+    let rsp = call(&req);
+    assert_not_fatal(&rsp.results, "empty");
+    assert_eq!(
+        composed(&rsp, "deployment").0["spec"]["template"]["spec"].get("priorityClassName"),
+        None
+    );
+    let rsp = compose("vllm-runtime");
+    assert_eq!(
+        support::models::fatals(&rsp),
+        vec![
+            "input.defaults.modelServerPriorityClassName: the platform gives model servers the PriorityClass \
+              inference-critical, but a VLLMRuntime's pods take none (its deploymentConfig has no field for one); \
+              set spec.runtime to deployment or leader-worker-set (or auto)"
+        ]
+    );
+}
+
 /// A gated Hugging Face model without a token never downloads: the XR says
 /// so before its pods crash, and only then.
 #[test]

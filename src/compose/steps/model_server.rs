@@ -98,7 +98,11 @@ pub(crate) fn serve(
 ) -> Result<Served, Refusal> {
     let (runtime, cache) = runtime::choose_with_volume(
         &s.choice,
-        OperatorCannotGive::of(s.api_key.is_some(), s.pull_secrets),
+        OperatorCannotGive::of(
+            s.api_key.is_some(),
+            s.pull_secrets,
+            req.settings.model_server_priority_class.as_deref(),
+        ),
         plan,
         &req.settings.weights_cache,
     )?;

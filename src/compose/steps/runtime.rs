@@ -68,17 +68,23 @@ pub(crate) enum OperatorCannotGive<'a> {
     ApiKeyFromSecret,
     /// More than one pull secret: the operator takes one.
     PullSecrets(&'a PullSecrets),
+    /// The platform's PriorityClass: the operator's pods take none.
+    PriorityClass(&'a str),
 }
 
 impl<'a> OperatorCannotGive<'a> {
     /// The first thing the pods need that the operator cannot give.
-    pub(crate) fn of(api_key: bool, pull_secrets: &'a PullSecrets) -> Option<Self> {
+    pub(crate) fn of(
+        api_key: bool,
+        pull_secrets: &'a PullSecrets,
+        priority_class: Option<&'a str>,
+    ) -> Option<Self> {
         if api_key {
             Some(Self::ApiKeyFromSecret)
         } else if pull_secrets.names.len() > 1 {
             Some(Self::PullSecrets(pull_secrets))
         } else {
-            None
+            priority_class.map(Self::PriorityClass)
         }
     }
 
@@ -97,6 +103,11 @@ impl<'a> OperatorCannotGive<'a> {
                 p.names.len(),
                 p.names.join(", ")
             ),
+            Self::PriorityClass(class) => format!(
+                "input.defaults.modelServerPriorityClassName: the platform gives model servers the PriorityClass \
+                 {class}, but a VLLMRuntime's pods take none (its deploymentConfig has no field for one); set \
+                 spec.runtime to deployment or leader-worker-set (or auto)"
+            ),
         };
         Refusal::new("CannotStart", message)
     }
@@ -112,6 +123,10 @@ impl<'a> OperatorCannotGive<'a> {
                 p.field,
                 p.names.len(),
                 p.names.join(", ")
+            ),
+            Self::PriorityClass(class) => format!(
+                "a VLLMRuntime's pods take no PriorityClass, and the platform gives model servers {class} \
+                 (input.defaults.modelServerPriorityClassName); a Deployment's pods carry it"
             ),
         }
     }
