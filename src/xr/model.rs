@@ -18,12 +18,14 @@ use crate::names::require_subdomain;
 /// Kind name.
 pub(crate) const KIND: &str = "Model";
 
-/// Longest weightsURI: the schema states it and the composer checks it.
 /// Longest `format` and `architecture`.
 pub(crate) const DESCRIPTOR_MAX: usize = 64;
+/// Longest weightsURI: the schema states it and the composer checks it.
 pub(crate) const WEIGHTS_URI_MAX: usize = 1024;
 /// Most shards: the schema states it and the composer checks it.
 pub(crate) const SHARD_COUNT_MAX: i64 = 64;
+/// Longest `toolCallParser` accepted: vLLM's names are a few words.
+pub(crate) const TOOL_CALL_PARSER_MAX: usize = 64;
 
 /// The desired state of a Model.
 #[serde_with::skip_serializing_none]
@@ -77,7 +79,7 @@ pub(crate) struct ModelSpec {
     /// What the layouts of the runtimes serving the Model are chosen for: minimal, balanced or throughput. Defaults to the platform's (step input).
     pub(crate) objective: Option<Objective>,
     /// vLLM's --tool-call-parser for the weights' tool-call format (for example hermes, llama3_json, mistral, pythonic): every runtime serving the Model starts with --enable-auto-tool-choice and it, so OpenAI requests with tools (tool_choice auto) work. Unset, only AgentPools whose agents have tools get one: the parser vLLM documents for the model family, when known.
-    #[schemars(regex(pattern = r"^[a-z0-9][a-z0-9_-]*$"), length(max = 64))]
+    #[schemars(regex(pattern = r"^[a-z0-9][a-z0-9_-]*$"), length(max = TOOL_CALL_PARSER_MAX))]
     pub(crate) tool_call_parser: Option<String>,
     /// Crossplane's own fields (composition selection and the like); skipped unread.
     #[schemars(skip)]

@@ -179,13 +179,8 @@ impl ModelFacts {
             })?),
             None => None,
         };
-        if let Some(parser) = &spec.tool_call_parser
-            && !tool_calling::is_parser_name(parser)
-        {
-            return Err(format!(
-                "{prefix}.toolCallParser is {parser:?}; {}",
-                tool_calling::PARSER_NAME_RULE
-            ));
+        if let Some(parser) = &spec.tool_call_parser {
+            tool_calling::require_parser_name(&format!("{prefix}.toolCallParser"), parser)?;
         }
         let hf_token = spec.hf_token_secret_ref.as_ref().map(|r| {
             let (name, key) = r.name_and_key("token");

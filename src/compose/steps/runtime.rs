@@ -4,11 +4,11 @@
 //! The operator runs one pod per replica with a CUDA command and a fixed
 //! 2,120 s startup probe, so it cannot serve a plan that spans nodes, an AMD
 //! GPU, a checkpoint that loads too slowly without a weights volume, an API
-//! key from a Secret, or more than one pull secret. A Deployment lifts all
-//! but the first; a LeaderWorkerSet lifts that one
-//! too. `auto` takes the first of them that serves the plan, so the
-//! operator's users keep it wherever it works. An explicit choice that
-//! cannot serve the plan is refused with the runtime that would.
+//! key from a Secret, more than one pull secret, or the platform's
+//! PriorityClass. A Deployment lifts all but the first; a LeaderWorkerSet
+//! lifts that one too. `auto` takes the first of them that serves the plan,
+//! so the operator's users keep it wherever it works. An explicit choice
+//! that cannot serve the plan is refused with the runtime that would.
 
 use crate::compose::composition::Refusal;
 use crate::compose::resources::vllm_runtime::unsupported_gpu;
@@ -135,9 +135,9 @@ impl<'a> OperatorCannotGive<'a> {
 /// The runtime for `plan`, with the sentence the plan's reasons carry.
 /// `operator_cannot_start` says why the VLLMRuntime's fixed startup probe
 /// cannot load the checkpoint, when no weights volume can rescue it;
-/// `cannot_give`, what else the operator cannot give the pods. `fit` names the fields a refusal of a plan across nodes advises
-/// changing (per XR kind); `gpu_field` names the field that chose the GPU
-/// type.
+/// `cannot_give`, what else the operator cannot give the pods. `fit` names
+/// the fields a refusal of a plan across nodes advises changing (per XR
+/// kind); `gpu_field` names the field that chose the GPU type.
 pub(crate) fn choose(
     asked: Asked,
     plan: &Plan,

@@ -8,24 +8,27 @@
 //! AgentPool whose agents have tools gets the parser vLLM's tool calling
 //! guide documents for the model family when the Model names none.
 
-/// The parser names checked here are vLLM's: lower-case letters, digits,
-/// `_` and `-` (`llama3_json`, `granite-20b-fc`).
-pub(crate) const PARSER_NAME_MAX: usize = 64;
+use crate::xr::model::TOOL_CALL_PARSER_MAX;
 
-/// How a Model's `spec.toolCallParser` must be written, for its refusal.
-pub(crate) const PARSER_NAME_RULE: &str = "use the name of a vLLM tool-call parser: at most 64 lower-case letters, \
-     digits, '_' and '-', such as hermes, llama3_json or mistral";
-
-/// Whether `name` can be a vLLM tool-call parser's name.
-pub(crate) fn is_parser_name(name: &str) -> bool {
-    name.len() <= PARSER_NAME_MAX
+/// Whether `name` is written as vLLM's parser names are (`llama3_json`,
+/// `granite-20b-fc`): lower-case letters, digits, `_` and `-`, the schema's
+/// pattern. `Err` says how, for `field`.
+pub(crate) fn require_parser_name(field: &str, name: &str) -> Result<(), String> {
+    let valid = name.len() <= TOOL_CALL_PARSER_MAX
         && name
             .chars()
             .next()
             .is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
         && name
             .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-')
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-');
+    if valid {
+        return Ok(());
+    }
+    Err(format!(
+        "{field} is {name:?}; use the name of a vLLM tool-call parser: at most {TOOL_CALL_PARSER_MAX} lower-case \
+         letters, digits, '_' and '-', such as hermes, llama3_json or mistral"
+    ))
 }
 
 /// The parser vLLM's tool calling guide documents for a model whose own
@@ -222,9 +225,9 @@ mod tests {
     #[test]
     fn parser_names_are_vllms_spelling() {
         for good in ["hermes", "llama3_json", "granite-20b-fc", "kimi_k2"] {
-            assert!(is_parser_name(good), "{good}");
+            assert_eq!(require_parser_name("f", good), Ok(()), "{good}");
         }
-        let long = "a".repeat(PARSER_NAME_MAX + 1);
+        let long = "a".repeat(TOOL_CALL_PARSER_MAX + 1);
         for bad in [
             "",
             "Hermes",
@@ -233,7 +236,7 @@ mod tests {
             "llama3.json",
             long.as_str(),
         ] {
-            assert!(!is_parser_name(bad), "{bad}");
+            assert!(require_parser_name("f", bad).is_err(), "{bad}");
         }
     }
 }
