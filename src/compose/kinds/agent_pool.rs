@@ -20,11 +20,12 @@ use crate::compose::resources::agent_config::{
     config_hash, memory_env,
 };
 use crate::compose::resources::agent_deployment::{
-    AgentDeploymentParams, agent_deployment, check_env_has_no_credentials, config_path, env,
+    AgentDeploymentParams, agent_deployment, check_env_has_no_credentials, config_path,
 };
 use crate::compose::resources::agent_service::{AgentServiceParams, agent_service};
 use crate::compose::resources::autoscaler::{AutoscalerParams, autoscaler};
 use crate::compose::resources::disruption_budget::disruption_budget;
+use crate::compose::resources::env_vars;
 use crate::compose::resources::ingress::{INGRESS, IngressParams, ingress};
 use crate::compose::resources::labels::labels;
 use crate::compose::resources::placement::Placement;
@@ -445,15 +446,15 @@ impl Pool<'_> {
             _ => Some(bounds.floor),
         };
         let mut agent_env = vec![
-            env("OPENAI_BASE_URL", base_url),
-            env("OPENAI_MODEL", &model.facts.model_url),
+            env_vars::literal("OPENAI_BASE_URL", base_url),
+            env_vars::literal("OPENAI_MODEL", &model.facts.model_url),
             // The model server takes no key, but OpenAI's SDKs refuse to
             // start without one: vLLM's documented placeholder.
-            env("OPENAI_API_KEY", "EMPTY"),
-            env("AGENT_CONFIG", &config_path()),
+            env_vars::literal("OPENAI_API_KEY", "EMPTY"),
+            env_vars::literal("AGENT_CONFIG", &config_path()),
         ];
         if let Some(port) = spec.port {
-            agent_env.push(env("AGENT_PORT", &port.to_string()));
+            agent_env.push(env_vars::literal("AGENT_PORT", &port.to_string()));
         }
         agent_env.extend(memory_env(class));
         let empty = BTreeMap::new();

@@ -10,10 +10,11 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::{EnvVar, EnvVarSource, SecretKeySelector};
+use k8s_openapi::api::core::v1::EnvVar;
 use serde_json::{Map, Value, json};
 
 use crate::compose::resources::config_map::{config_map, pretty};
+use crate::compose::resources::env_vars;
 use crate::credential::{holds_credential, is_credential_key};
 use crate::xr::agent_pool::{AgentClass, SessionAffinity};
 
@@ -85,18 +86,7 @@ pub(crate) fn memory_env(class: &AgentClass) -> Option<EnvVar> {
         .connection_secret_ref
         .as_ref()?;
     let (name, key) = r.name_and_key(DEFAULT_MEMORY_KEY);
-    Some(EnvVar {
-        name: MEMORY_URL_ENV.into(),
-        value_from: Some(EnvVarSource {
-            secret_key_ref: Some(SecretKeySelector {
-                name: name.into(),
-                key: key.into(),
-                optional: None,
-            }),
-            ..Default::default()
-        }),
-        ..Default::default()
-    })
+    Some(env_vars::from_secret(MEMORY_URL_ENV, name, key))
 }
 
 /// The configuration document the agents read.

@@ -220,15 +220,6 @@ pub(crate) fn agent_deployment(p: &AgentDeploymentParams) -> crate::compose::com
     Manifest::of(deployment)
 }
 
-/// A plain environment variable.
-pub(crate) fn env(name: &str, value: &str) -> EnvVar {
-    EnvVar {
-        name: name.into(),
-        value: Some(value.into()),
-        value_from: None,
-    }
-}
-
 /// Where the configuration file is inside the pod.
 pub(crate) fn config_path() -> String {
     format!("{CONFIG_DIR}/{CONFIG_FILE}")

@@ -7,6 +7,7 @@ pub(crate) mod autoscaler;
 pub(crate) mod config_map;
 pub(crate) mod disruption_budget;
 pub(crate) mod endpoint_picker;
+pub(crate) mod env_vars;
 pub(crate) mod inference_route;
 pub(crate) mod ingress;
 pub(crate) mod labels;

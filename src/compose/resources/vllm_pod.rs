@@ -27,14 +27,14 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{
-    Affinity, Capabilities, Container, ContainerPort, EmptyDirVolumeSource, EnvVar, EnvVarSource,
-    ExecAction, HTTPGetAction, Lifecycle, LifecycleHandler, NodeAffinity, NodeSelector,
-    PodSecurityContext, PodSpec, Probe, ResourceRequirements, SeccompProfile, SecretKeySelector,
-    SecurityContext, Volume, VolumeMount,
+    Affinity, Capabilities, Container, ContainerPort, EmptyDirVolumeSource, EnvVar, ExecAction,
+    HTTPGetAction, Lifecycle, LifecycleHandler, NodeAffinity, NodeSelector, PodSecurityContext,
+    PodSpec, Probe, ResourceRequirements, SeccompProfile, SecurityContext, Volume, VolumeMount,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
+use crate::compose::resources::env_vars;
 use crate::compose::resources::pull_secrets::image_pull_secrets;
 use crate::compose::resources::vllm_runtime::{gpu_toleration, node_selector_terms};
 use crate::compose::resources::weights_volume::{CACHE_MOUNT_PATH, HF_HOME, WeightsCache};
@@ -199,17 +199,12 @@ pub(crate) fn serve_args(p: &PodParams) -> Vec<String> {
 
 /// The environment of every vLLM container of the pod.
 pub(crate) fn env(p: &PodParams) -> Vec<EnvVar> {
-    let value = |name: &str, value: &str| EnvVar {
-        name: name.into(),
-        value: Some(value.into()),
-        value_from: None,
-    };
     let mut env = vec![
-        value("HOME", HOME),
+        env_vars::literal("HOME", HOME),
         // torch and Ray ask for the user's name, which a uid without a
         // passwd entry does not have, unless USER says it.
-        value("USER", "vllm"),
-        value(
+        env_vars::literal("USER", "vllm"),
+        env_vars::literal(
             "HF_HOME",
             if p.weights_cache.is_some() {
                 HF_HOME
@@ -217,32 +212,16 @@ pub(crate) fn env(p: &PodParams) -> Vec<EnvVar> {
                 "/home/vllm/huggingface"
             },
         ),
-        value("VLLM_NO_USAGE_STATS", "1"),
+        env_vars::literal("VLLM_NO_USAGE_STATS", "1"),
     ];
     if p.plan.tensor_parallel_size > 1 && p.nodes <= 1 {
         // vLLM's default fork breaks CUDA in tensor-parallel workers.
-        env.push(value("VLLM_WORKER_MULTIPROC_METHOD", "spawn"));
+        env.push(env_vars::literal("VLLM_WORKER_MULTIPROC_METHOD", "spawn"));
     }
     if let Some((name, key)) = p.hf_token {
-        env.push(secret_env("HF_TOKEN", name, key));
+        env.push(env_vars::from_secret("HF_TOKEN", name, key));
     }
     env
-}
-
-/// The variable `variable` read from `key` of the Secret `name`.
-fn secret_env(variable: &str, name: &str, key: &str) -> EnvVar {
-    EnvVar {
-        name: variable.into(),
-        value: None,
-        value_from: Some(EnvVarSource {
-            secret_key_ref: Some(SecretKeySelector {
-                name: name.into(),
-                key: key.into(),
-                optional: None,
-            }),
-            ..Default::default()
-        }),
-    }
 }
 
 /// Requests equal to limits for one pod holding `gpus` of the replica's
@@ -318,7 +297,7 @@ pub(crate) fn serving_container(
     let mut env = env(p);
     // The leader alone serves the API: workers never see the key.
     if let Some((name, key)) = p.api_key {
-        env.push(secret_env("VLLM_API_KEY", name, key));
+        env.push(env_vars::from_secret("VLLM_API_KEY", name, key));
     }
     Container {
         name: "vllm".into(),
