@@ -17,7 +17,7 @@ use k8s_openapi::api::core::v1::Toleration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::xr::shared_fields::SecretKeyRef;
+use crate::xr::shared_fields::{HF_TOKEN_KEY, SecretKeyRef};
 pub(crate) use crate::xr::shared_fields::{Image, NameRef, PULL_SECRETS_MAX, RuntimeChoice};
 
 /// API group of the step input.
@@ -611,13 +611,8 @@ impl Input {
             d.image_pull_secrets.as_deref().unwrap_or_default(),
         )?;
         if let Some(r) = &d.hf_token_secret_ref {
-            crate::names::require_subdomain(
-                "input.defaults.hfTokenSecretRef.name",
-                &r.name,
-                "hf-token",
-            )?;
-            let (name, key) = r.name_and_key("token");
-            crate::xr::validate::text("input.defaults.hfTokenSecretRef.key", key, 253, "token")?;
+            r.check("input.defaults.hfTokenSecretRef", "hf-token", HF_TOKEN_KEY)?;
+            let (name, key) = r.name_and_key(HF_TOKEN_KEY);
             s.hf_token = Some((name.to_string(), key.to_string()));
         }
         // Empty, as a templated Composition may write it: none.

@@ -10,7 +10,8 @@ use serde::{Deserialize, Serialize};
 use super::model_server_autoscaling::{AutoscalingStatus, ModelServerAutoscaling};
 use super::plan_status::PlanStatus;
 use super::shared_fields::{
-    Endpoint, GatewayRef, Image, NameRef, PULL_SECRETS_MAX, RuntimeChoice, SecretKeyRef, Tls,
+    Endpoint, GatewayRef, HF_TOKEN_KEY, Image, NameRef, PULL_SECRETS_MAX, RuntimeChoice,
+    SecretKeyRef, Tls,
 };
 use super::sizing_vocabulary::{KvCacheDtype, Objective, WeightPrecision};
 use super::validate::text;
@@ -18,6 +19,8 @@ use crate::names::{require_dns1123_label, require_subdomain};
 
 /// Kind name.
 pub(crate) const KIND: &str = "LLMInference";
+/// The key of `spec.apiKeySecretRef` when it names none.
+pub(crate) const API_KEY_KEY: &str = "api-key";
 
 // Limits of the numeric fields: the schema, the reader (which refuses
 // fractions and the like with the range) and the composer's range check
@@ -223,16 +226,10 @@ fn check_strings(spec: &LlmInferenceSpec) -> Result<(), String> {
         text("spec.parameterCount", p, 32, "8B, 70B or 8x7B")?;
     }
     if let Some(r) = &spec.hf_token_secret_ref {
-        require_subdomain("spec.hfTokenSecretRef.name", &r.name, "hf-token")?;
-        if let Some(k) = r.key.as_deref().filter(|k| !k.is_empty()) {
-            text("spec.hfTokenSecretRef.key", k, 253, "token")?;
-        }
+        r.check("spec.hfTokenSecretRef", "hf-token", HF_TOKEN_KEY)?;
     }
     if let Some(r) = &spec.api_key_secret_ref {
-        require_subdomain("spec.apiKeySecretRef.name", &r.name, "qwen-api-key")?;
-        if let Some(k) = r.key.as_deref().filter(|k| !k.is_empty()) {
-            text("spec.apiKeySecretRef.key", k, 253, "api-key")?;
-        }
+        r.check("spec.apiKeySecretRef", "qwen-api-key", API_KEY_KEY)?;
     }
     if let Some(i) = &spec.image {
         text("spec.image.registry", &i.registry, 253, "docker.io")?;

@@ -100,7 +100,26 @@ pub(crate) struct SecretKeyRef {
     pub(crate) key: Option<String>,
 }
 
+/// The key of a Hugging Face token's Secret when a reference names none.
+pub(crate) const HF_TOKEN_KEY: &str = "token";
+
 impl SecretKeyRef {
+    /// The reference at `field` as the API server takes it: the name a DNS
+    /// subdomain (`example_name` in the message), a key given not blank and
+    /// at most 253 characters (`default_key`, the one used when it is not).
+    pub(crate) fn check(
+        &self,
+        field: &str,
+        example_name: &str,
+        default_key: &str,
+    ) -> Result<(), String> {
+        crate::names::require_subdomain(&format!("{field}.name"), &self.name, example_name)?;
+        if let Some(k) = self.key.as_deref().filter(|k| !k.is_empty()) {
+            super::validate::text(&format!("{field}.key"), k, 253, default_key)?;
+        }
+        Ok(())
+    }
+
     /// The Secret's name and key, `default_key` where the key is unset or empty.
     pub(crate) fn name_and_key<'a>(&'a self, default_key: &'a str) -> (&'a str, &'a str) {
         (

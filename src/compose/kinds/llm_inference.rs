@@ -32,10 +32,10 @@ use crate::compose::steps::{routing_condition, scaling_condition};
 use crate::input::Settings;
 use crate::names;
 use crate::sizing::{self, Plan, SizingRequest};
-use crate::xr::llm_inference::{LlmInferenceSpec, LlmInferenceStatus};
+use crate::xr::llm_inference::{API_KEY_KEY, LlmInferenceSpec, LlmInferenceStatus};
 use crate::xr::model_server_autoscaling::AutoscalingStatus;
 use crate::xr::plan_status::PlanStatus;
-use crate::xr::shared_fields::{Endpoint, PullSecrets};
+use crate::xr::shared_fields::{Endpoint, HF_TOKEN_KEY, PullSecrets};
 
 /// Composition resource names, the same as dot-inference's so that an XR
 /// moving to this function keeps its resources.
@@ -79,8 +79,6 @@ pub(crate) fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
 }
 
 const MODEL_REF: &str = "spec.modelRef";
-/// The key of `spec.apiKeySecretRef` when it names none.
-const API_KEY_DEFAULT_KEY: &str = "api-key";
 
 /// Everything the server may be composed as: kept while it waits for its Model.
 const RESOURCES: &[&str] = &[
@@ -316,7 +314,7 @@ impl Server<'_> {
         let hf_token = spec
             .hf_token_secret_ref
             .as_ref()
-            .map(|r| r.name_and_key("token"))
+            .map(|r| r.name_and_key(HF_TOKEN_KEY))
             .or_else(|| {
                 facts
                     .and_then(|f| f.hf_token.as_ref())
@@ -392,7 +390,7 @@ impl Server<'_> {
             api_key: spec
                 .api_key_secret_ref
                 .as_ref()
-                .map(|r| r.name_and_key(API_KEY_DEFAULT_KEY)),
+                .map(|r| r.name_and_key(API_KEY_KEY)),
         };
         model_server::serve(req, &serve, plan, &mut self.out, &mut self.notes)
     }

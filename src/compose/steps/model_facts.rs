@@ -11,6 +11,7 @@ use crate::compose::steps::tool_calling;
 use crate::sizing::{KvCacheDtype, ModelConfig, Objective, Plan, SizingRequest, WeightPrecision};
 use crate::units::{GIB, parse_quantity};
 use crate::xr::model::{CachePolicy, EvictionPolicy, Locality, ModelSpec, ShardStrategy};
+use crate::xr::shared_fields::HF_TOKEN_KEY;
 
 /// How far a declared size may stray from parameters x precision before it
 /// counts as a contradiction: checkpoints carry embeddings, norms and
@@ -183,7 +184,7 @@ impl ModelFacts {
             tool_calling::require_parser_name(&format!("{prefix}.toolCallParser"), parser)?;
         }
         let hf_token = spec.hf_token_secret_ref.as_ref().map(|r| {
-            let (name, key) = r.name_and_key("token");
+            let (name, key) = r.name_and_key(HF_TOKEN_KEY);
             (name.to_string(), key.to_string())
         });
         Ok(Self {
