@@ -586,6 +586,25 @@ fn extra_args_may_turn_tool_calling_on_with_a_parser() {
     }
 }
 
+/// A model whose repository's code vLLM must run starts once spec.extraArgs
+/// trusts it (the refusal without it is a row of the refusal table).
+#[test]
+fn extra_args_may_trust_the_models_own_code() {
+    let spec = json!({"model": "moonshotai/Kimi-K2-Instruct", "gpuType": "H200", "runtime": "auto",
+                      "extraArgs": ["--trust-remote-code"]});
+    let rsp = call(&request("x", LlmInference::new("kimi").spec(spec).build()));
+    assert_eq!(rsp.results, vec![]);
+    let leader =
+        &composed(&rsp, "leader_worker_set").0["spec"]["leaderWorkerTemplate"]["leaderTemplate"];
+    let args: Vec<String> =
+        serde_json::from_value(leader["spec"]["containers"][0]["args"].clone()).unwrap();
+    assert_eq!(
+        args.iter().filter(|a| *a == "--trust-remote-code").count(),
+        1,
+        "{args:?}"
+    );
+}
+
 #[test]
 fn the_pipeline_context_reaches_later_steps_unchanged() {
     // Crossplane passes the context returned by one step to the next; a
@@ -1100,7 +1119,9 @@ fn the_startup_probe_covers_the_load_time_estimate_of_the_largest_catalog_model(
         ),
     ];
     for (runtime, plan, gpu, key) in cases {
-        let spec = json!({"model": plan.model_id, "gpuType": gpu, "runtime": runtime});
+        // Kimi K2, the largest, loads its tokenizer's code from its repository.
+        let spec = json!({"model": plan.model_id, "gpuType": gpu, "runtime": runtime,
+                          "extraArgs": ["--trust-remote-code"]});
         let rsp = call(&request("big", LlmInference::new("big").spec(spec).build()));
         assert_not_fatal(&rsp.results, runtime);
         let (manifest, _) = composed(&rsp, key);
@@ -2140,6 +2161,7 @@ fn refusals_are_fatal_and_name_the_field_and_what_would_work() {
             refusal("two imagePullSecrets on a VLLMRuntime", "spec.imagePullSecrets", json!([{"name": "mirror"}, {"name": "private"}]), fatal("CannotStart", "spec.imagePullSecrets: the model server's pods would pull with 2 Secrets (mirror, private), but a VLLMRuntime takes one (spec.deploymentConfig.image.pullSecretName); name one Secret that holds every registry's credentials, or set spec.runtime to deployment")),
             refusal("auto tool choice without a parser", "spec.extraArgs", json!(["--max-num-seqs", "64", "--enable-auto-tool-choice"]), fatal("InvalidSpec", "spec.extraArgs has --enable-auto-tool-choice without --tool-call-parser, and vLLM does not start without one (\"--enable-auto-tool-choice requires --tool-call-parser\"); add \"--tool-call-parser\", \"hermes\", the parser vLLM documents for Qwen/Qwen2.5-1.5B-Instruct")),
             refusal("auto tool choice without a parser, unknown model", "spec", json!({"model": "acme/support-bot-8b", "parameterCount": "8B", "extraArgs": ["--enable-auto-tool-choice"]}), fatal("InvalidSpec", "spec.extraArgs has --enable-auto-tool-choice without --tool-call-parser, and vLLM does not start without one (\"--enable-auto-tool-choice requires --tool-call-parser\"); add \"--tool-call-parser\" and the parser of the model's tool-call format (vLLM's tool calling guide lists them: hermes, llama3_json, mistral, pythonic, ...)")),
+            refusal("Kimi K2 without trusting its code", "spec", json!({"model": "moonshotai/Kimi-K2-Instruct", "gpuType": "H200", "runtime": "auto"}), fatal("InvalidSpec", "spec.model: moonshotai/Kimi-K2-Instruct ships its tokenizer as Python code in its repository (tokenization_kimi.py), which vLLM runs only with --trust-remote-code: without it the model server stops at startup; add \"--trust-remote-code\" to spec.extraArgs (the code then runs in the model server's pods: trust only repositories you would run)")),
             refusal("unknown field", "spec.gpus", json!(2), fatal("InvalidSpec", "spec.gpus: unknown field gpus; valid fields are model, modelRef, gpu, gpuType, quantization, maxModelLen, parameterCount, migProfile, kvCacheDtype, objective, replicas, autoscaling, hfTokenSecretRef, apiKeySecretRef, runtime, image, imagePullSecrets, gateway, ingressHost, ingressClassName, tls, extraArgs, providerConfigName, targetNamespace, crossplane")),
             refusal("unknown GPU", "spec.gpuType", json!("Z9000"), fatal("CannotSize", &format!("spec.gpuType: {gpu_error}"))),
             refusal("bad quantization", "spec.quantization", json!("int3"), fatal("InvalidSpec", "spec.quantization: \"int3\" is not valid; use one of auto, fp32, bf16, fp16, fp8, int8, int4, fp4")),

@@ -241,6 +241,69 @@ fn llm_inference_model_ref_parses_tool_calls_with_the_models_parser() {
     ), "{reasons:#?}");
 }
 
+/// Weights whose repository's code vLLM must run (Kimi K2's tokenizer)
+/// fail the Model until it trusts that code, and what serves it is refused;
+/// once trusted, every runtime serving it starts with --trust-remote-code.
+#[test]
+fn weights_that_need_their_repositorys_code_are_served_only_when_trusted() {
+    let kimi = || {
+        Model::new("kimi")
+            .weights_uri("hf://moonshotai/Kimi-K2-Instruct")
+            .build()
+    };
+    let why = "moonshotai/Kimi-K2-Instruct ships its tokenizer as Python code in its repository \
+               (tokenization_kimi.py), which vLLM runs only with --trust-remote-code: without it the model server \
+               stops at startup; set spec.trustRemoteCode to true (the code then runs in the model server's pods: \
+               trust only repositories you would run)";
+    let rsp = call(&request("m", kimi()));
+    assert!(
+        rsp.results.contains(&warning("ModelWarning", why)),
+        "{:#?}",
+        rsp.results
+    );
+    assert_eq!(desired_status(&rsp)["phase"], "Failed");
+    assert_eq!(
+        rsp.conditions,
+        vec![condition(
+            "Servable",
+            fnv1::Status::ConditionFalse,
+            "RemoteCodeNotTrusted",
+            why
+        )]
+    );
+    let pool = || {
+        AgentPool::one_agent("kimi")
+            .field("gpuRequirements", json!({"type": "H200"}))
+            .field("runtime", json!("auto"))
+            .build()
+    };
+    let rsp = call(&with_model(request("r", pool()), vec![kimi()]));
+    assert_eq!(
+        fatals(&rsp),
+        vec![format!("spec.agentClass.modelRef: Model team-a/kimi: {why}").as_str()]
+    );
+
+    let mut trusted = kimi();
+    trusted["spec"]["trustRemoteCode"] = json!(true);
+    let rsp = call(&request("m", trusted.clone()));
+    assert_eq!(desired_status(&rsp)["phase"], "Ready", "{:?}", rsp.results);
+    let chat = LlmInference::new("chat")
+        .model_ref("kimi")
+        .gpu_type("H200")
+        .field("runtime", json!("auto"))
+        .build();
+    for (xr, lws) in [
+        (pool(), "model_server_leader_worker_set"),
+        (chat, "leader_worker_set"),
+    ] {
+        let rsp = call(&with_model(request("r", xr), vec![trusted.clone()]));
+        assert_eq!(fatals(&rsp), Vec::<&str>::new(), "{lws}");
+        let leader = &manifest(&rsp, lws)["spec"]["leaderWorkerTemplate"]["leaderTemplate"];
+        let args = leader["spec"]["containers"][0]["args"].to_string();
+        assert!(args.contains("\"--trust-remote-code\""), "{lws}: {args}");
+    }
+}
+
 /// A tensor-parallel shardSpec the Model's attention heads cannot be split
 /// by fails the Model itself (phase Failed, the field and the rule named
 /// once), not each plan on its own, and not only once a runtime serves it.
@@ -903,7 +966,7 @@ fn malformed_models_are_fatal_and_name_the_field_and_what_is_valid() {
             json!("hf://x"),
             fatal(
                 "InvalidSpec",
-                "spec.weights: unknown field weights; valid fields are weightsURI, size, quantization, shardSpec, cachePolicy, format, architecture, parameterCount, hfTokenSecretRef, config, weightsIndex, configFrom, kvCacheDtype, objective, toolCallParser, crossplane",
+                "spec.weights: unknown field weights; valid fields are weightsURI, size, quantization, shardSpec, cachePolicy, format, architecture, parameterCount, hfTokenSecretRef, config, weightsIndex, configFrom, kvCacheDtype, objective, toolCallParser, trustRemoteCode, crossplane",
             ),
         ),
         refusal(

@@ -81,6 +81,8 @@ pub(crate) struct ModelSpec {
     /// vLLM's --tool-call-parser for the weights' tool-call format (for example hermes, llama3_json, mistral, pythonic): every runtime serving the Model starts with --enable-auto-tool-choice and it, so OpenAI requests with tools (tool_choice auto) work. Unset, only AgentPools whose agents have tools get one: the parser vLLM documents for the model family, when known.
     #[schemars(regex(pattern = r"^[a-z0-9][a-z0-9_-]*$"), length(max = TOOL_CALL_PARSER_MAX))]
     pub(crate) tool_call_parser: Option<String>,
+    /// Let vLLM run the Python code the weights' repository ships (--trust-remote-code) on every runtime serving the Model. Some checkpoints cannot load without it (Kimi K2's tokenizer): such a Model is Failed until it is true. The code runs in the model server's pods: set it only for repositories the platform would run.
+    pub(crate) trust_remote_code: Option<bool>,
     /// Crossplane's own fields (composition selection and the like); skipped unread.
     #[schemars(skip)]
     pub(crate) crossplane: Option<crate::xr::shared_fields::CrossplaneFields>,

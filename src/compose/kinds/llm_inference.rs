@@ -22,6 +22,7 @@ use crate::compose::steps::model_config;
 use crate::compose::steps::model_facts::ModelFacts;
 use crate::compose::steps::model_ref::ResolvedModel;
 use crate::compose::steps::model_server::{self, Serve, Served, ServerKeys};
+use crate::compose::steps::remote_code;
 use crate::compose::steps::replaced_objects;
 use crate::compose::steps::runtime;
 use crate::compose::steps::served_model::{self, ModelRef};
@@ -357,6 +358,17 @@ impl Server<'_> {
             &plan.model_id,
         )
         .map_err(|m| Refusal::new("InvalidSpec", m))?;
+        // A Model states its own trust; a Model that needs it and lacks it
+        // was refused when it was resolved.
+        if facts.is_none()
+            && let Some(why) = remote_code::untrusted(
+                self.model,
+                remote_code::trusted_by(&spec.extra_args),
+                &format!("add \"{}\" to spec.extraArgs", remote_code::FLAG),
+            )
+        {
+            return Err(Refusal::new("InvalidSpec", format!("spec.model: {why}")));
+        }
         let mut extra_args: Vec<String> = tool_calling.iter().flat_map(ToolCalling::args).collect();
         extra_args.extend(spec.extra_args.iter().cloned());
         if let Some(t) = tool_calling {

@@ -90,7 +90,7 @@ pub(crate) fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
     let spec_problem = facts
         .unservable
         .clone()
-        .map(|why| ("UnsupportedWeightsURI", why))
+        .map(|u| (u.reason, u.why))
         .or(shard_problem.map(|why| ("InvalidShardSpec", why)));
     let failed = serveable.is_empty() || spec_problem.is_some();
     let reason = spec_problem

@@ -8,6 +8,7 @@ pub(crate) mod model_config;
 pub(crate) mod model_facts;
 pub(crate) mod model_ref;
 pub(crate) mod model_server;
+pub(crate) mod remote_code;
 pub(crate) mod replaced_objects;
 pub(crate) mod routing_condition;
 pub(crate) mod runtime;

@@ -7,7 +7,7 @@
 //! is served. Errors name the Model field (`spec.shardSpec.count`) and what
 //! would be valid; `prefix` says whose spec it is.
 
-use crate::compose::steps::tool_calling;
+use crate::compose::steps::{remote_code, tool_calling};
 use crate::sizing::{KvCacheDtype, ModelConfig, Objective, Plan, SizingRequest, WeightPrecision};
 use crate::units::{GIB, parse_quantity};
 use crate::xr::model::{CachePolicy, EvictionPolicy, Locality, ModelSpec, ShardStrategy};
@@ -17,6 +17,14 @@ use crate::xr::shared_fields::HF_TOKEN_KEY;
 /// counts as a contradiction: checkpoints carry embeddings, norms and
 /// metadata that parameter counts round away.
 const SIZE_TOLERANCE: f64 = 0.25;
+
+/// Why no runtime can serve a Model: the Model is Failed for `reason`,
+/// and XRs serving it are refused.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Unservable {
+    pub(crate) reason: &'static str,
+    pub(crate) why: String,
+}
 
 /// A Model's facts, read from its spec.
 #[derive(Clone, Debug, PartialEq)]
@@ -36,8 +44,8 @@ pub(crate) struct ModelFacts {
     pub(crate) cache: Option<CachePolicy>,
     pub(crate) declared_size: Option<String>,
     pub(crate) hf_token: Option<(String, String)>,
-    /// Why a VLLMRuntime cannot load these weights, when it cannot.
-    pub(crate) unservable: Option<String>,
+    /// Why no runtime can serve these weights, when none can.
+    pub(crate) unservable: Option<Unservable>,
     /// Fields that have no effect, and why.
     pub(crate) notes: Vec<String>,
     /// The model's config.json (spec.config, or the spec.configFrom ConfigMap once read).
@@ -105,10 +113,13 @@ impl ModelFacts {
                 (uri.to_string(), last)
             }
             "https" | "pvc" => {
-                unservable = Some(format!(
-                    "{prefix}.weightsURI {uri:?}: no runtime loads {scheme}:// weights (vLLM loads Hugging Face ids and \
-                     object stores); use hf://org/name, s3://bucket/path or gs://bucket/path"
-                ));
+                unservable = Some(Unservable {
+                    reason: "UnsupportedWeightsURI",
+                    why: format!(
+                        "{prefix}.weightsURI {uri:?}: no runtime loads {scheme}:// weights (vLLM loads Hugging Face \
+                         ids and object stores); use hf://org/name, s3://bucket/path or gs://bucket/path"
+                    ),
+                });
                 (uri.to_string(), last)
             }
             other => {
@@ -180,6 +191,19 @@ impl ModelFacts {
             })?),
             None => None,
         };
+        if spec.trust_remote_code == Some(true) {
+            load_args.push(remote_code::FLAG.to_string());
+        } else if unservable.is_none() {
+            unservable = remote_code::untrusted(
+                &model_url,
+                false,
+                &format!("set {prefix}.trustRemoteCode to true"),
+            )
+            .map(|why| Unservable {
+                reason: "RemoteCodeNotTrusted",
+                why,
+            });
+        }
         if let Some(parser) = &spec.tool_call_parser {
             tool_calling::require_parser_name(&format!("{prefix}.toolCallParser"), parser)?;
         }

@@ -83,10 +83,10 @@ pub(crate) fn resolve(
             return Ok(ControlFlow::Break(waiting));
         }
     };
-    if let Some(why) = &m.facts.unservable {
+    if let Some(u) = &m.facts.unservable {
         return Err(Refusal::new(
             "UnservableModel",
-            format!("{}: Model {}: {why}", model.field, m.display),
+            format!("{}: Model {}: {}", model.field, m.display, u.why),
         ));
     }
     let config_field = format!(

@@ -1,0 +1,74 @@
+//! Whether vLLM must run Python code from the model's own repository.
+//!
+//! Some checkpoints cannot load with transformers' own classes: Kimi K2's
+//! tokenizer is `tokenization_kimi.TikTokenTokenizer`, shipped in its
+//! repository. vLLM imports such code only with `--trust-remote-code`, and
+//! stops at startup without it, so the model server would only crash-loop.
+//! The code runs in the model server's pods, so trusting it is the user's
+//! call (a Model's `spec.trustRemoteCode`, an LLMInference's
+//! `spec.extraArgs`); an XR serving such a model without it is refused.
+
+/// vLLM's flag that lets transformers import the repository's code.
+pub(crate) const FLAG: &str = "--trust-remote-code";
+
+/// What code `model` (a Hugging Face id, or a bucket path ending in the
+/// checkpoint's name) needs from its repository, for the checkpoints known
+/// to need any.
+fn code_needed(model: &str) -> Option<&'static str> {
+    let name = model.trim_end_matches('/').rsplit('/').next()?;
+    name.to_ascii_lowercase()
+        .starts_with("kimi-k2")
+        .then_some("its tokenizer as Python code in its repository (tokenization_kimi.py)")
+}
+
+/// Why `model` cannot be served when `trusted` is false; `how` says where
+/// the user trusts it.
+pub(crate) fn untrusted(model: &str, trusted: bool, how: &str) -> Option<String> {
+    let code = code_needed(model).filter(|_| !trusted)?;
+    Some(format!(
+        "{model} ships {code}, which vLLM runs only with {FLAG}: without it \
+         the model server stops at startup; {how} (the code then runs in the model server's pods: trust only \
+         repositories you would run)"
+    ))
+}
+
+/// Whether `args`, a `vllm serve` command line, trusts remote code.
+pub(crate) fn trusted_by(args: &[String]) -> bool {
+    args.iter().any(|a| a == FLAG)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kimi_k2_checkpoints_need_their_tokenizer_code() {
+        for (model, needs) in [
+            ("moonshotai/Kimi-K2-Instruct", true),
+            ("moonshotai/Kimi-K2-Instruct-0905", true),
+            ("moonshotai/Kimi-K2-Thinking", true),
+            ("s3://models/moonshotai/Kimi-K2-Instruct/", true),
+            ("deepseek-ai/DeepSeek-V3", false),
+            ("Qwen/Qwen3-8B", false),
+        ] {
+            assert_eq!(
+                untrusted(model, false, "trust it").is_some(),
+                needs,
+                "{model}"
+            );
+            assert_eq!(untrusted(model, true, "trust it"), None, "{model}");
+        }
+    }
+
+    #[test]
+    fn only_the_flag_itself_trusts() {
+        let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert!(trusted_by(&args(&[
+            "--max-num-seqs",
+            "64",
+            "--trust-remote-code"
+        ])));
+        assert!(!trusted_by(&args(&["--no-trust-remote-code"])));
+        assert!(!trusted_by(&args(&[])));
+    }
+}
