@@ -201,6 +201,45 @@ pub(crate) fn require_qualified_name(field: &str, key: &str) -> Result<(), Strin
     ))
 }
 
+/// `key`, a key of a Secret or ConfigMap that a pod reads, as the API
+/// server checks it (`IsConfigMapKey`): at most 253 letters, digits, '-',
+/// '_' and '.', and not `.`, `..` or a name starting with `..`.
+pub(crate) fn require_data_key(field: &str, key: &str, example: &str) -> Result<(), String> {
+    let valid = !key.is_empty()
+        && key.len() <= SUBDOMAIN_MAX
+        && key
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
+        && key != "."
+        && !key.starts_with("..");
+    if valid {
+        return Ok(());
+    }
+    Err(format!(
+        "{field} is {}; a key of a Secret or ConfigMap is at most 253 letters, digits, '-', '_' and '.', and not \
+         '.' or starting with '..' (for example {example})",
+        crate::quote::shown(key)
+    ))
+}
+
+/// `name`, a container's environment variable, as the API server checks it
+/// since Kubernetes 1.32 (`IsRelaxedEnvVarName`): printable ASCII but '='.
+/// Servers before it ask for a C identifier, which this also accepts.
+pub(crate) fn require_env_var_name(field: &str, name: &str) -> Result<(), String> {
+    if !name.is_empty()
+        && name
+            .bytes()
+            .all(|c| (b' '..=b'~').contains(&c) && c != b'=')
+    {
+        return Ok(());
+    }
+    Err(format!(
+        "{field} is {}; name the variable with printable ASCII characters other than '=' (for example \
+         LOG_LEVEL)",
+        crate::quote::shown(name)
+    ))
+}
+
 /// The labels of a node selector, as the API server checks them.
 pub(crate) fn require_labels<'a>(
     field: &str,
@@ -257,6 +296,42 @@ pub(crate) fn runtime_name(xr_name: &str, suffix: &str) -> (String, Option<Strin
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn data_keys_and_variable_names_as_the_api_server_takes_them() {
+        for (key, valid) in [
+            ("token", true),
+            ("tls.crt", true),
+            ("a..b", true),
+            ("_x-1", true),
+            ("", false),
+            (".", false),
+            ("..", false),
+            ("..data", false),
+            ("hf/token", false),
+            ("a b", false),
+        ] {
+            assert_eq!(
+                require_data_key("k", key, "token").is_ok(),
+                valid,
+                "{key:?}"
+            );
+        }
+        assert!(require_data_key("k", &"a".repeat(253), "token").is_ok());
+        assert!(require_data_key("k", &"a".repeat(254), "token").is_err());
+        for (name, valid) in [
+            ("LOG_LEVEL", true),
+            ("1ST", true),
+            ("my var", true),
+            ("a.b-c", true),
+            ("", false),
+            ("A=B", false),
+            ("caf\u{e9}", false),
+            ("TAB\t", false),
+        ] {
+            assert_eq!(require_env_var_name("e", name).is_ok(), valid, "{name:?}");
+        }
+    }
 
     #[test]
     fn names() {

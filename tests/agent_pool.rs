@@ -1782,6 +1782,123 @@ fn malformed_agent_pools_are_refused_and_name_the_field_and_what_is_valid() {
             ),
         ),
         refusal(
+            "env name with '='",
+            "spec.env",
+            json!([{"name": "LOG_LEVEL", "value": "info"}, {"name": "MODE=fast", "value": "1"}]),
+            fatal(
+                "InvalidSpec",
+                "spec.env[1].name is \"MODE=fast\"; name the variable with printable ASCII characters other than '=' \
+                 (for example LOG_LEVEL)",
+            ),
+        ),
+        refusal(
+            "env value and valueFrom",
+            "spec.env",
+            json!([{"name": "REDIS_URL", "value": "redis://cache:6379",
+                    "valueFrom": {"secretKeyRef": {"name": "redis", "key": "url"}}}]),
+            fatal(
+                "InvalidSpec",
+                "spec.env[0] has both value and valueFrom; give one: a literal value, or where to read it from",
+            ),
+        ),
+        refusal(
+            "env valueFrom empty",
+            "spec.env",
+            json!([{"name": "REDIS_URL", "valueFrom": {}}]),
+            fatal(
+                "InvalidSpec",
+                "spec.env[0].valueFrom reads nothing; give one of secretKeyRef, configMapKeyRef, fieldRef or \
+                 resourceFieldRef",
+            ),
+        ),
+        refusal(
+            "env valueFrom two sources",
+            "spec.env",
+            json!([{"name": "REDIS_URL", "valueFrom": {"secretKeyRef": {"name": "redis", "key": "url"},
+                                                        "configMapKeyRef": {"name": "redis", "key": "url"}}}]),
+            fatal(
+                "InvalidSpec",
+                "spec.env[0].valueFrom reads from several sources; give one of secretKeyRef, configMapKeyRef, \
+                 fieldRef or resourceFieldRef",
+            ),
+        ),
+        refusal(
+            "env Secret not a name",
+            "spec.env",
+            json!([{"name": "REDIS_URL", "valueFrom": {"secretKeyRef": {"name": "Redis", "key": "url"}}}]),
+            fatal(
+                "InvalidSpec",
+                "spec.env[0].valueFrom.secretKeyRef.name is \"Redis\"; use a DNS name: at most 253 characters of \
+                 lower-case letters, digits, '-' and '.', starting and ending with a letter or digit (for example \
+                 agent-secrets)",
+            ),
+        ),
+        refusal(
+            "env Secret key with a space",
+            "spec.env",
+            json!([{"name": "REDIS_URL", "valueFrom": {"secretKeyRef": {"name": "redis", "key": "redis url"}}}]),
+            fatal(
+                "InvalidSpec",
+                "spec.env[0].valueFrom.secretKeyRef.key is \"redis url\"; a key of a Secret or ConfigMap is at most \
+                 253 letters, digits, '-', '_' and '.', and not '.' or starting with '..' (for example api-key)",
+            ),
+        ),
+        refusal(
+            "env ConfigMap key empty",
+            "spec.env",
+            json!([{"name": "LOG_LEVEL", "valueFrom": {"configMapKeyRef": {"name": "settings", "key": ""}}}]),
+            fatal(
+                "InvalidSpec",
+                "spec.env[0].valueFrom.configMapKeyRef.key is \"\"; a key of a Secret or ConfigMap is at most 253 \
+                 letters, digits, '-', '_' and '.', and not '.' or starting with '..' (for example log-level)",
+            ),
+        ),
+        refusal(
+            "env fieldRef a field pods do not give",
+            "spec.env",
+            json!([{"name": "NODE", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeSelector"}}}]),
+            fatal(
+                "InvalidSpec",
+                "spec.env[0].valueFrom.fieldRef.fieldPath is \"spec.nodeSelector\"; a variable reads one of \
+                 metadata.name, metadata.namespace, metadata.uid, spec.nodeName, spec.serviceAccountName, \
+                 status.hostIP, status.hostIPs, status.podIP, status.podIPs, or metadata.labels['<key>'] or \
+                 metadata.annotations['<key>']",
+            ),
+        ),
+        refusal(
+            "env resourceFieldRef not a resource",
+            "spec.env",
+            json!([{"name": "GPUS", "valueFrom": {"resourceFieldRef": {"resource": "limits.nvidia.com/gpu"}}}]),
+            fatal(
+                "InvalidSpec",
+                "spec.env[0].valueFrom.resourceFieldRef.resource is \"limits.nvidia.com/gpu\"; use one of \
+                 limits.cpu, limits.memory, limits.ephemeral-storage, requests.cpu, requests.memory, \
+                 requests.ephemeral-storage, or limits.hugepages-<size>",
+            ),
+        ),
+        refusal(
+            "memory Secret not a name",
+            "spec.agentClass.memoryConfig.connectionSecretRef",
+            json!({"name": "Redis URL"}),
+            fatal(
+                "InvalidSpec",
+                "spec.agentClass.memoryConfig.connectionSecretRef.name is \"Redis URL\"; use a DNS name: at most 253 \
+                 characters of lower-case letters, digits, '-' and '.', starting and ending with a letter or digit \
+                 (for example agent-memory)",
+            ),
+        ),
+        refusal(
+            "memory Secret key starting with ..",
+            "spec.agentClass.memoryConfig.connectionSecretRef",
+            json!({"name": "redis", "key": "..url"}),
+            fatal(
+                "InvalidSpec",
+                "spec.agentClass.memoryConfig.connectionSecretRef.key is \"..url\"; a key of a Secret or ConfigMap is \
+                 at most 253 letters, digits, '-', '_' and '.', and not '.' or starting with '..' (for example \
+                 connectionString)",
+            ),
+        ),
+        refusal(
             "env not list",
             "spec.env",
             json!("A=B"),

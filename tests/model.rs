@@ -889,6 +889,15 @@ fn malformed_models_are_fatal_and_name_the_field_and_what_is_valid() {
             ),
         ),
         refusal(
+            "hfTokenSecretRef key with a slash",
+            "spec.hfTokenSecretRef",
+            json!({"name": "hf-token", "key": "hf/token"}),
+            fatal(
+                "InvalidSpec",
+                "spec.hfTokenSecretRef.key is \"hf/token\"; a key of a Secret or ConfigMap is at most 253 letters, digits, '-', '_' and '.', and not '.' or starting with '..' (for example token)",
+            ),
+        ),
+        refusal(
             "hfTokenSecretRef empty name",
             "spec.hfTokenSecretRef",
             json!({"name": ""}),

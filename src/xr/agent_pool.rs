@@ -22,6 +22,8 @@ use crate::names::require_subdomain;
 
 /// Kind name.
 pub(crate) const KIND: &str = "AgentPool";
+/// The key of `memoryConfig.connectionSecretRef` when it names none.
+pub(crate) const MEMORY_KEY: &str = "connectionString";
 
 // Limits of the numeric and free-text fields: the schema states each and
 // the composer checks it with the same constant, since Crossplane may call
@@ -627,6 +629,13 @@ fn check_strings_and_durations(spec: &AgentPoolSpec) -> Result<(), String> {
     }
     if let Some(m) = &class.memory_config {
         duration("spec.agentClass.memoryConfig.ttl".into(), &m.ttl)?;
+        if let Some(r) = &m.connection_secret_ref {
+            r.check(
+                "spec.agentClass.memoryConfig.connectionSecretRef",
+                "agent-memory",
+                MEMORY_KEY,
+            )?;
+        }
     }
     for (i, t) in class.tool_permissions.iter().enumerate() {
         text(

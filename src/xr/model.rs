@@ -10,7 +10,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::plan_status::PlanStatus;
-use super::shared_fields::{NameRef, SecretKeyRef};
+use super::shared_fields::{HF_TOKEN_KEY, NameRef, SecretKeyRef};
 use super::sizing_vocabulary::{KvCacheDtype, Objective, WeightPrecision};
 use super::validate::text;
 use crate::names::require_subdomain;
@@ -285,7 +285,7 @@ impl ModelSpec {
                 .map_err(|e| format!("spec.parameterCount: {e}"))?;
         }
         if let Some(r) = &self.hf_token_secret_ref {
-            require_subdomain("spec.hfTokenSecretRef.name", &r.name, "hf-token")?;
+            r.check("spec.hfTokenSecretRef", "hf-token", HF_TOKEN_KEY)?;
         }
         if let Some(c) = &self.config_from {
             require_subdomain(

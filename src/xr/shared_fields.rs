@@ -105,8 +105,8 @@ pub(crate) const HF_TOKEN_KEY: &str = "token";
 
 impl SecretKeyRef {
     /// The reference at `field` as the API server takes it: the name a DNS
-    /// subdomain (`example_name` in the message), a key given not blank and
-    /// at most 253 characters (`default_key`, the one used when it is not).
+    /// subdomain (`example_name` in the message), a key given a Secret's key
+    /// (`default_key`, the one used when it is not given).
     pub(crate) fn check(
         &self,
         field: &str,
@@ -115,7 +115,7 @@ impl SecretKeyRef {
     ) -> Result<(), String> {
         crate::names::require_subdomain(&format!("{field}.name"), &self.name, example_name)?;
         if let Some(k) = self.key.as_deref().filter(|k| !k.is_empty()) {
-            super::validate::text(&format!("{field}.key"), k, 253, default_key)?;
+            crate::names::require_data_key(&format!("{field}.key"), k, default_key)?;
         }
         Ok(())
     }

@@ -164,6 +164,7 @@ fn replicas(spec: &AgentPoolSpec, notes: &mut Vec<String>) -> Replicas {
 
 fn validate(spec: &AgentPoolSpec) -> Result<(), Refusal> {
     spec.validate()
+        .and_then(|()| env_vars::check("spec.env", &spec.env))
         .map_err(|m| Refusal::new("InvalidSpec", m))?;
     check_no_credentials(&spec.agent_class).map_err(|m| Refusal::new("CredentialInConfig", m))?;
     check_env_has_no_credentials(&spec.env).map_err(|m| Refusal::new("CredentialInEnv", m))

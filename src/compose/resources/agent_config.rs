@@ -16,7 +16,7 @@ use serde_json::{Map, Value, json};
 use crate::compose::resources::config_map::{config_map, pretty};
 use crate::compose::resources::env_vars;
 use crate::credential::{holds_credential, is_credential_key};
-use crate::xr::agent_pool::{AgentClass, SessionAffinity};
+use crate::xr::agent_pool::{AgentClass, MEMORY_KEY, SessionAffinity};
 
 /// File name of the configuration inside the ConfigMap and the pod.
 pub(crate) const CONFIG_FILE: &str = "agent.json";
@@ -24,8 +24,6 @@ pub(crate) const CONFIG_FILE: &str = "agent.json";
 pub(crate) const CONFIG_DIR: &str = "/etc/agent";
 /// Environment variable carrying the memory connection string from its Secret.
 pub(crate) const MEMORY_URL_ENV: &str = "AGENT_MEMORY_URL";
-/// Default key of `connectionSecretRef`.
-pub(crate) const DEFAULT_MEMORY_KEY: &str = "connectionString";
 
 /// The model server the agents talk to.
 pub(crate) struct ModelEndpoint<'a> {
@@ -85,7 +83,7 @@ pub(crate) fn memory_env(class: &AgentClass) -> Option<EnvVar> {
         .as_ref()?
         .connection_secret_ref
         .as_ref()?;
-    let (name, key) = r.name_and_key(DEFAULT_MEMORY_KEY);
+    let (name, key) = r.name_and_key(MEMORY_KEY);
     Some(env_vars::from_secret(MEMORY_URL_ENV, name, key))
 }
 
