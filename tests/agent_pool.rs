@@ -1782,6 +1782,16 @@ fn malformed_agent_pools_are_refused_and_name_the_field_and_what_is_valid() {
             ),
         ),
         refusal(
+            "image with a space inside",
+            "spec.image",
+            json!(" ghcr.io/example/agent-runtime 1.0"),
+            fatal(
+                "InvalidSpec",
+                "spec.image is \"ghcr.io/example/agent-runtime 1.0\"; an image reference holds no white space (for \
+                 example ghcr.io/example/agent-runtime:1.0)",
+            ),
+        ),
+        refusal(
             "env name with '='",
             "spec.env",
             json!([{"name": "LOG_LEVEL", "value": "info"}, {"name": "MODE=fast", "value": "1"}]),

@@ -17,7 +17,7 @@ use super::model_server_autoscaling::ModelServerAutoscaling;
 use super::plan_status::PlanStatus;
 use super::shared_fields::{Endpoint, NameRef, PULL_SECRETS_MAX, RuntimeChoice, SecretKeyRef};
 use super::sizing_vocabulary::Objective;
-use super::validate::{in_range, text};
+use super::validate::{image_part, in_range, text};
 use crate::names::require_subdomain;
 
 /// Kind name.
@@ -599,6 +599,12 @@ fn check_strings_and_durations(spec: &AgentPoolSpec) -> Result<(), String> {
         "spec.image",
         &spec.image,
         512,
+        "ghcr.io/example/agent-runtime:1.0",
+    )?;
+    // The composer trims the image.
+    image_part(
+        "spec.image",
+        spec.image.trim(),
         "ghcr.io/example/agent-runtime:1.0",
     )?;
     if let Some(h) = spec.ingress_host.as_deref() {

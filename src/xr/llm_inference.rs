@@ -14,7 +14,7 @@ use super::shared_fields::{
     SecretKeyRef, Tls,
 };
 use super::sizing_vocabulary::{KvCacheDtype, Objective, WeightPrecision};
-use super::validate::text;
+use super::validate::{image_part, text};
 use crate::names::{require_dns1123_label, require_subdomain};
 
 /// Kind name.
@@ -239,6 +239,8 @@ fn check_strings(spec: &LlmInferenceSpec) -> Result<(), String> {
             512,
             "lmcache/vllm-openai:v0.3.13",
         )?;
+        image_part("spec.image.registry", &i.registry, "docker.io")?;
+        image_part("spec.image.name", &i.name, "lmcache/vllm-openai:v0.3.13")?;
     }
     // An empty host means no Ingress, as in dot-inference.
     if let Some(h) = spec.ingress_host.as_deref().filter(|h| !h.is_empty()) {

@@ -143,12 +143,18 @@ pub(crate) struct Image {
 }
 
 impl Image {
-    /// Refuses an image whose registry or name is empty, as `field`.
+    /// Refuses an image whose registry or name is empty or holds white
+    /// space, as `field`.
     pub(crate) fn check(&self, field: &str) -> Result<(), String> {
         if self.registry.trim().is_empty() || self.name.trim().is_empty() {
             return Err(format!("{field} needs a non-empty registry and name"));
         }
-        Ok(())
+        super::validate::image_part(&format!("{field}.registry"), &self.registry, "docker.io")?;
+        super::validate::image_part(
+            &format!("{field}.name"),
+            &self.name,
+            "vllm/vllm-openai:v0.19.0",
+        )
     }
 }
 

@@ -20,6 +20,20 @@ pub(crate) fn text(field: &str, value: &str, max: usize, example: &str) -> Resul
     Ok(())
 }
 
+/// Refuses a part of an image reference (`docker.io`,
+/// `vllm/vllm-openai:v0.19.0`) with white space in it: the API server
+/// refuses it at either end, and the kubelet cannot pull it
+/// (`InvalidImageName`) with it inside.
+pub(crate) fn image_part(field: &str, value: &str, example: &str) -> Result<(), String> {
+    if value.chars().any(char::is_whitespace) {
+        return Err(format!(
+            "{field} is {}; an image reference holds no white space (for example {example})",
+            crate::quote::shown(value)
+        ));
+    }
+    Ok(())
+}
+
 /// A number checked against `min..=max` (no upper bound when `max` is
 /// None); the error names the field and the valid range.
 pub(crate) fn in_range<T: PartialOrd + std::fmt::Display + Copy>(
