@@ -1782,6 +1782,30 @@ fn malformed_agent_pools_are_refused_and_name_the_field_and_what_is_valid() {
             ),
         ),
         refusal(
+            "maxTokens as long as the context",
+            "spec.agentClass.maxTokens",
+            json!(16384),
+            fatal(
+                "InvalidSpec",
+                "spec.agentClass.maxTokens is 16384, but the model server's context (spec.agentClass.maxContextLength) \
+                 is 16384 tokens and holds the prompt too: vLLM refuses every request whose prompt and maxTokens \
+                 exceed it (400, \"'max_tokens' or 'max_completion_tokens' is too large\"); use fewer than 16384, \
+                 leaving room for the system prompt and the conversation, or raise spec.agentClass.maxContextLength",
+            ),
+        ),
+        refusal(
+            "maxTokens beyond the derived context",
+            "spec.agentClass",
+            json!({"modelRef": {"name": "llama-3-1-8b"}, "maxTokens": 200000}),
+            fatal(
+                "InvalidSpec",
+                "spec.agentClass.maxTokens is 200000, but the model server's context (as the plan derived it) is \
+                 27136 tokens and holds the prompt too: vLLM refuses every request whose prompt and maxTokens exceed \
+                 it (400, \"'max_tokens' or 'max_completion_tokens' is too large\"); use fewer than 27136, leaving \
+                 room for the system prompt and the conversation, or raise spec.agentClass.maxContextLength",
+            ),
+        ),
+        refusal(
             "image with a space inside",
             "spec.image",
             json!(" ghcr.io/example/agent-runtime 1.0"),

@@ -851,6 +851,24 @@ fn size(
             plan.gpu.memory_gib, plan.gpu.name
         )));
     }
+    // vLLM answers 400 to a request whose prompt and max_tokens exceed the
+    // context, so answers as long as the whole context fail every call.
+    let context = i64::try_from(plan.max_model_len).unwrap_or(i64::MAX);
+    if let Some(t) = spec.agent_class.max_tokens
+        && t >= context
+    {
+        let from = if spec.agent_class.max_context_length.is_some() {
+            "spec.agentClass.maxContextLength"
+        } else {
+            "as the plan derived it"
+        };
+        return Err(invalid(format!(
+            "spec.agentClass.maxTokens is {t}, but the model server's context ({from}) is {context} tokens and holds \
+             the prompt too: vLLM refuses every request whose prompt and maxTokens exceed it (400, \"'max_tokens' or \
+             'max_completion_tokens' is too large\"); use fewer than {context}, leaving room for the system prompt \
+             and the conversation, or raise spec.agentClass.maxContextLength"
+        )));
+    }
     if let Some(t) = gpu.and_then(|g| g.topology.as_ref())
         && matches!(t.locality, Locality::Nvlink | Locality::SameSocket)
     {
