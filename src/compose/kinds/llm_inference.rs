@@ -22,13 +22,13 @@ use crate::compose::steps::model_config;
 use crate::compose::steps::model_facts::ModelFacts;
 use crate::compose::steps::model_ref::ResolvedModel;
 use crate::compose::steps::model_server::{self, Serve, Served, ServerKeys};
-use crate::compose::steps::remote_code;
 use crate::compose::steps::replaced_objects;
 use crate::compose::steps::runtime;
 use crate::compose::steps::served_model::{self, ModelRef};
 use crate::compose::steps::serving;
 use crate::compose::steps::sizing as steps_sizing;
 use crate::compose::steps::tool_calling::{self, ToolCalling};
+use crate::compose::steps::{extra_args, remote_code};
 use crate::compose::steps::{routing_condition, scaling_condition};
 use crate::input::Settings;
 use crate::names;
@@ -147,9 +147,10 @@ fn compose_spec(req: &ComposeRequest, spec: &LlmInferenceSpec) -> Result<Composi
             .notes
             .push(model_config::guessed_warning(&plan.model_id, how));
     }
-    server
-        .notes
-        .extend(overridden_by_extra_args(&spec.extra_args));
+    server.notes.extend(extra_args::overriding_the_plan(
+        "spec.extraArgs",
+        &spec.extra_args,
+    ));
     if let Some(m) = &referenced {
         server
             .out
@@ -351,6 +352,7 @@ impl Server<'_> {
         };
         // The Model's tool-call parser; the spec's own arguments come last and win.
         let tool_calling = facts.and_then(|f| ToolCalling::of_model(f.tool_call_parser.as_deref()));
+        extra_args::check("spec.extraArgs", &spec.extra_args)?;
         tool_calling::check_extra_args(
             "spec.extraArgs",
             &spec.extra_args,
@@ -571,26 +573,6 @@ fn sizing_request(
         },
         ..Default::default()
     })
-}
-
-/// vllm serve flags the plan derives. Extra arguments come last and win, so
-/// setting one of these makes the reported plan differ from what runs.
-const DERIVED_FLAGS: &[&str] = &[
-    "--tensor-parallel-size",
-    "--pipeline-parallel-size",
-    "--max-model-len",
-    "--dtype",
-    "--quantization",
-    "--gpu-memory-utilization",
-    "--kv-cache-dtype",
-];
-
-fn overridden_by_extra_args(extra_args: &[String]) -> Vec<String> {
-    DERIVED_FLAGS
-        .iter()
-        .filter(|flag| extra_args.iter().any(|a| a == *flag || a.starts_with(&format!("{flag}="))))
-        .map(|flag| format!("spec.extraArgs sets {flag}, which overrides the sizing plan: the reported plan no longer describes the runtime"))
-        .collect()
 }
 
 /// The field that chose the GPU type: the spec's, or the platform default.

@@ -2,6 +2,7 @@
 
 pub(crate) mod autoscaling;
 pub(crate) mod conditions;
+pub(crate) mod extra_args;
 pub(crate) mod hf_access;
 pub(crate) mod inference_routing;
 pub(crate) mod model_config;
