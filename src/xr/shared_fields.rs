@@ -105,8 +105,9 @@ pub(crate) const HF_TOKEN_KEY: &str = "token";
 
 impl SecretKeyRef {
     /// The reference at `field` as the API server takes it: the name a DNS
-    /// subdomain (`example_name` in the message), a key given a Secret's key
-    /// (`default_key`, the one used when it is not given).
+    /// subdomain (`example_name` in the message), and a given key one a
+    /// Secret may hold (`default_key` in the message, and where none is
+    /// given).
     pub(crate) fn check(
         &self,
         field: &str,

@@ -350,9 +350,9 @@ impl Server<'_> {
         } else {
             ("spec.modelRef", "the Model's data-parallel shards")
         };
+        extra_args::check("spec.extraArgs", &spec.extra_args)?;
         // The Model's tool-call parser; the spec's own arguments come last and win.
         let tool_calling = facts.and_then(|f| ToolCalling::of_model(f.tool_call_parser.as_deref()));
-        extra_args::check("spec.extraArgs", &spec.extra_args)?;
         tool_calling::check_extra_args(
             "spec.extraArgs",
             &spec.extra_args,

@@ -26,9 +26,8 @@ fn code_needed(model: &str) -> Option<&'static str> {
 pub(crate) fn untrusted(model: &str, trusted: bool, how: &str) -> Option<String> {
     let code = code_needed(model).filter(|_| !trusted)?;
     Some(format!(
-        "{model} ships {code}, which vLLM runs only with {FLAG}: without it \
-         the model server stops at startup; {how} (the code then runs in the model server's pods: trust only \
-         repositories you would run)"
+        "{model} ships {code}, which vLLM runs only with {FLAG}: without it the model server stops at startup; \
+         {how} (the code then runs in the model server's pods: trust only repositories you would run)"
     ))
 }
 
