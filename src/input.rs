@@ -124,6 +124,8 @@ pub(crate) struct Defaults {
     pub(crate) hf_token_secret_ref: Option<SecretKeyRef>,
     /// PriorityClass of the model servers' pods (a Deployment's, a LeaderWorkerSet's leaders and workers), so that they preempt batch work on shared GPU nodes; it must exist. A VLLMRuntime's pods take none: with it, runtime must be auto, deployment or leader-worker-set (auto then serves on a Deployment where it would have chosen the VLLMRuntime). Empty means none.
     pub(crate) model_server_priority_class_name: Option<String>,
+    /// ServiceAccount of the model servers' pods (a Deployment's, a LeaderWorkerSet's leaders and workers), in each XR's namespace: the one the cloud's workload identity maps to a role that reads the weights' bucket (EKS IRSA or Pod Identity, GKE or Azure Workload Identity), so s3:// and gs:// weights load without keys. Its API token stays unmounted. A VLLMRuntime's pods take none: with it, runtime must be auto, deployment or leader-worker-set (auto then serves on a Deployment where it would have chosen the VLLMRuntime). Empty means none.
+    pub(crate) model_server_service_account_name: Option<String>,
 }
 
 /// Most tolerations the platform adds to a model server.
@@ -309,6 +311,8 @@ pub(crate) struct Settings {
     pub(crate) hf_token: Option<(String, String)>,
     /// The PriorityClass of the model servers' pods.
     pub(crate) model_server_priority_class: Option<String>,
+    /// The ServiceAccount of the model servers' pods.
+    pub(crate) model_server_service_account: Option<String>,
 }
 
 /// [`InferenceGateway`] with the endpoint picker's image resolved.
@@ -461,6 +465,7 @@ impl Default for Settings {
             image_pull_secrets: Vec::new(),
             hf_token: None,
             model_server_priority_class: None,
+            model_server_service_account: None,
             model_server_tolerations: Vec::new(),
         }
     }
@@ -635,6 +640,26 @@ impl Input {
                 ));
             }
             s.model_server_priority_class = Some(class.clone());
+        }
+        if let Some(account) = d
+            .model_server_service_account_name
+            .as_ref()
+            .filter(|a| !a.is_empty())
+        {
+            let field = "input.defaults.modelServerServiceAccountName";
+            crate::names::require_subdomain(field, account, "model-server")?;
+            if s.runtime == RuntimeChoice::VllmRuntime {
+                return Err(format!(
+                    "{field} is set, but input.defaults.runtime is vllm-runtime{}, whose pods take no \
+                     ServiceAccount; set input.defaults.runtime to auto, deployment or leader-worker-set",
+                    if d.runtime.is_none() {
+                        " (its default)"
+                    } else {
+                        ""
+                    }
+                ));
+            }
+            s.model_server_service_account = Some(account.clone());
         }
         if let Some(t) = &d.model_server_tolerations {
             check_tolerations("input.defaults.modelServerTolerations", t)?;

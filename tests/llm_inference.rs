@@ -3066,6 +3066,65 @@ fn model_servers_run_at_the_platforms_priority() {
     );
 }
 
+/// The platform's ServiceAccount for model servers (workload identity that
+/// reads s3:// or gs:// weights) reaches every pod that serves, its token
+/// still unmounted; a VLLMRuntime cannot carry one, so auto serves on a
+/// Deployment and an explicit vllm-runtime is refused.
+#[test]
+fn model_servers_run_as_the_platforms_service_account() {
+    let compose = |runtime: &str| {
+        let spec = json!({"model": "Qwen/Qwen2.5-7B-Instruct", "gpuType": "H100-80GB", "runtime": runtime});
+        let mut req = request("p", LlmInference::new("qwen").spec(spec).build());
+        req.input = Some(input(json!({"defaults": {"runtime": "auto",
+            "modelServerServiceAccountName": "model-server"}})));
+        call(&req)
+    };
+    let rsp = compose("deployment");
+    assert_not_fatal(&rsp.results, "deployment");
+    let pod = &composed(&rsp, "deployment").0["spec"]["template"]["spec"];
+    assert_eq!(pod["serviceAccountName"], "model-server");
+    assert_eq!(pod["automountServiceAccountToken"], false);
+    let rsp = compose("leader-worker-set");
+    let (lws, _) = composed(&rsp, "leader_worker_set");
+    let template = &lws["spec"]["leaderWorkerTemplate"];
+    for role in ["leaderTemplate", "workerTemplate"] {
+        assert_eq!(
+            template[role]["spec"]["serviceAccountName"], "model-server",
+            "{role}"
+        );
+    }
+    let rsp = compose("auto");
+    assert_not_fatal(&rsp.results, "auto");
+    assert!(support::models::names(&rsp).contains(&"deployment".to_string()));
+    assert!(reasons(&rsp).contains(
+        &"Runtime: deployment (spec.runtime auto): a VLLMRuntime's pods take no ServiceAccount, and the platform \
+          gives model servers model-server (input.defaults.modelServerServiceAccountName); a Deployment's pods run \
+          as it."
+            .to_string()
+    ), "{:#?}", reasons(&rsp));
+    // Empty, as a templated Composition may write it: none.
+    let spec = json!({"model": "Qwen/Qwen2.5-7B-Instruct", "gpuType": "H100-80GB", "runtime": "deployment"});
+    let mut req = request("p", LlmInference::new("qwen").spec(spec).build());
+    req.input = Some(input(
+        json!({"defaults": {"modelServerServiceAccountName": ""}}),
+    ));
+    let rsp = call(&req);
+    assert_not_fatal(&rsp.results, "empty");
+    assert_eq!(
+        composed(&rsp, "deployment").0["spec"]["template"]["spec"].get("serviceAccountName"),
+        None
+    );
+    let rsp = compose("vllm-runtime");
+    assert_eq!(
+        support::models::fatals(&rsp),
+        vec![
+            "input.defaults.modelServerServiceAccountName: the platform gives model servers the ServiceAccount \
+              model-server, but a VLLMRuntime's pods take none (its deploymentConfig has no field for one); set \
+              spec.runtime to deployment or leader-worker-set (or auto)"
+        ]
+    );
+}
+
 /// A gated Hugging Face model without a token never downloads: the XR says
 /// so before its pods crash, and only then.
 #[test]

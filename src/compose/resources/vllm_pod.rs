@@ -477,6 +477,7 @@ pub(crate) fn pod_spec(p: &PodParams, containers: Vec<Container>, volumes: Vec<V
         termination_grace_period_seconds: Some(PRE_STOP_SECONDS + drain_seconds(p) + EXIT_SECONDS),
         image_pull_secrets: image_pull_secrets(p.pull_secrets),
         priority_class_name: p.settings.model_server_priority_class.clone(),
+        service_account_name: p.settings.model_server_service_account.clone(),
         ..Default::default()
     }
 }

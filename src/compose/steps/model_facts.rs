@@ -108,7 +108,7 @@ impl ModelFacts {
                 // vLLM streams safetensors from object stores with the Run:ai Model Streamer.
                 load_args.extend(["--load-format".to_string(), "runai_streamer".to_string()]);
                 notes.push(format!(
-                    "weights from {scheme}:// load through the Run:ai Model Streamer (--load-format runai_streamer); the runtime needs credentials for the bucket in its environment"
+                    "weights from {scheme}:// load through the Run:ai Model Streamer (--load-format runai_streamer); the model server's pods need read access to the bucket: the platform's ServiceAccount with workload identity (input.defaults.modelServerServiceAccountName), or the nodes' own role"
                 ));
                 (uri.to_string(), last)
             }

@@ -102,6 +102,7 @@ pub(crate) fn serve(
             s.api_key.is_some(),
             s.pull_secrets,
             req.settings.model_server_priority_class.as_deref(),
+            req.settings.model_server_service_account.as_deref(),
         ),
         plan,
         &req.settings.weights_cache,

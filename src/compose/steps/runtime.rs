@@ -5,7 +5,7 @@
 //! 2,120 s startup probe, so it cannot serve a plan that spans nodes, an AMD
 //! GPU, a checkpoint that loads too slowly without a weights volume, an API
 //! key from a Secret, more than one pull secret, or the platform's
-//! PriorityClass. A Deployment lifts all but the first; a LeaderWorkerSet
+//! PriorityClass or ServiceAccount. A Deployment lifts all but the first; a LeaderWorkerSet
 //! lifts that one too. `auto` takes the first of them that serves the plan,
 //! so the operator's users keep it wherever it works. An explicit choice
 //! that cannot serve the plan is refused with the runtime that would.
@@ -70,6 +70,8 @@ pub(crate) enum OperatorCannotGive<'a> {
     PullSecrets(&'a PullSecrets),
     /// The platform's PriorityClass: the operator's pods take none.
     PriorityClass(&'a str),
+    /// The platform's ServiceAccount: the operator's pods take none.
+    ServiceAccount(&'a str),
 }
 
 impl<'a> OperatorCannotGive<'a> {
@@ -78,13 +80,16 @@ impl<'a> OperatorCannotGive<'a> {
         api_key: bool,
         pull_secrets: &'a PullSecrets,
         priority_class: Option<&'a str>,
+        service_account: Option<&'a str>,
     ) -> Option<Self> {
         if api_key {
             Some(Self::ApiKeyFromSecret)
         } else if pull_secrets.names.len() > 1 {
             Some(Self::PullSecrets(pull_secrets))
         } else {
-            priority_class.map(Self::PriorityClass)
+            priority_class
+                .map(Self::PriorityClass)
+                .or(service_account.map(Self::ServiceAccount))
         }
     }
 
@@ -108,6 +113,11 @@ impl<'a> OperatorCannotGive<'a> {
                  {class}, but a VLLMRuntime's pods take none (its deploymentConfig has no field for one); set \
                  spec.runtime to deployment or leader-worker-set (or auto)"
             ),
+            Self::ServiceAccount(account) => format!(
+                "input.defaults.modelServerServiceAccountName: the platform gives model servers the ServiceAccount \
+                 {account}, but a VLLMRuntime's pods take none (its deploymentConfig has no field for one); set \
+                 spec.runtime to deployment or leader-worker-set (or auto)"
+            ),
         };
         Refusal::new("CannotStart", message)
     }
@@ -127,6 +137,10 @@ impl<'a> OperatorCannotGive<'a> {
             Self::PriorityClass(class) => format!(
                 "a VLLMRuntime's pods take no PriorityClass, and the platform gives model servers {class} \
                  (input.defaults.modelServerPriorityClassName); a Deployment's pods carry it"
+            ),
+            Self::ServiceAccount(account) => format!(
+                "a VLLMRuntime's pods take no ServiceAccount, and the platform gives model servers {account} \
+                 (input.defaults.modelServerServiceAccountName); a Deployment's pods run as it"
             ),
         }
     }
