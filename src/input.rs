@@ -128,6 +128,37 @@ pub(crate) struct Defaults {
     pub(crate) model_server_service_account_name: Option<String>,
 }
 
+/// The name of an object the model servers' pods refer to (`what`, a
+/// PriorityClass or a ServiceAccount), given at `field`: none when empty,
+/// as a templated Composition may write it; refused when it is not a DNS
+/// name, or when the platform's runtime is the VLLMRuntime, whose pods take
+/// neither (`runtime_is_default`: by default).
+fn model_server_pod_name(
+    field: &str,
+    name: Option<&str>,
+    example: &str,
+    what: &str,
+    runtime: RuntimeChoice,
+    runtime_is_default: bool,
+) -> Result<Option<String>, String> {
+    let Some(name) = name.filter(|n| !n.is_empty()) else {
+        return Ok(None);
+    };
+    crate::names::require_subdomain(field, name, example)?;
+    if runtime == RuntimeChoice::VllmRuntime {
+        return Err(format!(
+            "{field} is set, but input.defaults.runtime is vllm-runtime{}, whose pods take no {what}; set \
+             input.defaults.runtime to auto, deployment or leader-worker-set",
+            if runtime_is_default {
+                " (its default)"
+            } else {
+                ""
+            }
+        ));
+    }
+    Ok(Some(name.to_string()))
+}
+
 /// Most tolerations the platform adds to a model server.
 const TOLERATIONS_MAX: usize = 16;
 
@@ -620,47 +651,23 @@ impl Input {
             let (name, key) = r.name_and_key(HF_TOKEN_KEY);
             s.hf_token = Some((name.to_string(), key.to_string()));
         }
-        // Empty, as a templated Composition may write it: none.
-        if let Some(class) = d
-            .model_server_priority_class_name
-            .as_ref()
-            .filter(|c| !c.is_empty())
-        {
-            let field = "input.defaults.modelServerPriorityClassName";
-            crate::names::require_subdomain(field, class, "inference-critical")?;
-            if s.runtime == RuntimeChoice::VllmRuntime {
-                return Err(format!(
-                    "{field} is set, but input.defaults.runtime is vllm-runtime{}, whose pods take no PriorityClass; \
-                     set input.defaults.runtime to auto, deployment or leader-worker-set",
-                    if d.runtime.is_none() {
-                        " (its default)"
-                    } else {
-                        ""
-                    }
-                ));
-            }
-            s.model_server_priority_class = Some(class.clone());
-        }
-        if let Some(account) = d
-            .model_server_service_account_name
-            .as_ref()
-            .filter(|a| !a.is_empty())
-        {
-            let field = "input.defaults.modelServerServiceAccountName";
-            crate::names::require_subdomain(field, account, "model-server")?;
-            if s.runtime == RuntimeChoice::VllmRuntime {
-                return Err(format!(
-                    "{field} is set, but input.defaults.runtime is vllm-runtime{}, whose pods take no \
-                     ServiceAccount; set input.defaults.runtime to auto, deployment or leader-worker-set",
-                    if d.runtime.is_none() {
-                        " (its default)"
-                    } else {
-                        ""
-                    }
-                ));
-            }
-            s.model_server_service_account = Some(account.clone());
-        }
+        let runtime_is_default = d.runtime.is_none();
+        s.model_server_priority_class = model_server_pod_name(
+            "input.defaults.modelServerPriorityClassName",
+            d.model_server_priority_class_name.as_deref(),
+            "inference-critical",
+            "PriorityClass",
+            s.runtime,
+            runtime_is_default,
+        )?;
+        s.model_server_service_account = model_server_pod_name(
+            "input.defaults.modelServerServiceAccountName",
+            d.model_server_service_account_name.as_deref(),
+            "model-server",
+            "ServiceAccount",
+            s.runtime,
+            runtime_is_default,
+        )?;
         if let Some(t) = &d.model_server_tolerations {
             check_tolerations("input.defaults.modelServerTolerations", t)?;
             s.model_server_tolerations = t.clone();

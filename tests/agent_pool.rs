@@ -2219,10 +2219,11 @@ fn a_gated_model_without_a_token_is_said_on_the_pool() {
     );
 }
 
-/// The platform's model-server ServiceAccount reaches the pool's model
-/// server, not its agents, which read no weights.
+/// The platform's model-server PriorityClass and ServiceAccount reach the
+/// pool's model server, not its agents, which need no GPU and read no
+/// weights.
 #[test]
-fn the_pools_model_server_runs_as_the_platforms_service_account_and_its_agents_do_not() {
+fn the_pools_model_server_runs_at_the_platforms_priority_and_account_and_its_agents_do_not() {
     let mut spec = small_pool();
     spec["runtime"] = json!("deployment");
     let mut req = with_model(
@@ -2230,39 +2231,17 @@ fn the_pools_model_server_runs_as_the_platforms_service_account_and_its_agents_d
         vec![llama_8b()],
     );
     req.input = Some(input(json!({"defaults": {"runtime": "auto",
+        "modelServerPriorityClassName": "inference-critical",
         "modelServerServiceAccountName": "model-server"}})));
     let rsp = call(&req);
     assert_eq!(fatals(&rsp), Vec::<&str>::new());
-    assert_eq!(
-        manifest(&rsp, "model_server_deployment")["spec"]["template"]["spec"]["serviceAccountName"],
-        "model-server"
-    );
-    assert_eq!(
-        manifest(&rsp, "agents")["spec"]["template"]["spec"].get("serviceAccountName"),
-        None
-    );
-}
-
-/// The platform's model-server PriorityClass reaches the pool's model
-/// server, not its agents, which need no GPU.
-#[test]
-fn the_pools_model_server_runs_at_the_platforms_priority_and_its_agents_do_not() {
-    let mut spec = small_pool();
-    spec["runtime"] = json!("deployment");
-    let mut req = with_model(
-        request("p", AgentPool::new("reviewers").spec(spec).build()),
-        vec![llama_8b()],
-    );
-    req.input = Some(input(json!({"defaults": {"runtime": "auto",
-        "modelServerPriorityClassName": "inference-critical"}})));
-    let rsp = call(&req);
-    assert_eq!(fatals(&rsp), Vec::<&str>::new());
-    assert_eq!(
-        manifest(&rsp, "model_server_deployment")["spec"]["template"]["spec"]["priorityClassName"],
-        "inference-critical"
-    );
-    assert_eq!(
-        manifest(&rsp, "agents")["spec"]["template"]["spec"].get("priorityClassName"),
-        None
-    );
+    let server = &manifest(&rsp, "model_server_deployment")["spec"]["template"]["spec"];
+    let agents = &manifest(&rsp, "agents")["spec"]["template"]["spec"];
+    for (field, value) in [
+        ("priorityClassName", "inference-critical"),
+        ("serviceAccountName", "model-server"),
+    ] {
+        assert_eq!(server[field], value, "{field}");
+        assert_eq!(agents.get(field), None, "{field}");
+    }
 }

@@ -3005,124 +3005,77 @@ fn the_platforms_hugging_face_token_serves_xrs_that_name_none() {
     assert_eq!(token, from("team-hf", "token"));
 }
 
-/// The platform's PriorityClass for model servers (so that they preempt
-/// batch work on shared GPU nodes) reaches every pod that serves; a
-/// VLLMRuntime cannot carry one, so auto serves on a Deployment and an
-/// explicit vllm-runtime is refused.
+/// The platform's PriorityClass (so that model servers preempt batch work
+/// on shared GPU nodes) and ServiceAccount (workload identity that reads
+/// s3:// or gs:// weights, its token still unmounted) reach every pod that
+/// serves; a VLLMRuntime carries neither, so auto serves on a Deployment
+/// and an explicit vllm-runtime is refused.
 #[test]
-fn model_servers_run_at_the_platforms_priority() {
-    let compose = |runtime: &str| {
-        let spec = json!({"model": "Qwen/Qwen2.5-7B-Instruct", "gpuType": "H100-80GB", "runtime": runtime});
+fn model_servers_run_at_the_platforms_priority_and_as_its_service_account() {
+    for (input_field, pod_field, value, what, carries) in [
+        (
+            "modelServerPriorityClassName",
+            "priorityClassName",
+            "inference-critical",
+            "PriorityClass",
+            "a Deployment's pods carry it",
+        ),
+        (
+            "modelServerServiceAccountName",
+            "serviceAccountName",
+            "model-server",
+            "ServiceAccount",
+            "a Deployment's pods run as it",
+        ),
+    ] {
+        let compose = |runtime: &str, given: &str| {
+            let spec = json!({"model": "Qwen/Qwen2.5-7B-Instruct", "gpuType": "H100-80GB", "runtime": runtime});
+            let mut req = request("p", LlmInference::new("qwen").spec(spec).build());
+            req.input = Some(input(
+                json!({"defaults": {"runtime": "auto", input_field: given}}),
+            ));
+            call(&req)
+        };
+        let rsp = compose("deployment", value);
+        assert_not_fatal(&rsp.results, "deployment");
+        let pod = &composed(&rsp, "deployment").0["spec"]["template"]["spec"];
+        assert_eq!(pod[pod_field], value, "{pod_field}");
+        assert_eq!(pod["automountServiceAccountToken"], false);
+        let rsp = compose("leader-worker-set", value);
+        let (lws, _) = composed(&rsp, "leader_worker_set");
+        let template = &lws["spec"]["leaderWorkerTemplate"];
+        for role in ["leaderTemplate", "workerTemplate"] {
+            assert_eq!(template[role]["spec"][pod_field], value, "{role}");
+        }
+        let rsp = compose("auto", value);
+        assert_not_fatal(&rsp.results, "auto");
+        assert!(support::models::names(&rsp).contains(&"deployment".to_string()));
+        let reason = format!(
+            "Runtime: deployment (spec.runtime auto): a VLLMRuntime's pods take no {what}, and the platform gives \
+             model servers {value} (input.defaults.{input_field}); {carries}."
+        );
+        assert!(reasons(&rsp).contains(&reason), "{:#?}", reasons(&rsp));
+        // Empty, as a templated Composition may write it: none, even with
+        // the VLLMRuntime as the platform's runtime.
+        let spec = json!({"model": "Qwen/Qwen2.5-7B-Instruct", "gpuType": "H100-80GB", "runtime": "deployment"});
         let mut req = request("p", LlmInference::new("qwen").spec(spec).build());
-        req.input = Some(input(json!({"defaults": {"runtime": "auto",
-            "modelServerPriorityClassName": "inference-critical"}})));
-        call(&req)
-    };
-    let rsp = compose("deployment");
-    assert_not_fatal(&rsp.results, "deployment");
-    let (deployment, _) = composed(&rsp, "deployment");
-    assert_eq!(
-        deployment["spec"]["template"]["spec"]["priorityClassName"],
-        "inference-critical"
-    );
-    let rsp = compose("leader-worker-set");
-    let (lws, _) = composed(&rsp, "leader_worker_set");
-    let template = &lws["spec"]["leaderWorkerTemplate"];
-    for role in ["leaderTemplate", "workerTemplate"] {
+        req.input = Some(input(json!({"defaults": {input_field: ""}})));
+        let rsp = call(&req);
+        assert_not_fatal(&rsp.results, "empty");
         assert_eq!(
-            template[role]["spec"]["priorityClassName"], "inference-critical",
-            "{role}"
+            composed(&rsp, "deployment").0["spec"]["template"]["spec"].get(pod_field),
+            None
+        );
+        let rsp = compose("vllm-runtime", value);
+        assert_eq!(
+            support::models::fatals(&rsp),
+            vec![format!(
+                "input.defaults.{input_field}: the platform gives model servers the {what} {value}, but a \
+                 VLLMRuntime's pods take none (its deploymentConfig has no field for one); set spec.runtime to \
+                 deployment or leader-worker-set (or auto)"
+            )]
         );
     }
-    let rsp = compose("auto");
-    assert_not_fatal(&rsp.results, "auto");
-    assert!(support::models::names(&rsp).contains(&"deployment".to_string()));
-    assert!(reasons(&rsp).contains(
-        &"Runtime: deployment (spec.runtime auto): a VLLMRuntime's pods take no PriorityClass, and the platform \
-          gives model servers inference-critical (input.defaults.modelServerPriorityClassName); a Deployment's \
-          pods carry it."
-            .to_string()
-    ), "{:#?}", reasons(&rsp));
-    // Empty, as a templated Composition may write it: none.
-    let spec = json!({"model": "Qwen/Qwen2.5-7B-Instruct", "gpuType": "H100-80GB", "runtime": "deployment"});
-    let mut req = request("p", LlmInference::new("qwen").spec(spec).build());
-    req.input = Some(input(
-        json!({"defaults": {"modelServerPriorityClassName": ""}}),
-    ));
-    let rsp = call(&req);
-    assert_not_fatal(&rsp.results, "empty");
-    assert_eq!(
-        composed(&rsp, "deployment").0["spec"]["template"]["spec"].get("priorityClassName"),
-        None
-    );
-    let rsp = compose("vllm-runtime");
-    assert_eq!(
-        support::models::fatals(&rsp),
-        vec![
-            "input.defaults.modelServerPriorityClassName: the platform gives model servers the PriorityClass \
-              inference-critical, but a VLLMRuntime's pods take none (its deploymentConfig has no field for one); \
-              set spec.runtime to deployment or leader-worker-set (or auto)"
-        ]
-    );
-}
-
-/// The platform's ServiceAccount for model servers (workload identity that
-/// reads s3:// or gs:// weights) reaches every pod that serves, its token
-/// still unmounted; a VLLMRuntime cannot carry one, so auto serves on a
-/// Deployment and an explicit vllm-runtime is refused.
-#[test]
-fn model_servers_run_as_the_platforms_service_account() {
-    let compose = |runtime: &str| {
-        let spec = json!({"model": "Qwen/Qwen2.5-7B-Instruct", "gpuType": "H100-80GB", "runtime": runtime});
-        let mut req = request("p", LlmInference::new("qwen").spec(spec).build());
-        req.input = Some(input(json!({"defaults": {"runtime": "auto",
-            "modelServerServiceAccountName": "model-server"}})));
-        call(&req)
-    };
-    let rsp = compose("deployment");
-    assert_not_fatal(&rsp.results, "deployment");
-    let pod = &composed(&rsp, "deployment").0["spec"]["template"]["spec"];
-    assert_eq!(pod["serviceAccountName"], "model-server");
-    assert_eq!(pod["automountServiceAccountToken"], false);
-    let rsp = compose("leader-worker-set");
-    let (lws, _) = composed(&rsp, "leader_worker_set");
-    let template = &lws["spec"]["leaderWorkerTemplate"];
-    for role in ["leaderTemplate", "workerTemplate"] {
-        assert_eq!(
-            template[role]["spec"]["serviceAccountName"], "model-server",
-            "{role}"
-        );
-    }
-    let rsp = compose("auto");
-    assert_not_fatal(&rsp.results, "auto");
-    assert!(support::models::names(&rsp).contains(&"deployment".to_string()));
-    assert!(reasons(&rsp).contains(
-        &"Runtime: deployment (spec.runtime auto): a VLLMRuntime's pods take no ServiceAccount, and the platform \
-          gives model servers model-server (input.defaults.modelServerServiceAccountName); a Deployment's pods run \
-          as it."
-            .to_string()
-    ), "{:#?}", reasons(&rsp));
-    // Empty, as a templated Composition may write it: none.
-    let spec = json!({"model": "Qwen/Qwen2.5-7B-Instruct", "gpuType": "H100-80GB", "runtime": "deployment"});
-    let mut req = request("p", LlmInference::new("qwen").spec(spec).build());
-    req.input = Some(input(
-        json!({"defaults": {"modelServerServiceAccountName": ""}}),
-    ));
-    let rsp = call(&req);
-    assert_not_fatal(&rsp.results, "empty");
-    assert_eq!(
-        composed(&rsp, "deployment").0["spec"]["template"]["spec"].get("serviceAccountName"),
-        None
-    );
-    let rsp = compose("vllm-runtime");
-    assert_eq!(
-        support::models::fatals(&rsp),
-        vec![
-            "input.defaults.modelServerServiceAccountName: the platform gives model servers the ServiceAccount \
-              model-server, but a VLLMRuntime's pods take none (its deploymentConfig has no field for one); set \
-              spec.runtime to deployment or leader-worker-set (or auto)"
-        ]
-    );
 }
 
 /// A gated Hugging Face model without a token never downloads: the XR says
