@@ -24,7 +24,7 @@ const DERIVED_FLAGS: &[&str] = &[
 const ALL_INTERFACES: &[&str] = &["0.0.0.0", "::", "[::]"];
 
 /// Whether `args` set `flag`, as `--flag value` or `--flag=value`.
-fn sets(args: &[String], flag: &str) -> bool {
+pub(crate) fn sets(args: &[String], flag: &str) -> bool {
     value_of(args, flag).is_some()
 }
 

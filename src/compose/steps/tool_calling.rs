@@ -8,6 +8,7 @@
 //! AgentPool whose agents have tools gets the parser vLLM's tool calling
 //! guide documents for the model family when the Model names none.
 
+use crate::compose::steps::extra_args::sets;
 use crate::xr::model::TOOL_CALL_PARSER_MAX;
 
 /// Whether `name` is written as vLLM's parser names are (`llama3_json`,
@@ -106,13 +107,7 @@ pub(crate) fn check_extra_args(
     model_parser: bool,
     model_id: &str,
 ) -> Result<(), String> {
-    let has = |flag: &str| {
-        extra_args.iter().any(|a| {
-            a == flag
-                || a.strip_prefix(flag)
-                    .is_some_and(|rest| rest.starts_with('='))
-        })
-    };
+    let has = |flag: &str| sets(extra_args, flag);
     if has("--enable-auto-tool-choice") && !has("--tool-call-parser") && !model_parser {
         return Err(format!(
             "{field} has --enable-auto-tool-choice without --tool-call-parser, and vLLM does not start without one \
