@@ -304,6 +304,109 @@ fn weights_that_need_their_repositorys_code_are_served_only_when_trusted() {
     }
 }
 
+/// Weights in a bucket the nodes' role cannot read (MinIO, Ceph, another
+/// account's S3) load with static keys: the Model names a Secret, and the
+/// pods of every runtime serving it take its keys as their environment. A
+/// VLLMRuntime's environment holds literal values only, so auto serves on a
+/// Deployment and an explicit vllm-runtime is refused.
+#[test]
+fn weights_in_a_bucket_load_with_the_keys_of_the_models_secret() {
+    let bucket = || {
+        Model::new("llama-s3")
+            .spec(
+                json!({"weightsURI": "s3://models/meta-llama/Llama-3.1-8B-Instruct",
+                         "parameterCount": "8B", "architecture": "llama",
+                         "storageSecretRef": {"name": "minio-keys"}}),
+            )
+            .build()
+    };
+    let rsp = call(&request("m", bucket()));
+    assert_eq!(rsp.results, vec![]);
+    let status = desired_status(&rsp);
+    assert_eq!(status["phase"], "Ready");
+    assert_eq!(
+        status["notes"],
+        json!([
+            "weights from s3:// load through the Run:ai Model Streamer (--load-format runai_streamer), \
+                with the keys in Secret minio-keys (spec.storageSecretRef) as the model server's environment; \
+                the Secret must exist where its pods run"
+        ])
+    );
+    let mut role = bucket();
+    role["spec"]
+        .as_object_mut()
+        .unwrap()
+        .remove("storageSecretRef");
+    assert_eq!(
+        desired_status(&call(&request("m", role)))["notes"],
+        json!([
+            "weights from s3:// load through the Run:ai Model Streamer (--load-format runai_streamer); the \
+                model server's pods need read access to the bucket: the platform's ServiceAccount with workload \
+                identity (input.defaults.modelServerServiceAccountName), keys in a Secret \
+                (spec.storageSecretRef), or the nodes' own role"
+        ])
+    );
+    let keys = json!([{"secretRef": {"name": "minio-keys"}}]);
+    let serve = |xr: Value| call(&with_model(request("r", xr), vec![bucket()]));
+    let chat = |runtime: &str| {
+        LlmInference::new("chat")
+            .model_ref("llama-s3")
+            .gpu_type("L4")
+            .runtime(runtime)
+            .build()
+    };
+    let rsp = serve(chat("deployment"));
+    assert_eq!(fatals(&rsp), Vec::<&str>::new());
+    let pod = &manifest(&rsp, "deployment")["spec"]["template"]["spec"];
+    assert_eq!(pod["containers"][0]["envFrom"], keys);
+    let rsp = serve(
+        AgentPool::one_agent("llama-s3")
+            .field("runtime", json!("deployment"))
+            .build(),
+    );
+    assert_eq!(fatals(&rsp), Vec::<&str>::new());
+    let server = &manifest(&rsp, "model_server_deployment")["spec"]["template"]["spec"];
+    assert_eq!(server["containers"][0]["envFrom"], keys);
+    let agents = &manifest(&rsp, "agents")["spec"]["template"]["spec"];
+    assert_eq!(
+        agents["containers"][0].get("envFrom"),
+        None,
+        "the agents read no bucket"
+    );
+    // Every pod of a LeaderWorkerSet group streams its share of the weights.
+    let rsp = serve(chat("leader-worker-set"));
+    assert_eq!(fatals(&rsp), Vec::<&str>::new());
+    let template = &manifest(&rsp, "leader_worker_set")["spec"]["leaderWorkerTemplate"];
+    for role in ["leaderTemplate", "workerTemplate"] {
+        assert_eq!(
+            template[role]["spec"]["containers"][0]["envFrom"], keys,
+            "{role}"
+        );
+    }
+
+    let rsp = serve(chat("auto"));
+    assert_eq!(fatals(&rsp), Vec::<&str>::new());
+    assert!(
+        names(&rsp).contains(&"deployment".to_string()),
+        "{:?}",
+        names(&rsp)
+    );
+    let reasons: Vec<String> =
+        serde_json::from_value(desired_status(&rsp)["plan"]["reasons"].clone()).unwrap();
+    let reason = "Runtime: deployment (spec.runtime auto): a VLLMRuntime's environment holds only literal values, \
+                  so it cannot take the bucket's keys from Secret minio-keys (the Model's spec.storageSecretRef); \
+                  a Deployment's pods take them as their environment.";
+    assert!(reasons.contains(&reason.to_string()), "{reasons:#?}");
+    assert_eq!(
+        fatals(&serve(chat("vllm-runtime"))),
+        vec![
+            "the Model's spec.storageSecretRef: a VLLMRuntime's environment (vllmConfig.env) holds only literal \
+             values, so it cannot take the bucket's keys from Secret minio-keys; set spec.runtime to deployment \
+             or leader-worker-set (or auto), whose pods take them as their environment"
+        ]
+    );
+}
+
 /// A tensor-parallel shardSpec the Model's attention heads cannot be split
 /// by fails the Model itself (phase Failed, the field and the rule named
 /// once), not each plan on its own, and not only once a runtime serves it.
@@ -907,6 +1010,42 @@ fn malformed_models_are_fatal_and_name_the_field_and_what_is_valid() {
             ),
         ),
         refusal(
+            "storageSecretRef not a name",
+            "spec.storageSecretRef",
+            json!({"name": "MinIO keys"}),
+            fatal(
+                "InvalidSpec",
+                "spec.storageSecretRef.name is \"MinIO keys\"; use a DNS name: at most 253 characters of lower-case letters, digits, '-' and '.', starting and ending with a letter or digit (for example bucket-keys)",
+            ),
+        ),
+        refusal(
+            "storageSecretRef with a key",
+            "spec.storageSecretRef",
+            json!({"name": "minio-keys", "key": "access"}),
+            fatal(
+                "InvalidSpec",
+                "spec.storageSecretRef.key: unknown field key; valid fields are name",
+            ),
+        ),
+        refusal(
+            "storageSecretRef for hf://",
+            "spec.storageSecretRef",
+            json!({"name": "minio-keys"}),
+            fatal(
+                "InvalidSpec",
+                "spec.storageSecretRef gives a bucket's keys, for s3:// weights; hf:// weights download from Hugging Face, with the token of spec.hfTokenSecretRef",
+            ),
+        ),
+        refusal(
+            "storageSecretRef for gs://",
+            "spec",
+            json!({"weightsURI": "gs://models/llama", "parameterCount": "8B", "storageSecretRef": {"name": "gcs-keys"}}),
+            fatal(
+                "InvalidSpec",
+                "spec.storageSecretRef gives a bucket's keys to the S3 client, but gs:// weights load through Google's client, which takes workload identity (input.defaults.modelServerServiceAccountName) or a key file, not keys in its environment; for HMAC keys, write the URI as s3://bucket/path and put AWS_ENDPOINT_URL=https://storage.googleapis.com and RUNAI_STREAMER_S3_USE_VIRTUAL_ADDRESSING=0 in the Secret",
+            ),
+        ),
+        refusal(
             "architecture long",
             "spec.architecture",
             json!(long),
@@ -975,7 +1114,7 @@ fn malformed_models_are_fatal_and_name_the_field_and_what_is_valid() {
             json!("hf://x"),
             fatal(
                 "InvalidSpec",
-                "spec.weights: unknown field weights; valid fields are weightsURI, size, quantization, shardSpec, cachePolicy, format, architecture, parameterCount, hfTokenSecretRef, config, weightsIndex, configFrom, kvCacheDtype, objective, toolCallParser, trustRemoteCode, crossplane",
+                "spec.weights: unknown field weights; valid fields are weightsURI, size, quantization, shardSpec, cachePolicy, format, architecture, parameterCount, hfTokenSecretRef, storageSecretRef, config, weightsIndex, configFrom, kvCacheDtype, objective, toolCallParser, trustRemoteCode, crossplane",
             ),
         ),
         refusal(

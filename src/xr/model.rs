@@ -66,6 +66,8 @@ pub(crate) struct ModelSpec {
     pub(crate) parameter_count: Option<String>,
     /// Secret holding a Hugging Face token for gated hf:// weights (key defaults to token); an extension of the NeuroNetes Model.
     pub(crate) hf_token_secret_ref: Option<SecretKeyRef>,
+    /// Secret whose keys the model servers' pods take as their environment (envFrom), for s3:// weights in a bucket the nodes' role cannot read: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN, AWS_REGION), plus AWS_ENDPOINT_URL and RUNAI_STREAMER_S3_USE_VIRTUAL_ADDRESSING=0 for an S3-compatible store such as MinIO or Ceph. It must exist where the pods run. A VLLMRuntime's environment holds literal values only: runtimes serving the Model run on a Deployment or a LeaderWorkerSet.
+    pub(crate) storage_secret_ref: Option<NameRef>,
     /// The model's Hugging Face config.json, as an object: its exact architecture (layers, heads, KV heads, vocabulary, sliding window, MLA, quantization) for models the catalog does not know. At most 256 KiB. Not with configFrom.
     #[serde(default)]
     #[schemars(schema_with = "free_form_object")]
@@ -286,6 +288,9 @@ impl ModelSpec {
         }
         if let Some(r) = &self.hf_token_secret_ref {
             r.check("spec.hfTokenSecretRef", "hf-token", HF_TOKEN_KEY)?;
+        }
+        if let Some(r) = &self.storage_secret_ref {
+            require_subdomain("spec.storageSecretRef.name", &r.name, "bucket-keys")?;
         }
         if let Some(c) = &self.config_from {
             require_subdomain(

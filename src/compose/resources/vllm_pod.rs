@@ -27,9 +27,10 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{
-    Affinity, Capabilities, Container, ContainerPort, EmptyDirVolumeSource, EnvVar, ExecAction,
-    HTTPGetAction, Lifecycle, LifecycleHandler, NodeAffinity, NodeSelector, PodSecurityContext,
-    PodSpec, Probe, ResourceRequirements, SeccompProfile, SecurityContext, Volume, VolumeMount,
+    Affinity, Capabilities, Container, ContainerPort, EmptyDirVolumeSource, EnvFromSource, EnvVar,
+    ExecAction, HTTPGetAction, Lifecycle, LifecycleHandler, NodeAffinity, NodeSelector,
+    PodSecurityContext, PodSpec, Probe, ResourceRequirements, SeccompProfile, SecretEnvSource,
+    SecurityContext, Volume, VolumeMount,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
@@ -150,6 +151,9 @@ pub(crate) struct PodParams<'a> {
     pub(crate) pull_secrets: &'a [String],
     /// (Secret name, key) of the API key the serving container requires.
     pub(crate) api_key: Option<(&'a str, &'a str)>,
+    /// The Secret whose keys (AWS_*) every vLLM container reads the
+    /// weights' bucket with.
+    pub(crate) storage_keys: Option<&'a str>,
     /// Pods a replica spans (1, or the LeaderWorkerSet's group size).
     pub(crate) nodes: u32,
 }
@@ -222,6 +226,20 @@ pub(crate) fn env(p: &PodParams) -> Vec<EnvVar> {
         env.push(env_vars::from_secret("HF_TOKEN", name, key));
     }
     env
+}
+
+/// The bucket's keys, each a variable of the Secret's: every pod of a
+/// group streams its own share of the weights.
+fn env_from(p: &PodParams) -> Option<Vec<EnvFromSource>> {
+    p.storage_keys.map(|name| {
+        vec![EnvFromSource {
+            secret_ref: Some(SecretEnvSource {
+                name: name.to_string(),
+                optional: None,
+            }),
+            ..Default::default()
+        }]
+    })
 }
 
 /// Requests equal to limits for one pod holding `gpus` of the replica's
@@ -305,6 +323,7 @@ pub(crate) fn serving_container(
         command: Some(command),
         args: Some(args),
         env: Some(env),
+        env_from: env_from(p),
         ports: Some(vec![ContainerPort {
             name: Some(PORT_NAME.into()),
             container_port: CONTAINER_PORT,
@@ -336,6 +355,7 @@ pub(crate) fn worker_container(p: &PodParams, command: Vec<String>) -> Container
         image: Some(image_ref(p.image)),
         command: Some(command),
         env: Some(env(p)),
+        env_from: env_from(p),
         resources: Some(resources),
         // A group stops all at once; the leader's engine needs its workers'
         // GPUs until it has drained.
@@ -534,6 +554,7 @@ mod tests {
                 weights_cache: None,
                 pull_secrets: &[],
                 api_key: None,
+                storage_keys: None,
                 nodes: 2,
             };
             let spec = pod_spec(&p, vec![], vec![]);

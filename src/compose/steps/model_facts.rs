@@ -44,6 +44,8 @@ pub(crate) struct ModelFacts {
     pub(crate) cache: Option<CachePolicy>,
     pub(crate) declared_size: Option<String>,
     pub(crate) hf_token: Option<(String, String)>,
+    /// The Secret whose keys the pods read the weights' bucket with.
+    pub(crate) storage_secret: Option<String>,
     /// Why no runtime can serve these weights, when none can.
     pub(crate) unservable: Option<Unservable>,
     /// Fields that have no effect, and why.
@@ -96,6 +98,12 @@ impl ModelFacts {
         let mut load_args = Vec::new();
         let mut unservable = None;
         let (model_url, model_id) = match scheme {
+            "hf" if spec.storage_secret_ref.is_some() => {
+                return Err(format!(
+                    "{prefix}.storageSecretRef gives a bucket's keys, for s3:// weights; hf:// weights download \
+                     from Hugging Face, with the token of {prefix}.hfTokenSecretRef"
+                ));
+            }
             "hf" => {
                 if path.split('/').count() != 2 {
                     return Err(format!(
@@ -107,9 +115,32 @@ impl ModelFacts {
             "s3" | "gs" => {
                 // vLLM streams safetensors from object stores with the Run:ai Model Streamer.
                 load_args.extend(["--load-format".to_string(), "runai_streamer".to_string()]);
-                notes.push(format!(
-                    "weights from {scheme}:// load through the Run:ai Model Streamer (--load-format runai_streamer); the model server's pods need read access to the bucket: the platform's ServiceAccount with workload identity (input.defaults.modelServerServiceAccountName), or the nodes' own role"
-                ));
+                let streamer = format!(
+                    "weights from {scheme}:// load through the Run:ai Model Streamer (--load-format runai_streamer)"
+                );
+                notes.push(match (&spec.storage_secret_ref, scheme) {
+                    (Some(keys), "s3") => format!(
+                        "{streamer}, with the keys in Secret {} ({prefix}.storageSecretRef) as the model server's \
+                         environment; the Secret must exist where its pods run",
+                        keys.name
+                    ),
+                    (Some(_), _) => {
+                        return Err(format!(
+                            "{prefix}.storageSecretRef gives a bucket's keys to the S3 client, but gs:// weights load \
+                             through Google's client, which takes workload identity \
+                             (input.defaults.modelServerServiceAccountName) or a key file, not keys in its \
+                             environment; for HMAC keys, write the URI as s3://bucket/path and put \
+                             AWS_ENDPOINT_URL=https://storage.googleapis.com and \
+                             RUNAI_STREAMER_S3_USE_VIRTUAL_ADDRESSING=0 in the Secret"
+                        ));
+                    }
+                    (None, _) => format!(
+                        "{streamer}; the model server's pods need read access to the bucket: the platform's \
+                         ServiceAccount with workload identity (input.defaults.modelServerServiceAccountName), \
+                         {}or the nodes' own role",
+                        if scheme == "s3" { format!("keys in a Secret ({prefix}.storageSecretRef), ") } else { String::new() }
+                    ),
+                });
                 (uri.to_string(), last)
             }
             "https" | "pvc" => {
@@ -223,6 +254,7 @@ impl ModelFacts {
             cache: spec.cache_policy.clone(),
             declared_size: spec.size.clone(),
             hf_token,
+            storage_secret: spec.storage_secret_ref.as_ref().map(|r| r.name.clone()),
             unservable,
             notes,
             model_config,

@@ -101,6 +101,7 @@ pub(crate) fn serve(
         OperatorCannotGive::of(
             s.api_key.is_some(),
             s.pull_secrets,
+            s.facts.and_then(|f| f.storage_secret.as_deref()),
             req.settings.model_server_priority_class.as_deref(),
             req.settings.model_server_service_account.as_deref(),
         ),
@@ -164,6 +165,7 @@ pub(crate) fn serve(
         image: s.image,
         pod_args: &pod_args,
         api_key: s.api_key,
+        storage_keys: s.facts.and_then(|f| f.storage_secret.as_deref()),
         xr_kind: &req.xr.kind,
         xr_name: &req.xr.name,
         existing: Existing::observed(&req.observed, s.keys),
@@ -301,6 +303,8 @@ pub(crate) struct ServerSpec<'a> {
     pub(crate) existing: Existing,
     /// (Secret name, key) of the API key the serving container requires.
     pub(crate) api_key: Option<(&'a str, &'a str)>,
+    /// The Secret whose keys every vLLM container reads the weights' bucket with.
+    pub(crate) storage_keys: Option<&'a str>,
 }
 
 /// The model server's objects as observed (for a remote cluster, as
@@ -391,6 +395,7 @@ pub(crate) fn model_server(s: &ServerSpec) -> ModelServer {
         weights_cache: p.weights_cache,
         pull_secrets: p.pull_secrets,
         api_key: s.api_key,
+        storage_keys: s.storage_keys,
         nodes,
     };
     let labels = labels(s.xr_kind, s.xr_name, "model-server");

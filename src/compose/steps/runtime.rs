@@ -68,6 +68,9 @@ pub(crate) enum OperatorCannotGive<'a> {
     ApiKeyFromSecret,
     /// More than one pull secret: the operator takes one.
     PullSecrets(&'a PullSecrets),
+    /// The bucket's keys in the Model's Secret: the operator's environment
+    /// holds only literal values.
+    StorageKeys(&'a str),
     /// The platform's PriorityClass: the operator's pods take none.
     PriorityClass(&'a str),
     /// The platform's ServiceAccount: the operator's pods take none.
@@ -79,6 +82,7 @@ impl<'a> OperatorCannotGive<'a> {
     pub(crate) fn of(
         api_key: bool,
         pull_secrets: &'a PullSecrets,
+        storage_keys: Option<&'a str>,
         priority_class: Option<&'a str>,
         service_account: Option<&'a str>,
     ) -> Option<Self> {
@@ -87,8 +91,9 @@ impl<'a> OperatorCannotGive<'a> {
         } else if pull_secrets.names.len() > 1 {
             Some(Self::PullSecrets(pull_secrets))
         } else {
-            priority_class
-                .map(Self::PriorityClass)
+            storage_keys
+                .map(Self::StorageKeys)
+                .or(priority_class.map(Self::PriorityClass))
                 .or(service_account.map(Self::ServiceAccount))
         }
     }
@@ -107,6 +112,11 @@ impl<'a> OperatorCannotGive<'a> {
                 p.field,
                 p.names.len(),
                 p.names.join(", ")
+            ),
+            Self::StorageKeys(secret) => format!(
+                "the Model's spec.storageSecretRef: a VLLMRuntime's environment (vllmConfig.env) holds only literal \
+                 values, so it cannot take the bucket's keys from Secret {secret}; set spec.runtime to deployment \
+                 or leader-worker-set (or auto), whose pods take them as their environment"
             ),
             Self::PriorityClass(class) => format!(
                 "input.defaults.modelServerPriorityClassName: the platform gives model servers the PriorityClass \
@@ -133,6 +143,11 @@ impl<'a> OperatorCannotGive<'a> {
                 p.field,
                 p.names.len(),
                 p.names.join(", ")
+            ),
+            Self::StorageKeys(secret) => format!(
+                "a VLLMRuntime's environment holds only literal values, so it cannot take the bucket's keys from \
+                 Secret {secret} (the Model's spec.storageSecretRef); a Deployment's pods take them as their \
+                 environment"
             ),
             Self::PriorityClass(class) => format!(
                 "a VLLMRuntime's pods take no PriorityClass, and the platform gives model servers {class} \
