@@ -82,6 +82,54 @@ fn a_host_is_routed_by_the_gateway_instead_of_an_ingress() {
     );
 }
 
+/// vLLM answers to the names of --served-model-name instead of the model's
+/// id: the route matches the model header on each of them, and the status
+/// names the one vLLM's responses carry, the first.
+#[test]
+fn a_model_served_under_other_names_is_routed_and_reported_by_them() {
+    let route_of = |extra_args: Value| {
+        let xr = LlmInference::new("chat")
+            .model(QWEN)
+            .field("extraArgs", extra_args)
+            .build();
+        let mut req = request("g5", xr);
+        req.input = Some(input(gateway_platform("deployment")));
+        let rsp = call(&req);
+        assert_not_fatal(&rsp.results, "served names");
+        let matches = desired_resource(&rsp, "http_route")["spec"]["rules"][0]["matches"].clone();
+        (matches, desired_status(&rsp))
+    };
+    let by_name = |name: &str| {
+        json!({"path": {"type": "PathPrefix", "value": "/v1"},
+               "headers": [{"type": "Exact", "name": "X-Gateway-Model-Name", "value": name}]})
+    };
+    let (matches, status) = route_of(json!([
+        "--served-model-name",
+        "chat",
+        "qwen-7b",
+        "--max-num-seqs",
+        "64"
+    ]));
+    assert_eq!(matches, json!([by_name("chat"), by_name("qwen-7b")]));
+    assert_eq!(status["model"], "chat");
+    assert_eq!(
+        status["endpoint"]["gateway"],
+        "Gateway gateway-system/inference-gateway for requests whose model is chat or qwen-7b (header \
+         X-Gateway-Model-Name, set by the Gateway's body-based router), HTTPRoute team-a/chat to InferencePool chat"
+    );
+    // argparse keeps the last one given.
+    let (matches, status) = route_of(json!([
+        "--served-model-name",
+        "old",
+        "--served-model-name=chat"
+    ]));
+    assert_eq!(matches, json!([by_name("chat")]));
+    assert_eq!(status["model"], "chat");
+    let (matches, status) = route_of(json!([]));
+    assert_eq!(matches, json!([by_name(QWEN)]));
+    assert_eq!(status["model"], QWEN);
+}
+
 #[test]
 fn a_leader_worker_sets_pool_is_its_leaders() {
     let xr = LlmInference::new("big")

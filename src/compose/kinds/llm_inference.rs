@@ -123,11 +123,15 @@ fn compose_spec(req: &ComposeRequest, spec: &LlmInferenceSpec) -> Result<Composi
     let placement = placement(req, spec, &mut notes);
     let (runtime_name, renamed) = names::runtime_name(&req.xr.name, "");
     plan.reasons.extend(renamed);
+    let served_names = extra_args::served_model_names(&spec.extra_args)
+        .filter(|names| !names.is_empty())
+        .unwrap_or_else(|| vec![model.as_str()]);
     let mut server = Server {
         req,
         spec,
         facts,
         model: &model,
+        served_names,
         name: &runtime_name,
         placement,
         pull_secrets,
@@ -295,6 +299,9 @@ struct Server<'a> {
     facts: Option<&'a ModelFacts>,
     /// The model id or URL vLLM serves.
     model: &'a str,
+    /// What clients call the model (`--served-model-name`, else the model
+    /// itself); vLLM's responses carry the first.
+    served_names: Vec<&'a str>,
     /// The model server's name (the runtime and its Service).
     name: &'a str,
     placement: Placement,
@@ -453,7 +460,7 @@ impl Server<'_> {
                 xr_kind: "LLMInference",
                 name: self.name,
                 served,
-                model: self.model,
+                model_names: &self.served_names,
                 host,
                 placement: &self.placement,
                 pull_secrets: &self.pull_secrets.names,
@@ -509,7 +516,7 @@ impl Server<'_> {
             req,
             &served.state,
             &serving::Report {
-                what: self.model,
+                what: self.served_names[0],
                 url: &internal,
                 layout: &layout,
             },
@@ -518,7 +525,7 @@ impl Server<'_> {
         scaling_condition::report(req, &[AUTOSCALER], out);
         routing_condition::report(req, out);
         let status = LlmInferenceStatus {
-            model: Some(self.model.to_string()),
+            model: Some(self.served_names[0].to_string()),
             plan: Some(plan),
             gpu_type: Some(gpu_type),
             gpu_count: Some(gpu_count),

@@ -33,7 +33,8 @@ pub(crate) struct InferenceRouteParams<'a> {
     /// The host the route answers, when the XR names one; else requests
     /// are matched by the model their body names.
     pub(crate) host: Option<&'a str>,
-    pub(crate) model: &'a str,
+    /// The names vLLM answers to: without a host, the route matches each.
+    pub(crate) model_names: &'a [&'a str],
 }
 
 pub(crate) fn inference_pool(p: &InferenceRouteParams) -> Manifest {
@@ -62,13 +63,30 @@ pub(crate) fn inference_pool(p: &InferenceRouteParams) -> Manifest {
 }
 
 pub(crate) fn http_route(p: &InferenceRouteParams) -> Manifest {
-    let headers = match p.host {
-        Some(_) => Vec::new(),
-        None => vec![HeaderMatch {
-            type_: "Exact".into(),
-            name: MODEL_HEADER.into(),
-            value: p.model.to_string(),
+    let path = || {
+        Some(PathMatch {
+            type_: "PathPrefix".into(),
+            value: OPENAI_API_PATH.into(),
+        })
+    };
+    // A rule's matches are alternatives: one per name the model answers to.
+    let matches = match p.host {
+        Some(_) => vec![Match {
+            path: path(),
+            headers: Vec::new(),
         }],
+        None => p
+            .model_names
+            .iter()
+            .map(|name| Match {
+                path: path(),
+                headers: vec![HeaderMatch {
+                    type_: "Exact".into(),
+                    name: MODEL_HEADER.into(),
+                    value: name.to_string(),
+                }],
+            })
+            .collect(),
     };
     Manifest::new(
         HttpRoute::KIND,
@@ -83,13 +101,7 @@ pub(crate) fn http_route(p: &InferenceRouteParams) -> Manifest {
                 }],
                 hostnames: p.host.map(str::to_string).into_iter().collect(),
                 rules: vec![Rule {
-                    matches: vec![Match {
-                        path: Some(PathMatch {
-                            type_: "PathPrefix".into(),
-                            value: OPENAI_API_PATH.into(),
-                        }),
-                        headers,
-                    }],
+                    matches,
                     backend_refs: vec![BackendRef {
                         group: Some(InferencePool::GROUP.into()),
                         kind: Some(InferencePool::KIND.into()),

@@ -28,14 +28,54 @@ pub(crate) fn sets(args: &[String], flag: &str) -> bool {
     value_of(args, flag).is_some()
 }
 
-/// The value `args` give `flag` (empty for a flag given last, alone).
+/// The value `args` give `flag` (empty for a flag given last, alone): the
+/// last one given, which is the one vLLM's argument parser keeps.
 fn value_of<'a>(args: &'a [String], flag: &str) -> Option<&'a str> {
-    args.iter().enumerate().find_map(|(i, a)| {
-        if a == flag {
-            Some(args.get(i + 1).map_or("", String::as_str))
-        } else {
-            a.strip_prefix(flag)?.strip_prefix('=')
-        }
+    args.iter()
+        .enumerate()
+        .rev()
+        .find_map(|(i, a)| match given_as(a, flag)? {
+            Some(inline) => Some(inline),
+            None => Some(args.get(i + 1).map_or("", String::as_str)),
+        })
+}
+
+/// Whether `arg` is `flag`, and the value it gives inline (`--flag=value`).
+/// vLLM's parser reads `_` in a flag's name as `-` (`--api_key`).
+fn given_as<'a>(arg: &'a str, flag: &str) -> Option<Option<&'a str>> {
+    let (name, inline) = match arg.split_once('=') {
+        Some((name, value)) => (name, Some(value)),
+        None => (arg, None),
+    };
+    let same = name.starts_with("--")
+        && name.len() == flag.len()
+        && name
+            .bytes()
+            .zip(flag.bytes())
+            .all(|(a, f)| a == f || (a == b'_' && f == b'-'));
+    same.then_some(inline)
+}
+
+/// The flag that names the model to clients instead of its id.
+const SERVED_MODEL_NAME: &str = "--served-model-name";
+
+/// The names clients call the model by, when `args` set them: vLLM takes
+/// one or more after `--served-model-name` (the last one given wins),
+/// answers to each, and its responses carry the first. Empty when the flag
+/// has no name.
+pub(crate) fn served_model_names(args: &[String]) -> Option<Vec<&str>> {
+    let (i, inline) = args
+        .iter()
+        .enumerate()
+        .rev()
+        .find_map(|(i, a)| Some((i, given_as(a, SERVED_MODEL_NAME)?)))?;
+    Some(match inline {
+        Some(name) => [name].into_iter().filter(|n| !n.is_empty()).collect(),
+        None => args[i + 1..]
+            .iter()
+            .take_while(|a| !a.starts_with('-'))
+            .map(String::as_str)
+            .collect(),
     })
 }
 
@@ -84,6 +124,12 @@ pub(crate) fn check(field: &str, args: &[String]) -> Result<(), Refusal> {
              Ingress (spec.tls) or the Gateway"
         ));
     }
+    if served_model_names(args).is_some_and(|names| names.is_empty()) {
+        return invalid(format!(
+            "{field} sets {SERVED_MODEL_NAME} without a name; give the names clients call the model by (for \
+             example \"{SERVED_MODEL_NAME}\", \"chat\"), or drop it to serve the model under its id"
+        ));
+    }
     if sets(args, "--api-key") {
         return Err(Refusal::new(
             "CredentialInArgs",
@@ -106,11 +152,49 @@ mod tests {
 
     #[test]
     fn a_flag_is_set_in_either_spelling() {
-        let given = args(&["--max-num-seqs", "64", "--port=9000", "--host"]);
+        let given = args(&[
+            "--max-num-seqs",
+            "64",
+            "--port",
+            "8000",
+            "--port=9000",
+            "--host",
+        ]);
         assert_eq!(value_of(&given, "--max-num-seqs"), Some("64"));
-        assert_eq!(value_of(&given, "--port"), Some("9000"));
+        assert_eq!(
+            value_of(&given, "--port"),
+            Some("9000"),
+            "the last one given"
+        );
         assert_eq!(value_of(&given, "--host"), Some(""));
         assert_eq!(value_of(&given, "--max-num"), None);
+        assert_eq!(value_of(&args(&["--api_key=sk"]), "--api-key"), Some("sk"));
+        assert_eq!(value_of(&args(&["__api-key=sk"]), "--api-key"), None);
+    }
+
+    #[test]
+    fn the_names_a_model_is_served_by_are_the_last_ones_given() {
+        for (given, names) in [
+            (
+                args(&["--served-model-name", "chat", "qwen", "--max-num-seqs", "8"]),
+                Some(vec!["chat", "qwen"]),
+            ),
+            (
+                args(&["--served-model-name=a", "--served-model-name", "b"]),
+                Some(vec!["b"]),
+            ),
+            (
+                args(&["--served-model-name", "a", "--served-model-name=b"]),
+                Some(vec!["b"]),
+            ),
+            (args(&["--served-model-name"]), Some(vec![])),
+            (args(&["--served-model-name="]), Some(vec![])),
+            (args(&["--served_model_name", "chat"]), Some(vec!["chat"])),
+            (args(&["--served-model-names", "x"]), None),
+            (args(&["--max-num-seqs", "8"]), None),
+        ] {
+            assert_eq!(served_model_names(&given), names, "{given:?}");
+        }
     }
 
     #[test]

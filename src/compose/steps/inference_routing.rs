@@ -28,8 +28,8 @@ pub(crate) struct Routed<'a> {
     /// The pool's and route's name (the model server's).
     pub(crate) name: &'a str,
     pub(crate) served: &'a Served,
-    /// What requests name in `model`: the model vLLM serves.
-    pub(crate) model: &'a str,
+    /// What requests name in `model`: the names vLLM serves the model by.
+    pub(crate) model_names: &'a [&'a str],
     pub(crate) host: Option<&'a str>,
     pub(crate) placement: &'a Placement,
     /// The Secrets the endpoint picker pulls its image with.
@@ -66,7 +66,7 @@ pub(crate) fn compose(
         gateway: &gateway.name,
         gateway_namespace: gateway.namespace.as_deref(),
         host: r.host,
-        model: r.model,
+        model_names: r.model_names,
     };
     for (key, manifest) in [
         (ENDPOINT_PICKER_ACCOUNT, picker.service_account),
@@ -89,7 +89,10 @@ pub(crate) fn compose(
         None => format!(
             "Gateway {gateway_ns}/{} for requests whose model is {} (header {MODEL_HEADER}, set by the Gateway's \
              body-based router), HTTPRoute {namespace}/{} to InferencePool {}",
-            gateway.name, r.model, r.name, r.name
+            gateway.name,
+            r.model_names.join(" or "),
+            r.name,
+            r.name
         ),
     }
 }
