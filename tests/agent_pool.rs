@@ -1556,6 +1556,15 @@ fn malformed_agent_pools_are_refused_and_name_the_field_and_what_is_valid() {
             ),
         ),
         refusal(
+            "tool given twice",
+            "spec.agentClass.toolPermissions",
+            json!([{"name": "code-search", "rateLimit": "100/min"}, {"name": "web"}, {"name": "code-search", "rateLimit": "10/min"}]),
+            fatal(
+                "InvalidSpec",
+                "spec.agentClass.toolPermissions[2].name \"code-search\" is also toolPermissions[0]'s: with two entries, which limits hold is the agents' guess; give each tool one entry with all its limits",
+            ),
+        ),
+        refusal(
             "guardrail action unknown",
             "spec.agentClass.guardrails",
             json!([{"type": "pii-detection", "action": "explode"}]),

@@ -650,6 +650,18 @@ fn check_strings_and_durations(spec: &AgentPoolSpec) -> Result<(), String> {
             TOOL_NAME_MAX,
             "code-search",
         )?;
+        // agent.json lists the tools as given: an agent reading them into a
+        // map by name keeps one entry's limits and silently drops the other's.
+        if let Some(j) = class.tool_permissions[..i]
+            .iter()
+            .position(|earlier| earlier.name == t.name)
+        {
+            return Err(format!(
+                "spec.agentClass.toolPermissions[{i}].name {:?} is also toolPermissions[{j}]'s: with two entries, \
+                 which limits hold is the agents' guess; give each tool one entry with all its limits",
+                t.name
+            ));
+        }
         duration(
             format!("spec.agentClass.toolPermissions[{i}].timeout"),
             &t.timeout,
