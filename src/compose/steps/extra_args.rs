@@ -97,6 +97,23 @@ pub(crate) fn overriding_the_plan(field: &str, args: &[String]) -> Vec<String> {
 /// being Ready, or that hold a credential.
 pub(crate) fn check(field: &str, args: &[String]) -> Result<(), Refusal> {
     let invalid = |m: String| Err(Refusal::new("InvalidSpec", m));
+    // One argument is one argv word: "--max-num-seqs 64" is neither the
+    // flag nor its value to vLLM's parser, which stops on it.
+    for (i, arg) in args.iter().enumerate() {
+        let name = arg.split_once('=').map_or(arg.as_str(), |(name, _)| name);
+        if let Some((flag, value)) = name
+            .strip_prefix("--")
+            .filter(|rest| rest.contains(char::is_whitespace))
+            .and_then(|_| arg.split_once(char::is_whitespace))
+        {
+            let value = value.trim();
+            return invalid(format!(
+                "{field}[{i}] is {arg:?}: a flag and its value in one argument, which vLLM's parser takes for \
+                 neither, so it would not start; give them as two arguments (\"{flag}\", \"{value}\") or as \
+                 one: \"{flag}={value}\""
+            ));
+        }
+    }
     if let Some(port) = value_of(args, "--port")
         && port != CONTAINER_PORT.to_string()
     {
@@ -173,6 +190,20 @@ mod tests {
     }
 
     #[test]
+    fn a_flag_and_its_value_in_one_argument_are_refused() {
+        for (given, suggested) in [
+            (args(&["--max-num-seqs 64"]), "\"--max-num-seqs=64\""),
+            (
+                args(&["--seed", "1", "--foo\tbar=baz"]),
+                "\"--foo=bar=baz\"",
+            ),
+        ] {
+            let refused = check("spec.extraArgs", &given).unwrap_err();
+            assert!(refused.message.ends_with(suggested), "{}", refused.message);
+        }
+    }
+
+    #[test]
     fn the_names_a_model_is_served_by_are_the_last_ones_given() {
         for (given, names) in [
             (
@@ -202,6 +233,11 @@ mod tests {
         for given in [
             args(&["--port", "8000", "--host", "0.0.0.0"]),
             args(&["--host=::", "--max-num-seqs", "64"]),
+            args(&["--override-generation-config={\"temperature\": 0.5}"]),
+            args(&[
+                "--chat-template",
+                "{% for m in messages %}{{ m.content }}{% endfor %}",
+            ]),
             args(&[]),
         ] {
             assert!(check("spec.extraArgs", &given).is_ok(), "{given:?}");
