@@ -87,6 +87,49 @@ fn keda_scales_a_deployment_at_the_target_the_plan_derives() {
     );
 }
 
+/// A server whose arguments cap the requests it runs at once
+/// (--max-num-seqs) serves no more than that, whatever its KV cache holds:
+/// the target is a share of the cap, or the queue would build before the
+/// autoscaler scaled out.
+#[test]
+fn the_target_follows_the_max_num_seqs_the_servers_arguments_set() {
+    let target_with = |extra_args: Value| {
+        let mut xr = scaled(
+            json!({"minReplicas": 1, "maxReplicas": 8, "promptTokens": 1024, "outputTokens": 1024}),
+        );
+        xr["spec"]["extraArgs"] = extra_args;
+        let mut req = request("k1", xr);
+        req.input = Some(input(platform("keda", "deployment")));
+        let rsp = call(&req);
+        assert_not_fatal(&rsp.results, "keda");
+        desired_status(&rsp)["autoscaling"].clone()
+    };
+    let derived = target_with(json!([]));
+    let kv = derived["kvCacheRequests"].as_u64().unwrap();
+    assert!(kv > 64 * 2, "{derived:#}");
+    let uncapped = derived["targetRequestsPerReplica"].as_u64().unwrap();
+    assert!(uncapped > 51, "{derived:#}");
+    for args in [
+        json!(["--max-num-seqs", "64"]),
+        json!(["--max_num_seqs=32", "--max-num-seqs=64"]),
+    ] {
+        let capped = target_with(args.clone());
+        assert_eq!(capped["targetRequestsPerReplica"], 51, "{args}");
+        let reason = capped["reason"].as_str().unwrap();
+        assert!(
+            reason.contains(
+                "it scales out above 51 requests per replica (80 % of what one serves at once): vLLM runs at most \
+                 64 at once (--max-num-seqs, as the server's arguments set it), though the KV cache holds "
+            ),
+            "{reason}"
+        );
+        assert!(
+            reason.contains(" requests of 2,048 tokens (prompt and output)"),
+            "{reason}"
+        );
+    }
+}
+
 #[test]
 fn the_replicas_an_autoscaler_set_are_left_to_it() {
     let xr = scaled(json!({"minReplicas": 1, "maxReplicas": 8}));

@@ -253,6 +253,7 @@ pub fn render(args: &SizeArgs) -> Result<String, SizingError> {
     let scaling = plan.scaling_target(
         plan.request_shape(args.prompt_tokens, args.output_tokens),
         None,
+        None,
     );
     Ok(match args.output {
         OutputFormat::Json => json(

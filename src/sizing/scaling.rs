@@ -33,7 +33,8 @@ pub struct ScalingTarget {
     pub request_tokens: u64,
     /// Requests of `shape.tokens` the KV cache of one replica holds at once.
     pub kv_requests: u64,
-    /// vLLM's `--max-num-seqs` on this device.
+    /// vLLM's `--max-num-seqs`: the server's own, else its default on this
+    /// device.
     pub engine_limit: u64,
     /// In-flight (running plus waiting) requests per replica to scale out
     /// above.
@@ -74,10 +75,21 @@ impl Plan {
     }
 
     /// The autoscaling target for requests of `shape`, or `overridden` when
-    /// the caller sets it.
-    pub fn scaling_target(&self, shape: RequestShape, overridden: Option<u64>) -> ScalingTarget {
+    /// the caller sets it; `max_num_seqs` is the server's own
+    /// `--max-num-seqs`, when its arguments set one.
+    pub fn scaling_target(
+        &self,
+        shape: RequestShape,
+        overridden: Option<u64>,
+        max_num_seqs: Option<u64>,
+    ) -> ScalingTarget {
         let kv_requests = self.estimate.kv_capacity_tokens / shape.tokens.max(1);
-        let engine_limit = self.engine_max_num_seqs();
+        let engine_limit = max_num_seqs.unwrap_or_else(|| self.engine_max_num_seqs());
+        let limit_from = if max_num_seqs.is_some() {
+            "--max-num-seqs, as the server's arguments set it"
+        } else {
+            "--max-num-seqs"
+        };
         let concurrency = kv_requests.min(engine_limit);
         let derived = ((concurrency as f64 * TARGET_SHARE).floor() as u64).max(1);
         let length = if shape.stated {
@@ -95,7 +107,7 @@ impl Plan {
             )
         } else {
             format!(
-                "vLLM runs at most {engine_limit} at once (--max-num-seqs), though the KV cache holds {} requests of {length}",
+                "vLLM runs at most {engine_limit} at once ({limit_from}), though the KV cache holds {} requests of {length}",
                 thousands(kv_requests)
             )
         };
@@ -139,7 +151,7 @@ mod tests {
     fn the_target_is_a_share_of_what_the_kv_cache_holds() {
         let p = plan("meta-llama/Llama-3.1-70B-Instruct", "H100-80GB");
         let shape = p.request_shape(Some(6144), Some(2048));
-        let t = p.scaling_target(shape, None);
+        let t = p.scaling_target(shape, None, None);
         assert_eq!(t.kv_requests, p.estimate.kv_capacity_tokens / 8192);
         assert_eq!(t.requests_per_replica, (t.kv_requests as f64 * 0.8) as u64);
         assert!(
@@ -155,7 +167,7 @@ mod tests {
     #[test]
     fn short_requests_are_bounded_by_the_engine_and_an_override_wins() {
         let p = plan("Qwen/Qwen2.5-7B-Instruct", "H100-80GB");
-        let t = p.scaling_target(p.request_shape(Some(100), Some(28)), None);
+        let t = p.scaling_target(p.request_shape(Some(100), Some(28)), None, None);
         assert_eq!((t.engine_limit, t.requests_per_replica), (1024, 819));
         assert!(
             t.reason
@@ -163,7 +175,7 @@ mod tests {
             "{}",
             t.reason
         );
-        let o = p.scaling_target(p.request_shape(None, None), Some(12));
+        let o = p.scaling_target(p.request_shape(None, None), Some(12), None);
         assert_eq!((o.requests_per_replica, o.overridden), (12, true));
         assert!(o.reason.contains("the full context"), "{}", o.reason);
     }

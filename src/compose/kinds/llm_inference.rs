@@ -430,6 +430,7 @@ impl Server<'_> {
             name: self.name,
             labels: labels("LLMInference", &self.req.xr.name, "model-server"),
             placement: &self.placement,
+            max_num_seqs: extra_args::max_num_seqs(&self.spec.extra_args),
         };
         autoscaling::compose(
             self.req,

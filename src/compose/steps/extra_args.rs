@@ -79,6 +79,16 @@ pub(crate) fn served_model_names(args: &[String]) -> Option<Vec<&str>> {
     })
 }
 
+/// The requests vLLM runs at once, when `args` set it (`--max-num-seqs`).
+pub(crate) fn max_num_seqs(args: &[String]) -> Option<u64> {
+    value_of(args, MAX_NUM_SEQS)?
+        .parse()
+        .ok()
+        .filter(|n| *n > 0)
+}
+
+const MAX_NUM_SEQS: &str = "--max-num-seqs";
+
 /// A warning for each derived flag `args` (at `field`) set.
 pub(crate) fn overriding_the_plan(field: &str, args: &[String]) -> Vec<String> {
     DERIVED_FLAGS
@@ -139,6 +149,14 @@ pub(crate) fn check(field: &str, args: &[String]) -> Result<(), Refusal> {
             "{field} sets {flag}: vLLM would answer HTTPS only, but the probes, the Service's clients and the \
              metrics scrape speak HTTP, so the server would never be Ready; drop it and terminate TLS at the \
              Ingress (spec.tls) or the Gateway"
+        ));
+    }
+    if let Some(n) = value_of(args, MAX_NUM_SEQS)
+        && max_num_seqs(args).is_none()
+    {
+        return invalid(format!(
+            "{field} sets {MAX_NUM_SEQS} {n}; vLLM takes a whole number of at least 1 there (the requests it runs \
+             at once, for example 64) and would not start with it"
         ));
     }
     if served_model_names(args).is_some_and(|names| names.is_empty()) {
