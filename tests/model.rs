@@ -407,6 +407,53 @@ fn weights_in_a_bucket_load_with_the_keys_of_the_models_secret() {
     );
 }
 
+/// A Model pinned to a revision of its repository loads that revision on
+/// every runtime serving it, so a replica started later (a scale-out, a
+/// node drain) serves the weights, tokenizer and code the others serve.
+#[test]
+fn a_pinned_revision_is_what_every_runtime_loads() {
+    let sha = "0e9e39f249a16976918f6564b8830bc894c89659";
+    let mut pinned = llama_8b();
+    pinned["spec"]["revision"] = json!(sha);
+    let rsp = call(&request("m", pinned.clone()));
+    assert_eq!(rsp.results, vec![]);
+    assert_eq!(desired_status(&rsp)["phase"], "Ready");
+    for (runtime, key, args_at) in [
+        (
+            "vllm-runtime",
+            "vllm_runtime",
+            vec!["spec", "vllmConfig", "extraArgs"],
+        ),
+        (
+            "deployment",
+            "deployment",
+            vec!["spec", "template", "spec", "containers", "0", "args"],
+        ),
+    ] {
+        let chat = LlmInference::new("chat")
+            .model_ref("llama-8b")
+            .gpu_type("L4")
+            .runtime(runtime)
+            .build();
+        let rsp = call(&with_model(request("r", chat), vec![pinned.clone()]));
+        assert_eq!(fatals(&rsp), Vec::<&str>::new(), "{runtime}");
+        let mut args = manifest(&rsp, key);
+        for part in &args_at {
+            args = match part.parse::<usize>() {
+                Ok(i) => args[i].clone(),
+                Err(_) => args[*part].clone(),
+            };
+        }
+        let args: Vec<String> = serde_json::from_value(args).unwrap();
+        let at = args.iter().position(|a| a == "--revision");
+        assert_eq!(
+            at.map(|i| args[i + 1].as_str()),
+            Some(sha),
+            "{runtime}: {args:?}"
+        );
+    }
+}
+
 /// A tensor-parallel shardSpec the Model's attention heads cannot be split
 /// by fails the Model itself (phase Failed, the field and the rule named
 /// once), not each plan on its own, and not only once a runtime serves it.
@@ -1046,6 +1093,24 @@ fn malformed_models_are_fatal_and_name_the_field_and_what_is_valid() {
             ),
         ),
         refusal(
+            "revision with a space",
+            "spec.revision",
+            json!("main branch"),
+            fatal(
+                "InvalidSpec",
+                "spec.revision is \"main branch\"; use a commit hash, branch or tag of the repository (letters, digits, '.', '_', '-' and '/'), for example 0e9e39f249a16976918f6564b8830bc894c89659",
+            ),
+        ),
+        refusal(
+            "revision of a bucket",
+            "spec",
+            json!({"weightsURI": "s3://models/llama", "parameterCount": "8B", "revision": "v2"}),
+            fatal(
+                "InvalidSpec",
+                "spec.revision pins a revision of a Hugging Face repository, and s3:// weights are the bucket's files; put the version in the path instead (for example s3://models/llama/v2)",
+            ),
+        ),
+        refusal(
             "architecture long",
             "spec.architecture",
             json!(long),
@@ -1114,7 +1179,7 @@ fn malformed_models_are_fatal_and_name_the_field_and_what_is_valid() {
             json!("hf://x"),
             fatal(
                 "InvalidSpec",
-                "spec.weights: unknown field weights; valid fields are weightsURI, size, quantization, shardSpec, cachePolicy, format, architecture, parameterCount, hfTokenSecretRef, storageSecretRef, config, weightsIndex, configFrom, kvCacheDtype, objective, toolCallParser, trustRemoteCode, crossplane",
+                "spec.weights: unknown field weights; valid fields are weightsURI, size, quantization, shardSpec, cachePolicy, format, architecture, parameterCount, revision, hfTokenSecretRef, storageSecretRef, config, weightsIndex, configFrom, kvCacheDtype, objective, toolCallParser, trustRemoteCode, crossplane",
             ),
         ),
         refusal(

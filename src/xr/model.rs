@@ -24,6 +24,8 @@ pub(crate) const DESCRIPTOR_MAX: usize = 64;
 pub(crate) const WEIGHTS_URI_MAX: usize = 1024;
 /// Most shards: the schema states it and the composer checks it.
 pub(crate) const SHARD_COUNT_MAX: i64 = 64;
+/// Longest `revision`: Git refuses longer ref names on most file systems.
+pub(crate) const REVISION_MAX: usize = 255;
 /// Longest `toolCallParser` accepted: vLLM's names are a few words.
 pub(crate) const TOOL_CALL_PARSER_MAX: usize = 64;
 
@@ -64,6 +66,9 @@ pub(crate) struct ModelSpec {
         pattern = r"^[0-9]+(\.[0-9]+)?([xX][0-9]+(\.[0-9]+)?)?[MmBbTt]?(-[Aa][0-9]+(\.[0-9]+)?[MmBbTt]?)?$"
     ))]
     pub(crate) parameter_count: Option<String>,
+    /// The revision of the hf:// repository to load (a commit hash, branch or tag; vLLM's --revision) on every runtime serving the Model, so replicas started later (a scale-out, a drained node) load the weights, tokenizer and code the running ones serve. A commit hash pins them; a branch follows it.
+    #[schemars(regex(pattern = r"^[A-Za-z0-9._/-]+$"), length(max = REVISION_MAX))]
+    pub(crate) revision: Option<String>,
     /// Secret holding a Hugging Face token for gated hf:// weights (key defaults to token); an extension of the NeuroNetes Model.
     pub(crate) hf_token_secret_ref: Option<SecretKeyRef>,
     /// Secret whose keys the model servers' pods take as their environment (envFrom), for s3:// weights in a bucket the nodes' role cannot read: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN, AWS_REGION), plus AWS_ENDPOINT_URL and RUNAI_STREAMER_S3_USE_VIRTUAL_ADDRESSING=0 for an S3-compatible store such as MinIO or Ceph. It must exist where the pods run. A VLLMRuntime's environment holds literal values only: runtimes serving the Model run on a Deployment or a LeaderWorkerSet.
@@ -285,6 +290,20 @@ impl ModelSpec {
         if let Some(p) = &self.parameter_count {
             crate::sizing::parse_parameter_count(p)
                 .map_err(|e| format!("spec.parameterCount: {e}"))?;
+        }
+        if let Some(r) = &self.revision {
+            let example = "0e9e39f249a16976918f6564b8830bc894c89659";
+            text("spec.revision", r, REVISION_MAX, example)?;
+            if !r
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "._/-".contains(c))
+            {
+                return Err(format!(
+                    "spec.revision is {}; use a commit hash, branch or tag of the repository (letters, digits, '.', \
+                     '_', '-' and '/'), for example {example}",
+                    crate::quote::shown(r)
+                ));
+            }
         }
         if let Some(r) = &self.hf_token_secret_ref {
             r.check("spec.hfTokenSecretRef", "hf-token", HF_TOKEN_KEY)?;

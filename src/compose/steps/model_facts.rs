@@ -110,7 +110,16 @@ impl ModelFacts {
                         "{prefix}.weightsURI {uri:?}: a Hugging Face URI is hf://org/name"
                     ));
                 }
+                if let Some(revision) = &spec.revision {
+                    load_args.extend(["--revision".to_string(), revision.clone()]);
+                }
                 (path.to_string(), path.to_string())
+            }
+            "s3" | "gs" if spec.revision.is_some() => {
+                return Err(format!(
+                    "{prefix}.revision pins a revision of a Hugging Face repository, and {scheme}:// weights are the \
+                     bucket's files; put the version in the path instead (for example {scheme}://models/llama/v2)"
+                ));
             }
             "s3" | "gs" => {
                 // vLLM streams safetensors from object stores with the Run:ai Model Streamer.
