@@ -907,6 +907,15 @@ fn malformed_models_are_fatal_and_name_the_field_and_what_is_valid() {
             ),
         ),
         refusal(
+            "weightsURI not a Hugging Face id",
+            "spec.weightsURI",
+            json!("hf://Qwen/Qwen2.5-7B-Instruct:main"),
+            fatal(
+                "InvalidSpec",
+                "spec.weightsURI \"hf://Qwen/Qwen2.5-7B-Instruct:main\": Qwen/Qwen2.5-7B-Instruct:main is not a Hugging Face id (':' is not a letter, digit, '-', '_' or '.'); a Hugging Face URI is hf://org/name",
+            ),
+        ),
+        refusal(
             "weightsURI long",
             "spec.weightsURI",
             json!(format!("hf://{long}")),

@@ -14,7 +14,7 @@ use super::shared_fields::{
     SecretKeyRef, Tls,
 };
 use super::sizing_vocabulary::{KvCacheDtype, Objective, WeightPrecision};
-use super::validate::{image_part, text};
+use super::validate::{image_part, model_id, text};
 use crate::names::{require_dns1123_label, require_subdomain};
 
 /// Kind name.
@@ -51,7 +51,7 @@ pub(crate) const EXTRA_ARG_MAX: usize = 4096;
     ])
 )]
 pub(crate) struct LlmInferenceSpec {
-    /// Hugging Face model id, for example Qwen/Qwen2.5-1.5B-Instruct. Required unless modelRef is set.
+    /// Hugging Face model id, for example Qwen/Qwen2.5-1.5B-Instruct (not an hf:// or https:// URI), or an absolute path to weights in the image. Required unless modelRef is set.
     #[schemars(length(min = 1, max = MODEL_MAX))]
     pub(crate) model: Option<String>,
     /// A Model in this namespace whose weights to serve, instead of model.
@@ -205,6 +205,7 @@ fn check_strings(spec: &LlmInferenceSpec) -> Result<(), String> {
             MODEL_MAX,
             "Qwen/Qwen2.5-7B-Instruct",
         )?;
+        model_id("spec.model", m.trim())?;
     }
     if let Some(g) = &spec.gpu_type {
         text(

@@ -34,6 +34,94 @@ pub(crate) fn image_part(field: &str, value: &str, example: &str) -> Result<(), 
     Ok(())
 }
 
+/// Longest name part of a Hugging Face repository id.
+const HF_NAME_MAX: usize = 96;
+
+/// What keeps `id` from being a Hugging Face repository id, as
+/// huggingface_hub's `validate_repo_id` (which vLLM's download runs) rules:
+/// `name` or `org/name`, each part of ASCII letters, digits, '-', '_' and
+/// '.', neither starting nor ending with '-' or '.', without "--" or "..",
+/// the name at most 96 characters.
+pub(crate) fn hugging_face_id_problem(id: &str) -> Option<String> {
+    let parts: Vec<&str> = id.split('/').collect();
+    if parts.len() > 2 {
+        return Some(format!(
+            "it has {} parts; an id has at most two, org/name",
+            parts.len()
+        ));
+    }
+    for part in &parts {
+        if part.is_empty() {
+            return Some("a part is empty".into());
+        }
+        if let Some(c) = part
+            .chars()
+            .find(|c| !c.is_ascii_alphanumeric() && !"-_.".contains(*c))
+        {
+            return Some(format!("{c:?} is not a letter, digit, '-', '_' or '.'"));
+        }
+        if part.starts_with(['-', '.']) || part.ends_with(['-', '.']) {
+            return Some(format!("{part:?} starts or ends with '-' or '.'"));
+        }
+        if part.contains("--") || part.contains("..") {
+            return Some(format!("{part:?} holds \"--\" or \"..\""));
+        }
+    }
+    let name = parts[parts.len() - 1];
+    (name.len() > HF_NAME_MAX).then(|| {
+        format!(
+            "its name is {} characters long; at most {HF_NAME_MAX}",
+            name.len()
+        )
+    })
+}
+
+/// Refuses a model vLLM cannot load: it takes a Hugging Face repository id
+/// or an absolute path to weights in the image, never a URI.
+pub(crate) fn model_id(field: &str, value: &str) -> Result<(), String> {
+    if value.starts_with('/') {
+        return Ok(());
+    }
+    let takes = "it takes a Hugging Face id such as Qwen/Qwen2.5-7B-Instruct, or an absolute path to weights in \
+                 the image";
+    let shown = crate::quote::shown(value);
+    if let Some((scheme, rest)) = value.split_once("://") {
+        let page = rest
+            .strip_prefix("huggingface.co/")
+            .filter(|_| scheme.starts_with("http"));
+        let instead = match (scheme, page) {
+            ("hf", _) => format!(
+                "write {} (hf:// belongs to a Model's weightsURI)",
+                rest.trim_end_matches('/')
+            ),
+            (_, Some(id)) => format!(
+                "write {}, not the repository's page",
+                id.trim_end_matches('/')
+            ),
+            ("s3" | "gs", _) => {
+                "for weights in a bucket, create a Model whose weightsURI names them and set \
+                                 spec.modelRef to it"
+                    .to_string()
+            }
+            _ => "vLLM loads no URI".to_string(),
+        };
+        return Err(format!("{field} is {shown}: {takes}; {instead}"));
+    }
+    match hugging_face_id_problem(value) {
+        None => Ok(()),
+        Some(problem) => {
+            let revision = if value.contains([':', '@']) {
+                "; for a revision, add \"--revision\" and it to spec.extraArgs"
+            } else {
+                ""
+            };
+            Err(format!(
+                "{field} is {shown}, not a Hugging Face id ({problem}): {takes}{revision}"
+            ))
+        }
+    }
+}
+
 /// A number checked against `min..=max` (no upper bound when `max` is
 /// None); the error names the field and the valid range.
 pub(crate) fn in_range<T: PartialOrd + std::fmt::Display + Copy>(
@@ -54,6 +142,37 @@ pub(crate) fn in_range<T: PartialOrd + std::fmt::Display + Copy>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hugging_face_ids_follow_the_hubs_rule() {
+        for (id, problem) in [
+            ("Qwen/Qwen2.5-7B-Instruct", None),
+            ("gpt2", None),
+            ("TinyLlama/TinyLlama-1.1B-Chat-v1.0", None),
+            ("a_b/c_d", None),
+            (
+                "Qwen/Qwen2.5-7B-Instruct/",
+                Some("it has 3 parts; an id has at most two, org/name"),
+            ),
+            ("/Qwen", Some("a part is empty")),
+            (
+                "Qwen/Qwen2.5:main",
+                Some("':' is not a letter, digit, '-', '_' or '.'"),
+            ),
+            ("Qwen/-x", Some("\"-x\" starts or ends with '-' or '.'")),
+            ("Qwen/x.", Some("\"x.\" starts or ends with '-' or '.'")),
+            ("Qwen/a--b", Some("\"a--b\" holds \"--\" or \"..\"")),
+            ("Qwen/a..b", Some("\"a..b\" holds \"--\" or \"..\"")),
+        ] {
+            assert_eq!(hugging_face_id_problem(id).as_deref(), problem, "{id}");
+        }
+        let long = format!("org/{}", "x".repeat(97));
+        assert_eq!(
+            hugging_face_id_problem(&long).as_deref(),
+            Some("its name is 97 characters long; at most 96")
+        );
+        assert_eq!(model_id("spec.model", "/models/llama-3.1-8b"), Ok(()));
+    }
 
     #[test]
     fn long_values_are_cut_in_messages() {

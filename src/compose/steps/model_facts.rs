@@ -12,6 +12,7 @@ use crate::sizing::{KvCacheDtype, ModelConfig, Objective, Plan, SizingRequest, W
 use crate::units::{GIB, parse_quantity};
 use crate::xr::model::{CachePolicy, EvictionPolicy, Locality, ModelSpec, ShardStrategy};
 use crate::xr::shared_fields::HF_TOKEN_KEY;
+use crate::xr::validate::hugging_face_id_problem;
 
 /// How far a declared size may stray from parameters x precision before it
 /// counts as a contradiction: checkpoints carry embeddings, norms and
@@ -108,6 +109,12 @@ impl ModelFacts {
                 if path.split('/').count() != 2 {
                     return Err(format!(
                         "{prefix}.weightsURI {uri:?}: a Hugging Face URI is hf://org/name"
+                    ));
+                }
+                if let Some(problem) = hugging_face_id_problem(path) {
+                    return Err(format!(
+                        "{prefix}.weightsURI {uri:?}: {path} is not a Hugging Face id ({problem}); a Hugging Face \
+                         URI is hf://org/name"
                     ));
                 }
                 if let Some(revision) = &spec.revision {
