@@ -306,11 +306,11 @@ impl Pool<'_> {
         let (req, spec, model) = (self.req, self.spec, self.model);
         let (placement, model_labels) = self.model_server_site();
         let operator_field = format!("{MODEL_REF}: Model {}", model.display);
-        let hf_token = model
-            .facts
-            .hf_token
-            .as_ref()
-            .or(req.settings.hf_token.as_ref());
+        let hf_token = hf_access::token(
+            None,
+            model.facts.hf_token.as_ref(),
+            req.settings.hf_token.as_ref(),
+        );
         plan.warnings.extend(hf_access::gated_without_token(
             &model.facts.model_url,
             hf_token.is_some(),
@@ -346,7 +346,7 @@ impl Pool<'_> {
             name: runtime_name,
             model_url: &model.facts.model_url,
             facts: Some(&model.facts),
-            hf_token: hf_token.map(|(n, k)| (n.as_str(), k.as_str())),
+            hf_token,
             extra_args: &extra_args,
             image: None,
             labels: Some(&model_labels),

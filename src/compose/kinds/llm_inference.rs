@@ -320,16 +320,13 @@ impl Server<'_> {
         plan: &mut Plan,
     ) -> Result<Served, Refusal> {
         let (req, spec, facts) = (self.req, self.spec, self.facts);
-        let hf_token = spec
-            .hf_token_secret_ref
-            .as_ref()
-            .map(|r| r.name_and_key(HF_TOKEN_KEY))
-            .or_else(|| {
-                facts
-                    .and_then(|f| f.hf_token.as_ref())
-                    .or(req.settings.hf_token.as_ref())
-                    .map(|(n, k)| (n.as_str(), k.as_str()))
-            });
+        let hf_token = hf_access::token(
+            spec.hf_token_secret_ref
+                .as_ref()
+                .map(|r| r.name_and_key(HF_TOKEN_KEY)),
+            facts.and_then(|f| f.hf_token.as_ref()),
+            req.settings.hf_token.as_ref(),
+        );
         let token_field = if facts.is_some() {
             "spec.hfTokenSecretRef (or the Model's)"
         } else {

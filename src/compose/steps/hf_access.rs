@@ -18,6 +18,16 @@ fn is_gated(model_id: &str) -> bool {
     }
 }
 
+/// The (Secret, key) of the Hugging Face token a model server reads: the
+/// XR's own, else its Model's, else the platform's.
+pub(crate) fn token<'a>(
+    own: Option<(&'a str, &'a str)>,
+    model: Option<&'a (String, String)>,
+    platform: Option<&'a (String, String)>,
+) -> Option<(&'a str, &'a str)> {
+    own.or_else(|| model.or(platform).map(|(n, k)| (n.as_str(), k.as_str())))
+}
+
 /// The warning for a gated Hugging Face model served without a token;
 /// `token_field` names where the token goes. `model_url` is what vLLM
 /// loads: object-store URIs download nothing from Hugging Face.
