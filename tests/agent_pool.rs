@@ -35,6 +35,22 @@ fn small_pool() -> Value {
     })
 }
 
+/// The agents of a pool of one replica keep their pod template free of
+/// spreading (a pool of more prefers other nodes and zones: see the pool's
+/// full composition below).
+#[test]
+fn a_pool_of_one_agent_has_nothing_to_spread() {
+    let rsp = call(&with_model(
+        request("s", AgentPool::one_agent("llama-8b").build()),
+        vec![llama_8b()],
+    ));
+    assert_eq!(fatals(&rsp), Vec::<&str>::new());
+    assert_eq!(
+        manifest(&rsp, "agents")["spec"]["template"]["spec"].get("topologySpreadConstraints"),
+        None
+    );
+}
+
 #[test]
 fn before_crossplane_looks_the_model_up_the_pool_asks_and_waits() {
     let rsp = call(&request(
@@ -267,6 +283,13 @@ fn with_its_model_the_pool_composes_server_agents_config_autoscaler_and_budget()
                         "volumes": [
                             {"name": "config", "configMap": {"name": "reviewers-agent-config"}},
                             {"name": "tmp", "emptyDir": {"sizeLimit": "256Mi"}},
+                        ],
+                        // Up to 6 replicas: each prefers a node and a zone of its own.
+                        "topologySpreadConstraints": [
+                            {"maxSkew": 1, "topologyKey": "kubernetes.io/hostname",
+                             "whenUnsatisfiable": "ScheduleAnyway", "labelSelector": {"matchLabels": selector()}},
+                            {"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone",
+                             "whenUnsatisfiable": "ScheduleAnyway", "labelSelector": {"matchLabels": selector()}},
                         ],
                     },
                 },

@@ -3088,6 +3088,57 @@ fn model_servers_run_at_the_platforms_priority_and_as_its_service_account() {
     }
 }
 
+/// Replicas kept for availability are worth little on one node: the pods
+/// of a model server that may run more than one replica prefer other nodes
+/// and zones than their siblings' (soft, so a full cluster still schedules
+/// them); one replica gets no constraint, and its pod template stays as it
+/// was.
+#[test]
+fn the_replicas_of_a_model_server_prefer_other_nodes_and_zones() {
+    let deployment_of = |spec: Value| {
+        let rsp = call(&request("s", LlmInference::new("qwen").spec(spec).build()));
+        assert_not_fatal(&rsp.results, "spread");
+        composed(&rsp, "deployment").0
+    };
+    let two = deployment_of(
+        json!({"model": QWEN, "gpuType": "L4", "runtime": "deployment", "replicas": 2}),
+    );
+    let selector = &two["spec"]["selector"]["matchLabels"];
+    assert_eq!(selector["app.kubernetes.io/instance"], "qwen");
+    assert_eq!(
+        two["spec"]["template"]["spec"]["topologySpreadConstraints"],
+        json!([
+            {"maxSkew": 1, "topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "ScheduleAnyway",
+             "labelSelector": {"matchLabels": selector}},
+            {"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "ScheduleAnyway",
+             "labelSelector": {"matchLabels": selector}},
+        ])
+    );
+    let one = deployment_of(json!({"model": QWEN, "gpuType": "L4", "runtime": "deployment"}));
+    assert_eq!(
+        one["spec"]["template"]["spec"].get("topologySpreadConstraints"),
+        None
+    );
+    // An autoscaler that may add a replica counts as more than one.
+    let mut req = request(
+        "s",
+        LlmInference::new("qwen")
+            .spec(
+                json!({"model": QWEN, "gpuType": "L4", "runtime": "deployment",
+                         "autoscaling": {"minReplicas": 1, "maxReplicas": 3}}),
+            )
+            .build(),
+    );
+    req.input = Some(input(json!({"defaults": {"autoscaler": "keda",
+        "prometheusAddress": "http://prometheus.monitoring:9090"}})));
+    let rsp = call(&req);
+    assert_not_fatal(&rsp.results, "autoscaled");
+    assert!(
+        composed(&rsp, "deployment").0["spec"]["template"]["spec"]["topologySpreadConstraints"]
+            .is_array()
+    );
+}
+
 /// A gated Hugging Face model without a token never downloads: the XR says
 /// so before its pods crash, and only then.
 #[test]

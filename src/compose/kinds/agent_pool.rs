@@ -488,6 +488,7 @@ impl Pool<'_> {
             config_hash: &config_hash(&document),
             node_selector,
             pull_secrets: &self.pull_secrets.names,
+            spread: bounds.max > 1,
         });
         let mut rollout = self.out.add_observed(AGENTS, deployment, observed.as_ref());
         // As the model server's: agents the autoscaler adds beyond the floor

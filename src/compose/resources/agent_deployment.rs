@@ -19,6 +19,7 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use crate::compose::composition::Manifest;
 use crate::compose::resources::agent_config::{CONFIG_DIR, CONFIG_FILE};
 use crate::compose::resources::pull_secrets::image_pull_secrets;
+use crate::compose::resources::spread;
 use crate::compose::resources::vllm_pod::LOG_TAIL_ON_ERROR;
 use crate::credential::{holds_credential, is_credential_key};
 
@@ -47,6 +48,9 @@ pub(crate) struct AgentDeploymentParams<'a> {
     pub(crate) node_selector: &'a BTreeMap<String, String>,
     /// Secrets to pull the agents' image with.
     pub(crate) pull_secrets: &'a [String],
+    /// Whether more than one replica may run: their pods then prefer
+    /// other nodes and zones than their siblings'.
+    pub(crate) spread: bool,
 }
 
 /// Refuses a literal credential in the agents' environment, where it would
@@ -157,6 +161,9 @@ pub(crate) fn agent_deployment(p: &AgentDeploymentParams) -> crate::compose::com
         // Service links would inject variables for every Service in the namespace.
         enable_service_links: Some(false),
         node_selector: (!p.node_selector.is_empty()).then(|| p.node_selector.clone()),
+        topology_spread_constraints: p
+            .spread
+            .then(|| spread::across_nodes_and_zones(&p.selector)),
         image_pull_secrets: image_pull_secrets(p.pull_secrets),
         security_context: Some(PodSecurityContext {
             run_as_non_root: Some(true),

@@ -11,6 +11,7 @@ use k8s_openapi::api::core::v1::PodTemplateSpec;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
+use crate::compose::resources::spread;
 use crate::compose::resources::vllm_pod::{
     PodParams, pod_spec, serve_args, serving_container, startup_budget_seconds, volumes,
 };
@@ -29,6 +30,9 @@ pub(crate) struct DeploymentParams<'a> {
     pub(crate) selector: BTreeMap<String, String>,
     /// The PersistentVolumeClaim of the weights volume, when there is one.
     pub(crate) weights_claim: Option<&'a str>,
+    /// Whether more than one replica may run: their pods then prefer
+    /// other nodes and zones than their siblings'.
+    pub(crate) spread: bool,
     pub(crate) pod: PodParams<'a>,
 }
 
@@ -66,6 +70,10 @@ fn strategy(p: &PodParams) -> DeploymentStrategy {
 pub(crate) fn vllm_deployment(d: &DeploymentParams) -> Deployment {
     let p = &d.pod;
     let container = serving_container(p, vec!["vllm".into(), "serve".into()], serve_args(p));
+    let mut pod = pod_spec(p, vec![container], volumes(p, d.weights_claim));
+    if d.spread {
+        pod.topology_spread_constraints = Some(spread::across_nodes_and_zones(&d.selector));
+    }
     Deployment {
         metadata: ObjectMeta {
             name: Some(d.name.to_string()),
@@ -90,7 +98,7 @@ pub(crate) fn vllm_deployment(d: &DeploymentParams) -> Deployment {
                     labels: Some(d.labels.clone()),
                     ..Default::default()
                 }),
-                spec: Some(pod_spec(p, vec![container], volumes(p, d.weights_claim))),
+                spec: Some(pod),
             },
             ..Default::default()
         }),

@@ -145,6 +145,7 @@ pub(crate) fn serve(
             )
         }
     };
+    let most_replicas = s.autoscaled.map_or(s.choice.replicas, |(_, max)| max);
     let server = model_server(&ServerSpec {
         runtime,
         keys: s.keys,
@@ -166,6 +167,7 @@ pub(crate) fn serve(
         pod_args: &pod_args,
         api_key: s.api_key,
         storage_keys: s.facts.and_then(|f| f.storage_secret.as_deref()),
+        most_replicas,
         xr_kind: &req.xr.kind,
         xr_name: &req.xr.name,
         existing: Existing::observed(&req.observed, s.keys),
@@ -197,7 +199,6 @@ pub(crate) fn serve(
     // large one). A LeaderWorkerSet group restarts whole when one of its
     // pods goes, and its pods count unavailable until it is back, so one
     // group at a time.
-    let most_replicas = s.autoscaled.map_or(s.choice.replicas, |(_, max)| max);
     if most_replicas > 1 {
         let budget = disruption_budget(
             s.name,
@@ -305,6 +306,9 @@ pub(crate) struct ServerSpec<'a> {
     pub(crate) api_key: Option<(&'a str, &'a str)>,
     /// The Secret whose keys every vLLM container reads the weights' bucket with.
     pub(crate) storage_keys: Option<&'a str>,
+    /// The most replicas that may run: the fixed count, or the autoscaler's
+    /// maximum.
+    pub(crate) most_replicas: i32,
 }
 
 /// The model server's objects as observed (for a remote cluster, as
@@ -484,6 +488,7 @@ fn deployment_server(
         labels: labels.clone(),
         selector: selector.clone(),
         weights_claim: claim.as_ref().map(|_| claim_name.as_str()),
+        spread: s.most_replicas > 1,
         pod,
     });
     let service = vllm_service(p.name, p.namespace, labels, selector.clone());
