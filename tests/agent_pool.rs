@@ -36,7 +36,7 @@ fn small_pool() -> Value {
 }
 
 /// The agents of a pool of one replica keep their pod template free of
-/// spreading (a pool of more prefers other nodes and zones: see the pool's
+/// spreading (a pool of more prefers other nodes: see the pool's
 /// full composition below).
 #[test]
 fn a_pool_of_one_agent_has_nothing_to_spread() {
@@ -284,12 +284,10 @@ fn with_its_model_the_pool_composes_server_agents_config_autoscaler_and_budget()
                             {"name": "config", "configMap": {"name": "reviewers-agent-config"}},
                             {"name": "tmp", "emptyDir": {"sizeLimit": "256Mi"}},
                         ],
-                        // Up to 6 replicas: each prefers a node and a zone of its own.
+                        // Up to 6 replicas: each prefers a node of its own.
                         "topologySpreadConstraints": [
                             {"maxSkew": 1, "topologyKey": "kubernetes.io/hostname",
-                             "whenUnsatisfiable": "ScheduleAnyway", "labelSelector": {"matchLabels": selector()}},
-                            {"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone",
-                             "whenUnsatisfiable": "ScheduleAnyway", "labelSelector": {"matchLabels": selector()}},
+                             "whenUnsatisfiable": "ScheduleAnyway", "labelSelector": {"matchLabels": selector()}}
                         ],
                     },
                 },

@@ -3090,11 +3090,11 @@ fn model_servers_run_at_the_platforms_priority_and_as_its_service_account() {
 
 /// Replicas kept for availability are worth little on one node: the pods
 /// of a model server that may run more than one replica prefer other nodes
-/// and zones than their siblings' (soft, so a full cluster still schedules
+/// than their siblings' (soft, so a full cluster still schedules
 /// them); one replica gets no constraint, and its pod template stays as it
 /// was.
 #[test]
-fn the_replicas_of_a_model_server_prefer_other_nodes_and_zones() {
+fn the_replicas_of_a_model_server_prefer_other_nodes() {
     let deployment_of = |spec: Value| {
         let rsp = call(&request("s", LlmInference::new("qwen").spec(spec).build()));
         assert_not_fatal(&rsp.results, "spread");
@@ -3109,9 +3109,7 @@ fn the_replicas_of_a_model_server_prefer_other_nodes_and_zones() {
         two["spec"]["template"]["spec"]["topologySpreadConstraints"],
         json!([
             {"maxSkew": 1, "topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "ScheduleAnyway",
-             "labelSelector": {"matchLabels": selector}},
-            {"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "ScheduleAnyway",
-             "labelSelector": {"matchLabels": selector}},
+             "labelSelector": {"matchLabels": selector}}
         ])
     );
     let one = deployment_of(json!({"model": QWEN, "gpuType": "L4", "runtime": "deployment"}));

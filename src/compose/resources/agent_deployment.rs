@@ -49,7 +49,7 @@ pub(crate) struct AgentDeploymentParams<'a> {
     /// Secrets to pull the agents' image with.
     pub(crate) pull_secrets: &'a [String],
     /// Whether more than one replica may run: their pods then prefer
-    /// other nodes and zones than their siblings'.
+    /// other nodes than their siblings'.
     pub(crate) spread: bool,
 }
 
@@ -161,9 +161,7 @@ pub(crate) fn agent_deployment(p: &AgentDeploymentParams) -> crate::compose::com
         // Service links would inject variables for every Service in the namespace.
         enable_service_links: Some(false),
         node_selector: (!p.node_selector.is_empty()).then(|| p.node_selector.clone()),
-        topology_spread_constraints: p
-            .spread
-            .then(|| spread::across_nodes_and_zones(&p.selector)),
+        topology_spread_constraints: p.spread.then(|| spread::across_nodes(&p.selector)),
         image_pull_secrets: image_pull_secrets(p.pull_secrets),
         security_context: Some(PodSecurityContext {
             run_as_non_root: Some(true),

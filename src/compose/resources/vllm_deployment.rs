@@ -31,7 +31,7 @@ pub(crate) struct DeploymentParams<'a> {
     /// The PersistentVolumeClaim of the weights volume, when there is one.
     pub(crate) weights_claim: Option<&'a str>,
     /// Whether more than one replica may run: their pods then prefer
-    /// other nodes and zones than their siblings'.
+    /// other nodes than their siblings'.
     pub(crate) spread: bool,
     pub(crate) pod: PodParams<'a>,
 }
@@ -72,7 +72,7 @@ pub(crate) fn vllm_deployment(d: &DeploymentParams) -> Deployment {
     let container = serving_container(p, vec!["vllm".into(), "serve".into()], serve_args(p));
     let mut pod = pod_spec(p, vec![container], volumes(p, d.weights_claim));
     if d.spread {
-        pod.topology_spread_constraints = Some(spread::across_nodes_and_zones(&d.selector));
+        pod.topology_spread_constraints = Some(spread::across_nodes(&d.selector));
     }
     Deployment {
         metadata: ObjectMeta {
