@@ -11,10 +11,11 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
 /// Each node as even as it can be among the pods `selector` selects, as a
 /// preference (`ScheduleAnyway`): a pod that cannot be spread still
-/// schedules. Zones are left to the scheduler's own scoring: with a zone
-/// constraint of a pod's own, the scheduler scores every node without a
-/// zone label as ignored (`requireAllTopologies` in its PodTopologySpread
-/// plugin), so on a cluster without zones nothing would spread at all.
+/// schedules. It replaces the scheduler's default constraints, whose zone
+/// one goes too: a zone constraint of the pod's own would make the
+/// scheduler's PodTopologySpread scoring ignore every node without a zone
+/// label (`requireAllTopologies`), so on a cluster without zones nothing
+/// would spread at all.
 pub(crate) fn across_nodes(selector: &BTreeMap<String, String>) -> Vec<TopologySpreadConstraint> {
     vec![TopologySpreadConstraint {
         max_skew: 1,
