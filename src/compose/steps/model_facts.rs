@@ -150,12 +150,18 @@ impl ModelFacts {
                              RUNAI_STREAMER_S3_USE_VIRTUAL_ADDRESSING=0 in the Secret"
                         ));
                     }
-                    (None, _) => format!(
-                        "{streamer}; the model server's pods need read access to the bucket: the platform's \
-                         ServiceAccount with workload identity (input.defaults.modelServerServiceAccountName), \
-                         {}or the nodes' own role",
-                        if scheme == "s3" { format!("keys in a Secret ({prefix}.storageSecretRef), ") } else { String::new() }
-                    ),
+                    (None, _) => {
+                        let keys = if scheme == "s3" {
+                            format!("keys in a Secret ({prefix}.storageSecretRef), ")
+                        } else {
+                            String::new()
+                        };
+                        format!(
+                            "{streamer}; the model server's pods need read access to the bucket: the platform's \
+                             ServiceAccount with workload identity (input.defaults.modelServerServiceAccountName), \
+                             {keys}or the nodes' own role"
+                        )
+                    }
                 });
                 (uri.to_string(), last)
             }
