@@ -56,6 +56,20 @@ fn given_as<'a>(arg: &'a str, flag: &str) -> Option<Option<&'a str>> {
     same.then_some(inline)
 }
 
+/// Whether `args` turn the switch `flag` on (`--flag`) or off
+/// (`--no-flag`), the last one given winning as in vLLM's parser; `None`
+/// when they give neither.
+pub(crate) fn switch(args: &[String], flag: &str) -> Option<bool> {
+    let off = format!("--no-{}", flag.trim_start_matches('-'));
+    args.iter().rev().find_map(|a| {
+        if given_as(a, flag) == Some(None) {
+            Some(true)
+        } else {
+            (given_as(a, &off) == Some(None)).then_some(false)
+        }
+    })
+}
+
 /// The flag that names the model to clients instead of its id.
 const SERVED_MODEL_NAME: &str = "--served-model-name";
 

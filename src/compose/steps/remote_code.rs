@@ -8,6 +8,8 @@
 //! call (a Model's `spec.trustRemoteCode`, an LLMInference's
 //! `spec.extraArgs`); an XR serving such a model without it is refused.
 
+use crate::compose::steps::extra_args;
+
 /// vLLM's flag that lets transformers import the repository's code.
 pub(crate) const FLAG: &str = "--trust-remote-code";
 
@@ -33,7 +35,7 @@ pub(crate) fn untrusted(model: &str, trusted: bool, how: &str) -> Option<String>
 
 /// Whether `args`, a `vllm serve` command line, trusts remote code.
 pub(crate) fn trusted_by(args: &[String]) -> bool {
-    args.iter().any(|a| a == FLAG)
+    extra_args::switch(args, FLAG) == Some(true)
 }
 
 #[cfg(test)]
@@ -69,5 +71,17 @@ mod tests {
         ])));
         assert!(!trusted_by(&args(&["--no-trust-remote-code"])));
         assert!(!trusted_by(&args(&[])));
+        // vLLM's parser reads `_` as `-`, and keeps the last one given.
+        assert!(trusted_by(&args(&["--trust_remote_code"])));
+        assert!(!trusted_by(&args(&[
+            "--trust-remote-code",
+            "--no-trust-remote-code"
+        ])));
+        assert!(trusted_by(&args(&[
+            "--no-trust-remote-code",
+            "--trust-remote-code"
+        ])));
+        // A value is not how the switch is turned on.
+        assert!(!trusted_by(&args(&["--trust-remote-code=false"])));
     }
 }
