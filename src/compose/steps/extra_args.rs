@@ -93,6 +93,9 @@ pub(crate) fn served_model_names(args: &[String]) -> Option<Vec<&str>> {
     })
 }
 
+/// The flag that caps the requests vLLM runs at once.
+const MAX_NUM_SEQS: &str = "--max-num-seqs";
+
 /// The requests vLLM runs at once, when `args` set it (`--max-num-seqs`).
 pub(crate) fn max_num_seqs(args: &[String]) -> Option<u64> {
     value_of(args, MAX_NUM_SEQS)?
@@ -100,8 +103,6 @@ pub(crate) fn max_num_seqs(args: &[String]) -> Option<u64> {
         .ok()
         .filter(|n| *n > 0)
 }
-
-const MAX_NUM_SEQS: &str = "--max-num-seqs";
 
 /// A warning for each derived flag `args` (at `field`) set.
 pub(crate) fn overriding_the_plan(field: &str, args: &[String]) -> Vec<String> {
@@ -168,9 +169,14 @@ pub(crate) fn check(field: &str, args: &[String]) -> Result<(), Refusal> {
     if let Some(n) = value_of(args, MAX_NUM_SEQS)
         && max_num_seqs(args).is_none()
     {
+        let given = if n.is_empty() {
+            "without a value".to_string()
+        } else {
+            n.to_string()
+        };
         return invalid(format!(
-            "{field} sets {MAX_NUM_SEQS} {n}; vLLM takes a whole number of at least 1 there (the requests it runs \
-             at once, for example 64) and would not start with it"
+            "{field} sets {MAX_NUM_SEQS} {given}; vLLM takes a whole number of at least 1 there (the requests it \
+             runs at once, for example 64) and would not start otherwise"
         ));
     }
     if served_model_names(args).is_some_and(|names| names.is_empty()) {
