@@ -96,12 +96,13 @@ pub(crate) fn serve(
     out: &mut Composition,
     notes: &mut Vec<String>,
 ) -> Result<Served, Refusal> {
+    let storage_keys = s.facts.and_then(|f| f.storage_secret.as_deref());
     let (runtime, cache) = runtime::choose_with_volume(
         &s.choice,
         OperatorCannotGive::of(
             s.api_key.is_some(),
             s.pull_secrets,
-            s.facts.and_then(|f| f.storage_secret.as_deref()),
+            storage_keys,
             req.settings.model_server_priority_class.as_deref(),
             req.settings.model_server_service_account.as_deref(),
         ),
@@ -166,7 +167,7 @@ pub(crate) fn serve(
         image: s.image,
         pod_args: &pod_args,
         api_key: s.api_key,
-        storage_keys: s.facts.and_then(|f| f.storage_secret.as_deref()),
+        storage_keys,
         most_replicas,
         xr_kind: &req.xr.kind,
         xr_name: &req.xr.name,
