@@ -224,7 +224,7 @@ async fn the_debug_log_of_a_request_shows_its_identity_and_size_and_no_value() {
         "db".into(),
         fnv1::Resource {
             resource: Some(object(json!({"apiVersion": "v1", "kind": "Secret",
-                "metadata": {"name": "db"}, "stringData": {"password": SECRET}}))),
+                "metadata": {"name": "db", "resourceVersion": "7"}, "stringData": {"password": SECRET}}))),
             connection_details: [("password".to_string(), SECRET.as_bytes().to_vec())].into(),
             ready: 0,
         },
@@ -261,7 +261,8 @@ async fn the_debug_log_of_a_request_shows_its_identity_and_size_and_no_value() {
         summary,
         json!({"tag": "secrets", "bytes": bytes,
                "composite": {"kind": "LLMInference", "name": "qwen-0", "namespace": "team-a"},
-               "observed": {"db": "Secret"}, "desired": {"bucket": "Bucket"},
+               "observed": {"db": {"kind": "Secret", "resourceVersion": "7"}},
+               "desired": {"bucket": {"kind": "Bucket"}},
                "credentials": 1, "input": true})
     );
     let _ = Duration::ZERO;

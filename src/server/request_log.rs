@@ -71,24 +71,33 @@ fn identity(object: &prost_types::Struct) -> Value {
         Some(prost_types::value::Kind::StructValue(m)) => Some(m),
         _ => None,
     };
-    json!({
+    let mut identity = json!({
         "kind": field(object.fields.get("kind")),
         "name": field(metadata.and_then(|m| m.fields.get("name"))),
         "namespace": field(metadata.and_then(|m| m.fields.get("namespace"))),
-    })
+    });
+    // Which version Crossplane sent: a call that reads an older one than an
+    // earlier call did shows a cache that lags.
+    let version = field(metadata.and_then(|m| m.fields.get("resourceVersion")));
+    if !version.is_empty() {
+        identity["resourceVersion"] = json!(version);
+    }
+    identity
 }
 
-/// Each composed resource's name and kind.
+/// Each composed resource's name, kind and resource version.
 fn kinds<'a>(resources: impl Iterator<Item = (&'a String, &'a fnv1::Resource)>) -> Value {
     Value::Object(
         resources
             .map(|(name, r)| {
-                let kind = r
-                    .resource
-                    .as_ref()
-                    .map(|o| identity(o)["kind"].clone())
-                    .unwrap_or(Value::Null);
-                (name.clone(), kind)
+                let kind = r.resource.as_ref().map(|o| {
+                    let mut identity = identity(o);
+                    let object = identity.as_object_mut().expect("an object");
+                    object.remove("name");
+                    object.remove("namespace");
+                    identity
+                });
+                (name.clone(), kind.unwrap_or(Value::Null))
             })
             .collect(),
     )
@@ -133,7 +142,7 @@ mod tests {
             observed: Some(fnv1::State {
                 composite: Some(fnv1::Resource {
                     resource: Some(object(json!({"kind": "LLMInference",
-                        "metadata": {"name": "qwen\nforged", "namespace": "team-a"},
+                        "metadata": {"name": "qwen\nforged", "namespace": "team-a", "resourceVersion": "41"},
                         "spec": {"connectionString": format!("postgres://a:{secret}@db")}}))),
                     ..Default::default()
                 }),
@@ -141,7 +150,8 @@ mod tests {
                     "db".to_string(),
                     fnv1::Resource {
                         resource: Some(object(
-                            json!({"kind": "Secret", "stringData": {"password": secret}}),
+                            json!({"kind": "Secret", "metadata": {"resourceVersion": "7"},
+                                   "stringData": {"password": secret}}),
                         )),
                         connection_details: [("password".to_string(), secret.as_bytes().to_vec())]
                             .into(),
@@ -159,8 +169,9 @@ mod tests {
         assert_eq!(
             summary,
             json!({"tag": "t", "bytes": bytes,
-                   "composite": {"kind": "LLMInference", "name": "qwen\nforged", "namespace": "team-a"},
-                   "observed": {"db": "Secret"}, "input": true})
+                   "composite": {"kind": "LLMInference", "name": "qwen\nforged", "namespace": "team-a",
+                                 "resourceVersion": "41"},
+                   "observed": {"db": {"kind": "Secret", "resourceVersion": "7"}}, "input": true})
         );
         assert!(!summary.to_string().contains(secret));
     }
