@@ -154,15 +154,19 @@ fn the_replicas_an_autoscaler_set_are_left_to_it() {
     // still counts as applied from this spec: it is ready, and its layout
     // is recorded as serving.
     let mut again = desired_resource(&rsp, "deployment");
-    let served = again["metadata"]["annotations"]
-        .as_object_mut()
-        .unwrap()
-        .remove("infer.dev/served-layout");
+    let annotations = again["metadata"]["annotations"].as_object_mut().unwrap();
+    let served = annotations.remove("infer.dev/served-layout");
+    let served_spec = annotations.remove("infer.dev/served-spec-digest");
     assert_eq!(
         served,
         Some(json!(
             "1 x H100-80GB (bfloat16), tensor parallel 1, max model length 32768"
         ))
+    );
+    assert_eq!(
+        served_spec.as_ref(),
+        desired_resource(&first, "deployment")["metadata"]["annotations"]
+            .get("infer.dev/spec-digest")
     );
     assert_eq!(again, desired_resource(&first, "deployment"));
     assert_eq!(again["spec"].get("replicas"), None);

@@ -2817,6 +2817,88 @@ fn an_existing_claim_keeps_its_class_and_modes_and_says_so() {
     }
 }
 
+/// Kubernetes counts an annotation change as a new generation of a
+/// Deployment (its annotations are copied to its ReplicaSets), so the write
+/// that records the layout as served leaves the controller one generation
+/// behind until it looks again. That write changes nothing that runs: READY
+/// stays True. Any other change in that gap is a rollout: the XR is not
+/// ready until the controller has seen it.
+#[test]
+fn recording_the_served_layout_is_not_a_rollout() {
+    const SERVED: &str = "infer.dev/served-layout";
+    const SERVED_SPEC: &str = "infer.dev/served-spec-digest";
+    let complete = json!({"observedGeneration": 1, "replicas": 1, "updatedReplicas": 1, "availableReplicas": 1,
+                          "conditions": [{"type": "Available", "status": "True"}]});
+    let call_with = |gpu_type: &str, deployment: Value| {
+        let spec = json!({"model": "Qwen/Qwen2.5-7B-Instruct", "gpuType": gpu_type, "runtime": "deployment"});
+        let mut req = request("served", LlmInference::new("qwen").spec(spec).build());
+        req.input = Some(pinned_gpu_type());
+        req.observed.as_mut().unwrap().resources =
+            [("deployment".to_string(), resource(deployment))].into();
+        call(&req)
+    };
+    let ready = |rsp: &fnv1::RunFunctionResponse| {
+        (
+            composed(rsp, "deployment").1 == fnv1::Ready::True as i32,
+            desired_status(rsp)["ready"].clone(),
+        )
+    };
+    let annotation = |o: &Value, name: &str| o["metadata"]["annotations"].get(name).cloned();
+
+    // The first Deployment has rolled out: the answer records it as served,
+    // with the digest of the spec that served.
+    let rsp = call_with("L4", applied(qwen_deployment("L4"), 1, complete.clone()));
+    assert_eq!(ready(&rsp), (true, json!("True")));
+    let recorded = composed(&rsp, "deployment").0;
+    assert_eq!(annotation(&recorded, SERVED), Some(json!(QWEN_ON_L4)));
+    let digest = annotation(&recorded, "infer.dev/spec-digest");
+    assert_eq!(annotation(&recorded, SERVED_SPEC), digest);
+
+    // Applied: generation 2, which the controller has not seen yet.
+    let rsp = call_with("L4", applied(recorded.clone(), 2, complete.clone()));
+    assert_eq!(ready(&rsp), (true, json!("True")));
+    assert_eq!(
+        composed(&rsp, "deployment").0,
+        recorded,
+        "nothing more to write"
+    );
+
+    // Recorded by a function that did not record the spec, or two changes
+    // behind: the status may be about another spec.
+    let mut unrecorded = recorded.clone();
+    unrecorded["metadata"]["annotations"]
+        .as_object_mut()
+        .unwrap()
+        .remove(SERVED_SPEC);
+    let rsp = call_with("L4", applied(unrecorded, 2, complete.clone()));
+    assert_eq!(ready(&rsp), (false, json!("False")));
+    let rsp = call_with("L4", applied(recorded.clone(), 3, complete.clone()));
+    assert_eq!(ready(&rsp), (false, json!("False")));
+
+    // Moved to H100: the new spec keeps the record of what served, and
+    // while the controller has not seen it, the old status says nothing of
+    // the new spec.
+    let rsp = call_with("H100-80GB", applied(recorded, 2, complete));
+    let moving = composed(&rsp, "deployment").0;
+    assert_eq!(ready(&rsp), (false, json!("False")));
+    assert_eq!(annotation(&moving, SERVED), Some(json!(QWEN_ON_L4)));
+    assert_eq!(annotation(&moving, SERVED_SPEC), digest);
+    let in_progress = json!({"observedGeneration": 2, "replicas": 1, "updatedReplicas": 1, "availableReplicas": 1,
+                             "conditions": [{"type": "Available", "status": "True"}]});
+    let rsp = call_with("H100-80GB", applied(moving.clone(), 3, in_progress.clone()));
+    assert_eq!(ready(&rsp), (false, json!("False")));
+
+    // Rolled out on H100: recorded, with the H100 spec.
+    let rsp = call_with("H100-80GB", applied(moving, 2, in_progress));
+    assert_eq!(ready(&rsp), (true, json!("True")));
+    let on_h100 = composed(&rsp, "deployment").0;
+    assert_eq!(annotation(&on_h100, SERVED), Some(json!(QWEN_ON_H100)));
+    assert_eq!(
+        annotation(&on_h100, SERVED_SPEC),
+        annotation(&on_h100, "infer.dev/spec-digest")
+    );
+}
+
 /// A runtime that served and lost every replica is Unavailable, not
 /// Starting, for as long as it has none. The workload itself remembers that
 /// it served (an annotation naming the layout): Crossplane may call with a

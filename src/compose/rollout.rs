@@ -216,7 +216,7 @@ impl Counts {
                 available: int_at(o, &["status", "availableReplicas"]).unwrap_or(0),
             },
             total: int_at(o, &["status", "replicas"]).unwrap_or(0),
-            current: observed_generation_is_current(o),
+            current: observed_generation_is_current(o) || behind_only_for_the_served_record(o),
         }
     }
 
@@ -440,6 +440,24 @@ fn observed_generation_is_current(o: &Map<String, Value>) -> bool {
         (Some(_), None) => false,
         (None, _) => true,
     }
+}
+
+/// Whether a Deployment's controller is one generation behind only because
+/// the spec it has seen was recorded as served. Kubernetes gives a
+/// Deployment a new generation for an annotation change too (its
+/// annotations are copied to its ReplicaSets: `PrepareForUpdate` in
+/// pkg/registry/apps/deployment/strategy.go), and that record is the one
+/// the function adds to a spec it leaves unchanged. Taken for a rollout,
+/// it would turn READY False for as long as the controller takes to look.
+fn behind_only_for_the_served_record(o: &Map<String, Value>) -> bool {
+    let one_behind = match (
+        int_at(o, &["metadata", "generation"]),
+        int_at(o, &["status", "observedGeneration"]),
+    ) {
+        (Some(generation), Some(observed)) => observed + 1 == generation,
+        _ => false,
+    };
+    one_behind && crate::compose::spec_digest::served(o)
 }
 
 /// Why the pods of a workload do not run, from the pods themselves: a pod

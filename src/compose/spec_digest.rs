@@ -19,6 +19,10 @@ use crate::request::{applied_manifest, int_at};
 /// The annotation that carries the digest.
 pub(crate) const ANNOTATION: &str = "infer.dev/spec-digest";
 
+/// The annotation that carries the digest of the spec that last served on
+/// every replica, written beside the layout it served.
+pub(crate) const SERVED_ANNOTATION: &str = "infer.dev/served-spec-digest";
+
 /// Kinds whose readiness is a rollout of their spec.
 const WORKLOADS: &[&str] = &["Deployment", "LeaderWorkerSet", "VLLMRuntime"];
 
@@ -103,6 +107,12 @@ pub fn annotate(kind: &str, object: &mut Map<String, Value>) -> Option<Spec> {
 /// The digest an observed object carries, if any.
 pub(crate) fn of(object: &Map<String, Value>) -> Option<&str> {
     annotation(object, ANNOTATION)
+}
+
+/// Whether `object` records that the spec it carries has served on every
+/// replica.
+pub(crate) fn served(object: &Map<String, Value>) -> bool {
+    of(object).is_some_and(|digest| annotation(object, SERVED_ANNOTATION) == Some(digest))
 }
 #[cfg(test)]
 mod tests {

@@ -17,9 +17,11 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
+use crate::compose::annotations::annotation;
 use crate::compose::composition::{ComposeRequest, Composition};
 use crate::compose::resources::placement::Placement;
 use crate::compose::rollout::{Replicas, Rollout, pod_problem, rollout};
+use crate::compose::spec_digest;
 use crate::compose::steps::conditions;
 use crate::protocol::server::{Condition, ResourceSelector, resource_selector::Match};
 use crate::request::{manifest_of, required_objects, str_at};
@@ -86,15 +88,24 @@ pub(crate) fn observe(
         layout,
         rollout,
     } = workload;
-    let last_served = observed.and_then(|o| {
-        crate::compose::annotations::annotation(o, SERVED_LAYOUT_ANNOTATION).map(String::from)
-    });
-    let served = match (&rollout, &last_served) {
-        (Rollout::Complete | Rollout::AboveFloor(_), _) => Some(layout),
-        (_, last) => last.as_deref(),
+    let recorded = |name| observed.and_then(|o| annotation(o, name)).map(String::from);
+    let last_served = recorded(SERVED_LAYOUT_ANNOTATION);
+    let served = match &rollout {
+        Rollout::Complete | Rollout::AboveFloor(_) => {
+            let composed = out.resources.get(key);
+            let digest = composed.and_then(|c| spec_digest::of(c.manifest.object()));
+            Some((layout.to_string(), digest.map(String::from)))
+        }
+        // Kept as observed: left out, server-side apply would remove it.
+        _ => last_served
+            .clone()
+            .map(|layout| (layout, recorded(spec_digest::SERVED_ANNOTATION))),
     };
-    if let Some(served) = served {
-        out.annotate(key, SERVED_LAYOUT_ANNOTATION, served);
+    if let Some((layout, digest)) = served {
+        out.annotate(key, SERVED_LAYOUT_ANNOTATION, &layout);
+        if let Some(digest) = digest {
+            out.annotate(key, spec_digest::SERVED_ANNOTATION, &digest);
+        }
     }
     let problem = diagnose(
         req,
