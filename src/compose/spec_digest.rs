@@ -114,6 +114,7 @@ pub(crate) fn of(object: &Map<String, Value>) -> Option<&str> {
 pub(crate) fn served(object: &Map<String, Value>) -> bool {
     of(object).is_some_and(|digest| annotation(object, SERVED_ANNOTATION) == Some(digest))
 }
+
 #[cfg(test)]
 mod tests {
     use super::*;

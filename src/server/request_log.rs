@@ -91,11 +91,12 @@ fn kinds<'a>(resources: impl Iterator<Item = (&'a String, &'a fnv1::Resource)>) 
         resources
             .map(|(name, r)| {
                 let kind = r.resource.as_ref().map(|o| {
-                    let mut identity = identity(o);
-                    let object = identity.as_object_mut().expect("an object");
-                    object.remove("name");
-                    object.remove("namespace");
-                    identity
+                    let identity = identity(o);
+                    let mut kind = json!({"kind": identity["kind"]});
+                    if let Some(version) = identity.get("resourceVersion") {
+                        kind["resourceVersion"] = version.clone();
+                    }
+                    kind
                 });
                 (name.clone(), kind.unwrap_or(Value::Null))
             })
