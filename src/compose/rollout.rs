@@ -432,13 +432,20 @@ fn unreported(
 /// Whether `status.observedGeneration` has caught up with
 /// `metadata.generation` (a controller that reports neither is believed).
 fn observed_generation_is_current(o: &Map<String, Value>) -> bool {
+    generations_unseen(o) == Some(0)
+}
+
+/// How many generations of `o` its controller has yet to see: 0 when `o`
+/// carries none (the controller is believed), `None` when it carries one
+/// and the controller has reported none.
+fn generations_unseen(o: &Map<String, Value>) -> Option<i64> {
     match (
         int_at(o, &["metadata", "generation"]),
         int_at(o, &["status", "observedGeneration"]),
     ) {
-        (Some(generation), Some(observed)) => observed >= generation,
-        (Some(_), None) => false,
-        (None, _) => true,
+        (Some(generation), Some(observed)) => Some((generation - observed).max(0)),
+        (Some(_), None) => None,
+        (None, _) => Some(0),
     }
 }
 
@@ -450,14 +457,7 @@ fn observed_generation_is_current(o: &Map<String, Value>) -> bool {
 /// the function adds to a spec it leaves unchanged. Taken for a rollout,
 /// it would turn READY False for as long as the controller takes to look.
 fn behind_only_for_the_served_record(o: &Map<String, Value>) -> bool {
-    let one_behind = match (
-        int_at(o, &["metadata", "generation"]),
-        int_at(o, &["status", "observedGeneration"]),
-    ) {
-        (Some(generation), Some(observed)) => observed + 1 == generation,
-        _ => false,
-    };
-    one_behind && crate::compose::spec_digest::served(o)
+    generations_unseen(o) == Some(1) && crate::compose::spec_digest::served(o)
 }
 
 /// Why the pods of a workload do not run, from the pods themselves: a pod
