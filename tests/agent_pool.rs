@@ -1963,6 +1963,38 @@ fn malformed_agent_pools_are_refused_and_name_the_field_and_what_is_valid() {
             ),
         ),
         refusal(
+            "modelServerApiKeySecretRef on a VLLMRuntime",
+            "spec.modelServerApiKeySecretRef",
+            json!({"name": "code-assistant-model-key"}),
+            fatal(
+                "CannotStart",
+                "spec.modelServerApiKeySecretRef: a VLLMRuntime's environment (vllmConfig.env) holds only literal \
+                 values, so the key would stand in plain text in it; set spec.runtime to deployment or \
+                 leader-worker-set, whose pods read VLLM_API_KEY from the Secret",
+            ),
+        ),
+        refusal(
+            "modelServerApiKeySecretRef not a name",
+            "spec.modelServerApiKeySecretRef",
+            json!({"name": "Model Key"}),
+            fatal(
+                "InvalidSpec",
+                "spec.modelServerApiKeySecretRef.name is \"Model Key\"; use a DNS name: at most 253 characters of \
+                 lower-case letters, digits, '-' and '.', starting and ending with a letter or digit (for example \
+                 code-assistant-model-key)",
+            ),
+        ),
+        refusal(
+            "modelServerApiKeySecretRef key with a space",
+            "spec.modelServerApiKeySecretRef",
+            json!({"name": "code-assistant-model-key", "key": "api key"}),
+            fatal(
+                "InvalidSpec",
+                "spec.modelServerApiKeySecretRef.key is \"api key\"; a key of a Secret or ConfigMap is at most 253 \
+                 letters, digits, '-', '_' and '.', and not '.' or starting with '..' (for example api-key)",
+            ),
+        ),
+        refusal(
             "env not list",
             "spec.env",
             json!("A=B"),
@@ -1975,7 +2007,7 @@ fn malformed_agent_pools_are_refused_and_name_the_field_and_what_is_valid() {
             json!(3),
             fatal(
                 "InvalidSpec",
-                "spec.replicas: unknown field replicas; valid fields are agentClass, image, imagePullSecrets, env, port, minReplicas, maxReplicas, prewarmPercent, tokensPerSecondBudget, migProfile, objective, autoscaling, modelServerAutoscaling, gpuRequirements, runtime, sessionAffinity, scheduling, ingressHost, crossplane",
+                "spec.replicas: unknown field replicas; valid fields are agentClass, image, imagePullSecrets, env, port, minReplicas, maxReplicas, prewarmPercent, tokensPerSecondBudget, migProfile, objective, autoscaling, modelServerAutoscaling, modelServerApiKeySecretRef, gpuRequirements, runtime, sessionAffinity, scheduling, ingressHost, crossplane",
             ),
         )
         .requiring_nothing(),
@@ -2206,6 +2238,73 @@ fn the_agents_get_a_placeholder_api_key_their_own_replaces() {
     let mut spec = small_pool();
     spec["env"] = json!([own]);
     assert_eq!(api_keys(spec), [own]);
+}
+
+/// A key for the pool's model server: its pods require it under /v1 and
+/// the agents send it, both read from the pool's Secret, so no other pod
+/// that reaches the Service can use the GPUs. Auto serves on a Deployment,
+/// whose pods read the key from the Secret; the VLLMRuntime cannot (see the
+/// refusals).
+#[test]
+fn a_model_server_key_is_required_by_the_server_and_sent_by_the_agents() {
+    let mut spec = small_pool();
+    spec["runtime"] = json!("auto");
+    spec["modelServerApiKeySecretRef"] = json!({"name": "reviewers-model-key"});
+    let rsp = call(&with_model(
+        request("k", AgentPool::new("reviewers").spec(spec).build()),
+        vec![llama_8b()],
+    ));
+    assert_eq!(fatals(&rsp), Vec::<&str>::new());
+    let from_secret = json!({"secretKeyRef": {"name": "reviewers-model-key", "key": "api-key"}});
+    let env_named = |key: &str, name: &str| -> Vec<Value> {
+        manifest(&rsp, key)["spec"]["template"]["spec"]["containers"][0]["env"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["name"] == name)
+            .cloned()
+            .collect()
+    };
+    assert_eq!(
+        env_named("model_server_deployment", "VLLM_API_KEY"),
+        [json!({"name": "VLLM_API_KEY", "valueFrom": from_secret})]
+    );
+    assert_eq!(
+        env_named("agents", "OPENAI_API_KEY"),
+        [json!({"name": "OPENAI_API_KEY", "valueFrom": from_secret})]
+    );
+    let reasons = desired_status(&rsp)["plan"]["reasons"].clone();
+    let said = |start: &str| {
+        reasons
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(Value::as_str)
+            .find(|r| r.starts_with(start))
+            .map(str::to_string)
+    };
+    assert_eq!(
+        said("Runtime:").as_deref(),
+        Some(
+            "Runtime: deployment (spec.runtime auto): a VLLMRuntime's environment holds only literal values, so it \
+             cannot read spec.modelServerApiKeySecretRef's key from the Secret; a Deployment's pods read \
+             VLLM_API_KEY from it."
+        )
+    );
+    assert_eq!(
+        said("API key").as_deref(),
+        Some(
+            "API key: requests under /v1 need Authorization: Bearer with the key api-key of Secret \
+             reviewers-model-key (VLLM_API_KEY); /health and /metrics stay open for the probes and Prometheus."
+        )
+    );
+    for key in ["agents", "model_server_deployment"] {
+        assert_eq!(
+            validate_composed(&manifest(&rsp, key)),
+            Vec::<String>::new(),
+            "{key}"
+        );
+    }
 }
 
 /// A Model of gated weights without a token: the pool says where the

@@ -15,7 +15,9 @@ use serde::{Deserialize, Serialize};
 use super::model::Topology;
 use super::model_server_autoscaling::ModelServerAutoscaling;
 use super::plan_status::PlanStatus;
-use super::shared_fields::{Endpoint, NameRef, PULL_SECRETS_MAX, RuntimeChoice, SecretKeyRef};
+use super::shared_fields::{
+    API_KEY_KEY, Endpoint, NameRef, PULL_SECRETS_MAX, RuntimeChoice, SecretKeyRef,
+};
 use super::sizing_vocabulary::Objective;
 use super::validate::{image_part, in_range, text};
 use crate::names::require_subdomain;
@@ -101,6 +103,8 @@ pub(crate) struct AgentPoolSpec {
     pub(crate) autoscaling: Option<Autoscaling>,
     /// Scale the model server with load instead of tokensPerSecondBudget: the platform's autoscaler adds a replica above a per-replica number of in-flight requests that the sizing plan derives.
     pub(crate) model_server_autoscaling: Option<ModelServerAutoscaling>,
+    /// Secret holding the API key the model server requires under /v1 (vLLM's VLLM_API_KEY; key defaults to api-key); the agents send it as OPENAI_API_KEY. Without it any pod that reaches the model server's Service can use its GPUs. /health and /metrics stay open for the probes and Prometheus. The deployment and leader-worker-set runtimes take it; a VLLMRuntime's environment holds only literal values.
+    pub(crate) model_server_api_key_secret_ref: Option<SecretKeyRef>,
     /// The model server's GPUs.
     pub(crate) gpu_requirements: Option<GpuRequirements>,
     /// What serves the model server: vllm-runtime, deployment, leader-worker-set or auto. Defaults to the platform's (step input).
@@ -609,6 +613,13 @@ fn check_strings_and_durations(spec: &AgentPoolSpec) -> Result<(), String> {
     )?;
     if let Some(h) = spec.ingress_host.as_deref() {
         require_subdomain("spec.ingressHost", h, "agents.example.com")?;
+    }
+    if let Some(r) = &spec.model_server_api_key_secret_ref {
+        r.check(
+            "spec.modelServerApiKeySecretRef",
+            "code-assistant-model-key",
+            API_KEY_KEY,
+        )?;
     }
     if let Some(s) = &spec.scheduling {
         crate::names::require_labels("spec.scheduling.nodeSelector", &s.node_selector)?;

@@ -10,8 +10,8 @@ use serde::{Deserialize, Serialize};
 use super::model_server_autoscaling::{AutoscalingStatus, ModelServerAutoscaling};
 use super::plan_status::PlanStatus;
 use super::shared_fields::{
-    Endpoint, GatewayRef, HF_TOKEN_KEY, Image, NameRef, PULL_SECRETS_MAX, RuntimeChoice,
-    SecretKeyRef, Tls,
+    API_KEY_KEY, Endpoint, GatewayRef, HF_TOKEN_KEY, Image, NameRef, PULL_SECRETS_MAX,
+    RuntimeChoice, SecretKeyRef, Tls,
 };
 use super::sizing_vocabulary::{KvCacheDtype, Objective, WeightPrecision};
 use super::validate::{image_part, model_id, text};
@@ -19,8 +19,6 @@ use crate::names::{require_dns1123_label, require_subdomain};
 
 /// Kind name.
 pub(crate) const KIND: &str = "LLMInference";
-/// The key of `spec.apiKeySecretRef` when it names none.
-pub(crate) const API_KEY_KEY: &str = "api-key";
 
 // Limits of the numeric fields: the schema, the reader (which refuses
 // fractions and the like with the range) and the composer's range check

@@ -103,6 +103,9 @@ pub(crate) struct SecretKeyRef {
 /// The key of a Hugging Face token's Secret when a reference names none.
 pub(crate) const HF_TOKEN_KEY: &str = "token";
 
+/// The key of a model server's API key Secret when a reference names none.
+pub(crate) const API_KEY_KEY: &str = "api-key";
+
 impl SecretKeyRef {
     /// The reference at `field` as the API server takes it: the name a DNS
     /// subdomain (`example_name` in the message), and a given key one a

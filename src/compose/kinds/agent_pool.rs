@@ -13,6 +13,8 @@
 use std::collections::BTreeMap;
 use std::ops::ControlFlow;
 
+use k8s_openapi::api::core::v1::EnvVar;
+
 use crate::compose::composition::{ComposeRequest, Composition, Refusal, to_object};
 use crate::compose::last_applied;
 use crate::compose::resources::agent_config::{
@@ -36,7 +38,7 @@ use crate::compose::steps::conditions;
 use crate::compose::steps::hf_access;
 use crate::compose::steps::model_config;
 use crate::compose::steps::model_ref::ResolvedModel;
-use crate::compose::steps::model_server::{self, Serve, Served, ServerKeys};
+use crate::compose::steps::model_server::{self, ApiKey, Serve, Served, ServerKeys};
 use crate::compose::steps::routing_condition;
 use crate::compose::steps::runtime;
 use crate::compose::steps::scaling_condition;
@@ -56,7 +58,7 @@ use crate::xr::agent_pool::{
 };
 use crate::xr::model::Locality;
 use crate::xr::plan_status::PlanStatus;
-use crate::xr::shared_fields::{Endpoint, PullSecrets};
+use crate::xr::shared_fields::{API_KEY_KEY, Endpoint, PullSecrets};
 
 /// Composition resource names.
 pub(crate) const MODEL_SERVER: &str = "model_server";
@@ -353,8 +355,10 @@ impl Pool<'_> {
             placement: &placement,
             autoscaled: autoscaling.map(|a| (a.min_replicas, a.max_replicas)),
             pull_secrets: &self.pull_secrets,
-            // Only the pool's agents call it, inside the cluster.
-            api_key: None,
+            api_key: spec
+                .model_server_api_key_secret_ref
+                .as_ref()
+                .map(|r| ApiKey::of("spec.modelServerApiKeySecretRef", r)),
         };
         model_server::serve(req, &serve, plan, &mut self.out, &mut self.notes)
     }
@@ -451,9 +455,7 @@ impl Pool<'_> {
         let mut agent_env = vec![
             env_vars::literal("OPENAI_BASE_URL", base_url),
             env_vars::literal("OPENAI_MODEL", &model.facts.model_url),
-            // The model server takes no key, but OpenAI's SDKs refuse to
-            // start without one: vLLM's documented placeholder.
-            env_vars::literal("OPENAI_API_KEY", "EMPTY"),
+            server_key(spec),
             env_vars::literal("AGENT_CONFIG", &config_path()),
         ];
         if let Some(port) = spec.port {
@@ -881,6 +883,19 @@ fn size(
         );
     }
     Ok(plan)
+}
+
+/// The key the agents send the model server: the pool's, from its Secret.
+/// Without one the server takes none, but OpenAI's SDKs refuse to start
+/// without a key: vLLM's documented placeholder.
+fn server_key(spec: &AgentPoolSpec) -> EnvVar {
+    match &spec.model_server_api_key_secret_ref {
+        Some(r) => {
+            let (secret, key) = r.name_and_key(API_KEY_KEY);
+            env_vars::from_secret("OPENAI_API_KEY", secret, key)
+        }
+        None => env_vars::literal("OPENAI_API_KEY", "EMPTY"),
+    }
 }
 
 /// Refuses an agent configuration larger than a ConfigMap holds, naming

@@ -21,7 +21,7 @@ use crate::compose::steps::inference_routing;
 use crate::compose::steps::model_config;
 use crate::compose::steps::model_facts::ModelFacts;
 use crate::compose::steps::model_ref::ResolvedModel;
-use crate::compose::steps::model_server::{self, Serve, Served, ServerKeys};
+use crate::compose::steps::model_server::{self, ApiKey, Serve, Served, ServerKeys};
 use crate::compose::steps::replaced_objects;
 use crate::compose::steps::runtime;
 use crate::compose::steps::served_model::{self, ModelRef};
@@ -33,7 +33,7 @@ use crate::compose::steps::{routing_condition, scaling_condition};
 use crate::input::Settings;
 use crate::names;
 use crate::sizing::{self, Plan, SizingRequest};
-use crate::xr::llm_inference::{API_KEY_KEY, LlmInferenceSpec, LlmInferenceStatus};
+use crate::xr::llm_inference::{LlmInferenceSpec, LlmInferenceStatus};
 use crate::xr::model_server_autoscaling::AutoscalingStatus;
 use crate::xr::plan_status::PlanStatus;
 use crate::xr::shared_fields::{Endpoint, HF_TOKEN_KEY, PullSecrets};
@@ -408,7 +408,7 @@ impl Server<'_> {
             api_key: spec
                 .api_key_secret_ref
                 .as_ref()
-                .map(|r| r.name_and_key(API_KEY_KEY)),
+                .map(|r| ApiKey::of("spec.apiKeySecretRef", r)),
         };
         model_server::serve(req, &serve, plan, &mut self.out, &mut self.notes)
     }

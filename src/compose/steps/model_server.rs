@@ -34,7 +34,7 @@ use crate::manifests::vllm_runtime::VLLMRuntime;
 use crate::names;
 use crate::request::{Observed, int_at, manifest_of};
 use crate::sizing::Plan;
-use crate::xr::shared_fields::{PullSecrets, RuntimeChoice};
+use crate::xr::shared_fields::{API_KEY_KEY, PullSecrets, RuntimeChoice, SecretKeyRef};
 
 /// Longest LeaderWorkerSet name: its controller names the workers'
 /// StatefulSets `<name>-<group>`, whose pods carry the label
@@ -66,8 +66,25 @@ pub(crate) struct Serve<'a> {
     pub(crate) autoscaled: Option<(i32, i32)>,
     /// The Secrets the pods pull their images with.
     pub(crate) pull_secrets: &'a PullSecrets,
-    /// (Secret name, key) of the API key clients must send.
-    pub(crate) api_key: Option<(&'a str, &'a str)>,
+    /// The API key clients must send.
+    pub(crate) api_key: Option<ApiKey<'a>>,
+}
+
+/// An API key the model server requires, read from a Secret.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ApiKey<'a> {
+    /// The XR's field that names the Secret, for what is said about it.
+    pub(crate) field: &'static str,
+    pub(crate) secret: &'a str,
+    pub(crate) key: &'a str,
+}
+
+impl<'a> ApiKey<'a> {
+    /// The key `reference` names at `field`.
+    pub(crate) fn of(field: &'static str, reference: &'a SecretKeyRef) -> Self {
+        let (secret, key) = reference.name_and_key(API_KEY_KEY);
+        Self { field, secret, key }
+    }
 }
 
 /// What [`serve`] built: the runtime chosen and how the server stands.
@@ -100,7 +117,7 @@ pub(crate) fn serve(
     let (runtime, cache) = runtime::choose_with_volume(
         &s.choice,
         OperatorCannotGive::of(
-            s.api_key.is_some(),
+            s.api_key.map(|k| k.field),
             s.pull_secrets,
             storage_keys,
             req.settings.model_server_priority_class.as_deref(),
@@ -166,7 +183,7 @@ pub(crate) fn serve(
         },
         image: s.image,
         pod_args: &pod_args,
-        api_key: s.api_key,
+        api_key: s.api_key.map(|k| (k.secret, k.key)),
         storage_keys,
         most_replicas,
         xr_kind: &req.xr.kind,

@@ -63,9 +63,9 @@ impl Asked {
 /// What a model server's pods need that a VLLMRuntime cannot give them.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum OperatorCannotGive<'a> {
-    /// An API key read from a Secret: the operator's environment holds
-    /// only literal values.
-    ApiKeyFromSecret,
+    /// An API key read from a Secret (named at the field): the operator's
+    /// environment holds only literal values.
+    ApiKeyFromSecret(&'a str),
     /// More than one pull secret: the operator takes one.
     PullSecrets(&'a PullSecrets),
     /// The bucket's keys in the Model's Secret: the operator's environment
@@ -80,14 +80,14 @@ pub(crate) enum OperatorCannotGive<'a> {
 impl<'a> OperatorCannotGive<'a> {
     /// The first thing the pods need that the operator cannot give.
     pub(crate) fn of(
-        api_key: bool,
+        api_key_field: Option<&'a str>,
         pull_secrets: &'a PullSecrets,
         storage_keys: Option<&'a str>,
         priority_class: Option<&'a str>,
         service_account: Option<&'a str>,
     ) -> Option<Self> {
-        if api_key {
-            Some(Self::ApiKeyFromSecret)
+        if let Some(field) = api_key_field {
+            Some(Self::ApiKeyFromSecret(field))
         } else if pull_secrets.names.len() > 1 {
             Some(Self::PullSecrets(pull_secrets))
         } else {
@@ -101,10 +101,11 @@ impl<'a> OperatorCannotGive<'a> {
     /// The refusal of a VLLMRuntime that was asked for.
     fn refusal(self) -> Refusal {
         let message = match self {
-            Self::ApiKeyFromSecret => "spec.apiKeySecretRef: a VLLMRuntime's environment (vllmConfig.env) holds \
-                only literal values, so the key would stand in plain text in it; set spec.runtime to deployment or \
-                leader-worker-set, whose pods read VLLM_API_KEY from the Secret"
-                .to_string(),
+            Self::ApiKeyFromSecret(field) => format!(
+                "{field}: a VLLMRuntime's environment (vllmConfig.env) holds only literal values, so the key would \
+                 stand in plain text in it; set spec.runtime to deployment or leader-worker-set, whose pods read \
+                 VLLM_API_KEY from the Secret"
+            ),
             Self::PullSecrets(p) => format!(
                 "{}: the model server's pods would pull with {} Secrets ({}), but a VLLMRuntime takes one \
                  (spec.deploymentConfig.image.pullSecretName); name one Secret that holds every registry's \
@@ -135,9 +136,10 @@ impl<'a> OperatorCannotGive<'a> {
     /// Why auto serves on a Deployment instead.
     fn why_a_deployment(self) -> String {
         match self {
-            Self::ApiKeyFromSecret => "a VLLMRuntime's environment holds only literal values, so it cannot read \
-                spec.apiKeySecretRef's key from the Secret; a Deployment's pods read VLLM_API_KEY from it"
-                .to_string(),
+            Self::ApiKeyFromSecret(field) => format!(
+                "a VLLMRuntime's environment holds only literal values, so it cannot read {field}'s key from the \
+                 Secret; a Deployment's pods read VLLM_API_KEY from it"
+            ),
             Self::PullSecrets(p) => format!(
                 "a VLLMRuntime pulls with one Secret, and {} names {} ({}); a Deployment's pods pull with each",
                 p.field,
