@@ -1024,6 +1024,20 @@ fn once_the_model_server_serves_the_agents_pods_say_why_the_agents_do_not() {
         )
     );
 
+    // Every agent runs the current spec, and one starts again (its pod
+    // evicted by a node drain): nothing rolls out.
+    let one_starting = json!({"observedGeneration": 1, "replicas": 2, "updatedReplicas": 2,
+                              "availableReplicas": 1, "unavailableReplicas": 1});
+    let rsp = call_with(agents(one_starting), None);
+    assert_eq!(
+        serving(&rsp),
+        not_serving(
+            "AgentsStarting",
+            "the model server serves; the agents serve on 1 of 2 replica(s): 1 more starting"
+        )
+    );
+    assert_eq!(rsp.results, vec![]);
+
     // A new spec rolls out while the earlier agents still run...
     let rolling = json!({"observedGeneration": 1, "replicas": 3, "updatedReplicas": 1,
                          "availableReplicas": 2, "unavailableReplicas": 1,

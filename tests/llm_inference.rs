@@ -2817,6 +2817,84 @@ fn an_existing_claim_keeps_its_class_and_modes_and_says_so() {
     }
 }
 
+/// Every replica runs the current spec, the one that served on all of
+/// them, and one is not available: its pod was evicted by a node drain,
+/// deleted or crashed, and starts again (or one more was asked for).
+/// Nothing rolls out: the XR says the current layout serves on the others
+/// and how many start, and is Ready again once they do. A spec not yet on
+/// every replica is a rollout, as before.
+#[test]
+fn a_replica_starting_again_is_not_a_rollout() {
+    let spec = json!({"model": "Qwen/Qwen2.5-7B-Instruct", "gpuType": "L4", "runtime": "deployment",
+                      "replicas": 2});
+    let xr = || LlmInference::new("qwen").spec(spec.clone()).build();
+    let mut first = request("drain", xr());
+    first.input = Some(pinned_gpu_type());
+    let deployment = composed(&call(&first), "deployment").0;
+    let call_with = |status: Value| {
+        let mut observed = applied(deployment.clone(), 1, status);
+        observed["metadata"]["annotations"]["infer.dev/served-layout"] = json!(QWEN_ON_L4);
+        let mut req = request("drain", xr());
+        req.input = Some(pinned_gpu_type());
+        req.observed.as_mut().unwrap().resources =
+            [("deployment".to_string(), resource(observed))].into();
+        call(&req)
+    };
+    let serving = |rsp: &fnv1::RunFunctionResponse| {
+        let c = response_condition(rsp, "Serving").unwrap();
+        (c.status, c.reason, c.message.unwrap_or_default())
+    };
+
+    // A node drained: the evicted pod's replacement starts on another node.
+    let rsp = call_with(
+        json!({"observedGeneration": 1, "replicas": 2, "updatedReplicas": 2,
+        "readyReplicas": 1, "availableReplicas": 1, "unavailableReplicas": 1,
+        "conditions": [{"type": "Available", "status": "True"}, {"type": "Progressing", "status": "True"}]}),
+    );
+    assert_eq!(
+        serving(&rsp),
+        (
+            fnv1::Status::ConditionFalse as i32,
+            "ReplicasStarting".into(),
+            format!(
+                "Qwen/Qwen2.5-7B-Instruct serves at http://qwen.team-a.svc.cluster.local/v1 ({QWEN_ON_L4}) on 1 \
+                 of 2 replica(s): 1 more starting"
+            )
+        )
+    );
+    assert_eq!(composed(&rsp, "deployment").1, fnv1::Ready::False as i32);
+    assert_eq!(desired_status(&rsp)["ready"], "False");
+    assert_eq!(desired_status(&rsp)["servingLayout"], QWEN_ON_L4);
+    assert_eq!(rsp.results, vec![]);
+
+    // The last pod of a rollout starts while an old one is still there:
+    // a rollout.
+    let rsp = call_with(
+        json!({"observedGeneration": 1, "replicas": 3, "updatedReplicas": 2,
+        "availableReplicas": 2, "unavailableReplicas": 1}),
+    );
+    assert_eq!(
+        serving(&rsp),
+        (
+            fnv1::Status::ConditionFalse as i32,
+            "RollingOut".into(),
+            format!(
+                "rolling out {QWEN_ON_L4}: 2 of 2 replica(s) updated, 2 available; {QWEN_ON_L4} still serves on 2 \
+                 replica(s)"
+            )
+        )
+    );
+
+    // Both back: Ready.
+    let rsp = call_with(
+        json!({"observedGeneration": 1, "replicas": 2, "updatedReplicas": 2,
+        "readyReplicas": 2, "availableReplicas": 2,
+        "conditions": [{"type": "Available", "status": "True"}]}),
+    );
+    assert_eq!(serving(&rsp).1, "Available");
+    assert_eq!(composed(&rsp, "deployment").1, fnv1::Ready::True as i32);
+}
+
 /// Kubernetes counts an annotation change as a new generation of a
 /// Deployment (its annotations are copied to its ReplicaSets), so the write
 /// that records the layout as served leaves the controller one generation

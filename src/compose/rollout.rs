@@ -4,7 +4,8 @@
 //! of them are. A workload is ready only when its controller has seen the
 //! current spec and every desired replica runs it and is available; a
 //! rollout in progress, stuck or failed is not, whatever still serves from
-//! the previous spec.
+//! the previous spec, nor one whose replicas run the current spec but are
+//! not all available (starting, or started again after a drain).
 
 use serde_json::{Map, Value};
 
@@ -23,6 +24,12 @@ pub(crate) enum Rollout {
     /// On its way: `available` replicas serve (from any spec), `updated`
     /// run the current one, of `desired`.
     Progressing(Replicas),
+    /// Every replica runs the current spec, which its controller has seen,
+    /// and some are not available yet: a first start, more replicas asked
+    /// for, or pods started again after an eviction (a node drain), a
+    /// deletion or a crash. The `available` ones serve the current spec;
+    /// nothing rolls out.
+    ReplicasStarting(Replicas),
     /// Every replica runs the current spec and is available, but fewer
     /// than the floor (`desired`) an autoscaler is to keep.
     BelowFloor(Replicas),
@@ -71,19 +78,13 @@ impl Rollout {
         }
     }
 
-    /// How `observed`, a workload (not its provider-kubernetes Object) that
-    /// an autoscaler keeps at `floor` replicas or more, stands while it runs
-    /// `running`: complete only once the floor is reached (a new workload
-    /// starts at one replica, before the autoscaler brings it to its
-    /// minimum), whatever runs already; and while the autoscaler adds
-    /// replicas beyond the floor, serving, not rolling out, as long as every
+    /// How a workload that an autoscaler keeps at `floor` replicas or more
+    /// stands while it runs `running`: complete only once the floor is
+    /// reached (a new workload starts at one replica, before the autoscaler
+    /// brings it to its minimum), whatever runs already; and while the
+    /// autoscaler adds replicas beyond the floor, serving, as long as every
     /// replica runs the current spec.
-    pub(crate) fn with_floor(
-        self,
-        observed: &Map<String, Value>,
-        running: i64,
-        floor: i64,
-    ) -> Rollout {
+    pub(crate) fn with_floor(self, running: i64, floor: i64) -> Rollout {
         match self {
             Rollout::Complete | Rollout::ScaledToZero if running < floor => {
                 Rollout::BelowFloor(Replicas {
@@ -92,14 +93,7 @@ impl Rollout {
                     available: running,
                 })
             }
-            // `updated` is 0 while the composed spec is not applied yet.
-            Rollout::Progressing(r)
-                if r.updated >= r.desired
-                    && r.available >= floor.max(1)
-                    && runs_current_spec(observed) =>
-            {
-                Rollout::AboveFloor(r)
-            }
+            Rollout::ReplicasStarting(r) if r.available >= floor.max(1) => Rollout::AboveFloor(r),
             other => other,
         }
     }
@@ -111,6 +105,7 @@ impl Rollout {
             Rollout::Absent | Rollout::Complete | Rollout::Unreported { .. } => None,
             Rollout::ScaledToZero => Some(Replicas::default()),
             Rollout::Progressing(r)
+            | Rollout::ReplicasStarting(r)
             | Rollout::BelowFloor(r)
             | Rollout::AboveFloor(r)
             | Rollout::Failed { replicas: r, .. } => Some(*r),
@@ -162,7 +157,9 @@ pub(crate) fn rollout(observed: Option<&Map<String, Value>>) -> Rollout {
 /// and those available serve the older one.
 pub(crate) fn not_yet_applied(observed: &Map<String, Value>) -> Rollout {
     let counts = match rollout(Some(observed)) {
-        Rollout::Progressing(r) | Rollout::Failed { replicas: r, .. } => r,
+        Rollout::Progressing(r)
+        | Rollout::ReplicasStarting(r)
+        | Rollout::Failed { replicas: r, .. } => r,
         unreported @ Rollout::Unreported { .. } => return unreported,
         // Complete: every desired replica of the older spec serves.
         _ => {
@@ -233,19 +230,6 @@ impl Counts {
     }
 }
 
-/// Whether the controller of a Deployment or LeaderWorkerSet has seen its
-/// current spec and every replica that exists runs it, so that only
-/// availability is missing: a start or a scale-up, not a rollout. The
-/// operator's VLLMRuntime does not report enough to say.
-fn runs_current_spec(o: &Map<String, Value>) -> bool {
-    let c = match str_at(o, &["kind"]) {
-        "Deployment" => Counts::deployment(o),
-        "LeaderWorkerSet" => Counts::leader_worker_set(o),
-        _ => return false,
-    };
-    c.runs_current_spec()
-}
-
 /// A Deployment or LeaderWorkerSet: complete when, as `kubectl rollout
 /// status` reads it, the controller saw the current generation, every
 /// desired replica is updated, no old one is left and all are available.
@@ -267,10 +251,12 @@ fn workload(o: &Map<String, Value>, c: Counts) -> Rollout {
             replicas: r,
         };
     }
-    if c.runs_current_spec() && r.available >= r.desired {
-        Rollout::Complete
-    } else {
-        Rollout::Progressing(r)
+    // Only availability missing is a start, not a rollout. The operator's
+    // VLLMRuntime does not report enough to tell the two apart.
+    match c.runs_current_spec() {
+        true if r.available >= r.desired => Rollout::Complete,
+        true => Rollout::ReplicasStarting(r),
+        false => Rollout::Progressing(r),
     }
 }
 
@@ -727,6 +713,14 @@ mod tests {
         })
     }
 
+    fn starting(desired: i64, available: i64) -> Rollout {
+        Rollout::ReplicasStarting(Replicas {
+            desired,
+            updated: desired,
+            available,
+        })
+    }
+
     #[test]
     fn each_kind_is_complete_only_when_the_current_spec_serves_on_every_replica() {
         let deployment = |generation: i64, status: Value| {
@@ -769,6 +763,15 @@ mod tests {
                     json!({"observedGeneration": 4, "replicas": 3, "updatedReplicas": 2, "availableReplicas": 2}),
                 )),
                 progressing(2, 2, 2),
+            ),
+            (
+                "Deployment, every pod updated, one evicted by a drain and starting again",
+                Some(deployment(
+                    4,
+                    json!({"observedGeneration": 4, "replicas": 2, "updatedReplicas": 2, "availableReplicas": 1,
+                       "unavailableReplicas": 1}),
+                )),
+                starting(2, 1),
             ),
             (
                 "Deployment, past its progress deadline",
@@ -820,7 +823,7 @@ mod tests {
                     json!({"kind": "LeaderWorkerSet", "metadata": {"generation": 1}, "spec": {"replicas": 1},
                     "status": {"observedGeneration": 1, "replicas": 1, "updatedReplicas": 1, "readyReplicas": 0}}),
                 ),
-                progressing(1, 1, 0),
+                starting(1, 0),
             ),
             (
                 "VLLMRuntime, one of one available",

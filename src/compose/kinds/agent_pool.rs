@@ -497,7 +497,7 @@ impl Pool<'_> {
         // do not take away what serves.
         if let Some(observed) = observed.as_ref().filter(|_| bounds.max > bounds.floor) {
             let running = int_at(observed, &["spec", "replicas"]).unwrap_or(1);
-            rollout = rollout.with_floor(observed, running, bounds.floor.into());
+            rollout = rollout.with_floor(running, bounds.floor.into());
             self.out.set_rollout(AGENTS, &rollout);
         }
         Ok(Agents {
@@ -723,6 +723,16 @@ fn agents_condition(
                 Some(reason),
             )
         }
+        (Rollout::ReplicasStarting(r), None) if r.available > 0 => (
+            conditions::not_serving(
+                "AgentsStarting",
+                format!(
+                    "the model server serves; the agents serve{}",
+                    serving::above_floor(*r, None)
+                ),
+            ),
+            None,
+        ),
         (rollout, None) => match rollout.replicas() {
             Some(r) if r.available > 0 => (
                 conditions::not_serving(

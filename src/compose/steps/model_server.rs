@@ -201,12 +201,8 @@ pub(crate) fn serve(
     let mut rollout = out.add_observed(key, s.placement.place(manifest), observed.as_ref());
     // Serving what was asked means serving on the autoscaler's floor, not
     // on the one replica a new workload starts with before it scales.
-    if let (Some((min, _)), Some(count), Some(workload)) = (
-        s.autoscaled,
-        observed_count,
-        observed.as_ref().and_then(manifest_of),
-    ) {
-        rollout = rollout.with_floor(workload, count.into(), min.into());
+    if let (Some((min, _)), Some(count)) = (s.autoscaled, observed_count) {
+        rollout = rollout.with_floor(count.into(), min.into());
         out.set_rollout(key, &rollout);
     }
     for (key, manifest) in server.resources {

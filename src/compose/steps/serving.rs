@@ -212,11 +212,13 @@ pub(crate) fn report(
 }
 
 /// The layout that serves now: the current one once the rollout is
-/// complete, the last one that served (or the current one, if none did
-/// before) while some replicas are available, none while nothing serves.
+/// complete or every replica runs it, the last one that served (or the
+/// current one, if none did before) while some replicas are available,
+/// none while nothing serves.
 pub(crate) fn serving_layout(state: &ServingState, r: &Report) -> Option<String> {
     let available = state.rollout.replicas().map_or(0, |c| c.available);
-    if state.serving() {
+    let on_current_spec = matches!(state.rollout, Rollout::ReplicasStarting(_));
+    if state.serving() || (on_current_spec && available > 0) {
         Some(r.layout.to_string())
     } else if available > 0 {
         Some(state.last_served.as_deref().unwrap_or(r.layout).to_string())
@@ -263,6 +265,20 @@ pub(crate) fn condition(
                 format!(
                     "{} serves at {} ({}) on {} replica(s), fewer than minReplicas {}: the autoscaler has not scaled it up yet",
                     r.what, r.url, r.layout, c.available, c.desired
+                ),
+            )
+        }
+        (None, Some(c))
+            if matches!(state.rollout, Rollout::ReplicasStarting(_)) && c.available > 0 =>
+        {
+            conditions::not_serving(
+                "ReplicasStarting",
+                format!(
+                    "{} serves at {} ({}){}",
+                    r.what,
+                    r.url,
+                    r.layout,
+                    above_floor(c, None)
                 ),
             )
         }
