@@ -2319,6 +2319,36 @@ fn a_model_server_key_is_required_by_the_server_and_sent_by_the_agents() {
             "{key}"
         );
     }
+
+    // The agents' own OPENAI_API_KEY replaces the server's key: unless it
+    // is the same, the server answers them 401, which is said. Beside an
+    // OPENAI_BASE_URL of their own (a gateway's), it is theirs to choose.
+    let with_env = |env: Value| {
+        let mut spec = small_pool();
+        spec["runtime"] = json!("deployment");
+        spec["modelServerApiKeySecretRef"] = json!({"name": "reviewers-model-key"});
+        spec["env"] = env;
+        call(&with_model(
+            request("k", AgentPool::new("reviewers").spec(spec).build()),
+            vec![llama_8b()],
+        ))
+    };
+    let own_key = |secret: &str, key: &str| json!({"name": "OPENAI_API_KEY", "valueFrom": {"secretKeyRef": {"name": secret, "key": key}}});
+    let replaced = "spec.env sets OPENAI_API_KEY, which replaces in the agents the key the model server requires \
+                    (key api-key of Secret reviewers-model-key, spec.modelServerApiKeySecretRef): unless it holds \
+                    the same key, the model server answers the agents 401; drop it from spec.env, or set \
+                    OPENAI_BASE_URL there too for a gateway that takes it";
+    let rsp = with_env(json!([own_key("team-key", "api-key")]));
+    assert_eq!(rsp.results, vec![warning("AgentPoolWarning", replaced)]);
+    assert_eq!(desired_status(&rsp)["plan"]["warnings"], json!([replaced]));
+    for env in [
+        json!([own_key("reviewers-model-key", "api-key")]),
+        json!([own_key("gateway-key", "key"),
+               {"name": "OPENAI_BASE_URL", "value": "http://gateway.example.com/v1"}]),
+    ] {
+        let rsp = with_env(env.clone());
+        assert_eq!(rsp.results, vec![], "{env}");
+    }
 }
 
 /// A Model of gated weights without a token: the pool says where the

@@ -230,6 +230,7 @@ fn compose_pool(
         pool.scale_model_server(&runtime_name, server_autoscaling.as_ref(), &plan, &server);
     let base_url = internal_url(&runtime_name, &req.xr.namespace);
     let agents = pool.agents(&base_url, bounds)?;
+    plan.warnings.extend(server_key_replaced(spec));
     let mut warnings = plan.warnings.clone();
     let autoscaling = pool.autoscale(&agents, bounds, &mut warnings)?;
     let endpoint = pool.expose(&agents)?;
@@ -893,6 +894,30 @@ fn size(
         );
     }
     Ok(plan)
+}
+
+/// A warning when the agents' own `OPENAI_API_KEY` (which wins over the
+/// composed one) replaces the model server's key while they still call the
+/// model server: any other key is refused there. Beside their own
+/// `OPENAI_BASE_URL` (a gateway's) the key is theirs.
+fn server_key_replaced(spec: &AgentPoolSpec) -> Option<String> {
+    let r = spec.model_server_api_key_secret_ref.as_ref()?;
+    let (secret, key) = r.name_and_key(API_KEY_KEY);
+    let own = |name: &str| spec.env.iter().find(|e| e.name == name);
+    let own_key = own("OPENAI_API_KEY")?;
+    let same = own_key
+        .value_from
+        .as_ref()
+        .and_then(|v| v.secret_key_ref.as_ref())
+        .is_some_and(|s| s.name == secret && s.key == key);
+    (!same && own("OPENAI_BASE_URL").is_none()).then(|| {
+        format!(
+            "spec.env sets OPENAI_API_KEY, which replaces in the agents the key the model server requires (key \
+             {key} of Secret {secret}, spec.modelServerApiKeySecretRef): unless it holds the same key, the model \
+             server answers the agents 401; drop it from spec.env, or set OPENAI_BASE_URL there too for a gateway \
+             that takes it"
+        )
+    })
 }
 
 /// The key the agents send the model server: the pool's, from its Secret.
