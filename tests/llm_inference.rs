@@ -1590,6 +1590,12 @@ fn auto_chooses_the_runtime_that_serves_the_plan_and_says_why() {
     }
 }
 
+/// The `Serving` condition's status, reason and message.
+fn serving_condition(rsp: &fnv1::RunFunctionResponse) -> (i32, String, String) {
+    let c = response_condition(rsp, "Serving").unwrap();
+    (c.status, c.reason, c.message.unwrap_or_default())
+}
+
 /// The Deployment the function composes for Qwen 7B on `gpu_type`.
 fn qwen_deployment(gpu_type: &str) -> Value {
     let spec =
@@ -2741,10 +2747,7 @@ fn a_model_gone_says_whether_the_kept_server_still_serves() {
             [("deployment".to_string(), resource(observed))].into();
         call(&req)
     };
-    let serving = |rsp: &fnv1::RunFunctionResponse| {
-        let c = response_condition(rsp, "Serving").unwrap();
-        (c.status, c.reason, c.message.unwrap_or_default())
-    };
+    let serving = serving_condition;
     let waiting = "waiting for Model team-a/llama-8b (spec.modelRef): it does not exist yet; create it in \
                    namespace team-a; what was composed before is kept as it was";
 
@@ -2840,10 +2843,7 @@ fn a_replica_starting_again_is_not_a_rollout() {
             [("deployment".to_string(), resource(observed))].into();
         call(&req)
     };
-    let serving = |rsp: &fnv1::RunFunctionResponse| {
-        let c = response_condition(rsp, "Serving").unwrap();
-        (c.status, c.reason, c.message.unwrap_or_default())
-    };
+    let serving = serving_condition;
 
     // A node drained: the evicted pod's replacement starts on another node.
     let rsp = call_with(
