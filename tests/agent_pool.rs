@@ -1984,7 +1984,8 @@ fn malformed_agent_pools_are_refused_and_name_the_field_and_what_is_valid() {
                 "CannotStart",
                 "spec.modelServerApiKeySecretRef: a VLLMRuntime's environment (vllmConfig.env) holds only literal \
                  values, so the key would stand in plain text in it; set spec.runtime to deployment or \
-                 leader-worker-set, whose pods read VLLM_API_KEY from the Secret",
+                 leader-worker-set, whose pods read VLLM_API_KEY from the Secret (spec.runtime is unset, and the \
+                 platform's input.defaults.runtime is vllm-runtime)",
             ),
         ),
         refusal(

@@ -220,7 +220,14 @@ pub(crate) fn choose(
                 ));
             }
             if let Some(lack) = cannot_give {
-                return Err(lack.refusal());
+                let mut refusal = lack.refusal();
+                // A user who named no runtime learns where it came from.
+                if field == "input.defaults.runtime" {
+                    refusal.message.push_str(
+                        " (spec.runtime is unset, and the platform's input.defaults.runtime is vllm-runtime)",
+                    );
+                }
+                return Err(refusal);
             }
             return Ok((
                 Runtime::Operator,
