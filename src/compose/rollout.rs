@@ -251,8 +251,7 @@ fn workload(o: &Map<String, Value>, c: Counts) -> Rollout {
             replicas: r,
         };
     }
-    // Only availability missing is a start, not a rollout. The operator's
-    // VLLMRuntime does not report enough to tell the two apart.
+    // Only availability missing is a start, not a rollout.
     match c.runs_current_spec() {
         true if r.available >= r.desired => Rollout::Complete,
         true => Rollout::ReplicasStarting(r),
@@ -261,15 +260,17 @@ fn workload(o: &Map<String, Value>, c: Counts) -> Rollout {
 }
 
 /// The production-stack operator reports its Deployment's replica counts
-/// and a `modelStatus`, no generation and no conditions: complete as far
-/// as those say.
+/// and a `modelStatus`, no generation and no conditions: complete, or only
+/// starting replicas, as far as those say (its copy of the Deployment's
+/// counts trusted as the Deployment's are).
 fn vllm_runtime(o: &Map<String, Value>) -> Rollout {
     let desired = int_at(o, &["spec", "deploymentConfig", "replicas"]).unwrap_or(1);
     let available = int_at(o, &["status", "availableReplicas"]).unwrap_or(0);
+    let updated = int_at(o, &["status", "updatedReplicas"]);
     let r = Replicas {
         desired,
         // Older operators do not report it: what is available then.
-        updated: int_at(o, &["status", "updatedReplicas"]).unwrap_or(available),
+        updated: updated.unwrap_or(available),
         available,
     };
     let unavailable = int_at(o, &["status", "unavailableReplicas"]).unwrap_or(0);
@@ -280,10 +281,12 @@ fn vllm_runtime(o: &Map<String, Value>) -> Rollout {
         && r.updated >= desired
         && total <= desired
         && matches!(model_status, "" | "Ready");
-    if complete {
-        Rollout::Complete
-    } else {
-        Rollout::Progressing(r)
+    // Every pod updated and no old one left: only availability missing.
+    let runs_current_spec = updated.is_some() && r.updated >= desired && total <= r.updated;
+    match (complete, runs_current_spec) {
+        (true, _) => Rollout::Complete,
+        (false, true) => Rollout::ReplicasStarting(r),
+        (false, false) => Rollout::Progressing(r),
     }
 }
 
@@ -841,7 +844,33 @@ mod tests {
                     "status": {"availableReplicas": 1, "updatedReplicas": 2, "replicas": 2, "unavailableReplicas": 1,
                                "modelStatus": "Updating"}}),
                 ),
+                starting(2, 1),
+            ),
+            (
+                "VLLMRuntime, a new pod of a rollout starting while the old ones serve",
+                Some(
+                    json!({"kind": "VLLMRuntime", "spec": {"deploymentConfig": {"replicas": 2}},
+                    "status": {"availableReplicas": 2, "updatedReplicas": 1, "replicas": 3, "unavailableReplicas": 1,
+                               "modelStatus": "Updating"}}),
+                ),
+                progressing(2, 1, 2),
+            ),
+            (
+                "VLLMRuntime, every pod updated but an old one still terminating",
+                Some(
+                    json!({"kind": "VLLMRuntime", "spec": {"deploymentConfig": {"replicas": 2}},
+                    "status": {"availableReplicas": 1, "updatedReplicas": 2, "replicas": 3, "unavailableReplicas": 1,
+                               "modelStatus": "Updating"}}),
+                ),
                 progressing(2, 2, 1),
+            ),
+            (
+                "VLLMRuntime of an operator that reports no updatedReplicas, one of two available: a rollout or a start",
+                Some(
+                    json!({"kind": "VLLMRuntime", "spec": {"deploymentConfig": {"replicas": 2}},
+                    "status": {"availableReplicas": 1, "replicas": 2, "unavailableReplicas": 1}}),
+                ),
+                progressing(2, 1, 1),
             ),
             (
                 "VLLMRuntime, no status yet: the operator may not run",
