@@ -126,6 +126,8 @@ pub(crate) struct Defaults {
     pub(crate) model_server_priority_class_name: Option<String>,
     /// ServiceAccount of the model servers' pods (a Deployment's, a LeaderWorkerSet's leaders and workers), in each XR's namespace: the one the cloud's workload identity maps to a role that reads the weights' bucket (EKS IRSA or Pod Identity, GKE or Azure Workload Identity), so s3:// and gs:// weights load without keys. Its API token stays unmounted. A VLLMRuntime's pods take none: with it, runtime must be auto, deployment or leader-worker-set (auto then serves on a Deployment where it would have chosen the VLLMRuntime). Empty means none.
     pub(crate) model_server_service_account_name: Option<String>,
+    /// Scheduler of the model servers' pods (a Deployment's, a LeaderWorkerSet's leaders and workers) instead of the cluster's default one: Volcano, which the LeaderWorkerSet controller's gang scheduling uses to place each multi-node group whole (so two groups that compete for nodes cannot each hold part of them and wait for ever), or a GPU-aware scheduler such as KAI. It must run, or the pods wait unplaced. A VLLMRuntime's pods take none: with it, runtime must be auto, deployment or leader-worker-set (auto then serves on a Deployment where it would have chosen the VLLMRuntime). Empty means the default scheduler.
+    pub(crate) model_server_scheduler_name: Option<String>,
 }
 
 /// The name of an object the model servers' pods refer to (`what`, a
@@ -344,6 +346,8 @@ pub(crate) struct Settings {
     pub(crate) model_server_priority_class: Option<String>,
     /// The ServiceAccount of the model servers' pods.
     pub(crate) model_server_service_account: Option<String>,
+    /// The scheduler of the model servers' pods, when not the default one.
+    pub(crate) model_server_scheduler: Option<String>,
 }
 
 /// [`InferenceGateway`] with the endpoint picker's image resolved.
@@ -497,6 +501,7 @@ impl Default for Settings {
             hf_token: None,
             model_server_priority_class: None,
             model_server_service_account: None,
+            model_server_scheduler: None,
             model_server_tolerations: Vec::new(),
         }
     }
@@ -665,6 +670,14 @@ impl Input {
             d.model_server_service_account_name.as_deref(),
             "model-server",
             "ServiceAccount",
+            s.runtime,
+            runtime_is_default,
+        )?;
+        s.model_server_scheduler = model_server_pod_name(
+            "input.defaults.modelServerSchedulerName",
+            d.model_server_scheduler_name.as_deref(),
+            "volcano",
+            "scheduler",
             s.runtime,
             runtime_is_default,
         )?;

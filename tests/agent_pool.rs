@@ -2393,9 +2393,9 @@ fn a_gated_model_without_a_token_is_said_on_the_pool() {
     );
 }
 
-/// The platform's model-server PriorityClass and ServiceAccount reach the
-/// pool's model server, not its agents, which need no GPU and read no
-/// weights.
+/// The platform's model-server PriorityClass, ServiceAccount and scheduler
+/// reach the pool's model server, not its agents, which need no GPU and
+/// read no weights.
 #[test]
 fn the_pools_model_server_runs_at_the_platforms_priority_and_account_and_its_agents_do_not() {
     let mut spec = small_pool();
@@ -2406,7 +2406,8 @@ fn the_pools_model_server_runs_at_the_platforms_priority_and_account_and_its_age
     );
     req.input = Some(input(json!({"defaults": {"runtime": "auto",
         "modelServerPriorityClassName": "inference-critical",
-        "modelServerServiceAccountName": "model-server"}})));
+        "modelServerServiceAccountName": "model-server",
+        "modelServerSchedulerName": "volcano"}})));
     let rsp = call(&req);
     assert_eq!(fatals(&rsp), Vec::<&str>::new());
     let server = &manifest(&rsp, "model_server_deployment")["spec"]["template"]["spec"];
@@ -2414,6 +2415,7 @@ fn the_pools_model_server_runs_at_the_platforms_priority_and_account_and_its_age
     for (field, value) in [
         ("priorityClassName", "inference-critical"),
         ("serviceAccountName", "model-server"),
+        ("schedulerName", "volcano"),
     ] {
         assert_eq!(server[field], value, "{field}");
         assert_eq!(agents.get(field), None, "{field}");

@@ -3177,12 +3177,13 @@ fn the_platforms_hugging_face_token_serves_xrs_that_name_none() {
 }
 
 /// The platform's PriorityClass (so that model servers preempt batch work
-/// on shared GPU nodes) and ServiceAccount (workload identity that reads
-/// s3:// or gs:// weights, its token still unmounted) reach every pod that
-/// serves; a VLLMRuntime carries neither, so auto serves on a Deployment
+/// on shared GPU nodes), ServiceAccount (workload identity that reads
+/// s3:// or gs:// weights, its token still unmounted) and scheduler (a gang
+/// scheduler that places a LeaderWorkerSet's group whole) reach every pod
+/// that serves; a VLLMRuntime carries neither, so auto serves on a Deployment
 /// and an explicit vllm-runtime is refused.
 #[test]
-fn model_servers_run_at_the_platforms_priority_and_as_its_service_account() {
+fn model_servers_run_at_the_platforms_priority_as_its_service_account_and_on_its_scheduler() {
     for (input_field, pod_field, value, what, carries) in [
         (
             "modelServerPriorityClassName",
@@ -3197,6 +3198,13 @@ fn model_servers_run_at_the_platforms_priority_and_as_its_service_account() {
             "model-server",
             "ServiceAccount",
             "a Deployment's pods run as it",
+        ),
+        (
+            "modelServerSchedulerName",
+            "schedulerName",
+            "volcano",
+            "scheduler",
+            "a Deployment's pods are placed by it",
         ),
     ] {
         let compose = |runtime: &str, given: &str| {

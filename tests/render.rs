@@ -104,7 +104,7 @@ fn unreadable_input_names_the_field() {
         valid fields are gpuType, offeredGpuTypes, gpuPrices, image, gpuMemoryUtilization, \
         gpuNodeSelector, gpuToleration, diagnosePods, providerConfigKind, weightsCache, objective, vllmVersion, runtime, \
         vllmImages, autoscaler, prometheusAddress, podMonitor, inferenceGateway, imagePullSecrets, \
-        modelServerTolerations, hfTokenSecretRef, modelServerPriorityClassName, modelServerServiceAccountName";
+        modelServerTolerations, hfTokenSecretRef, modelServerPriorityClassName, modelServerServiceAccountName, modelServerSchedulerName";
     assert_eq!(
         stdout,
         format!(

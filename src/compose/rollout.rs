@@ -487,12 +487,33 @@ pub(crate) fn pod_problem(pods: &[Map<String, Value>]) -> Option<(String, String
             }
             return Some(("Unschedulable".to_string(), message));
         }
+        if let Some(scheduler) = awaited_scheduler(pod) {
+            return Some((
+                "AwaitingScheduler".to_string(),
+                format!(
+                    "pod {name} waits for scheduler {scheduler}, which has not looked at it yet: if this lasts, \
+                     check that {scheduler} runs (input.defaults.modelServerSchedulerName names it)"
+                ),
+            ));
+        }
         let statuses = at(pod, &["status", "containerStatuses"])?.as_array()?;
         statuses
             .iter()
             .filter_map(Value::as_object)
             .find_map(|s| container_problem(pod, s))
     })
+}
+
+/// The scheduler other than the cluster's own that `pod` names, while it
+/// has placed the pod nowhere and said nothing about it: the default
+/// scheduler leaves such a pod alone, so if the one it names does not run,
+/// nothing ever will.
+fn awaited_scheduler(pod: &Map<String, Value>) -> Option<&str> {
+    let scheduler = str_at(pod, &["spec", "schedulerName"]);
+    let unplaced = str_at(pod, &["spec", "nodeName"]).is_empty()
+        && str_at(pod, &["status", "phase"]) == "Pending"
+        && condition(pod, "PodScheduled").is_none();
+    (unplaced && !matches!(scheduler, "" | "default-scheduler")).then_some(scheduler)
 }
 
 /// Whether a container of `pod` asks for GPUs (or MIG slices): a model
@@ -1113,6 +1134,39 @@ mod tests {
                 pod_problem(&[p]).map(|(_, m)| m),
                 Some(format!("pod p cannot be scheduled: {said}"))
             );
+        }
+    }
+
+    #[test]
+    fn a_pod_no_scheduler_has_looked_at_names_the_scheduler_it_waits_for() {
+        let pod = |scheduler: &str, status: Value| {
+            obj(
+                json!({"metadata": {"name": "p"}, "spec": {"schedulerName": scheduler}, "status": status}),
+            )
+        };
+        let waiting = json!({"phase": "Pending"});
+        assert_eq!(
+            pod_problem(&[pod("volcano", waiting.clone())]),
+            Some((
+                "AwaitingScheduler".to_string(),
+                "pod p waits for scheduler volcano, which has not looked at it yet: if this lasts, check that \
+                 volcano runs (input.defaults.modelServerSchedulerName names it)"
+                    .to_string()
+            ))
+        );
+        // The cluster's own scheduler is about to; a scheduler that looked
+        // said what it found; a placed pod waits for no scheduler.
+        let looked =
+            json!({"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "True"}]});
+        let placed = obj(json!({"metadata": {"name": "p"},
+            "spec": {"schedulerName": "volcano", "nodeName": "gpu-1"}, "status": {"phase": "Pending"}}));
+        for quiet in [
+            pod("default-scheduler", waiting.clone()),
+            pod("", waiting),
+            pod("volcano", looked),
+            placed,
+        ] {
+            assert_eq!(pod_problem(std::slice::from_ref(&quiet)), None, "{quiet:?}");
         }
     }
 

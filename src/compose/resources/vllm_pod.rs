@@ -498,6 +498,7 @@ pub(crate) fn pod_spec(p: &PodParams, containers: Vec<Container>, volumes: Vec<V
         image_pull_secrets: image_pull_secrets(p.pull_secrets),
         priority_class_name: p.settings.model_server_priority_class.clone(),
         service_account_name: p.settings.model_server_service_account.clone(),
+        scheduler_name: p.settings.model_server_scheduler.clone(),
         ..Default::default()
     }
 }

@@ -5,7 +5,7 @@
 //! 2,120 s startup probe, so it cannot serve a plan that spans nodes, an AMD
 //! GPU, a checkpoint that loads too slowly without a weights volume, an API
 //! key from a Secret, more than one pull secret, or the platform's
-//! PriorityClass or ServiceAccount. A Deployment lifts all but the first; a LeaderWorkerSet
+//! PriorityClass, ServiceAccount or scheduler. A Deployment lifts all but the first; a LeaderWorkerSet
 //! lifts that one too. `auto` takes the first of them that serves the plan,
 //! so the operator's users keep it wherever it works. An explicit choice
 //! that cannot serve the plan is refused with the runtime that would.
@@ -71,10 +71,56 @@ pub(crate) enum OperatorCannotGive<'a> {
     /// The bucket's keys in the Model's Secret: the operator's environment
     /// holds only literal values.
     StorageKeys(&'a str),
-    /// The platform's PriorityClass: the operator's pods take none.
-    PriorityClass(&'a str),
-    /// The platform's ServiceAccount: the operator's pods take none.
-    ServiceAccount(&'a str),
+    /// What the platform gives the model servers' pods (a PriorityClass,
+    /// a ServiceAccount, a scheduler): the operator's pods take none.
+    PodSetting(PodSetting<'a>),
+}
+
+/// A field of the model servers' pods that the platform's step input sets.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PodSetting<'a> {
+    /// The step input's field, under input.defaults.
+    field: &'static str,
+    /// What it names ("PriorityClass").
+    what: &'static str,
+    value: &'a str,
+    /// What a Deployment's pods do with it ("carry it").
+    on_a_deployment: &'static str,
+}
+
+impl<'a> PodSetting<'a> {
+    /// The first setting of the model servers' pods that the platform gives.
+    pub(crate) fn first_of(settings: &'a crate::input::Settings) -> Option<Self> {
+        [
+            (
+                "modelServerPriorityClassName",
+                "PriorityClass",
+                &settings.model_server_priority_class,
+                "carry it",
+            ),
+            (
+                "modelServerServiceAccountName",
+                "ServiceAccount",
+                &settings.model_server_service_account,
+                "run as it",
+            ),
+            (
+                "modelServerSchedulerName",
+                "scheduler",
+                &settings.model_server_scheduler,
+                "are placed by it",
+            ),
+        ]
+        .into_iter()
+        .find_map(|(field, what, value, on_a_deployment)| {
+            Some(Self {
+                field,
+                what,
+                value: value.as_deref()?,
+                on_a_deployment,
+            })
+        })
+    }
 }
 
 impl<'a> OperatorCannotGive<'a> {
@@ -83,8 +129,7 @@ impl<'a> OperatorCannotGive<'a> {
         api_key_field: Option<&'a str>,
         pull_secrets: &'a PullSecrets,
         storage_keys: Option<&'a str>,
-        priority_class: Option<&'a str>,
-        service_account: Option<&'a str>,
+        pod_setting: Option<PodSetting<'a>>,
     ) -> Option<Self> {
         if let Some(field) = api_key_field {
             Some(Self::ApiKeyFromSecret(field))
@@ -93,8 +138,7 @@ impl<'a> OperatorCannotGive<'a> {
         } else {
             storage_keys
                 .map(Self::StorageKeys)
-                .or(priority_class.map(Self::PriorityClass))
-                .or(service_account.map(Self::ServiceAccount))
+                .or(pod_setting.map(Self::PodSetting))
         }
     }
 
@@ -119,15 +163,11 @@ impl<'a> OperatorCannotGive<'a> {
                  values, so it cannot take the bucket's keys from Secret {secret}; set spec.runtime to deployment \
                  or leader-worker-set (or auto), whose pods take them as their environment"
             ),
-            Self::PriorityClass(class) => format!(
-                "input.defaults.modelServerPriorityClassName: the platform gives model servers the PriorityClass \
-                 {class}, but a VLLMRuntime's pods take none (its deploymentConfig has no field for one); set \
-                 spec.runtime to deployment or leader-worker-set (or auto)"
-            ),
-            Self::ServiceAccount(account) => format!(
-                "input.defaults.modelServerServiceAccountName: the platform gives model servers the ServiceAccount \
-                 {account}, but a VLLMRuntime's pods take none (its deploymentConfig has no field for one); set \
-                 spec.runtime to deployment or leader-worker-set (or auto)"
+            Self::PodSetting(p) => format!(
+                "input.defaults.{}: the platform gives model servers the {} {}, but a VLLMRuntime's pods take \
+                 none (its deploymentConfig has no field for one); set spec.runtime to deployment or \
+                 leader-worker-set (or auto)",
+                p.field, p.what, p.value
             ),
         };
         Refusal::new("CannotStart", message)
@@ -151,13 +191,10 @@ impl<'a> OperatorCannotGive<'a> {
                  Secret {secret} (the Model's spec.storageSecretRef); a Deployment's pods take them as their \
                  environment"
             ),
-            Self::PriorityClass(class) => format!(
-                "a VLLMRuntime's pods take no PriorityClass, and the platform gives model servers {class} \
-                 (input.defaults.modelServerPriorityClassName); a Deployment's pods carry it"
-            ),
-            Self::ServiceAccount(account) => format!(
-                "a VLLMRuntime's pods take no ServiceAccount, and the platform gives model servers {account} \
-                 (input.defaults.modelServerServiceAccountName); a Deployment's pods run as it"
+            Self::PodSetting(p) => format!(
+                "a VLLMRuntime's pods take no {}, and the platform gives model servers {} (input.defaults.{}); \
+                 a Deployment's pods {}",
+                p.what, p.value, p.field, p.on_a_deployment
             ),
         }
     }
