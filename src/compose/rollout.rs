@@ -454,9 +454,9 @@ fn behind_only_for_the_served_record(o: &Map<String, Value>) -> bool {
 /// the GPU type), or a container that cannot start. The first problem by
 /// pod name, so the answer is the same on every call.
 pub(crate) fn pod_problem(pods: &[Map<String, Value>]) -> Option<(String, String)> {
-    let mut pods: Vec<&Map<String, Value>> = pods.iter().collect();
-    pods.sort_by_key(|p| str_at(p, &["metadata", "name"]));
-    pods.into_iter().find_map(|pod| {
+    let mut sorted: Vec<&Map<String, Value>> = pods.iter().collect();
+    sorted.sort_by_key(|p| str_at(p, &["metadata", "name"]));
+    sorted.into_iter().find_map(|pod| {
         let name = str_at(pod, &["metadata", "name"]);
         if let Some(c) = condition(pod, "PodScheduled")
             .filter(|c| c.status == "False" && c.reason == "Unschedulable")
@@ -485,6 +485,18 @@ pub(crate) fn pod_problem(pods: &[Map<String, Value>]) -> Option<(String, String
                      step input lets model servers tolerate it (input.defaults.modelServerTolerations)",
                 );
             }
+            if message.contains("Insufficient ")
+                && let Some((holder, node)) = placed_in_group(pod, pods)
+            {
+                message.truncate(message.trim_end_matches('.').len());
+                message.push_str(&format!(
+                    "; meanwhile pod {holder} of its group holds its GPUs on node {node}: a LeaderWorkerSet's \
+                     group is placed pod by pod, so groups that compete for the same nodes can each hold part of \
+                     them and wait for ever; a gang scheduler places a group whole or not at all \
+                     (input.defaults.modelServerSchedulerName, with the LeaderWorkerSet controller's \
+                     gangSchedulingManagement)"
+                ));
+            }
             return Some(("Unschedulable".to_string(), message));
         }
         if let Some(scheduler) = awaited_scheduler(pod) {
@@ -502,6 +514,44 @@ pub(crate) fn pod_problem(pods: &[Map<String, Value>]) -> Option<(String, String
             .filter_map(Value::as_object)
             .find_map(|s| container_problem(pod, s))
     })
+}
+
+/// Labels the LeaderWorkerSet controller puts on its pods: the set's name
+/// and the group's index.
+const LWS_SET_LABEL: &str = "leaderworkerset.sigs.k8s.io/name";
+const LWS_GROUP_LABEL: &str = "leaderworkerset.sigs.k8s.io/group-index";
+
+/// A pod of `pod`'s LeaderWorkerSet group that the cluster's own scheduler
+/// placed, and its node: what the group holds while `pod` waits.
+fn placed_in_group<'a>(
+    pod: &Map<String, Value>,
+    pods: &'a [Map<String, Value>],
+) -> Option<(&'a str, &'a str)> {
+    let group = |p: &Map<String, Value>| {
+        let labels = at(p, &["metadata", "labels"])?;
+        let set = labels.get(LWS_SET_LABEL)?.as_str()?;
+        Some((
+            set.to_string(),
+            labels.get(LWS_GROUP_LABEL)?.as_str()?.to_string(),
+        ))
+    };
+    let own = group(pod)?;
+    if !matches!(
+        str_at(pod, &["spec", "schedulerName"]),
+        "" | "default-scheduler"
+    ) {
+        return None;
+    }
+    let mut members: Vec<&Map<String, Value>> = pods
+        .iter()
+        .filter(|p| group(p).as_ref() == Some(&own) && !str_at(p, &["spec", "nodeName"]).is_empty())
+        .collect();
+    members.sort_by_key(|p| str_at(p, &["metadata", "name"]));
+    let holder = members.first()?;
+    Some((
+        str_at(holder, &["metadata", "name"]),
+        str_at(holder, &["spec", "nodeName"]),
+    ))
 }
 
 /// The scheduler other than the cluster's own that `pod` names, while it
@@ -1133,6 +1183,57 @@ mod tests {
             assert_eq!(
                 pod_problem(&[p]).map(|(_, m)| m),
                 Some(format!("pod p cannot be scheduled: {said}"))
+            );
+        }
+    }
+
+    #[test]
+    fn a_group_member_no_node_takes_says_what_its_group_holds_meanwhile() {
+        let pod = |name: &str, group: &str, node: &str, scheduler: &str| {
+            let mut p = json!({"metadata": {"name": name, "labels": {
+                    "leaderworkerset.sigs.k8s.io/name": "llama", "leaderworkerset.sigs.k8s.io/group-index": group}},
+                "spec": {"schedulerName": scheduler}, "status": {"phase": "Pending"}});
+            if node.is_empty() {
+                p["status"]["conditions"] = json!([{"type": "PodScheduled", "status": "False",
+                    "reason": "Unschedulable", "message": "0/3 nodes are available: 3 Insufficient nvidia.com/gpu."}]);
+            } else {
+                p["spec"]["nodeName"] = json!(node);
+                p["status"]["phase"] = json!("Running");
+            }
+            obj(p)
+        };
+        let waiting = "pod llama-0-1 cannot be scheduled: 0/3 nodes are available: 3 Insufficient nvidia.com/gpu";
+        let pods = [
+            pod("llama-0", "0", "gpu-1", "default-scheduler"),
+            pod("llama-0-1", "0", "", "default-scheduler"),
+            pod("llama-1", "1", "gpu-2", "default-scheduler"),
+        ];
+        assert_eq!(
+            pod_problem(&pods).map(|(_, m)| m),
+            Some(format!(
+                "{waiting}; meanwhile pod llama-0 of its group holds its GPUs on node gpu-1: a LeaderWorkerSet's \
+                 group is placed pod by pod, so groups that compete for the same nodes can each hold part of them \
+                 and wait for ever; a gang scheduler places a group whole or not at all \
+                 (input.defaults.modelServerSchedulerName, with the LeaderWorkerSet controller's \
+                 gangSchedulingManagement)"
+            ))
+        );
+        // Nothing of its group placed (another group's pod is not), or a
+        // gang scheduler already in charge: the scheduler's words alone.
+        for pods in [
+            vec![
+                pod("llama-0-1", "0", "", "default-scheduler"),
+                pod("llama-1", "1", "gpu-2", "default-scheduler"),
+            ],
+            vec![
+                pod("llama-0", "0", "gpu-1", "volcano"),
+                pod("llama-0-1", "0", "", "volcano"),
+            ],
+        ] {
+            assert_eq!(
+                pod_problem(&pods).map(|(_, m)| m),
+                Some(format!("{waiting}.")),
+                "{pods:?}"
             );
         }
     }
