@@ -656,30 +656,34 @@ impl Input {
             let (name, key) = r.name_and_key(HF_TOKEN_KEY);
             s.hf_token = Some((name.to_string(), key.to_string()));
         }
-        let runtime_is_default = d.runtime.is_none();
-        s.model_server_priority_class = model_server_pod_name(
+        let (runtime, runtime_is_default) = (s.runtime, d.runtime.is_none());
+        let pod_name = |field: &str, name: &Option<String>, example: &str, what: &str| {
+            model_server_pod_name(
+                field,
+                name.as_deref(),
+                example,
+                what,
+                runtime,
+                runtime_is_default,
+            )
+        };
+        s.model_server_priority_class = pod_name(
             "input.defaults.modelServerPriorityClassName",
-            d.model_server_priority_class_name.as_deref(),
+            &d.model_server_priority_class_name,
             "inference-critical",
             "PriorityClass",
-            s.runtime,
-            runtime_is_default,
         )?;
-        s.model_server_service_account = model_server_pod_name(
+        s.model_server_service_account = pod_name(
             "input.defaults.modelServerServiceAccountName",
-            d.model_server_service_account_name.as_deref(),
+            &d.model_server_service_account_name,
             "model-server",
             "ServiceAccount",
-            s.runtime,
-            runtime_is_default,
         )?;
-        s.model_server_scheduler = model_server_pod_name(
+        s.model_server_scheduler = pod_name(
             "input.defaults.modelServerSchedulerName",
-            d.model_server_scheduler_name.as_deref(),
+            &d.model_server_scheduler_name,
             "volcano",
             "scheduler",
-            s.runtime,
-            runtime_is_default,
         )?;
         if let Some(t) = &d.model_server_tolerations {
             check_tolerations("input.defaults.modelServerTolerations", t)?;
