@@ -500,11 +500,17 @@ pub(crate) fn pod_problem(pods: &[Map<String, Value>]) -> Option<(String, String
             return Some(("Unschedulable".to_string(), message));
         }
         if let Some(scheduler) = awaited_scheduler(pod) {
+            // Only a model server's pods take the platform's scheduler.
+            let named_by = if requests_gpus(pod) {
+                " (input.defaults.modelServerSchedulerName names it)"
+            } else {
+                ""
+            };
             return Some((
                 "AwaitingScheduler".to_string(),
                 format!(
                     "pod {name} waits for scheduler {scheduler}, which has not looked at it yet: if this lasts, \
-                     check that {scheduler} runs (input.defaults.modelServerSchedulerName names it)"
+                     check that {scheduler} runs{named_by}"
                 ),
             ));
         }
@@ -1242,18 +1248,28 @@ mod tests {
     fn a_pod_no_scheduler_has_looked_at_names_the_scheduler_it_waits_for() {
         let pod = |scheduler: &str, status: Value| {
             obj(
-                json!({"metadata": {"name": "p"}, "spec": {"schedulerName": scheduler}, "status": status}),
+                json!({"metadata": {"name": "p"}, "spec": {"schedulerName": scheduler,
+                "containers": [{"name": "vllm", "resources": {"limits": {"nvidia.com/gpu": "1"}}}]},
+                "status": status}),
             )
         };
         let waiting = json!({"phase": "Pending"});
+        let said = "pod p waits for scheduler volcano, which has not looked at it yet: if this lasts, check that \
+                    volcano runs";
         assert_eq!(
             pod_problem(&[pod("volcano", waiting.clone())]),
             Some((
                 "AwaitingScheduler".to_string(),
-                "pod p waits for scheduler volcano, which has not looked at it yet: if this lasts, check that \
-                 volcano runs (input.defaults.modelServerSchedulerName names it)"
-                    .to_string()
+                format!("{said} (input.defaults.modelServerSchedulerName names it)")
             ))
+        );
+        // An agent's pod asks for no GPU: the platform's field for model
+        // servers did not name its scheduler (a webhook may have).
+        let mut agent = pod("volcano", waiting.clone());
+        agent["spec"]["containers"][0]["resources"] = json!({});
+        assert_eq!(
+            pod_problem(&[agent]),
+            Some(("AwaitingScheduler".to_string(), said.to_string()))
         );
         // The cluster's own scheduler is about to; a scheduler that looked
         // said what it found; a placed pod waits for no scheduler.
