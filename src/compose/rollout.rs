@@ -542,18 +542,13 @@ fn placed_in_group<'a>(
         ))
     };
     let own = group(pod)?;
-    if !matches!(
-        str_at(pod, &["spec", "schedulerName"]),
-        "" | "default-scheduler"
-    ) {
+    if other_scheduler(pod).is_some() {
         return None;
     }
-    let mut members: Vec<&Map<String, Value>> = pods
+    let holder = pods
         .iter()
         .filter(|p| group(p).as_ref() == Some(&own) && !str_at(p, &["spec", "nodeName"]).is_empty())
-        .collect();
-    members.sort_by_key(|p| str_at(p, &["metadata", "name"]));
-    let holder = members.first()?;
+        .min_by_key(|p| str_at(p, &["metadata", "name"]))?;
     Some((
         str_at(holder, &["metadata", "name"]),
         str_at(holder, &["spec", "nodeName"]),
@@ -565,11 +560,16 @@ fn placed_in_group<'a>(
 /// scheduler leaves such a pod alone, so if the one it names does not run,
 /// nothing ever will.
 fn awaited_scheduler(pod: &Map<String, Value>) -> Option<&str> {
-    let scheduler = str_at(pod, &["spec", "schedulerName"]);
     let unplaced = str_at(pod, &["spec", "nodeName"]).is_empty()
         && str_at(pod, &["status", "phase"]) == "Pending"
         && condition(pod, "PodScheduled").is_none();
-    (unplaced && !matches!(scheduler, "" | "default-scheduler")).then_some(scheduler)
+    other_scheduler(pod).filter(|_| unplaced)
+}
+
+/// The scheduler `pod` names, when it is not the cluster's own.
+fn other_scheduler(pod: &Map<String, Value>) -> Option<&str> {
+    let scheduler = str_at(pod, &["spec", "schedulerName"]);
+    (!matches!(scheduler, "" | "default-scheduler")).then_some(scheduler)
 }
 
 /// Whether a container of `pod` asks for GPUs (or MIG slices): a model
