@@ -270,7 +270,8 @@ fn a_chosen_type_is_held_by_node_affinity() {
             "input.defaults.gpuNodeSelector is false, and the function chooses this XR's GPU type from the offered \
              ones (input.defaults.offeredGpuTypes or gpuPrices): without node affinity nothing keeps the server on \
              the type chosen for it, and a plan for one type may start on GPUs of another; leave gpuNodeSelector \
-             unset or true (GPU nodes need the nvidia.com/gpu.product or cloud.google.com/gke-accelerator label), \
+             unset or true (GPU nodes need the nvidia.com/gpu.product, cloud.google.com/gke-accelerator or \
+             amd.com/gpu.device-id label), \
              set input.defaults.gpuType, or name the GPU type in spec.gpuType"
         )]
     );

@@ -514,6 +514,33 @@ fn pcie_and_nvl_gpu_types_ask_for_their_own_product_label() {
     }
 }
 
+/// AMD GPUs carry no `nvidia.com/gpu.product`: AMD's node labeller sets
+/// `amd.com/gpu.device-id` to the PCI device ID, which tells an MI300X
+/// (192 GB) from an MI325X (256 GB). Without it a server sized for the
+/// larger board could start on the smaller one.
+#[test]
+fn amd_gpu_types_ask_for_their_device_ids() {
+    for (gpu_type, ids) in [
+        ("MI300X", json!(["74a1", "74a9", "74b5", "74bd"])),
+        ("mi325x", json!(["74a5", "74b9"])),
+    ] {
+        let spec =
+            json!({"model": "Qwen/Qwen2.5-7B-Instruct", "gpuType": gpu_type, "runtime": "auto"});
+        let mut req = request("amd", LlmInference::new("qwen").spec(spec).build());
+        req.input = Some(pinned_gpu_type());
+        let rsp = call(&req);
+        assert_eq!(rsp.results, vec![], "{gpu_type}");
+        let (deployment, _) = composed(&rsp, "deployment");
+        assert_eq!(
+            deployment["spec"]["template"]["spec"]["affinity"],
+            json!({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+                {"matchExpressions": [{"key": "amd.com/gpu.device-id", "operator": "In", "values": ids}]},
+            ]}}}),
+            "{gpu_type}"
+        );
+    }
+}
+
 #[test]
 fn a_runtime_named_vllm_is_renamed_so_its_service_does_not_break_vllm() {
     let rsp = call(&request(

@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 
 use crate::protocol::server::Ready;
 use crate::request::{at, int_at, manifest_of, str_at};
-use crate::sizing::{GKE_ACCELERATOR_LABEL, GPU_PRODUCT_LABEL};
+use crate::sizing::{AMD_DEVICE_ID_LABEL, GKE_ACCELERATOR_LABEL, GPU_PRODUCT_LABEL};
 
 /// How an observed object stands against its current spec.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -604,7 +604,14 @@ fn gpu_labels_asked(pod: &Map<String, Value>) -> Option<String> {
         .filter_map(|t| t.get("matchExpressions")?.as_array())
         .flatten()
         .filter_map(Value::as_object)
-        .filter(|e| [GPU_PRODUCT_LABEL, GKE_ACCELERATOR_LABEL].contains(&str_at(e, &["key"])))
+        .filter(|e| {
+            [
+                GPU_PRODUCT_LABEL,
+                GKE_ACCELERATOR_LABEL,
+                AMD_DEVICE_ID_LABEL,
+            ]
+            .contains(&str_at(e, &["key"]))
+        })
         .map(|e| {
             let values: Vec<&str> = e
                 .get("values")
@@ -616,11 +623,16 @@ fn gpu_labels_asked(pod: &Map<String, Value>) -> Option<String> {
             format!("{}={}", str_at(e, &["key"]), values.join(","))
         })
         .collect();
+    let labeller = if labels.iter().any(|l| l.starts_with(AMD_DEVICE_ID_LABEL)) {
+        "AMD's node labeller does, with -device-id"
+    } else {
+        "GPU feature discovery does"
+    };
     (!labels.is_empty()).then(|| {
         format!(
             "; it asks for a node labelled {} (input.defaults.gpuNodeSelector keeps each server on the \
              GPU type it is sized for): if no node carries that label and no node autoscaler is adding one, \
-             label the GPU nodes (GPU feature discovery does) or turn gpuNodeSelector off",
+             label the GPU nodes ({labeller}) or turn gpuNodeSelector off",
             labels.join(" or ")
         )
     })
@@ -1144,6 +1156,15 @@ mod tests {
                  one, label the GPU nodes (GPU feature discovery does) or turn gpuNodeSelector off"
                     .into()
             ))
+        );
+        let amd = json!({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "amd.com/gpu.device-id", "operator": "In", "values": ["74a5", "74b9"]}]}]}}});
+        let (_, message) = pod_problem(&[unschedulable(amd)]).unwrap();
+        assert!(
+            message.contains(
+                "it asks for a node labelled amd.com/gpu.device-id=74a5,74b9 (input.defaults.gpuNodeSelector"
+            ) && message.contains("label the GPU nodes (AMD's node labeller does, with -device-id)"),
+            "{message}"
         );
         // Affinity of another kind (Linux nodes only) is not the platform's GPU selector.
         let linux = json!({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [

@@ -21,6 +21,8 @@ const MIG_USABLE_GIB_PER_GB: f64 = 0.9;
 pub(crate) const GPU_PRODUCT_LABEL: &str = "nvidia.com/gpu.product";
 /// The node label GKE sets to a GPU node's accelerator.
 pub(crate) const GKE_ACCELERATOR_LABEL: &str = "cloud.google.com/gke-accelerator";
+/// The node label AMD's node labeller sets to the GPUs' PCI device ID.
+pub(crate) const AMD_DEVICE_ID_LABEL: &str = "amd.com/gpu.device-id";
 
 /// One GPU model: a row of `data/gpus.csv`.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -60,6 +62,10 @@ pub struct Gpu {
     /// The value of the [`GKE_ACCELERATOR_LABEL`] node label.
     #[serde(rename = "gke", deserialize_with = "dash_is_none")]
     pub(crate) gke_accelerator: Option<String>,
+    /// The values of the [`AMD_DEVICE_ID_LABEL`] node label: one product
+    /// has several (bare metal, virtual function boards).
+    #[serde(deserialize_with = "list")]
+    pub(crate) amd_device_ids: Vec<String>,
     /// MIG profiles, smallest first; empty when the GPU has no MIG.
     #[serde(rename = "mig", deserialize_with = "list")]
     pub(crate) mig_profiles: Vec<MigProfile>,
@@ -224,6 +230,12 @@ mod tests {
                 assert!(prev.is_none() || prev == Some(&g.name), "{n} is ambiguous");
             }
             assert!(g.memory_gib > 0.0 && g.bandwidth_gbps > 0.0 && g.per_node > 0);
+            // gpuNodeSelector needs a label that tells the GPU apart.
+            assert!(
+                g.product_label.is_some() || !g.amd_device_ids.is_empty(),
+                "{} has no node label",
+                g.name
+            );
             assert!(
                 g.vllm_gib > 0.9 * g.memory_gib && g.vllm_gib <= g.memory_gib,
                 "{}",

@@ -136,30 +136,38 @@ pub(crate) fn vllm_runtime(p: &RuntimeParams) -> crate::compose::composition::Ma
     crate::compose::composition::Manifest::new(VLLMRuntime::KIND, runtime)
 }
 
-/// Node affinity terms (ORed). With `on_gpu_product`, the GPU feature
-/// discovery product label or GKE's accelerator label of this GPU; without
-/// it (or for a GPU with neither label), Linux nodes: never an empty list,
-/// which the operator's controller cannot handle.
+/// Node affinity terms (ORed). With `on_gpu_product`, the labels that name
+/// this GPU: GPU feature discovery's product, GKE's accelerator, AMD's
+/// device IDs; without it, Linux nodes: never an empty list, which the
+/// operator's controller cannot handle.
 pub(crate) fn node_selector_terms(plan: &Plan, on_gpu_product: bool) -> Vec<NodeSelectorTerm> {
-    let term = |key: &str, value: &str| NodeSelectorTerm {
+    let term = |key: &str, values: &[String]| NodeSelectorTerm {
         match_expressions: Some(vec![NodeSelectorRequirement {
             key: key.to_string(),
             operator: "In".into(),
-            values: Some(vec![value.to_string()]),
+            values: Some(values.to_vec()),
         }]),
         match_fields: None,
     };
-    let mut terms = Vec::new();
-    if on_gpu_product {
-        if let Some(product) = plan.gpu.product_label.as_deref() {
-            terms.push(term(sizing::GPU_PRODUCT_LABEL, product));
-        }
-        if let Some(gke) = plan.gpu.gke_accelerator.as_deref() {
-            terms.push(term(sizing::GKE_ACCELERATOR_LABEL, gke));
-        }
-    }
+    let gpu = &plan.gpu;
+    let labels = [
+        (
+            sizing::GPU_PRODUCT_LABEL,
+            Vec::from_iter(gpu.product_label.clone()),
+        ),
+        (
+            sizing::GKE_ACCELERATOR_LABEL,
+            Vec::from_iter(gpu.gke_accelerator.clone()),
+        ),
+        (sizing::AMD_DEVICE_ID_LABEL, gpu.amd_device_ids.clone()),
+    ];
+    let terms: Vec<NodeSelectorTerm> = labels
+        .iter()
+        .filter(|(_, values)| on_gpu_product && !values.is_empty())
+        .map(|(key, values)| term(key, values))
+        .collect();
     if terms.is_empty() {
-        terms.push(term("kubernetes.io/os", "linux"));
+        return vec![term("kubernetes.io/os", &["linux".to_string()])];
     }
     terms
 }

@@ -4,7 +4,8 @@
 use crate::compose::composition::Refusal;
 use crate::input::Settings;
 use crate::sizing::{
-    self, GKE_ACCELERATOR_LABEL, GPU_PRODUCT_LABEL, MigChoice, Plan, SizingError, SizingRequest,
+    self, AMD_DEVICE_ID_LABEL, GKE_ACCELERATOR_LABEL, GPU_PRODUCT_LABEL, MigChoice, Plan,
+    SizingError, SizingRequest,
 };
 
 /// `spec.migProfile` as a choice: whole GPUs unless asked, since a MIG
@@ -50,7 +51,8 @@ pub(crate) fn check_choice_held(
              from the offered ones (input.defaults.offeredGpuTypes or gpuPrices): without node \
              affinity nothing keeps the server on the type chosen for it, and a plan for one type \
              may start on GPUs of another; leave gpuNodeSelector unset or true (GPU nodes need the \
-             {GPU_PRODUCT_LABEL} or {GKE_ACCELERATOR_LABEL} label), set input.defaults.gpuType, \
+             {GPU_PRODUCT_LABEL}, {GKE_ACCELERATOR_LABEL} or {AMD_DEVICE_ID_LABEL} label), set \
+             input.defaults.gpuType, \
              or name the GPU type in {field}"
         ),
     ))
