@@ -130,32 +130,64 @@ pub(crate) struct Defaults {
     pub(crate) model_server_scheduler_name: Option<String>,
 }
 
-/// The name of an object the model servers' pods refer to (`what`, a
-/// PriorityClass or a ServiceAccount), given at `field`: none when empty,
-/// as a templated Composition may write it; refused when it is not a DNS
-/// name, or when the platform's runtime is the VLLMRuntime, whose pods take
-/// neither (`runtime_is_default`: by default).
+/// A name the platform gives every model server's pod (a PriorityClass, a
+/// ServiceAccount, a scheduler), as its step-input field says it.
+#[derive(Debug)]
+pub(crate) struct PodSettingField {
+    /// The field under input.defaults.
+    pub(crate) name: &'static str,
+    /// What it names ("PriorityClass").
+    pub(crate) what: &'static str,
+    /// What a Deployment's pods do with it ("carry it").
+    pub(crate) on_a_deployment: &'static str,
+    /// A valid name, for messages.
+    example: &'static str,
+}
+
+pub(crate) const MODEL_SERVER_PRIORITY_CLASS: PodSettingField = PodSettingField {
+    name: "modelServerPriorityClassName",
+    what: "PriorityClass",
+    on_a_deployment: "carry it",
+    example: "inference-critical",
+};
+pub(crate) const MODEL_SERVER_SERVICE_ACCOUNT: PodSettingField = PodSettingField {
+    name: "modelServerServiceAccountName",
+    what: "ServiceAccount",
+    on_a_deployment: "run as it",
+    example: "model-server",
+};
+pub(crate) const MODEL_SERVER_SCHEDULER: PodSettingField = PodSettingField {
+    name: "modelServerSchedulerName",
+    what: "scheduler",
+    on_a_deployment: "are placed by it",
+    example: "volcano",
+};
+
+/// The name the platform gives the model servers' pods at `setting`: none
+/// when empty, as a templated Composition may write it; refused when it is
+/// not a DNS name, or when the platform's runtime is the VLLMRuntime, whose
+/// pods take none (`runtime_is_default`: by default).
 fn model_server_pod_name(
-    field: &str,
+    setting: &PodSettingField,
     name: Option<&str>,
-    example: &str,
-    what: &str,
     runtime: RuntimeChoice,
     runtime_is_default: bool,
 ) -> Result<Option<String>, String> {
     let Some(name) = name.filter(|n| !n.is_empty()) else {
         return Ok(None);
     };
-    crate::names::require_subdomain(field, name, example)?;
+    let field = format!("input.defaults.{}", setting.name);
+    crate::names::require_subdomain(&field, name, setting.example)?;
     if runtime == RuntimeChoice::VllmRuntime {
         return Err(format!(
-            "{field} is set, but input.defaults.runtime is vllm-runtime{}, whose pods take no {what}; set \
+            "{field} is set, but input.defaults.runtime is vllm-runtime{}, whose pods take no {}; set \
              input.defaults.runtime to auto, deployment or leader-worker-set",
             if runtime_is_default {
                 " (its default)"
             } else {
                 ""
-            }
+            },
+            setting.what
         ));
     }
     Ok(Some(name.to_string()))
@@ -381,6 +413,26 @@ pub(crate) const AMD_VLLM_IMAGE: &str = "rocm/vllm:rocm7.0.0_vllm_0.11.2_2025121
 const AMD_VLLM_RELEASE: &str = "0.11.2";
 
 impl Settings {
+    /// The names the platform gives the model servers' pods, by field.
+    pub(crate) fn model_server_pod_settings(
+        &self,
+    ) -> [(&'static PodSettingField, Option<&str>); 3] {
+        [
+            (
+                &MODEL_SERVER_PRIORITY_CLASS,
+                self.model_server_priority_class.as_deref(),
+            ),
+            (
+                &MODEL_SERVER_SERVICE_ACCOUNT,
+                self.model_server_service_account.as_deref(),
+            ),
+            (
+                &MODEL_SERVER_SCHEDULER,
+                self.model_server_scheduler.as_deref(),
+            ),
+        ]
+    }
+
     /// The Gateway an XR is routed through: its own (`spec.gateway`), with
     /// the platform's endpoint picker image, else the platform's.
     pub(crate) fn gateway_for(
@@ -657,34 +709,19 @@ impl Input {
             s.hf_token = Some((name.to_string(), key.to_string()));
         }
         let (runtime, runtime_is_default) = (s.runtime, d.runtime.is_none());
-        let pod_name = |field: &str, name: &Option<String>, example: &str, what: &str| {
-            model_server_pod_name(
-                field,
-                name.as_deref(),
-                example,
-                what,
-                runtime,
-                runtime_is_default,
-            )
+        let pod_name = |setting: &PodSettingField, name: &Option<String>| {
+            model_server_pod_name(setting, name.as_deref(), runtime, runtime_is_default)
         };
         s.model_server_priority_class = pod_name(
-            "input.defaults.modelServerPriorityClassName",
+            &MODEL_SERVER_PRIORITY_CLASS,
             &d.model_server_priority_class_name,
-            "inference-critical",
-            "PriorityClass",
         )?;
         s.model_server_service_account = pod_name(
-            "input.defaults.modelServerServiceAccountName",
+            &MODEL_SERVER_SERVICE_ACCOUNT,
             &d.model_server_service_account_name,
-            "model-server",
-            "ServiceAccount",
         )?;
-        s.model_server_scheduler = pod_name(
-            "input.defaults.modelServerSchedulerName",
-            &d.model_server_scheduler_name,
-            "volcano",
-            "scheduler",
-        )?;
+        s.model_server_scheduler =
+            pod_name(&MODEL_SERVER_SCHEDULER, &d.model_server_scheduler_name)?;
         if let Some(t) = &d.model_server_tolerations {
             check_tolerations("input.defaults.modelServerTolerations", t)?;
             s.model_server_tolerations = t.clone();

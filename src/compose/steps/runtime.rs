@@ -13,7 +13,7 @@
 use crate::compose::composition::Refusal;
 use crate::compose::resources::vllm_runtime::unsupported_gpu;
 use crate::compose::steps::weights_cache::{self, CacheDecision, VolumeScope};
-use crate::input::WeightsCacheSettings;
+use crate::input::{PodSettingField, WeightsCacheSettings};
 use crate::sizing::{self, Plan, WeightPrecision};
 use crate::xr::shared_fields::{PullSecrets, RuntimeChoice};
 
@@ -76,50 +76,25 @@ pub(crate) enum OperatorCannotGive<'a> {
     PodSetting(PodSetting<'a>),
 }
 
-/// A field of the model servers' pods that the platform's step input sets.
+/// A name the platform's step input gives the model servers' pods.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct PodSetting<'a> {
-    /// The step input's field, under input.defaults.
-    field: &'static str,
-    /// What it names ("PriorityClass").
-    what: &'static str,
+    field: &'static PodSettingField,
     value: &'a str,
-    /// What a Deployment's pods do with it ("carry it").
-    on_a_deployment: &'static str,
 }
 
 impl<'a> PodSetting<'a> {
-    /// The first setting of the model servers' pods that the platform gives.
+    /// The first name the platform gives the model servers' pods.
     pub(crate) fn first_of(settings: &'a crate::input::Settings) -> Option<Self> {
-        [
-            (
-                "modelServerPriorityClassName",
-                "PriorityClass",
-                &settings.model_server_priority_class,
-                "carry it",
-            ),
-            (
-                "modelServerServiceAccountName",
-                "ServiceAccount",
-                &settings.model_server_service_account,
-                "run as it",
-            ),
-            (
-                "modelServerSchedulerName",
-                "scheduler",
-                &settings.model_server_scheduler,
-                "are placed by it",
-            ),
-        ]
-        .into_iter()
-        .find_map(|(field, what, value, on_a_deployment)| {
-            Some(Self {
-                field,
-                what,
-                value: value.as_deref()?,
-                on_a_deployment,
+        settings
+            .model_server_pod_settings()
+            .into_iter()
+            .find_map(|(field, value)| {
+                Some(Self {
+                    field,
+                    value: value?,
+                })
             })
-        })
     }
 }
 
@@ -167,7 +142,7 @@ impl<'a> OperatorCannotGive<'a> {
                 "input.defaults.{}: the platform gives model servers the {} {}, but a VLLMRuntime's pods take \
                  none (its deploymentConfig has no field for one); set spec.runtime to deployment or \
                  leader-worker-set (or auto)",
-                p.field, p.what, p.value
+                p.field.name, p.field.what, p.value
             ),
         };
         Refusal::new("CannotStart", message)
@@ -194,7 +169,7 @@ impl<'a> OperatorCannotGive<'a> {
             Self::PodSetting(p) => format!(
                 "a VLLMRuntime's pods take no {}, and the platform gives model servers {} (input.defaults.{}); \
                  a Deployment's pods {}",
-                p.what, p.value, p.field, p.on_a_deployment
+                p.field.what, p.value, p.field.name, p.field.on_a_deployment
             ),
         }
     }
