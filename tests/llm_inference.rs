@@ -517,7 +517,9 @@ fn pcie_and_nvl_gpu_types_ask_for_their_own_product_label() {
 /// AMD GPUs carry no `nvidia.com/gpu.product`: AMD's node labeller sets
 /// `amd.com/gpu.device-id` to the PCI device ID, which tells an MI300X
 /// (192 GB) from an MI325X (256 GB). Without it a server sized for the
-/// larger board could start on the smaller one.
+/// larger board could start on the smaller one. A partitioned GPU keeps
+/// its device ID, and each partition counts as an amd.com/gpu: only a whole
+/// GPU (spx_nps1, or no partition label) serves a plan for one.
 #[test]
 fn amd_gpu_types_ask_for_their_device_ids() {
     for (gpu_type, ids) in [
@@ -534,7 +536,14 @@ fn amd_gpu_types_ask_for_their_device_ids() {
         assert_eq!(
             deployment["spec"]["template"]["spec"]["affinity"],
             json!({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-                {"matchExpressions": [{"key": "amd.com/gpu.device-id", "operator": "In", "values": ids}]},
+                {"matchExpressions": [
+                    {"key": "amd.com/gpu.device-id", "operator": "In", "values": ids},
+                    {"key": "amd.com/gpu.compute-memory-partition", "operator": "In", "values": ["spx_nps1"]},
+                ]},
+                {"matchExpressions": [
+                    {"key": "amd.com/gpu.device-id", "operator": "In", "values": ids},
+                    {"key": "amd.com/gpu.compute-memory-partition", "operator": "DoesNotExist"},
+                ]},
             ]}}}),
             "{gpu_type}"
         );

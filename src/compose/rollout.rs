@@ -11,7 +11,10 @@ use serde_json::{Map, Value};
 
 use crate::protocol::server::Ready;
 use crate::request::{at, int_at, manifest_of, str_at};
-use crate::sizing::{AMD_DEVICE_ID_LABEL, GKE_ACCELERATOR_LABEL, GPU_PRODUCT_LABEL};
+use crate::sizing::{
+    AMD_DEVICE_ID_LABEL, AMD_PARTITION_LABEL, GKE_ACCELERATOR_LABEL, GPU_PRODUCT_LABEL,
+    WHOLE_AMD_GPU,
+};
 
 /// How an observed object stands against its current spec.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -599,11 +602,15 @@ fn gpu_labels_asked(pod: &Map<String, Value>) -> Option<String> {
         ],
     )?
     .as_array()?;
-    let labels: Vec<String> = terms
+    let expressions = terms
         .iter()
         .filter_map(|t| t.get("matchExpressions")?.as_array())
         .flatten()
-        .filter_map(Value::as_object)
+        .filter_map(Value::as_object);
+    let whole_amd_gpus = expressions
+        .clone()
+        .any(|e| str_at(e, &["key"]) == AMD_PARTITION_LABEL);
+    let mut labels: Vec<String> = expressions
         .filter(|e| {
             [
                 GPU_PRODUCT_LABEL,
@@ -623,16 +630,23 @@ fn gpu_labels_asked(pod: &Map<String, Value>) -> Option<String> {
             format!("{}={}", str_at(e, &["key"]), values.join(","))
         })
         .collect();
+    // AMD's terms repeat the device IDs, once per partition requirement.
+    labels.dedup();
     let labeller = if labels.iter().any(|l| l.starts_with(AMD_DEVICE_ID_LABEL)) {
         "AMD's node labeller does, with -device-id"
     } else {
         "GPU feature discovery does"
     };
+    let whole = if whole_amd_gpus {
+        format!(", on whole GPUs ({AMD_PARTITION_LABEL}={WHOLE_AMD_GPU} or unset)")
+    } else {
+        String::new()
+    };
     (!labels.is_empty()).then(|| {
         format!(
-            "; it asks for a node labelled {} (input.defaults.gpuNodeSelector keeps each server on the \
-             GPU type it is sized for): if no node carries that label and no node autoscaler is adding one, \
-             label the GPU nodes ({labeller}) or turn gpuNodeSelector off",
+            "; it asks for a node labelled {}{whole} (input.defaults.gpuNodeSelector keeps each server on \
+             the GPU type it is sized for): if no node carries that label and no node autoscaler is adding \
+             one, label the GPU nodes ({labeller}) or turn gpuNodeSelector off",
             labels.join(" or ")
         )
     })
@@ -1157,12 +1171,17 @@ mod tests {
                     .into()
             ))
         );
+        let ids =
+            json!({"key": "amd.com/gpu.device-id", "operator": "In", "values": ["74a5", "74b9"]});
         let amd = json!({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-            {"matchExpressions": [{"key": "amd.com/gpu.device-id", "operator": "In", "values": ["74a5", "74b9"]}]}]}}});
+            {"matchExpressions": [ids, {"key": "amd.com/gpu.compute-memory-partition", "operator": "In", "values": ["spx_nps1"]}]},
+            {"matchExpressions": [ids, {"key": "amd.com/gpu.compute-memory-partition", "operator": "DoesNotExist"}]},
+        ]}}});
         let (_, message) = pod_problem(&[unschedulable(amd)]).unwrap();
         assert!(
             message.contains(
-                "it asks for a node labelled amd.com/gpu.device-id=74a5,74b9 (input.defaults.gpuNodeSelector"
+                "it asks for a node labelled amd.com/gpu.device-id=74a5,74b9, on whole GPUs \
+                 (amd.com/gpu.compute-memory-partition=spx_nps1 or unset) (input.defaults.gpuNodeSelector"
             ) && message.contains("label the GPU nodes (AMD's node labeller does, with -device-id)"),
             "{message}"
         );

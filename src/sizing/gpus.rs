@@ -23,6 +23,11 @@ pub(crate) const GPU_PRODUCT_LABEL: &str = "nvidia.com/gpu.product";
 pub(crate) const GKE_ACCELERATOR_LABEL: &str = "cloud.google.com/gke-accelerator";
 /// The node label AMD's node labeller sets to the GPUs' PCI device ID.
 pub(crate) const AMD_DEVICE_ID_LABEL: &str = "amd.com/gpu.device-id";
+/// The node label AMD's node labeller sets to its GPUs' compute and memory
+/// partitioning.
+pub(crate) const AMD_PARTITION_LABEL: &str = "amd.com/gpu.compute-memory-partition";
+/// [`AMD_PARTITION_LABEL`] of unpartitioned GPUs.
+pub(crate) const WHOLE_AMD_GPU: &str = "spx_nps1";
 
 /// One GPU model: a row of `data/gpus.csv`.
 #[derive(Debug, Clone, PartialEq, Deserialize)]

@@ -61,7 +61,10 @@ pub use config::{CheckpointQuantization, ConfigError, ModelConfig, weights_index
 pub(crate) use error::SizingError;
 pub use gpu_choice::cheapest;
 pub(crate) use gpu_choice::{GpuPrices, canonical_prices, cheapest_of, hourly_cost};
-pub(crate) use gpus::{AMD_DEVICE_ID_LABEL, GKE_ACCELERATOR_LABEL, GPU_PRODUCT_LABEL};
+pub(crate) use gpus::{
+    AMD_DEVICE_ID_LABEL, AMD_PARTITION_LABEL, GKE_ACCELERATOR_LABEL, GPU_PRODUCT_LABEL,
+    WHOLE_AMD_GPU,
+};
 pub use gpus::{Gpu, MigProfile, gpu, gpu_names, gpus};
 pub use memory::{Arch, GIB, VllmGeneration};
 pub use model_catalog::{ModelMatch, lookup as lookup_model, models};

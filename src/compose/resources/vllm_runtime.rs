@@ -141,33 +141,48 @@ pub(crate) fn vllm_runtime(p: &RuntimeParams) -> crate::compose::composition::Ma
 /// device IDs; without it, Linux nodes: never an empty list, which the
 /// operator's controller cannot handle.
 pub(crate) fn node_selector_terms(plan: &Plan, on_gpu_product: bool) -> Vec<NodeSelectorTerm> {
-    let term = |key: &str, values: &[String]| NodeSelectorTerm {
-        match_expressions: Some(vec![NodeSelectorRequirement {
-            key: key.to_string(),
-            operator: "In".into(),
-            values: Some(values.to_vec()),
-        }]),
+    let requirement = |key: &str, operator: &str, values: &[&str]| NodeSelectorRequirement {
+        key: key.to_string(),
+        operator: operator.to_string(),
+        values: (!values.is_empty()).then(|| values.iter().map(ToString::to_string).collect()),
+    };
+    let term = |requirements: Vec<NodeSelectorRequirement>| NodeSelectorTerm {
+        match_expressions: Some(requirements),
         match_fields: None,
     };
     let gpu = &plan.gpu;
-    let labels = [
-        (
-            sizing::GPU_PRODUCT_LABEL,
-            Vec::from_iter(gpu.product_label.clone()),
-        ),
-        (
-            sizing::GKE_ACCELERATOR_LABEL,
-            Vec::from_iter(gpu.gke_accelerator.clone()),
-        ),
-        (sizing::AMD_DEVICE_ID_LABEL, gpu.amd_device_ids.clone()),
-    ];
-    let terms: Vec<NodeSelectorTerm> = labels
-        .iter()
-        .filter(|(_, values)| on_gpu_product && !values.is_empty())
-        .map(|(key, values)| term(key, values))
-        .collect();
+    let mut terms = Vec::new();
+    if on_gpu_product {
+        let labels = [
+            (sizing::GPU_PRODUCT_LABEL, &gpu.product_label),
+            (sizing::GKE_ACCELERATOR_LABEL, &gpu.gke_accelerator),
+        ];
+        for (key, value) in labels {
+            if let Some(value) = value {
+                terms.push(term(vec![requirement(key, "In", &[value])]));
+            }
+        }
+        if !gpu.amd_device_ids.is_empty() {
+            // A partitioned AMD GPU keeps its device ID, and the device
+            // plugin counts its partitions as amd.com/gpu: a whole GPU is
+            // one compute partition on one memory partition (spx_nps1), or
+            // a node the labeller does not say it of.
+            let ids: Vec<&str> = gpu.amd_device_ids.iter().map(String::as_str).collect();
+            for (operator, values) in [("In", &[sizing::WHOLE_AMD_GPU][..]), ("DoesNotExist", &[])]
+            {
+                terms.push(term(vec![
+                    requirement(sizing::AMD_DEVICE_ID_LABEL, "In", &ids),
+                    requirement(sizing::AMD_PARTITION_LABEL, operator, values),
+                ]));
+            }
+        }
+    }
     if terms.is_empty() {
-        return vec![term("kubernetes.io/os", &["linux".to_string()])];
+        terms.push(term(vec![requirement(
+            "kubernetes.io/os",
+            "In",
+            &["linux"],
+        )]));
     }
     terms
 }
