@@ -550,6 +550,39 @@ fn amd_gpu_types_ask_for_their_device_ids() {
     }
 }
 
+/// GKE runs no GPU feature discovery: its own accelerator label is all a
+/// GPU node carries, and GKE names its H100 machine types apart (A3 Mega
+/// nodes say nvidia-h100-mega-80gb for the same board).
+#[test]
+fn gke_accelerator_labels_cover_every_gke_name_of_the_gpu() {
+    for (gpu_type, accelerators) in [
+        (
+            "H100-80GB",
+            json!(["nvidia-h100-80gb", "nvidia-h100-mega-80gb"]),
+        ),
+        (
+            "h100-mega-80gb",
+            json!(["nvidia-h100-80gb", "nvidia-h100-mega-80gb"]),
+        ),
+        ("GB200", json!(["nvidia-gb200"])),
+        ("RTX-PRO-6000", json!(["nvidia-rtx-pro-6000"])),
+        ("L4", json!(["nvidia-l4"])),
+    ] {
+        let spec = json!({"model": "Qwen/Qwen2.5-7B-Instruct", "gpuType": gpu_type, "runtime": "deployment"});
+        let mut req = request("gke", LlmInference::new("qwen").spec(spec).build());
+        req.input = Some(pinned_gpu_type());
+        let rsp = call(&req);
+        assert_not_fatal(&rsp.results, gpu_type);
+        let mut values = Vec::new();
+        required_values(
+            &composed(&rsp, "deployment").0,
+            "cloud.google.com/gke-accelerator",
+            &mut values,
+        );
+        assert_eq!(values, vec![accelerators], "{gpu_type}");
+    }
+}
+
 #[test]
 fn a_runtime_named_vllm_is_renamed_so_its_service_does_not_break_vllm() {
     let rsp = call(&request(

@@ -88,7 +88,7 @@ fn every_runtime_carries_a_node_selector_term() {
         manifest(&rsp, "vllm_runtime")["spec"]["deploymentConfig"]["nodeSelectorTerms"],
         json!([
             {"matchExpressions": [{"key": "nvidia.com/gpu.product", "operator": "In", "values": ["NVIDIA-H100-80GB-HBM3"]}]},
-            {"matchExpressions": [{"key": "cloud.google.com/gke-accelerator", "operator": "In", "values": ["nvidia-h100-80gb"]}]},
+            {"matchExpressions": [{"key": "cloud.google.com/gke-accelerator", "operator": "In", "values": ["nvidia-h100-80gb", "nvidia-h100-mega-80gb"]}]},
         ])
     );
     // An AgentPool's model server too.

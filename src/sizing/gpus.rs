@@ -64,9 +64,9 @@ pub struct Gpu {
     /// The value of the [`GPU_PRODUCT_LABEL`] node label.
     #[serde(deserialize_with = "dash_is_none")]
     pub(crate) product_label: Option<String>,
-    /// The value of the [`GKE_ACCELERATOR_LABEL`] node label.
-    #[serde(rename = "gke", deserialize_with = "dash_is_none")]
-    pub(crate) gke_accelerator: Option<String>,
+    /// The values of the [`GKE_ACCELERATOR_LABEL`] node label.
+    #[serde(rename = "gke", deserialize_with = "list")]
+    pub(crate) gke_accelerators: Vec<String>,
     /// The values of the [`AMD_DEVICE_ID_LABEL`] node label: one product
     /// has several (bare metal, virtual function boards).
     #[serde(deserialize_with = "list")]
@@ -150,7 +150,7 @@ static CATALOG: LazyLock<Catalog> = LazyLock::new(|| {
             .into_iter()
             .chain(&g.aliases)
             .chain(&g.product_label)
-            .chain(&g.gke_accelerator);
+            .chain(&g.gke_accelerators);
         for n in names {
             by_key.insert(normalize(n), i);
         }
@@ -229,7 +229,7 @@ mod tests {
         for g in gpus() {
             // Labels are looked up too: a label that matched another entry
             // would silently resolve to whichever comes last.
-            let labels = g.product_label.iter().chain(&g.gke_accelerator);
+            let labels = g.product_label.iter().chain(&g.gke_accelerators);
             for n in [&g.name].into_iter().chain(&g.aliases).chain(labels) {
                 let prev = keys.insert(normalize(n), &g.name);
                 assert!(prev.is_none() || prev == Some(&g.name), "{n} is ambiguous");
@@ -343,7 +343,7 @@ mod tests {
                 aliases: b.aliases.clone(),
                 bandwidth_gbps,
                 product_label: b.product_label.clone(),
-                gke_accelerator: None,
+                gke_accelerators: Vec::new(),
                 ..s.clone()
             };
             assert_eq!(b, &want, "{board}");

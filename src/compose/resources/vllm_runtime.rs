@@ -154,13 +154,17 @@ pub(crate) fn node_selector_terms(plan: &Plan, on_gpu_product: bool) -> Vec<Node
     let mut terms = Vec::new();
     if on_gpu_product {
         let labels = [
-            (sizing::GPU_PRODUCT_LABEL, &gpu.product_label),
-            (sizing::GKE_ACCELERATOR_LABEL, &gpu.gke_accelerator),
+            (
+                sizing::GPU_PRODUCT_LABEL,
+                Vec::from_iter(gpu.product_label.as_deref()),
+            ),
+            (
+                sizing::GKE_ACCELERATOR_LABEL,
+                gpu.gke_accelerators.iter().map(String::as_str).collect(),
+            ),
         ];
-        for (key, value) in labels {
-            if let Some(value) = value {
-                terms.push(term(vec![requirement(key, "In", &[value])]));
-            }
+        for (key, values) in labels.iter().filter(|(_, values)| !values.is_empty()) {
+            terms.push(term(vec![requirement(key, "In", values)]));
         }
         if !gpu.amd_device_ids.is_empty() {
             // A partitioned AMD GPU keeps its device ID, and the device
