@@ -552,7 +552,9 @@ fn amd_gpu_types_ask_for_their_device_ids() {
 
 /// GKE runs no GPU feature discovery: its own accelerator label is all a
 /// GPU node carries, and GKE names its H100 machine types apart (A3 Mega
-/// nodes say nvidia-h100-mega-80gb for the same board).
+/// nodes say nvidia-h100-mega-80gb for the same board). The label is the
+/// same on MIG-partitioned and time-shared GPUs, whose parts each count as
+/// an nvidia.com/gpu: only their own labels keep a whole-GPU plan off them.
 #[test]
 fn gke_accelerator_labels_cover_every_gke_name_of_the_gpu() {
     for (gpu_type, accelerators) in [
@@ -579,8 +581,34 @@ fn gke_accelerator_labels_cover_every_gke_name_of_the_gpu() {
             "cloud.google.com/gke-accelerator",
             &mut values,
         );
-        assert_eq!(values, vec![accelerators], "{gpu_type}");
+        assert_eq!(values, vec![accelerators.clone()], "{gpu_type}");
+        let terms = &composed(&rsp, "deployment").0["spec"]["template"]["spec"]["affinity"]["nodeAffinity"]
+            ["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"];
+        assert_eq!(
+            terms[1],
+            json!({"matchExpressions": [
+                {"key": "cloud.google.com/gke-accelerator", "operator": "In", "values": accelerators},
+                {"key": "cloud.google.com/gke-gpu-partition-size", "operator": "DoesNotExist"},
+                {"key": "cloud.google.com/gke-gpu-sharing-strategy", "operator": "DoesNotExist"},
+            ]}),
+            "{gpu_type}"
+        );
     }
+    // A MIG plan asks for nvidia.com/mig-<profile>, the device plugin's
+    // mixed strategy, which GKE never offers: only the product label holds.
+    let spec = json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "gpuType": "A100-80GB", "migProfile": "auto",
+        "runtime": "deployment"});
+    let mut req = request("gke", LlmInference::new("qwen").spec(spec).build());
+    req.input = Some(pinned_gpu_type());
+    let rsp = call(&req);
+    assert_not_fatal(&rsp.results, "mig");
+    assert_eq!(
+        composed(&rsp, "deployment").0["spec"]["template"]["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+            ["nodeSelectorTerms"],
+        json!([{"matchExpressions": [
+            {"key": "nvidia.com/gpu.product", "operator": "In", "values": ["NVIDIA-A100-SXM4-80GB"]},
+        ]}])
+    );
 }
 
 #[test]

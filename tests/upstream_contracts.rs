@@ -74,7 +74,7 @@ fn every_runtime_carries_a_node_selector_term() {
         manifest(&rsp, "vllm_runtime")["spec"]["deploymentConfig"]["nodeSelectorTerms"],
         linux_term()
     );
-    // With it: the GPU's product label or GKE accelerator, ORed.
+    // With it: the GPU's product label or GKE accelerator on whole GPUs, ORed.
     let rsp = call(&with_input(
         request(
             "t",
@@ -88,7 +88,11 @@ fn every_runtime_carries_a_node_selector_term() {
         manifest(&rsp, "vllm_runtime")["spec"]["deploymentConfig"]["nodeSelectorTerms"],
         json!([
             {"matchExpressions": [{"key": "nvidia.com/gpu.product", "operator": "In", "values": ["NVIDIA-H100-80GB-HBM3"]}]},
-            {"matchExpressions": [{"key": "cloud.google.com/gke-accelerator", "operator": "In", "values": ["nvidia-h100-80gb", "nvidia-h100-mega-80gb"]}]},
+            {"matchExpressions": [
+                {"key": "cloud.google.com/gke-accelerator", "operator": "In", "values": ["nvidia-h100-80gb", "nvidia-h100-mega-80gb"]},
+                {"key": "cloud.google.com/gke-gpu-partition-size", "operator": "DoesNotExist"},
+                {"key": "cloud.google.com/gke-gpu-sharing-strategy", "operator": "DoesNotExist"},
+            ]},
         ])
     );
     // An AgentPool's model server too.

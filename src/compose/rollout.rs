@@ -12,8 +12,8 @@ use serde_json::{Map, Value};
 use crate::protocol::server::Ready;
 use crate::request::{at, int_at, manifest_of, str_at};
 use crate::sizing::{
-    AMD_DEVICE_ID_LABEL, AMD_PARTITION_LABEL, GKE_ACCELERATOR_LABEL, GPU_PRODUCT_LABEL,
-    WHOLE_AMD_GPU,
+    AMD_DEVICE_ID_LABEL, AMD_PARTITION_LABEL, GKE_ACCELERATOR_LABEL, GKE_SHARED_GPU_LABELS,
+    GPU_PRODUCT_LABEL, WHOLE_AMD_GPU,
 };
 
 /// How an observed object stands against its current spec.
@@ -607,9 +607,16 @@ fn gpu_labels_asked(pod: &Map<String, Value>) -> Option<String> {
         .filter_map(|t| t.get("matchExpressions")?.as_array())
         .flatten()
         .filter_map(Value::as_object);
-    let whole_amd_gpus = expressions
-        .clone()
-        .any(|e| str_at(e, &["key"]) == AMD_PARTITION_LABEL);
+    let asks = |key: &str| expressions.clone().any(|e| str_at(e, &["key"]) == key);
+    let whole_gpus: Vec<String> = [
+        asks(AMD_PARTITION_LABEL)
+            .then(|| format!("{AMD_PARTITION_LABEL}={WHOLE_AMD_GPU} or unset")),
+        asks(GKE_SHARED_GPU_LABELS[0])
+            .then(|| format!("no {} label", GKE_SHARED_GPU_LABELS.join(" or "))),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
     let mut labels: Vec<String> = expressions
         .filter(|e| {
             [
@@ -637,10 +644,10 @@ fn gpu_labels_asked(pod: &Map<String, Value>) -> Option<String> {
     } else {
         "GPU feature discovery does"
     };
-    let whole = if whole_amd_gpus {
-        format!(", on whole GPUs ({AMD_PARTITION_LABEL}={WHOLE_AMD_GPU} or unset)")
-    } else {
+    let whole = if whole_gpus.is_empty() {
         String::new()
+    } else {
+        format!(", on whole GPUs ({})", whole_gpus.join("; "))
     };
     (!labels.is_empty()).then(|| {
         format!(
@@ -1138,7 +1145,11 @@ mod tests {
     fn a_pod_no_node_matches_says_which_gpu_labels_it_asks_for() {
         let affinity = json!({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
             {"matchExpressions": [{"key": "nvidia.com/gpu.product", "operator": "In", "values": ["Tesla-T4"]}]},
-            {"matchExpressions": [{"key": "cloud.google.com/gke-accelerator", "operator": "In", "values": ["nvidia-tesla-t4"]}]},
+            {"matchExpressions": [
+                {"key": "cloud.google.com/gke-accelerator", "operator": "In", "values": ["nvidia-tesla-t4"]},
+                {"key": "cloud.google.com/gke-gpu-partition-size", "operator": "DoesNotExist"},
+                {"key": "cloud.google.com/gke-gpu-sharing-strategy", "operator": "DoesNotExist"},
+            ]},
         ]}}});
         let scheduler_says = |affinity: &Value, message: &str| {
             obj(
@@ -1165,9 +1176,11 @@ mod tests {
                 "Unschedulable".into(),
                 "pod p cannot be scheduled: 0/7 nodes are available: 2 node(s) had untolerated taint(s), 5 node(s) \
                  didn't match Pod's node affinity/selector; it asks for a node labelled nvidia.com/gpu.product=Tesla-T4 \
-                 or cloud.google.com/gke-accelerator=nvidia-tesla-t4 (input.defaults.gpuNodeSelector keeps each server \
-                 on the GPU type it is sized for): if no node carries that label and no node autoscaler is adding \
-                 one, label the GPU nodes (GPU feature discovery does) or turn gpuNodeSelector off"
+                 or cloud.google.com/gke-accelerator=nvidia-tesla-t4, on whole GPUs (no \
+                 cloud.google.com/gke-gpu-partition-size or cloud.google.com/gke-gpu-sharing-strategy label) \
+                 (input.defaults.gpuNodeSelector keeps each server on the GPU type it is sized for): if no node \
+                 carries that label and no node autoscaler is adding one, label the GPU nodes (GPU feature \
+                 discovery does) or turn gpuNodeSelector off"
                     .into()
             ))
         );

@@ -137,9 +137,10 @@ pub(crate) fn vllm_runtime(p: &RuntimeParams) -> crate::compose::composition::Ma
 }
 
 /// Node affinity terms (ORed). With `on_gpu_product`, the labels that name
-/// this GPU: GPU feature discovery's product, GKE's accelerator, AMD's
-/// device IDs; without it, Linux nodes: never an empty list, which the
-/// operator's controller cannot handle.
+/// this GPU, on nodes whose GPUs are whole: GPU feature discovery's product
+/// (whose value names MIG-single and shared GPUs apart), GKE's accelerator,
+/// AMD's device IDs; without it, Linux nodes: never an empty list, which
+/// the operator's controller cannot handle.
 pub(crate) fn node_selector_terms(plan: &Plan, on_gpu_product: bool) -> Vec<NodeSelectorTerm> {
     let requirement = |key: &str, operator: &str, values: &[&str]| NodeSelectorRequirement {
         key: key.to_string(),
@@ -153,18 +154,28 @@ pub(crate) fn node_selector_terms(plan: &Plan, on_gpu_product: bool) -> Vec<Node
     let gpu = &plan.gpu;
     let mut terms = Vec::new();
     if on_gpu_product {
-        let labels = [
-            (
+        if let Some(product) = gpu.product_label.as_deref() {
+            terms.push(term(vec![requirement(
                 sizing::GPU_PRODUCT_LABEL,
-                Vec::from_iter(gpu.product_label.as_deref()),
-            ),
-            (
+                "In",
+                &[product],
+            )]));
+        }
+        // GKE offers MIG slices as nvidia.com/gpu, never as the mixed
+        // strategy's nvidia.com/mig-<profile> that a MIG plan asks for.
+        if !gpu.gke_accelerators.is_empty() && plan.mig_profile.is_none() {
+            let accelerators: Vec<&str> = gpu.gke_accelerators.iter().map(String::as_str).collect();
+            let mut requirements = vec![requirement(
                 sizing::GKE_ACCELERATOR_LABEL,
-                gpu.gke_accelerators.iter().map(String::as_str).collect(),
-            ),
-        ];
-        for (key, values) in labels.iter().filter(|(_, values)| !values.is_empty()) {
-            terms.push(term(vec![requirement(key, "In", values)]));
+                "In",
+                &accelerators,
+            )];
+            requirements.extend(
+                sizing::GKE_SHARED_GPU_LABELS
+                    .iter()
+                    .map(|key| requirement(key, "DoesNotExist", &[])),
+            );
+            terms.push(term(requirements));
         }
         if !gpu.amd_device_ids.is_empty() {
             // A partitioned AMD GPU keeps its device ID, and the device
