@@ -82,7 +82,7 @@ pub(crate) struct Defaults {
     pub(crate) image: Option<Image>,
     /// Share of each GPU's memory vLLM may use (0.1 to 0.99).
     pub(crate) gpu_memory_utilization: Option<f64>,
-    /// Keep each model server on the GPU type it is sized for, with node affinity on the GPU product label (nvidia.com/gpu.product, GKE's cloud.google.com/gke-accelerator, or AMD's amd.com/gpu.device-id). Default: on where the function chooses GPU types (offeredGpuTypes or gpuPrices without gpuType), off otherwise, where a server may start on any GPU node.
+    /// Keep each model server on the GPU type it is sized for, with node affinity on the GPU type's node label (nvidia.com/gpu.product, GKE's cloud.google.com/gke-accelerator, or AMD's amd.com/gpu.device-id), on whole GPUs rather than MIG slices, partitions or shared GPUs. Default: on where the function chooses GPU types (offeredGpuTypes or gpuPrices without gpuType), off otherwise, where a server may start on any GPU node.
     pub(crate) gpu_node_selector: Option<bool>,
     /// Let the VLLMRuntime's pods tolerate the NoSchedule taint GPU nodes commonly carry (nvidia.com/gpu); the Deployment's and LeaderWorkerSet's always do. Default: on where the function chooses GPU types, as gpuNodeSelector, off otherwise.
     pub(crate) gpu_toleration: Option<bool>,
