@@ -165,7 +165,7 @@ fn cases() -> Vec<Case> {
                 desired: Some(fnv1::State::default()),
                 results: vec![fatal(
                     "InvalidInput",
-                    "cannot read the step input: input.defaults.gpuTpye: unknown field gpuTpye; valid fields are gpuType, offeredGpuTypes, gpuPrices, image, gpuMemoryUtilization, gpuNodeSelector, gpuToleration, diagnosePods, providerConfigKind, weightsCache, objective, vllmVersion, runtime, vllmImages, autoscaler, prometheusAddress, podMonitor, inferenceGateway, imagePullSecrets, modelServerTolerations, hfTokenSecretRef, modelServerPriorityClassName, modelServerServiceAccountName, modelServerSchedulerName",
+                    "cannot read the step input: input.defaults.gpuTpye: unknown field gpuTpye; valid fields are gpuType, offeredGpuTypes, gpuPrices, image, gpuMemoryUtilization, gpuNodeSelector, migStrategy, gpuToleration, diagnosePods, providerConfigKind, weightsCache, objective, vllmVersion, runtime, vllmImages, autoscaler, prometheusAddress, podMonitor, inferenceGateway, imagePullSecrets, modelServerTolerations, hfTokenSecretRef, modelServerPriorityClassName, modelServerServiceAccountName, modelServerSchedulerName",
                 )],
                 ..Default::default()
             },

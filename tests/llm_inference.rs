@@ -555,6 +555,94 @@ fn amd_gpu_types_ask_for_their_device_ids() {
 /// nodes say nvidia-h100-mega-80gb for the same board). The label is the
 /// same on MIG-partitioned and time-shared GPUs, whose parts each count as
 /// an nvidia.com/gpu: only their own labels keep a whole-GPU plan off them.
+/// Under the device plugin's single MIG strategy (the GPU Operator's
+/// mig.strategy=single, and GKE's MIG node pools) a slice is an
+/// nvidia.com/gpu: only its node's labels say which profile it is, so a
+/// MIG plan asks for one nvidia.com/gpu on nodes labelled with its slice,
+/// whether or not the platform pins whole GPUs to their type. Every
+/// runtime gets the same terms; a whole-GPU plan is unchanged.
+#[test]
+fn a_mig_slice_under_the_single_strategy_is_a_gpu_on_nodes_labelled_with_the_slice() {
+    let slice_terms = json!([
+        {"matchExpressions": [
+            {"key": "nvidia.com/gpu.product", "operator": "In", "values": ["NVIDIA-A100-SXM4-80GB-MIG-1g.10gb"]},
+        ]},
+        {"matchExpressions": [
+            {"key": "cloud.google.com/gke-accelerator", "operator": "In", "values": ["nvidia-a100-80gb"]},
+            {"key": "cloud.google.com/gke-gpu-partition-size", "operator": "In", "values": ["1g.10gb"]},
+            {"key": "cloud.google.com/gke-gpu-sharing-strategy", "operator": "DoesNotExist"},
+        ]},
+    ]);
+    let affinity_of = |pod: &Value| {
+        pod["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+            ["nodeSelectorTerms"]
+            .clone()
+    };
+    for pinned in [false, true] {
+        let input =
+            input(json!({"defaults": {"migStrategy": "single", "gpuNodeSelector": pinned}}));
+        let call_with = |runtime: &str, mig: &str| {
+            let spec = json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "gpuType": "A100-80GB",
+                "migProfile": mig, "runtime": runtime});
+            let mut req = request("team", LlmInference::new("qwen").spec(spec).build());
+            req.input = Some(input.clone());
+            let rsp = call(&req);
+            assert_eq!(rsp.results, vec![], "{runtime} {mig} pinned {pinned}");
+            rsp
+        };
+
+        let rsp = call_with("deployment", "1g.10gb");
+        let (deployment, _) = composed(&rsp, "deployment");
+        let pod = &deployment["spec"]["template"];
+        assert_eq!(
+            pod["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"],
+            json!("1")
+        );
+        assert_eq!(
+            pod["spec"]["containers"][0]["resources"]["limits"]
+                .as_object()
+                .unwrap()
+                .keys()
+                .filter(|k| k.starts_with("nvidia.com/mig-"))
+                .count(),
+            0
+        );
+        assert_eq!(affinity_of(pod), slice_terms, "pinned {pinned}");
+        let plan = &desired_status(&rsp)["plan"];
+        assert_eq!(plan["gpuResourceName"], json!("nvidia.com/gpu"));
+        assert_eq!(plan["migProfile"], json!("1g.10gb"));
+        assert!(
+            plan["reasons"].as_array().unwrap().contains(&json!(
+                "The 1g.10gb slice is asked for as one nvidia.com/gpu on a node partitioned into 1g.10gb \
+                 slices (input.defaults.migStrategy single)."
+            )),
+            "{plan}"
+        );
+
+        let rsp = call_with("vllm-runtime", "1g.10gb");
+        let (runtime, _) = composed(&rsp, "vllm_runtime");
+        let config = &runtime["spec"]["deploymentConfig"];
+        assert_eq!(config["resources"]["gpuType"], Value::Null);
+        assert_eq!(config["resources"]["gpu"], json!("1"));
+        assert_eq!(config["nodeSelectorTerms"], slice_terms);
+
+        // A whole GPU keeps what gpuNodeSelector says.
+        let rsp = call_with("deployment", "none");
+        let (deployment, _) = composed(&rsp, "deployment");
+        let pod = &deployment["spec"]["template"];
+        if pinned {
+            assert_eq!(
+                affinity_of(pod)[0],
+                json!({"matchExpressions": [
+                    {"key": "nvidia.com/gpu.product", "operator": "In", "values": ["NVIDIA-A100-SXM4-80GB"]},
+                ]})
+            );
+        } else {
+            assert_eq!(pod["spec"]["affinity"], Value::Null);
+        }
+    }
+}
+
 #[test]
 fn gke_accelerator_labels_cover_every_gke_name_of_the_gpu() {
     for (gpu_type, accelerators) in [

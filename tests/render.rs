@@ -102,7 +102,7 @@ fn unreadable_input_names_the_field() {
     assert_eq!(code, Some(1));
     let message = "cannot read the step input: input.defaults.gpuTpye: unknown field gpuTpye; \
         valid fields are gpuType, offeredGpuTypes, gpuPrices, image, gpuMemoryUtilization, \
-        gpuNodeSelector, gpuToleration, diagnosePods, providerConfigKind, weightsCache, objective, vllmVersion, runtime, \
+        gpuNodeSelector, migStrategy, gpuToleration, diagnosePods, providerConfigKind, weightsCache, objective, vllmVersion, runtime, \
         vllmImages, autoscaler, prometheusAddress, podMonitor, inferenceGateway, imagePullSecrets, \
         modelServerTolerations, hfTokenSecretRef, modelServerPriorityClassName, modelServerServiceAccountName, modelServerSchedulerName";
     assert_eq!(

@@ -12,8 +12,8 @@ use serde_json::{Map, Value};
 use crate::protocol::server::Ready;
 use crate::request::{at, int_at, manifest_of, str_at};
 use crate::sizing::{
-    AMD_DEVICE_ID_LABEL, AMD_PARTITION_LABEL, GKE_ACCELERATOR_LABEL, GKE_SHARED_GPU_LABELS,
-    GPU_PRODUCT_LABEL, WHOLE_AMD_GPU,
+    AMD_DEVICE_ID_LABEL, AMD_PARTITION_LABEL, GKE_ACCELERATOR_LABEL, GKE_PARTITION_LABEL,
+    GKE_SHARING_LABEL, GPU_PRODUCT_LABEL, WHOLE_AMD_GPU,
 };
 
 /// How an observed object stands against its current spec.
@@ -488,6 +488,15 @@ pub(crate) fn pod_problem(pods: &[Map<String, Value>]) -> Option<(String, String
                      step input lets model servers tolerate it (input.defaults.modelServerTolerations)",
                 );
             }
+            if let Some(slice) = mig_resource_lacking(pod, &message) {
+                message.truncate(message.trim_end_matches('.').len());
+                message.push_str(&format!(
+                    "; no node offers {slice}: the device plugin offers each MIG profile as its own resource \
+                     only under its mixed strategy, on nodes whose GPUs are partitioned into that profile; \
+                     where it runs the single strategy (the GPU Operator's mig.strategy=single) or on GKE, a \
+                     slice is an nvidia.com/gpu: set input.defaults.migStrategy to single"
+                ));
+            }
             if message.contains("Insufficient ")
                 && let Some((holder, node)) = placed_in_group(pod, pods)
             {
@@ -575,6 +584,20 @@ fn other_scheduler(pod: &Map<String, Value>) -> Option<&str> {
     (!matches!(scheduler, "" | "default-scheduler")).then_some(scheduler)
 }
 
+/// The mixed strategy's MIG resource `pod` asks for, when the scheduler
+/// found it on no node.
+fn mig_resource_lacking<'a>(pod: &'a Map<String, Value>, message: &str) -> Option<&'a str> {
+    at(pod, &["spec", "containers"])?
+        .as_array()?
+        .iter()
+        .filter_map(|c| c.pointer("/resources/limits")?.as_object())
+        .flat_map(|limits| limits.keys())
+        .find(|r| {
+            r.starts_with("nvidia.com/mig-") && message.contains(&format!("Insufficient {r}"))
+        })
+        .map(String::as_str)
+}
+
 /// Whether a container of `pod` asks for GPUs (or MIG slices): a model
 /// server's pod, which the platform's tolerations reach.
 fn requests_gpus(pod: &Map<String, Value>) -> bool {
@@ -590,7 +613,7 @@ fn requests_gpus(pod: &Map<String, Value>) -> bool {
 /// The GPU labels `pod`'s node affinity asks for, when it is the affinity
 /// `input.defaults.gpuNodeSelector` composes: what no node matched, said so
 /// that a cluster whose GPU nodes lack the labels is told what to do.
-fn gpu_labels_asked(pod: &Map<String, Value>) -> Option<String> {
+fn gpu_labels_asked<'a>(pod: &'a Map<String, Value>) -> Option<String> {
     let terms = at(
         pod,
         &[
@@ -602,44 +625,73 @@ fn gpu_labels_asked(pod: &Map<String, Value>) -> Option<String> {
         ],
     )?
     .as_array()?;
-    let expressions = terms
+    let expressions = |t: &'a Value| {
+        t.get("matchExpressions")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_object)
+    };
+    let all = || terms.iter().flat_map(expressions);
+    let asks = |key: &str, operator: &str| {
+        all().any(|e| str_at(e, &["key"]) == key && str_at(e, &["operator"]) == operator)
+    };
+    // Each term's labels that name the GPU (or, for a MIG slice under the
+    // single strategy, the slice), as `key=values`.
+    let naming = [
+        GPU_PRODUCT_LABEL,
+        GKE_ACCELERATOR_LABEL,
+        GKE_PARTITION_LABEL,
+        AMD_DEVICE_ID_LABEL,
+    ];
+    let mut labels: Vec<String> = terms
         .iter()
-        .filter_map(|t| t.get("matchExpressions")?.as_array())
-        .flatten()
-        .filter_map(Value::as_object);
-    let asks = |key: &str| expressions.clone().any(|e| str_at(e, &["key"]) == key);
+        .map(|t| {
+            expressions(t)
+                .filter(|e| {
+                    naming.contains(&str_at(e, &["key"])) && str_at(e, &["operator"]) == "In"
+                })
+                .map(|e| {
+                    let values: Vec<&str> = e
+                        .get("values")
+                        .and_then(Value::as_array)
+                        .into_iter()
+                        .flatten()
+                        .filter_map(Value::as_str)
+                        .collect();
+                    format!("{}={}", str_at(e, &["key"]), values.join(","))
+                })
+                .collect::<Vec<_>>()
+                .join(" with ")
+        })
+        .filter(|l| !l.is_empty())
+        .collect();
+    // AMD's terms repeat the device IDs, once per partition requirement.
+    labels.dedup();
+    if labels.is_empty() {
+        return None;
+    }
+    let labels = labels.join(" or ");
+    if asks(GKE_PARTITION_LABEL, "In") || labels.contains("-MIG-") {
+        return Some(format!(
+            "; it asks for a node labelled {labels} (input.defaults.migStrategy is single: the device plugin \
+             offers each MIG slice as an nvidia.com/gpu, and only these labels say which profile a node's slices \
+             are): if no node's GPUs are partitioned into this profile and no node autoscaler is adding one, \
+             partition them (the GPU Operator's nvidia.com/mig.config label, or a GKE node pool with that \
+             partition size), or set migStrategy to mixed where the device plugin offers each profile as its \
+             own resource"
+        ));
+    }
     let whole_gpus: Vec<String> = [
-        asks(AMD_PARTITION_LABEL)
+        asks(AMD_PARTITION_LABEL, "In")
             .then(|| format!("{AMD_PARTITION_LABEL}={WHOLE_AMD_GPU} or unset")),
-        asks(GKE_SHARED_GPU_LABELS[0])
-            .then(|| format!("no {} label", GKE_SHARED_GPU_LABELS.join(" or "))),
+        asks(GKE_PARTITION_LABEL, "DoesNotExist")
+            .then(|| format!("no {GKE_PARTITION_LABEL} or {GKE_SHARING_LABEL} label")),
     ]
     .into_iter()
     .flatten()
     .collect();
-    let mut labels: Vec<String> = expressions
-        .filter(|e| {
-            [
-                GPU_PRODUCT_LABEL,
-                GKE_ACCELERATOR_LABEL,
-                AMD_DEVICE_ID_LABEL,
-            ]
-            .contains(&str_at(e, &["key"]))
-        })
-        .map(|e| {
-            let values: Vec<&str> = e
-                .get("values")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_str)
-                .collect();
-            format!("{}={}", str_at(e, &["key"]), values.join(","))
-        })
-        .collect();
-    // AMD's terms repeat the device IDs, once per partition requirement.
-    labels.dedup();
-    let labeller = if labels.iter().any(|l| l.starts_with(AMD_DEVICE_ID_LABEL)) {
+    let labeller = if labels.contains(AMD_DEVICE_ID_LABEL) {
         "AMD's node labeller does, with -device-id"
     } else {
         "GPU feature discovery does"
@@ -649,14 +701,11 @@ fn gpu_labels_asked(pod: &Map<String, Value>) -> Option<String> {
     } else {
         format!(", on whole GPUs ({})", whole_gpus.join("; "))
     };
-    (!labels.is_empty()).then(|| {
-        format!(
-            "; it asks for a node labelled {}{whole} (input.defaults.gpuNodeSelector keeps each server on \
-             the GPU type it is sized for): if no node carries that label and no node autoscaler is adding \
-             one, label the GPU nodes ({labeller}) or turn gpuNodeSelector off",
-            labels.join(" or ")
-        )
-    })
+    Some(format!(
+        "; it asks for a node labelled {labels}{whole} (input.defaults.gpuNodeSelector keeps each server on \
+         the GPU type it is sized for): if no node carries that label and no node autoscaler is adding \
+         one, label the GPU nodes ({labeller}) or turn gpuNodeSelector off"
+    ))
 }
 
 /// Why a container of `pod` does not run: it cannot start (an image it
@@ -1198,12 +1247,63 @@ mod tests {
             ) && message.contains("label the GPU nodes (AMD's node labeller does, with -device-id)"),
             "{message}"
         );
+        // A MIG slice under the single strategy is found by its labels alone.
+        let slice = json!({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [
+                {"key": "nvidia.com/gpu.product", "operator": "In", "values": ["NVIDIA-A100-SXM4-80GB-MIG-1g.10gb"]}]},
+            {"matchExpressions": [
+                {"key": "cloud.google.com/gke-accelerator", "operator": "In", "values": ["nvidia-a100-80gb"]},
+                {"key": "cloud.google.com/gke-gpu-partition-size", "operator": "In", "values": ["1g.10gb"]},
+                {"key": "cloud.google.com/gke-gpu-sharing-strategy", "operator": "DoesNotExist"},
+            ]},
+        ]}}});
+        let (_, message) = pod_problem(&[unschedulable(slice)]).unwrap();
+        assert_eq!(
+            message,
+            "pod p cannot be scheduled: 0/7 nodes are available: 2 node(s) had untolerated taint(s), 5 node(s) \
+             didn't match Pod's node affinity/selector; it asks for a node labelled \
+             nvidia.com/gpu.product=NVIDIA-A100-SXM4-80GB-MIG-1g.10gb or \
+             cloud.google.com/gke-accelerator=nvidia-a100-80gb with cloud.google.com/gke-gpu-partition-size=1g.10gb \
+             (input.defaults.migStrategy is single: the device plugin offers each MIG slice as an nvidia.com/gpu, \
+             and only these labels say which profile a node's slices are): if no node's GPUs are partitioned into \
+             this profile and no node autoscaler is adding one, partition them (the GPU Operator's \
+             nvidia.com/mig.config label, or a GKE node pool with that partition size), or set migStrategy to \
+             mixed where the device plugin offers each profile as its own resource"
+        );
         // Affinity of another kind (Linux nodes only) is not the platform's GPU selector.
         let linux = json!({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
             {"matchExpressions": [{"key": "kubernetes.io/os", "operator": "In", "values": ["linux"]}]}]}}});
         assert_eq!(
             pod_problem(&[unschedulable(linux)]).map(|(_, m)| m),
             Some("pod p cannot be scheduled: 0/7 nodes are available: 2 node(s) had untolerated taint(s), 5 node(s) didn't match Pod's node affinity/selector.".into())
+        );
+    }
+
+    #[test]
+    fn a_mig_slice_no_node_offers_says_how_a_single_strategy_cluster_offers_it() {
+        let pod = |resource: &str, message: &str| {
+            obj(json!({"metadata": {"name": "p"},
+                "spec": {"containers": [{"name": "vllm", "resources": {"limits": {resource: "1"}}}]},
+                "status": {"conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+                    "message": message}]}}))
+        };
+        let lacking = "0/3 nodes are available: 3 Insufficient nvidia.com/mig-1g.10gb.";
+        assert_eq!(
+            pod_problem(&[pod("nvidia.com/mig-1g.10gb", lacking)]).map(|(_, m)| m),
+            Some(
+                "pod p cannot be scheduled: 0/3 nodes are available: 3 Insufficient nvidia.com/mig-1g.10gb; no \
+                 node offers nvidia.com/mig-1g.10gb: the device plugin offers each MIG profile as its own \
+                 resource only under its mixed strategy, on nodes whose GPUs are partitioned into that profile; \
+                 where it runs the single strategy (the GPU Operator's mig.strategy=single) or on GKE, a slice \
+                 is an nvidia.com/gpu: set input.defaults.migStrategy to single"
+                    .into()
+            )
+        );
+        // Whole GPUs lacking say nothing of MIG.
+        let gpus = "0/3 nodes are available: 3 Insufficient nvidia.com/gpu.";
+        assert_eq!(
+            pod_problem(&[pod("nvidia.com/gpu", gpus)]).map(|(_, m)| m),
+            Some(format!("pod p cannot be scheduled: {gpus}"))
         );
     }
 

@@ -21,12 +21,12 @@ const MIG_USABLE_GIB_PER_GB: f64 = 0.9;
 pub(crate) const GPU_PRODUCT_LABEL: &str = "nvidia.com/gpu.product";
 /// The node label GKE sets to a GPU node's accelerator.
 pub(crate) const GKE_ACCELERATOR_LABEL: &str = "cloud.google.com/gke-accelerator";
-/// The node labels GKE sets where a GPU is split into MIG partitions or
-/// shared (time-sharing, MPS): each part counts as an nvidia.com/gpu.
-pub(crate) const GKE_SHARED_GPU_LABELS: [&str; 2] = [
-    "cloud.google.com/gke-gpu-partition-size",
-    "cloud.google.com/gke-gpu-sharing-strategy",
-];
+/// The node label GKE sets to the MIG profile its GPUs are split into
+/// (1g.10gb); each partition counts as an nvidia.com/gpu.
+pub(crate) const GKE_PARTITION_LABEL: &str = "cloud.google.com/gke-gpu-partition-size";
+/// The node label GKE sets where GPUs are shared (time-sharing, MPS): each
+/// share counts as an nvidia.com/gpu.
+pub(crate) const GKE_SHARING_LABEL: &str = "cloud.google.com/gke-gpu-sharing-strategy";
 /// The node label AMD's node labeller sets to the GPUs' PCI device ID.
 pub(crate) const AMD_DEVICE_ID_LABEL: &str = "amd.com/gpu.device-id";
 /// The node label AMD's node labeller sets to its GPUs' compute and memory

@@ -37,7 +37,7 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use crate::compose::resources::env_vars;
 use crate::compose::resources::pull_secrets::image_pull_secrets;
-use crate::compose::resources::vllm_runtime::{gpu_toleration, node_selector_terms};
+use crate::compose::resources::vllm_runtime::{gpu_node_terms, gpu_toleration};
 use crate::compose::resources::weights_volume::{CACHE_MOUNT_PATH, HF_HOME, WeightsCache};
 use crate::input::{Image, Settings};
 use crate::sizing::{Plan, VllmGeneration};
@@ -472,10 +472,10 @@ fn pod_security(plan: &Plan) -> PodSecurityContext {
 /// A pod spec around `containers`: scheduling on the GPU nodes, security,
 /// volumes.
 pub(crate) fn pod_spec(p: &PodParams, containers: Vec<Container>, volumes: Vec<Volume>) -> PodSpec {
-    let affinity = p.settings.gpu_node_selector.then(|| Affinity {
+    let affinity = gpu_node_terms(p.plan, p.settings).map(|node_selector_terms| Affinity {
         node_affinity: Some(NodeAffinity {
             required_during_scheduling_ignored_during_execution: Some(NodeSelector {
-                node_selector_terms: node_selector_terms(p.plan, true),
+                node_selector_terms,
             }),
             ..Default::default()
         }),

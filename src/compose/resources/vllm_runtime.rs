@@ -14,7 +14,7 @@ use k8s_openapi::api::core::v1::{NodeSelectorRequirement, NodeSelectorTerm, Tole
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::compose::resources::weights_volume::{HF_HOME, WeightsCache};
-use crate::input::{Image, Settings};
+use crate::input::{Image, MigStrategy, Settings};
 use crate::manifests::vllm_runtime::{
     DeploymentConfig, DeploymentStrategy, EnvVar, HfTokenSecret, ImageSpec, ResourceSpec,
     RuntimeModelSpec, StorageAccessMode, VLLMConfig, VLLMRuntime, VLLMRuntimeSpec,
@@ -116,7 +116,9 @@ pub(crate) fn vllm_runtime(p: &RuntimeParams) -> crate::compose::composition::Ma
                     pull_secret_name: p.pull_secrets.first().cloned(),
                     ..Default::default()
                 },
-                node_selector_terms: Some(node_selector_terms(plan, p.settings.gpu_node_selector)),
+                node_selector_terms: Some(
+                    gpu_node_terms(plan, p.settings).unwrap_or_else(|| vec![any_linux_node()]),
+                ),
                 replicas: p.replicas,
                 resources: ResourceSpec {
                     cpu: Some(plan.cpu.clone()),
@@ -136,12 +138,14 @@ pub(crate) fn vllm_runtime(p: &RuntimeParams) -> crate::compose::composition::Ma
     crate::compose::composition::Manifest::new(VLLMRuntime::KIND, runtime)
 }
 
-/// Node affinity terms (ORed). With `on_gpu_product`, the labels that name
-/// this GPU, on nodes whose GPUs are whole: GPU feature discovery's product
-/// (whose value names MIG-single and shared GPUs apart), GKE's accelerator,
-/// AMD's device IDs; without it, Linux nodes: never an empty list, which
-/// the operator's controller cannot handle.
-pub(crate) fn node_selector_terms(plan: &Plan, on_gpu_product: bool) -> Vec<NodeSelectorTerm> {
+/// Node affinity terms (ORed) that keep a server on its GPU, when the
+/// platform asks (`gpuNodeSelector`) or the plan's resource alone cannot: a
+/// MIG slice under the single strategy is an nvidia.com/gpu like any other,
+/// and only its node's labels say which profile it is. Whole GPUs are found
+/// by the labels that name them, on nodes whose GPUs are whole: GPU feature
+/// discovery's product (whose value names MIG-single and shared GPUs
+/// apart), GKE's accelerator, AMD's device IDs.
+pub(crate) fn gpu_node_terms(plan: &Plan, settings: &Settings) -> Option<Vec<NodeSelectorTerm>> {
     let requirement = |key: &str, operator: &str, values: &[&str]| NodeSelectorRequirement {
         key: key.to_string(),
         operator: operator.to_string(),
@@ -152,8 +156,32 @@ pub(crate) fn node_selector_terms(plan: &Plan, on_gpu_product: bool) -> Vec<Node
         match_fields: None,
     };
     let gpu = &plan.gpu;
+    let single_slice = plan
+        .mig_profile
+        .as_deref()
+        .filter(|_| settings.mig_strategy == MigStrategy::Single);
+    if single_slice.is_none() && !settings.gpu_node_selector {
+        return None;
+    }
+    let accelerators: Vec<&str> = gpu.gke_accelerators.iter().map(String::as_str).collect();
     let mut terms = Vec::new();
-    if on_gpu_product {
+    if let Some(profile) = single_slice {
+        if let Some(product) = gpu.product_label.as_deref() {
+            let slice = format!("{product}-MIG-{profile}");
+            terms.push(term(vec![requirement(
+                sizing::GPU_PRODUCT_LABEL,
+                "In",
+                &[&slice],
+            )]));
+        }
+        if !accelerators.is_empty() {
+            terms.push(term(vec![
+                requirement(sizing::GKE_ACCELERATOR_LABEL, "In", &accelerators),
+                requirement(sizing::GKE_PARTITION_LABEL, "In", &[profile]),
+                requirement(sizing::GKE_SHARING_LABEL, "DoesNotExist", &[]),
+            ]));
+        }
+    } else {
         if let Some(product) = gpu.product_label.as_deref() {
             terms.push(term(vec![requirement(
                 sizing::GPU_PRODUCT_LABEL,
@@ -163,19 +191,12 @@ pub(crate) fn node_selector_terms(plan: &Plan, on_gpu_product: bool) -> Vec<Node
         }
         // GKE offers MIG slices as nvidia.com/gpu, never as the mixed
         // strategy's nvidia.com/mig-<profile> that a MIG plan asks for.
-        if !gpu.gke_accelerators.is_empty() && plan.mig_profile.is_none() {
-            let accelerators: Vec<&str> = gpu.gke_accelerators.iter().map(String::as_str).collect();
-            let mut requirements = vec![requirement(
-                sizing::GKE_ACCELERATOR_LABEL,
-                "In",
-                &accelerators,
-            )];
-            requirements.extend(
-                sizing::GKE_SHARED_GPU_LABELS
-                    .iter()
-                    .map(|key| requirement(key, "DoesNotExist", &[])),
-            );
-            terms.push(term(requirements));
+        if !accelerators.is_empty() && plan.mig_profile.is_none() {
+            terms.push(term(vec![
+                requirement(sizing::GKE_ACCELERATOR_LABEL, "In", &accelerators),
+                requirement(sizing::GKE_PARTITION_LABEL, "DoesNotExist", &[]),
+                requirement(sizing::GKE_SHARING_LABEL, "DoesNotExist", &[]),
+            ]));
         }
         if !gpu.amd_device_ids.is_empty() {
             // A partitioned AMD GPU keeps its device ID, and the device
@@ -193,13 +214,22 @@ pub(crate) fn node_selector_terms(plan: &Plan, on_gpu_product: bool) -> Vec<Node
         }
     }
     if terms.is_empty() {
-        terms.push(term(vec![requirement(
-            "kubernetes.io/os",
-            "In",
-            &["linux"],
-        )]));
+        terms.push(any_linux_node());
     }
-    terms
+    Some(terms)
+}
+
+/// The term every node matches: a VLLMRuntime's affinity is never empty,
+/// which the operator's controller cannot handle.
+fn any_linux_node() -> NodeSelectorTerm {
+    NodeSelectorTerm {
+        match_expressions: Some(vec![NodeSelectorRequirement {
+            key: "kubernetes.io/os".into(),
+            operator: "In".into(),
+            values: Some(vec!["linux".into()]),
+        }]),
+        match_fields: None,
+    }
 }
 
 /// Why a VLLMRuntime cannot serve on the plan's GPU, if it cannot: the
