@@ -85,7 +85,7 @@ pub(crate) struct Defaults {
     /// Keep each model server on the GPU type it is sized for, with node affinity on the GPU type's node label (nvidia.com/gpu.product, GKE's cloud.google.com/gke-accelerator, or AMD's amd.com/gpu.device-id), on whole GPUs rather than MIG slices, partitions or shared GPUs. Default: on where the function chooses GPU types (offeredGpuTypes or gpuPrices without gpuType), off otherwise, where a server may start on any GPU node.
     pub(crate) gpu_node_selector: Option<bool>,
     /// How the cluster's NVIDIA device plugin offers MIG slices, as the GPU Operator's mig.strategy says: mixed (the default) offers each profile as its own resource (nvidia.com/mig-1g.10gb); single offers the slices as nvidia.com/gpu, on nodes whose GPU feature discovery product label names the slice (NVIDIA-A100-SXM4-80GB-MIG-1g.10gb), as GKE's MIG node pools do with their partition size label. With single, a server sized for a MIG slice asks for one nvidia.com/gpu and node affinity on those labels, whatever gpuNodeSelector says: only the labels keep it on its slice.
-    pub(crate) mig_strategy: Option<MigStrategy>,
+    pub(crate) mig_strategy: Option<crate::sizing::MigStrategy>,
     /// Let the VLLMRuntime's pods tolerate the NoSchedule taint GPU nodes commonly carry (nvidia.com/gpu); the Deployment's and LeaderWorkerSet's always do. Default: on where the function chooses GPU types, as gpuNodeSelector, off otherwise.
     pub(crate) gpu_toleration: Option<bool>,
     /// While a model server or an AgentPool's agents do not serve, ask Crossplane for their pods to say why (a pod
@@ -327,17 +327,6 @@ pub(crate) struct WeightsCacheSettings {
     pub(crate) shared_storage_class_name: Option<String>,
 }
 
-/// How the NVIDIA device plugin offers MIG slices (its `mig-strategy`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub(crate) enum MigStrategy {
-    /// Each profile as its own resource, `nvidia.com/mig-<profile>`.
-    #[default]
-    Mixed,
-    /// Every slice of a node as `nvidia.com/gpu`, its profile in the node's labels.
-    Single,
-}
-
 /// The two kinds of provider-kubernetes config a namespaced Object can use.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub(crate) enum ProviderConfigKind {
@@ -362,7 +351,7 @@ pub(crate) struct Settings {
     pub(crate) image: Image,
     pub(crate) gpu_memory_utilization: f64,
     pub(crate) gpu_node_selector: bool,
-    pub(crate) mig_strategy: MigStrategy,
+    pub(crate) mig_strategy: crate::sizing::MigStrategy,
     pub(crate) gpu_toleration: bool,
     pub(crate) diagnose_pods: bool,
     pub(crate) provider_config_kind: ProviderConfigKind,
@@ -549,7 +538,7 @@ impl Default for Settings {
             image: docker_hub("lmcache/vllm-openai:v0.3.13"),
             gpu_memory_utilization: 0.9,
             gpu_node_selector: false,
-            mig_strategy: MigStrategy::Mixed,
+            mig_strategy: crate::sizing::MigStrategy::Mixed,
             gpu_toleration: false,
             diagnose_pods: true,
             provider_config_kind: ProviderConfigKind::ProviderConfig,

@@ -614,7 +614,7 @@ fn a_mig_slice_under_the_single_strategy_is_a_gpu_on_nodes_labelled_with_the_sli
         assert!(
             plan["reasons"].as_array().unwrap().contains(&json!(
                 "The 1g.10gb slice is asked for as one nvidia.com/gpu on a node partitioned into 1g.10gb \
-                 slices (input.defaults.migStrategy single)."
+                 slices: the device plugin's single MIG strategy."
             )),
             "{plan}"
         );

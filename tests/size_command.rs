@@ -375,6 +375,49 @@ fn a_guessed_architecture_is_the_nearest_catalog_model_and_says_how_to_give_the_
     }
 }
 
+/// A MIG slice is an nvidia.com/mig-<profile> under the device plugin's
+/// mixed strategy, and an nvidia.com/gpu under its single one, which the
+/// reasons say.
+#[test]
+fn the_mig_strategy_names_the_slices_resource() {
+    let slice = |strategy: &[&str]| {
+        let mut argv = vec![
+            "Qwen/Qwen2.5-1.5B-Instruct",
+            "--gpu-type",
+            "A100-80GB",
+            "--mig",
+            "1g.10gb",
+        ];
+        argv.extend(strategy);
+        json_of(&argv)
+    };
+    let single_reason = serde_json::json!(
+        "The 1g.10gb slice is asked for as one nvidia.com/gpu on a node partitioned into 1g.10gb slices: \
+         the device plugin's single MIG strategy."
+    );
+    for (strategy, resource) in [
+        (&[][..], "nvidia.com/mig-1g.10gb"),
+        (&["--mig-strategy", "mixed"][..], "nvidia.com/mig-1g.10gb"),
+        (&["--mig-strategy", "single"][..], "nvidia.com/gpu"),
+    ] {
+        let plan = slice(strategy);
+        assert_eq!(plan["migProfile"], "1g.10gb", "{strategy:?}");
+        assert_eq!(plan["gpuResourceName"], resource, "{strategy:?}");
+        let reasons = plan["reasons"].as_array().unwrap();
+        assert_eq!(
+            reasons.contains(&single_reason),
+            resource == "nvidia.com/gpu",
+            "{strategy:?}: {reasons:?}"
+        );
+    }
+    let mut a = args(&["Qwen/Qwen2.5-1.5B-Instruct", "--mig-strategy", "shared"]);
+    a.output = OutputFormat::Json;
+    assert_eq!(
+        render(&a).unwrap_err().to_string(),
+        "invalid MIG strategy `shared`: use mixed or single"
+    );
+}
+
 #[test]
 fn kv_cache_dtype_and_objective_reach_the_plan() {
     let base = [

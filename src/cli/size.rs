@@ -12,8 +12,9 @@ use clap::{Args, ValueEnum};
 use serde::Serialize;
 
 use crate::sizing::{
-    self, GpuPrices, KvCacheDtype, MigChoice, ModelConfig, Objective, Plan, ScalingTarget,
-    SizingError, SizingRequest, WeightPrecision, canonical_prices, weights_index_total_bytes,
+    self, GpuPrices, KvCacheDtype, MigChoice, MigStrategy, ModelConfig, Objective, Plan,
+    ScalingTarget, SizingError, SizingRequest, WeightPrecision, canonical_prices,
+    weights_index_total_bytes,
 };
 use crate::xr::plan_status::{PlanStatus, round2};
 
@@ -53,6 +54,11 @@ pub struct SizeArgs {
     /// MIG: auto, none or a profile such as 1g.10gb.
     #[arg(long, default_value = "auto")]
     pub(crate) mig: String,
+    /// How the NVIDIA device plugin offers MIG slices: mixed (each profile
+    /// its own resource, nvidia.com/mig-1g.10gb) or single (every slice an
+    /// nvidia.com/gpu, as on GKE).
+    #[arg(long = "mig-strategy", default_value = "mixed")]
+    pub(crate) mig_strategy: String,
     /// Full-length sequences the KV cache must hold at once.
     #[arg(long)]
     pub(crate) concurrency: Option<u32>,
@@ -213,6 +219,7 @@ impl SizeArgs {
             tensor_parallel: self.tensor_parallel,
             pipeline_parallel: self.pipeline_parallel,
             mig: self.mig.parse::<MigChoice>()?,
+            mig_strategy: self.mig_strategy.parse::<MigStrategy>()?,
             gpu_memory_utilization: self.gpu_memory_utilization,
             concurrency: self.concurrency,
             kv_cache_dtype: self.kv_cache_dtype.parse::<KvCacheDtype>()?,

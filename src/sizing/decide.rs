@@ -28,7 +28,7 @@ use super::memory::{
 };
 use super::mig::choose_mig;
 use super::plan::{Estimate, Plan, SizingRequest};
-use super::precision::KvCacheDtype;
+use super::precision::{KvCacheDtype, MigStrategy};
 use super::resolved_model::resolve_model;
 use super::text::{gib, thousands};
 use super::validate::validate;
@@ -130,6 +130,14 @@ pub(crate) fn size(req: &SizingRequest) -> Result<Plan, SizingError> {
     reasons.push(host_reason(&h, devices, load));
 
     let (mig_profile, resource) = match slice {
+        Some(p) if req.mig_strategy == MigStrategy::Single => {
+            reasons.push(format!(
+                "The {0} slice is asked for as one {1} on a node partitioned into {0} slices: the device \
+                 plugin's single MIG strategy.",
+                p.name, gpu.resource_name
+            ));
+            (Some(p.name.to_string()), gpu.resource_name.clone())
+        }
         Some(p) => (Some(p.name.to_string()), p.resource_name()),
         None => (None, gpu.resource_name.clone()),
     };

@@ -73,7 +73,9 @@ pub use plan::{
     BANDWIDTH_EFFICIENCY, DEFAULT_GPU_MEMORY_UTILIZATION, Estimate, MAX_NUM_SEQS, Plan,
     SizingRequest, THROUGHPUT_SEQUENCES, Throughput,
 };
-pub use precision::{ComputeDtype, KvCacheDtype, MigChoice, Objective, WeightPrecision};
+pub use precision::{
+    ComputeDtype, KvCacheDtype, MigChoice, MigStrategy, Objective, WeightPrecision,
+};
 pub use scaling::{RequestShape, ScalingTarget, TARGET_SHARE};
 pub use validate::check_tensor_parallel;
 pub(crate) use weights::runs_on;

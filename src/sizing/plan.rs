@@ -3,7 +3,9 @@
 
 use super::config::ModelConfig;
 use super::gpus::Gpu;
-use super::precision::{ComputeDtype, KvCacheDtype, MigChoice, Objective, WeightPrecision};
+use super::precision::{
+    ComputeDtype, KvCacheDtype, MigChoice, MigStrategy, Objective, WeightPrecision,
+};
 
 /// `gpu-memory-utilization` the engine pins when the caller says nothing:
 /// vLLM's long-standing default (newer vLLM uses 0.92).
@@ -27,6 +29,8 @@ pub struct SizingRequest {
     pub tensor_parallel: Option<u32>,
     pub pipeline_parallel: Option<u32>,
     pub mig: MigChoice,
+    /// How the device plugin offers a MIG slice, which names its resource.
+    pub mig_strategy: MigStrategy,
     pub gpu_memory_utilization: f64,
     /// Full-length sequences the KV cache must hold at once; `None` = 1, the
     /// least vLLM starts with.
@@ -60,6 +64,7 @@ impl Default for SizingRequest {
             tensor_parallel: None,
             pipeline_parallel: None,
             mig: MigChoice::Auto,
+            mig_strategy: MigStrategy::Mixed,
             gpu_memory_utilization: DEFAULT_GPU_MEMORY_UTILIZATION,
             concurrency: None,
             kv_cache_dtype: KvCacheDtype::Auto,

@@ -149,6 +149,39 @@ impl FromStr for MigChoice {
     }
 }
 
+/// How the NVIDIA device plugin offers MIG slices: its `mig-strategy`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MigStrategy {
+    /// Each profile as its own resource, `nvidia.com/mig-<profile>`.
+    #[default]
+    Mixed,
+    /// Every slice as an `nvidia.com/gpu`, its profile only in the node's
+    /// labels (GKE's MIG node pools too).
+    Single,
+}
+
+impl MigStrategy {
+    /// Every strategy's name, in declaration order.
+    pub(crate) const NAMES: [&'static str; 2] = ["mixed", "single"];
+}
+
+impl FromStr for MigStrategy {
+    type Err = SizingError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "" | "mixed" => Ok(MigStrategy::Mixed),
+            "single" => Ok(MigStrategy::Single),
+            _ => Err(SizingError::invalid(
+                "MIG strategy",
+                s.to_string(),
+                "use mixed or single",
+            )),
+        }
+    }
+}
+
 /// The KV cache's element type, vLLM's `--kv-cache-dtype`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -9,7 +9,7 @@ use serde::Deserialize;
 // The sizing engine's own vocabularies, with the schemas the XRs declare
 // them by: each schema lists the names the type reads, from the same
 // constants. No descriptions: each field that uses one describes it.
-pub(crate) use crate::sizing::{KvCacheDtype, Objective, WeightPrecision};
+pub(crate) use crate::sizing::{KvCacheDtype, MigStrategy, Objective, WeightPrecision};
 
 /// A string schema admitting exactly `names`, as schemars derives for an
 /// enum of unit variants.
@@ -32,6 +32,15 @@ impl JsonSchema for Objective {
     }
     fn json_schema(_: &mut SchemaGenerator) -> Schema {
         names_schema(&Objective::NAMES)
+    }
+}
+
+impl JsonSchema for MigStrategy {
+    fn schema_name() -> Cow<'static, str> {
+        "MigStrategy".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        names_schema(&MigStrategy::NAMES)
     }
 }
 

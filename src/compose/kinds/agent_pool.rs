@@ -814,6 +814,7 @@ fn size(
             count
         },
         mig,
+        mig_strategy: req.settings.mig_strategy,
         max_model_len,
         objective: spec
             .objective

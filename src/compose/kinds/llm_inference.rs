@@ -564,6 +564,7 @@ fn sizing_request(
         parameter_count: spec.parameter_count.clone(),
         gpu_count: gpu.map(|g| g as u32),
         mig,
+        mig_strategy: req.settings.mig_strategy,
         gpu_memory_utilization: req.settings.gpu_memory_utilization,
         kv_cache_dtype: spec.kv_cache_dtype.unwrap_or_default(),
         objective: spec.objective.unwrap_or(req.settings.objective),

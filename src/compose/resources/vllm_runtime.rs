@@ -14,12 +14,12 @@ use k8s_openapi::api::core::v1::{NodeSelectorRequirement, NodeSelectorTerm, Tole
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::compose::resources::weights_volume::{HF_HOME, WeightsCache};
-use crate::input::{Image, MigStrategy, Settings};
+use crate::input::{Image, Settings};
 use crate::manifests::vllm_runtime::{
     DeploymentConfig, DeploymentStrategy, EnvVar, HfTokenSecret, ImageSpec, ResourceSpec,
     RuntimeModelSpec, StorageAccessMode, VLLMConfig, VLLMRuntime, VLLMRuntimeSpec,
 };
-use crate::sizing::{self, Plan};
+use crate::sizing::{self, MigStrategy, Plan};
 
 /// Port of the Service the operator creates in front of the runtime.
 pub(crate) const SERVICE_PORT: i32 = 80;

@@ -2,7 +2,7 @@
 //! or none) and where its GPU type comes from, the same for every kind.
 
 use crate::compose::composition::Refusal;
-use crate::input::{MigStrategy, Settings};
+use crate::input::Settings;
 use crate::sizing::{
     self, AMD_DEVICE_ID_LABEL, GKE_ACCELERATOR_LABEL, GPU_PRODUCT_LABEL, MigChoice, Plan,
     SizingError, SizingRequest,
@@ -26,22 +26,11 @@ pub(crate) fn plan(
     offered: &[String],
     settings: &Settings,
 ) -> Result<Plan, SizingError> {
-    let mut plan = if !named && settings.choose_gpu_type {
+    if !named && settings.choose_gpu_type {
         sizing::cheapest(request, offered, &settings.gpu_prices)
     } else {
         sizing::size(request)
-    }?;
-    if let Some(profile) = &plan.mig_profile
-        && settings.mig_strategy == MigStrategy::Single
-    {
-        plan.gpu_resource_name = plan.gpu.resource_name.clone();
-        plan.reasons.push(format!(
-            "The {profile} slice is asked for as one {} on a node partitioned into {profile} slices \
-             (input.defaults.migStrategy single).",
-            plan.gpu_resource_name
-        ));
     }
-    Ok(plan)
 }
 
 /// Refuses to let the function choose an XR's GPU type where the platform
