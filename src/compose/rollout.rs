@@ -488,7 +488,15 @@ pub(crate) fn pod_problem(pods: &[Map<String, Value>]) -> Option<(String, String
                      step input lets model servers tolerate it (input.defaults.modelServerTolerations)",
                 );
             }
-            if let Some(slice) = mig_resource_lacking(pod, &message) {
+            // A slice no node offers, or whose whole GPU's label is all that
+            // keeps it off every node: how single-strategy and GKE clusters
+            // offer slices.
+            let only_labels = message.contains("didn't match Pod's node affinity/selector")
+                && !message.contains("Insufficient ")
+                && !message.contains("untolerated taint");
+            if let Some(slice) = mig_resource(pod)
+                .filter(|r| only_labels || message.contains(&format!("Insufficient {r}")))
+            {
                 message.truncate(message.trim_end_matches('.').len());
                 message.push_str(&format!(
                     "; no node offers {slice}: the device plugin offers each MIG profile as its own resource \
@@ -584,17 +592,14 @@ fn other_scheduler(pod: &Map<String, Value>) -> Option<&str> {
     (!matches!(scheduler, "" | "default-scheduler")).then_some(scheduler)
 }
 
-/// The mixed strategy's MIG resource `pod` asks for, when the scheduler
-/// found it on no node.
-fn mig_resource_lacking<'a>(pod: &'a Map<String, Value>, message: &str) -> Option<&'a str> {
+/// The mixed strategy's MIG resource `pod` asks for, if any.
+fn mig_resource(pod: &Map<String, Value>) -> Option<&str> {
     at(pod, &["spec", "containers"])?
         .as_array()?
         .iter()
         .filter_map(|c| c.pointer("/resources/limits")?.as_object())
         .flat_map(|limits| limits.keys())
-        .find(|r| {
-            r.starts_with("nvidia.com/mig-") && message.contains(&format!("Insufficient {r}"))
-        })
+        .find(|r| r.starts_with("nvidia.com/mig-"))
         .map(String::as_str)
 }
 
@@ -1298,6 +1303,20 @@ mod tests {
                  is an nvidia.com/gpu: set input.defaults.migStrategy to single"
                     .into()
             )
+        );
+        // Under the single strategy the whole GPU's label is on no node either.
+        let elsewhere =
+            "0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector.";
+        let (_, message) = pod_problem(&[pod("nvidia.com/mig-1g.10gb", elsewhere)]).unwrap();
+        assert!(
+            message.ends_with(
+                "didn't match Pod's node affinity/selector; no node offers nvidia.com/mig-1g.10gb: the device \
+                 plugin offers each MIG profile as its own resource only under its mixed strategy, on nodes \
+                 whose GPUs are partitioned into that profile; where it runs the single strategy (the GPU \
+                 Operator's mig.strategy=single) or on GKE, a slice is an nvidia.com/gpu: set \
+                 input.defaults.migStrategy to single"
+            ),
+            "{message}"
         );
         // Whole GPUs lacking say nothing of MIG.
         let gpus = "0/3 nodes are available: 3 Insufficient nvidia.com/gpu.";
