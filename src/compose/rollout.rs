@@ -592,27 +592,25 @@ fn other_scheduler(pod: &Map<String, Value>) -> Option<&str> {
     (!matches!(scheduler, "" | "default-scheduler")).then_some(scheduler)
 }
 
-/// The mixed strategy's MIG resource `pod` asks for, if any.
-fn mig_resource(pod: &Map<String, Value>) -> Option<&str> {
-    at(pod, &["spec", "containers"])?
-        .as_array()?
-        .iter()
-        .filter_map(|c| c.pointer("/resources/limits")?.as_object())
-        .flat_map(|limits| limits.keys())
-        .find(|r| r.starts_with("nvidia.com/mig-"))
-        .map(String::as_str)
-}
-
-/// Whether a container of `pod` asks for GPUs (or MIG slices): a model
-/// server's pod, which the platform's tolerations reach.
-fn requests_gpus(pod: &Map<String, Value>) -> bool {
+/// The resources the containers of `pod` set limits on.
+fn limited_resources(pod: &Map<String, Value>) -> impl Iterator<Item = &str> {
     at(pod, &["spec", "containers"])
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
         .filter_map(|c| c.pointer("/resources/limits")?.as_object())
-        .flat_map(|limits| limits.keys())
-        .any(|r| r.starts_with("nvidia.com/") || r == "amd.com/gpu")
+        .flat_map(|limits| limits.keys().map(String::as_str))
+}
+
+/// The mixed strategy's MIG resource `pod` asks for, if any.
+fn mig_resource(pod: &Map<String, Value>) -> Option<&str> {
+    limited_resources(pod).find(|r| r.starts_with("nvidia.com/mig-"))
+}
+
+/// Whether a container of `pod` asks for GPUs (or MIG slices): a model
+/// server's pod, which the platform's tolerations reach.
+fn requests_gpus(pod: &Map<String, Value>) -> bool {
+    limited_resources(pod).any(|r| r.starts_with("nvidia.com/") || r == "amd.com/gpu")
 }
 
 /// The GPU labels `pod`'s node affinity asks for, when it is the affinity

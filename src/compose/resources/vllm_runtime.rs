@@ -163,54 +163,45 @@ pub(crate) fn gpu_node_terms(plan: &Plan, settings: &Settings) -> Option<Vec<Nod
     if single_slice.is_none() && !settings.gpu_node_selector {
         return None;
     }
-    let accelerators: Vec<&str> = gpu.gke_accelerators.iter().map(String::as_str).collect();
     let mut terms = Vec::new();
-    if let Some(profile) = single_slice {
-        if let Some(product) = gpu.product_label.as_deref() {
-            let slice = format!("{product}-MIG-{profile}");
-            terms.push(term(vec![requirement(
-                sizing::GPU_PRODUCT_LABEL,
-                "In",
-                &[&slice],
-            )]));
-        }
-        if !accelerators.is_empty() {
+    if let Some(product) = gpu.product_label.as_deref() {
+        // Feature discovery names a single-strategy node's slices in its product.
+        let value = match single_slice {
+            Some(profile) => format!("{product}-MIG-{profile}"),
+            None => product.to_string(),
+        };
+        terms.push(term(vec![requirement(
+            sizing::GPU_PRODUCT_LABEL,
+            "In",
+            &[&value],
+        )]));
+    }
+    // GKE offers MIG slices as nvidia.com/gpu, never as the mixed
+    // strategy's nvidia.com/mig-<profile>: a slice is found by its
+    // partition size, a whole GPU on a node without one.
+    if !gpu.gke_accelerators.is_empty() && (single_slice.is_some() || plan.mig_profile.is_none()) {
+        let accelerators: Vec<&str> = gpu.gke_accelerators.iter().map(String::as_str).collect();
+        let partition = match single_slice {
+            Some(profile) => requirement(sizing::GKE_PARTITION_LABEL, "In", &[profile]),
+            None => requirement(sizing::GKE_PARTITION_LABEL, "DoesNotExist", &[]),
+        };
+        terms.push(term(vec![
+            requirement(sizing::GKE_ACCELERATOR_LABEL, "In", &accelerators),
+            partition,
+            requirement(sizing::GKE_SHARING_LABEL, "DoesNotExist", &[]),
+        ]));
+    }
+    if !gpu.amd_device_ids.is_empty() {
+        // A partitioned AMD GPU keeps its device ID, and the device
+        // plugin counts its partitions as amd.com/gpu: a whole GPU is
+        // one compute partition on one memory partition (spx_nps1), or
+        // a node the labeller does not say it of. (AMD GPUs have no MIG.)
+        let ids: Vec<&str> = gpu.amd_device_ids.iter().map(String::as_str).collect();
+        for (operator, values) in [("In", &[sizing::WHOLE_AMD_GPU][..]), ("DoesNotExist", &[])] {
             terms.push(term(vec![
-                requirement(sizing::GKE_ACCELERATOR_LABEL, "In", &accelerators),
-                requirement(sizing::GKE_PARTITION_LABEL, "In", &[profile]),
-                requirement(sizing::GKE_SHARING_LABEL, "DoesNotExist", &[]),
+                requirement(sizing::AMD_DEVICE_ID_LABEL, "In", &ids),
+                requirement(sizing::AMD_PARTITION_LABEL, operator, values),
             ]));
-        }
-    } else {
-        if let Some(product) = gpu.product_label.as_deref() {
-            terms.push(term(vec![requirement(
-                sizing::GPU_PRODUCT_LABEL,
-                "In",
-                &[product],
-            )]));
-        }
-        // GKE offers MIG slices as nvidia.com/gpu, never as the mixed
-        // strategy's nvidia.com/mig-<profile> that a MIG plan asks for.
-        if !accelerators.is_empty() && plan.mig_profile.is_none() {
-            terms.push(term(vec![
-                requirement(sizing::GKE_ACCELERATOR_LABEL, "In", &accelerators),
-                requirement(sizing::GKE_PARTITION_LABEL, "DoesNotExist", &[]),
-                requirement(sizing::GKE_SHARING_LABEL, "DoesNotExist", &[]),
-            ]));
-        }
-        if !gpu.amd_device_ids.is_empty() {
-            // A partitioned AMD GPU keeps its device ID, and the device
-            // plugin counts its partitions as amd.com/gpu: a whole GPU is
-            // one compute partition on one memory partition (spx_nps1), or
-            // a node the labeller does not say it of.
-            let ids: Vec<&str> = gpu.amd_device_ids.iter().map(String::as_str).collect();
-            for (operator, values) in [("In", &[sizing::WHOLE_AMD_GPU][..]), ("DoesNotExist", &[])]
-            {
-                terms.push(term(vec![
-                    requirement(sizing::AMD_DEVICE_ID_LABEL, "In", &ids),
-                    requirement(sizing::AMD_PARTITION_LABEL, operator, values),
-                ]));
-            }
         }
     }
     if terms.is_empty() {
