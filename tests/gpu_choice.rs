@@ -257,6 +257,14 @@ fn a_chosen_type_is_held_by_node_affinity() {
         node_terms(&rsp),
         json!([
             {"matchExpressions": [{"key": "nvidia.com/gpu.product", "operator": "In", "values": ["NVIDIA-L40S"]}]},
+            {"matchExpressions": [
+                {"key": "eks.amazonaws.com/instance-gpu-name", "operator": "In", "values": ["l40s"]},
+                {"key": "nvidia.com/gpu.product", "operator": "DoesNotExist"},
+            ]},
+            {"matchExpressions": [
+                {"key": "karpenter.k8s.aws/instance-gpu-name", "operator": "In", "values": ["l40s"]},
+                {"key": "nvidia.com/gpu.product", "operator": "DoesNotExist"},
+            ]},
         ])
     );
 
@@ -270,7 +278,8 @@ fn a_chosen_type_is_held_by_node_affinity() {
             "input.defaults.gpuNodeSelector is false, and the function chooses this XR's GPU type from the offered \
              ones (input.defaults.offeredGpuTypes or gpuPrices): without node affinity nothing keeps the server on \
              the type chosen for it, and a plan for one type may start on GPUs of another; leave gpuNodeSelector \
-             unset or true (GPU nodes need the nvidia.com/gpu.product, cloud.google.com/gke-accelerator or \
+             unset or true (GPU nodes need the nvidia.com/gpu.product, cloud.google.com/gke-accelerator, \
+             eks.amazonaws.com/instance-gpu-name, karpenter.k8s.aws/instance-gpu-name or \
              amd.com/gpu.device-id label), \
              set input.defaults.gpuType, or name the GPU type in spec.gpuType"
         )]

@@ -476,11 +476,13 @@ fn admission_leaves_target_namespace_to_the_function() {
     );
 }
 
-/// The values every node selector requirement on `key` allows, wherever
-/// the runtime places them.
+/// The values every node selector requirement `key In [...]` allows,
+/// wherever the runtime places them.
 fn required_values(v: &Value, key: &str, out: &mut Vec<Value>) {
     match v {
-        Value::Object(o) if o.get("key") == Some(&json!(key)) => out.push(o["values"].clone()),
+        Value::Object(o) if o.get("key") == Some(&json!(key)) && o["operator"] == "In" => {
+            out.push(o["values"].clone());
+        }
         Value::Object(o) => o.values().for_each(|v| required_values(v, key, out)),
         Value::Array(a) => a.iter().for_each(|v| required_values(v, key, out)),
         _ => {}
@@ -641,6 +643,89 @@ fn a_mig_slice_under_the_single_strategy_is_a_gpu_on_nodes_labelled_with_the_sli
             assert_eq!(pod["spec"]["affinity"], Value::Null);
         }
     }
+}
+
+/// EKS (Auto Mode, Karpenter) labels the nodes it provisions with EC2's
+/// name of their GPU, which is `a100` for both A100 sizes: the GPU's memory
+/// label tells them apart. EC2's name is the same on a node whose GPUs are
+/// time-shared, so it counts only where feature discovery, whose product
+/// label says so, has not labelled the node. A MIG slice needs the GPU
+/// Operator, and so feature discovery: it gets no EKS terms.
+#[test]
+fn eks_gpu_names_keep_a_server_on_its_gpu_where_feature_discovery_does_not_run() {
+    let affinity = |gpu_type: &str, mig: &str| {
+        let spec = json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "gpuType": gpu_type,
+            "migProfile": mig, "runtime": "deployment"});
+        let mut req = request("team", LlmInference::new("qwen").spec(spec).build());
+        req.input = Some(input(json!({"defaults": {"gpuNodeSelector": true}})));
+        let rsp = call(&req);
+        assert_eq!(rsp.results, vec![], "{gpu_type} {mig}");
+        let (deployment, _) = composed(&rsp, "deployment");
+        deployment["spec"]["template"]["spec"]["affinity"]["nodeAffinity"]
+            ["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+            .clone()
+    };
+    let eks = |prefix: &str, name: &str, memory: Option<(&str, &str)>| {
+        let mut requirements = vec![json!(
+            {"key": format!("{prefix}/instance-gpu-name"), "operator": "In", "values": [name]}
+        )];
+        if let Some((operator, mib)) = memory {
+            requirements.push(json!(
+                {"key": format!("{prefix}/instance-gpu-memory"), "operator": operator, "values": [mib]}
+            ));
+        }
+        requirements.push(json!({"key": "nvidia.com/gpu.product", "operator": "DoesNotExist"}));
+        json!({"matchExpressions": requirements})
+    };
+    let product = |label: &str| json!({"matchExpressions": [{"key": "nvidia.com/gpu.product", "operator": "In", "values": [label]}]});
+    let gke = |accelerator: &str| {
+        json!({"matchExpressions": [
+            {"key": "cloud.google.com/gke-accelerator", "operator": "In", "values": [accelerator]},
+            {"key": "cloud.google.com/gke-gpu-partition-size", "operator": "DoesNotExist"},
+            {"key": "cloud.google.com/gke-gpu-sharing-strategy", "operator": "DoesNotExist"},
+        ]})
+    };
+    let both = |name: &str, memory: Option<(&str, &str)>| {
+        [
+            eks("eks.amazonaws.com", name, memory),
+            eks("karpenter.k8s.aws", name, memory),
+        ]
+    };
+
+    let [auto, karpenter] = both("a100", Some(("Gt", "61440")));
+    assert_eq!(
+        affinity("A100-80GB", "none"),
+        json!([
+            product("NVIDIA-A100-SXM4-80GB"),
+            gke("nvidia-a100-80gb"),
+            auto,
+            karpenter
+        ])
+    );
+    let [auto, karpenter] = both("a100", Some(("Lt", "61440")));
+    assert_eq!(
+        affinity("A100-40GB", "none"),
+        json!([
+            product("NVIDIA-A100-SXM4-40GB"),
+            gke("nvidia-tesla-a100"),
+            auto,
+            karpenter
+        ])
+    );
+    let [auto, karpenter] = both("l40s", None);
+    assert_eq!(
+        affinity("L40S", "none"),
+        json!([product("NVIDIA-L40S"), auto, karpenter])
+    );
+    // EC2 offers no PCIe H100, and a MIG slice is placed by feature discovery.
+    assert_eq!(
+        affinity("H100-PCIe", "none"),
+        json!([product("NVIDIA-H100-PCIe")])
+    );
+    assert_eq!(
+        affinity("A100-80GB", "1g.10gb"),
+        json!([product("NVIDIA-A100-SXM4-80GB")])
+    );
 }
 
 #[test]

@@ -74,7 +74,8 @@ fn every_runtime_carries_a_node_selector_term() {
         manifest(&rsp, "vllm_runtime")["spec"]["deploymentConfig"]["nodeSelectorTerms"],
         linux_term()
     );
-    // With it: the GPU's product label or GKE accelerator on whole GPUs, ORed.
+    // With it: the GPU's product label, GKE accelerator or EKS GPU name on
+    // whole GPUs, ORed.
     let rsp = call(&with_input(
         request(
             "t",
@@ -92,6 +93,14 @@ fn every_runtime_carries_a_node_selector_term() {
                 {"key": "cloud.google.com/gke-accelerator", "operator": "In", "values": ["nvidia-h100-80gb", "nvidia-h100-mega-80gb"]},
                 {"key": "cloud.google.com/gke-gpu-partition-size", "operator": "DoesNotExist"},
                 {"key": "cloud.google.com/gke-gpu-sharing-strategy", "operator": "DoesNotExist"},
+            ]},
+            {"matchExpressions": [
+                {"key": "eks.amazonaws.com/instance-gpu-name", "operator": "In", "values": ["h100"]},
+                {"key": "nvidia.com/gpu.product", "operator": "DoesNotExist"},
+            ]},
+            {"matchExpressions": [
+                {"key": "karpenter.k8s.aws/instance-gpu-name", "operator": "In", "values": ["h100"]},
+                {"key": "nvidia.com/gpu.product", "operator": "DoesNotExist"},
             ]},
         ])
     );

@@ -12,8 +12,8 @@ use serde_json::{Map, Value};
 use crate::protocol::server::Ready;
 use crate::request::{at, int_at, manifest_of, str_at};
 use crate::sizing::{
-    AMD_DEVICE_ID_LABEL, AMD_PARTITION_LABEL, GKE_ACCELERATOR_LABEL, GKE_PARTITION_LABEL,
-    GKE_SHARING_LABEL, GPU_PRODUCT_LABEL, WHOLE_AMD_GPU,
+    AMD_DEVICE_ID_LABEL, AMD_PARTITION_LABEL, EKS_AUTO_MODE_GPU_LABELS, GKE_ACCELERATOR_LABEL,
+    GKE_PARTITION_LABEL, GKE_SHARING_LABEL, GPU_PRODUCT_LABEL, KARPENTER_GPU_LABELS, WHOLE_AMD_GPU,
 };
 
 /// How an observed object stands against its current spec.
@@ -645,16 +645,24 @@ fn gpu_labels_asked<'a>(pod: &'a Map<String, Value>) -> Option<String> {
         GPU_PRODUCT_LABEL,
         GKE_ACCELERATOR_LABEL,
         GKE_PARTITION_LABEL,
+        EKS_AUTO_MODE_GPU_LABELS.name,
+        EKS_AUTO_MODE_GPU_LABELS.memory,
+        KARPENTER_GPU_LABELS.name,
+        KARPENTER_GPU_LABELS.memory,
         AMD_DEVICE_ID_LABEL,
     ];
     let mut labels: Vec<String> = terms
         .iter()
         .map(|t| {
             expressions(t)
-                .filter(|e| {
-                    naming.contains(&str_at(e, &["key"])) && str_at(e, &["operator"]) == "In"
-                })
-                .map(|e| {
+                .filter(|e| naming.contains(&str_at(e, &["key"])))
+                .filter_map(|e| {
+                    let relation = match str_at(e, &["operator"]) {
+                        "In" => "=",
+                        "Gt" => ">",
+                        "Lt" => "<",
+                        _ => return None,
+                    };
                     let values: Vec<&str> = e
                         .get("values")
                         .and_then(Value::as_array)
@@ -662,7 +670,11 @@ fn gpu_labels_asked<'a>(pod: &'a Map<String, Value>) -> Option<String> {
                         .flatten()
                         .filter_map(Value::as_str)
                         .collect();
-                    format!("{}={}", str_at(e, &["key"]), values.join(","))
+                    Some(format!(
+                        "{}{relation}{}",
+                        str_at(e, &["key"]),
+                        values.join(",")
+                    ))
                 })
                 .collect::<Vec<_>>()
                 .join(" with ")
@@ -690,6 +702,8 @@ fn gpu_labels_asked<'a>(pod: &'a Map<String, Value>) -> Option<String> {
             .then(|| format!("{AMD_PARTITION_LABEL}={WHOLE_AMD_GPU} or unset")),
         asks(GKE_PARTITION_LABEL, "DoesNotExist")
             .then(|| format!("no {GKE_PARTITION_LABEL} or {GKE_SHARING_LABEL} label")),
+        asks(GPU_PRODUCT_LABEL, "DoesNotExist")
+            .then(|| format!("instance-gpu-name only on nodes without {GPU_PRODUCT_LABEL}")),
     ]
     .into_iter()
     .flatten()
@@ -1248,6 +1262,30 @@ mod tests {
                 "it asks for a node labelled amd.com/gpu.device-id=74a5,74b9, on whole GPUs \
                  (amd.com/gpu.compute-memory-partition=spx_nps1 or unset) (input.defaults.gpuNodeSelector"
             ) && message.contains("label the GPU nodes (AMD's node labeller does, with -device-id)"),
+            "{message}"
+        );
+        // EKS names an A100 of either size a100: its memory tells them apart.
+        let eks = |prefix: &str| {
+            json!({"matchExpressions": [
+                {"key": format!("{prefix}/instance-gpu-name"), "operator": "In", "values": ["a100"]},
+                {"key": format!("{prefix}/instance-gpu-memory"), "operator": "Gt", "values": ["61440"]},
+                {"key": "nvidia.com/gpu.product", "operator": "DoesNotExist"},
+            ]})
+        };
+        let a100 = json!({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "nvidia.com/gpu.product", "operator": "In", "values": ["NVIDIA-A100-SXM4-80GB"]}]},
+            eks("eks.amazonaws.com"),
+            eks("karpenter.k8s.aws"),
+        ]}}});
+        let (_, message) = pod_problem(&[unschedulable(a100)]).unwrap();
+        assert!(
+            message.contains(
+                "it asks for a node labelled nvidia.com/gpu.product=NVIDIA-A100-SXM4-80GB or \
+                 eks.amazonaws.com/instance-gpu-name=a100 with eks.amazonaws.com/instance-gpu-memory>61440 or \
+                 karpenter.k8s.aws/instance-gpu-name=a100 with karpenter.k8s.aws/instance-gpu-memory>61440, on \
+                 whole GPUs (instance-gpu-name only on nodes without nvidia.com/gpu.product) \
+                 (input.defaults.gpuNodeSelector"
+            ),
             "{message}"
         );
         // A MIG slice under the single strategy is found by its labels alone.

@@ -44,7 +44,13 @@ where
 }
 
 /// A value, or `-` for none.
-pub(super) fn dash_is_none<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-    let value = String::deserialize(d)?;
-    Ok((value != "-").then_some(value))
+pub(super) fn dash_is_none<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: TryFrom<String, Error: std::fmt::Display>,
+{
+    match String::deserialize(d)? {
+        dash if dash == "-" => Ok(None),
+        value => T::try_from(value).map(Some).map_err(D::Error::custom),
+    }
 }

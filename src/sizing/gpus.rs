@@ -27,6 +27,16 @@ pub(crate) const GKE_PARTITION_LABEL: &str = "cloud.google.com/gke-gpu-partition
 /// The node label GKE sets where GPUs are shared (time-sharing, MPS): each
 /// share counts as an nvidia.com/gpu.
 pub(crate) const GKE_SHARING_LABEL: &str = "cloud.google.com/gke-gpu-sharing-strategy";
+/// The node labels EKS Auto Mode sets to the EC2 instance's GPU.
+pub(crate) const EKS_AUTO_MODE_GPU_LABELS: Ec2GpuLabels = Ec2GpuLabels {
+    name: "eks.amazonaws.com/instance-gpu-name",
+    memory: "eks.amazonaws.com/instance-gpu-memory",
+};
+/// The node labels Karpenter sets to the EC2 instance's GPU.
+pub(crate) const KARPENTER_GPU_LABELS: Ec2GpuLabels = Ec2GpuLabels {
+    name: "karpenter.k8s.aws/instance-gpu-name",
+    memory: "karpenter.k8s.aws/instance-gpu-memory",
+};
 /// The node label AMD's node labeller sets to the GPUs' PCI device ID.
 pub(crate) const AMD_DEVICE_ID_LABEL: &str = "amd.com/gpu.device-id";
 /// The node label AMD's node labeller sets to its GPUs' compute and memory
@@ -73,6 +83,9 @@ pub struct Gpu {
     /// The values of the [`GKE_ACCELERATOR_LABEL`] node label.
     #[serde(rename = "gke", deserialize_with = "list")]
     pub(crate) gke_accelerators: Vec<String>,
+    /// How EKS names the GPU on the nodes it provisions.
+    #[serde(deserialize_with = "dash_is_none")]
+    pub(crate) ec2: Option<Ec2Gpu>,
     /// The values of the [`AMD_DEVICE_ID_LABEL`] node label: one product
     /// has several (bare metal, virtual function boards).
     #[serde(deserialize_with = "list")]
@@ -80,6 +93,50 @@ pub struct Gpu {
     /// MIG profiles, smallest first; empty when the GPU has no MIG.
     #[serde(rename = "mig", deserialize_with = "list")]
     pub(crate) mig_profiles: Vec<MigProfile>,
+}
+
+/// A provisioner's node labels for an EC2 instance's GPU: its name and its
+/// memory in MiB.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Ec2GpuLabels {
+    pub(crate) name: &'static str,
+    pub(crate) memory: &'static str,
+}
+
+/// A GPU as EKS labels its nodes: EC2's name for it (`a100`) and, where
+/// two GPUs share the name, the side of a memory bound its memory is on
+/// (`a100>61440`: the 80 GB A100, not the 40 GB one).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ec2Gpu {
+    pub(crate) name: String,
+    /// A node affinity operator on the memory label (`Gt` or `Lt`), and
+    /// its bound in MiB.
+    pub(crate) memory_bound: Option<(&'static str, u64)>,
+}
+
+impl TryFrom<String> for Ec2Gpu {
+    type Error = String;
+
+    fn try_from(text: String) -> Result<Self, String> {
+        let Some(at) = text.find(['<', '>']) else {
+            return Ok(Self {
+                name: text,
+                memory_bound: None,
+            });
+        };
+        let operator = if text[at..].starts_with('>') {
+            "Gt"
+        } else {
+            "Lt"
+        };
+        let mib = text[at + 1..]
+            .parse()
+            .map_err(|_| format!("{text:?} is not an EC2 GPU such as a100 or a100>61440"))?;
+        Ok(Self {
+            name: text[..at].to_string(),
+            memory_bound: Some((operator, mib)),
+        })
+    }
 }
 
 /// One MIG profile of a GPU, e.g. `3g.40gb`.
@@ -350,11 +407,64 @@ mod tests {
                 bandwidth_gbps,
                 product_label: b.product_label.clone(),
                 gke_accelerators: Vec::new(),
+                ec2: None,
                 ..s.clone()
             };
             assert_eq!(b, &want, "{board}");
             assert_ne!(b.product_label, s.product_label, "{board}");
         }
+    }
+
+    /// EKS labels a GPU by EC2's name for it: where two GPUs share the
+    /// name, each memory bound holds its own GPU's memory and not the other's.
+    #[test]
+    fn ec2_names_are_told_apart_by_memory() {
+        let holds = |gpu: &Gpu, (operator, mib): (&str, u64)| {
+            let memory_mib = gpu.memory_gib * 1024.0;
+            match operator {
+                "Gt" => memory_mib > mib as f64,
+                _ => memory_mib < mib as f64,
+            }
+        };
+        let named: Vec<(&Gpu, &Ec2Gpu)> = gpus()
+            .iter()
+            .filter_map(|g| Some((g, g.ec2.as_ref()?)))
+            .collect();
+        for (gpu, ec2) in &named {
+            let sharing: Vec<&Gpu> = named
+                .iter()
+                .filter(|(other, o)| o.name == ec2.name && other.name != gpu.name)
+                .map(|(other, _)| *other)
+                .collect();
+            match ec2.memory_bound {
+                None => assert!(
+                    sharing.is_empty(),
+                    "{} shares {} unbounded",
+                    gpu.name,
+                    ec2.name
+                ),
+                Some(bound) => {
+                    assert!(holds(gpu, bound), "{}", gpu.name);
+                    assert!(!sharing.is_empty(), "{} needs no bound", gpu.name);
+                    for other in sharing {
+                        assert!(
+                            !holds(other, bound),
+                            "{} also holds {}'s bound",
+                            other.name,
+                            gpu.name
+                        );
+                    }
+                }
+            }
+        }
+        assert_eq!(
+            gpu("A100-80GB").unwrap().ec2,
+            Some(Ec2Gpu {
+                name: "a100".into(),
+                memory_bound: Some(("Gt", 61440)),
+            })
+        );
+        assert!(Ec2Gpu::try_from("a100>lots".to_string()).is_err());
     }
 
     #[test]

@@ -144,7 +144,7 @@ pub(crate) fn vllm_runtime(p: &RuntimeParams) -> crate::compose::composition::Ma
 /// and only its node's labels say which profile it is. Whole GPUs are found
 /// by the labels that name them, on nodes whose GPUs are whole: GPU feature
 /// discovery's product (whose value names MIG-single and shared GPUs
-/// apart), GKE's accelerator, AMD's device IDs.
+/// apart), GKE's accelerator, EKS's EC2 GPU name, AMD's device IDs.
 pub(crate) fn gpu_node_terms(plan: &Plan, settings: &Settings) -> Option<Vec<NodeSelectorTerm>> {
     let requirement = |key: &str, operator: &str, values: &[&str]| NodeSelectorRequirement {
         key: key.to_string(),
@@ -190,6 +190,23 @@ pub(crate) fn gpu_node_terms(plan: &Plan, settings: &Settings) -> Option<Vec<Nod
             partition,
             requirement(sizing::GKE_SHARING_LABEL, "DoesNotExist", &[]),
         ]));
+    }
+    // EKS labels the nodes it provisions (Auto Mode, Karpenter) with EC2's
+    // name of their GPU, whole or time-shared alike: these terms hold only
+    // where feature discovery, whose product label tells the two apart,
+    // does not run. MIG needs the GPU Operator, and so feature discovery.
+    if let Some(ec2) = gpu.ec2.as_ref().filter(|_| plan.mig_profile.is_none()) {
+        for labels in [
+            sizing::EKS_AUTO_MODE_GPU_LABELS,
+            sizing::KARPENTER_GPU_LABELS,
+        ] {
+            let mut requirements = vec![requirement(labels.name, "In", &[&ec2.name])];
+            if let Some((operator, mib)) = ec2.memory_bound {
+                requirements.push(requirement(labels.memory, operator, &[&mib.to_string()]));
+            }
+            requirements.push(requirement(sizing::GPU_PRODUCT_LABEL, "DoesNotExist", &[]));
+            terms.push(term(requirements));
+        }
     }
     if !gpu.amd_device_ids.is_empty() {
         // A partitioned AMD GPU keeps its device ID, and the device

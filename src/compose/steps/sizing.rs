@@ -4,8 +4,8 @@
 use crate::compose::composition::Refusal;
 use crate::input::Settings;
 use crate::sizing::{
-    self, AMD_DEVICE_ID_LABEL, GKE_ACCELERATOR_LABEL, GPU_PRODUCT_LABEL, MigChoice, Plan,
-    SizingError, SizingRequest,
+    self, AMD_DEVICE_ID_LABEL, EKS_AUTO_MODE_GPU_LABELS, GKE_ACCELERATOR_LABEL, GPU_PRODUCT_LABEL,
+    KARPENTER_GPU_LABELS, MigChoice, Plan, SizingError, SizingRequest,
 };
 
 /// `spec.migProfile` as a choice: whole GPUs unless asked, since a MIG
@@ -44,6 +44,7 @@ pub(crate) fn check_choice_held(
     if named || !settings.choose_gpu_type || settings.gpu_node_selector {
         return Ok(());
     }
+    let (eks, karpenter) = (EKS_AUTO_MODE_GPU_LABELS.name, KARPENTER_GPU_LABELS.name);
     Err(Refusal::new(
         "InvalidInput",
         format!(
@@ -51,7 +52,8 @@ pub(crate) fn check_choice_held(
              from the offered ones (input.defaults.offeredGpuTypes or gpuPrices): without node \
              affinity nothing keeps the server on the type chosen for it, and a plan for one type \
              may start on GPUs of another; leave gpuNodeSelector unset or true (GPU nodes need the \
-             {GPU_PRODUCT_LABEL}, {GKE_ACCELERATOR_LABEL} or {AMD_DEVICE_ID_LABEL} label), set \
+             {GPU_PRODUCT_LABEL}, {GKE_ACCELERATOR_LABEL}, {eks}, {karpenter} or \
+             {AMD_DEVICE_ID_LABEL} label), set \
              input.defaults.gpuType, \
              or name the GPU type in {field}"
         ),
