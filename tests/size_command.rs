@@ -410,6 +410,30 @@ fn the_mig_strategy_names_the_slices_resource() {
             "{strategy:?}: {reasons:?}"
         );
     }
+    // The text says which strategy a slice's resource belongs to.
+    let text = |strategy: &str| {
+        let mut out = Vec::new();
+        let argv = [
+            "Qwen/Qwen2.5-1.5B-Instruct",
+            "--gpu-type",
+            "A100-80GB",
+            "--mig",
+            "1g.10gb",
+            "--mig-strategy",
+            strategy,
+        ];
+        run(&args(&argv), &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    };
+    assert!(
+        text("mixed").contains(
+            "Resource       nvidia.com/mig-1g.10gb (the device plugin's mixed MIG strategy; --mig-strategy \
+             single where it offers slices as nvidia.com/gpu)\n"
+        ),
+        "{}",
+        text("mixed")
+    );
+    assert!(text("single").contains("Resource       nvidia.com/gpu\n"));
     let mut a = args(&["Qwen/Qwen2.5-1.5B-Instruct", "--mig-strategy", "shared"]);
     a.output = OutputFormat::Json;
     assert_eq!(

@@ -563,6 +563,16 @@ pub(crate) fn text(p: &Plan, prices: &GpuPrices, scaling: &ScalingTarget) -> Str
     } else {
         format!("{} ({})", p.weight_precision, args.join(" "))
     };
+    // A mixed-strategy slice resource exists only where the device plugin
+    // offers each profile as its own: say what the other strategy asks for.
+    let resource = if p.gpu_resource_name.starts_with("nvidia.com/mig-") {
+        format!(
+            "{} (the device plugin's mixed MIG strategy; --mig-strategy single where it offers slices as nvidia.com/gpu)",
+            p.gpu_resource_name
+        )
+    } else {
+        p.gpu_resource_name.to_string()
+    };
     let e = &p.estimate;
     let rows = [
         ("Model", model),
@@ -571,7 +581,7 @@ pub(crate) fn text(p: &Plan, prices: &GpuPrices, scaling: &ScalingTarget) -> Str
             "MIG profile",
             p.mig_profile.clone().unwrap_or_else(|| "none".into()),
         ),
-        ("Resource", p.gpu_resource_name.to_string()),
+        ("Resource", resource),
         ("Weights", weights),
         ("dtype", p.dtype.to_string()),
         ("KV cache", p.kv_cache_dtype.to_string()),
