@@ -710,6 +710,8 @@ fn gpu_labels_asked<'a>(pod: &'a Map<String, Value>) -> Option<String> {
     .collect();
     let labeller = if labels.contains(AMD_DEVICE_ID_LABEL) {
         "AMD's node labeller does, with -device-id"
+    } else if labels.contains(KARPENTER_GPU_LABELS.name) {
+        "GPU feature discovery does, and EKS Auto Mode and Karpenter on the nodes they provision"
     } else {
         "GPU feature discovery does"
     };
@@ -1285,6 +1287,9 @@ mod tests {
                  karpenter.k8s.aws/instance-gpu-name=a100 with karpenter.k8s.aws/instance-gpu-memory>61440, on \
                  whole GPUs (instance-gpu-name only on nodes without nvidia.com/gpu.product) \
                  (input.defaults.gpuNodeSelector"
+            ) && message.contains(
+                "label the GPU nodes (GPU feature discovery does, and EKS Auto Mode and Karpenter on the \
+                 nodes they provision)"
             ),
             "{message}"
         );
