@@ -565,7 +565,10 @@ pub(crate) fn text(p: &Plan, prices: &GpuPrices, scaling: &ScalingTarget) -> Str
     };
     // A mixed-strategy slice resource exists only where the device plugin
     // offers each profile as its own: say what the other strategy asks for.
-    let resource = if p.gpu_resource_name.starts_with("nvidia.com/mig-") {
+    let resource = if p
+        .gpu_resource_name
+        .starts_with(sizing::MIXED_MIG_RESOURCE_PREFIX)
+    {
         format!(
             "{} (the device plugin's mixed MIG strategy; --mig-strategy single where it offers slices as nvidia.com/gpu)",
             p.gpu_resource_name

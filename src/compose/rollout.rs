@@ -13,7 +13,8 @@ use crate::protocol::server::Ready;
 use crate::request::{at, int_at, manifest_of, str_at};
 use crate::sizing::{
     AMD_DEVICE_ID_LABEL, AMD_PARTITION_LABEL, EKS_AUTO_MODE_GPU_LABELS, GKE_ACCELERATOR_LABEL,
-    GKE_PARTITION_LABEL, GKE_SHARING_LABEL, GPU_PRODUCT_LABEL, KARPENTER_GPU_LABELS, WHOLE_AMD_GPU,
+    GKE_PARTITION_LABEL, GKE_SHARING_LABEL, GPU_PRODUCT_LABEL, KARPENTER_GPU_LABELS,
+    MIXED_MIG_RESOURCE_PREFIX, WHOLE_AMD_GPU,
 };
 
 /// How an observed object stands against its current spec.
@@ -604,7 +605,7 @@ fn limited_resources(pod: &Map<String, Value>) -> impl Iterator<Item = &str> {
 
 /// The mixed strategy's MIG resource `pod` asks for, if any.
 fn mig_resource(pod: &Map<String, Value>) -> Option<&str> {
-    limited_resources(pod).find(|r| r.starts_with("nvidia.com/mig-"))
+    limited_resources(pod).find(|r| r.starts_with(MIXED_MIG_RESOURCE_PREFIX))
 }
 
 /// Whether a container of `pod` asks for GPUs (or MIG slices): a model

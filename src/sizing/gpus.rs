@@ -27,6 +27,9 @@ pub(crate) const GKE_PARTITION_LABEL: &str = "cloud.google.com/gke-gpu-partition
 /// The node label GKE sets where GPUs are shared (time-sharing, MPS): each
 /// share counts as an nvidia.com/gpu.
 pub(crate) const GKE_SHARING_LABEL: &str = "cloud.google.com/gke-gpu-sharing-strategy";
+/// The prefix of the extended resource a MIG slice is under the device
+/// plugin's mixed strategy (`nvidia.com/mig-1g.10gb`).
+pub(crate) const MIXED_MIG_RESOURCE_PREFIX: &str = "nvidia.com/mig-";
 /// The node labels EKS Auto Mode sets to the EC2 instance's GPU.
 pub(crate) const EKS_AUTO_MODE_GPU_LABELS: Ec2GpuLabels = Ec2GpuLabels {
     name: "eks.amazonaws.com/instance-gpu-name",
@@ -176,7 +179,7 @@ impl MigProfile {
 
     /// The extended resource under the device plugin's `mixed` strategy.
     pub(crate) fn resource_name(&self) -> String {
-        format!("nvidia.com/mig-{}", self.name)
+        format!("{MIXED_MIG_RESOURCE_PREFIX}{}", self.name)
     }
 }
 
