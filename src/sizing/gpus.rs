@@ -110,7 +110,7 @@ pub(crate) struct Ec2GpuLabels {
 /// two GPUs share the name, the side of a memory bound its memory is on
 /// (`a100>61440`: the 80 GB A100, not the 40 GB one).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Ec2Gpu {
+pub(crate) struct Ec2Gpu {
     pub(crate) name: String,
     /// A node affinity operator on the memory label (`Gt` or `Lt`), and
     /// its bound in MiB.

@@ -66,7 +66,7 @@ pub(crate) use gpus::{
     GKE_PARTITION_LABEL, GKE_SHARING_LABEL, GPU_PRODUCT_LABEL, KARPENTER_GPU_LABELS,
     MIXED_MIG_RESOURCE_PREFIX, WHOLE_AMD_GPU,
 };
-pub use gpus::{Ec2Gpu, Gpu, MigProfile, gpu, gpu_names, gpus};
+pub use gpus::{Gpu, MigProfile, gpu, gpu_names, gpus};
 pub use memory::{Arch, GIB, VllmGeneration};
 pub use model_catalog::{ModelMatch, lookup as lookup_model, models};
 pub use params::{ParamCount, count_from_id, parse_parameter_count, quantization_marker};
