@@ -2392,7 +2392,7 @@ fn a_guessed_architecture_warns_once_and_says_how_to_give_the_config() {
         LlmInference::new("code").spec(spec.clone()).build(),
     ));
     let w = "example/my-codellama-7B is not in the model catalog and no config.json was given: its architecture is \
-             assumed to be that of the catalog's dense model nearest in size (grouped-query attention), and a model \
+             assumed to be that of the Llama 3 model nearest in size (grouped-query attention), and a model \
              that caches more per token may need more GPUs for a long context; serve it \
              through a Model (spec.modelRef) whose spec.config holds the model's config.json, or whose \
              spec.configFrom.configMapRef names a ConfigMap with the key config.json";

@@ -610,7 +610,7 @@ fn a_model_with_its_config_json_is_sized_exactly_and_without_it_warns() {
     let guessed = codellama().field("parameterCount", json!("7B")).build();
     let rsp = call(&request("c2", guessed.clone()));
     let w = "example/my-codellama is not in the model catalog and no config.json was given: its architecture is \
-             assumed to be that of the catalog's dense model nearest in size (grouped-query attention), and a model \
+             assumed to be that of the Llama 3 model nearest in size (grouped-query attention), and a model \
              that caches more per token may need more GPUs for a long context; set the \
              Model's spec.config to the model's config.json, or spec.configFrom.configMapRef to a ConfigMap with the key \
              config.json";

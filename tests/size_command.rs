@@ -360,14 +360,14 @@ fn a_config_json_gives_the_exact_architecture_of_any_model() {
 }
 
 #[test]
-fn a_guessed_architecture_is_the_nearest_catalog_model_and_says_how_to_give_the_config() {
+fn a_guessed_architecture_is_the_nearest_llama_3_and_says_how_to_give_the_config() {
     let v = json_of(&["--model", "example/my-codellama-7B", "--gpu-type", "H100"]);
     assert_eq!(v["architectureGuessed"], true);
-    // Mistral 7B's: 32 layers x 8 KV heads x 128 x 2 (K and V) x 2 bytes.
+    // Llama 3.1 8B's: 32 layers x 8 KV heads x 128 x 2 (K and V) x 2 bytes.
     assert_eq!(v["kvCache"]["bytesPerToken"], 131_072);
     let reasons = v["reasons"].to_string();
     for want in [
-        "assumed to be that of mistralai/Mistral-7B-Instruct-v0.3, the catalog's dense model nearest in size",
+        "assumed to be that of meta-llama/Llama-3.1-8B, the Llama 3 model nearest in size",
         "A model with multi-head attention (32 KV heads) caches 4x as much per token",
         "size --config",
     ] {

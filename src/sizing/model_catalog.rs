@@ -90,26 +90,35 @@ impl CatalogModel {
 
 static MODELS: LazyLock<Vec<CatalogModel>> = LazyLock::new(|| rows("models.csv", MODELS_CSV));
 
-/// The catalog's dense text model nearest in size to `params_b` (by ratio)
-/// that caches like today's models of that size: grouped-query attention
-/// (more than one KV head, fewer than the attention heads), no
-/// sliding window, no MLA, no linear attention. An unknown model of that size
-/// is most likely built like it.
-pub(crate) fn nearest_dense(params_b: f64) -> &'static CatalogModel {
-    let like_today = |m: &&CatalogModel| {
-        m.experts == 0
-            && m.mla_kv_dim == 0
-            && m.linear_layers == 0
-            && m.sliding_layers == 0
-            && m.vision_params_b == 0.0
-            && (2..m.attention_heads).contains(&m.kv_heads)
-    };
+/// The models an unknown model is assumed to be built like, smallest first:
+/// Llama 3, one family of dense grouped-query models from 1 B to 405 B
+/// parameters with one vocabulary, whose layers, width and KV cache per
+/// token grow with its size. A guess that switched between families could
+/// assume a larger model smaller: a 171 B model guessed as Qwen 2.5 72B (a
+/// 152,064-token vocabulary, so a larger sampler warm-up) needed more GPUs
+/// than a 177 B one guessed as Llama 3.1 405B.
+const GUESS_TEMPLATES: [&str; 5] = [
+    "meta-llama/Llama-3.2-1B",
+    "meta-llama/Llama-3.2-3B",
+    "meta-llama/Llama-3.1-8B",
+    "meta-llama/Llama-3.1-70B",
+    "meta-llama/Llama-3.1-405B",
+];
+
+/// The architecture an unknown model of `params_b` parameters is assumed to
+/// have: that of the [`GUESS_TEMPLATES`] model nearest in size, by ratio.
+pub(crate) fn nearest_template(params_b: f64) -> &'static CatalogModel {
     let distance = |m: &CatalogModel| (params_b.max(0.1) / m.params_b).ln().abs();
-    models()
+    GUESS_TEMPLATES
         .iter()
-        .filter(like_today)
+        .map(|id| {
+            models()
+                .iter()
+                .find(|m| m.id == *id)
+                .expect("every guess template is in the catalog")
+        })
         .min_by(|a, b| distance(a).total_cmp(&distance(b)))
-        .expect("the catalog has dense grouped-query models")
+        .expect("there are guess templates")
 }
 
 /// Every model in the catalog.
@@ -254,6 +263,52 @@ mod tests {
             );
             assert!(m.active_params_b <= m.params_b, "{}", m.id);
             assert!(m.context >= 2048, "{}", m.id);
+        }
+    }
+
+    /// What keeps a guess monotone: a larger template never caches, warms up
+    /// or weighs less per parameter's worth of architecture than a smaller one.
+    #[test]
+    fn guess_templates_grow_with_size_and_cache_like_today() {
+        let templates: Vec<_> = GUESS_TEMPLATES
+            .iter()
+            .map(|id| model(id).unwrap())
+            .collect();
+        for t in &templates {
+            assert!(
+                t.experts == 0 && t.mla_kv_dim == 0 && t.linear_layers == 0,
+                "{}",
+                t.id
+            );
+            assert!(
+                t.sliding_layers == 0 && t.vision_params_b == 0.0,
+                "{}",
+                t.id
+            );
+            assert!(
+                (2..t.attention_heads).contains(&t.kv_heads),
+                "{}: grouped-query",
+                t.id
+            );
+        }
+        for pair in templates.windows(2) {
+            let (small, large) = (pair[0], pair[1]);
+            let kv_per_token = |m: &CatalogModel| m.layers * m.kv_heads * m.head_dim;
+            assert!(
+                small.params_b < large.params_b,
+                "{} before {}",
+                small.id,
+                large.id
+            );
+            assert!(small.layers <= large.layers && small.hidden_size <= large.hidden_size);
+            assert!(small.head_dim <= large.head_dim && small.context <= large.context);
+            assert!(
+                kv_per_token(small) <= kv_per_token(large),
+                "{} -> {}",
+                small.id,
+                large.id
+            );
+            assert_eq!(small.vocab, large.vocab, "{} -> {}", small.id, large.id);
         }
     }
 

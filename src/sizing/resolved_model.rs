@@ -1,6 +1,6 @@
 //! The model as the engine sees it: from the model's own `config.json` when
 //! the request carries it, else the catalog, else the architecture of the
-//! catalog's dense model nearest in parameter count.
+//! Llama 3 model nearest in parameter count.
 //!
 //! Everything after this step works on a [`Model`] and never asks where its
 //! figures came from; the reasons say it once, here, and name every fact
@@ -11,7 +11,7 @@ use super::error::SizingError;
 use super::memory::{
     Arch, GIB, GUESSED_ROPE_POSITIONS, GUESSED_VOCAB, WeightParts, Weights, weights,
 };
-use super::model_catalog::{CatalogModel, ModelMatch, lookup, nearest_dense};
+use super::model_catalog::{CatalogModel, ModelMatch, lookup, nearest_template};
 use super::params::{ParamCount, count_from_id, parse_parameter_count};
 use super::plan::SizingRequest;
 use super::precision::WeightPrecision;
@@ -277,8 +277,8 @@ fn from_config(
 }
 
 /// A model outside the catalog with no config.json: its size from the
-/// caller or from the id (`...-13B`), its architecture that of the catalog's
-/// dense model nearest in size ([`nearest_dense`]).
+/// caller or from the id (`...-13B`), its architecture that of the Llama 3
+/// model nearest in size ([`nearest_template`]).
 fn guessed(
     req: &SizingRequest,
     explicit: Option<ParamCount>,
@@ -295,13 +295,13 @@ fn guessed(
             }
         },
     };
-    let like = nearest_dense(count.total_b);
+    let like = nearest_template(count.total_b);
     let arch = Arch::from_spec(like);
     let (kv_heads, heads) = (arch.kv_heads, arch.attention_heads);
     let reason = format!(
         "{id} is not in the model catalog and no config.json was given: {} B parameters ({source}); its architecture is assumed \
-         to be that of {}, the catalog's dense model nearest in size, as today's models of that size are built: {} layers, \
-         grouped-query attention ({heads} heads and {kv_heads} KV heads of dimension {}), hidden size {}, a {}-token vocabulary \
+         to be that of {}, the Llama 3 model nearest in size (one family from 1 B to 405 B, built as today's dense models are \
+         and growing with size, so a larger model is never assumed to need less): {} layers, grouped-query attention ({heads} heads and {kv_heads} KV heads of dimension {}), hidden size {}, a {}-token vocabulary \
          and no sliding window. A model with multi-head attention ({heads} KV heads) caches {}x as much per token and may need \
          more GPUs for a long context. Give the model's config.json (the Model's config, or `size --config`) for its exact \
          architecture, and its model.safetensors.index.json for the exact weights.",

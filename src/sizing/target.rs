@@ -71,7 +71,7 @@ mod tests {
             concurrency_stated: false,
             concurrency,
             serving: concurrency,
-            arch: Arch::from_spec(crate::sizing::model_catalog::nearest_dense(8.0)),
+            arch: Arch::from_spec(crate::sizing::model_catalog::nearest_template(8.0)),
         }
     }
 

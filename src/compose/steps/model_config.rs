@@ -164,7 +164,7 @@ pub(crate) const MODEL_CONFIG: WaitingFor = WaitingFor {
 pub(crate) fn guessed_warning(model: &str, how: &str) -> String {
     format!(
         "{model} is not in the model catalog and no config.json was given: its architecture is assumed to be that of the \
-         catalog's dense model nearest in size (grouped-query attention), and a model that caches more per token may need \
+         Llama 3 model nearest in size (grouped-query attention), and a model that caches more per token may need \
          more GPUs for a long context; {how}"
     )
 }
