@@ -192,6 +192,45 @@ fn more_parameters_never_need_fewer_gpus() {
     }
 }
 
+/// More sequences at once never need fewer GPUs, and whatever holds more
+/// holds fewer: every catalog model on three GPU types, 1 to 256 sequences
+/// of 8,192 tokens. gemma-2b once got 4 L4s (TP 4, which copies its one KV
+/// head) for 96 sequences and 2 (PP 2) for 128.
+#[test]
+fn more_sequences_never_need_fewer_gpus() {
+    for spec in sizing::models() {
+        for gpu in ["L4", "H100", "MI300X"] {
+            let mut last: Option<(u32, u32)> = Some((0, 0));
+            for concurrency in [1, 2, 4, 8, 16, 32, 48, 64, 96, 128, 192, 256] {
+                let r = SizingRequest {
+                    model_id: spec.id.clone(),
+                    gpu_type: gpu.into(),
+                    max_model_len: Some(8192),
+                    concurrency: Some(concurrency),
+                    mig: MigChoice::None,
+                    ..SizingRequest::default()
+                };
+                match (sizing::size(&r), last) {
+                    (Ok(plan), Some((fewer, gpus))) => {
+                        assert!(
+                            gpus <= plan.gpu_count,
+                            "{} on {gpu}: {fewer} sequences get {gpus} GPUs, {concurrency} {}",
+                            spec.id,
+                            plan.gpu_count
+                        );
+                        last = Some((concurrency, plan.gpu_count));
+                    }
+                    (Ok(_), None) => panic!(
+                        "{} on {gpu}: {concurrency} sequences fit where fewer did not",
+                        spec.id
+                    ),
+                    (Err(_), _) => last = None,
+                }
+            }
+        }
+    }
+}
+
 /// A model sized without its architecture (its parameter count only, so the
 /// architecture of the catalog's dense model nearest in size) is never
 /// refused where its real architecture is served, and gets at most twice or

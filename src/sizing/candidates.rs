@@ -26,8 +26,14 @@ pub(crate) fn valid_tps(heads: u32, kv_heads: u32, per_node: u32) -> Vec<u32> {
         .collect()
 }
 
-/// Layouts in order of preference: TP alone within a node, then TP x PP
-/// within a node, then whole nodes with TP = the largest valid TP.
+/// Layouts in order of preference: within a node by GPU count, TP before
+/// pipeline stages at each count, then whole nodes with TP = the largest
+/// valid TP. Within a node the engine plans 1, 2, 4 or 8 GPUs, as the
+/// published recipes do, unless the caller fixed PP (then every count of
+/// it). By GPU count, so that a larger model or context never gets a
+/// smaller layout: TP alone up to the whole node first would put 4 x L4
+/// (TP 4) before 2 x L4 (TP 1, PP 2), and a model whose KV heads TP copies
+/// (gemma-2b has one) got 4 L4s for 96 sequences and 2 for 128.
 pub(crate) fn candidates(
     m: &Model,
     gpu: &Gpu,
@@ -45,8 +51,7 @@ pub(crate) fn candidates(
         Some(p) => vec![p],
         None => (1..=m.arch.layers.min(max_gpus)).collect(),
     };
-    let mut single = Vec::new();
-    let mut staged = Vec::new();
+    let mut in_node = Vec::new();
     let mut multi = Vec::new();
     for &t in &tps {
         for &p in &pps {
@@ -54,20 +59,17 @@ pub(crate) fn candidates(
                 continue;
             };
             if n <= per_node {
-                if p == 1 {
-                    single.push((t, p));
-                } else {
-                    staged.push((t, p));
+                if n.is_power_of_two() || pp.is_some() {
+                    in_node.push((t, p));
                 }
             } else if n % per_node == 0 && (t == max_tp || tp.is_some()) {
                 multi.push((t, p));
             }
         }
     }
-    single.sort_by_key(|&(t, _)| t);
-    staged.sort_by_key(|&(t, p)| (t * p, p));
+    in_node.sort_by_key(|&(t, p)| (t * p, p));
     multi.sort_by_key(|&(t, p)| (t * p, p));
-    single.into_iter().chain(staged).chain(multi).collect()
+    in_node.into_iter().chain(multi).collect()
 }
 
 /// The smallest layout of any shape that holds `tokens`, for suggestions.

@@ -12,9 +12,9 @@
 //! objective's headroom holds (`balanced` without a stated context or
 //! concurrency, and `throughput`: the recipes' 1.2 x weights and a sixth of
 //! the memory for the KV cache). The engine takes the smallest
-//! layout that holds the model at the target context, preferring tensor
-//! parallelism within a node, then pipeline stages within a node, then whole
-//! nodes of TP = GPUs per node.
+//! layout that holds the model at the target context: within a node 1, 2, 4
+//! or 8 GPUs, tensor parallelism before pipeline stages at each count, then
+//! whole nodes of TP = GPUs per node.
 
 use super::candidates::valid_tps;
 use super::context::{cap_context, context_target, kv_reason};

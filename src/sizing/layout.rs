@@ -2,9 +2,10 @@
 //! stages (PP) within a node, then whole nodes of TP = GPUs per node.
 //!
 //! The caller may fix the layout (a GPU count, TP, PP); otherwise the engine
-//! takes the smallest layout that holds the model, in that order of
-//! preference, because TP within a node is the fastest way to add memory and
-//! crossing nodes is the slowest.
+//! takes the smallest layout that holds the model ([`candidates`]): TP
+//! before stages at each GPU count, because TP within a node is the fastest
+//! way to add memory, and whole nodes last, because crossing nodes is the
+//! slowest.
 
 use super::candidates::{candidates, valid_tp};
 use super::context::MIN_DEFAULT_CONTEXT;
@@ -377,14 +378,14 @@ mod tests {
         type Row<'a> = (&'a str, &'a str, &'a str, Option<u32>, Option<u32>, Layouts);
         let cases: Vec<Row> = vec![
             (
-                // TP alone, then TP x PP in a node by GPU count (fewer stages
-                // first), then whole nodes of the largest TP, 4: up to 16 nodes.
+                // In a node by GPU count, 1, 2 or 4, fewer stages first;
+                // then whole nodes of the largest TP, 4: up to 16 nodes.
                 "Qwen2.5-1.5B on T4",
                 QWEN_1_5B,
                 "T4",
                 None,
                 None,
-                [(1, 1), (2, 1), (4, 1), (1, 2), (1, 3), (2, 2), (1, 4)]
+                [(1, 1), (2, 1), (1, 2), (4, 1), (2, 2), (1, 4)]
                     .into_iter()
                     .chain(nodes_of(4, 2..=16, 1))
                     .collect(),
@@ -396,7 +397,7 @@ mod tests {
                 "T4",
                 None,
                 None,
-                [(1, 1), (1, 2), (1, 3), (1, 4)]
+                [(1, 1), (1, 2), (1, 4)]
                     .into_iter()
                     .chain(nodes_of(1, 8..=32, 4))
                     .collect(),
@@ -429,6 +430,14 @@ mod tests {
                 None,
                 Some(2),
                 vec![(1, 2), (2, 2), (4, 2), (8, 2)],
+            ),
+            (
+                "a fixed PP keeps a GPU count that is no power of two",
+                LLAMA_70B,
+                "H100-80GB",
+                None,
+                Some(3),
+                vec![(1, 3), (2, 3), (8, 3)],
             ),
             (
                 "a fixed TP may span nodes",
@@ -708,7 +717,7 @@ mod tests {
                 (2, 4),
                 false,
                 Ok(format!(
-                    "8 x L4 (TP 2, PP 4): the smallest layout that holds it (objective balanced, sized for the stated context without the recipes' headroom); 7 x L4 (TP 1, PP 7) would need 23.5 GiB per GPU of 19.7 GiB usable. {}",
+                    "8 x L4 (TP 2, PP 4): the smallest layout that holds it (objective balanced, sized for the stated context without the recipes' headroom); 4 x L4 (TP 1, PP 4) would need 33.3 GiB per GPU of 19.7 GiB usable. {}",
                     valid(14, 2, "1, 2")
                 )),
             ),
