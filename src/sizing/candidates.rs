@@ -29,11 +29,12 @@ pub(crate) fn valid_tps(heads: u32, kv_heads: u32, per_node: u32) -> Vec<u32> {
 /// Layouts in order of preference: within a node by GPU count, TP before
 /// pipeline stages at each count, then whole nodes with TP = the largest
 /// valid TP. Within a node the engine plans 1, 2, 4 or 8 GPUs, as the
-/// published recipes do, unless the caller fixed PP (then every count of
-/// it). By GPU count, so that a larger model or context never gets a
-/// smaller layout: TP alone up to the whole node first would put 4 x L4
-/// (TP 4) before 2 x L4 (TP 1, PP 2), and a model whose KV heads TP copies
-/// (gemma-2b has one) got 4 L4s for 96 sequences and 2 for 128.
+/// published recipes do, unless the caller fixed PP or the model allows no
+/// TP but 1 (then stages alone, any count). By GPU count, so that more
+/// sequences never get a smaller layout: trying TP alone up to the whole
+/// node first put 4 x L4 (TP 4) before 2 x L4 (TP 1, PP 2), and a model
+/// whose KV heads TP copies (gemma-2b has one) got 4 L4s for 96 sequences
+/// and 2 for 128.
 pub(crate) fn candidates(
     m: &Model,
     gpu: &Gpu,
@@ -59,7 +60,7 @@ pub(crate) fn candidates(
                 continue;
             };
             if n <= per_node {
-                if n.is_power_of_two() || pp.is_some() {
+                if n.is_power_of_two() || pp.is_some() || max_tp == 1 {
                     in_node.push((t, p));
                 }
             } else if n % per_node == 0 && (t == max_tp || tp.is_some()) {

@@ -391,13 +391,14 @@ mod tests {
                     .collect(),
             ),
             (
-                // TP 1 is the largest valid TP, so whole nodes are 4 stages.
+                // TP 1 is the largest valid TP: stages alone, any count in a
+                // node, and whole nodes of 4 stages.
                 "falcon-7b on T4",
                 FALCON_7B,
                 "T4",
                 None,
                 None,
-                [(1, 1), (1, 2), (1, 4)]
+                [(1, 1), (1, 2), (1, 3), (1, 4)]
                     .into_iter()
                     .chain(nodes_of(1, 8..=32, 4))
                     .collect(),
