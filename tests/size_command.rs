@@ -627,6 +627,73 @@ fn prices_add_a_cost_column_and_the_cheapest_type() {
     }
 }
 
+/// `--gpu-type` with a comma-separated list compares just those types, each
+/// once, in the order written; its rows and cheapest type are the full
+/// comparison's. A price for a type left out is refused, not dropped.
+#[test]
+fn a_list_of_gpu_types_is_compared_side_by_side() {
+    let listed = [
+        "--model",
+        "meta-llama/Llama-3.1-70B-Instruct",
+        "--gpu-type",
+        "l4, L40S,h100,L4",
+        "--gpu-price",
+        "L4=0.8",
+        "--gpu-price",
+        "l40s-48gb=1.9",
+        "--gpu-price",
+        "H100-80GB=4.1",
+    ];
+    let got = render(&args(&listed)).unwrap();
+    let all = include_str!("data/size-compare-llama-3.1-70b-priced.txt");
+    let row = |gpu: &str| {
+        all.lines()
+            .find(|l| l.starts_with(&format!("{gpu:<16} ")))
+            .unwrap()
+            .to_string()
+    };
+    let want = format!(
+        "Model meta-llama/Llama-3.1-70B-Instruct, GPU types L4, L40S, H100-80GB (--gpu-type TYPE for one plan and its \
+         reasons)\n\n{}\n{}\n{}\n{}\n\nMIG: the slice of each GPU a replica runs on (- for whole GPUs); KV holds: \
+         full-length requests (of maxModelLen tokens) the KV cache of one replica holds at once; decode/s: tokens per \
+         second of one sequence; cost/h: one replica at --gpu-price.\n\n{}\n",
+        all.lines().nth(2).unwrap(),
+        row("L4"),
+        row("L40S"),
+        row("H100-80GB"),
+        all.lines().last().unwrap(),
+    );
+    assert_eq!(got, want);
+    let compared = json_of(&listed);
+    let types: Vec<_> = compared["gpuTypes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["gpuType"].as_str().unwrap())
+        .collect();
+    assert_eq!(types, ["L4", "L40S", "H100-80GB"]);
+    assert_eq!(compared["cheapest"]["gpuType"], "L40S");
+    let error = |argv: &[&str]| run(&args(argv), &mut Vec::new()).unwrap_err().to_string();
+    assert_eq!(
+        error(&[
+            "Qwen/Qwen2.5-7B-Instruct",
+            "--gpu-type",
+            "L4,H100",
+            "--gpu-price",
+            "B200=5"
+        ]),
+        "invalid --gpu-price `B200=5`: B200 is not among the compared GPU types; add it to --gpu-type or drop its price"
+    );
+    assert_eq!(
+        error(&["Qwen/Qwen2.5-7B-Instruct", "--gpu-type", " , "]),
+        "invalid --gpu-type `,`: name GPU types separated by commas, such as L4,H100-80GB"
+    );
+    assert!(
+        error(&["Qwen/Qwen2.5-7B-Instruct", "--gpu-type", "L4,P100"])
+            .starts_with("--gpu-type: unknown GPU type `P100`: known GPU types are T4, V100")
+    );
+}
+
 /// A MIG slice's bar is the slice's memory, not the whole GPU's.
 #[test]
 fn a_mig_slice_shows_the_slice_as_its_bar() {

@@ -12,7 +12,7 @@ use clap::{Args, ValueEnum};
 use serde::Serialize;
 
 use crate::sizing::{
-    self, GpuPrices, KvCacheDtype, MigChoice, MigStrategy, ModelConfig, Objective, Plan,
+    self, Gpu, GpuPrices, KvCacheDtype, MigChoice, MigStrategy, ModelConfig, Objective, Plan,
     ScalingTarget, SizingError, SizingRequest, WeightPrecision, canonical_prices,
     weights_index_total_bytes,
 };
@@ -35,8 +35,9 @@ pub struct SizeArgs {
     /// The model id as a flag, as earlier releases took it.
     #[arg(long, value_name = "MODEL", conflicts_with = "model_id")]
     pub(crate) model: Option<String>,
-    /// GPU type, e.g. H100-80GB, L4, nvidia-h100-80gb; omitted or `all`:
-    /// every GPU type of the catalog, side by side.
+    /// GPU type, e.g. H100-80GB, L4, nvidia-h100-80gb; several, comma-separated
+    /// (L4,H100-80GB), or omitted or `all` for every GPU type of the catalog:
+    /// side by side.
     #[arg(long = "gpu-type")]
     pub(crate) gpu_type: Option<String>,
     /// Weight precision: auto, fp32, bf16, fp16, fp8, int8, int4 or fp4.
@@ -143,12 +144,30 @@ fn led_by_flag(e: &SizingError) -> String {
 }
 
 impl SizeArgs {
-    /// The one GPU type asked for; `None` to compare them all.
-    fn single_gpu_type(&self) -> Option<&str> {
-        self.gpu_type
-            .as_deref()
-            .map(str::trim)
-            .filter(|g| !g.is_empty() && !g.eq_ignore_ascii_case("all"))
+    /// What `--gpu-type` asks for: one type's plan, or several side by side.
+    fn gpu_types(&self) -> Result<GpuTypes<'_>, SizingError> {
+        let written = self.gpu_type.as_deref().map(str::trim).unwrap_or_default();
+        if written.is_empty() || written.eq_ignore_ascii_case("all") {
+            return Ok(GpuTypes::Compare(sizing::gpus().iter().collect()));
+        }
+        if !written.contains(',') {
+            return Ok(GpuTypes::One(written));
+        }
+        let mut listed: Vec<&'static Gpu> = Vec::new();
+        for name in written.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+            let gpu = sizing::gpu(name)?;
+            if !listed.iter().any(|g| g.name == gpu.name) {
+                listed.push(gpu);
+            }
+        }
+        if listed.is_empty() {
+            return Err(SizingError::invalid(
+                "--gpu-type",
+                written.to_string(),
+                "name GPU types separated by commas, such as L4,H100-80GB",
+            ));
+        }
+        Ok(GpuTypes::Compare(listed))
     }
 
     /// The prices of `--gpu-price`, by canonical GPU type name.
@@ -211,7 +230,10 @@ impl SizeArgs {
                 .clone()
                 .or_else(|| self.model.clone())
                 .unwrap_or_default(),
-            gpu_type: self.single_gpu_type().unwrap_or_default().to_string(),
+            gpu_type: match self.gpu_types()? {
+                GpuTypes::One(name) => name.to_string(),
+                GpuTypes::Compare(_) => String::new(),
+            },
             quantization,
             max_model_len: self.max_model_len,
             parameter_count: self.parameter_count.clone(),
@@ -253,8 +275,17 @@ pub fn run(args: &SizeArgs, out: &mut impl Write) -> Result<(), SizeError> {
 pub fn render(args: &SizeArgs) -> Result<String, SizingError> {
     let request = args.request()?;
     let prices = args.prices()?;
-    if args.single_gpu_type().is_none() {
-        return Ok(compare(&request, &prices, args.output));
+    if let GpuTypes::Compare(gpus) = args.gpu_types()? {
+        if let Some(unlisted) = prices.keys().find(|p| !gpus.iter().any(|g| &g.name == *p)) {
+            return Err(SizingError::invalid(
+                "--gpu-price",
+                args.gpu_prices.join(" "),
+                format!(
+                    "{unlisted} is not among the compared GPU types; add it to --gpu-type or drop its price"
+                ),
+            ));
+        }
+        return Ok(compare(&request, &gpus, &prices, args.output));
     }
     let plan = sizing::size(&request)?;
     let scaling = plan.scaling_target(
@@ -305,12 +336,23 @@ struct Cheapest {
     reason: String,
 }
 
-/// `request` on every GPU type of the catalog, side by side; a GPU type
-/// that cannot serve the model is a row that says why. With prices, each
-/// priced row shows a replica's cost and the last line the cheapest priced
-/// type, chosen as for an XR that names no GPU type.
-fn compare(request: &SizingRequest, prices: &GpuPrices, output: OutputFormat) -> String {
-    let rows: Vec<_> = sizing::gpus()
+/// What `--gpu-type` names: one GPU type, or the types to compare.
+enum GpuTypes<'a> {
+    One(&'a str),
+    Compare(Vec<&'static Gpu>),
+}
+
+/// `request` on each of `gpus`, side by side; a GPU type that cannot serve
+/// the model is a row that says why. With prices, each priced row shows a
+/// replica's cost and the last line the cheapest priced type, chosen as for
+/// an XR that names no GPU type.
+fn compare(
+    request: &SizingRequest,
+    gpus: &[&Gpu],
+    prices: &GpuPrices,
+    output: OutputFormat,
+) -> String {
+    let rows: Vec<_> = gpus
         .iter()
         .map(|gpu| {
             let on_gpu = SizingRequest {
@@ -350,8 +392,14 @@ fn compare(request: &SizingRequest, prices: &GpuPrices, output: OutputFormat) ->
             cheapest,
         });
     }
+    let compared = if gpus.len() == sizing::gpus().len() {
+        "every GPU type of the catalog".to_string()
+    } else {
+        let names: Vec<&str> = gpus.iter().map(|g| g.name.as_str()).collect();
+        format!("GPU types {}", names.join(", "))
+    };
     let mut s = format!(
-        "Model {}, every GPU type of the catalog (--gpu-type TYPE for one plan and its reasons)\n\n",
+        "Model {}, {compared} (--gpu-type TYPE for one plan and its reasons)\n\n",
         request.model_id
     );
     let cost_header = if prices.is_empty() { "" } else { "    cost/h" };
