@@ -571,20 +571,23 @@ fn without_a_gpu_type_every_gpu_type_is_compared() {
     assert_eq!(compared.get("cheapest"), None);
 }
 
+/// Llama 3.1 70B priced on three GPU types.
+const PRICED_70B: [&str; 8] = [
+    "--model",
+    "meta-llama/Llama-3.1-70B-Instruct",
+    "--gpu-price",
+    "L4=0.8",
+    "--gpu-price",
+    "l40s-48gb=1.9",
+    "--gpu-price",
+    "H100-80GB=4.1",
+];
+
 /// With `--gpu-price`, each priced row shows what one replica costs and the
 /// last line names the cheapest priced type the way an XR's status does.
 #[test]
 fn prices_add_a_cost_column_and_the_cheapest_type() {
-    let priced = [
-        "--model",
-        "meta-llama/Llama-3.1-70B-Instruct",
-        "--gpu-price",
-        "L4=0.8",
-        "--gpu-price",
-        "l40s-48gb=1.9",
-        "--gpu-price",
-        "H100-80GB=4.1",
-    ];
+    let priced = PRICED_70B;
     let got = render(&args(&priced)).unwrap();
     assert_eq!(
         got,
@@ -632,18 +635,7 @@ fn prices_add_a_cost_column_and_the_cheapest_type() {
 /// comparison's. A price for a type left out is refused, not dropped.
 #[test]
 fn a_list_of_gpu_types_is_compared_side_by_side() {
-    let listed = [
-        "--model",
-        "meta-llama/Llama-3.1-70B-Instruct",
-        "--gpu-type",
-        "l4, L40S,h100,L4",
-        "--gpu-price",
-        "L4=0.8",
-        "--gpu-price",
-        "l40s-48gb=1.9",
-        "--gpu-price",
-        "H100-80GB=4.1",
-    ];
+    let listed = [&PRICED_70B[..], &["--gpu-type", "l4, L40S,h100,L4"]].concat();
     let got = render(&args(&listed)).unwrap();
     let all = include_str!("data/size-compare-llama-3.1-70b-priced.txt");
     let row = |gpu: &str| {
