@@ -188,8 +188,8 @@ impl SizeArgs {
         })
     }
 
-    /// The engine request these flags describe; its GPU type is empty when
-    /// the flags compare them all.
+    /// The engine request these flags describe, but for the GPU type, which
+    /// [`render`] sets from [`Self::gpu_types`].
     pub(crate) fn request(&self) -> Result<SizingRequest, SizingError> {
         let quantization = match self.quantization.trim() {
             "" | "auto" => None,
@@ -230,10 +230,6 @@ impl SizeArgs {
                 .clone()
                 .or_else(|| self.model.clone())
                 .unwrap_or_default(),
-            gpu_type: match self.gpu_types()? {
-                GpuTypes::One(name) => name.to_string(),
-                GpuTypes::Compare(_) => String::new(),
-            },
             quantization,
             max_model_len: self.max_model_len,
             parameter_count: self.parameter_count.clone(),
@@ -273,19 +269,22 @@ pub fn run(args: &SizeArgs, out: &mut impl Write) -> Result<(), SizeError> {
 
 /// The output `run` writes, as a string.
 pub fn render(args: &SizeArgs) -> Result<String, SizingError> {
-    let request = args.request()?;
+    let mut request = args.request()?;
     let prices = args.prices()?;
-    if let GpuTypes::Compare(gpus) = args.gpu_types()? {
-        if let Some(unlisted) = prices.keys().find(|p| !gpus.iter().any(|g| &g.name == *p)) {
-            return Err(SizingError::invalid(
-                "--gpu-price",
-                args.gpu_prices.join(" "),
-                format!(
-                    "{unlisted} is not among the compared GPU types; add it to --gpu-type or drop its price"
-                ),
-            ));
+    match args.gpu_types()? {
+        GpuTypes::One(name) => request.gpu_type = name.to_string(),
+        GpuTypes::Compare(gpus) => {
+            if let Some(unlisted) = prices.keys().find(|p| !gpus.iter().any(|g| &g.name == *p)) {
+                return Err(SizingError::invalid(
+                    "--gpu-price",
+                    args.gpu_prices.join(" "),
+                    format!(
+                        "{unlisted} is not among the compared GPU types; add it to --gpu-type or drop its price"
+                    ),
+                ));
+            }
+            return Ok(compare(&request, &gpus, &prices, args.output));
         }
-        return Ok(compare(&request, &gpus, &prices, args.output));
     }
     let plan = sizing::size(&request)?;
     let scaling = plan.scaling_target(
