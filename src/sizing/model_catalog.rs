@@ -112,10 +112,9 @@ pub(crate) fn nearest_template(params_b: f64) -> &'static CatalogModel {
     GUESS_TEMPLATES
         .iter()
         .map(|id| {
-            models()
-                .iter()
-                .find(|m| m.id == *id)
+            lookup(id)
                 .expect("every guess template is in the catalog")
+                .spec
         })
         .min_by(|a, b| distance(a).total_cmp(&distance(b)))
         .expect("there are guess templates")
