@@ -1,4 +1,4 @@
-//! Writing the response, in the SDK's words: [`to`] starts it from the
+//! Writing the response, in the SDK's words: `to` starts it from the
 //! request (the tag, a TTL, the desired state earlier steps built, the
 //! pipeline context); the composer's desired resources, the XR's status,
 //! results, conditions and requirements are added to it. Results and

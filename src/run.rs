@@ -1,7 +1,7 @@
 //! One `RunFunction` call, start to finish, with no I/O.
 //!
 //! The gRPC server, `render` and the benchmarks all call [`run_function`]:
-//! start the response from the request ([`response::to`]), read the step
+//! start the response from the request (`response::to`), read the step
 //! input and the XR ([`request`]), dispatch on the XR's kind, compose, and
 //! write the composition into the response. Any problem with the request
 //! becomes a FATAL result that names it; a FATAL answer carries the earlier

@@ -232,7 +232,7 @@ fn more_sequences_never_need_fewer_gpus() {
 }
 
 /// A model sized without its architecture (its parameter count only, so the
-/// architecture of the catalog's dense model nearest in size) is never
+/// architecture of the Llama 3 model nearest in size) is never
 /// refused where its real architecture is served, and gets at most twice or
 /// half the GPUs, on three GPU types and for every catalog model in 16
 /// bits, at the default context and at a long one.

@@ -274,12 +274,21 @@ pub fn render(args: &SizeArgs) -> Result<String, SizingError> {
     match args.gpu_types()? {
         GpuTypes::One(name) => request.gpu_type = name.to_string(),
         GpuTypes::Compare(gpus) => {
-            if let Some(unlisted) = prices.keys().find(|p| !gpus.iter().any(|g| &g.name == *p)) {
+            let unlisted: Vec<&str> = prices
+                .keys()
+                .filter(|p| !gpus.iter().any(|g| &g.name == *p))
+                .map(String::as_str)
+                .collect();
+            if !unlisted.is_empty() {
+                let (names, is, them, prices) = match unlisted.as_slice() {
+                    [one] => (one.to_string(), "is", "it", "its price"),
+                    many => (many.join(", "), "are", "them", "their prices"),
+                };
                 return Err(SizingError::invalid(
                     "--gpu-price",
                     args.gpu_prices.join(" "),
                     format!(
-                        "{unlisted} is not among the compared GPU types; add it to --gpu-type or drop its price"
+                        "{names} {is} not among the compared GPU types; add {them} to --gpu-type or drop {prices}"
                     ),
                 ));
             }

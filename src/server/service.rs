@@ -15,7 +15,7 @@ use crate::run::{Call, Subject};
 use crate::server::request_log::{self, escape_control};
 
 /// What the server runs for each call: [`crate::run::run_function`], or
-/// [`crate::run::noop`] to measure the transport's cost (`--noop`).
+/// `run::noop` to measure the transport's cost (`--noop`).
 pub type Core = fn(server::RunFunctionRequest) -> Call;
 
 /// The gRPC service.

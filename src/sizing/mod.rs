@@ -2,7 +2,7 @@
 //!
 //! Pure and synchronous: catalogs embedded at compile time, no I/O, no
 //! Kubernetes types. [`size`] turns a [`SizingRequest`] into a [`Plan`] that
-//! carries its own reasons, or into a [`SizingError`] that says what would
+//! carries its own reasons, or into a `SizingError` that says what would
 //! work. The formulas are in docs/sizing.md.
 //!
 //! - `gpus` and `model_catalog`: the catalogs and their forgiving name lookup.
