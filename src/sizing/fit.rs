@@ -195,21 +195,30 @@ impl<'a> Sizer<'a> {
         self.weights.total_gib * GIB / 1e9
     }
 
-    /// The first candidate that holds `tokens`, and the last one that did not.
+    /// The first candidate that holds `tokens`, and the miss a reason names:
+    /// of the layouts with the most GPUs that did not hold it, the one that
+    /// came closest (the least memory per GPU). Candidates come in order of
+    /// GPU count, so the last miss tried is often the worst of its count
+    /// (8 x L4 at PP 8 needs 22.6 GiB each where TP 8 needs 19.8).
     pub(crate) fn search(
         &self,
         gpu: &Gpu,
         cands: &[(u32, u32)],
         tokens: u64,
     ) -> (Option<Fit>, Option<Fit>) {
-        let mut last_miss = None;
+        let mut nearest_miss: Option<Fit> = None;
         for &(tp, pp) in cands {
             let fit = self.evaluate(Device::gpu(gpu), tp, pp, tokens);
             if fit.fits() {
-                return (Some(fit), last_miss);
+                return (Some(fit), nearest_miss);
             }
-            last_miss = Some(fit);
+            let nearer = nearest_miss.is_none_or(|m| {
+                fit.devices() > m.devices() || (fit.devices() == m.devices() && fit.need < m.need)
+            });
+            if nearer {
+                nearest_miss = Some(fit);
+            }
         }
-        (None, last_miss)
+        (None, nearest_miss)
     }
 }

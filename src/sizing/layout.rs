@@ -680,7 +680,7 @@ mod tests {
                 (8, 2),
                 true,
                 Ok(format!(
-                    "16 x L4 (TP 8, PP 2): the smallest layout that holds it (objective balanced); 8 x L4 (TP 1, PP 8) would need 22.6 GiB per GPU of 19.7 GiB usable. {llama}"
+                    "16 x L4 (TP 8, PP 2): the smallest layout that holds it (objective balanced); 8 x L4 (TP 8, PP 1) would need 21.1 GiB per GPU of 19.7 GiB usable. {llama}"
                 )),
             ),
             (
@@ -718,7 +718,7 @@ mod tests {
                 (2, 4),
                 false,
                 Ok(format!(
-                    "8 x L4 (TP 2, PP 4): the smallest layout that holds it (objective balanced, sized for the stated context without the recipes' headroom); 4 x L4 (TP 1, PP 4) would need 33.3 GiB per GPU of 19.7 GiB usable. {}",
+                    "8 x L4 (TP 2, PP 4): the smallest layout that holds it (objective balanced, sized for the stated context without the recipes' headroom); 4 x L4 (TP 2, PP 2) would need 33.2 GiB per GPU of 19.7 GiB usable. {}",
                     valid(14, 2, "1, 2")
                 )),
             ),
