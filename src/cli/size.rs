@@ -456,12 +456,20 @@ fn compare(
     } else {
         "; cost/h: one replica at --gpu-price.\n"
     });
+    // Only priced types compete: where some are not, say which did, or
+    // "the only one that serves it" would pass over the unpriced ones.
+    let cheapest_of = if gpus.iter().all(|g| prices.contains_key(&g.name)) {
+        "Cheapest".to_string()
+    } else {
+        let priced: Vec<&str> = prices.keys().map(String::as_str).collect();
+        format!("Cheapest of the priced types ({})", priced.join(", "))
+    };
     match cheapest {
         Some(Ok(p)) => {
             let reason = p.reasons.first().cloned().unwrap_or_default();
-            s.push_str(&format!("\nCheapest: {}. {reason}\n", p.gpu.name));
+            s.push_str(&format!("\n{cheapest_of}: {}. {reason}\n", p.gpu.name));
         }
-        Some(Err(e)) => s.push_str(&format!("\nCheapest: none; {e}\n")),
+        Some(Err(e)) => s.push_str(&format!("\n{cheapest_of}: none; {e}\n")),
         None => {}
     }
     s
