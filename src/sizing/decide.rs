@@ -20,7 +20,7 @@ use super::candidates::valid_tps;
 use super::context::{cap_context, context_target, kv_reason};
 use super::error::SizingError;
 use super::fit::{Device, Fit, Sizer};
-use super::gpus::{Gpu, family_name_warning, gpu};
+use super::gpus::{Gpu, MigProfile, family_name_warning, gpu};
 use super::host::{host, host_reason};
 use super::layout::{choose_layout, fixed_layout, requested_layout};
 use super::memory::{
@@ -97,9 +97,13 @@ pub(crate) fn size(req: &SizingRequest) -> Result<Plan, SizingError> {
     let sizer = Sizer::for_request(&m, weights, kv_bytes, req, &ctx);
 
     reasons.push(kv_reason(&m, kv_bytes, &ctx));
-    reasons.push(overhead_reason(&sizer, gpu, req.vllm_version.as_deref()));
-
     let (slice, about_mig) = choose_mig(req, gpu, &sizer, &ctx)?;
+    reasons.push(overhead_reason(
+        &sizer,
+        gpu,
+        slice,
+        req.vllm_version.as_deref(),
+    ));
     reasons.extend(about_mig);
 
     let tps = valid_tps(m.arch.attention_heads, m.arch.kv_heads, gpu.per_node);
@@ -185,11 +189,25 @@ pub(crate) fn size(req: &SizingRequest) -> Result<Plan, SizingError> {
     })
 }
 
-/// The overhead on each GPU, which the layout must leave room for: the
-/// activation peak of vLLM's profiling run and its non-torch memory.
-fn overhead_reason(sizer: &Sizer, gpu: &Gpu, version: Option<&str>) -> String {
+/// The overhead on each GPU (or on the MIG slice the plan runs on), which
+/// the layout must leave room for: the activation peak of vLLM's profiling
+/// run and its non-torch memory.
+fn overhead_reason(
+    sizer: &Sizer,
+    gpu: &Gpu,
+    slice: Option<&MigProfile>,
+    version: Option<&str>,
+) -> String {
     let a = &sizer.model.arch;
-    let device = Device::gpu(gpu);
+    // A slice's smaller memory gets a smaller default batch, and so a
+    // smaller warm-up peak than the whole GPU's.
+    let (device, seen_on) = match slice {
+        Some(p) => (
+            Device::slice(p),
+            format!("a {} slice of {}", p.name, gpu.name),
+        ),
+        None => (Device::gpu(gpu), gpu.name.clone()),
+    };
     let activation = a.activation_gib(device.max_num_seqs, sizer.generation);
     let copies = sizer.generation.sampler_copies();
     let release = match sizer.generation {
@@ -205,8 +223,8 @@ fn overhead_reason(sizer: &Sizer, gpu: &Gpu, version: Option<&str>) -> String {
         thousands(u64::from(a.vocab)),
         if a.experts > 0 { " x 1.15 for MoE" } else { "" },
         sizer.util,
-        gpu.vllm_gib,
-        gpu.name
+        (device.gib * 100.0).round() / 100.0,
+        seen_on
     )
 }
 
@@ -237,6 +255,42 @@ mod tests {
 
     fn err(r: SizingRequest) -> String {
         size(&r).unwrap_err().to_string()
+    }
+
+    /// The overhead reason speaks of the device the plan runs on: on an
+    /// H100's 3g.40gb slice, vLLM batches 256 sequences, not the 1,024 of
+    /// the whole GPU, and warms its sampler up for those.
+    #[test]
+    fn the_overhead_reason_is_the_slices_when_the_plan_runs_on_one() {
+        let plan = size(&SizingRequest {
+            mig: MigChoice::Auto,
+            ..req("Qwen/Qwen2.5-7B-Instruct", "H100")
+        })
+        .unwrap();
+        assert_eq!(plan.mig_profile.as_deref(), Some("3g.40gb"));
+        let overhead = plan
+            .reasons
+            .iter()
+            .find(|r| r.starts_with("Overhead per GPU"))
+            .unwrap();
+        assert!(
+            overhead.starts_with(
+                "Overhead per GPU: activation peak 1.41 GiB (sampler warm-up 9.7 x 256 sequences x 152,064"
+            ),
+            "{overhead}"
+        );
+        assert!(
+            overhead.ends_with(
+                "Usable memory is 0.9 x 36 GiB, the total vLLM sees on a 3g.40gb slice of H100-80GB."
+            ),
+            "{overhead}"
+        );
+        let per_gpu = plan
+            .reasons
+            .iter()
+            .find(|r| r.starts_with("Per GPU"))
+            .unwrap();
+        assert!(per_gpu.contains("(1.41 GiB activation"), "{per_gpu}");
     }
 
     #[test]
