@@ -231,6 +231,46 @@ fn more_sequences_never_need_fewer_gpus() {
     }
 }
 
+/// The KV cache holds the sequences a plan was sized for: for every catalog
+/// model, the autoscaler's count of full-length requests one replica holds
+/// is at least the concurrency asked for. A hybrid model's capacity counts
+/// tokens of every layer while its windowed layers keep part of each
+/// sequence; dividing it by the length once said Qwen3-Next held no
+/// 100,000-token request on the B200 sized for one.
+#[test]
+fn the_kv_cache_holds_the_sequences_it_was_sized_for() {
+    let mut checked = 0;
+    for spec in sizing::models() {
+        for gpu in ["L4", "H100", "B200", "MI300X"] {
+            for (max_model_len, concurrency) in [(None, 1), (Some(100_000), 1), (Some(8192), 8)] {
+                let r = SizingRequest {
+                    model_id: spec.id.clone(),
+                    gpu_type: gpu.into(),
+                    max_model_len,
+                    concurrency: Some(concurrency),
+                    mig: MigChoice::None,
+                    ..SizingRequest::default()
+                };
+                let Ok(plan) = sizing::size(&r) else { continue };
+                if max_model_len.is_some_and(|l| plan.max_model_len < l) {
+                    continue;
+                }
+                let held = plan
+                    .scaling_target(plan.request_shape(None, None), None, Some(u64::MAX))
+                    .kv_requests;
+                assert!(
+                    held >= u64::from(concurrency),
+                    "{} on {gpu} at {}: the KV cache holds {held} requests, sized for {concurrency}",
+                    spec.id,
+                    plan.max_model_len
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 500, "{checked}");
+}
+
 /// A model sized without its architecture (its parameter count only, so the
 /// architecture of the Llama 3 model nearest in size) is never
 /// refused where its real architecture is served, and gets at most twice or

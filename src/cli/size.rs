@@ -434,10 +434,7 @@ fn compare(
                 format!("{} x {}", p.tensor_parallel_size, p.pipeline_parallel_size),
                 p.nodes,
                 p.max_model_len,
-                format!(
-                    "{:.1}",
-                    p.estimate.kv_capacity_tokens as f64 / p.max_model_len.max(1) as f64
-                ),
+                format!("{:.1}", p.sequences_held_fraction(p.max_model_len)),
                 p.decode_tokens_per_second(),
                 match sizing::hourly_cost(p, prices) {
                     Some(c) => format!("  {c:>8.2}"),

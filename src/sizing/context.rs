@@ -122,8 +122,21 @@ fn context_reason(ctx: &ContextTarget, m: &Model, capacity_tokens: u64) -> Strin
             thousands(UNKNOWN_MODEL_CONTEXT)
         ),
     };
+    // A hybrid model's capacity counts tokens of every layer, as vLLM logs
+    // it; its windowed layers keep only part of each sequence, so the
+    // sequences it holds are not capacity / length.
+    let cached = m.arch.kv_tokens(ctx.target, 1);
+    let sequences = if cached == ctx.target {
+        String::new()
+    } else {
+        format!(
+            " of every layer, {:.1} sequences of {} tokens (its windowed layers keep part of each)",
+            capacity_tokens as f64 / cached.max(1) as f64,
+            thousands(ctx.target)
+        )
+    };
     format!(
-        "maxModelLen {}: {why}; the KV cache has room for {} tokens.",
+        "maxModelLen {}: {why}; the KV cache has room for {} tokens{sequences}.",
         thousands(ctx.target),
         thousands(capacity_tokens)
     )

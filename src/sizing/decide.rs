@@ -169,6 +169,7 @@ pub(crate) fn size(req: &SizingRequest) -> Result<Plan, SizingError> {
         active_parameters_b: m.active_b,
         attention_heads: m.arch.attention_heads,
         kv_heads: m.arch.kv_heads,
+        arch: m.arch.clone(),
         estimate: Estimate {
             weights_gib: sizer.weights.total_gib,
             kv_cache_gib: fit.kv_per_gpu * f64::from(devices),

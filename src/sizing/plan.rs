@@ -3,6 +3,7 @@
 
 use super::config::ModelConfig;
 use super::gpus::Gpu;
+use super::memory::Arch;
 use super::precision::{
     ComputeDtype, KvCacheDtype, MigChoice, MigStrategy, Objective, WeightPrecision,
 };
@@ -139,6 +140,8 @@ pub struct Plan {
     pub(crate) active_parameters_b: f64,
     pub attention_heads: u32,
     pub kv_heads: u32,
+    /// The architecture sized: how much of a sequence each layer caches.
+    pub(crate) arch: Arch,
     pub estimate: Estimate,
     /// vLLM `--kv-cache-dtype`, `Auto` when vLLM needs no flag.
     pub(crate) kv_cache_dtype: KvCacheDtype,
@@ -225,6 +228,26 @@ impl Plan {
         )
     }
 
+    /// Sequences of `len` tokens the KV cache of one replica holds at once.
+    /// Not `capacity / len` for a hybrid model: its capacity is counted in
+    /// tokens of every layer, as vLLM logs it, while its sliding-window and
+    /// linear-attention layers keep only a window of each sequence (gpt-oss
+    /// holds about twice, Qwen3-Next about four times, what `capacity / len`
+    /// says).
+    pub(crate) fn sequences_held(&self, len: u64) -> u64 {
+        self.estimate.kv_capacity_tokens / self.cached_tokens(len)
+    }
+
+    /// The same as a fraction, for a table: 2.4 sequences.
+    pub(crate) fn sequences_held_fraction(&self, len: u64) -> f64 {
+        self.estimate.kv_capacity_tokens as f64 / self.cached_tokens(len) as f64
+    }
+
+    /// Tokens of every layer one sequence of `len` tokens takes in the cache.
+    pub(crate) fn cached_tokens(&self, len: u64) -> u64 {
+        self.arch.kv_tokens(len.max(1), 1).max(1)
+    }
+
     /// Single-sequence decode rate of one replica in tokens per second, the
     /// memory-bandwidth bound: each generated token reads every active weight
     /// once, and the TP ranks read their shards in parallel.
@@ -253,10 +276,13 @@ impl Plan {
     /// sequence's KV cache, so
     ///
     /// ```text
-    /// batch  = min(256, KV capacity tokens / avg_context)
-    /// step   = (active weight bytes + batch x avg_context x KV bytes per token) / (TP x 0.7 x bandwidth)
+    /// batch  = min(256, sequences of avg_context the KV cache holds)
+    /// step   = (active weight bytes + batch x cached tokens per sequence x KV bytes per token) / (TP x 0.7 x bandwidth)
     /// tokens/s = batch / step
     /// ```
+    ///
+    /// A sequence's cached tokens are `avg_context`, but for a hybrid
+    /// model's windowed layers (see [`Self::sequences_held`]).
     ///
     /// With a batch of 1 this is close to [`Self::decode_tokens_per_second`].
     pub(crate) fn batched_decode(&self, avg_context: u64) -> Throughput {
@@ -270,9 +296,9 @@ impl Plan {
         }
         // Bytes per second the replica reads, from the single-sequence bound.
         let bytes_per_second = single * weight_bytes;
-        let context = avg_context.max(1);
-        let batch = (self.estimate.kv_capacity_tokens / context).clamp(1, MAX_NUM_SEQS);
-        let kv_bytes = batch as f64 * context as f64 * self.estimate.kv_bytes_per_token.max(0.0);
+        let cached = self.cached_tokens(avg_context);
+        let batch = self.sequences_held(avg_context).clamp(1, MAX_NUM_SEQS);
+        let kv_bytes = batch as f64 * cached as f64 * self.estimate.kv_bytes_per_token.max(0.0);
         let step_seconds = (weight_bytes + kv_bytes) / bytes_per_second;
         Throughput {
             batch: batch as u32,

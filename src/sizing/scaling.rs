@@ -4,8 +4,9 @@
 //! vLLM admits a request while its scheduler has a sequence slot
 //! (`--max-num-seqs`) and the KV cache has blocks for its tokens; beyond
 //! that, requests wait, and running ones are preempted when their KV grows.
-//! So one replica holds `min(max-num-seqs, KV capacity / tokens per
-//! request)` requests, and the autoscaler scales out at a share of that,
+//! So one replica holds `min(max-num-seqs, KV capacity / cached tokens per
+//! request)` requests (a hybrid model's windowed layers cache less than
+//! the request's tokens), and the autoscaler scales out at a share of that,
 //! before the queue builds.
 
 use super::fit::Device;
@@ -83,7 +84,7 @@ impl Plan {
         overridden: Option<u64>,
         max_num_seqs: Option<u64>,
     ) -> ScalingTarget {
-        let kv_requests = self.estimate.kv_capacity_tokens / shape.tokens.max(1);
+        let kv_requests = self.sequences_held(shape.tokens);
         let engine_limit = max_num_seqs.unwrap_or_else(|| self.engine_max_num_seqs());
         let limit_from = if max_num_seqs.is_some() {
             "--max-num-seqs, as the server's arguments set it"
@@ -162,6 +163,27 @@ mod tests {
             "{}",
             t.reason
         );
+    }
+
+    /// gpt-oss alternates full and 128-token sliding-window layers: a
+    /// request of the full 32,768 tokens caches 20,552 tokens of every
+    /// layer (half its layers keep the window, a prefill chunk and a block),
+    /// so the cache holds 39 of them where capacity / length says 24.
+    #[test]
+    fn a_hybrid_models_windowed_layers_let_it_hold_more_requests() {
+        let p = plan("openai/gpt-oss-120b", "H100-80GB");
+        assert_eq!(p.max_model_len, 32_768);
+        assert_eq!(p.cached_tokens(32_768), 20_552);
+        let t = p.scaling_target(p.request_shape(None, None), None, None);
+        assert_eq!(t.kv_requests, p.estimate.kv_capacity_tokens / 20_552);
+        assert_eq!(
+            (t.kv_requests, p.estimate.kv_capacity_tokens / 32_768),
+            (39, 24)
+        );
+        assert_eq!(t.requests_per_replica, 31);
+        // A model with no windowed layer caches what it is given.
+        let llama = plan("meta-llama/Llama-3.1-8B-Instruct", "H100-80GB");
+        assert_eq!(llama.cached_tokens(32_768), 32_768);
     }
 
     #[test]

@@ -981,8 +981,16 @@ fn model_server_replicas(
     let avg_context = average_context(plan);
     let throughput = pool_throughput(plan);
     let tps = throughput.tokens_per_second;
+    // A hybrid model's windowed layers cache less of a sequence than its
+    // length, so the division is by what one sequence takes.
+    let cached = plan.cached_tokens(avg_context);
+    let per_sequence = if cached == avg_context {
+        format!("{avg_context} average context")
+    } else {
+        format!("{cached} tokens of every layer for a sequence of {avg_context} average context")
+    };
     let estimate = format!(
-        "batch {} (KV cache room for {} tokens / {avg_context} average context, at most {MAX_NUM_SEQS}) x \
+        "batch {} (KV cache room for {} tokens / {per_sequence}, at most {MAX_NUM_SEQS}) x \
          single-sequence {:.1} tokens/s, slowed by reading the batch's KV cache = {tps:.1} tokens/s per replica",
         throughput.batch,
         plan.estimate.kv_capacity_tokens,
