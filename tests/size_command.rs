@@ -671,30 +671,21 @@ fn a_list_of_gpu_types_is_compared_side_by_side() {
     assert_eq!(types, ["L4", "L40S", "H100-80GB"]);
     assert_eq!(compared["cheapest"]["gpuType"], "L40S");
     let error = |argv: &[&str]| run(&args(argv), &mut Vec::new()).unwrap_err().to_string();
-    assert_eq!(
-        error(&[
-            "Qwen/Qwen2.5-7B-Instruct",
-            "--gpu-type",
-            "L4,H100",
-            "--gpu-price",
-            "B200=5"
-        ]),
-        "invalid --gpu-price `B200=5`: B200 is not among the compared GPU types; add it to --gpu-type or drop its price"
-    );
-    assert_eq!(
-        error(&[
-            "Qwen/Qwen2.5-7B-Instruct",
-            "--gpu-type",
-            "L4,H100",
-            "--gpu-price",
-            "L4=0.8",
-            "--gpu-price",
-            "B200=5",
-            "--gpu-price",
-            "T4=0.3"
-        ]),
-        "invalid --gpu-price `L4=0.8 B200=5 T4=0.3`: B200, T4 are not among the compared GPU types; add them to --gpu-type or drop their prices"
-    );
+    // Every price outside the list is named.
+    for (prices, message) in [
+        (
+            &["B200=5"][..],
+            "invalid --gpu-price `B200=5`: B200 is not among the compared GPU types; add it to --gpu-type or drop its price",
+        ),
+        (
+            &["L4=0.8", "B200=5", "T4=0.3"][..],
+            "invalid --gpu-price `L4=0.8 B200=5 T4=0.3`: B200, T4 are not among the compared GPU types; add them to --gpu-type or drop their prices",
+        ),
+    ] {
+        let mut argv = vec!["Qwen/Qwen2.5-7B-Instruct", "--gpu-type", "L4,H100"];
+        argv.extend(prices.iter().flat_map(|p| ["--gpu-price", p]));
+        assert_eq!(error(&argv), message);
+    }
     assert_eq!(
         error(&["Qwen/Qwen2.5-7B-Instruct", "--gpu-type", " , "]),
         "invalid --gpu-type `,`: name GPU types separated by commas, such as L4,H100-80GB"

@@ -129,8 +129,13 @@ fn context_reason(ctx: &ContextTarget, m: &Model, capacity_tokens: u64) -> Strin
     let sequences = if cached == ctx.target {
         String::new()
     } else {
+        let kind = if m.arch.linear_layers > 0 {
+            "linear-attention"
+        } else {
+            "sliding-window"
+        };
         format!(
-            " of every layer, {:.1} sequences of {} tokens (its windowed layers keep part of each)",
+            " of every layer, {:.1} sequences of {} tokens (its {kind} layers keep part of each)",
             capacity_tokens as f64 / cached.max(1) as f64,
             thousands(ctx.target)
         )

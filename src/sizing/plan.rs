@@ -230,10 +230,9 @@ impl Plan {
 
     /// Sequences of `len` tokens the KV cache of one replica holds at once.
     /// Not `capacity / len` for a hybrid model: its capacity is counted in
-    /// tokens of every layer, as vLLM logs it, while its sliding-window and
-    /// linear-attention layers keep only a window of each sequence (gpt-oss
-    /// holds about twice, Qwen3-Next about four times, what `capacity / len`
-    /// says).
+    /// tokens of every layer, as vLLM logs it, while its sliding-window or
+    /// linear-attention layers keep only part of each sequence (gpt-oss-120b
+    /// on two H100s holds 39 sequences of 32,768 tokens, not 24).
     pub(crate) fn sequences_held(&self, len: u64) -> u64 {
         self.estimate.kv_capacity_tokens / self.cached_tokens(len)
     }

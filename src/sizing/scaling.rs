@@ -11,7 +11,7 @@
 
 use super::fit::Device;
 use super::plan::Plan;
-use super::text::thousands;
+use super::text::{count_of, thousands};
 
 /// Share of a replica's concurrency the autoscaler aims for: the rest
 /// absorbs requests longer than stated and the time a new replica takes to
@@ -103,27 +103,28 @@ impl Plan {
         };
         let holds = if kv_requests <= engine_limit {
             format!(
-                "the KV cache holds {} requests of {length}",
-                thousands(kv_requests)
+                "the KV cache holds {} of {length}",
+                count_of(kv_requests, "request")
             )
         } else {
             format!(
-                "vLLM runs at most {engine_limit} at once ({limit_from}), though the KV cache holds {} requests of {length}",
-                thousands(kv_requests)
+                "vLLM runs at most {engine_limit} at once ({limit_from}), though the KV cache holds {} of {length}",
+                count_of(kv_requests, "request")
             )
         };
         let (requests_per_replica, reason) = match overridden {
             Some(t) => (
                 t.max(1),
                 format!(
-                    "scales out above {} requests per replica, as spec.autoscaling.targetRequestsPerReplica says; the plan's target is {derived}: {holds}",
-                    t.max(1)
+                    "scales out above {} per replica, as spec.autoscaling.targetRequestsPerReplica says; the plan's target is {derived}: {holds}",
+                    count_of(t.max(1), "request")
                 ),
             ),
             None => (
                 derived,
                 format!(
-                    "scales out above {derived} requests per replica ({:.0} % of what one serves at once): {holds}",
+                    "scales out above {} per replica ({:.0} % of what one serves at once): {holds}",
+                    count_of(derived, "request"),
                     TARGET_SHARE * 100.0
                 ),
             ),
@@ -141,6 +142,7 @@ impl Plan {
 
 #[cfg(test)]
 mod tests {
+    use super::super::SizingRequest;
     use super::super::test_requests::whole_gpus;
     use super::*;
 
@@ -181,6 +183,22 @@ mod tests {
             (39, 24)
         );
         assert_eq!(t.requests_per_replica, 31);
+        // Qwen3-Next's linear-attention layers keep one block of a request:
+        // sized for one of 100,000 tokens, its cache holds two.
+        let next = super::super::size(&SizingRequest {
+            max_model_len: Some(100_000),
+            ..whole_gpus("Qwen/Qwen3-Next-80B-A3B-Instruct", "B200")
+        })
+        .unwrap();
+        let t = next.scaling_target(next.request_shape(None, None), None, None);
+        assert_eq!((t.kv_requests, t.requests_per_replica), (2, 1));
+        assert!(
+            t.reason.starts_with(
+                "scales out above 1 request per replica (80 % of what one serves at once): the KV cache holds 2 requests of 100,000 tokens"
+            ),
+            "{}",
+            t.reason
+        );
         // A model with no windowed layer caches what it is given.
         let llama = plan("meta-llama/Llama-3.1-8B-Instruct", "H100-80GB");
         assert_eq!(llama.cached_tokens(32_768), 32_768);

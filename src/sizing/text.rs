@@ -23,6 +23,13 @@ pub(crate) fn thousands(n: u64) -> String {
     out
 }
 
+/// `1 request`, `1,024 requests`: a count with its noun in the number it
+/// takes (the nouns here take an `s`).
+pub(crate) fn count_of(n: u64, noun: &str) -> String {
+    let s = if n == 1 { "" } else { "s" };
+    format!("{} {noun}{s}", thousands(n))
+}
+
 /// `1, 2, 4`: the valid choices an error offers.
 pub(crate) fn join_counts(v: &[u32]) -> String {
     let s: Vec<String> = v.iter().map(u32::to_string).collect();
