@@ -753,4 +753,25 @@ fn size_states_the_autoscaling_target() {
         json!({"requestTokens": 8192, "kvCacheRequests": 50, "maxNumSeqs": 1024, "targetRequestsPerReplica": 40,
                "reason": "scales out above 40 requests per replica (80 % of what one serves at once): the KV cache holds 50 requests of 8,192 tokens (prompt and output)"})
     );
+    // The request's tokens take what an LLMInference's promptTokens and
+    // outputTokens take; the largest once overflowed their sum.
+    for tokens in ["0", "10485761", "18446744073709551615"] {
+        let e = Cli::try_parse_from([
+            "size",
+            "--model",
+            "m",
+            "--gpu-type",
+            "L4",
+            "--prompt-tokens",
+            tokens,
+        ])
+        .err()
+        .unwrap();
+        assert!(
+            e.to_string().contains(&format!(
+                "invalid value '{tokens}' for '--prompt-tokens <PROMPT_TOKENS>': {tokens} is not in 1..=10485760"
+            )),
+            "{e}"
+        );
+    }
 }

@@ -90,10 +90,10 @@ pub struct SizeArgs {
     pub(crate) vllm_version: Option<String>,
     /// Prompt tokens of a typical request: with --output-tokens, the request
     /// size the autoscaling target is derived for (default: the full context).
-    #[arg(long = "prompt-tokens")]
+    #[arg(long = "prompt-tokens", value_parser = request_tokens())]
     pub(crate) prompt_tokens: Option<u64>,
     /// Output tokens of a typical request.
-    #[arg(long = "output-tokens")]
+    #[arg(long = "output-tokens", value_parser = request_tokens())]
     pub(crate) output_tokens: Option<u64>,
     /// Price of one GPU for one hour, as TYPE=PRICE (repeat it: --gpu-price
     /// L4=0.8 --gpu-price H100-80GB=4.1): the comparison shows each
@@ -141,6 +141,12 @@ fn led_by_flag(e: &SizingError) -> String {
         _ => return e.to_string(),
     };
     format!("{flag}: {e}")
+}
+
+/// `--prompt-tokens` and `--output-tokens` take what an LLMInference's
+/// `spec.autoscaling.promptTokens` and `outputTokens` take.
+fn request_tokens() -> clap::builder::RangedU64ValueParser<u64> {
+    clap::value_parser!(u64).range(1..=crate::xr::model_server_autoscaling::TOKENS_MAX as u64)
 }
 
 impl SizeArgs {

@@ -69,7 +69,8 @@ impl Plan {
                 stated: false,
             },
             (p, o) => RequestShape {
-                tokens: (p.unwrap_or(0) + o.unwrap_or(0)).clamp(1, self.max_model_len),
+                tokens: (p.unwrap_or(0).saturating_add(o.unwrap_or(0)))
+                    .clamp(1, self.max_model_len),
                 stated: true,
             },
         }
@@ -214,6 +215,12 @@ mod tests {
                 .contains("vLLM runs at most 1024 at once (--max-num-seqs)"),
             "{}",
             t.reason
+        );
+        // A request is never longer than the context, however large the
+        // tokens given.
+        assert_eq!(
+            p.request_shape(Some(u64::MAX), Some(1)).tokens,
+            p.max_model_len
         );
         let o = p.scaling_target(p.request_shape(None, None), Some(12), None);
         assert_eq!((o.requests_per_replica, o.overridden), (12, true));
