@@ -583,6 +583,10 @@ mod tests {
                 SizingRequest { quantization: Some(WeightPrecision::Fp32), ..req("meta-llama/Llama-3.1-405B-Instruct", "T4") },
                 "meta-llama/Llama-3.1-405B-Instruct with fp32 weights (1511.9 GiB) does not fit on T4: no layout of up to 16 nodes holds it; int4 weights would fit on 32 x T4 (TP 4, PP 8); a bigger GPU would: 8 x B300 (TP 8, PP 1)".into(),
             ),
+            (
+                SizingRequest { gpu_memory_utilization: 0.01, ..req("meta-llama/Llama-3.1-8B-Instruct", "L4") },
+                "meta-llama/Llama-3.1-8B-Instruct with bf16 weights (15.0 GiB) does not fit on L4: no layout of up to 16 nodes holds it; gpuMemoryUtilization 0.9 (not 0.01) would fit on 2 x L4 (TP 2, PP 1)".into(),
+            ),
         ];
         for (r, want) in cases {
             assert_eq!(err(r.clone()), want, "{r:?}");

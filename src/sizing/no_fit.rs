@@ -8,6 +8,7 @@ use super::candidates::{MAX_NODES, smallest_layout};
 use super::error::SizingError;
 use super::fit::{Device, Fit, Sizer, layout_name};
 use super::gpus::{Gpu, gpus};
+use super::plan::DEFAULT_GPU_MEMORY_UTILIZATION;
 use super::precision::WeightPrecision;
 use super::target::ContextTarget;
 
@@ -27,6 +28,9 @@ pub(crate) fn no_fit(
     }
     let tokens = ctx.tokens();
     let mut ideas = Vec::new();
+    if let Some(idea) = usual_utilization(sizer, gpu, tokens) {
+        ideas.push(idea);
+    }
     if let Some(idea) = lower_precision(sizer, gpu, precision, tokens) {
         ideas.push(idea);
     }
@@ -78,6 +82,26 @@ fn context_is_the_problem(
         model: sizer.model.name.clone(),
         layout: layout_name(gpu, best.tp, best.pp),
         suggestion: "use a shorter maxModelLen or a GPU with more memory".to_string(),
+    })
+}
+
+/// vLLM's usual share of GPU memory, when the request asked for less and
+/// that share would hold the model: the cause may be the setting, not the
+/// GPU.
+fn usual_utilization(sizer: &Sizer, gpu: &Gpu, tokens: u64) -> Option<String> {
+    if sizer.util >= DEFAULT_GPU_MEMORY_UTILIZATION {
+        return None;
+    }
+    let usual = Sizer {
+        util: DEFAULT_GPU_MEMORY_UTILIZATION,
+        ..sizer.with_weights(sizer.weights.clone())
+    };
+    smallest_layout(&usual, gpu, tokens).map(|f| {
+        format!(
+            "gpuMemoryUtilization {DEFAULT_GPU_MEMORY_UTILIZATION} (not {}) would fit on {}",
+            sizer.util,
+            layout_name(gpu, f.tp, f.pp)
+        )
     })
 }
 
