@@ -618,6 +618,10 @@ fn prices_add_a_cost_column_and_the_cheapest_type() {
             "L4=-1",
             "invalid --gpu-price `L4=-1`: --gpu-price.L4 is -1; give a positive price per GPU and hour (any currency, or relative costs such as 1 and 4.5)",
         ),
+        (
+            "L4=1e308",
+            "invalid --gpu-price `L4=1e308`: --gpu-price.L4 is 1e308, more than the 1e9 per GPU and hour a price may be; give it in a larger unit, or as relative costs such as 1 and 4.5",
+        ),
     ] {
         let e = render(&args(&[
             "--model",

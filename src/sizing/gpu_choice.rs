@@ -142,8 +142,13 @@ fn explain(ranked: &[Plan], refused: usize, prices: &GpuPrices) -> String {
     s
 }
 
+/// The largest price per GPU and hour: a replica of thousands of GPUs at it
+/// still costs a finite number, where 1e308 made every cost `inf`.
+const PRICE_MAX: f64 = 1e9;
+
 /// Prices as a platform writes them, checked and keyed by canonical GPU
-/// type name: each names a known GPU type and is a positive number.
+/// type name: each names a known GPU type and is a positive number of at
+/// most [`PRICE_MAX`].
 pub(crate) fn canonical_prices(
     written: &BTreeMap<String, f64>,
     field: &str,
@@ -154,6 +159,11 @@ pub(crate) fn canonical_prices(
         if !(price.is_finite() && price > 0.0) {
             return Err(format!(
                 "{field}.{name} is {price}; give a positive price per GPU and hour (any currency, or relative costs such as 1 and 4.5)"
+            ));
+        }
+        if price > PRICE_MAX {
+            return Err(format!(
+                "{field}.{name} is {price:e}, more than the {PRICE_MAX:e} per GPU and hour a price may be; give it in a larger unit, or as relative costs such as 1 and 4.5"
             ));
         }
         if prices.insert(g.name.clone(), price).is_some() {
