@@ -12,6 +12,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::precision::WeightPrecision;
+use super::text::thousands;
 
 /// What sizing reads from a `config.json`.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -101,6 +102,15 @@ impl<'de, T: serde::de::DeserializeOwned> Deserialize<'de> for Lenient<T> {
         Ok(Self(serde_json::from_value(Value::deserialize(d)?).ok()))
     }
 }
+
+/// The largest layer count, head count, width or vocabulary a config.json
+/// may give: far beyond any model (the widest have about 2^17), small
+/// enough that products of two stay exact.
+const DIMENSION_MAX: u32 = 1 << 24;
+
+/// The largest linear-attention state per layer and sequence: 1 TiB, more
+/// than any GPU's memory.
+const LINEAR_STATE_MAX_BYTES: u64 = 1 << 40;
 
 /// The first of `values` that is present and positive.
 fn positive(values: &[&Lenient<u32>]) -> Option<u32> {
@@ -260,14 +270,18 @@ impl ModelConfig {
         let kv_lora = m.kv_lora_rank.0.unwrap_or(0);
         let rope = m.qk_rope_head_dim.0.unwrap_or(0);
         let nope = m.qk_nope_head_dim.0.unwrap_or(0);
-        let mla_kv_dim = if kv_lora > 0 { kv_lora + rope } else { 0 };
-        let head_dim = if kv_lora > 0 && nope + rope > 0 {
-            nope + rope
+        let mla_kv_dim = if kv_lora > 0 {
+            kv_lora.saturating_add(rope)
+        } else {
+            0
+        };
+        let head_dim = if kv_lora > 0 && nope.saturating_add(rope) > 0 {
+            nope.saturating_add(rope)
         } else {
             positive(&[&m.head_dim]).unwrap_or(hidden_size / attention_heads)
         };
-        let intermediate_size =
-            first(&[&m.intermediate_size, &m.ffn_dim, &m.n_inner]).unwrap_or(4 * hidden_size);
+        let intermediate_size = first(&[&m.intermediate_size, &m.ffn_dim, &m.n_inner])
+            .unwrap_or(hidden_size.saturating_mul(4));
         let experts = first(&[
             &m.num_local_experts,
             &m.num_experts,
@@ -305,7 +319,7 @@ impl ModelConfig {
             .iter()
             .find_map(|d| d.0.as_deref().and_then(dtype_of));
         let vision = m.vision_config.0.as_ref();
-        Ok(ModelConfig {
+        let config = ModelConfig {
             model_type: m.model_type.0.clone(),
             layers,
             attention_heads,
@@ -333,7 +347,52 @@ impl ModelConfig {
                 .and_then(checkpoint_quantization),
             has_vision: vision.is_some(),
             vision_params_b: vision.map(vision_params_b).unwrap_or(0.0),
-        })
+        };
+        config.check_dimensions()?;
+        Ok(config)
+    }
+
+    /// Refuses shapes no model has, naming the field: a ConfigMap's
+    /// config.json is anyone's text, and the memory arithmetic multiplies
+    /// these numbers (a hidden_size of 4294967295 once overflowed it).
+    fn check_dimensions(&self) -> Result<(), ConfigError> {
+        let dimensions = [
+            ("num_hidden_layers", self.layers),
+            ("num_attention_heads", self.attention_heads),
+            ("num_key_value_heads", self.kv_heads),
+            // Before head_dim, which is hidden_size / heads unless given.
+            ("hidden_size", self.hidden_size),
+            ("head_dim", self.head_dim),
+            ("intermediate_size", self.intermediate_size),
+            ("vocab_size", self.vocab),
+            ("num_experts", self.experts),
+            ("num_experts_per_tok", self.experts_per_token),
+            ("moe_intermediate_size", self.moe_intermediate_size),
+            ("n_shared_experts", self.shared_experts),
+            ("kv_lora_rank + qk_rope_head_dim", self.mla_kv_dim),
+            ("sliding_window", self.sliding_window),
+        ];
+        for (field, value) in dimensions {
+            if value > DIMENSION_MAX {
+                return Err(ConfigError(format!(
+                    "config.json {field} is {value}, more than any model has (at most {})",
+                    thousands(u64::from(DIMENSION_MAX))
+                )));
+            }
+        }
+        if self.kv_heads > self.attention_heads {
+            return Err(ConfigError(format!(
+                "config.json num_key_value_heads is {}, more than num_attention_heads {}: each KV head serves one or more attention heads",
+                self.kv_heads, self.attention_heads
+            )));
+        }
+        if self.linear_state_bytes > LINEAR_STATE_MAX_BYTES {
+            return Err(ConfigError(format!(
+                "config.json's linear-attention shapes (linear_num_value_heads, linear_key_head_dim, linear_value_head_dim, ...) give {} bytes of state per layer and sequence, more than a GPU holds",
+                self.linear_state_bytes
+            )));
+        }
+        Ok(())
     }
 
     /// Parameters estimated from the shapes, in billions (total, active):
@@ -422,9 +481,14 @@ fn linear_state_bytes(m: &RawConfig) -> u64 {
         get(&m.linear_value_head_dim),
     );
     let kernel = get(&m.linear_conv_kernel_dim).max(1);
-    let temporal = value_heads * key_dim * value_dim;
-    let conv = (2 * key_heads * key_dim + value_heads * value_dim) * (kernel - 1);
-    2 * (temporal + conv)
+    // Saturating: check_dimensions refuses a state no GPU could hold.
+    let temporal = value_heads
+        .saturating_mul(key_dim)
+        .saturating_mul(value_dim);
+    let conv = (2u64.saturating_mul(key_heads).saturating_mul(key_dim))
+        .saturating_add(value_heads.saturating_mul(value_dim))
+        .saturating_mul(kernel - 1);
+    temporal.saturating_add(conv).saturating_mul(2)
 }
 
 /// The format of a pre-quantized checkpoint, when sizing knows it.
@@ -677,5 +741,31 @@ mod tests {
             16_060_522_496
         );
         assert!(weights_index_total_bytes(r#"{"weight_map":{}}"#).is_err());
+    }
+
+    /// Shapes no model has are refused by name, before the arithmetic
+    /// multiplies them.
+    #[test]
+    fn shapes_no_model_has_are_refused() {
+        let base = r#""num_hidden_layers":32,"num_attention_heads":32,"vocab_size":32000"#;
+        let cases = [
+            (
+                r#""hidden_size":4294967295"#,
+                "config.json hidden_size is 4294967295, more than any model has (at most 16,777,216)",
+            ),
+            (
+                r#""hidden_size":4096,"num_key_value_heads":64"#,
+                "config.json num_key_value_heads is 64, more than num_attention_heads 32: each KV head serves one or more attention heads",
+            ),
+            (
+                r#""hidden_size":4096,"layer_types":["linear_attention","full_attention"],"linear_num_value_heads":4000000,"linear_key_head_dim":4000000,"linear_value_head_dim":4000000"#,
+                "config.json's linear-attention shapes (linear_num_value_heads, linear_key_head_dim, linear_value_head_dim, ...) give 18446744073709551615 bytes of state per layer and sequence, more than a GPU holds",
+            ),
+        ];
+        for (fields, message) in cases {
+            let text = format!("{{{base},{fields}}}");
+            let got = ModelConfig::from_json(&text).unwrap_err().to_string();
+            assert_eq!(got, message, "{fields}");
+        }
     }
 }
