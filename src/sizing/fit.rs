@@ -53,6 +53,7 @@ impl Device {
 }
 
 /// Memory arithmetic for one model at one precision.
+#[derive(Clone)]
 pub(crate) struct Sizer<'a> {
     pub(crate) model: &'a Model,
     pub(crate) weights: Weights,
@@ -132,13 +133,8 @@ impl<'a> Sizer<'a> {
     /// The same sizer with other weights (another precision).
     pub(crate) fn with_weights(&self, weights: Weights) -> Sizer<'a> {
         Sizer {
-            model: self.model,
             weights,
-            kv_bytes: self.kv_bytes,
-            util: self.util,
-            generation: self.generation,
-            objective: self.objective,
-            headroom: self.headroom,
+            ..self.clone()
         }
     }
 

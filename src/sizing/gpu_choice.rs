@@ -15,6 +15,7 @@ use std::collections::BTreeMap;
 use super::error::SizingError;
 use super::gpus::gpu;
 use super::plan::{Plan, SizingRequest};
+use super::text::count_of;
 
 /// Price of one GPU for one hour, by canonical GPU type name.
 pub(crate) type GpuPrices = BTreeMap<String, f64>;
@@ -136,8 +137,10 @@ fn explain(ranked: &[Plan], refused: usize, prices: &GpuPrices) -> String {
         s.push_str(&format!("; then {}", rest.join(", ")));
     }
     if refused > 0 {
-        let types = if refused == 1 { "type" } else { "types" };
-        s.push_str(&format!("; {refused} offered GPU {types} cannot serve it"));
+        s.push_str(&format!(
+            "; {} cannot serve it",
+            count_of(refused as u64, "offered GPU type")
+        ));
     }
     s
 }

@@ -17,7 +17,7 @@ use super::plan::SizingRequest;
 use super::precision::{Objective, WeightPrecision};
 use super::resolved_model::Model;
 use super::target::ContextTarget;
-use super::text::{gib, join_counts, thousands};
+use super::text::{count_of, gib, join_counts, thousands};
 
 /// What an invalid TP or GPU count is checked against, for its error.
 fn tp_limits(m: &Model, gpu: &Gpu) -> TpLimits {
@@ -195,9 +195,8 @@ pub(crate) fn choose_layout(
     };
     let why_not = match miss {
         Some(f) if !f.recipe_ok => format!(
-            "; {} GPU{} would have {:.0} GB for {:.1} GB of weights, below the vLLM recipes' 1.2 x weights",
-            f.devices(),
-            if f.devices() == 1 { "" } else { "s" },
+            "; {} would have {:.0} GB for {:.1} GB of weights, below the vLLM recipes' 1.2 x weights",
+            count_of(u64::from(f.devices()), "GPU"),
             f.raw_gb,
             sizer.weights_gb()
         ),

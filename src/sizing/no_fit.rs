@@ -94,7 +94,7 @@ fn usual_utilization(sizer: &Sizer, gpu: &Gpu, tokens: u64) -> Option<String> {
     }
     let usual = Sizer {
         util: DEFAULT_GPU_MEMORY_UTILIZATION,
-        ..sizer.with_weights(sizer.weights.clone())
+        ..sizer.clone()
     };
     smallest_layout(&usual, gpu, tokens).map(|f| {
         format!(
