@@ -24,9 +24,11 @@ pub(crate) fn from_value<T: DeserializeOwned>(value: Value, root: &str) -> Resul
 }
 
 /// [`from_value`] for a value that must be an object of type `T`, such as
-/// a spec. serde reads a struct from a list too, by position (a spec
-/// `["Qwen/Qwen2.5-7B-Instruct"]` would read as `{model: ...}`), so a
-/// list wherever `T`'s schema has an object is refused first, with its path.
+/// a spec. serde reads more shapes than the schema (and so the API server)
+/// takes, and reads them as something else: a struct from a list, by
+/// position (a spec `["Qwen/Qwen2.5-7B-Instruct"]` would read as
+/// `{model: ...}`), and a named value from a one-key object (`{fp8: null}`
+/// as `fp8`). Those shapes are refused first, with their path.
 pub(crate) fn from_object<T>(value: Value, root: &str) -> Result<T, String>
 where
     T: DeserializeOwned + schemars::JsonSchema + 'static,
@@ -37,12 +39,24 @@ where
             described(&value)
         ));
     }
-    lists_for_objects(&value, crate::schema::shared_structural_schema::<T>(), root)?;
+    misread_shapes(&value, crate::schema::shared_structural_schema::<T>(), root)?;
     from_value(value, root)
 }
 
-/// The first list found where `schema` wants an object, as an error.
-fn lists_for_objects(value: &Value, schema: &Value, path: &str) -> Result<(), String> {
+/// The first value serde would misread against `schema`, as an error: a list
+/// where the schema wants an object, or anything but a string (or null)
+/// where it wants one of a list of names.
+fn misread_shapes(value: &Value, schema: &Value, path: &str) -> Result<(), String> {
+    if let Some(names) = schema.get("enum").and_then(Value::as_array)
+        && !(value.is_string() || value.is_null())
+    {
+        let names: Vec<&str> = names.iter().filter_map(Value::as_str).collect();
+        return Err(format!(
+            "{path}: {} is not a string; use one of {}",
+            shown_value(value),
+            one_of(&names)
+        ));
+    }
     match value {
         Value::Array(items) => {
             if schema.get("type").and_then(Value::as_str) == Some("object") {
@@ -50,7 +64,7 @@ fn lists_for_objects(value: &Value, schema: &Value, path: &str) -> Result<(), St
             }
             if let Some(item) = schema.get("items") {
                 for (i, v) in items.iter().enumerate() {
-                    lists_for_objects(v, item, &format!("{path}[{i}]"))?;
+                    misread_shapes(v, item, &format!("{path}[{i}]"))?;
                 }
             }
         }
@@ -61,13 +75,31 @@ fn lists_for_objects(value: &Value, schema: &Value, path: &str) -> Result<(), St
                     .and_then(|p| p.get(k))
                     .or_else(|| schema.get("additionalProperties").filter(|a| a.is_object()));
                 if let Some(field) = field {
-                    lists_for_objects(v, field, &format!("{path}.{k}"))?;
+                    misread_shapes(v, field, &format!("{path}.{k}"))?;
                 }
             }
         }
         _ => {}
     }
     Ok(())
+}
+
+/// Names as serde lists the variants it expects: "a", "a or b", "a, b, c".
+fn one_of(names: &[&str]) -> String {
+    match names {
+        [a, b] => format!("{a} or {b}"),
+        _ => names.join(", "),
+    }
+}
+
+/// A value that is not a string, as the messages show one: `-1`, `true`,
+/// "a list", "an object".
+fn shown_value(value: &Value) -> String {
+    match value {
+        Value::Array(_) => "a list".into(),
+        Value::Object(_) => "an object".into(),
+        other => other.to_string(),
+    }
 }
 
 /// A JSON value's type, for messages: "a list", "the string \"x\"", "null".
@@ -255,7 +287,7 @@ mod tests {
         nested: Option<Nested>,
     }
 
-    #[derive(Debug, Deserialize)]
+    #[derive(Debug, Deserialize, schemars::JsonSchema)]
     #[serde(deny_unknown_fields)]
     struct Nested {
         name: String,
@@ -343,6 +375,69 @@ mod tests {
         assert_eq!(spec.args, Some(vec!["x".to_string()]));
         assert_eq!(spec.color, Some(Color::Blue));
         assert_eq!(spec.nested.map(|n| n.name), Some("n".to_string()));
+    }
+
+    #[derive(Debug, Deserialize, schemars::JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    struct Choices {
+        color: Option<Color>,
+        shade: Option<Shade>,
+        nested: Option<Vec<Nested>>,
+    }
+
+    #[derive(Debug, Deserialize, schemars::JsonSchema, PartialEq)]
+    #[serde(rename_all = "kebab-case")]
+    enum Shade {
+        Light,
+        Dark,
+        HighContrast,
+    }
+
+    impl schemars::JsonSchema for Color {
+        fn schema_name() -> std::borrow::Cow<'static, str> {
+            "Color".into()
+        }
+        fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+            schemars::json_schema!({"type": "string", "enum": ["Red", "Blue"]})
+        }
+    }
+
+    #[test]
+    fn shapes_serde_would_misread_are_refused_with_what_is_valid() {
+        let cases = [
+            (
+                json!({"color": -1}),
+                "spec.color: -1 is not a string; use one of Red or Blue",
+            ),
+            (
+                json!({"color": {"Red": null}}),
+                "spec.color: an object is not a string; use one of Red or Blue",
+            ),
+            (
+                json!({"shade": ["dark"]}),
+                "spec.shade: a list is not a string; use one of light, dark, high-contrast",
+            ),
+            (
+                json!({"shade": true}),
+                "spec.shade: true is not a string; use one of light, dark, high-contrast",
+            ),
+            (
+                json!({"nested": [{"name": "a"}, ["b"]]}),
+                "spec.nested[1] must be an object; it is a list",
+            ),
+            (json!([]), "spec must be an object; it is a list"),
+        ];
+        for (value, want) in cases {
+            let got = from_object::<Choices>(value.clone(), "spec").unwrap_err();
+            assert_eq!(got, want, "for {value}");
+        }
+        let read: Choices = from_object(
+            json!({"color": null, "shade": "high-contrast", "nested": [{"name": "a"}]}),
+            "spec",
+        )
+        .unwrap();
+        assert_eq!((read.color, read.shade), (None, Some(Shade::HighContrast)));
+        assert_eq!(read.nested.unwrap()[0].name, "a");
     }
 
     #[test]

@@ -2661,7 +2661,28 @@ fn malformed_specs_are_fatal_and_name_the_field_and_what_is_valid() {
             "quantization number",
             "spec.quantization",
             json!(8),
-            fatal("InvalidSpec", "spec.quantization: 8 is not a string"),
+            fatal(
+                "InvalidSpec",
+                "spec.quantization: 8 is not a string; use one of auto, fp32, bf16, fp16, fp8, int8, int4, fp4",
+            ),
+        ),
+        refusal(
+            "kvCacheDtype as a one-key object",
+            "spec.kvCacheDtype",
+            json!({"fp8": null}),
+            fatal(
+                "InvalidSpec",
+                "spec.kvCacheDtype: an object is not a string; use one of auto or fp8",
+            ),
+        ),
+        refusal(
+            "runtime number",
+            "spec.runtime",
+            json!(0),
+            fatal(
+                "InvalidSpec",
+                "spec.runtime: 0 is not a string; use one of vllm-runtime, deployment, leader-worker-set, auto",
+            ),
         ),
         refusal(
             "migProfile unknown",
