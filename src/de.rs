@@ -227,6 +227,13 @@ fn wrong_value(found: &str, expected: &str) -> String {
         "a sequence" => "a list".to_string(),
         "a map" => "an object".to_string(),
         other if other.starts_with("struct ") => "an object".to_string(),
+        // k8s-openapi's objects expect their bare type name ("Toleration").
+        other
+            if other.starts_with(|c: char| c.is_ascii_uppercase())
+                && other.chars().all(|c| c.is_ascii_alphanumeric()) =>
+        {
+            "an object".to_string()
+        }
         other if other.starts_with("enum ") => "one of the listed values".to_string(),
         other => other.to_string(),
     };
@@ -285,6 +292,7 @@ mod tests {
         args: Option<Vec<String>>,
         color: Option<Color>,
         nested: Option<Nested>,
+        toleration: Option<k8s_openapi::api::core::v1::Toleration>,
     }
 
     #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -344,9 +352,13 @@ mod tests {
             ),
             (
                 json!({"gpus": 1}),
-                "spec.gpus: unknown field gpus; valid fields are gpu, count, ratio, name, flag, args, color, nested",
+                "spec.gpus: unknown field gpus; valid fields are gpu, count, ratio, name, flag, args, color, nested, toleration",
             ),
             (json!([]), "spec: a list is not an object"),
+            (
+                json!({"toleration": "NoSchedule"}),
+                "spec.toleration: the string \"NoSchedule\" is not an object",
+            ),
         ];
         for (value, want) in cases {
             let got = from_value::<Spec>(value.clone(), "spec").unwrap_err();
@@ -358,7 +370,8 @@ mod tests {
     fn a_valid_spec_reads_whole() {
         let spec = from_value::<Spec>(
             json!({"gpu": 2, "count": 3, "ratio": 0.5, "name": "a", "flag": true,
-                   "args": ["x"], "color": "Blue", "nested": {"name": "n"}}),
+                   "args": ["x"], "color": "Blue", "nested": {"name": "n"},
+                   "toleration": {"key": "sku", "operator": "Exists"}}),
             "spec",
         )
         .unwrap();
@@ -375,6 +388,7 @@ mod tests {
         assert_eq!(spec.args, Some(vec!["x".to_string()]));
         assert_eq!(spec.color, Some(Color::Blue));
         assert_eq!(spec.nested.map(|n| n.name), Some("n".to_string()));
+        assert_eq!(spec.toleration.and_then(|t| t.key), Some("sku".to_string()));
     }
 
     #[derive(Debug, Deserialize, schemars::JsonSchema)]
