@@ -1850,6 +1850,18 @@ fn malformed_agent_pools_are_refused_and_name_the_field_and_what_is_valid() {
             ),
         ),
         refusal(
+            "image the kubelet cannot pull",
+            "spec.image",
+            json!("ghcr.io/example/agent-runtime:1.0:beta"),
+            fatal(
+                "InvalidSpec",
+                "spec.image: the kubelet cannot pull \"ghcr.io/example/agent-runtime:1.0:beta\" (InvalidImageName); \
+                 an image reference is an optional registry host, then lower-case path parts of letters, digits, \
+                 '.', '_' and '-' separated by '/', then an optional :tag or @digest (for example \
+                 ghcr.io/example/agent-runtime:1.0)",
+            ),
+        ),
+        refusal(
             "image with a space inside",
             "spec.image",
             json!(" ghcr.io/example/agent-runtime 1.0"),

@@ -19,7 +19,7 @@ use super::shared_fields::{
     API_KEY_KEY, Endpoint, NameRef, PULL_SECRETS_MAX, RuntimeChoice, SecretKeyRef,
 };
 use super::sizing_vocabulary::Objective;
-use super::validate::{image_part, in_range, text};
+use super::validate::{image_part, image_reference, in_range, text};
 use crate::names::require_subdomain;
 
 /// Kind name.
@@ -607,6 +607,11 @@ fn check_strings_and_durations(spec: &AgentPoolSpec) -> Result<(), String> {
     )?;
     // The composer trims the image.
     image_part(
+        "spec.image",
+        spec.image.trim(),
+        "ghcr.io/example/agent-runtime:1.0",
+    )?;
+    image_reference(
         "spec.image",
         spec.image.trim(),
         "ghcr.io/example/agent-runtime:1.0",

@@ -14,7 +14,7 @@ use super::shared_fields::{
     RuntimeChoice, SecretKeyRef, Tls,
 };
 use super::sizing_vocabulary::{KvCacheDtype, Objective, WeightPrecision};
-use super::validate::{image_part, model_id, text};
+use super::validate::{model_id, text};
 use crate::names::{require_dns1123_label, require_subdomain};
 
 /// Kind name.
@@ -238,8 +238,7 @@ fn check_strings(spec: &LlmInferenceSpec) -> Result<(), String> {
             512,
             "lmcache/vllm-openai:v0.3.13",
         )?;
-        image_part("spec.image.registry", &i.registry, "docker.io")?;
-        image_part("spec.image.name", &i.name, "lmcache/vllm-openai:v0.3.13")?;
+        i.check("spec.image")?;
     }
     // An empty host means no Ingress, as in dot-inference.
     if let Some(h) = spec.ingress_host.as_deref().filter(|h| !h.is_empty()) {

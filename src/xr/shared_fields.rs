@@ -148,7 +148,7 @@ pub(crate) struct Image {
 
 impl Image {
     /// Refuses an image whose registry or name is empty or holds white
-    /// space, as `field`.
+    /// space, or that the kubelet cannot pull, as `field`.
     pub(crate) fn check(&self, field: &str) -> Result<(), String> {
         if self.registry.trim().is_empty() || self.name.trim().is_empty() {
             return Err(format!("{field} needs a non-empty registry and name"));
@@ -158,7 +158,18 @@ impl Image {
             &format!("{field}.name"),
             &self.name,
             "vllm/vllm-openai:v0.19.0",
+        )?;
+        super::validate::image_reference(
+            field,
+            &self.reference(),
+            "registry docker.io, name vllm/vllm-openai:v0.19.0",
         )
+    }
+
+    /// `registry/name`, as a pod runs it (the VLLMRuntime's operator joins
+    /// the two the same way).
+    pub(crate) fn reference(&self) -> String {
+        format!("{}/{}", self.registry.trim_end_matches('/'), self.name)
     }
 }
 

@@ -34,6 +34,21 @@ pub(crate) fn image_part(field: &str, value: &str, example: &str) -> Result<(), 
     Ok(())
 }
 
+/// Refuses an image the kubelet cannot pull: it parses a pod's image with
+/// the distribution reference grammar and refuses to start the container
+/// otherwise (`InvalidImageName`), after the workload was created.
+pub(crate) fn image_reference(field: &str, reference: &str, example: &str) -> Result<(), String> {
+    match reference.parse::<oci_spec::distribution::Reference>() {
+        Ok(_) => Ok(()),
+        Err(_) => Err(format!(
+            "{field}: the kubelet cannot pull {} (InvalidImageName); an image reference is an \
+             optional registry host, then lower-case path parts of letters, digits, '.', '_' and \
+             '-' separated by '/', then an optional :tag or @digest (for example {example})",
+            crate::quote::shown(reference)
+        )),
+    }
+}
+
 /// Longest name part of a Hugging Face repository id.
 const HF_NAME_MAX: usize = 96;
 

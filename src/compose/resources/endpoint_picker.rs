@@ -228,7 +228,7 @@ fn pod(p: &EndpointPickerParams) -> PodSpec {
         }),
         containers: vec![Container {
             name: "epp".into(),
-            image: Some(format!("{}/{}", p.image.registry, p.image.name)),
+            image: Some(p.image.reference()),
             image_pull_policy: Some("IfNotPresent".into()),
             args: Some(args),
             ports: Some(vec![

@@ -319,7 +319,7 @@ pub(crate) fn serving_container(
     }
     Container {
         name: "vllm".into(),
-        image: Some(image_ref(p.image)),
+        image: Some(p.image.reference()),
         command: Some(command),
         args: Some(args),
         env: Some(env),
@@ -352,7 +352,7 @@ pub(crate) fn worker_container(p: &PodParams, command: Vec<String>) -> Container
     let (resources, _) = resources(p);
     Container {
         name: "vllm-worker".into(),
-        image: Some(image_ref(p.image)),
+        image: Some(p.image.reference()),
         command: Some(command),
         env: Some(env(p)),
         env_from: env_from(p),
@@ -372,11 +372,6 @@ pub(crate) fn worker_container(p: &PodParams, command: Vec<String>) -> Container
 /// condition quotes it: vLLM writes why it stopped (CUDA out of memory,
 /// a KV cache too small for the context) to its log, not to a file.
 pub(crate) const LOG_TAIL_ON_ERROR: &str = "FallbackToLogsOnError";
-
-/// `registry/name`, as a pod's image.
-pub(crate) fn image_ref(image: &Image) -> String {
-    format!("{}/{}", image.registry.trim_end_matches('/'), image.name)
-}
 
 fn volume_mounts(p: &PodParams) -> Vec<VolumeMount> {
     let mount = |name: &str, path: &str| VolumeMount {

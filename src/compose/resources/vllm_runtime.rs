@@ -111,7 +111,8 @@ pub(crate) fn vllm_runtime(p: &RuntimeParams) -> crate::compose::composition::Ma
             deployment_config: DeploymentConfig {
                 deployment_strategy: recreate.then_some(DeploymentStrategy::Recreate),
                 image: ImageSpec {
-                    registry: p.image.registry.clone(),
+                    // The operator joins registry + "/" + name as they are.
+                    registry: p.image.registry.trim_end_matches('/').into(),
                     name: p.image.name.clone(),
                     pull_secret_name: p.pull_secrets.first().cloned(),
                     ..Default::default()

@@ -418,11 +418,10 @@ pub(crate) fn model_server(s: &ServerSpec) -> ModelServer {
     let labels = labels(s.xr_kind, s.xr_name, "model-server");
     let (_, memory) = resources(&pod);
     let mut reasons = vec![format!(
-        "Pods: {} image {}/{}; {memory}; startup probe {} s on /health (the load-time estimate, \
+        "Pods: {} image {}; {memory}; startup probe {} s on /health (the load-time estimate, \
          uncapped), then readiness and liveness on /health.",
         plan.gpu.vendor.to_ascii_uppercase(),
-        image.registry,
-        image.name,
+        image.reference(),
         startup_budget_seconds(plan)
     )];
     if let Some((secret, key)) = s.api_key {
