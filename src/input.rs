@@ -621,7 +621,8 @@ impl Input {
         if let Some(u) = d.gpu_memory_utilization {
             if !(0.1..=0.99).contains(&u) {
                 return Err(format!(
-                    "input.defaults.gpuMemoryUtilization is {u}; use a value from 0.1 to 0.99"
+                    "input.defaults.gpuMemoryUtilization is {}; use a value from 0.1 to 0.99",
+                    crate::quote::shown_number(u)
                 ));
             }
             s.gpu_memory_utilization = u;

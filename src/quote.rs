@@ -16,6 +16,17 @@ pub(crate) fn shown_with_length(value: &str) -> String {
     quoted(value, true)
 }
 
+/// A number as an error message shows it: as Rust writes it while that is
+/// short, else in exponent form (1e308, not its 309 digits).
+pub(crate) fn shown_number<T: std::fmt::Display + std::fmt::LowerExp>(value: T) -> String {
+    let plain = value.to_string();
+    if plain.len() <= 20 {
+        plain
+    } else {
+        format!("{value:e}")
+    }
+}
+
 /// [`shown`] for a value serde has already quoted (its messages write a
 /// string as Rust's `{:?}` does): an escape (a backslash and what it
 /// escapes, through the brace of `\u{...}`) counts as the one character the

@@ -136,6 +136,18 @@ fn errors_are_typed() {
         "invalid gpu count `99999999999`: it must be between 1 and 4096"
     );
     let e = render(&args(&[
+        "x/y-7B",
+        "--gpu-type",
+        "L4",
+        "--gpu-memory-utilization",
+        "1e308",
+    ]))
+    .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "invalid gpuMemoryUtilization `1e308`: it must be above 0 and at most 1 (0.9 is usual)"
+    );
+    let e = render(&args(&[
         "--model",
         "x/y",
         "--gpu-type",

@@ -22,7 +22,7 @@ pub(crate) fn validate(req: &SizingRequest) -> Result<(), SizingError> {
     if !u.is_finite() || u <= 0.0 || u > 1.0 {
         return bad(
             "gpuMemoryUtilization",
-            u.to_string(),
+            crate::quote::shown_number(u),
             "it must be above 0 and at most 1 (0.9 is usual)",
         );
     }
