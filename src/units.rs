@@ -44,6 +44,20 @@ pub(crate) fn parse_duration_seconds(d: &str) -> Result<f64, String> {
     })
 }
 
+/// Seconds in a duration that must be above zero (a timeout, a latency
+/// objective, a lifetime), or an error naming `field`.
+pub(crate) fn positive_duration_seconds(field: &str, d: &str) -> Result<f64, String> {
+    let seconds = parse_duration_seconds(d).map_err(|e| format!("{field}: {e}"))?;
+    if seconds > 0.0 {
+        Ok(seconds)
+    } else {
+        Err(format!(
+            "{field} is {}; use a duration above zero, such as 500ms, 30s or 1h, or omit it",
+            crate::quote::shown(d)
+        ))
+    }
+}
+
 /// GiB rounded up to a whole number, at least 1, as a quantity (`18Gi`).
 pub(crate) fn gib_quantity(gib: f64) -> String {
     format!("{}Gi", gib.ceil().max(1.0) as u64)

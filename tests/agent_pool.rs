@@ -1582,6 +1582,24 @@ fn malformed_agent_pools_are_refused_and_name_the_field_and_what_is_valid() {
             ),
         ),
         refusal(
+            "tool timeout negative",
+            "spec.agentClass.toolPermissions",
+            json!([{"name": "x", "timeout": "-5s"}]),
+            fatal(
+                "InvalidSpec",
+                "spec.agentClass.toolPermissions[0].timeout is \"-5s\"; use a duration above zero, such as 500ms, 30s or 1h, or omit it",
+            ),
+        ),
+        refusal(
+            "slo ttft zero",
+            "spec.agentClass.slo",
+            json!({"ttft": "0s"}),
+            fatal(
+                "InvalidSpec",
+                "spec.agentClass.slo.ttft is \"0s\"; use a duration above zero, such as 500ms, 30s or 1h, or omit it",
+            ),
+        ),
+        refusal(
             "rateLimit bad",
             "spec.agentClass.toolPermissions",
             json!([{"name": "x", "rateLimit": "lots"}]),
@@ -1653,6 +1671,15 @@ fn malformed_agent_pools_are_refused_and_name_the_field_and_what_is_valid() {
             fatal(
                 "InvalidSpec",
                 "spec.sessionAffinity.ttl: \"1 hour\" is not a duration; write one like 500ms, 30s, 5m or 1h30m",
+            ),
+        ),
+        refusal(
+            "sessionAffinity ttl negative",
+            "spec.sessionAffinity.ttl",
+            json!("-1h"),
+            fatal(
+                "InvalidSpec",
+                "spec.sessionAffinity.ttl is \"-1h\"; use a duration above zero, such as 500ms, 30s or 1h, or omit it",
             ),
         ),
         refusal(

@@ -1030,6 +1030,15 @@ fn malformed_models_are_fatal_and_name_the_field_and_what_is_valid() {
             ),
         ),
         refusal(
+            "cachePolicy pinDuration negative",
+            "spec.cachePolicy.pinDuration",
+            json!("-24h"),
+            fatal(
+                "InvalidSpec",
+                "spec.cachePolicy.pinDuration is \"-24h\"; use a duration above zero, such as 500ms, 30s or 1h, or omit it",
+            ),
+        ),
+        refusal(
             "evictionPolicy unknown",
             "spec.cachePolicy.evictionPolicy",
             json!("sometimes"),

@@ -596,7 +596,8 @@ fn check_numbers(spec: &AgentPoolSpec) -> Result<(), String> {
 }
 
 /// Strings Kubernetes or the agent runtime would reject, and durations the
-/// runtime could not read, checked here so that the error names the field.
+/// runtime could not read or that are not above zero, checked here so that
+/// the error names the field.
 fn check_strings_and_durations(spec: &AgentPoolSpec) -> Result<(), String> {
     let class = &spec.agent_class;
     text(
@@ -637,14 +638,17 @@ fn check_strings_and_durations(spec: &AgentPoolSpec) -> Result<(), String> {
             ));
         }
     }
+    // A timeout, a latency objective or a lifetime of zero or less means
+    // nothing the agents or a Service could follow.
     let duration = |field: String, d: &Option<String>| -> Result<(), String> {
         match d {
-            Some(d) => crate::units::parse_duration_seconds(d)
-                .map(|_| ())
-                .map_err(|e| format!("{field}: {e}")),
+            Some(d) => crate::units::positive_duration_seconds(&field, d).map(|_| ()),
             None => Ok(()),
         }
     };
+    if let Some(a) = &spec.session_affinity {
+        duration("spec.sessionAffinity.ttl".into(), &a.ttl)?;
+    }
     if let Some(slo) = &class.slo {
         duration("spec.agentClass.slo.ttft".into(), &slo.ttft)?;
         duration("spec.agentClass.slo.p95Latency".into(), &slo.p95_latency)?;

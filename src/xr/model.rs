@@ -329,8 +329,7 @@ impl ModelSpec {
             .as_ref()
             .and_then(|c| c.pin_duration.as_ref())
         {
-            crate::units::parse_duration_seconds(d)
-                .map_err(|e| format!("spec.cachePolicy.pinDuration: {e}"))?;
+            crate::units::positive_duration_seconds("spec.cachePolicy.pinDuration", d)?;
         }
         Ok(())
     }
