@@ -214,6 +214,16 @@ struct VisionConfig {
     intermediate_size: Lenient<u32>,
 }
 
+/// A config.json value as an error shows it.
+fn shown_json(value: &Value) -> String {
+    match value {
+        Value::String(s) => crate::quote::shown(s),
+        Value::Array(_) => "a list".into(),
+        Value::Object(_) => "an object".into(),
+        other => other.to_string(),
+    }
+}
+
 fn dtype_of(s: &str) -> Option<WeightPrecision> {
     match s {
         "bfloat16" => Some(WeightPrecision::Bf16),
@@ -252,12 +262,16 @@ impl ModelConfig {
                 }
             }
         }
-        let m: RawConfig = serde_json::from_value(Value::Object(merged))
+        let m = RawConfig::deserialize(&Value::Object(merged.clone()))
             .map_err(|e| ConfigError(format!("config.json cannot be read: {e}")))?;
-        let missing = |field: &str| {
-            ConfigError(format!(
+        let missing = |field: &str| match merged.get(field) {
+            Some(value) => ConfigError(format!(
+                "config.json's {field} is {}, not a whole number above zero",
+                shown_json(value)
+            )),
+            None => ConfigError(format!(
                 "config.json has no {field} (nor under text_config): it does not describe a language model sizing can read"
-            ))
+            )),
         };
         let layers = positive(&[&m.num_hidden_layers, &m.n_layer, &m.num_layers])
             .ok_or_else(|| missing("num_hidden_layers"))?;
@@ -379,6 +393,13 @@ impl ModelConfig {
                     thousands(u64::from(DIMENSION_MAX))
                 )));
             }
+        }
+        if let Some(context) = self.context.filter(|c| *c > u64::from(DIMENSION_MAX)) {
+            // vLLM's rotary cache holds a row per position on every GPU.
+            return Err(ConfigError(format!(
+                "config.json max_position_embeddings is {context}, more than any model has (at most {})",
+                thousands(u64::from(DIMENSION_MAX))
+            )));
         }
         if self.kv_heads > self.attention_heads {
             return Err(ConfigError(format!(
@@ -760,6 +781,18 @@ mod tests {
             (
                 r#""hidden_size":4096,"layer_types":["linear_attention","full_attention"],"linear_num_value_heads":4000000,"linear_key_head_dim":4000000,"linear_value_head_dim":4000000"#,
                 "config.json's linear-attention shapes (linear_num_value_heads, linear_key_head_dim, linear_value_head_dim, ...) give 18446744073709551615 bytes of state per layer and sequence, more than a GPU holds",
+            ),
+            (
+                r#""hidden_size":4096,"max_position_embeddings":2147483648"#,
+                "config.json max_position_embeddings is 2147483648, more than any model has (at most 16,777,216)",
+            ),
+            (
+                r#""hidden_size":-1"#,
+                "config.json's hidden_size is -1, not a whole number above zero",
+            ),
+            (
+                r#""hidden_size":"4096""#,
+                "config.json's hidden_size is \"4096\", not a whole number above zero",
             ),
         ];
         for (fields, message) in cases {
