@@ -188,7 +188,10 @@ pub(crate) fn humanize(message: &str) -> String {
             .or_else(|| valid.strip_prefix("expected "))
             .unwrap_or(valid)
             .replace('`', "");
-        return format!("{} is not valid; use one of {valid}", quoted(unquote(name)));
+        return format!(
+            "{} is not valid; use one of {valid}",
+            crate::quote::shown(unquote(name))
+        );
     }
     if let Some(rest) = message.strip_prefix("missing field ") {
         return format!("{} is required", unquote(rest));
@@ -269,10 +272,6 @@ fn shown(found: &str) -> String {
 
 fn unquote(s: &str) -> &str {
     s.trim_matches('`')
-}
-
-fn quoted(s: &str) -> String {
-    format!("{s:?}")
 }
 
 #[cfg(test)]
@@ -457,8 +456,10 @@ mod tests {
     #[test]
     fn long_strings_are_shortened() {
         let long = "x".repeat(10_000);
-        let got = from_value::<Spec>(json!({"gpu": long}), "spec").unwrap_err();
-        assert!(got.len() < 200, "{got}");
-        assert!(got.contains("(10000 characters)"), "{got}");
+        for field in ["gpu", "color"] {
+            let got = from_value::<Spec>(json!({field: long}), "spec").unwrap_err();
+            assert!(got.len() < 200, "{got}");
+            assert!(got.contains("(10000 characters)"), "{got}");
+        }
     }
 }
