@@ -571,13 +571,17 @@ impl Input {
             && v != API_VERSION
         {
             return Err(format!(
-                "input.apiVersion is {v:?}; expected {API_VERSION:?}"
+                "input.apiVersion is {}; expected {API_VERSION:?}",
+                crate::quote::shown(v)
             ));
         }
         if let Some(k) = &self.kind
             && k != KIND
         {
-            return Err(format!("input.kind is {k:?}; expected {KIND:?}"));
+            return Err(format!(
+                "input.kind is {}; expected {KIND:?}",
+                crate::quote::shown(k)
+            ));
         }
         let mut s = Settings::default();
         if let Some(ttl) = self.ttl {
@@ -667,7 +671,8 @@ impl Input {
         if let Some(v) = &d.vllm_version {
             if !is_release(v) {
                 return Err(format!(
-                    "input.defaults.vllmVersion is {v:?}; use the vLLM release the image runs, such as 0.19.0"
+                    "input.defaults.vllmVersion is {}; use the vLLM release the image runs, such as 0.19.0",
+                    crate::quote::shown(v)
                 ));
             }
             s.vllm_version = Some(v.clone());
@@ -680,7 +685,8 @@ impl Input {
                 || url.contains(char::is_whitespace)
             {
                 return Err(format!(
-                    "input.defaults.prometheusAddress is {a:?}; use the URL KEDA reaches Prometheus at, such as http://prometheus-operated.monitoring.svc:9090"
+                    "input.defaults.prometheusAddress is {}; use the URL KEDA reaches Prometheus at, such as http://prometheus-operated.monitoring.svc:9090",
+                    crate::quote::shown(a)
                 ));
             }
             s.prometheus_address = Some(url.to_string());

@@ -16,6 +16,18 @@ pub(crate) fn shown_with_length(value: &str) -> String {
     quoted(value, true)
 }
 
+/// `value` unquoted, for a message that marks it otherwise (`like this`):
+/// whole when short, else its first characters and its length.
+pub(crate) fn cut(value: &str) -> std::borrow::Cow<'_, str> {
+    let n = value.chars().count();
+    if n <= SHOWN {
+        value.into()
+    } else {
+        let head: String = value.chars().take(SHOWN).collect();
+        format!("{head}... ({n} characters)").into()
+    }
+}
+
 /// A number as an error message shows it: as Rust writes it while that is
 /// short, else in exponent form (1e308, not its 309 digits).
 pub(crate) fn shown_number<T: std::fmt::Display + std::fmt::LowerExp>(value: T) -> String {
@@ -70,6 +82,16 @@ fn quoted(value: &str, always_length: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_unquoted_value_is_cut_at_the_same_length() {
+        assert_eq!(cut("H100-80GB"), "H100-80GB");
+        let long = "é".repeat(100);
+        assert_eq!(
+            cut(&long),
+            format!("{}... (100 characters)", "é".repeat(64))
+        );
+    }
 
     #[test]
     fn a_quoted_value_is_cut_between_escapes() {

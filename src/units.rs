@@ -19,7 +19,12 @@ pub(crate) fn parse_quantity(q: &str) -> Result<f64, String> {
         .ok()
         .and_then(|p| p.to_bytes_f64())
         .filter(|value| *value >= 0.0)
-        .ok_or_else(|| format!("{q:?} is not a quantity; write one like 16Gi, 40G or 500Mi"))
+        .ok_or_else(|| {
+            format!(
+                "{} is not a quantity; write one like 16Gi, 40G or 500Mi",
+                crate::quote::shown(q)
+            )
+        })
 }
 
 /// A duration as Go writes one (`500ms`, `30s`, `5m`, `1h30m`), the form
@@ -30,7 +35,12 @@ pub(crate) fn parse_duration(d: &str) -> Result<kube_core::Duration, String> {
     (!s.is_empty())
         .then(|| s.parse().ok())
         .flatten()
-        .ok_or_else(|| format!("{d:?} is not a duration; write one like 500ms, 30s, 5m or 1h30m"))
+        .ok_or_else(|| {
+            format!(
+                "{} is not a duration; write one like 500ms, 30s, 5m or 1h30m",
+                crate::quote::shown(d)
+            )
+        })
 }
 
 /// Seconds in a duration (see [`parse_duration`]); negative ones are below 0.

@@ -1582,6 +1582,15 @@ fn malformed_agent_pools_are_refused_and_name_the_field_and_what_is_valid() {
             ),
         ),
         refusal(
+            "tool timeout long",
+            "spec.agentClass.toolPermissions",
+            json!([{"name": "x", "timeout": long}]),
+            fatal(
+                "InvalidSpec",
+                "spec.agentClass.toolPermissions[0].timeout: \"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"... (5000 characters) is not a duration; write one like 500ms, 30s, 5m or 1h30m",
+            ),
+        ),
+        refusal(
             "tool timeout negative",
             "spec.agentClass.toolPermissions",
             json!([{"name": "x", "timeout": "-5s"}]),

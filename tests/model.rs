@@ -1129,6 +1129,15 @@ fn malformed_models_are_fatal_and_name_the_field_and_what_is_valid() {
             ),
         ),
         refusal(
+            "parameterCount long",
+            "spec.parameterCount",
+            json!(long),
+            fatal(
+                "InvalidSpec",
+                "spec.parameterCount: invalid parameter count `xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx... (5000 characters)`: the expert count is not a number; write it like 500M, 8B, 70B, 8x7B or 1.5T",
+            ),
+        ),
+        refusal(
             "architecture long",
             "spec.architecture",
             json!(long),

@@ -6,10 +6,12 @@
 
 use std::fmt;
 
+use crate::quote::cut;
+
 /// Why a request cannot be sized.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum SizingError {
-    #[error("unknown GPU type `{name}`: known GPU types are {known}")]
+    #[error("unknown GPU type `{}`: known GPU types are {known}", cut(.name))]
     UnknownGpu { name: String, known: String },
 
     #[error("none of the offered GPU types ({offered}) serves it: {why}")]
@@ -22,10 +24,16 @@ pub enum SizingError {
         layout_too_small: bool,
     },
 
-    #[error("unknown precision `{value}`: use one of fp32, bf16, fp16, fp8, int8, int4, fp4")]
+    #[error(
+        "unknown precision `{}`: use one of fp32, bf16, fp16, fp8, int8, int4, fp4",
+        cut(.value)
+    )]
     UnknownPrecision { value: String },
 
-    #[error("invalid MIG choice `{value}`: use auto, none or a profile such as 1g.10gb")]
+    #[error(
+        "invalid MIG choice `{}`: use auto, none or a profile such as 1g.10gb",
+        cut(.value)
+    )]
     InvalidMigChoice { value: String },
 
     #[error(
@@ -34,11 +42,12 @@ pub enum SizingError {
     MissingParameterCount { model: String },
 
     #[error(
-        "invalid parameter count `{value}`: {reason}; write it like 500M, 8B, 70B, 8x7B or 1.5T"
+        "invalid parameter count `{}`: {reason}; write it like 500M, 8B, 70B, 8x7B or 1.5T",
+        cut(.value)
     )]
     InvalidParameterCount { value: String, reason: String },
 
-    #[error("invalid {field} `{value}`: {reason}")]
+    #[error("invalid {field} `{}`: {reason}", cut(.value))]
     InvalidValue {
         field: &'static str,
         value: String,
@@ -58,7 +67,7 @@ pub enum SizingError {
     #[error("{gpu} has no MIG: use mig none, or a GPU with MIG ({mig_gpus})")]
     MigUnsupported { gpu: String, mig_gpus: String },
 
-    #[error("{gpu} has no MIG profile `{profile}`: its profiles are {profiles}")]
+    #[error("{gpu} has no MIG profile `{}`: its profiles are {profiles}", cut(.profile))]
     UnknownMigProfile {
         gpu: String,
         profile: String,

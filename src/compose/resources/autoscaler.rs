@@ -79,8 +79,8 @@ pub(crate) fn autoscaler(p: &AutoscalerParams) -> Result<AutoscalerPlan, String>
             }
             None => {
                 let w = format!(
-                    "{field}.type {:?} has no HorizontalPodAutoscaler mapping and is not applied; use {}, cpu or memory",
-                    m.type_,
+                    "{field}.type {} has no HorizontalPodAutoscaler mapping and is not applied; use {}, cpu or memory",
+                    crate::quote::shown(&m.type_),
                     POD_METRICS
                         .iter()
                         .map(|(t, _, _)| *t)
@@ -145,7 +145,7 @@ fn map_metric(m: &AutoscalingMetric, field: &str) -> Result<Option<(MetricSpec, 
             .parse()
             .ok()
             .filter(|v| (1..=1000).contains(v))
-            .ok_or_else(|| format!("{field}.target is {:?}; a {type_} target is a utilization percentage such as 70%", m.target))?;
+            .ok_or_else(|| format!("{field}.target is {}; a {type_} target is a utilization percentage such as 70%", crate::quote::shown(&m.target)))?;
         return Ok(Some((
             resource_metric(type_, pct),
             format!("Resource {type_} averageUtilization {pct}%"),
@@ -158,15 +158,17 @@ fn map_metric(m: &AutoscalingMetric, field: &str) -> Result<Option<(MetricSpec, 
         parse_duration_seconds(&m.target)
             .map_err(|e| format!("{field}.target: {e} (a ttft-p95 target is a duration)"))?
     } else {
-        m.target
-            .trim()
-            .parse::<f64>()
-            .map_err(|_| format!("{field}.target is {:?}; use a number such as 30", m.target))?
+        m.target.trim().parse::<f64>().map_err(|_| {
+            format!(
+                "{field}.target is {}; use a number such as 30",
+                crate::quote::shown(&m.target)
+            )
+        })?
     };
     if !(value > 0.0 && value.is_finite()) {
         return Err(format!(
-            "{field}.target is {:?}; use a value above 0",
-            m.target
+            "{field}.target is {}; use a value above 0",
+            crate::quote::shown(&m.target)
         ));
     }
     let quantity = quantity(value);
