@@ -1419,6 +1419,16 @@ fn malformed_agent_pools_are_refused_and_name_the_field_and_what_is_valid() {
         )
         .requiring_nothing(),
         refusal(
+            "modelRef name no Model can have",
+            "spec.agentClass.modelRef",
+            json!({"name": "Llama_Big"}),
+            fatal(
+                "InvalidSpec",
+                "spec.agentClass.modelRef.name is \"Llama_Big\"; use a DNS name: at most 253 characters of lower-case letters, digits, '-' and '.', starting and ending with a letter or digit (for example llama-3-1-8b)",
+            ),
+        )
+        .requiring_nothing(),
+        refusal(
             "memory credential in configmap",
             "spec.agentClass.memoryConfig",
             json!({"type": "redis", "connectionString": "redis://:pw@redis:6379"}),

@@ -2428,6 +2428,7 @@ fn refusals_are_fatal_and_name_the_field_and_what_would_work() {
         .after(fnv1::State::default())
         .check(vec![
             refusal("no model", "spec", json!({"gpu": 1}), fatal("InvalidSpec", "spec.model is required: set a Hugging Face model id such as Qwen/Qwen2.5-7B-Instruct (or spec.modelRef to a Model)")),
+            refusal("modelRef name no Model can have", "spec", json!({"modelRef": {"name": "Llama_Big"}}), fatal("InvalidSpec", "spec.modelRef.name is \"Llama_Big\"; use a DNS name: at most 253 characters of lower-case letters, digits, '-' and '.', starting and ending with a letter or digit (for example llama-3-1-8b)")),
             refusal("empty model", "spec.model", json!(" "), fatal("InvalidSpec", "spec.model is empty; set a Hugging Face model id such as Qwen/Qwen2.5-7B-Instruct")),
             refusal("negative gpu", "spec.gpu", json!(-3), fatal("InvalidSpec", "spec.gpu is -3; use a whole number from 1 to 64; omit it to derive the count from the model and GPU type")),
             refusal("gpu as words", "spec.gpu", json!("lots"), fatal("InvalidSpec", "spec.gpu: the string \"lots\" is not a whole number; use a whole number from 1 to 64")),

@@ -125,10 +125,7 @@ pub(crate) fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
             "spec.agentClass.modelRef.name is empty; name a Model in the AgentPool's namespace",
         ));
     }
-    let model = ModelRef {
-        field: MODEL_REF,
-        name,
-    };
+    let model = ModelRef::new(MODEL_REF, name)?;
     Ok(served_model::with_requirements(
         req,
         model,

@@ -65,17 +65,12 @@ const KEYS: ServerKeys = ServerKeys {
 /// the model server, expose it, then report.
 pub(crate) fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
     let spec: LlmInferenceSpec = req.xr.spec().map_err(|e| Refusal::new("InvalidSpec", e))?;
-    let composed = compose_spec(req, &spec);
     Ok(match &spec.model_ref {
-        Some(r) if spec.model.is_none() => served_model::with_requirements(
-            req,
-            ModelRef {
-                field: MODEL_REF,
-                name: &r.name,
-            },
-            composed,
-        ),
-        _ => composed?,
+        Some(r) if spec.model.is_none() => {
+            let model = ModelRef::new(MODEL_REF, &r.name)?;
+            served_model::with_requirements(req, model, compose_spec(req, &spec))
+        }
+        _ => compose_spec(req, &spec)?,
     })
 }
 
@@ -194,10 +189,7 @@ fn resolve_model(
             "spec.model is empty; set a Hugging Face model id such as Qwen/Qwen2.5-7B-Instruct",
         )),
         (None, Some(r)) => {
-            let model = ModelRef {
-                field: MODEL_REF,
-                name: &r.name,
-            };
+            let model = ModelRef::new(MODEL_REF, &r.name)?;
             let waiting_status = |_: &str, _: &str, _: &str| {
                 Map::from_iter([("ready".to_string(), Value::from("False"))])
             };

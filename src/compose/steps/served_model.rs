@@ -26,6 +26,17 @@ pub(crate) struct ModelRef<'a> {
     pub(crate) name: &'a str,
 }
 
+impl<'a> ModelRef<'a> {
+    /// The reference `field` (`spec.modelRef`) gives. A name no Model can
+    /// have is refused before the Model is asked for: waiting for it would
+    /// never end.
+    pub(crate) fn new(field: &'a str, name: &'a str) -> Result<Self, Refusal> {
+        crate::names::require_subdomain(&format!("{field}.name"), name, "llama-3-1-8b")
+            .map_err(|e| Refusal::new("InvalidSpec", e))?;
+        Ok(ModelRef { field, name })
+    }
+}
+
 /// The kind's status while it waits: given the phase (`WaitingForModel`,
 /// `WaitingForModelConfig`), the Model as `namespace/name`, and the message.
 pub(crate) type WaitingStatus<'a> = &'a dyn Fn(&str, &str, &str) -> Map<String, Value>;
