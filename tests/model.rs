@@ -304,6 +304,31 @@ fn weights_that_need_their_repositorys_code_are_served_only_when_trusted() {
     }
 }
 
+/// The card records any format, but the model server loads what vLLM finds
+/// (safetensors, else PyTorch): a format it would not load is a note, not
+/// silently taken for applied.
+#[test]
+fn a_format_the_model_server_does_not_load_is_a_note() {
+    let model = |format: &str| {
+        Model::new("llama")
+            .spec(
+                json!({"weightsURI": "hf://meta-llama/Llama-3.1-8B-Instruct",
+                         "parameterCount": "8B", "architecture": "llama", "format": format}),
+            )
+            .build()
+    };
+    let notes = |format: &str| desired_status(&call(&request("m", model(format))))["notes"].clone();
+    assert_eq!(notes("safetensors"), Value::Null);
+    assert_eq!(notes("PyTorch"), Value::Null);
+    assert_eq!(
+        notes("gguf"),
+        json!([
+            "spec.format \"gguf\" is not applied: the model server loads the safetensors weights it finds at \
+                spec.weightsURI (from Hugging Face, else PyTorch ones)"
+        ])
+    );
+}
+
 /// Weights in a bucket the nodes' role cannot read (MinIO, Ceph, another
 /// account's S3) load with static keys: the Model names a Secret, and the
 /// pods of every runtime serving it take its keys as their environment. A

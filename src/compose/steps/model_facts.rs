@@ -221,6 +221,24 @@ impl ModelFacts {
                 }
             }
         }
+        // vLLM loads the safetensors it finds (from Hugging Face, else
+        // PyTorch .bin files; the bucket streamer reads safetensors only),
+        // whatever the card says: a GGUF checkpoint is one file it must be
+        // pointed at.
+        if let Some(format) = spec.format.as_deref().map(str::trim) {
+            let loaded = match format.to_ascii_lowercase().as_str() {
+                "safetensors" => true,
+                "pytorch" => scheme == "hf",
+                _ => false,
+            };
+            if !loaded {
+                notes.push(format!(
+                    "{prefix}.format {} is not applied: the model server loads the safetensors weights it finds \
+                     at {prefix}.weightsURI (from Hugging Face, else PyTorch ones)",
+                    crate::quote::shown(format)
+                ));
+            }
+        }
         if spec.config.is_some() && spec.config_from.is_some() {
             return Err(format!(
                 "{prefix}.config and {prefix}.configFrom are both set; give the config.json once: inline (config) or from a ConfigMap (configFrom)"
