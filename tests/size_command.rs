@@ -193,6 +193,21 @@ fn errors_lead_with_the_flag_to_change() {
          is 131.4 GiB, more than its 21.9 GiB, so vLLM cannot load them whatever its flags; 16 x L4 (TP 8, PP 2) \
          would hold it"
     );
+    // A tensor-parallel size the count and --pipeline-parallel imply is the
+    // count's to change: --tensor-parallel was not given.
+    assert_eq!(
+        error(&[
+            "meta-llama/Llama-3.1-8B-Instruct",
+            "--gpu-type",
+            "H100-80GB",
+            "--gpu",
+            "6",
+            "--pipeline-parallel",
+            "2"
+        ]),
+        "--gpu: 6 GPUs is not a valid tensor-parallel layout for meta-llama/Llama-3.1-8B-Instruct (32 attention \
+         heads, 8 KV heads, 8 H100-80GB per node): use 2, 4, 8, 16 with pipeline parallel 2"
+    );
     assert!(
         error(&["x/y-7B", "--gpu-type", "L4", "--mig", "1g.5gb"])
             .starts_with("--mig: L4 has no MIG")

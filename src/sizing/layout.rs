@@ -123,17 +123,41 @@ pub(crate) fn requested_layout(
             }
             Some((t, p))
         }
+        // A size derived from the GPU count is the count's problem, not
+        // that of a size the request did not give.
         (Some(c), Some(t), None) => {
             if c % t != 0 {
                 return Err(not_a_multiple(c, "tensor parallel", t));
             }
-            Some((t, check_pp(c / t)?))
+            let p = c / t;
+            if !(1..=m.arch.layers).contains(&p) {
+                return Err(SizingError::invalid(
+                    "gpu count",
+                    c.to_string(),
+                    format!(
+                        "with tensor parallel {t} it makes {p} pipeline stages, and {} has {} layers: use at most {} GPUs",
+                        m.name,
+                        m.arch.layers,
+                        u64::from(t) * u64::from(m.arch.layers)
+                    ),
+                ));
+            }
+            Some((t, p))
         }
         (Some(c), None, Some(p)) => {
             if c % p != 0 {
                 return Err(not_a_multiple(c, "pipeline parallel", p));
             }
-            Some((check_tp(c / p)?, p))
+            let t = c / p;
+            if !valid_tp(m.arch.attention_heads, m.arch.kv_heads, t) {
+                let counts: Vec<u32> = tps.iter().map(|t| t.saturating_mul(p)).collect();
+                return Err(SizingError::InvalidGpuCount {
+                    count: c,
+                    limits: tp_limits(m, gpu),
+                    valid: format!("{} with pipeline parallel {p}", join_counts(&counts)),
+                });
+            }
+            Some((t, p))
         }
         (Some(c), None, None) => Some(layout_for_count(m, gpu, c, tps)?),
     };
@@ -599,7 +623,10 @@ mod tests {
             (
                 "count over TP is too many stages",
                 r(Some(160), Some(1), None),
-                Err("PP 160 not in 1 to 80 layers"),
+                Err(
+                    "invalid gpu count `160`: with tensor parallel 1 it makes 160 pipeline stages, and \
+                     meta-llama/Llama-3.1-70B-Instruct has 80 layers: use at most 80 GPUs",
+                ),
             ),
             ("count and PP", r(Some(8), None, Some(2)), Ok(Some((4, 2)))),
             (
@@ -610,7 +637,7 @@ mod tests {
             (
                 "count over PP is an invalid TP",
                 r(Some(6), None, Some(2)),
-                Err("TP 3 invalid; use 1, 2, 4, 8"),
+                Err("6 GPUs invalid; use 2, 4, 8, 16 with pipeline parallel 2"),
             ),
             ("count alone", r(Some(16), None, None), Ok(Some((8, 2)))),
             (
