@@ -29,7 +29,7 @@ use super::memory::{
 use super::mig::choose_mig;
 use super::plan::{Estimate, Plan, SizingRequest};
 use super::precision::{KvCacheDtype, MigStrategy};
-use super::resolved_model::resolve_model;
+use super::resolved_model::{checkpoint_bytes_warning, resolve_model};
 use super::text::{gib, thousands};
 use super::validate::validate;
 use super::weights::{
@@ -69,6 +69,7 @@ pub(crate) fn size(req: &SizingRequest) -> Result<Plan, SizingError> {
 
     let (m, about_model) = resolve_model(req)?;
     reasons.extend(about_model);
+    warnings.extend(checkpoint_bytes_warning(req));
 
     let (wp, about_precision, slower) = choose_precision(req.quantization, &m, gpu)?;
     reasons.extend(about_precision);
@@ -416,6 +417,30 @@ mod tests {
             p.max_model_len
         );
         assert!(p.warnings.is_empty());
+    }
+
+    /// A weights index far from what the model weighs is most likely another
+    /// file's: the plan says so, since it counts the index's bytes.
+    #[test]
+    fn a_weights_index_far_from_the_models_weight_is_a_warning() {
+        let warnings = |bytes: u64| {
+            size(&SizingRequest {
+                checkpoint_bytes: Some(bytes),
+                ..req("meta-llama/Llama-3.1-8B-Instruct", "L40S")
+            })
+            .unwrap()
+            .warnings
+        };
+        // Llama 3.1 8B's own index: 16,060,522,496 bytes.
+        assert_eq!(warnings(16_060_522_496), Vec::<String>::new());
+        assert_eq!(
+            warnings(1_000_000_000),
+            [
+                "The weights index gives 0.9 GiB of weights, 0.06 times the 15.0 GiB that the catalog's parameter \
+                 count gives at bf16: check that it is metadata.total_size of this model's \
+                 model.safetensors.index.json, since the plan counts the weights as the index says"
+            ]
+        );
     }
 
     /// `A100` is sold with 40 and 80 GB: the plan says which it sized for.

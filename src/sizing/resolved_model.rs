@@ -105,6 +105,38 @@ pub(crate) fn resolve_model(req: &SizingRequest) -> Result<(Model, Vec<String>),
     Ok((model, reasons))
 }
 
+/// A weights index far from what the model's shapes weigh at its own
+/// precision (a quarter or four times as much): most likely another file's
+/// total, which the plan would take as the exact weights.
+pub(crate) fn checkpoint_bytes_warning(req: &SizingRequest) -> Option<String> {
+    let bytes = req.checkpoint_bytes? as f64;
+    let (params_b, precision, source) = match (&req.model_config, lookup(&req.model_id)) {
+        (Some(c), _) => (
+            c.estimated_params_b().0,
+            c.quantization.as_ref().map(|q| q.precision).or(c.dtype),
+            "config.json's shapes give",
+        ),
+        (None, Some(found)) => (
+            found.spec.params_b,
+            Some(found.spec.native_precision()),
+            "the catalog's parameter count gives",
+        ),
+        (None, None) => return None,
+    };
+    let precision = precision.unwrap_or(WeightPrecision::Bf16);
+    let expected = params_b * 1e9 * precision.bytes_per_param();
+    let ratio = bytes / expected;
+    (!(0.25..=4.0).contains(&ratio)).then(|| {
+        format!(
+            "The weights index gives {} of weights, {ratio:.2} times the {} that {source} at {precision}: \
+             check that it is metadata.total_size of this model's model.safetensors.index.json, since the plan \
+             counts the weights as the index says",
+            gib(bytes / GIB),
+            gib(expected / GIB)
+        )
+    })
+}
+
 fn attention_words(a: &Arch) -> String {
     let mut s = if a.mla_kv_dim > 0 {
         format!(
