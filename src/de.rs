@@ -53,7 +53,7 @@ fn misread_shapes(value: &Value, schema: &Value, path: &str) -> Result<(), Strin
         let names: Vec<&str> = names.iter().filter_map(Value::as_str).collect();
         return Err(format!(
             "{path}: {} is not a string; use one of {}",
-            shown_value(value),
+            crate::quote::shown_value(value),
             one_of(&names)
         ));
     }
@@ -89,16 +89,6 @@ fn one_of(names: &[&str]) -> String {
     match names {
         [a, b] => format!("{a} or {b}"),
         _ => names.join(", "),
-    }
-}
-
-/// A value that is not a string, as the messages show one: `-1`, `true`,
-/// "a list", "an object".
-fn shown_value(value: &Value) -> String {
-    match value {
-        Value::Array(_) => "a list".into(),
-        Value::Object(_) => "an object".into(),
-        other => other.to_string(),
     }
 }
 

@@ -28,6 +28,17 @@ pub(crate) fn cut(value: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
+/// A JSON value as an error message shows it: a string by [`shown`], a
+/// number or boolean as written, else "a list" or "an object".
+pub(crate) fn shown_value(value: &serde_json::Value) -> String {
+    match value {
+        serde_json::Value::String(s) => shown(s),
+        serde_json::Value::Array(_) => "a list".into(),
+        serde_json::Value::Object(_) => "an object".into(),
+        other => other.to_string(),
+    }
+}
+
 /// A number as an error message shows it: as Rust writes it while that is
 /// short, else in exponent form (1e308, not its 309 digits).
 pub(crate) fn shown_number<T: std::fmt::Display + std::fmt::LowerExp>(value: T) -> String {

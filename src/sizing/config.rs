@@ -214,16 +214,6 @@ struct VisionConfig {
     intermediate_size: Lenient<u32>,
 }
 
-/// A config.json value as an error shows it.
-fn shown_json(value: &Value) -> String {
-    match value {
-        Value::String(s) => crate::quote::shown(s),
-        Value::Array(_) => "a list".into(),
-        Value::Object(_) => "an object".into(),
-        other => other.to_string(),
-    }
-}
-
 fn dtype_of(s: &str) -> Option<WeightPrecision> {
     match s {
         "bfloat16" => Some(WeightPrecision::Bf16),
@@ -267,7 +257,7 @@ impl ModelConfig {
         let missing = |field: &str| match merged.get(field) {
             Some(value) => ConfigError(format!(
                 "config.json's {field} is {}, not a whole number above zero",
-                shown_json(value)
+                crate::quote::shown_value(value)
             )),
             None => ConfigError(format!(
                 "config.json has no {field} (nor under text_config): it does not describe a language model sizing can read"
@@ -385,21 +375,17 @@ impl ModelConfig {
             ("n_shared_experts", self.shared_experts),
             ("kv_lora_rank + qk_rope_head_dim", self.mla_kv_dim),
             ("sliding_window", self.sliding_window),
-        ];
-        for (field, value) in dimensions {
-            if value > DIMENSION_MAX {
+        ]
+        .map(|(field, value)| (field, u64::from(value)));
+        // vLLM's rotary cache holds a row per position on every GPU.
+        let context = ("max_position_embeddings", self.context.unwrap_or(0));
+        for (field, value) in dimensions.into_iter().chain([context]) {
+            if value > u64::from(DIMENSION_MAX) {
                 return Err(ConfigError(format!(
                     "config.json {field} is {value}, more than any model has (at most {})",
                     thousands(u64::from(DIMENSION_MAX))
                 )));
             }
-        }
-        if let Some(context) = self.context.filter(|c| *c > u64::from(DIMENSION_MAX)) {
-            // vLLM's rotary cache holds a row per position on every GPU.
-            return Err(ConfigError(format!(
-                "config.json max_position_embeddings is {context}, more than any model has (at most {})",
-                thousands(u64::from(DIMENSION_MAX))
-            )));
         }
         if self.kv_heads > self.attention_heads {
             return Err(ConfigError(format!(
