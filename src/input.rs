@@ -109,7 +109,7 @@ pub(crate) struct Defaults {
     pub(crate) vllm_images: Option<VllmImages>,
     /// The autoscaler the platform runs, for XRs that set spec.autoscaling: keda (a ScaledObject with a Prometheus trigger; needs prometheusAddress) or hpa (an autoscaling/v2 HorizontalPodAutoscaler on a Pods metric served by a custom metrics adapter). Unset: XRs that ask for autoscaling are refused.
     pub(crate) autoscaler: Option<Autoscaler>,
-    /// The Prometheus that KEDA queries for vLLM's metrics, for example http://prometheus-operated.monitoring.svc:9090.
+    /// The Prometheus that KEDA queries for vLLM's metrics, for example `http://prometheus-operated.monitoring.svc:9090`.
     #[schemars(length(min = 1, max = 2048))]
     pub(crate) prometheus_address: Option<String>,
     /// Compose a PodMonitor (Prometheus Operator, monitoring.coreos.com/v1) for each model server's /metrics (false by default).

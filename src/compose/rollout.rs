@@ -792,7 +792,7 @@ fn container_problem(
 const LOG_LINE_MAX: usize = 500;
 
 /// How a restarting container last ended ("it last exited with code 1
-/// (Error): <the cause in its log>"). CrashLoopBackOff's own message only
+/// (Error): {the cause in its log}"). CrashLoopBackOff's own message only
 /// says it is backing off; the cause (vLLM's CUDA out of memory, an
 /// OOMKilled from the memory limit) is in `lastState`, with the log's tail
 /// where the container sets `FallbackToLogsOnError`.

@@ -71,7 +71,7 @@ impl Placement {
 }
 
 /// The readiness policy that makes an Object Ready when its manifest serves
-/// its current spec, by the rules of [`super::readiness`]: the controller
+/// its current spec, by the rules of [`crate::compose::rollout`]: the controller
 /// has seen the current generation, and every desired replica is updated and
 /// available with none of an older spec left.
 /// `None` keeps provider-kubernetes' default, SuccessfulCreate: right for

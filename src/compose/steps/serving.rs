@@ -326,7 +326,7 @@ pub(crate) fn condition(
     }
 }
 
-/// " on 2 of 3 replica(s): 1 more starting" (or "cannot start: <why>") of
+/// " on 2 of 3 replica(s): 1 more starting" (or "cannot start: {why}") of
 /// a workload the autoscaler scales up beyond its floor.
 pub(crate) fn above_floor(c: Replicas, problem: Option<&(String, String)>) -> String {
     let more = match problem {
