@@ -166,7 +166,7 @@ fn errors_lead_with_the_flag_to_change() {
     let error = |argv: &[&str]| run(&args(argv), &mut Vec::new()).unwrap_err().to_string();
     assert_eq!(
         error(&["foo/bar", "--gpu-type", "L4"]),
-        "--parameter-count (or --config with the model's config.json): cannot tell how many parameters `foo/bar` \
+        "--parameter-count (or --config with the model's config.json, or --weights-index): cannot tell how many parameters `foo/bar` \
          has: it is not in the model catalog and its id carries no size; give its parameter count (for example 8B, \
          70B or 8x7B)"
     );

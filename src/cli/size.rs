@@ -130,7 +130,7 @@ fn led_by_flag(e: &SizingError) -> String {
         | E::MigProfileTooSmall { .. }
         | E::MigNeedsOneGpu { .. } => "--mig",
         E::MissingParameterCount { .. } => {
-            "--parameter-count (or --config with the model's config.json)"
+            "--parameter-count (or --config with the model's config.json, or --weights-index)"
         }
         E::InvalidParameterCount { .. } => "--parameter-count",
         E::InvalidGpuCount { .. } | E::WeightsExceedGpu { .. } => "--gpu",

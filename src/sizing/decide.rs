@@ -69,7 +69,7 @@ pub(crate) fn size(req: &SizingRequest) -> Result<Plan, SizingError> {
 
     let (m, about_model) = resolve_model(req)?;
     reasons.extend(about_model);
-    warnings.extend(checkpoint_bytes_warning(req));
+    warnings.extend(checkpoint_bytes_warning(req, &m));
 
     let (wp, about_precision, slower) = choose_precision(req.quantization, &m, gpu)?;
     reasons.extend(about_precision);
@@ -438,6 +438,46 @@ mod tests {
             [
                 "The weights index gives 0.9 GiB of weights, 0.06 times the 15.0 GiB that the catalog's parameter \
                  count gives at bf16: check that it is metadata.total_size of this model's \
+                 model.safetensors.index.json, since the plan counts the weights as the index says"
+            ]
+        );
+    }
+
+    /// A model known by its id alone is taken to be stored as it is served
+    /// (bf16, or its id's marker): its weights index gives the exact weights,
+    /// and the parameter count when nothing else does.
+    #[test]
+    fn a_weights_index_weighs_a_model_known_by_its_id_alone() {
+        let plan = |count: Option<&str>, bytes: u64| {
+            size(&SizingRequest {
+                parameter_count: count.map(str::to_string),
+                checkpoint_bytes: Some(bytes),
+                ..req("acme/reviewer", "L40S")
+            })
+            .unwrap()
+        };
+        let given = plan(Some("7B"), 28_000_000_000);
+        assert_eq!(format!("{:.2}", given.estimate.weights_gib), "26.08");
+        assert_eq!(given.parameters_b, 7.0);
+        // Twice what 7 B weigh in bf16 (a float32 checkpoint, say) is within the band.
+        assert!(given.warnings.is_empty(), "{:?}", given.warnings);
+        let read = plan(None, 28_000_000_000);
+        assert_eq!(format!("{:.2}", read.estimate.weights_gib), "26.08");
+        assert_eq!(read.parameters_b, 14.0);
+        assert!(read.warnings.is_empty(), "{:?}", read.warnings);
+        assert!(
+            read.reasons[0].contains(
+                "14 B parameters (the weights index's bytes / 2 B, taking the checkpoint as bf16)"
+            ),
+            "{}",
+            read.reasons[0]
+        );
+        let far = plan(Some("70B"), 14_000_000_000);
+        assert_eq!(
+            far.warnings,
+            [
+                "The weights index gives 13.0 GiB of weights, 0.10 times the 130.4 GiB that the parameter count \
+                 gives at bf16: check that it is metadata.total_size of this model's \
                  model.safetensors.index.json, since the plan counts the weights as the index says"
             ]
         );

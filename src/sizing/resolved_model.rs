@@ -12,7 +12,7 @@ use super::memory::{
     Arch, GIB, GUESSED_ROPE_POSITIONS, GUESSED_VOCAB, WeightParts, Weights, weights,
 };
 use super::model_catalog::{CatalogModel, ModelMatch, lookup, nearest_template};
-use super::params::{ParamCount, count_from_id, parse_parameter_count};
+use super::params::{ParamCount, count_from_id, parse_parameter_count, quantization_marker};
 use super::plan::SizingRequest;
 use super::precision::WeightPrecision;
 use super::text::{gib, thousands};
@@ -50,6 +50,17 @@ impl Model {
         f64::from(self.arch.vocab) * f64::from(self.arch.hidden_size) / 1e9
     }
 
+    /// The precision the checkpoint is stored at: its own, or for a guessed
+    /// model the one the plan assumes (the id's quantization marker, else
+    /// bf16), so that a weights index counts as its exact weights there too.
+    pub(crate) fn checkpoint_precision(&self) -> Option<WeightPrecision> {
+        if self.guessed {
+            Some(assumed_precision(&self.id))
+        } else {
+            self.native
+        }
+    }
+
     fn parts(&self) -> WeightParts {
         WeightParts {
             params_b: self.total_b,
@@ -73,7 +84,7 @@ impl Model {
         };
         let mut w = weights(&self.parts(), precision, self.arch.rope_gib(element));
         if let Some(bytes) = self.checkpoint_bytes
-            && self.native == Some(precision)
+            && self.checkpoint_precision() == Some(precision)
         {
             w.total_gib = bytes as f64 / GIB * w.padding;
         }
@@ -108,20 +119,25 @@ pub(crate) fn resolve_model(req: &SizingRequest) -> Result<(Model, Vec<String>),
 /// A weights index far from what the model's shapes weigh at its own
 /// precision (a quarter or four times as much): most likely another file's
 /// total, which the plan would take as the exact weights.
-pub(crate) fn checkpoint_bytes_warning(req: &SizingRequest) -> Option<String> {
-    let bytes = req.checkpoint_bytes? as f64;
-    let (params_b, precision, source) = match (&req.model_config, lookup(&req.model_id)) {
+pub(crate) fn checkpoint_bytes_warning(req: &SizingRequest, m: &Model) -> Option<String> {
+    let bytes = m.checkpoint_bytes? as f64;
+    let (params_b, precision, source) = match (&req.model_config, m.spec) {
         (Some(c), _) => (
             c.estimated_params_b().0,
             c.quantization.as_ref().map(|q| q.precision).or(c.dtype),
             "config.json's shapes give",
         ),
-        (None, Some(found)) => (
-            found.spec.params_b,
-            Some(found.spec.native_precision()),
+        (None, Some(spec)) => (
+            spec.params_b,
+            Some(spec.native_precision()),
             "the catalog's parameter count gives",
         ),
-        (None, None) => return None,
+        // A count read from the index itself agrees with it.
+        (None, None) => (
+            m.total_b,
+            m.checkpoint_precision(),
+            "the parameter count gives",
+        ),
     };
     let precision = precision.unwrap_or(WeightPrecision::Bf16);
     let expected = params_b * 1e9 * precision.bytes_per_param();
@@ -308,24 +324,42 @@ fn from_config(
     Ok((model, vec![reason]))
 }
 
+/// The precision a checkpoint known by its id alone is taken to have: the
+/// id's quantization marker (`-AWQ`, `-FP8`), else bf16, as the plan serves it.
+fn assumed_precision(id: &str) -> WeightPrecision {
+    quantization_marker(id).map_or(WeightPrecision::Bf16, |(p, _)| p)
+}
+
 /// A model outside the catalog with no config.json: its size from the
-/// caller or from the id (`...-13B`), its architecture that of the Llama 3
+/// caller, from the id (`...-13B`) or from its weights index, its architecture that of the Llama 3
 /// model nearest in size ([`nearest_template`]).
 fn guessed(
     req: &SizingRequest,
     explicit: Option<ParamCount>,
 ) -> Result<(Model, Vec<String>), SizingError> {
     let id = &req.model_id;
-    let (count, source) = match explicit {
-        Some(c) => (c, "as given"),
-        None => match count_from_id(id) {
-            Some(c) => (c, "read from the id"),
-            None => {
-                return Err(SizingError::MissingParameterCount {
-                    model: id.to_string(),
-                });
-            }
-        },
+    let assumed = assumed_precision(id);
+    let (count, source) = match (explicit, count_from_id(id), req.checkpoint_bytes) {
+        (Some(c), _, _) => (c, "as given".to_string()),
+        (None, Some(c), _) => (c, "read from the id".to_string()),
+        (None, None, Some(bytes)) => {
+            // To 0.01 B, for the reasons: the weights are the index's bytes.
+            let total_b = (bytes as f64 / assumed.bytes_per_param() / 1e7).round() / 100.0;
+            let count = ParamCount {
+                total_b,
+                active_b: total_b,
+            };
+            let source = format!(
+                "the weights index's bytes / {} B, taking the checkpoint as {assumed}",
+                assumed.bytes_per_param()
+            );
+            (count, source)
+        }
+        (None, None, None) => {
+            return Err(SizingError::MissingParameterCount {
+                model: id.to_string(),
+            });
+        }
     };
     let like = nearest_template(count.total_b);
     let arch = Arch::from_spec(like);
@@ -336,7 +370,7 @@ fn guessed(
          and growing with size, so a larger model is never assumed to need less): {} layers, grouped-query attention ({heads} heads and {kv_heads} KV heads of dimension {}), hidden size {}, a {}-token vocabulary \
          and no sliding window. A model with multi-head attention ({heads} KV heads) caches {}x as much per token and may need \
          more GPUs for a long context. Give the model's config.json (the Model's config, or `size --config`) for its exact \
-         architecture, and its model.safetensors.index.json for the exact weights.",
+         architecture{}.",
         count.total_b,
         like.id,
         arch.layers,
@@ -344,6 +378,11 @@ fn guessed(
         arch.hidden_size,
         thousands(u64::from(arch.vocab)),
         heads / kv_heads.max(1),
+        if req.checkpoint_bytes.is_some() {
+            ""
+        } else {
+            ", and its model.safetensors.index.json for the exact weights"
+        },
     );
     let model = Model {
         id: id.to_string(),

@@ -248,7 +248,7 @@ pub(crate) fn weights_reason(m: &Model, precision: WeightPrecision, w: &Weights)
         String::new()
     };
     if let Some(bytes) = m.checkpoint_bytes
-        && m.native == Some(precision)
+        && m.checkpoint_precision() == Some(precision)
     {
         return format!(
             "Weights: {} ({} bytes, as the checkpoint's index says){}{rope}.",
