@@ -68,6 +68,27 @@ fn a_model_reports_its_plans_its_size_and_its_card() {
         vec![]
     );
 
+    // Weights counted from the index: the formula and the hint say so.
+    let mut spec = json!({"weightsURI": "hf://meta-llama/Llama-3.1-8B-Instruct", "size": "16Gi",
+                          "weightsIndex": {"totalSize": 12_000_000_000_u64}});
+    let rsp = call(&request("m2i", model_xr(spec.clone(), json!({}))));
+    let formula = "12,000,000,000 bytes of bf16 weights (the weights index) = 11.18 GiB";
+    assert_eq!(desired_status(&rsp)["size"]["formula"], formula);
+    assert_eq!(
+        rsp.results,
+        vec![warning(
+            "ModelWarning",
+            &format!(
+                "spec.size 16Gi (16.00 GiB) contradicts {formula}; check spec.parameterCount, \
+                 spec.weightsIndex.totalSize and spec.quantization, or correct spec.size"
+            )
+        )]
+    );
+    spec["size"] = json!("11Gi");
+    let rsp = call(&request("m2j", model_xr(spec, json!({}))));
+    assert_eq!(rsp.results, vec![]);
+    assert_eq!(desired_status(&rsp)["size"]["consistent"], true);
+
     // Llama-3.1-405B in fp32 (1.5 TiB) on a platform offering one GPU type.
     let fp32_405b_on = |tag: &str, gpu_type: &str| {
         let mut req = request(

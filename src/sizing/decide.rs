@@ -34,7 +34,7 @@ use super::text::{gib, thousands};
 use super::validate::validate;
 use super::weights::{
     choose_precision, dtype_for, kv_element_bytes, load_gib, quantization_method,
-    quantization_reason, weights_reason,
+    quantization_reason, weights_formula, weights_reason,
 };
 
 #[cfg(test)]
@@ -94,6 +94,7 @@ pub(crate) fn size(req: &SizingRequest) -> Result<Plan, SizingError> {
 
     let weights = m.weights(precision);
     reasons.push(weights_reason(&m, precision, &weights));
+    let weights_formula = weights_formula(&m, precision, &weights);
     let ctx = context_target(req, &m)?;
     let sizer = Sizer::for_request(&m, weights, kv_bytes, req, &ctx);
 
@@ -183,6 +184,7 @@ pub(crate) fn size(req: &SizingRequest) -> Result<Plan, SizingError> {
             kv_bytes_per_token_per_gpu: m.arch.kv_bytes_per_token(kv_bytes, fit.tp, fit.pp),
             kv_cache_per_gpu_gib: fit.kv_free_gib,
         },
+        weights_formula,
         kv_cache_dtype,
         objective: req.objective,
         architecture_guessed: m.guessed,

@@ -143,6 +143,8 @@ pub struct Plan {
     /// The architecture sized: how much of a sequence each layer caches.
     pub(crate) arch: Arch,
     pub estimate: Estimate,
+    /// How `estimate.weights_gib` was computed, in one line.
+    pub(crate) weights_formula: String,
     /// vLLM `--kv-cache-dtype`, `Auto` when vLLM needs no flag.
     pub(crate) kv_cache_dtype: KvCacheDtype,
     /// The objective that chose the layout.

@@ -237,6 +237,29 @@ pub(crate) fn kv_element_bytes(precision: WeightPrecision, kv: KvCacheDtype) -> 
     }
 }
 
+/// The weights' arithmetic in one line (a Model's card shows it): the
+/// weights index's bytes where the plan counts them, else parameters x bytes.
+pub(crate) fn weights_formula(m: &Model, precision: WeightPrecision, w: &Weights) -> String {
+    match m.checkpoint_bytes {
+        Some(bytes) if m.checkpoint_precision() == Some(precision) => format!(
+            "{} bytes of {precision} weights (the weights index){} = {:.2} GiB",
+            thousands(bytes),
+            if w.padding > 1.0 {
+                format!(" x {:.3} MoE kernel padding", w.padding)
+            } else {
+                String::new()
+            },
+            w.total_gib
+        ),
+        _ => format!(
+            "{:.2}B parameters x {} bytes ({precision}) = {:.2} GiB",
+            m.total_b,
+            precision.bytes_per_param(),
+            w.total_gib
+        ),
+    }
+}
+
 /// The weights of one replica, and the sentence with the arithmetic.
 pub(crate) fn weights_reason(m: &Model, precision: WeightPrecision, w: &Weights) -> String {
     let rope = if w.rope_gib >= 0.005 {

@@ -381,23 +381,22 @@ impl ModelFacts {
         not_applied
     }
 
-    /// The declared size checked against parameters x precision: the
+    /// The declared size checked against the weights the plan counts: the
     /// derived GiB, the formula, and a warning when they contradict.
     pub(crate) fn size_check(&self, plan: &Plan) -> (f64, String, Option<String>) {
         let derived = plan.estimate.weights_gib;
-        let formula = format!(
-            "{:.2}B parameters x {} bytes ({}) = {:.2} GiB",
-            plan.parameters_b,
-            plan.weight_precision.bytes_per_param(),
-            plan.weight_precision,
-            derived
-        );
+        let formula = plan.weights_formula.clone();
         let warning = self.declared_size.as_deref().and_then(|declared| {
             let declared_gib = parse_quantity(declared).ok()? / GIB;
             let off = (declared_gib - derived).abs() / derived.max(f64::MIN_POSITIVE);
             (off > SIZE_TOLERANCE).then(|| {
                 format!(
-                    "spec.size {declared} ({declared_gib:.2} GiB) contradicts {formula}; check spec.parameterCount and spec.quantization, or correct spec.size"
+                    "spec.size {declared} ({declared_gib:.2} GiB) contradicts {formula}; check {}, or correct spec.size",
+                    if self.checkpoint_bytes.is_some() {
+                        "spec.parameterCount, spec.weightsIndex.totalSize and spec.quantization"
+                    } else {
+                        "spec.parameterCount and spec.quantization"
+                    }
                 )
             })
         });
