@@ -1814,6 +1814,15 @@ fn malformed_agent_pools_are_refused_and_name_the_field_and_what_is_valid() {
             ),
         ),
         refusal(
+            "tool name empty",
+            "spec.agentClass.toolPermissions",
+            json!([{"name": " "}]),
+            fatal(
+                "InvalidSpec",
+                "spec.agentClass.toolPermissions[0].name is empty; set it (for example code-search)",
+            ),
+        ),
+        refusal(
             "tool name over 128",
             "spec.agentClass.toolPermissions",
             json!([{"name": "t".repeat(129)}]),

@@ -2803,7 +2803,7 @@ fn malformed_specs_are_fatal_and_name_the_field_and_what_is_valid() {
             json!({"registry": "", "name": ""}),
             fatal(
                 "InvalidSpec",
-                "spec.image.registry is empty; set it (for example docker.io) or omit it",
+                "spec.image.registry is empty; set it (for example docker.io)",
             ),
         ),
         refusal(

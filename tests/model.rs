@@ -940,7 +940,7 @@ fn malformed_models_are_fatal_and_name_the_field_and_what_is_valid() {
             json!(""),
             fatal(
                 "InvalidSpec",
-                "spec.weightsURI is empty; set it (for example hf://meta-llama/Llama-3.1-8B-Instruct) or omit it",
+                "spec.weightsURI is empty; set it (for example hf://meta-llama/Llama-3.1-8B-Instruct)",
             ),
         ),
         refusal(

@@ -19,7 +19,7 @@ use super::shared_fields::{
     API_KEY_KEY, Endpoint, NameRef, PULL_SECRETS_MAX, RuntimeChoice, SecretKeyRef,
 };
 use super::sizing_vocabulary::Objective;
-use super::validate::{image_part, image_reference, in_range, text};
+use super::validate::{image_part, image_reference, in_range, required_text};
 use crate::names::require_subdomain;
 
 /// Kind name.
@@ -600,7 +600,7 @@ fn check_numbers(spec: &AgentPoolSpec) -> Result<(), String> {
 /// the error names the field.
 fn check_strings_and_durations(spec: &AgentPoolSpec) -> Result<(), String> {
     let class = &spec.agent_class;
-    text(
+    required_text(
         "spec.image",
         &spec.image,
         512,
@@ -664,7 +664,7 @@ fn check_strings_and_durations(spec: &AgentPoolSpec) -> Result<(), String> {
         }
     }
     for (i, t) in class.tool_permissions.iter().enumerate() {
-        text(
+        required_text(
             &format!("spec.agentClass.toolPermissions[{i}].name"),
             &t.name,
             TOOL_NAME_MAX,

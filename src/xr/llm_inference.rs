@@ -14,7 +14,7 @@ use super::shared_fields::{
     RuntimeChoice, SecretKeyRef, Tls,
 };
 use super::sizing_vocabulary::{KvCacheDtype, Objective, WeightPrecision};
-use super::validate::{model_id, text};
+use super::validate::{model_id, required_text, text};
 use crate::names::{require_dns1123_label, require_subdomain};
 
 /// Kind name.
@@ -231,8 +231,8 @@ fn check_strings(spec: &LlmInferenceSpec) -> Result<(), String> {
         r.check("spec.apiKeySecretRef", "qwen-api-key", API_KEY_KEY)?;
     }
     if let Some(i) = &spec.image {
-        text("spec.image.registry", &i.registry, 253, "docker.io")?;
-        text(
+        required_text("spec.image.registry", &i.registry, 253, "docker.io")?;
+        required_text(
             "spec.image.name",
             &i.name,
             512,

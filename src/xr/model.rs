@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use super::plan_status::PlanStatus;
 use super::shared_fields::{HF_TOKEN_KEY, NameRef, SecretKeyRef};
 use super::sizing_vocabulary::{KvCacheDtype, Objective, WeightPrecision};
-use super::validate::text;
+use super::validate::{required_text, text};
 use crate::names::require_subdomain;
 
 /// Kind name.
@@ -281,7 +281,7 @@ impl ModelSpec {
     /// naming the field and what would be valid, never echoing a long value
     /// whole.
     pub(crate) fn validate(&self) -> Result<(), String> {
-        text(
+        required_text(
             "spec.weightsURI",
             &self.weights_uri,
             WEIGHTS_URI_MAX,

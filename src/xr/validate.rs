@@ -4,11 +4,33 @@
 //! hand-built requests skip the API server. Errors name the field and what
 //! would be valid, and never echo more than a short prefix of a long value.
 
-/// A non-blank string of at most `max` characters.
+/// A non-blank string of at most `max` characters, in a field the spec may
+/// leave out.
 pub(crate) fn text(field: &str, value: &str, max: usize, example: &str) -> Result<(), String> {
+    checked_text(field, value, max, example, " or omit it")
+}
+
+/// A non-blank string of at most `max` characters, in a field the spec
+/// requires: the error does not offer to leave it out.
+pub(crate) fn required_text(
+    field: &str,
+    value: &str,
+    max: usize,
+    example: &str,
+) -> Result<(), String> {
+    checked_text(field, value, max, example, "")
+}
+
+fn checked_text(
+    field: &str,
+    value: &str,
+    max: usize,
+    example: &str,
+    or_omit: &str,
+) -> Result<(), String> {
     if value.trim().is_empty() {
         return Err(format!(
-            "{field} is empty; set it (for example {example}) or omit it"
+            "{field} is empty; set it (for example {example}){or_omit}"
         ));
     }
     let n = value.chars().count();
