@@ -2465,6 +2465,9 @@ fn refusals_are_fatal_and_name_the_field_and_what_would_work() {
             refusal("autoscaling without maxReplicas", "spec.autoscaling", json!({"minReplicas": 1}), fatal("InvalidSpec", "spec.autoscaling.maxReplicas is required: the most replicas the autoscaler may run, 1 to 100")),
             refusal("autoscaling min above max", "spec.autoscaling", json!({"minReplicas": 5, "maxReplicas": 2}), fatal("InvalidSpec", "spec.autoscaling.minReplicas 5 is above maxReplicas 2; lower minReplicas or raise maxReplicas")),
             refusal("autoscaling target as words", "spec.autoscaling", json!({"maxReplicas": 4, "targetRequestsPerReplica": "many"}), fatal("InvalidSpec", "spec.autoscaling.targetRequestsPerReplica: the string \"many\" is not a whole number; use a whole number from 1 to 4096")),
+            refusal("autoscaling output tokens zero", "spec.autoscaling", json!({"maxReplicas": 4, "outputTokens": 0}), fatal("InvalidSpec", "spec.autoscaling.outputTokens is 0; use 1 to 10485760")),
+            refusal("autoscaling prompt tokens negative", "spec.autoscaling", json!({"maxReplicas": 4, "promptTokens": -1}), fatal("InvalidSpec", "spec.autoscaling.promptTokens is -1; use 1 to 10485760")),
+            refusal("autoscaling target above vLLM's batches", "spec.autoscaling", json!({"maxReplicas": 4, "targetRequestsPerReplica": 5000}), fatal("InvalidSpec", "spec.autoscaling.targetRequestsPerReplica is 5000; use 1 to 4096")),
             refusal("autoscaling without an autoscaler", "spec.autoscaling", json!({"maxReplicas": 4}), fatal("AutoscalerUnavailable", "spec.autoscaling is set, but the platform names no autoscaler (input.defaults.autoscaler: keda or hpa); ask the platform team for one, or set a fixed spec.replicas")),
         ]);
 }

@@ -56,8 +56,21 @@ pub(crate) struct ModelServerAutoscaling {
 }
 
 impl ModelServerAutoscaling {
-    /// The replica range, checked: `field` is where the spec has it.
+    /// The replica range, checked with the request shape and target:
+    /// `field` is where the spec has it.
     pub(crate) fn range(&self, field: &str) -> Result<(i32, i32), String> {
+        // serde took any whole number; the schema's ranges hold here too.
+        for (name, v, max) in [
+            ("promptTokens", self.prompt_tokens, TOKENS_MAX),
+            ("outputTokens", self.output_tokens, TOKENS_MAX),
+            (
+                "targetRequestsPerReplica",
+                self.target_requests_per_replica,
+                TARGET_MAX,
+            ),
+        ] {
+            crate::xr::validate::in_range(&format!("{field}.{name}"), v, 1, Some(max))?;
+        }
         let max = self.max_replicas.ok_or_else(|| {
             format!("{field}.maxReplicas is required: the most replicas the autoscaler may run, 1 to {REPLICAS_MAX}")
         })?;
