@@ -1814,6 +1814,24 @@ fn malformed_agent_pools_are_refused_and_name_the_field_and_what_is_valid() {
             ),
         ),
         refusal(
+            "guardrail type over 64",
+            "spec.agentClass.guardrails",
+            json!([{"type": "g".repeat(65), "action": "block"}]),
+            fatal(
+                "InvalidSpec",
+                "spec.agentClass.guardrails[0].type is 65 characters long; use at most 64 (for example pii-detection)",
+            ),
+        ),
+        refusal(
+            "autoscaling metric type over 64",
+            "spec.autoscaling",
+            json!({"metrics": [{"type": "m".repeat(65), "target": "4"}]}),
+            fatal(
+                "InvalidSpec",
+                "spec.autoscaling.metrics[0].type is 65 characters long; use at most 64 (for example concurrent-sessions)",
+            ),
+        ),
+        refusal(
             "tool name empty",
             "spec.agentClass.toolPermissions",
             json!([{"name": " "}]),

@@ -48,6 +48,8 @@ pub(crate) const GPU_COUNT_MAX: i64 = 64;
 pub(crate) const SYSTEM_PROMPT_MAX: usize = 65536;
 /// Longest tool name.
 pub(crate) const TOOL_NAME_MAX: usize = 128;
+/// Longest guardrail or autoscaling metric type.
+const TYPE_MAX: usize = 64;
 /// Largest guardrail threshold.
 pub(crate) const THRESHOLD_MAX: f64 = 1.0;
 /// Largest availability percentage.
@@ -182,7 +184,7 @@ pub(crate) struct ToolPermission {
 pub(crate) struct Guardrail {
     /// For example pii-detection, safety-check, content-filter, jailbreak-detection, prompt-injection.
     #[serde(rename = "type")]
-    #[schemars(length(min = 1, max = 64))]
+    #[schemars(length(min = 1, max = TYPE_MAX))]
     pub(crate) type_: String,
     pub(crate) action: GuardrailAction,
     /// Guardrail-specific settings (never credentials: they land in a ConfigMap).
@@ -280,7 +282,7 @@ pub(crate) struct Autoscaling {
 pub(crate) struct AutoscalingMetric {
     /// tokens-in-queue, ttft-p95, concurrent-sessions, tokens-per-second, queue-depth, context-length, tool-call-rate, cpu or memory.
     #[serde(rename = "type")]
-    #[schemars(length(min = 1, max = 64))]
+    #[schemars(length(min = 1, max = TYPE_MAX))]
     pub(crate) type_: String,
     /// Target per agent: a number, a duration for ttft-p95 (500ms), a percentage for cpu and memory (70%).
     #[schemars(length(min = 1, max = 32))]
@@ -662,6 +664,22 @@ fn check_strings_and_durations(spec: &AgentPoolSpec) -> Result<(), String> {
                 MEMORY_KEY,
             )?;
         }
+    }
+    for (i, g) in class.guardrails.iter().enumerate() {
+        required_text(
+            &format!("spec.agentClass.guardrails[{i}].type"),
+            &g.type_,
+            TYPE_MAX,
+            "pii-detection",
+        )?;
+    }
+    for (i, m) in spec.autoscaling.iter().flat_map(|a| &a.metrics).enumerate() {
+        required_text(
+            &format!("spec.autoscaling.metrics[{i}].type"),
+            &m.type_,
+            TYPE_MAX,
+            "concurrent-sessions",
+        )?;
     }
     for (i, t) in class.tool_permissions.iter().enumerate() {
         required_text(
