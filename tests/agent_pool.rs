@@ -1814,6 +1814,39 @@ fn malformed_agent_pools_are_refused_and_name_the_field_and_what_is_valid() {
             ),
         ),
         refusal(
+            "env over 64",
+            "spec.env",
+            json!((0..65).map(|i| json!({"name": format!("E{i}"), "value": "v"})).collect::<Vec<_>>()),
+            fatal("InvalidSpec", "spec.env has 65 entries; use at most 64"),
+        ),
+        refusal(
+            "tools over 128",
+            "spec.agentClass.toolPermissions",
+            json!((0..129).map(|i| json!({"name": format!("t{i}")})).collect::<Vec<_>>()),
+            fatal(
+                "InvalidSpec",
+                "spec.agentClass.toolPermissions has 129 entries; use at most 128",
+            ),
+        ),
+        refusal(
+            "guardrails over 64",
+            "spec.agentClass.guardrails",
+            json!((0..65).map(|i| json!({"type": format!("g{i}"), "action": "log"})).collect::<Vec<_>>()),
+            fatal(
+                "InvalidSpec",
+                "spec.agentClass.guardrails has 65 entries; use at most 64",
+            ),
+        ),
+        refusal(
+            "autoscaling metrics over 16",
+            "spec.autoscaling",
+            json!({"metrics": (0..17).map(|_| json!({"type": "cpu", "target": "70%"})).collect::<Vec<_>>()}),
+            fatal(
+                "InvalidSpec",
+                "spec.autoscaling.metrics has 17 entries; use at most 16",
+            ),
+        ),
+        refusal(
             "guardrail type over 64",
             "spec.agentClass.guardrails",
             json!([{"type": "g".repeat(65), "action": "block"}]),

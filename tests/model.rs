@@ -1085,6 +1085,15 @@ fn malformed_models_are_fatal_and_name_the_field_and_what_is_valid() {
             ),
         ),
         refusal(
+            "cachePolicy preloadNodes over 64",
+            "spec.cachePolicy.preloadNodes",
+            json!((0..65).map(|i| format!("gpu-{i}")).collect::<Vec<_>>()),
+            fatal(
+                "InvalidSpec",
+                "spec.cachePolicy.preloadNodes has 65 entries; use at most 64",
+            ),
+        ),
+        refusal(
             "evictionPolicy unknown",
             "spec.cachePolicy.evictionPolicy",
             json!("sometimes"),

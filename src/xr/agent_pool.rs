@@ -19,7 +19,7 @@ use super::shared_fields::{
     API_KEY_KEY, Endpoint, NameRef, PULL_SECRETS_MAX, RuntimeChoice, SecretKeyRef,
 };
 use super::sizing_vocabulary::Objective;
-use super::validate::{image_part, image_reference, in_range, required_text};
+use super::validate::{at_most, image_part, image_reference, in_range, required_text};
 use crate::names::require_subdomain;
 
 /// Kind name.
@@ -50,6 +50,11 @@ pub(crate) const SYSTEM_PROMPT_MAX: usize = 65536;
 pub(crate) const TOOL_NAME_MAX: usize = 128;
 /// Longest guardrail or autoscaling metric type.
 const TYPE_MAX: usize = 64;
+/// Most entries of the pool's lists.
+const ENV_MAX: usize = 64;
+const TOOLS_MAX: usize = 128;
+const GUARDRAILS_MAX: usize = 64;
+const METRICS_MAX: usize = 16;
 /// Largest guardrail threshold.
 pub(crate) const THRESHOLD_MAX: f64 = 1.0;
 /// Largest availability percentage.
@@ -79,7 +84,7 @@ pub(crate) struct AgentPoolSpec {
     pub(crate) image_pull_secrets: Vec<NameRef>,
     /// Extra environment variables of the agents (secrets through valueFrom.secretKeyRef).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(length(max = 64))]
+    #[schemars(length(max = ENV_MAX))]
     pub(crate) env: Vec<EnvVar>,
     /// Port the agents listen on. With it: a Service, TCP probes and (with ingressHost) an Ingress.
     #[schemars(range(min = 1, max = PORT_MAX))]
@@ -144,11 +149,11 @@ pub(crate) struct AgentClass {
     pub(crate) max_context_length: Option<i64>,
     /// Tools the agents may call and their limits, passed to them in agent.json for the agents to enforce.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(length(max = 128))]
+    #[schemars(length(max = TOOLS_MAX))]
     pub(crate) tool_permissions: Vec<ToolPermission>,
     /// Safety and policy checks, passed to the agents in agent.json for them to apply.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(length(max = 64))]
+    #[schemars(length(max = GUARDRAILS_MAX))]
     pub(crate) guardrails: Vec<Guardrail>,
     /// The agents' service level objectives, passed to them in agent.json.
     pub(crate) slo: Option<Slo>,
@@ -268,7 +273,7 @@ pub(crate) enum MemoryType {
 pub(crate) struct Autoscaling {
     /// Metrics to scale on; see docs/agents.md (Autoscaling metric mapping) for how each type maps to the HorizontalPodAutoscaler.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(length(max = 16))]
+    #[schemars(length(max = METRICS_MAX))]
     pub(crate) metrics: Vec<AutoscalingMetric>,
     pub(crate) behavior: Option<ScalingBehavior>,
     /// Wait after scaling down before scaling down again (the scale-down stabilization window).
@@ -664,6 +669,20 @@ fn check_strings_and_durations(spec: &AgentPoolSpec) -> Result<(), String> {
                 MEMORY_KEY,
             )?;
         }
+    }
+    at_most("spec.env", &spec.env, ENV_MAX)?;
+    at_most(
+        "spec.agentClass.toolPermissions",
+        &class.tool_permissions,
+        TOOLS_MAX,
+    )?;
+    at_most(
+        "spec.agentClass.guardrails",
+        &class.guardrails,
+        GUARDRAILS_MAX,
+    )?;
+    if let Some(a) = &spec.autoscaling {
+        at_most("spec.autoscaling.metrics", &a.metrics, METRICS_MAX)?;
     }
     for (i, g) in class.guardrails.iter().enumerate() {
         required_text(

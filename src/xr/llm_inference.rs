@@ -14,7 +14,7 @@ use super::shared_fields::{
     RuntimeChoice, SecretKeyRef, Tls,
 };
 use super::sizing_vocabulary::{KvCacheDtype, Objective, WeightPrecision};
-use super::validate::{model_id, required_text, text};
+use super::validate::{at_most, model_id, required_text, text};
 use crate::names::{require_dns1123_label, require_subdomain};
 
 /// Kind name.
@@ -259,12 +259,7 @@ fn check_strings(spec: &LlmInferenceSpec) -> Result<(), String> {
     if let Some(n) = &spec.target_namespace {
         require_dns1123_label("spec.targetNamespace", n, "inference")?;
     }
-    if spec.extra_args.len() > EXTRA_ARGS_MAX {
-        return Err(format!(
-            "spec.extraArgs has {} entries; use at most {EXTRA_ARGS_MAX}",
-            spec.extra_args.len()
-        ));
-    }
+    at_most("spec.extraArgs", &spec.extra_args, EXTRA_ARGS_MAX)?;
     for (i, a) in spec.extra_args.iter().enumerate() {
         if a.chars().count() > EXTRA_ARG_MAX {
             return Err(format!(

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use super::plan_status::PlanStatus;
 use super::shared_fields::{HF_TOKEN_KEY, NameRef, SecretKeyRef};
 use super::sizing_vocabulary::{KvCacheDtype, Objective, WeightPrecision};
-use super::validate::{required_text, text};
+use super::validate::{at_most, required_text, text};
 use crate::names::require_subdomain;
 
 /// Kind name.
@@ -28,6 +28,8 @@ pub(crate) const SHARD_COUNT_MAX: i64 = 64;
 pub(crate) const REVISION_MAX: usize = 255;
 /// Longest `toolCallParser` accepted: vLLM's names are a few words.
 pub(crate) const TOOL_CALL_PARSER_MAX: usize = 64;
+/// Most nodes a cache policy names.
+const PRELOAD_NODES_MAX: usize = 64;
 
 /// The desired state of a Model.
 #[serde_with::skip_serializing_none]
@@ -174,7 +176,7 @@ pub(crate) struct CachePolicy {
     pub(crate) pin_duration: Option<String>,
     /// Nodes to preload the weights on.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(length(max = 64))]
+    #[schemars(length(max = PRELOAD_NODES_MAX))]
     pub(crate) preload_nodes: Vec<String>,
     pub(crate) eviction_policy: Option<EvictionPolicy>,
 }
@@ -324,12 +326,15 @@ impl ModelSpec {
         if let Some(f) = &self.format {
             text("spec.format", f, DESCRIPTOR_MAX, "safetensors")?;
         }
-        if let Some(d) = self
-            .cache_policy
-            .as_ref()
-            .and_then(|c| c.pin_duration.as_ref())
-        {
-            crate::units::positive_duration_seconds("spec.cachePolicy.pinDuration", d)?;
+        if let Some(c) = &self.cache_policy {
+            if let Some(d) = &c.pin_duration {
+                crate::units::positive_duration_seconds("spec.cachePolicy.pinDuration", d)?;
+            }
+            at_most(
+                "spec.cachePolicy.preloadNodes",
+                &c.preload_nodes,
+                PRELOAD_NODES_MAX,
+            )?;
         }
         Ok(())
     }

@@ -42,6 +42,17 @@ fn checked_text(
     Ok(())
 }
 
+/// A list of at most `max` entries, as the schema's maxItems says.
+pub(crate) fn at_most<T>(field: &str, items: &[T], max: usize) -> Result<(), String> {
+    if items.len() > max {
+        return Err(format!(
+            "{field} has {} entries; use at most {max}",
+            items.len()
+        ));
+    }
+    Ok(())
+}
+
 /// Refuses a part of an image reference (`docker.io`,
 /// `vllm/vllm-openai:v0.19.0`) with white space in it: the API server
 /// refuses it at either end, and the kubelet cannot pull it
