@@ -1684,6 +1684,15 @@ fn malformed_agent_pools_are_refused_and_name_the_field_and_what_is_valid() {
             ),
         ),
         refusal(
+            "migProfile empty",
+            "spec.migProfile",
+            json!(""),
+            fatal(
+                "InvalidSpec",
+                "spec.migProfile is empty; set it (for example auto, none or 1g.10gb) or omit it",
+            ),
+        ),
+        refusal(
             "sessionAffinity ttl bad",
             "spec.sessionAffinity.ttl",
             json!("1 hour"),

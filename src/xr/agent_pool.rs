@@ -16,10 +16,10 @@ use super::model::Topology;
 use super::model_server_autoscaling::ModelServerAutoscaling;
 use super::plan_status::PlanStatus;
 use super::shared_fields::{
-    API_KEY_KEY, Endpoint, NameRef, PULL_SECRETS_MAX, RuntimeChoice, SecretKeyRef,
+    API_KEY_KEY, Endpoint, MIG_PROFILE_MAX, NameRef, PULL_SECRETS_MAX, RuntimeChoice, SecretKeyRef,
 };
 use super::sizing_vocabulary::Objective;
-use super::validate::{at_most, image_part, image_reference, in_range, required_text};
+use super::validate::{at_most, image_part, image_reference, in_range, required_text, text};
 use crate::names::require_subdomain;
 
 /// Kind name.
@@ -102,7 +102,7 @@ pub(crate) struct AgentPoolSpec {
     #[schemars(range(min = 1))]
     pub(crate) tokens_per_second_budget: Option<i64>,
     /// MIG profile for the model server, such as 1g.10gb, or auto or none.
-    #[schemars(length(min = 1, max = 32))]
+    #[schemars(length(min = 1, max = MIG_PROFILE_MAX))]
     pub(crate) mig_profile: Option<String>,
     /// What the model server's layout is chosen for: minimal, balanced or throughput. Defaults to the Model's, else the platform's (step input).
     pub(crate) objective: Option<Objective>,
@@ -669,6 +669,14 @@ fn check_strings_and_durations(spec: &AgentPoolSpec) -> Result<(), String> {
                 MEMORY_KEY,
             )?;
         }
+    }
+    if let Some(m) = &spec.mig_profile {
+        text(
+            "spec.migProfile",
+            m,
+            MIG_PROFILE_MAX,
+            "auto, none or 1g.10gb",
+        )?;
     }
     at_most("spec.env", &spec.env, ENV_MAX)?;
     at_most(

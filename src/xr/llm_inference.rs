@@ -10,8 +10,8 @@ use serde::{Deserialize, Serialize};
 use super::model_server_autoscaling::{AutoscalingStatus, ModelServerAutoscaling};
 use super::plan_status::PlanStatus;
 use super::shared_fields::{
-    API_KEY_KEY, Endpoint, GatewayRef, HF_TOKEN_KEY, Image, NameRef, PULL_SECRETS_MAX,
-    RuntimeChoice, SecretKeyRef, Tls,
+    API_KEY_KEY, Endpoint, GatewayRef, HF_TOKEN_KEY, Image, MIG_PROFILE_MAX, NameRef,
+    PULL_SECRETS_MAX, RuntimeChoice, SecretKeyRef, Tls,
 };
 use super::sizing_vocabulary::{KvCacheDtype, Objective, WeightPrecision};
 use super::validate::{at_most, model_id, required_text, text};
@@ -30,10 +30,9 @@ pub(crate) const MAX_MODEL_LEN_MIN: i64 = 256;
 pub(crate) const MAX_MODEL_LEN_MAX: i64 = 10_485_760;
 /// Most runtime replicas.
 pub(crate) const REPLICAS_MAX: i64 = 100;
-/// Longest model id, GPU type and MIG profile, in characters.
+/// Longest model id and GPU type, in characters.
 pub(crate) const MODEL_MAX: usize = 256;
 pub(crate) const GPU_TYPE_MAX: usize = 64;
-pub(crate) const MIG_PROFILE_MAX: usize = 32;
 /// Most extra vLLM arguments, and the longest one in characters.
 pub(crate) const EXTRA_ARGS_MAX: usize = 64;
 pub(crate) const EXTRA_ARG_MAX: usize = 4096;

@@ -36,6 +36,8 @@ pub(crate) struct NameRef {
 
 /// Most image pull secrets an XR or the platform names.
 pub(crate) const PULL_SECRETS_MAX: usize = 16;
+/// Longest MIG profile choice (`auto`, `none`, `1g.10gb`), in characters.
+pub(crate) const MIG_PROFILE_MAX: usize = 32;
 
 /// The image pull secrets of a pod: the platform's, then `own` (the field
 /// `field`), each once. A name that no Secret can have is refused.
