@@ -55,6 +55,8 @@ const ENV_MAX: usize = 64;
 const TOOLS_MAX: usize = 128;
 const GUARDRAILS_MAX: usize = 64;
 const METRICS_MAX: usize = 16;
+/// Longest memory connection string.
+const CONNECTION_STRING_MAX: usize = 2048;
 /// Largest guardrail threshold.
 pub(crate) const THRESHOLD_MAX: f64 = 1.0;
 /// Largest availability percentage.
@@ -249,7 +251,7 @@ pub(crate) struct MemoryConfig {
     /// Whether the agents encrypt what they store.
     pub(crate) encrypted: Option<bool>,
     /// Connection string without credentials (it lands in a ConfigMap); use connectionSecretRef for one with a password.
-    #[schemars(length(max = 2048))]
+    #[schemars(length(max = CONNECTION_STRING_MAX))]
     pub(crate) connection_string: Option<String>,
     /// Secret key holding the connection string (key defaults to connectionString); reaches the agents as AGENT_MEMORY_URL.
     pub(crate) connection_secret_ref: Option<SecretKeyRef>,
@@ -642,6 +644,18 @@ fn check_strings_and_durations(spec: &AgentPoolSpec) -> Result<(), String> {
         if n > SYSTEM_PROMPT_MAX {
             return Err(format!(
                 "spec.agentClass.systemPrompt is {n} characters long; use at most {SYSTEM_PROMPT_MAX}"
+            ));
+        }
+    }
+    if let Some(c) = class
+        .memory_config
+        .as_ref()
+        .and_then(|m| m.connection_string.as_ref())
+    {
+        let n = c.chars().count();
+        if n > CONNECTION_STRING_MAX {
+            return Err(format!(
+                "spec.agentClass.memoryConfig.connectionString is {n} characters long; use at most {CONNECTION_STRING_MAX}"
             ));
         }
     }
