@@ -53,12 +53,19 @@ impl Model {
     /// The precision the checkpoint is stored at: its own, or for a guessed
     /// model the one the plan assumes (the id's quantization marker, else
     /// bf16), so that a weights index counts as its exact weights there too.
-    pub(crate) fn checkpoint_precision(&self) -> Option<WeightPrecision> {
+    fn checkpoint_precision(&self) -> Option<WeightPrecision> {
         if self.guessed {
             Some(assumed_precision(&self.id))
         } else {
             self.native
         }
+    }
+
+    /// The weights index's bytes when the weights are served at
+    /// `precision` as the checkpoint stores them, so that they weigh that.
+    pub(crate) fn indexed_bytes(&self, precision: WeightPrecision) -> Option<u64> {
+        self.checkpoint_bytes
+            .filter(|_| self.checkpoint_precision() == Some(precision))
     }
 
     fn parts(&self) -> WeightParts {
@@ -83,9 +90,7 @@ impl Model {
             2.0
         };
         let mut w = weights(&self.parts(), precision, self.arch.rope_gib(element));
-        if let Some(bytes) = self.checkpoint_bytes
-            && self.checkpoint_precision() == Some(precision)
-        {
+        if let Some(bytes) = self.indexed_bytes(precision) {
             w.total_gib = bytes as f64 / GIB * w.padding;
         }
         w
@@ -331,8 +336,9 @@ fn assumed_precision(id: &str) -> WeightPrecision {
 }
 
 /// A model outside the catalog with no config.json: its size from the
-/// caller, from the id (`...-13B`) or from its weights index, its architecture that of the Llama 3
-/// model nearest in size ([`nearest_template`]).
+/// caller, from the id (`...-13B`) or from its weights index, its
+/// architecture that of the Llama 3 model nearest in size
+/// ([`nearest_template`]).
 fn guessed(
     req: &SizingRequest,
     explicit: Option<ParamCount>,

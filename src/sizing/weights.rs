@@ -240,8 +240,8 @@ pub(crate) fn kv_element_bytes(precision: WeightPrecision, kv: KvCacheDtype) -> 
 /// The weights' arithmetic in one line (a Model's card shows it): the
 /// weights index's bytes where the plan counts them, else parameters x bytes.
 pub(crate) fn weights_formula(m: &Model, precision: WeightPrecision, w: &Weights) -> String {
-    match m.checkpoint_bytes {
-        Some(bytes) if m.checkpoint_precision() == Some(precision) => format!(
+    match m.indexed_bytes(precision) {
+        Some(bytes) => format!(
             "{} bytes of {precision} weights (the weights index){} = {:.2} GiB",
             thousands(bytes),
             if w.padding > 1.0 {
@@ -251,7 +251,7 @@ pub(crate) fn weights_formula(m: &Model, precision: WeightPrecision, w: &Weights
             },
             w.total_gib
         ),
-        _ => format!(
+        None => format!(
             "{:.2}B parameters x {} bytes ({precision}) = {:.2} GiB",
             m.total_b,
             precision.bytes_per_param(),
@@ -270,9 +270,7 @@ pub(crate) fn weights_reason(m: &Model, precision: WeightPrecision, w: &Weights)
     } else {
         String::new()
     };
-    if let Some(bytes) = m.checkpoint_bytes
-        && m.checkpoint_precision() == Some(precision)
-    {
+    if let Some(bytes) = m.indexed_bytes(precision) {
         return format!(
             "Weights: {} ({} bytes, as the checkpoint's index says){}{rope}.",
             gib(w.total_gib),

@@ -19,7 +19,9 @@ use super::shared_fields::{
     API_KEY_KEY, Endpoint, MIG_PROFILE_MAX, NameRef, PULL_SECRETS_MAX, RuntimeChoice, SecretKeyRef,
 };
 use super::sizing_vocabulary::Objective;
-use super::validate::{at_most, image_part, image_reference, in_range, required_text, text};
+use super::validate::{
+    at_most, at_most_chars, image_part, image_reference, in_range, required_text, text,
+};
 use crate::names::require_subdomain;
 
 /// Kind name.
@@ -640,24 +642,18 @@ fn check_strings_and_durations(spec: &AgentPoolSpec) -> Result<(), String> {
         crate::names::require_labels("spec.scheduling.nodeSelector", &s.node_selector)?;
     }
     if let Some(p) = &class.system_prompt {
-        let n = p.chars().count();
-        if n > SYSTEM_PROMPT_MAX {
-            return Err(format!(
-                "spec.agentClass.systemPrompt is {n} characters long; use at most {SYSTEM_PROMPT_MAX}"
-            ));
-        }
+        at_most_chars("spec.agentClass.systemPrompt", p, SYSTEM_PROMPT_MAX)?;
     }
     if let Some(c) = class
         .memory_config
         .as_ref()
         .and_then(|m| m.connection_string.as_ref())
     {
-        let n = c.chars().count();
-        if n > CONNECTION_STRING_MAX {
-            return Err(format!(
-                "spec.agentClass.memoryConfig.connectionString is {n} characters long; use at most {CONNECTION_STRING_MAX}"
-            ));
-        }
+        at_most_chars(
+            "spec.agentClass.memoryConfig.connectionString",
+            c,
+            CONNECTION_STRING_MAX,
+        )?;
     }
     // A timeout, a latency objective or a lifetime of zero or less means
     // nothing the agents or a Service could follow.

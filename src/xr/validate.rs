@@ -42,6 +42,15 @@ fn checked_text(
     Ok(())
 }
 
+/// A string of at most `max` characters, as the schema's maxLength says.
+pub(crate) fn at_most_chars(field: &str, value: &str, max: usize) -> Result<(), String> {
+    let n = value.chars().count();
+    if n > max {
+        return Err(format!("{field} is {n} characters long; use at most {max}"));
+    }
+    Ok(())
+}
+
 /// A list of at most `max` entries, as the schema's maxItems says.
 pub(crate) fn at_most<T>(field: &str, items: &[T], max: usize) -> Result<(), String> {
     if items.len() > max {
