@@ -684,35 +684,27 @@ fn an_agent_pools_model_server_scales_like_an_llm_inference() {
         ))
     );
 
-    let mut req = with_model(
-        request(
-            "a2",
-            pool(
-                json!({"tokensPerSecondBudget": 100, "modelServerAutoscaling": {"maxReplicas": 4}}),
-            ),
-        ),
-        vec![llama_8b()],
-    );
-    req.input = Some(input(platform("hpa", "deployment")));
+    let results = |tag: &str, spec: Value| {
+        let mut req = with_model(request(tag, pool(spec)), vec![llama_8b()]);
+        req.input = Some(input(platform("hpa", "deployment")));
+        call(&req).results
+    };
     assert_eq!(
-        call(&req).results,
+        results(
+            "a2",
+            json!({"tokensPerSecondBudget": 100, "modelServerAutoscaling": {"maxReplicas": 4}})
+        ),
         vec![fatal(
             "InvalidSpec",
             "spec.tokensPerSecondBudget and spec.modelServerAutoscaling are both set: the budget fixes the model server's replicas, the autoscaler moves them with load; drop one of them"
         )]
     );
-
     // A request shape of no tokens was once taken as one token.
-    let mut req = with_model(
-        request(
-            "a3",
-            pool(json!({"modelServerAutoscaling": {"maxReplicas": 4, "outputTokens": 0}})),
-        ),
-        vec![llama_8b()],
-    );
-    req.input = Some(input(platform("hpa", "deployment")));
     assert_eq!(
-        call(&req).results,
+        results(
+            "a3",
+            json!({"modelServerAutoscaling": {"maxReplicas": 4, "outputTokens": 0}})
+        ),
         vec![fatal(
             "InvalidSpec",
             "spec.modelServerAutoscaling.outputTokens is 0; use 1 to 10485760"
