@@ -1243,7 +1243,16 @@ fn malformed_models_are_fatal_and_name_the_field_and_what_is_valid() {
             json!({"totalSize": 0}),
             fatal(
                 "InvalidSpec",
-                "spec.weightsIndex.totalSize is 0; use the bytes in metadata.total_size of model.safetensors.index.json",
+                "spec.weightsIndex.totalSize is 0; use the bytes in metadata.total_size of model.safetensors.index.json (at most 400000000000000, 100T parameters in float32)",
+            ),
+        ),
+        refusal(
+            "weightsIndex beyond any model",
+            "spec.weightsIndex",
+            json!({"totalSize": 9_000_000_000_000_000_u64}),
+            fatal(
+                "InvalidSpec",
+                "spec.weightsIndex.totalSize is 9000000000000000; use the bytes in metadata.total_size of model.safetensors.index.json (at most 400000000000000, 100T parameters in float32)",
             ),
         ),
         refusal(

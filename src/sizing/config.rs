@@ -11,6 +11,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::params::MAX_CHECKPOINT_BYTES;
 use super::precision::WeightPrecision;
 use super::text::thousands;
 
@@ -578,18 +579,30 @@ pub fn weights_index_total_bytes(text: &str) -> Result<u64, ConfigError> {
             "model.safetensors.index.json is not valid JSON: {e}"
         ))
     })?;
-    let size = v.pointer("/metadata/total_size");
-    // Some indexes write the size as a string.
-    let bytes = size
-        .and_then(Value::as_u64)
-        .or_else(|| size.and_then(Value::as_str).and_then(|s| s.parse().ok()))
-        .or_else(|| size.and_then(Value::as_f64).map(|f| f as u64));
-    bytes.filter(|b| *b > 0).ok_or_else(|| {
-        ConfigError(
+    let Some(size) = v.pointer("/metadata/total_size") else {
+        return Err(ConfigError(
             "model.safetensors.index.json has no metadata.total_size: give the index that lists the weights' total bytes"
                 .into(),
-        )
-    })
+        ));
+    };
+    // Some indexes write the size as a string.
+    let bytes = size
+        .as_u64()
+        .or_else(|| size.as_str().and_then(|s| s.parse().ok()))
+        .or_else(|| {
+            size.as_f64()
+                .filter(|f| f.fract() == 0.0 && *f >= 0.0)
+                .map(|f| f as u64)
+        });
+    bytes
+        .filter(|b| (1..=MAX_CHECKPOINT_BYTES).contains(b))
+        .ok_or_else(|| {
+            ConfigError(format!(
+                "model.safetensors.index.json's metadata.total_size is {}; it must be the checkpoint's bytes, \
+                 a whole number from 1 to {MAX_CHECKPOINT_BYTES} (100T parameters in float32)",
+                crate::quote::shown_value(size)
+            ))
+        })
 }
 
 #[cfg(test)]
@@ -748,6 +761,23 @@ mod tests {
             16_060_522_496
         );
         assert!(weights_index_total_bytes(r#"{"weight_map":{}}"#).is_err());
+        // Present but no checkpoint's size: said so, not "has no total_size".
+        for (total, shown) in [
+            ("0", "0"),
+            ("-5", "-5"),
+            ("1e30", "1e+30"),
+            ("\"many\"", "\"many\""),
+        ] {
+            assert_eq!(
+                weights_index_total_bytes(&format!(r#"{{"metadata":{{"total_size":{total}}}}}"#))
+                    .unwrap_err()
+                    .to_string(),
+                format!(
+                    "model.safetensors.index.json's metadata.total_size is {shown}; it must be the checkpoint's \
+                     bytes, a whole number from 1 to 400000000000000 (100T parameters in float32)"
+                )
+            );
+        }
     }
 
     /// Shapes no model has are refused by name, before the arithmetic

@@ -69,7 +69,9 @@ pub(crate) use gpus::{
 pub use gpus::{Gpu, MigProfile, gpu, gpu_names, gpus};
 pub use memory::{Arch, GIB, VllmGeneration};
 pub use model_catalog::{ModelMatch, lookup as lookup_model, models};
-pub use params::{ParamCount, count_from_id, parse_parameter_count, quantization_marker};
+pub use params::{
+    MAX_CHECKPOINT_BYTES, ParamCount, count_from_id, parse_parameter_count, quantization_marker,
+};
 pub use plan::{
     BANDWIDTH_EFFICIENCY, DEFAULT_GPU_MEMORY_UTILIZATION, Estimate, MAX_NUM_SEQS, Plan,
     SizingRequest, THROUGHPUT_SEQUENCES, Throughput,

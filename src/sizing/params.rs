@@ -8,6 +8,9 @@ use super::precision::WeightPrecision;
 /// model, low enough that every later product stays finite and small.
 pub(crate) const MAX_PARAMS_B: f64 = 100_000.0;
 
+/// Largest checkpoint accepted, in bytes: that many parameters in float32.
+pub const MAX_CHECKPOINT_BYTES: u64 = 400_000_000_000_000;
+
 /// A parameter count in billions.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ParamCount {

@@ -110,7 +110,7 @@ fn free_form_object(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct WeightsIndex {
     /// metadata.total_size: the bytes of all weights as stored.
-    #[schemars(range(min = 1))]
+    #[schemars(range(min = 1, max = crate::sizing::MAX_CHECKPOINT_BYTES))]
     pub(crate) total_size: i64,
 }
 

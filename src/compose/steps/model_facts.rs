@@ -8,7 +8,10 @@
 //! would be valid; `prefix` says whose spec it is.
 
 use crate::compose::steps::{remote_code, tool_calling};
-use crate::sizing::{KvCacheDtype, ModelConfig, Objective, Plan, SizingRequest, WeightPrecision};
+use crate::sizing::{
+    KvCacheDtype, MAX_CHECKPOINT_BYTES, ModelConfig, Objective, Plan, SizingRequest,
+    WeightPrecision,
+};
 use crate::units::{GIB, parse_quantity};
 use crate::xr::model::{CachePolicy, EvictionPolicy, Locality, ModelSpec, ShardStrategy};
 use crate::xr::shared_fields::HF_TOKEN_KEY;
@@ -254,12 +257,18 @@ impl ModelFacts {
             None => None,
         };
         let checkpoint_bytes = match &spec.weights_index {
-            Some(w) => Some(u64::try_from(w.total_size).ok().filter(|b| *b > 0).ok_or_else(|| {
-                format!(
-                    "{prefix}.weightsIndex.totalSize is {}; use the bytes in metadata.total_size of model.safetensors.index.json",
-                    w.total_size
-                )
-            })?),
+            Some(w) => Some(
+                u64::try_from(w.total_size)
+                    .ok()
+                    .filter(|b| (1..=MAX_CHECKPOINT_BYTES).contains(b))
+                    .ok_or_else(|| {
+                        format!(
+                            "{prefix}.weightsIndex.totalSize is {}; use the bytes in metadata.total_size of \
+                             model.safetensors.index.json (at most {MAX_CHECKPOINT_BYTES}, 100T parameters in float32)",
+                            w.total_size
+                        )
+                    })?,
+            ),
             None => None,
         };
         if spec.trust_remote_code == Some(true) {
