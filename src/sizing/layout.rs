@@ -71,8 +71,11 @@ pub(crate) fn requested_layout(
     gpu: &Gpu,
     tps: &[u32],
 ) -> Result<Option<(u32, u32)>, SizingError> {
+    let tp_splits = |t: u32| valid_tp(m.arch.attention_heads, m.arch.kv_heads, t);
+    // `validate` refuses 0 first; refusing it here too keeps `c % p` safe.
+    let pp_fits = |p: u32| (1..=m.arch.layers).contains(&p);
     let check_tp = |t: u32| -> Result<u32, SizingError> {
-        if valid_tp(m.arch.attention_heads, m.arch.kv_heads, t) {
+        if tp_splits(t) {
             Ok(t)
         } else {
             Err(SizingError::InvalidTensorParallel {
@@ -82,9 +85,8 @@ pub(crate) fn requested_layout(
             })
         }
     };
-    // `validate` refuses 0 first; refusing it here too keeps `c % p` safe.
     let check_pp = |p: u32| -> Result<u32, SizingError> {
-        if (1..=m.arch.layers).contains(&p) {
+        if pp_fits(p) {
             Ok(p)
         } else {
             Err(SizingError::InvalidPipelineParallel {
@@ -130,7 +132,7 @@ pub(crate) fn requested_layout(
                 return Err(not_a_multiple(c, "tensor parallel", t));
             }
             let p = c / t;
-            if !(1..=m.arch.layers).contains(&p) {
+            if !pp_fits(p) {
                 return Err(SizingError::invalid(
                     "gpu count",
                     c.to_string(),
@@ -149,7 +151,7 @@ pub(crate) fn requested_layout(
                 return Err(not_a_multiple(c, "pipeline parallel", p));
             }
             let t = c / p;
-            if !valid_tp(m.arch.attention_heads, m.arch.kv_heads, t) {
+            if !tp_splits(t) {
                 let counts: Vec<u32> = tps.iter().map(|t| t.saturating_mul(p)).collect();
                 return Err(SizingError::InvalidGpuCount {
                     count: c,
