@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::xr::shared_fields::{HF_TOKEN_KEY, SecretKeyRef};
 pub(crate) use crate::xr::shared_fields::{Image, NameRef, PULL_SECRETS_MAX, RuntimeChoice};
+use crate::xr::validate::at_most_chars;
 
 /// API group of the step input.
 pub(crate) const GROUP: &str = "inference.fn.crossplane.io";
@@ -29,6 +30,9 @@ pub(crate) const KIND: &str = "Input";
 
 /// The response's TTL when the input sets none, in seconds (the SDKs' default).
 pub(crate) const DEFAULT_TTL_SECONDS: u64 = 60;
+/// Longest vLLM release (`0.19.0`) and Prometheus URL, in characters.
+const VLLM_VERSION_MAX: usize = 64;
+const PROMETHEUS_ADDRESS_MAX: usize = 2048;
 
 /// The step input of function-inference.
 #[serde_with::skip_serializing_none]
@@ -99,7 +103,7 @@ pub(crate) struct Defaults {
     /// What model servers' layouts are chosen for when neither the XR nor its Model says: minimal, balanced (the default) or throughput.
     pub(crate) objective: Option<crate::sizing::Objective>,
     /// The vLLM release the platform's image runs, for example 0.19.0: sizing then uses that release's activation peak (0.19 and later need less). Unset, or when an XR sets its own image, plans use the larger peak of earlier releases, which never over-promises the KV cache.
-    #[schemars(regex(pattern = r"^v?[0-9]+\.[0-9]+"), length(max = 64))]
+    #[schemars(regex(pattern = r"^v?[0-9]+\.[0-9]+"), length(max = VLLM_VERSION_MAX))]
     pub(crate) vllm_version: Option<String>,
     /// What serves a model when an XR names no runtime: vllm-runtime (the
     /// default), deployment, leader-worker-set or auto.
@@ -110,7 +114,7 @@ pub(crate) struct Defaults {
     /// The autoscaler the platform runs, for XRs that set spec.autoscaling: keda (a ScaledObject with a Prometheus trigger; needs prometheusAddress) or hpa (an autoscaling/v2 HorizontalPodAutoscaler on a Pods metric served by a custom metrics adapter). Unset: XRs that ask for autoscaling are refused.
     pub(crate) autoscaler: Option<Autoscaler>,
     /// The Prometheus that KEDA queries for vLLM's metrics, for example `http://prometheus-operated.monitoring.svc:9090`.
-    #[schemars(length(min = 1, max = 2048))]
+    #[schemars(length(min = 1, max = PROMETHEUS_ADDRESS_MAX))]
     pub(crate) prometheus_address: Option<String>,
     /// Compose a PodMonitor (Prometheus Operator, monitoring.coreos.com/v1) for each model server's /metrics (false by default).
     pub(crate) pod_monitor: Option<bool>,
@@ -669,6 +673,7 @@ impl Input {
             s.objective = o;
         }
         if let Some(v) = &d.vllm_version {
+            at_most_chars("input.defaults.vllmVersion", v, VLLM_VERSION_MAX)?;
             if !is_release(v) {
                 return Err(format!(
                     "input.defaults.vllmVersion is {}; use the vLLM release the image runs, such as 0.19.0",
@@ -680,6 +685,11 @@ impl Input {
         s.autoscaler = d.autoscaler;
         s.pod_monitor = d.pod_monitor.unwrap_or(false);
         if let Some(a) = &d.prometheus_address {
+            at_most_chars(
+                "input.defaults.prometheusAddress",
+                a,
+                PROMETHEUS_ADDRESS_MAX,
+            )?;
             let url = a.trim();
             if !(url.starts_with("http://") || url.starts_with("https://"))
                 || url.contains(char::is_whitespace)

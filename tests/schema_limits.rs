@@ -50,6 +50,20 @@ const SAMPLES: &[(&str, &str)] = &[
         "input.defaults.inferenceGateway",
         r#"{"name": "inference-gateway"}"#,
     ),
+    // Strings whose valid values have a shape: a too-long one keeps it.
+    ("spec.model", r#""meta-llama/Llama-3.1-8B-Instruct-""#),
+    (
+        "spec.weightsURI",
+        r#""hf://meta-llama/Llama-3.1-8B-Instruct-""#,
+    ),
+    ("spec.image", r#""ghcr.io/example/agent-runtime:1.0-""#),
+    ("spec.revision", r#""main-""#),
+    ("spec.autoscaling.metrics[].target", r#""30""#),
+    (
+        "input.defaults.prometheusAddress",
+        r#""http://prometheus.monitoring.svc:9090/""#,
+    ),
+    ("input.defaults.vllmVersion", r#""0.19.0-""#),
 ];
 
 /// Limits the function reads otherwise, on purpose.
@@ -108,7 +122,18 @@ fn limits(schema: &Value, path: &str, sample_path: &str, out: &mut Vec<Broken>) 
     }
     if schema["type"] == "string" && schema.get("enum").is_none() {
         if let Some(max) = schema.get("maxLength").and_then(Value::as_u64) {
-            push("maxLength", json!("a".repeat(max as usize + 1)), None);
+            // A valid value made too long, so that it cannot be refused
+            // for what it says instead of its length.
+            let valid = sample(sample_path, 0)
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default();
+            let pad = if !valid.is_empty() && valid.bytes().all(|b| b.is_ascii_digit()) {
+                "0"
+            } else {
+                "a"
+            };
+            let long = valid.clone() + &pad.repeat(max as usize + 1 - valid.len());
+            push("maxLength", json!(long), Some(max.to_string()));
         }
         if schema.get("minLength").and_then(Value::as_u64) == Some(1) {
             push("minLength", json!(""), None);

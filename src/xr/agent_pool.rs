@@ -16,7 +16,8 @@ use super::model::Topology;
 use super::model_server_autoscaling::ModelServerAutoscaling;
 use super::plan_status::PlanStatus;
 use super::shared_fields::{
-    API_KEY_KEY, Endpoint, MIG_PROFILE_MAX, NameRef, PULL_SECRETS_MAX, RuntimeChoice, SecretKeyRef,
+    API_KEY_KEY, Endpoint, GPU_TYPE_MAX, MIG_PROFILE_MAX, NameRef, PULL_SECRETS_MAX, RuntimeChoice,
+    SecretKeyRef,
 };
 use super::sizing_vocabulary::Objective;
 use super::validate::{
@@ -52,6 +53,8 @@ pub(crate) const SYSTEM_PROMPT_MAX: usize = 65536;
 pub(crate) const TOOL_NAME_MAX: usize = 128;
 /// Longest guardrail or autoscaling metric type.
 const TYPE_MAX: usize = 64;
+/// Longest autoscaling metric target (`30`, `500ms`, `70%`).
+const METRIC_TARGET_MAX: usize = 32;
 /// Most entries of the pool's lists.
 const ENV_MAX: usize = 64;
 const TOOLS_MAX: usize = 128;
@@ -294,7 +297,7 @@ pub(crate) struct AutoscalingMetric {
     #[schemars(length(min = 1, max = TYPE_MAX))]
     pub(crate) type_: String,
     /// Target per agent: a number, a duration for ttft-p95 (500ms), a percentage for cpu and memory (70%).
-    #[schemars(length(min = 1, max = 32))]
+    #[schemars(length(min = 1, max = METRIC_TARGET_MAX))]
     pub(crate) target: String,
     /// Window to average the metric over, a duration such as 1m; the HorizontalPodAutoscaler has no such setting (a status note says so: average in the metrics adapter's query).
     pub(crate) averaging_window: Option<String>,
@@ -338,7 +341,7 @@ pub(crate) struct GpuRequirements {
     /// Least memory per GPU, a quantity such as 40Gi.
     pub(crate) memory: Option<String>,
     /// GPU type such as L4, A100-80GB or H100-80GB. Defaults to the platform's default type, or, where the platform offers several and names none, the cheapest offered type that serves the model.
-    #[schemars(length(min = 1, max = 64))]
+    #[schemars(length(min = 1, max = GPU_TYPE_MAX))]
     pub(crate) r#type: Option<String>,
     pub(crate) topology: Option<Topology>,
 }
@@ -680,6 +683,18 @@ fn check_strings_and_durations(spec: &AgentPoolSpec) -> Result<(), String> {
             )?;
         }
     }
+    if let Some(t) = spec
+        .gpu_requirements
+        .as_ref()
+        .and_then(|g| g.r#type.as_ref())
+    {
+        text(
+            "spec.gpuRequirements.type",
+            t,
+            GPU_TYPE_MAX,
+            "L4, A100-80GB or H100-80GB",
+        )?;
+    }
     if let Some(m) = &spec.mig_profile {
         text(
             "spec.migProfile",
@@ -716,6 +731,12 @@ fn check_strings_and_durations(spec: &AgentPoolSpec) -> Result<(), String> {
             &m.type_,
             TYPE_MAX,
             "concurrent-sessions",
+        )?;
+        required_text(
+            &format!("spec.autoscaling.metrics[{i}].target"),
+            &m.target,
+            METRIC_TARGET_MAX,
+            "30, 500ms or 70%",
         )?;
     }
     for (i, t) in class.tool_permissions.iter().enumerate() {

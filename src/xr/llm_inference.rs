@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::model_server_autoscaling::{AutoscalingStatus, ModelServerAutoscaling};
 use super::plan_status::PlanStatus;
 use super::shared_fields::{
-    API_KEY_KEY, Endpoint, GatewayRef, HF_TOKEN_KEY, Image, MIG_PROFILE_MAX, NameRef,
+    API_KEY_KEY, Endpoint, GPU_TYPE_MAX, GatewayRef, HF_TOKEN_KEY, Image, MIG_PROFILE_MAX, NameRef,
     PULL_SECRETS_MAX, RuntimeChoice, SecretKeyRef, Tls,
 };
 use super::sizing_vocabulary::{KvCacheDtype, Objective, WeightPrecision};
@@ -30,9 +30,8 @@ pub(crate) const MAX_MODEL_LEN_MIN: i64 = 256;
 pub(crate) const MAX_MODEL_LEN_MAX: i64 = 10_485_760;
 /// Most runtime replicas.
 pub(crate) const REPLICAS_MAX: i64 = 100;
-/// Longest model id and GPU type, in characters.
+/// Longest model id, in characters.
 pub(crate) const MODEL_MAX: usize = 256;
-pub(crate) const GPU_TYPE_MAX: usize = 64;
 /// Most extra vLLM arguments, and the longest one in characters.
 pub(crate) const EXTRA_ARGS_MAX: usize = 64;
 pub(crate) const EXTRA_ARG_MAX: usize = 4096;

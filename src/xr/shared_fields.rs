@@ -38,6 +38,8 @@ pub(crate) struct NameRef {
 pub(crate) const PULL_SECRETS_MAX: usize = 16;
 /// Longest MIG profile choice (`auto`, `none`, `1g.10gb`), in characters.
 pub(crate) const MIG_PROFILE_MAX: usize = 32;
+/// Longest GPU type name (`H100-80GB`), in characters.
+pub(crate) const GPU_TYPE_MAX: usize = 64;
 
 /// The image pull secrets of a pod: the platform's, then `own` (the field
 /// `field`), each once. A name that no Secret can have is refused.
