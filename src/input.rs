@@ -78,7 +78,7 @@ where
 pub(crate) struct Defaults {
     /// GPU type used when an XR names none (for example L4, A100-80GB, H100-80GB). Leave it unset and list offeredGpuTypes (or gpuPrices) to have the function choose the cheapest GPU type that serves each XR.
     pub(crate) gpu_type: Option<String>,
-    /// GPU types the platform offers; a Model reports its serving plan on each, and with gpuType unset an XR that names no GPU type gets the cheapest of them. Default: the GPU types of gpuPrices, else L4, L40S, A100-80GB and H100-80GB.
+    /// GPU types the platform offers; a Model reports its serving plan on each, and with gpuType unset an XR that names no GPU type gets the cheapest of them. An XR that names another type (or a gpuType outside the list) is sized for it with a warning. Default: the GPU types of gpuPrices, else L4, L40S, A100-80GB and H100-80GB.
     pub(crate) offered_gpu_types: Option<Vec<String>>,
     /// Price of one GPU for one hour per GPU type (any currency, or relative costs such as 1 and 4.5), for example {L4: 0.8, H100-80GB: 4.1}: with gpuType unset, an XR that names no GPU type gets the cheapest replica. Each offered GPU type needs a price. Without prices the fewest GPUs win, then the smallest GPU type.
     pub(crate) gpu_prices: Option<std::collections::BTreeMap<String, f64>>,
@@ -349,6 +349,9 @@ pub(crate) struct Settings {
     /// offers (or priced it) and set no default type.
     pub(crate) choose_gpu_type: bool,
     pub(crate) offered_gpu_types: Vec<String>,
+    /// The field the platform listed its GPU types in (offeredGpuTypes, or
+    /// gpuPrices without it); `None` where the built-in list stands.
+    pub(crate) offered_gpu_types_field: Option<&'static str>,
     /// Price per GPU and hour, by canonical GPU type name; empty when the
     /// platform gave none.
     pub(crate) gpu_prices: crate::sizing::GpuPrices,
@@ -534,6 +537,7 @@ impl Default for Settings {
             ttl_seconds: DEFAULT_TTL_SECONDS,
             gpu_type: "L4".into(),
             choose_gpu_type: false,
+            offered_gpu_types_field: None,
             offered_gpu_types: ["L4", "L40S", "A100-80GB", "H100-80GB"]
                 .map(String::from)
                 .to_vec(),
@@ -613,11 +617,13 @@ impl Input {
                 );
             }
             s.offered_gpu_types = g.clone();
+            s.offered_gpu_types_field = Some("input.defaults.offeredGpuTypes");
         }
         if let Some(written) = &d.gpu_prices {
             s.gpu_prices = price_every_offered_type(written, d.offered_gpu_types.as_deref())?;
             if d.offered_gpu_types.is_none() {
                 s.offered_gpu_types = s.gpu_prices.keys().cloned().collect();
+                s.offered_gpu_types_field = Some("input.defaults.gpuPrices");
             }
         }
         s.choose_gpu_type =

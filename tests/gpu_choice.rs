@@ -87,6 +87,63 @@ fn the_platform_default_type_and_the_xr_type_are_never_second_guessed() {
     assert!(first.starts_with("Catalog entry"), "{first}");
 }
 
+/// A type outside the platform's list is served as named, with a warning:
+/// its pods wait unless the cluster has such nodes after all.
+#[test]
+fn a_type_the_platform_does_not_offer_is_sized_with_a_warning() {
+    let warned = |rsp: &function_inference::protocol::fnv1::RunFunctionResponse| {
+        let (plan, _) = plan_and_first_reason(rsp);
+        assert_eq!(plan["gpuType"], "H200");
+        let warnings: Vec<String> = serde_json::from_value(plan["warnings"].clone()).unwrap();
+        let results: Vec<String> = rsp.results.iter().map(|r| r.message.clone()).collect();
+        (warnings, results)
+    };
+    let mut req = request(
+        "c5",
+        LlmInference::new("chat")
+            .model(QWEN)
+            .gpu_type("nvidia-h200")
+            .build(),
+    );
+    req.input = Some(input(priced_platform()));
+    let rsp = call(&req);
+    assert_not_fatal(&rsp.results, "a type outside the offer");
+    let (warnings, results) = warned(&rsp);
+    let want = "spec.gpuType is H200, which the platform does not offer (input.defaults.offeredGpuTypes: \
+                L4, L40S, H100-80GB): its pods wait unless the cluster has H200 nodes all the same; name \
+                an offered type, or leave spec.gpuType unset for the cheapest offered type that serves the model";
+    assert_eq!(warnings, vec![want]);
+    assert!(results.iter().any(|r| r == want), "{results:?}");
+
+    // The platform's default type outside its own list of prices.
+    let mut req = request("c6", LlmInference::new("chat").model(QWEN).build());
+    req.input = Some(input(json!({"defaults": {
+        "gpuType": "H200",
+        "gpuPrices": {"L4": 0.8, "H100-80GB": 4.1},
+    }})));
+    let (warnings, _) = warned(&call(&req));
+    assert_eq!(
+        warnings,
+        vec![
+            "input.defaults.gpuType is H200, which the platform does not offer (input.defaults.gpuPrices: \
+             H100-80GB, L4): its pods wait unless the cluster has H200 nodes all the same; name an offered type"
+        ]
+    );
+
+    // An offered type, written as the device plugin names it: no warning.
+    let mut req = request(
+        "c7",
+        LlmInference::new("chat")
+            .model(QWEN)
+            .gpu_type("NVIDIA-H100-80GB-HBM3")
+            .build(),
+    );
+    req.input = Some(input(priced_platform()));
+    let (plan, _) = plan_and_first_reason(&call(&req));
+    assert_eq!(plan["gpuType"], "H100-80GB");
+    assert_eq!(plan.get("warnings"), None);
+}
+
 #[test]
 fn when_no_offered_type_serves_the_refusal_says_why_for_each() {
     let mut req = request(
@@ -166,6 +223,20 @@ fn an_agent_pool_without_a_gpu_type_gets_the_cheapest_type_with_the_memory_it_as
     assert!(
         first.contains(": 1 x L40S at 1.90/h beats 1 x H100-80GB at 4.10/h"),
         "{first}"
+    );
+
+    // A named type outside the offer is served, with a warning.
+    let rsp = run(json!({"count": 1, "type": "H200"}));
+    let (plan, _) = plan_and_first_reason(&rsp);
+    assert_eq!(plan["gpuType"], "H200");
+    assert_eq!(
+        plan["warnings"],
+        json!([
+            "spec.gpuRequirements.type is H200, which the platform does not offer \
+             (input.defaults.offeredGpuTypes: L4, L40S, H100-80GB): its pods wait unless the cluster has \
+             H200 nodes all the same; name an offered type, or leave spec.gpuRequirements.type unset for \
+             the cheapest offered type that serves the model"
+        ])
     );
 
     let rsp = run(json!({"count": 1, "memory": "200Gi"}));

@@ -851,7 +851,14 @@ fn size(
             req.settings.offered_gpu_types.join(", ")
         )));
     }
-    let mut plan = steps_sizing::plan(&request, named, &offered, req.settings).map_err(|e| {
+    let mut plan = steps_sizing::plan(
+        &request,
+        "spec.gpuRequirements.type",
+        named,
+        &offered,
+        req.settings,
+    )
+    .map_err(|e| {
         Refusal::new(
             "CannotSize",
             sizing_error_message(spec, req.settings, model, &e),

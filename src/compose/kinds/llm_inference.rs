@@ -241,6 +241,7 @@ fn size(
     steps_sizing::check_choice_held("spec.gpuType", spec.gpu_type.is_some(), req.settings)?;
     steps_sizing::plan(
         &sizing_request,
+        "spec.gpuType",
         spec.gpu_type.is_some(),
         &req.settings.offered_gpu_types,
         req.settings,

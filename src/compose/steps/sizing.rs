@@ -17,20 +17,51 @@ pub(crate) fn mig_choice(profile: Option<&str>) -> Result<MigChoice, Refusal> {
     })
 }
 
-/// The plan for `request`: on the GPU type the XR named (`named`), else,
-/// when the platform lets the function choose, on the cheapest of
-/// `offered`, else on the platform's default type.
+/// The plan for `request`: on the GPU type the XR named in `field`
+/// (`named`), else, when the platform lets the function choose, on the
+/// cheapest of `offered`, else on the platform's default type.
 pub(crate) fn plan(
     request: &SizingRequest,
+    field: &'static str,
     named: bool,
     offered: &[String],
     settings: &Settings,
 ) -> Result<Plan, SizingError> {
     if !named && settings.choose_gpu_type {
-        sizing::cheapest(request, offered, &settings.gpu_prices)
-    } else {
-        sizing::size(request)
+        return sizing::cheapest(request, offered, &settings.gpu_prices);
     }
+    let mut plan = sizing::size(request)?;
+    plan.warnings.extend(not_offered(
+        &plan,
+        gpu_type_field(field, named, settings),
+        settings,
+    ));
+    Ok(plan)
+}
+
+/// Warns of a plan on a GPU type outside the list the platform gave: its
+/// pods wait unless the cluster has such nodes all the same.
+fn not_offered(plan: &Plan, field: &str, settings: &Settings) -> Option<String> {
+    let listed = settings.offered_gpu_types_field?;
+    let offered = &settings.offered_gpu_types;
+    if offered
+        .iter()
+        .any(|o| sizing::gpu(o).is_ok_and(|g| g.name == plan.gpu.name))
+    {
+        return None;
+    }
+    let instead = if settings.choose_gpu_type {
+        format!(", or leave {field} unset for the cheapest offered type that serves the model")
+    } else {
+        String::new()
+    };
+    Some(format!(
+        "{field} is {}, which the platform does not offer ({listed}: {}): its pods wait unless the \
+         cluster has {} nodes all the same; name an offered type{instead}",
+        plan.gpu.name,
+        offered.join(", "),
+        plan.gpu.name
+    ))
 }
 
 /// Refuses to let the function choose an XR's GPU type where the platform
