@@ -314,6 +314,33 @@ fn a_key_given_twice_is_refused_naming_it_and_its_line() {
     }
 }
 
+/// A whole number past 64 bits is read as the API server reads it, so the
+/// field's own check names the field and its range; serde_yaml alone said
+/// "invalid type: integer as u128, expected a YAML value".
+#[test]
+fn a_number_too_large_for_64_bits_gets_the_fields_range() {
+    for (written, shown) in [
+        ("99999999999999999999999", "1e+23"),
+        ("-99999999999999999999999", "-1e+23"),
+    ] {
+        let xr = format!(
+            "apiVersion: infer.dev/v1alpha1\nkind: LLMInference\nmetadata: {{name: n, namespace: d}}\n\
+             spec:\n  model: Qwen/Qwen2.5-1.5B-Instruct\n  replicas: {written}\n"
+        );
+        let (code, _, stderr) = render_text(xr.as_bytes());
+        assert_eq!(
+            (code, stderr),
+            (
+                Some(1),
+                format!(
+                    "function-inference render: the function returned a fatal result: \
+                     spec.replicas: {shown} is out of range; use a whole number from 0 to 100\n"
+                )
+            )
+        );
+    }
+}
+
 #[test]
 fn a_binary_file_is_one_line() {
     let (code, stdout, stderr) = render_text(b"apiVersion: v1\nkind: \xff\xfe\n");

@@ -364,6 +364,14 @@ impl<'de> serde::de::Visitor<'de> for StrictVisitor {
     fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
         Ok(Value::from(v))
     }
+    // A whole number beyond 64 bits is read as the API server's JSON
+    // decoder reads it, as a float, so that the field's own check answers.
+    fn visit_i128<E: serde::de::Error>(self, v: i128) -> Result<Value, E> {
+        self.visit_f64(v as f64)
+    }
+    fn visit_u128<E: serde::de::Error>(self, v: u128) -> Result<Value, E> {
+        self.visit_f64(v as f64)
+    }
     fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
         // As serde_json does: .nan and .inf have no JSON number.
         Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
