@@ -222,6 +222,40 @@ fn errors_lead_with_the_flag_to_change() {
     );
 }
 
+/// `size` takes the model ids an LLMInference's spec.model takes, and
+/// plans nothing else: a 3,000-character id was planned and repeated whole
+/// in every line of the comparison.
+#[test]
+fn a_model_id_an_xr_would_refuse_is_refused() {
+    let error = |argv: &[&str]| run(&args(argv), &mut Vec::new()).unwrap_err().to_string();
+    let long = format!("acme/{}-7B", "x".repeat(300));
+    assert_eq!(
+        error(&[&long]),
+        format!(
+            "invalid model `acme/{}... (308 characters)`: it is 308 characters long; use at most 256",
+            "x".repeat(59)
+        )
+    );
+    assert_eq!(
+        error(&["acme/chat bot-7B", "--gpu-type", "L4"]),
+        "invalid model `acme/chat bot-7B`: not a Hugging Face id (' ' is not a letter, digit, '-', '_' or '.'); \
+         use one such as Qwen/Qwen2.5-7B-Instruct"
+    );
+    assert_eq!(
+        error(&["acme/team/bot-7B", "--gpu-type", "L4"]),
+        "invalid model `acme/team/bot-7B`: not a Hugging Face id (it has 3 parts; an id has at most two, \
+         org/name); use one such as Qwen/Qwen2.5-7B-Instruct"
+    );
+    // Weights in the image, by path, as spec.model takes them.
+    assert!(
+        run(
+            &args(&["/models/bot-7B", "--gpu-type", "L4"]),
+            &mut Vec::new()
+        )
+        .is_ok()
+    );
+}
+
 /// What an XR's `status.plan` always reports.
 const STATUS_KEYS: &[&str] = &[
     "gpuType",
@@ -296,9 +330,11 @@ fn the_json_is_the_xr_status_plan_plus_the_added_fields() {
 #[test]
 fn answers_every_calibration_row_in_json() {
     for row in calibration::rows() {
+        // A row may label its model ("Llama-2-70b-chat (vLLM backend)").
+        let id = row.model.split(" (").next().unwrap();
         let mut argv = vec![
             "--model".to_string(),
-            row.model.clone(),
+            id.to_string(),
             "--gpu-type".into(),
             row.gpu.clone(),
             "--quantization".into(),

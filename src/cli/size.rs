@@ -16,7 +16,9 @@ use crate::sizing::{
     ScalingTarget, SizingError, SizingRequest, WeightPrecision, canonical_prices,
     weights_index_total_bytes,
 };
+use crate::xr::llm_inference::MODEL_MAX;
 use crate::xr::plan_status::{PlanStatus, round2};
+use crate::xr::validate::hugging_face_id_problem;
 
 /// Output format of `size`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
@@ -230,12 +232,14 @@ impl SizeArgs {
                 })
             })
             .transpose()?;
+        let model_id = self
+            .model_id
+            .clone()
+            .or_else(|| self.model.clone())
+            .unwrap_or_default();
+        check_model_id(&model_id)?;
         Ok(SizingRequest {
-            model_id: self
-                .model_id
-                .clone()
-                .or_else(|| self.model.clone())
-                .unwrap_or_default(),
+            model_id,
             quantization,
             max_model_len: self.max_model_len,
             parameter_count: self.parameter_count.clone(),
@@ -254,6 +258,28 @@ impl SizeArgs {
             ..SizingRequest::default()
         })
     }
+}
+
+/// Refuses a model id an LLMInference's spec.model would refuse, so that
+/// `size` plans only what an XR can ask for.
+fn check_model_id(id: &str) -> Result<(), SizingError> {
+    // An empty id has its own message; a path names weights in the image.
+    if id.is_empty() || id.starts_with('/') {
+        return Ok(());
+    }
+    let n = id.chars().count();
+    let problem = if n > MODEL_MAX {
+        Some(format!(
+            "it is {n} characters long; use at most {MODEL_MAX}"
+        ))
+    } else {
+        hugging_face_id_problem(id).map(|p| {
+            format!("not a Hugging Face id ({p}); use one such as Qwen/Qwen2.5-7B-Instruct")
+        })
+    };
+    problem.map_or(Ok(()), |reason| {
+        Err(SizingError::invalid("model", id.to_string(), reason))
+    })
 }
 
 fn path_str(path: &Path) -> String {
