@@ -215,6 +215,22 @@ fn errors_lead_with_the_flag_to_change() {
     assert!(
         error(&["x/y-7B", "--gpu-type", "P100"]).starts_with("--gpu-type: unknown GPU type `P100`")
     );
+    // Nothing narrower or bigger holds it either: the advice is not to
+    // try them.
+    assert_eq!(
+        error(&[
+            "acme/huge",
+            "--parameter-count",
+            "100T",
+            "--quantization",
+            "int4",
+            "--gpu-type",
+            "H100-80GB"
+        ]),
+        "acme/huge with int4 weights (48390.9 GiB) does not fit on H100-80GB: no layout of up to 16 nodes \
+         holds it, nor would narrower weights or a bigger GPU type; check the model's size (its parameter \
+         count or weights index)"
+    );
     // An error that already names what it is about keeps its words.
     assert_eq!(
         error(&["x/y-7B", "--gpu-type", "L4", "--gpu", "99999999999"]),

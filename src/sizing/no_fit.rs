@@ -43,9 +43,12 @@ pub(crate) fn no_fit(
     if ctx.explicit {
         ideas.push("a shorter maxModelLen needs less KV cache".to_string());
     }
+    // Narrower weights and bigger GPUs were tried above: when neither helps,
+    // the model's size itself is the likely mistake.
     let suggestion = if ideas.is_empty() {
         format!(
-            "no layout of up to {MAX_NODES} nodes holds it; use lower-precision weights or a GPU with more memory"
+            "no layout of up to {MAX_NODES} nodes holds it, nor would narrower weights or a bigger GPU type; \
+             check the model's size (its parameter count or weights index)"
         )
     } else {
         format!(
