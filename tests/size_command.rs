@@ -262,6 +262,14 @@ fn a_model_id_an_xr_would_refuse_is_refused() {
         "invalid model `acme/team/bot-7B`: not a Hugging Face id (it has 3 parts; an id has at most two, \
          org/name); use one such as Qwen/Qwen2.5-7B-Instruct"
     );
+    // White space around an id is dropped, as spec.model drops it.
+    assert!(
+        run(
+            &args(&[" Qwen/Qwen2.5-7B-Instruct ", "--gpu-type", "L4"]),
+            &mut Vec::new()
+        )
+        .is_ok()
+    );
     // Weights in the image, by path, as spec.model takes them.
     assert!(
         run(

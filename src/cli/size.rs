@@ -236,7 +236,9 @@ impl SizeArgs {
             .model_id
             .clone()
             .or_else(|| self.model.clone())
-            .unwrap_or_default();
+            .unwrap_or_default()
+            .trim()
+            .to_string();
         check_model_id(&model_id)?;
         Ok(SizingRequest {
             model_id,
