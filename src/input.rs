@@ -608,19 +608,20 @@ impl Input {
             return Ok(s);
         };
         if let Some(g) = &d.gpu_type {
+            crate::sizing::gpu(g).map_err(|e| format!("input.defaults.gpuType: {e}"))?;
             s.gpu_type = g.clone();
         }
+        let offered = d
+            .offered_gpu_types
+            .as_deref()
+            .map(offered_types)
+            .transpose()?;
         if let Some(g) = &d.offered_gpu_types {
-            if g.is_empty() {
-                return Err(
-                    "input.defaults.offeredGpuTypes is empty; list at least one GPU type".into(),
-                );
-            }
             s.offered_gpu_types = g.clone();
             s.offered_gpu_types_field = Some("input.defaults.offeredGpuTypes");
         }
         if let Some(written) = &d.gpu_prices {
-            s.gpu_prices = price_every_offered_type(written, d.offered_gpu_types.as_deref())?;
+            s.gpu_prices = price_every_offered_type(written, offered.as_deref())?;
             if d.offered_gpu_types.is_none() {
                 s.offered_gpu_types = s.gpu_prices.keys().cloned().collect();
                 s.offered_gpu_types_field = Some("input.defaults.gpuPrices");
@@ -763,11 +764,42 @@ impl Input {
     }
 }
 
+/// The catalog names of the offered GPU types, refused when the list is
+/// empty, names a type the catalog lacks or names one twice: a typo would
+/// otherwise drop a type from every choice without a word.
+fn offered_types(offered: &[String]) -> Result<Vec<&'static str>, String> {
+    const FIELD: &str = "input.defaults.offeredGpuTypes";
+    if offered.is_empty() {
+        return Err(format!("{FIELD} is empty; list at least one GPU type"));
+    }
+    let mut names: Vec<&'static str> = Vec::new();
+    for (i, written) in offered.iter().enumerate() {
+        let name = crate::sizing::gpu(written)
+            .map_err(|e| format!("{FIELD}[{i}]: {e}"))?
+            .name
+            .as_str();
+        if names.contains(&name) {
+            return Err(format!(
+                "{FIELD} lists {name} twice (as {}); keep one",
+                offered
+                    .iter()
+                    .filter(|w| crate::sizing::gpu(w).is_ok_and(|g| g.name == name))
+                    .map(|w| crate::quote::shown(w))
+                    .collect::<Vec<_>>()
+                    .join(" and ")
+            ));
+        }
+        names.push(name);
+    }
+    Ok(names)
+}
+
 /// The platform's prices by canonical GPU type name, refused unless each
-/// offered type has one and each price is for an offered type.
+/// offered type (by its catalog name) has one and each price is for an
+/// offered type.
 fn price_every_offered_type(
     written: &std::collections::BTreeMap<String, f64>,
-    offered: Option<&[String]>,
+    offered: Option<&[&'static str]>,
 ) -> Result<crate::sizing::GpuPrices, String> {
     const FIELD: &str = "input.defaults.gpuPrices";
     if written.is_empty() {
@@ -776,15 +808,9 @@ fn price_every_offered_type(
         ));
     }
     let prices = crate::sizing::canonical_prices(written, FIELD)?;
-    let Some(offered) = offered else {
+    let Some(offered_names) = offered else {
         return Ok(prices);
     };
-    let mut offered_names = Vec::new();
-    for name in offered {
-        let gpu =
-            crate::sizing::gpu(name).map_err(|e| format!("input.defaults.offeredGpuTypes: {e}"))?;
-        offered_names.push(gpu.name.as_str());
-    }
     let unpriced: Vec<_> = offered_names
         .iter()
         .filter(|n| !prices.contains_key(**n))
@@ -819,7 +845,7 @@ fn is_release(v: &str) -> bool {
         |p: Option<&str>| p.is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
     let (major, minor) = (parts.next(), parts.next());
     let minor = minor.map(|m| m.split(|c: char| !c.is_ascii_digit()).next().unwrap_or(""));
-    v.len() <= 64 && digits(major) && digits(minor)
+    digits(major) && digits(minor)
 }
 
 #[cfg(test)]
