@@ -19,6 +19,24 @@ fn priced_platform() -> Value {
     }})
 }
 
+/// The response for an LLMInference serving `model` on the GPU type it
+/// names, on [`priced_platform`].
+fn named_on_priced_platform(
+    tag: &str,
+    model: &str,
+    gpu_type: &str,
+) -> function_inference::protocol::fnv1::RunFunctionResponse {
+    let mut req = request(
+        tag,
+        LlmInference::new("chat")
+            .model(model)
+            .gpu_type(gpu_type)
+            .build(),
+    );
+    req.input = Some(input(priced_platform()));
+    call(&req)
+}
+
 /// The plan in the status of the response, and its first reason.
 fn plan_and_first_reason(
     rsp: &function_inference::protocol::fnv1::RunFunctionResponse,
@@ -65,15 +83,8 @@ fn without_prices_the_fewest_gpus_then_the_smallest_type_win() {
 #[test]
 fn the_platform_default_type_and_the_xr_type_are_never_second_guessed() {
     // The XR names its type: no choice, no explanation.
-    let mut req = request(
-        "c3",
-        LlmInference::new("chat")
-            .model(LLAMA_70B)
-            .gpu_type("H100-80GB")
-            .build(),
-    );
-    req.input = Some(input(priced_platform()));
-    let (plan, first) = plan_and_first_reason(&call(&req));
+    let rsp = named_on_priced_platform("c3", LLAMA_70B, "H100-80GB");
+    let (plan, first) = plan_and_first_reason(&rsp);
     assert_eq!(plan["gpuType"], "H100-80GB");
     assert!(first.starts_with("Catalog entry"), "{first}");
 
@@ -98,15 +109,7 @@ fn a_type_the_platform_does_not_offer_is_sized_with_a_warning() {
         let results: Vec<String> = rsp.results.iter().map(|r| r.message.clone()).collect();
         (warnings, results)
     };
-    let mut req = request(
-        "c5",
-        LlmInference::new("chat")
-            .model(QWEN)
-            .gpu_type("nvidia-h200")
-            .build(),
-    );
-    req.input = Some(input(priced_platform()));
-    let rsp = call(&req);
+    let rsp = named_on_priced_platform("c5", QWEN, "nvidia-h200");
     assert_not_fatal(&rsp.results, "a type outside the offer");
     let (warnings, results) = warned(&rsp);
     let want = "spec.gpuType is H200, which the platform does not offer (input.defaults.offeredGpuTypes: \
@@ -131,15 +134,8 @@ fn a_type_the_platform_does_not_offer_is_sized_with_a_warning() {
     );
 
     // An offered type, written as the device plugin names it: no warning.
-    let mut req = request(
-        "c7",
-        LlmInference::new("chat")
-            .model(QWEN)
-            .gpu_type("NVIDIA-H100-80GB-HBM3")
-            .build(),
-    );
-    req.input = Some(input(priced_platform()));
-    let (plan, _) = plan_and_first_reason(&call(&req));
+    let rsp = named_on_priced_platform("c7", QWEN, "NVIDIA-H100-80GB-HBM3");
+    let (plan, _) = plan_and_first_reason(&rsp);
     assert_eq!(plan["gpuType"], "H100-80GB");
     assert_eq!(plan.get("warnings"), None);
 }
