@@ -29,7 +29,7 @@ use super::memory::{
 use super::mig::choose_mig;
 use super::plan::{Estimate, Plan, SizingRequest};
 use super::precision::{KvCacheDtype, MigStrategy};
-use super::resolved_model::{checkpoint_bytes_warning, resolve_model};
+use super::resolved_model::{checkpoint_bytes_warning, parameter_count_warning, resolve_model};
 use super::text::{gib, thousands};
 use super::validate::validate;
 use super::weights::{
@@ -70,6 +70,7 @@ pub(crate) fn size(req: &SizingRequest) -> Result<Plan, SizingError> {
     let (m, about_model) = resolve_model(req)?;
     reasons.extend(about_model);
     warnings.extend(checkpoint_bytes_warning(req, &m));
+    warnings.extend(parameter_count_warning(req, &m));
 
     let (wp, about_precision, slower) = choose_precision(req.quantization, &m, gpu)?;
     reasons.extend(about_precision);
@@ -483,6 +484,32 @@ mod tests {
                  model.safetensors.index.json, since the plan counts the weights as the index says"
             ]
         );
+    }
+
+    /// A count given for a catalog model far from the catalog's is sized as
+    /// given, with a warning: 70B for an 8B model asks for 16 L4s.
+    #[test]
+    fn a_parameter_count_far_from_the_catalogs_is_a_warning() {
+        let warnings = |count: &str| {
+            size(&SizingRequest {
+                parameter_count: Some(count.to_string()),
+                ..req("meta-llama/Llama-3.1-8B-Instruct", "H100-80GB")
+            })
+            .unwrap()
+            .warnings
+        };
+        // Rounded, as people write it: no warning.
+        assert_eq!(warnings("8B"), Vec::<String>::new());
+        assert_eq!(warnings("7B"), Vec::<String>::new());
+        assert_eq!(
+            warnings("70B"),
+            [
+                "The parameter count given, 70 B, is 8.72 times the 8.03 B of meta-llama/Llama-3.1-8B-Instruct \
+                 in the catalog, and the plan sizes for the count given: check it, or leave it out to take the \
+                 catalog's"
+            ]
+        );
+        assert_eq!(warnings("6B").len(), 1);
     }
 
     /// `A100` is sold with 40 and 80 GB: the plan says which it sized for.

@@ -158,6 +158,26 @@ pub(crate) fn checkpoint_bytes_warning(req: &SizingRequest, m: &Model) -> Option
     })
 }
 
+/// A parameter count given for a catalog model but far from the catalog's
+/// (outside 0.8 to 1.25 times it): the plan sizes for the count given, and
+/// such a count is most likely a typo or another model's (70B for an 8B
+/// model asks for 16 L4s instead of one). A pruned or merged variant may
+/// differ on purpose, so it is a warning.
+pub(crate) fn parameter_count_warning(req: &SizingRequest, m: &Model) -> Option<String> {
+    let spec = m.spec?;
+    req.parameter_count
+        .as_deref()
+        .filter(|c| !c.trim().is_empty())?;
+    let ratio = m.total_b / spec.params_b;
+    (!(0.8..=1.25).contains(&ratio)).then(|| {
+        format!(
+            "The parameter count given, {} B, is {ratio:.2} times the {} B of {} in the catalog, and the plan \
+             sizes for the count given: check it, or leave it out to take the catalog's",
+            m.total_b, spec.params_b, spec.id
+        )
+    })
+}
+
 fn attention_words(a: &Arch) -> String {
     let mut s = if a.mla_kv_dim > 0 {
         format!(
