@@ -323,9 +323,9 @@ fn with_its_model_the_pool_composes_server_agents_config_autoscaler_and_budget()
         json!({
             "name": "reviewers-model", "runtime": "vllm-runtime", "replicas": 1,
             "baseUrl": "http://reviewers-model.team-a.svc.cluster.local/v1",
-            "tokensPerSecondPerReplica": 65.6,
-            "formula": "batch 6 (KV cache room for 27296 tokens / 4096 average context, at most 256) x single-sequence \
-                        13.1 tokens/s, slowed by reading the batch's KV cache = 65.6 tokens/s per replica; \
+            "tokensPerSecondPerReplica": 65.3,
+            "formula": "batch 6 (KV cache room for 26839 tokens / 4096 average context, at most 256) x single-sequence \
+                        13.1 tokens/s, slowed by reading the batch's KV cache = 65.3 tokens/s per replica; \
                         no tokensPerSecondBudget: 1 replica(s) (the Model's data-parallel shards, or 1)",
         })
     );
@@ -376,8 +376,8 @@ fn a_token_budget_sets_model_server_replicas_and_prewarm_sets_agent_replicas() {
         request("b1", AgentPool::new("reviewers").spec(spec.clone()).build()),
         vec![llama_8b()],
     ));
-    // A batch of 6 sequences of 4,096 tokens on average decodes 65.6
-    // tokens/s: ceil(200 / 65.6) = 4 model servers; max(2, ceil(20 x 25 / 100)) = 5 agents,
+    // A batch of 6 sequences of 4,096 tokens on average decodes 65.3
+    // tokens/s: ceil(200 / 65.3) = 4 model servers; max(2, ceil(20 x 25 / 100)) = 5 agents,
     // the autoscaler's floor.
     assert_eq!(
         manifest(&rsp, "model_server")["spec"]["deploymentConfig"]["replicas"],
@@ -388,9 +388,9 @@ fn a_token_budget_sets_model_server_replicas_and_prewarm_sets_agent_replicas() {
     assert_eq!(desired_status(&rsp)["agents"]["warmReplicas"], 5);
     assert_eq!(
         desired_status(&rsp)["modelServer"]["formula"],
-        "batch 6 (KV cache room for 27296 tokens / 4096 average context, at most 256) x single-sequence \
-         13.1 tokens/s, slowed by reading the batch's KV cache = 65.6 tokens/s per replica; \
-         replicas = ceil(tokensPerSecondBudget 200 / 65.6) = 4"
+        "batch 6 (KV cache room for 26839 tokens / 4096 average context, at most 256) x single-sequence \
+         13.1 tokens/s, slowed by reading the batch's KV cache = 65.3 tokens/s per replica; \
+         replicas = ceil(tokensPerSecondBudget 200 / 65.3) = 4"
     );
     // While Crossplane's field manager owns the count, it is composed again
     // (within the range); once the autoscaler scaled the agents, the count
@@ -463,7 +463,7 @@ fn a_changed_model_resizes_the_runtime() {
         json!([{"name": "VLLM_WORKER_MULTIPROC_METHOD", "value": "spawn"},
                {"name": "HF_HOME", "value": "/data/huggingface"}])
     );
-    assert_eq!(runtime["spec"]["storageConfig"]["size"], "157Gi");
+    assert_eq!(runtime["spec"]["storageConfig"]["size"], "158Gi");
     // The agents now talk to the new model.
     let env = &manifest(&after, "agents")["spec"]["template"]["spec"]["containers"][0]["env"];
     assert_eq!(
@@ -512,7 +512,7 @@ fn a_gpu_count_too_small_for_the_model_it_now_serves_is_refused_with_the_layout_
         fatals(&rsp),
         vec![
             "spec.gpuRequirements.count: 1 x L4 (TP 1, PP 1) cannot hold meta-llama/Llama-3.1-70B-Instruct: each \
-             GPU's share of the weights is 130.4 GiB, more than its 21.9 GiB, so vLLM cannot load them whatever \
+             GPU's share of the weights is 131.4 GiB, more than its 21.9 GiB, so vLLM cannot load them whatever \
              its flags; 16 x L4 (TP 8, PP 2) would hold it"
         ]
     );
@@ -534,7 +534,7 @@ fn a_gpu_count_too_small_for_the_model_it_now_serves_is_refused_with_the_layout_
         fatals(&rsp),
         vec![
             "Model team-a/llama-8b spec.shardSpec.count: 2 x L4 (TP 1, PP 2) cannot hold \
-             meta-llama/Llama-3.1-70B-Instruct: each GPU's share of the weights is 65.2 GiB, more than its 21.9 \
+             meta-llama/Llama-3.1-70B-Instruct: each GPU's share of the weights is 65.7 GiB, more than its 21.9 \
              GiB, so vLLM cannot load them whatever its flags; 16 x L4 (TP 8, PP 2) would hold it"
         ]
     );
@@ -1339,7 +1339,7 @@ fn malformed_agent_pools_are_refused_and_name_the_field_and_what_is_valid() {
             json!(100_000),
             fatal(
                 "BudgetTooLarge",
-                "spec.tokensPerSecondBudget needs 3051 model-server replicas at 32.8 tokens/s each, more than 64; \
+                "spec.tokensPerSecondBudget needs 3061 model-server replicas at 32.7 tokens/s each, more than 64; \
                  lower the budget, shorten spec.agentClass.maxContextLength (a replica batches more sequences of a \
                  shorter context) or choose a faster spec.gpuRequirements.type",
             ),
@@ -1959,8 +1959,8 @@ fn malformed_agent_pools_are_refused_and_name_the_field_and_what_is_valid() {
             fatal(
                 "InvalidSpec",
                 "spec.agentClass.maxTokens is 200000, but the model server's context (as the plan derived it) is \
-                 27136 tokens and holds the prompt too: vLLM refuses every request whose prompt and maxTokens exceed \
-                 it (400, \"'max_tokens' or 'max_completion_tokens' is too large\"); use fewer than 27136, leaving \
+                 26624 tokens and holds the prompt too: vLLM refuses every request whose prompt and maxTokens exceed \
+                 it (400, \"'max_tokens' or 'max_completion_tokens' is too large\"); use fewer than 26624, leaving \
                  room for the system prompt and the conversation, or raise spec.agentClass.maxContextLength",
             ),
         ),

@@ -33,7 +33,7 @@ fn a_model_reports_its_plans_its_size_and_its_card() {
     assert_eq!(st["serveableOn"], "L4,L40S,A100-80GB,H100-80GB");
     assert_eq!(
         st["size"],
-        json!({"declared": "16Gi", "derivedGiB": 14.9, "formula": "8.00B parameters x 2 bytes (fp16) = 14.90 GiB", "consistent": true})
+        json!({"declared": "16Gi", "derivedGiB": 14.96, "formula": "8.03B parameters x 2 bytes (fp16) = 14.96 GiB", "consistent": true})
     );
     assert_eq!(st["plans"].as_array().map(Vec::len), Some(4));
     assert_eq!(
@@ -60,7 +60,7 @@ fn a_model_reports_its_plans_its_size_and_its_card() {
     let mut spec = llama_8b()["spec"].clone();
     spec["size"] = json!("4Gi");
     let rsp = call(&request("m2", model_xr(spec.clone(), json!({}))));
-    let w = "spec.size 4Gi (4.00 GiB) contradicts 8.00B parameters x 2 bytes (fp16) = 14.90 GiB; check spec.parameterCount and spec.quantization, or correct spec.size";
+    let w = "spec.size 4Gi (4.00 GiB) contradicts 8.03B parameters x 2 bytes (fp16) = 14.96 GiB; check spec.parameterCount and spec.quantization, or correct spec.size";
     assert_eq!(rsp.results, vec![warning("ModelWarning", w)]);
     assert_eq!(desired_status(&rsp)["size"]["consistent"], false);
     assert_eq!(
@@ -1285,7 +1285,7 @@ fn malformed_models_are_fatal_and_name_the_field_and_what_is_valid() {
             json!({"priority": "high", "preloadNodes": ["n".repeat(1 << 20)]}),
             fatal(
                 "ConfigTooLarge",
-                "spec.cachePolicy (about 1048615 bytes) makes the model card ConfigMap 1058418 bytes, more than \
+                "spec.cachePolicy (about 1048615 bytes) makes the model card ConfigMap 1058477 bytes, more than \
                      the 1048576 bytes a ConfigMap holds; shorten it",
             ),
         ),

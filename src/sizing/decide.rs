@@ -486,18 +486,22 @@ mod tests {
         );
     }
 
-    /// A count given for a catalog model far from the catalog's is sized as
-    /// given, with a warning: 70B for an 8B model asks for 16 L4s.
+    /// A count given for a catalog model is the catalog's exact one when it
+    /// is that count rounded; far from it, it is sized as given, with a
+    /// warning: 70B for an 8B model asks for 16 L4s.
     #[test]
     fn a_parameter_count_far_from_the_catalogs_is_a_warning() {
-        let warnings = |count: &str| {
+        let plan = |count: &str| {
             size(&SizingRequest {
                 parameter_count: Some(count.to_string()),
                 ..req("meta-llama/Llama-3.1-8B-Instruct", "H100-80GB")
             })
             .unwrap()
-            .warnings
         };
+        let warnings = |count: &str| plan(count).warnings;
+        assert_eq!(plan("8B").parameters_b, 8.03);
+        assert_eq!(plan("7B").parameters_b, 8.03);
+        assert_eq!(plan("70B").parameters_b, 70.0);
         // Rounded, as people write it: no warning.
         assert_eq!(warnings("8B"), Vec::<String>::new());
         assert_eq!(warnings("7B"), Vec::<String>::new());

@@ -158,8 +158,12 @@ pub(crate) fn checkpoint_bytes_warning(req: &SizingRequest, m: &Model) -> Option
     })
 }
 
+/// How far a given parameter count may be from the catalog's and still be
+/// the catalog model's count, rounded ("7B" for 7.61 B, "8x7B" for 46.7 B).
+const ROUNDED_COUNT: std::ops::RangeInclusive<f64> = 0.8..=1.25;
+
 /// A parameter count given for a catalog model but far from the catalog's
-/// (outside 0.8 to 1.25 times it): the plan sizes for the count given, and
+/// (outside [`ROUNDED_COUNT`]): the plan sizes for the count given, and
 /// such a count is most likely a typo or another model's (70B for an 8B
 /// model asks for 16 L4s instead of one). A pruned or merged variant may
 /// differ on purpose, so it is a warning.
@@ -169,7 +173,7 @@ pub(crate) fn parameter_count_warning(req: &SizingRequest, m: &Model) -> Option<
         .as_deref()
         .filter(|c| !c.trim().is_empty())?;
     let ratio = m.total_b / spec.params_b;
-    (!(0.8..=1.25).contains(&ratio)).then(|| {
+    (!ROUNDED_COUNT.contains(&ratio)).then(|| {
         format!(
             "The parameter count given, {} B, is {ratio:.2} times the {} B of {} in the catalog, and the plan \
              sizes for the count given: check it, or leave it out to take the catalog's",
@@ -216,6 +220,16 @@ fn from_catalog(id: &str, found: ModelMatch, explicit: Option<ParamCount>) -> (M
         reasons.push(format!("{note}."));
     }
     let (total_b, active_b) = match explicit {
+        // "7B" for 7.61 B is the same model's count, rounded as people
+        // write it: the catalog's is exact (7 B would under-weigh the weights
+        // by 8% and over-promise the KV cache by as much).
+        Some(c) if ROUNDED_COUNT.contains(&(c.total_b / s.params_b)) => {
+            reasons.push(format!(
+                "Parameter count {} B as given, taken as the catalog's exact {} B.",
+                c.total_b, s.params_b
+            ));
+            (s.params_b, s.active_params_b)
+        }
         Some(c) => {
             reasons.push(format!(
                 "Parameter count {} B as given (the catalog says {} B).",
