@@ -410,6 +410,28 @@ fn data(file: &str) -> String {
     format!("{}/tests/data/models/{file}", env!("CARGO_MANIFEST_DIR"))
 }
 
+/// A rounded count (7B for CodeLlama's 6.74 B) with the model's config.json
+/// is read as the catalog's exact count, as it is without the config.
+#[test]
+fn a_rounded_count_with_a_config_json_is_the_catalogs_exact_one() {
+    let config = data("codellama-7b-config.json");
+    for extra in [&["--config", config.as_str()][..], &[]] {
+        let mut argv = vec![
+            "codellama/CodeLlama-7b-hf",
+            "--gpu-type",
+            "L4",
+            "--parameter-count",
+            "7B",
+            "-o",
+            "json",
+        ];
+        argv.extend_from_slice(extra);
+        let v = json_of(&argv);
+        assert_eq!(v["estimate"]["weightsGiB"], 12.55, "{extra:?}");
+        assert!(v.get("warnings").is_none(), "{extra:?}: {}", v["warnings"]);
+    }
+}
+
 #[test]
 fn a_config_json_gives_the_exact_architecture_of_any_model() {
     let config = data("codellama-7b-config.json");

@@ -162,6 +162,13 @@ pub(crate) fn checkpoint_bytes_warning(req: &SizingRequest, m: &Model) -> Option
 /// the catalog model's count, rounded ("7B" for 7.61 B, "8x7B" for 46.7 B).
 const ROUNDED_COUNT: std::ops::RangeInclusive<f64> = 0.8..=1.25;
 
+/// Whether `given` is the catalog entry's count as people write it: then
+/// the catalog's is exact (7 B for 7.61 B would under-weigh the weights by
+/// 8% and over-promise the KV cache by as much).
+fn rounds_to(given: &ParamCount, s: &CatalogModel) -> bool {
+    ROUNDED_COUNT.contains(&(given.total_b / s.params_b))
+}
+
 /// A parameter count given for a catalog model but far from the catalog's
 /// (outside [`ROUNDED_COUNT`]): the plan sizes for the count given, and
 /// such a count is most likely a typo or another model's (70B for an 8B
@@ -220,10 +227,7 @@ fn from_catalog(id: &str, found: ModelMatch, explicit: Option<ParamCount>) -> (M
         reasons.push(format!("{note}."));
     }
     let (total_b, active_b) = match explicit {
-        // "7B" for 7.61 B is the same model's count, rounded as people
-        // write it: the catalog's is exact (7 B would under-weigh the weights
-        // by 8% and over-promise the KV cache by as much).
-        Some(c) if ROUNDED_COUNT.contains(&(c.total_b / s.params_b)) => {
+        Some(c) if rounds_to(&c, s) => {
             reasons.push(format!(
                 "Parameter count {} B as given, taken as the catalog's exact {} B.",
                 c.total_b, s.params_b
@@ -287,7 +291,17 @@ fn from_config(
         .or(spec.map(CatalogModel::native_precision));
     let (shape_total, shape_active) = c.estimated_params_b();
     let (total_b, active_b, source) = if let Some(p) = explicit {
-        (p.total_b, p.active_b, "as given".to_string())
+        match spec.filter(|s| rounds_to(&p, s)) {
+            Some(s) => (
+                s.params_b,
+                s.active_params_b,
+                format!(
+                    "{} B as given, taken as catalog entry {}'s exact count",
+                    p.total_b, s.id
+                ),
+            ),
+            None => (p.total_b, p.active_b, "as given".to_string()),
+        }
     } else if let (Some(bytes), None, Some(p)) = (req.checkpoint_bytes, &c.quantization, native) {
         let total = bytes as f64 / p.bytes_per_param() / 1e9;
         let active = total * shape_active / shape_total.max(1e-9);
