@@ -218,8 +218,9 @@ fn attention_words(a: &Arch) -> String {
     s
 }
 
-/// A catalog entry; a parameter count the caller gave still wins, because it
-/// may describe a pruned or merged variant.
+/// A catalog entry. A parameter count the caller gave that is not the
+/// entry's, rounded, still wins, because it may describe a pruned or merged
+/// variant.
 fn from_catalog(id: &str, found: ModelMatch, explicit: Option<ParamCount>) -> (Model, Vec<String>) {
     let s = found.spec;
     let mut reasons = Vec::new();
