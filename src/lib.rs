@@ -27,7 +27,8 @@
 //!   each composed object is built by one function in `compose::resources`,
 //!   from k8s-openapi types or the typed custom resources of `manifests`.
 //!   `compose::composition` is what a composer returns; `compose::rollout`
-//!   reads readiness from what is observed.
+//!   reads readiness from what is observed, `compose::pod_problem` why the
+//!   pods do not run.
 //! - **Sizing.** `sizing` is the pure engine: catalogs (`sizing/data/`) and
 //!   decisions, each plan with its reasons. It knows nothing of Kubernetes.
 //! - **Rules used everywhere.** `names` (every Kubernetes name rule),

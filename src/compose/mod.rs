@@ -36,6 +36,8 @@ pub(crate) mod annotations;
 pub(crate) mod composition;
 pub(crate) mod kinds;
 pub(crate) mod last_applied;
+pub(crate) mod observed_condition;
+pub(crate) mod pod_problem;
 pub(crate) mod remote_claim;
 pub(crate) mod resources;
 pub(crate) mod rollout;

@@ -17,7 +17,7 @@
 use serde_json::{Map, Value};
 
 use crate::compose::annotations::annotation;
-use crate::compose::rollout::condition;
+use crate::compose::observed_condition::condition;
 use crate::request::{applied_manifest, at, observes_only, str_at};
 
 /// The annotation naming the XR a wrapped object is composed for

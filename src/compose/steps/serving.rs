@@ -19,8 +19,9 @@ use serde_json::{Map, Value};
 
 use crate::compose::annotations::annotation;
 use crate::compose::composition::{ComposeRequest, Composition};
+use crate::compose::pod_problem::pod_problem;
 use crate::compose::resources::placement::Placement;
-use crate::compose::rollout::{Replicas, Rollout, pod_problem, rollout};
+use crate::compose::rollout::{Replicas, Rollout, rollout};
 use crate::compose::spec_digest;
 use crate::compose::steps::conditions;
 use crate::protocol::server::{Condition, ResourceSelector, resource_selector::Match};
