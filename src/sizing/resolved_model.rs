@@ -162,11 +162,11 @@ pub(crate) fn checkpoint_bytes_warning(req: &SizingRequest, m: &Model) -> Option
 /// the catalog model's count, rounded ("7B" for 7.61 B, "8x7B" for 46.7 B).
 const ROUNDED_COUNT: std::ops::RangeInclusive<f64> = 0.8..=1.25;
 
-/// Whether `given` is the catalog entry's count as people write it: then
-/// the catalog's is exact (7 B for 7.61 B would under-weigh the weights by
-/// 8% and over-promise the KV cache by as much).
-fn rounds_to(given: &ParamCount, s: &CatalogModel) -> bool {
-    ROUNDED_COUNT.contains(&(given.total_b / s.params_b))
+/// Whether `given_b` billion parameters is the catalog entry's count as
+/// people write it: then the catalog's is exact (7 B for 7.61 B would
+/// under-weigh the weights by 8% and over-promise the KV cache by as much).
+fn rounds_to(given_b: f64, s: &CatalogModel) -> bool {
+    ROUNDED_COUNT.contains(&(given_b / s.params_b))
 }
 
 /// A parameter count given for a catalog model but far from the catalog's
@@ -179,8 +179,8 @@ pub(crate) fn parameter_count_warning(req: &SizingRequest, m: &Model) -> Option<
     req.parameter_count
         .as_deref()
         .filter(|c| !c.trim().is_empty())?;
-    let ratio = m.total_b / spec.params_b;
-    (!ROUNDED_COUNT.contains(&ratio)).then(|| {
+    (!rounds_to(m.total_b, spec)).then(|| {
+        let ratio = m.total_b / spec.params_b;
         format!(
             "The parameter count given, {} B, is {ratio:.2} times the {} B of {} in the catalog, and the plan \
              sizes for the count given: check it, or leave it out to take the catalog's",
@@ -228,7 +228,7 @@ fn from_catalog(id: &str, found: ModelMatch, explicit: Option<ParamCount>) -> (M
         reasons.push(format!("{note}."));
     }
     let (total_b, active_b) = match explicit {
-        Some(c) if rounds_to(&c, s) => {
+        Some(c) if rounds_to(c.total_b, s) => {
             reasons.push(format!(
                 "Parameter count {} B as given, taken as the catalog's exact {} B.",
                 c.total_b, s.params_b
@@ -292,7 +292,7 @@ fn from_config(
         .or(spec.map(CatalogModel::native_precision));
     let (shape_total, shape_active) = c.estimated_params_b();
     let (total_b, active_b, source) = if let Some(p) = explicit {
-        match spec.filter(|s| rounds_to(&p, s)) {
+        match spec.filter(|s| rounds_to(p.total_b, s)) {
             Some(s) => (
                 s.params_b,
                 s.active_params_b,
