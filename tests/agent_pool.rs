@@ -109,7 +109,7 @@ fn a_missing_model_keeps_what_was_composed_and_warns_once() {
     );
     req.observed.as_mut().unwrap().resources =
         [("agents".to_string(), resource(observed_agents))].into();
-    let message = "waiting for Model team-a/llama-8b (spec.agentClass.modelRef): it does not exist yet; create it in namespace team-a";
+    let message = "waiting for Model team-a/llama-8b (spec.agentClass.modelRef): it does not exist; create it in namespace team-a";
     let want = fnv1::RunFunctionResponse {
         meta: meta("w2", 10),
         desired: Some(fnv1::State {

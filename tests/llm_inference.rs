@@ -3044,7 +3044,7 @@ fn a_model_gone_says_whether_the_kept_server_still_serves() {
         call(&req)
     };
     let serving = serving_condition;
-    let waiting = "waiting for Model team-a/llama-8b (spec.modelRef): it does not exist yet; create it in \
+    let waiting = "waiting for Model team-a/llama-8b (spec.modelRef): it does not exist; create it in \
                    namespace team-a; what was composed before is kept as it was";
 
     let status = |replicas: i64, available: i64| json!({"observedGeneration": 1, "replicas": replicas, "updatedReplicas": replicas, "availableReplicas": available});

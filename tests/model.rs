@@ -718,7 +718,7 @@ fn a_model_reads_its_config_from_a_config_map_through_crossplane() {
 
     // Looked up and missing: a warning once, the condition False.
     let rsp = call(&with_config_map(request("r2", xr.clone()), vec![]));
-    let missing = "waiting for ConfigMap team-a/codellama-config (spec.configFrom.configMapRef): it does not exist yet; \
+    let missing = "waiting for ConfigMap team-a/codellama-config (spec.configFrom.configMapRef): it does not exist; \
                    create it with the model's config.json under the key config.json";
     assert_eq!(rsp.results, vec![warning("ModelConfigNotFound", missing)]);
     assert_eq!(rsp.requirements, requirements);

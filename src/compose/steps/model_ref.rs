@@ -112,9 +112,7 @@ pub(crate) fn fetched(
             not_found: false,
         }),
         Required::Missing => Err(Awaited {
-            message: format!(
-                "waiting for {kind} {display} ({field}): it does not exist yet; {create}"
-            ),
+            message: format!("waiting for {kind} {display} ({field}): it does not exist; {create}"),
             not_found: true,
         }),
     })
