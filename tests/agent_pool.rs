@@ -366,6 +366,39 @@ fn with_its_model_the_pool_composes_server_agents_config_autoscaler_and_budget()
     );
 }
 
+/// A mixture of experts batches at less than its active parameters
+/// suggest: each step reads every expert some token of the batch is routed
+/// to. gpt-oss-120b routes a token to 4 of 128 experts: one sequence reads
+/// 5.1 B parameters a step, a batch of 199 nearly every expert, 116.8 B.
+/// Counting only the active ones gave 14,898 tokens/s per replica and two
+/// servers where three are needed; at a short context, where the weights
+/// rather than the KV cache fill a step, it overstated a replica up to
+/// total / active times (23 here).
+#[test]
+fn a_mixture_of_experts_pool_counts_the_experts_a_batch_reads() {
+    let mut spec = small_pool();
+    spec["agentClass"]["modelRef"]["name"] = json!("gpt-oss");
+    spec["gpuRequirements"] = json!({"count": 2, "type": "H100-80GB"});
+    spec["tokensPerSecondBudget"] = json!(20000);
+    let gpt_oss = model("gpt-oss", json!({"weightsURI": "hf://openai/gpt-oss-120b"}));
+    let rsp = call(&with_model(
+        request("moe", AgentPool::new("reviewers").spec(spec).build()),
+        vec![gpt_oss],
+    ));
+    assert_eq!(fatals(&rsp), Vec::<&str>::new());
+    assert_eq!(
+        desired_status(&rsp)["modelServer"]["formula"],
+        "batch 199 (KV cache room for 817918 tokens / 4096 average context, at most 256) x single-sequence \
+         1839.2 tokens/s, slowed by reading the batch's KV cache and the experts its tokens are routed to \
+         (127.8 of 128 per layer on average: 116.8 B of the 117 B parameters a step, against 5.1 B for one \
+         sequence) = 7876.6 tokens/s per replica; replicas = ceil(tokensPerSecondBudget 20000 / 7876.6) = 3"
+    );
+    assert_eq!(
+        manifest(&rsp, "model_server")["spec"]["deploymentConfig"]["replicas"],
+        3
+    );
+}
+
 #[test]
 fn a_token_budget_sets_model_server_replicas_and_prewarm_sets_agent_replicas() {
     let mut spec = small_pool();

@@ -122,6 +122,8 @@ pub struct Arch {
     pub(crate) linear_state_bytes: u64,
     /// Routed experts, 0 for dense models.
     pub(crate) experts: u32,
+    /// Experts each token is routed to, 0 for dense models.
+    pub(crate) experts_per_token: u32,
     /// Positions of the rotary cache (`max_position_embeddings`).
     pub(crate) rope_positions: u64,
 }
@@ -141,6 +143,7 @@ impl Arch {
             linear_layers: m.linear_layers,
             linear_state_bytes: m.linear_state_kib * 1024,
             experts: m.experts,
+            experts_per_token: m.experts_per_token,
             rope_positions: m.context,
         }
     }

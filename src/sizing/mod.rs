@@ -116,6 +116,80 @@ mod tests {
         assert!((t.tokens_per_second - batch as f64 / step).abs() < 1e-9);
     }
 
+    /// gpt-oss-120b routes each token to 4 of 128 experts: one sequence
+    /// reads its 5.1 B active parameters a step, a batch every expert one of
+    /// its tokens picks (an expert is (117 - 5.1) / (128 - 4) B, the rest
+    /// 5.1 - 4 x that), so a batch of 99 reads nearly all 117 B.
+    #[test]
+    fn a_mixture_of_experts_batch_reads_the_experts_its_tokens_are_routed_to() {
+        let p = plan("openai/gpt-oss-120b", "H100-80GB");
+        assert_eq!(p.experts_touched(1), Some(4.0));
+        assert_eq!(p.weights_read_b(1), p.active_parameters_b);
+        let expert = (117.0 - 5.1) / 124.0;
+        for batch in [2_u64, 8, 99, 256] {
+            let touched = 128.0 * (1.0 - (1.0 - 4.0 / 128.0_f64).powi(batch as i32));
+            assert!((p.experts_touched(batch).unwrap() - touched).abs() < 1e-9);
+            let read = 5.1 - 4.0 * expert + touched * expert;
+            assert!(
+                (p.weights_read_b(batch) - read).abs() < 1e-9,
+                "batch {batch}"
+            );
+        }
+        assert!(p.weights_read_b(99) > 110.0 && p.weights_read_b(256) <= 117.0);
+
+        let t = p.batched_decode(8192);
+        let bytes_per_second = p.decode_tokens_per_second() * 5.1e9 * 0.5;
+        let kv = f64::from(t.batch) * p.cached_tokens(8192) as f64 * p.estimate.kv_bytes_per_token;
+        let step = (p.weights_read_b(u64::from(t.batch)) * 1e9 * 0.5 + kv) / bytes_per_second;
+        assert!((t.tokens_per_second - f64::from(t.batch) / step).abs() < 1e-6);
+
+        // A dense model reads all its weights at every batch size.
+        let dense = plan("meta-llama/Llama-3.1-8B-Instruct", "H100-80GB");
+        assert_eq!(dense.experts_touched(64), None);
+        assert_eq!(dense.weights_read_b(64), dense.active_parameters_b);
+    }
+
+    /// Of every mixture in the catalog, a larger batch never reads fewer
+    /// weights, and no batch reads fewer than one sequence or more than all.
+    #[test]
+    fn a_larger_batch_of_a_mixture_reads_more_weights_up_to_all_of_them() {
+        let mut sized = 0;
+        for m in models().iter().filter(|m| m.experts > 0) {
+            let Ok(p) = size(&SizingRequest {
+                model_id: m.id.clone(),
+                gpu_type: "H200".into(),
+                mig: MigChoice::None,
+                ..Default::default()
+            }) else {
+                continue;
+            };
+            let mut last = p.weights_read_b(1);
+            assert_eq!(last, p.active_parameters_b, "{}", m.id);
+            for batch in 2..=MAX_NUM_SEQS {
+                let read = p.weights_read_b(batch);
+                assert!(
+                    read >= last && read <= p.parameters_b,
+                    "{} at {batch}",
+                    m.id
+                );
+                last = read;
+            }
+            sized += 1;
+        }
+        assert!(sized >= 15, "only {sized} mixtures sized");
+    }
+
+    /// Of a mixture the engine knows only by its counts (8x7B: 56 B, 14 B
+    /// active), a batch is taken to read every weight.
+    #[test]
+    fn a_mixture_of_unknown_experts_reads_every_weight_in_a_batch() {
+        let p = plan("acme/Foo-8x7B", "H100-80GB");
+        assert_eq!((p.parameters_b, p.active_parameters_b), (56.0, 14.0));
+        assert_eq!(p.experts_touched(8), None);
+        assert_eq!(p.weights_read_b(1), 14.0);
+        assert_eq!(p.weights_read_b(8), 56.0);
+    }
+
     #[test]
     fn a_batch_beats_one_sequence_and_a_longer_context_never_speeds_it_up() {
         let p = plan("meta-llama/Llama-3.1-8B-Instruct", "L4");

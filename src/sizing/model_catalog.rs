@@ -45,6 +45,9 @@ pub struct CatalogModel {
     pub(crate) native_dtype: String,
     /// Routed experts (0 for dense models).
     pub(crate) experts: u32,
+    /// Experts each token is routed to (`num_experts_per_tok`; 0 for dense
+    /// models).
+    pub(crate) experts_per_token: u32,
     /// MLA latent KV elements per token and layer (kv_lora_rank + rope dim);
     /// 0 for ordinary attention.
     #[serde(rename = "mla_kv")]
@@ -262,6 +265,17 @@ mod tests {
             );
             assert!(m.active_params_b <= m.params_b, "{}", m.id);
             assert!(m.context >= 2048, "{}", m.id);
+            // A mixture routes each token to some of its experts, and its
+            // active count is below its total; a dense model routes nowhere.
+            if m.experts > 0 {
+                assert!(
+                    (1..m.experts).contains(&m.experts_per_token) && m.active_params_b < m.params_b,
+                    "{}",
+                    m.id
+                );
+            } else {
+                assert_eq!(m.experts_per_token, 0, "{}", m.id);
+            }
         }
     }
 

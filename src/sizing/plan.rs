@@ -169,6 +169,11 @@ pub struct Throughput {
     pub(crate) batch: u32,
     /// Tokens generated per second, all sequences together.
     pub(crate) tokens_per_second: f64,
+    /// Billions of weights each step reads (see [`Plan::weights_read_b`]).
+    pub(crate) weights_read_b: f64,
+    /// A mixture of experts' experts per layer that the batch's tokens are
+    /// routed to, on average; `None` for a dense model or an unknown shape.
+    pub(crate) experts_touched: Option<f64>,
 }
 
 /// Share of the datasheet bandwidth a decode step achieves in practice.
@@ -273,12 +278,13 @@ impl Plan {
     /// Aggregate decode rate of one replica serving as many sequences as its
     /// KV cache holds (at most vLLM's default `--max-num-seqs`, 256), each
     /// `avg_context` tokens long on average. Still memory-bound: a decode
-    /// step reads every active weight once for the whole batch, plus each
-    /// sequence's KV cache, so
+    /// step reads the weights once for the whole batch (of a mixture of
+    /// experts, those its tokens are routed to: [`Self::weights_read_b`]),
+    /// plus each sequence's KV cache, so
     ///
     /// ```text
     /// batch  = min(256, sequences of avg_context the KV cache holds)
-    /// step   = (active weight bytes + batch x cached tokens per sequence x KV bytes per token) / (TP x 0.7 x bandwidth)
+    /// step   = (weight bytes read + batch x cached tokens per sequence x KV bytes per token) / (TP x 0.7 x bandwidth)
     /// tokens/s = batch / step
     /// ```
     ///
@@ -288,23 +294,77 @@ impl Plan {
     /// With a batch of 1 this is close to [`Self::decode_tokens_per_second`].
     pub(crate) fn batched_decode(&self, avg_context: u64) -> Throughput {
         let single = self.decode_tokens_per_second();
-        let weight_bytes = self.active_parameters_b * 1e9 * self.weight_precision.bytes_per_param();
-        if single <= 0.0 || weight_bytes <= 0.0 {
+        let bytes_per_param = self.weight_precision.bytes_per_param();
+        let active_bytes = self.active_parameters_b * 1e9 * bytes_per_param;
+        if single <= 0.0 || active_bytes <= 0.0 {
             return Throughput {
                 batch: 1,
                 tokens_per_second: single.max(0.0),
+                weights_read_b: self.active_parameters_b,
+                experts_touched: self.experts_touched(1),
             };
         }
         // Bytes per second the replica reads, from the single-sequence bound.
-        let bytes_per_second = single * weight_bytes;
+        let bytes_per_second = single * active_bytes;
         let cached = self.cached_tokens(avg_context);
         let batch = self.sequences_held(avg_context).clamp(1, MAX_NUM_SEQS);
+        let weights_read_b = self.weights_read_b(batch);
         let kv_bytes = batch as f64 * cached as f64 * self.estimate.kv_bytes_per_token.max(0.0);
-        let step_seconds = (weight_bytes + kv_bytes) / bytes_per_second;
+        let step_seconds = (weights_read_b * 1e9 * bytes_per_param + kv_bytes) / bytes_per_second;
         Throughput {
             batch: batch as u32,
             tokens_per_second: batch as f64 / step_seconds,
+            weights_read_b,
+            experts_touched: self.experts_touched(batch),
         }
+    }
+
+    /// Billions of weights a decode step of `batch` sequences reads. A
+    /// dense model reads all of them, whatever the batch. A mixture of
+    /// experts reads its dense part (attention, embeddings, shared experts)
+    /// and every expert a token of the batch is routed to
+    /// ([`Self::experts_touched`]): one sequence reads the active
+    /// parameters, a large batch nearly all. An expert's size and the dense
+    /// part follow from the total and active counts:
+    ///
+    /// ```text
+    /// expert = (total - active) / (E - k)      dense = active - k x expert
+    /// read   = dense + experts touched x expert
+    /// ```
+    ///
+    /// Of a mixture whose experts the engine does not know (a guessed model
+    /// with fewer active parameters than its total), a batch is taken to
+    /// read every weight: the most it can.
+    pub(crate) fn weights_read_b(&self, batch: u64) -> f64 {
+        let (total, active) = (self.parameters_b, self.active_parameters_b);
+        if batch <= 1 || active >= total {
+            return active;
+        }
+        let Some(touched) = self.experts_touched(batch) else {
+            return total;
+        };
+        let (experts, k) = (
+            f64::from(self.arch.experts),
+            f64::from(self.arch.experts_per_token),
+        );
+        let expert = (total - active) / (experts - k);
+        (active - k * expert + touched * expert).clamp(active, total)
+    }
+
+    /// Experts per layer that the tokens of a batch are routed to, on
+    /// average: each of `batch` tokens picks `k` of the `E` experts, and
+    /// routed evenly an expert is missed by all of them with probability
+    /// `(1 - k/E)^batch`, so `E x (1 - (1 - k/E)^batch)` are read (`k` for
+    /// one sequence). `None` for a dense model, or one whose experts per
+    /// token are unknown.
+    pub(crate) fn experts_touched(&self, batch: u64) -> Option<f64> {
+        let (experts, k) = (self.arch.experts, self.arch.experts_per_token);
+        if experts == 0 || k == 0 || k >= experts {
+            return None;
+        }
+        let (experts, k) = (f64::from(experts), f64::from(k));
+        let missed = (1.0 - k / experts).powf(batch.max(1) as f64);
+        Some(experts * (1.0 - missed))
     }
 
     /// The `vllm serve` flags the plan needs beyond TP, PP, dtype,

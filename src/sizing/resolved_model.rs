@@ -339,6 +339,7 @@ fn from_config(
         linear_layers: c.linear_layers,
         linear_state_bytes: c.linear_state_bytes,
         experts: c.experts,
+        experts_per_token: c.experts_per_token,
         rope_positions: c.context.unwrap_or(GUESSED_ROPE_POSITIONS),
     };
     let reason = format!(

@@ -974,6 +974,27 @@ fn pool_throughput(plan: &Plan) -> Throughput {
     plan.batched_decode(average_context(plan))
 }
 
+/// What a batch of a mixture of experts reads beyond one sequence's
+/// weights, for the formula: the experts its tokens are routed to.
+fn experts_read(plan: &Plan, t: &Throughput) -> String {
+    if t.weights_read_b <= plan.active_parameters_b {
+        return String::new();
+    }
+    let read = format!(
+        "{:.1} B of the {} B parameters a step, against {} B for one sequence",
+        t.weights_read_b, plan.parameters_b, plan.active_parameters_b
+    );
+    match t.experts_touched {
+        Some(touched) => format!(
+            " and the experts its tokens are routed to ({touched:.1} of {} per layer on average: {read})",
+            plan.arch.experts
+        ),
+        None => format!(
+            " and every expert, since which experts its tokens are routed to is unknown ({read})"
+        ),
+    }
+}
+
 /// Model-server replicas and how they were computed: enough for the
 /// token budget at the plan's decode rate, and at least the Model's
 /// data-parallel shards.
@@ -995,10 +1016,11 @@ fn model_server_replicas(
     };
     let estimate = format!(
         "batch {} (KV cache room for {} tokens / {per_sequence}, at most {MAX_NUM_SEQS}) x \
-         single-sequence {:.1} tokens/s, slowed by reading the batch's KV cache = {tps:.1} tokens/s per replica",
+         single-sequence {:.1} tokens/s, slowed by reading the batch's KV cache{} = {tps:.1} tokens/s per replica",
         throughput.batch,
         plan.estimate.kv_capacity_tokens,
-        plan.decode_tokens_per_second()
+        plan.decode_tokens_per_second(),
+        experts_read(plan, &throughput),
     );
     let floor = u64::from(model.facts.data_parallel.unwrap_or(1));
     let (replicas, why) = match spec.tokens_per_second_budget {
