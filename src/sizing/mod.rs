@@ -149,6 +149,31 @@ mod tests {
         assert_eq!(dense.weights_read_b(64), dense.active_parameters_b);
     }
 
+    /// Every TP rank keeps an MLA latent whole, and every rank reads it:
+    /// DeepSeek-V2-Lite on two GPUs reads its cache twice a step.
+    #[test]
+    fn a_cache_that_tp_ranks_copy_is_read_by_every_copy() {
+        let p = size(&SizingRequest {
+            model_id: "deepseek-ai/DeepSeek-V2-Lite".into(),
+            gpu_type: "H100-80GB".into(),
+            gpu_count: Some(2),
+            mig: MigChoice::None,
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!(p.tensor_parallel_size, 2);
+        let (full, per_gpu) = (
+            p.estimate.kv_bytes_per_token,
+            p.estimate.kv_bytes_per_token_per_gpu,
+        );
+        assert_eq!(per_gpu, full, "each rank holds the whole latent");
+        let t = p.batched_decode(4096);
+        let read = p.weights_read_b(u64::from(t.batch)) * 1e9 * 2.0;
+        let kv = f64::from(t.batch) * p.cached_tokens(4096) as f64 * per_gpu * 2.0;
+        let step = (read + kv) / (p.decode_tokens_per_second() * p.active_parameters_b * 1e9 * 2.0);
+        assert!((t.tokens_per_second - f64::from(t.batch) / step).abs() < 1e-6);
+    }
+
     /// Of every mixture in the catalog, a larger batch never reads fewer
     /// weights, and no batch reads fewer than one sequence or more than all.
     #[test]

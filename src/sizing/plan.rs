@@ -280,11 +280,12 @@ impl Plan {
     /// `avg_context` tokens long on average. Still memory-bound: a decode
     /// step reads the weights once for the whole batch (of a mixture of
     /// experts, those its tokens are routed to: [`Self::weights_read_b`]),
-    /// plus each sequence's KV cache, so
+    /// plus each sequence's KV cache as every GPU holds it (a KV head or an
+    /// MLA latent that TP ranks copy is read by each copy), so
     ///
     /// ```text
     /// batch  = min(256, sequences of avg_context the KV cache holds)
-    /// step   = (weight bytes read + batch x cached tokens per sequence x KV bytes per token) / (TP x 0.7 x bandwidth)
+    /// step   = (weight bytes read + batch x cached tokens per sequence x KV bytes per token per GPU x GPUs) / (TP x 0.7 x bandwidth)
     /// tokens/s = batch / step
     /// ```
     ///
@@ -309,7 +310,12 @@ impl Plan {
         let cached = self.cached_tokens(avg_context);
         let batch = self.sequences_held(avg_context).clamp(1, MAX_NUM_SEQS);
         let weights_read_b = self.weights_read_b(batch);
-        let kv_bytes = batch as f64 * cached as f64 * self.estimate.kv_bytes_per_token.max(0.0);
+        // What every GPU reads of the cache, on each of the replica's GPUs:
+        // a KV head or MLA latent that TP ranks copy is read by each copy.
+        let kv_bytes = batch as f64
+            * cached as f64
+            * self.estimate.kv_bytes_per_token_per_gpu.max(0.0)
+            * f64::from(self.gpu_count.max(1));
         let step_seconds = (weights_read_b * 1e9 * bytes_per_param + kv_bytes) / bytes_per_second;
         Throughput {
             batch: batch as u32,
