@@ -32,6 +32,10 @@ pub(crate) const KIND: &str = "Input";
 pub(crate) const DEFAULT_TTL_SECONDS: u64 = 60;
 /// Longest vLLM release (`0.19.0`) and Prometheus URL, in characters.
 const VLLM_VERSION_MAX: usize = 64;
+/// The share of each GPU's memory vLLM may be given: the schema states it,
+/// the input's check and `size --gpu-memory-utilization` hold to it.
+pub(crate) const GPU_MEMORY_UTILIZATION_MIN: f64 = 0.1;
+pub(crate) const GPU_MEMORY_UTILIZATION_MAX: f64 = 0.99;
 const PROMETHEUS_ADDRESS_MAX: usize = 2048;
 
 /// The step input of function-inference.
@@ -85,6 +89,7 @@ pub(crate) struct Defaults {
     /// The vLLM image; the production-stack operator needs an lmcache/vllm-openai image.
     pub(crate) image: Option<Image>,
     /// Share of each GPU's memory vLLM may use (0.1 to 0.99).
+    #[schemars(range(min = GPU_MEMORY_UTILIZATION_MIN, max = GPU_MEMORY_UTILIZATION_MAX))]
     pub(crate) gpu_memory_utilization: Option<f64>,
     /// Keep each model server on the GPU type it is sized for, with node affinity on the GPU type's node label (nvidia.com/gpu.product, GKE's cloud.google.com/gke-accelerator, EKS Auto Mode's eks.amazonaws.com/instance-gpu-name or Karpenter's karpenter.k8s.aws/instance-gpu-name on nodes without the first, or AMD's amd.com/gpu.device-id), on whole GPUs rather than MIG slices, partitions or shared GPUs. Default: on where the function chooses GPU types (offeredGpuTypes or gpuPrices without gpuType), off otherwise, where a server may start on any GPU node.
     pub(crate) gpu_node_selector: Option<bool>,
@@ -634,9 +639,9 @@ impl Input {
             s.image = i.clone();
         }
         if let Some(u) = d.gpu_memory_utilization {
-            if !(0.1..=0.99).contains(&u) {
+            if !(GPU_MEMORY_UTILIZATION_MIN..=GPU_MEMORY_UTILIZATION_MAX).contains(&u) {
                 return Err(format!(
-                    "input.defaults.gpuMemoryUtilization is {}; use a value from 0.1 to 0.99",
+                    "input.defaults.gpuMemoryUtilization is {}; use a value from {GPU_MEMORY_UTILIZATION_MIN} to {GPU_MEMORY_UTILIZATION_MAX}",
                     crate::quote::shown_number(u)
                 ));
             }

@@ -124,31 +124,6 @@ fn errors_are_typed() {
     );
     let e = render(&args(&[
         "--model",
-        "x/y-7B",
-        "--gpu-type",
-        "L4",
-        "--gpu",
-        "99999999999",
-    ]))
-    .unwrap_err();
-    assert_eq!(
-        e.to_string(),
-        "invalid gpu count `99999999999`: it must be between 1 and 4096"
-    );
-    let e = render(&args(&[
-        "x/y-7B",
-        "--gpu-type",
-        "L4",
-        "--gpu-memory-utilization",
-        "1e308",
-    ]))
-    .unwrap_err();
-    assert_eq!(
-        e.to_string(),
-        "invalid gpuMemoryUtilization `1e308`: it must be above 0 and at most 1 (0.9 is usual)"
-    );
-    let e = render(&args(&[
-        "--model",
         "x/y",
         "--gpu-type",
         "L4",
@@ -231,11 +206,79 @@ fn errors_lead_with_the_flag_to_change() {
          holds it, nor would narrower weights or a bigger GPU type; check the model's size (its parameter \
          count or weights index)"
     );
-    // An error that already names what it is about keeps its words.
-    assert_eq!(
-        error(&["x/y-7B", "--gpu-type", "L4", "--gpu", "99999999999"]),
-        "invalid gpu count `99999999999`: it must be between 1 and 4096"
-    );
+}
+
+/// A number out of the range an XR (or the step input) takes is refused by
+/// the flag's parser, which names the flag and the range: `size` plans only
+/// what an XR could ask for (it planned `--max-model-len 10`, refused by
+/// spec.maxModelLen, and `--gpu-memory-utilization 1`, refused by the
+/// input, and named the engine's fields, gpuMemoryUtilization and gpu
+/// count, for the flags).
+#[test]
+fn numbers_outside_what_an_xr_takes_are_refused_naming_the_flag() {
+    let refused = |flag: &str, value: &str| {
+        let argv = ["size", "x/y-7B", "--gpu-type", "L4", flag, value];
+        let e = match Cli::try_parse_from(argv) {
+            Err(e) => e,
+            Ok(_) => panic!("{flag} {value} was taken"),
+        };
+        assert_eq!(e.kind(), clap::error::ErrorKind::ValueValidation);
+        e.to_string().lines().next().unwrap().to_string()
+    };
+    let cases = [
+        ("--gpu", "0", "0 is not in 1..=64"),
+        ("--gpu", "65", "65 is not in 1..=64"),
+        ("--gpu", "99999999999", "99999999999 is not in 1..=64"),
+        ("--tensor-parallel", "128", "128 is not in 1..=64"),
+        ("--pipeline-parallel", "0", "0 is not in 1..=64"),
+        ("--max-model-len", "255", "255 is not in 256..=10485760"),
+        (
+            "--max-model-len",
+            "10485761",
+            "10485761 is not in 256..=10485760",
+        ),
+        ("--concurrency", "0", "0 is not in 1..=100000"),
+        (
+            "--gpu-memory-utilization",
+            "1",
+            "use a share from 0.1 to 0.99 (0.9 is usual)",
+        ),
+        (
+            "--gpu-memory-utilization",
+            "0.09",
+            "use a share from 0.1 to 0.99 (0.9 is usual)",
+        ),
+        (
+            "--gpu-memory-utilization",
+            "1e308",
+            "use a share from 0.1 to 0.99 (0.9 is usual)",
+        ),
+        (
+            "--gpu-memory-utilization",
+            "NaN",
+            "use a share from 0.1 to 0.99 (0.9 is usual)",
+        ),
+    ];
+    for (flag, value, why) in cases {
+        let placeholder = flag
+            .trim_start_matches("--")
+            .replace('-', "_")
+            .to_uppercase();
+        assert_eq!(
+            refused(flag, value),
+            format!("error: invalid value '{value}' for '{flag} <{placeholder}>': {why}")
+        );
+    }
+    // The ends of each range are taken.
+    for (flag, value) in [
+        ("--gpu", "64"),
+        ("--max-model-len", "256"),
+        ("--gpu-memory-utilization", "0.99"),
+        ("--gpu-memory-utilization", "0.1"),
+    ] {
+        let argv = ["size", "x/y-7B", "--gpu-type", "L4", flag, value];
+        assert!(Cli::try_parse_from(argv).is_ok(), "{flag} {value}");
+    }
 }
 
 /// `size` takes the model ids an LLMInference's spec.model takes, and

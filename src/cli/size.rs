@@ -46,14 +46,14 @@ pub struct SizeArgs {
     #[arg(long, default_value = "auto")]
     pub(crate) quantization: String,
     /// Context length; default: the model's, up to 32768.
-    #[arg(long = "max-model-len")]
+    #[arg(long = "max-model-len", value_parser = context_length())]
     pub(crate) max_model_len: Option<u64>,
     /// Parameter count for models outside the catalog: 70B, 8x7B, 1.5T.
     #[arg(long = "parameter-count")]
     pub(crate) parameter_count: Option<String>,
     /// GPUs per replica; default: the fewest that hold the model.
-    #[arg(long = "gpu")]
-    pub(crate) gpu: Option<u64>,
+    #[arg(long = "gpu", value_parser = gpus())]
+    pub(crate) gpu: Option<u32>,
     /// MIG: auto, none or a profile such as 1g.10gb.
     #[arg(long, default_value = "auto")]
     pub(crate) mig: String,
@@ -63,13 +63,13 @@ pub struct SizeArgs {
     #[arg(long = "mig-strategy", default_value = "mixed")]
     pub(crate) mig_strategy: String,
     /// Full-length sequences the KV cache must hold at once.
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=i64::from(sizing::MAX_CONCURRENCY)))]
     pub(crate) concurrency: Option<u32>,
     /// Tensor-parallel size; default: chosen with the GPU count.
-    #[arg(long = "tensor-parallel")]
+    #[arg(long = "tensor-parallel", value_parser = gpus())]
     pub(crate) tensor_parallel: Option<u32>,
     /// Pipeline-parallel size; default: chosen with the GPU count.
-    #[arg(long = "pipeline-parallel")]
+    #[arg(long = "pipeline-parallel", value_parser = gpus())]
     pub(crate) pipeline_parallel: Option<u32>,
     /// The model's Hugging Face config.json: its exact architecture, for any
     /// model (wins over the catalog).
@@ -103,7 +103,8 @@ pub struct SizeArgs {
     #[arg(long = "gpu-price", value_name = "TYPE=PRICE")]
     pub(crate) gpu_prices: Vec<String>,
     /// vLLM gpu-memory-utilization.
-    #[arg(long = "gpu-memory-utilization", default_value_t = sizing::DEFAULT_GPU_MEMORY_UTILIZATION)]
+    #[arg(long = "gpu-memory-utilization", default_value_t = sizing::DEFAULT_GPU_MEMORY_UTILIZATION,
+          value_parser = gpu_memory_utilization)]
     pub(crate) gpu_memory_utilization: f64,
     /// Output format.
     #[arg(short = 'o', long = "output", value_enum, default_value_t = OutputFormat::Text)]
@@ -149,6 +150,30 @@ fn led_by_flag(e: &SizingError) -> String {
 /// `spec.autoscaling.promptTokens` and `outputTokens` take.
 fn request_tokens() -> clap::builder::RangedU64ValueParser<u64> {
     clap::value_parser!(u64).range(1..=crate::xr::model_server_autoscaling::TOKENS_MAX as u64)
+}
+
+/// `--max-model-len` takes what an LLMInference's `spec.maxModelLen` takes.
+fn context_length() -> clap::builder::RangedU64ValueParser<u64> {
+    use crate::xr::llm_inference::{MAX_MODEL_LEN_MAX, MAX_MODEL_LEN_MIN};
+    clap::value_parser!(u64).range(MAX_MODEL_LEN_MIN as u64..=MAX_MODEL_LEN_MAX as u64)
+}
+
+/// `--gpu`, `--tensor-parallel` and `--pipeline-parallel` take at most the
+/// GPUs an LLMInference's `spec.gpu` may ask for.
+fn gpus() -> clap::builder::RangedI64ValueParser<u32> {
+    clap::value_parser!(u32).range(1..=crate::xr::llm_inference::GPU_MAX)
+}
+
+/// `--gpu-memory-utilization` takes what the step input's
+/// `defaults.gpuMemoryUtilization` takes.
+fn gpu_memory_utilization(written: &str) -> Result<f64, String> {
+    use crate::input::{GPU_MEMORY_UTILIZATION_MAX as MAX, GPU_MEMORY_UTILIZATION_MIN as MIN};
+    written
+        .trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|u| (MIN..=MAX).contains(u))
+        .ok_or_else(|| format!("use a share from {MIN} to {MAX} (0.9 is usual)"))
 }
 
 impl SizeArgs {
@@ -203,16 +228,6 @@ impl SizeArgs {
             "" | "auto" => None,
             q => Some(q.parse::<WeightPrecision>()?),
         };
-        let gpu_count = self
-            .gpu
-            .map(|g| {
-                u32::try_from(g).map_err(|_| SizingError::InvalidValue {
-                    field: "gpu count",
-                    value: g.to_string(),
-                    reason: "it must be between 1 and 4096".to_string(),
-                })
-            })
-            .transpose()?;
         let model_config = self
             .config
             .as_deref()
@@ -245,7 +260,7 @@ impl SizeArgs {
             quantization,
             max_model_len: self.max_model_len,
             parameter_count: self.parameter_count.clone(),
-            gpu_count,
+            gpu_count: self.gpu,
             tensor_parallel: self.tensor_parallel,
             pipeline_parallel: self.pipeline_parallel,
             mig: self.mig.parse::<MigChoice>()?,
