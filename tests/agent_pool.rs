@@ -374,6 +374,30 @@ fn with_its_model_the_pool_composes_server_agents_config_autoscaler_and_budget()
 /// servers where three are needed; at a short context, where the weights
 /// rather than the KV cache fill a step, it overstated a replica up to
 /// total / active times (23 here).
+/// vLLM batches up to 1,024 sequences on a GPU of 70 GiB or more (but the
+/// A100), 256 elsewhere: the pool's decode rate takes the device's limit,
+/// as the memory model does. On an H100 at 2,048 tokens the cache holds
+/// 410 sequences of 1,024 on average, all of which vLLM runs at once; the
+/// rate was counted for 256 (11,906 tokens/s).
+#[test]
+fn a_pool_on_a_large_gpu_batches_as_many_sequences_as_vllm_does() {
+    let mut spec = small_pool();
+    spec["agentClass"]["maxContextLength"] = json!(2048);
+    spec["agentClass"]["maxTokens"] = json!(512);
+    spec["gpuRequirements"] = json!({"count": 1, "type": "H100-80GB"});
+    let rsp = call(&with_model(
+        request("h100", AgentPool::new("reviewers").spec(spec).build()),
+        vec![llama_8b()],
+    ));
+    assert_eq!(fatals(&rsp), Vec::<&str>::new());
+    assert_eq!(
+        desired_status(&rsp)["modelServer"]["formula"],
+        "batch 410 (KV cache room for 420068 tokens / 1024 average context, at most 1024) x single-sequence \
+         146.0 tokens/s, slowed by reading the batch's KV cache = 13524.5 tokens/s per replica; \
+         no tokensPerSecondBudget: 1 replica(s) (the Model's data-parallel shards, or 1)"
+    );
+}
+
 #[test]
 fn a_mixture_of_experts_pool_counts_the_experts_a_batch_reads() {
     let mut spec = small_pool();
@@ -388,7 +412,7 @@ fn a_mixture_of_experts_pool_counts_the_experts_a_batch_reads() {
     assert_eq!(fatals(&rsp), Vec::<&str>::new());
     assert_eq!(
         desired_status(&rsp)["modelServer"]["formula"],
-        "batch 199 (KV cache room for 817918 tokens / 4096 average context, at most 256) x single-sequence \
+        "batch 199 (KV cache room for 817918 tokens / 4096 average context, at most 1024) x single-sequence \
          1839.2 tokens/s, slowed by reading the batch's KV cache and the experts its tokens are routed to \
          (127.8 of 128 per layer on average: 116.8 B of the 117 B parameters a step, against 5.1 B for one \
          sequence) = 7876.6 tokens/s per replica; replicas = ceil(tokensPerSecondBudget 20000 / 7876.6) = 3"

@@ -73,8 +73,8 @@ pub use params::{
     MAX_CHECKPOINT_BYTES, ParamCount, count_from_id, parse_parameter_count, quantization_marker,
 };
 pub use plan::{
-    BANDWIDTH_EFFICIENCY, DEFAULT_GPU_MEMORY_UTILIZATION, Estimate, MAX_NUM_SEQS, Plan,
-    SizingRequest, THROUGHPUT_SEQUENCES, Throughput,
+    BANDWIDTH_EFFICIENCY, DEFAULT_GPU_MEMORY_UTILIZATION, Estimate, Plan, SizingRequest,
+    THROUGHPUT_SEQUENCES, Throughput,
 };
 pub use precision::{
     ComputeDtype, KvCacheDtype, MigChoice, MigStrategy, Objective, WeightPrecision,
@@ -109,7 +109,7 @@ mod tests {
         let single = p.decode_tokens_per_second();
         let weights = p.active_parameters_b * 1e9 * 2.0;
         let context = 4096;
-        let batch = (p.estimate.kv_capacity_tokens / context).clamp(1, MAX_NUM_SEQS);
+        let batch = (p.estimate.kv_capacity_tokens / context).clamp(1, p.engine_max_num_seqs());
         let step = (weights + batch as f64 * context as f64 * p.estimate.kv_bytes_per_token)
             / (single * weights);
         let t = p.batched_decode(context);
@@ -191,7 +191,7 @@ mod tests {
             };
             let mut last = p.weights_read_b(1);
             assert_eq!(last, p.active_parameters_b, "{}", m.id);
-            for batch in 2..=MAX_NUM_SEQS {
+            for batch in 2..=p.engine_max_num_seqs() {
                 let read = p.weights_read_b(batch);
                 assert!(
                     read >= last && read <= p.parameters_b,

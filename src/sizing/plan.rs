@@ -156,9 +156,6 @@ pub struct Plan {
     pub warnings: Vec<String>,
 }
 
-/// vLLM's default `--max-num-seqs`: sequences one replica batches at most.
-pub const MAX_NUM_SEQS: u64 = 256;
-
 /// Full-length sequences the `throughput` objective makes room for.
 pub const THROUGHPUT_SEQUENCES: u64 = 16;
 
@@ -276,7 +273,8 @@ impl Plan {
     }
 
     /// Aggregate decode rate of one replica serving as many sequences as its
-    /// KV cache holds (at most vLLM's default `--max-num-seqs`, 256), each
+    /// KV cache holds (at most vLLM's default `--max-num-seqs` on its device:
+    /// [`Self::engine_max_num_seqs`]), each
     /// `avg_context` tokens long on average. Still memory-bound: a decode
     /// step reads the weights once for the whole batch (of a mixture of
     /// experts, those its tokens are routed to: [`Self::weights_read_b`]),
@@ -284,7 +282,7 @@ impl Plan {
     /// MLA latent that TP ranks copy is read by each copy), so
     ///
     /// ```text
-    /// batch  = min(256, sequences of avg_context the KV cache holds)
+    /// batch  = min(max-num-seqs, sequences of avg_context the KV cache holds)
     /// step   = (weight bytes read + batch x cached tokens per sequence x KV bytes per token per GPU x GPUs) / (TP x 0.7 x bandwidth)
     /// tokens/s = batch / step
     /// ```
@@ -308,7 +306,9 @@ impl Plan {
         // Bytes per second the replica reads, from the single-sequence bound.
         let bytes_per_second = single * active_bytes;
         let cached = self.cached_tokens(avg_context);
-        let batch = self.sequences_held(avg_context).clamp(1, MAX_NUM_SEQS);
+        let batch = self
+            .sequences_held(avg_context)
+            .clamp(1, self.engine_max_num_seqs());
         let weights_read_b = self.weights_read_b(batch);
         // What every GPU reads of the cache, on each of the replica's GPUs:
         // a KV head or MLA latent that TP ranks copy is read by each copy.

@@ -50,7 +50,7 @@ use crate::input::Settings;
 use crate::names::{self, runtime_name};
 use crate::protocol::server::Condition;
 use crate::request::int_at;
-use crate::sizing::{self, MAX_NUM_SEQS, Plan, Throughput};
+use crate::sizing::{self, Plan, Throughput};
 use crate::units::{GIB, parse_duration_seconds, parse_quantity};
 use crate::xr::agent_pool::{
     AgentPoolSpec, AgentPoolStatus, AgentsStatus, AutoscalingStatus, CONTEXT_LENGTH_MAX,
@@ -1015,10 +1015,11 @@ fn model_server_replicas(
         format!("{cached} tokens of every layer for a sequence of {avg_context} average context")
     };
     let estimate = format!(
-        "batch {} (KV cache room for {} tokens / {per_sequence}, at most {MAX_NUM_SEQS}) x \
+        "batch {} (KV cache room for {} tokens / {per_sequence}, at most {}) x \
          single-sequence {:.1} tokens/s, slowed by reading the batch's KV cache{} = {tps:.1} tokens/s per replica",
         throughput.batch,
         plan.estimate.kv_capacity_tokens,
+        plan.engine_max_num_seqs(),
         plan.decode_tokens_per_second(),
         experts_read(plan, &throughput),
     );
