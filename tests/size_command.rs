@@ -804,8 +804,8 @@ fn a_list_of_gpu_types_is_compared_side_by_side() {
     let want = format!(
         "Model meta-llama/Llama-3.1-70B-Instruct, GPU types L4, L40S, H100-80GB (--gpu-type TYPE for one plan and its \
          reasons)\n\n{}\n{}\n{}\n{}\n\nMIG: the slice of each GPU a replica runs on (- for whole GPUs); KV holds: \
-         full-length requests (of maxModelLen tokens) the KV cache of one replica holds at once; decode/s: tokens per \
-         second of one sequence; cost/h: one replica at --gpu-price.\n\n{}\n",
+         full-length requests (of maxModelLen tokens) the KV cache of one replica holds at once; decode/s: one \
+         sequence's tokens per second at most (the memory-bandwidth bound); cost/h: one replica at --gpu-price.\n\n{}\n",
         all.lines().nth(2).unwrap(),
         row("L4"),
         row("L40S"),

@@ -496,7 +496,7 @@ fn compare(
             )),
         }
     }
-    s.push_str("\nMIG: the slice of each GPU a replica runs on (- for whole GPUs); KV holds: full-length requests (of maxModelLen tokens) the KV cache of one replica holds at once; decode/s: tokens per second of one sequence");
+    s.push_str("\nMIG: the slice of each GPU a replica runs on (- for whole GPUs); KV holds: full-length requests (of maxModelLen tokens) the KV cache of one replica holds at once; decode/s: one sequence's tokens per second at most (the memory-bandwidth bound)");
     s.push_str(if prices.is_empty() {
         ".\n"
     } else {
@@ -716,7 +716,10 @@ pub(crate) fn text(p: &Plan, prices: &GpuPrices, scaling: &ScalingTarget) -> Str
         ("Per GPU", memory_bar(p)),
         (
             "Decode",
-            format!("~{:.0} tokens/s per sequence", p.decode_tokens_per_second()),
+            format!(
+                "up to {:.0} tokens/s per sequence (the memory-bandwidth bound)",
+                p.decode_tokens_per_second()
+            ),
         ),
     ];
     let mut s = String::new();
