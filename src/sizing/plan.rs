@@ -166,11 +166,6 @@ pub struct Throughput {
     pub(crate) batch: u32,
     /// Tokens generated per second, all sequences together.
     pub(crate) tokens_per_second: f64,
-    /// Billions of weights each step reads (see [`Plan::weights_read_b`]).
-    pub(crate) weights_read_b: f64,
-    /// A mixture of experts' experts per layer that the batch's tokens are
-    /// routed to, on average; `None` for a dense model or an unknown shape.
-    pub(crate) experts_touched: Option<f64>,
 }
 
 /// Share of the datasheet bandwidth a decode step achieves in practice.
@@ -299,8 +294,6 @@ impl Plan {
             return Throughput {
                 batch: 1,
                 tokens_per_second: single.max(0.0),
-                weights_read_b: self.active_parameters_b,
-                experts_touched: self.experts_touched(1),
             };
         }
         // Bytes per second the replica reads, from the single-sequence bound.
@@ -309,19 +302,17 @@ impl Plan {
         let batch = self
             .sequences_held(avg_context)
             .clamp(1, self.engine_max_num_seqs());
-        let weights_read_b = self.weights_read_b(batch);
         // What every GPU reads of the cache, on each of the replica's GPUs:
         // a KV head or MLA latent that TP ranks copy is read by each copy.
         let kv_bytes = batch as f64
             * cached as f64
             * self.estimate.kv_bytes_per_token_per_gpu.max(0.0)
             * f64::from(self.gpu_count.max(1));
-        let step_seconds = (weights_read_b * 1e9 * bytes_per_param + kv_bytes) / bytes_per_second;
+        let weight_bytes = self.weights_read_b(batch) * 1e9 * bytes_per_param;
+        let step_seconds = (weight_bytes + kv_bytes) / bytes_per_second;
         Throughput {
             batch: batch as u32,
             tokens_per_second: batch as f64 / step_seconds,
-            weights_read_b,
-            experts_touched: self.experts_touched(batch),
         }
     }
 

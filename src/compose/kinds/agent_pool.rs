@@ -977,14 +977,16 @@ fn pool_throughput(plan: &Plan) -> Throughput {
 /// What a batch of a mixture of experts reads beyond one sequence's
 /// weights, for the formula: the experts its tokens are routed to.
 fn experts_read(plan: &Plan, t: &Throughput) -> String {
-    if t.weights_read_b <= plan.active_parameters_b {
+    let batch = u64::from(t.batch);
+    let read_b = plan.weights_read_b(batch);
+    if read_b <= plan.active_parameters_b {
         return String::new();
     }
     let read = format!(
-        "{:.1} B of the {} B parameters a step, against {} B for one sequence",
-        t.weights_read_b, plan.parameters_b, plan.active_parameters_b
+        "{read_b:.1} B of the {} B parameters a step, against {} B for one sequence",
+        plan.parameters_b, plan.active_parameters_b
     );
-    match t.experts_touched {
+    match plan.experts_touched(batch) {
         Some(touched) => format!(
             " and the experts its tokens are routed to ({touched:.1} of {} per layer on average: {read})",
             plan.arch.experts
