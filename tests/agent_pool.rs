@@ -366,14 +366,6 @@ fn with_its_model_the_pool_composes_server_agents_config_autoscaler_and_budget()
     );
 }
 
-/// A mixture of experts batches at less than its active parameters
-/// suggest: each step reads every expert some token of the batch is routed
-/// to. gpt-oss-120b routes a token to 4 of 128 experts: one sequence reads
-/// 5.1 B parameters a step, a batch of 199 nearly every expert, 116.8 B.
-/// Counting only the active ones gave 14,898 tokens/s per replica and two
-/// servers where three are needed; at a short context, where the weights
-/// rather than the KV cache fill a step, it overstated a replica up to
-/// total / active times (23 here).
 /// vLLM batches up to 1,024 sequences on a GPU of 70 GiB or more (but the
 /// A100), 256 elsewhere: the pool's decode rate takes the device's limit,
 /// as the memory model does. On an H100 at 2,048 tokens the cache holds
@@ -398,6 +390,14 @@ fn a_pool_on_a_large_gpu_batches_as_many_sequences_as_vllm_does() {
     );
 }
 
+/// A mixture of experts batches at less than its active parameters
+/// suggest: each step reads every expert some token of the batch is routed
+/// to. gpt-oss-120b routes a token to 4 of 128 experts: one sequence reads
+/// 5.1 B parameters a step, a batch of 199 nearly every expert, 116.8 B.
+/// Counting only the active ones gave 14,898 tokens/s per replica and two
+/// servers where three are needed; at a short context, where the weights
+/// rather than the KV cache fill a step, it overstated a replica up to
+/// total / active times (23 here).
 #[test]
 fn a_mixture_of_experts_pool_counts_the_experts_a_batch_reads() {
     let mut spec = small_pool();
