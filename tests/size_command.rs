@@ -865,8 +865,8 @@ fn a_mig_slice_shows_the_slice_as_its_bar() {
     ]))
     .unwrap();
     let bar = got.lines().find(|l| l.starts_with("Per GPU")).unwrap();
-    // 0.9 of the slice's 36.0 GiB is used; before, the bar showed 79.2 GiB with 46.8 free.
-    assert!(bar.ends_with(". free 3.6 of 36.0 GiB"), "{bar}");
+    // 0.9 of the slice's 39.25 GiB is used; before, the bar showed 79.2 GiB with 46.8 free.
+    assert!(bar.ends_with(". free 3.9 of 39.2 GiB"), "{bar}");
 }
 
 /// One plan's text, with the per-GPU memory bar, is pinned.

@@ -286,7 +286,7 @@ mod tests {
         );
         assert!(
             overhead.ends_with(
-                "Usable memory is 0.9 x 36 GiB, the total vLLM sees on a 3g.40gb slice of H100-80GB."
+                "Usable memory is 0.9 x 39.5 GiB, the total vLLM sees on a 3g.40gb slice of H100-80GB."
             ),
             "{overhead}"
         );
@@ -635,7 +635,7 @@ mod tests {
             ),
             (
                 SizingRequest { mig: MigChoice::Profile("1g.10gb".into()), ..req("meta-llama/Llama-3.1-8B-Instruct", "H100") },
-                "MIG profile 1g.10gb of H100-80GB (8.1 GiB usable) cannot hold meta-llama/Llama-3.1-8B-Instruct, which needs 17.9 GiB: the smallest profile that holds it is 3g.40gb".into(),
+                "MIG profile 1g.10gb of H100-80GB (8.8 GiB usable) cannot hold meta-llama/Llama-3.1-8B-Instruct, which needs 17.9 GiB: the smallest profile that holds it is 3g.40gb".into(),
             ),
             (
                 SizingRequest { gpu_count: Some(3), ..req("Qwen/Qwen2.5-7B-Instruct", "L4") },

@@ -75,14 +75,14 @@ pub enum SizingError {
     },
 
     #[error(
-        "MIG profile {profile} of {gpu} ({usable_gib:.1} GiB usable) cannot hold {model}, which needs {need_gib:.1} GiB: {suggestion}"
+        "MIG profile {profile} of {gpu} ({usable_gib:.1} GiB usable) cannot hold {model}, {shortfall}: {suggestion}"
     )]
     MigProfileTooSmall {
-        gpu: String,
-        profile: String,
+        gpu: &'static str,
+        profile: &'static str,
         model: String,
         usable_gib: f64,
-        need_gib: f64,
+        shortfall: MigShortfall,
         suggestion: String,
     },
 
@@ -200,5 +200,27 @@ impl fmt::Display for TpLimits {
             "{} ({} attention heads, {} KV heads, {} {} per node)",
             self.model, self.heads, self.kv_heads, self.per_node, self.gpu
         )
+    }
+}
+
+/// Why a MIG slice cannot hold a model: too little memory, or too little
+/// left for the KV cache that the balanced objective keeps.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum MigShortfall {
+    /// GiB the model needs on the slice.
+    Memory { need_gib: f64 },
+    /// GiB the KV cache would be left.
+    KvShare { kv_gib: f64 },
+}
+
+impl fmt::Display for MigShortfall {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Memory { need_gib } => write!(f, "which needs {need_gib:.1} GiB"),
+            Self::KvShare { kv_gib } => write!(
+                f,
+                "which would leave the KV cache {kv_gib:.1} GiB, less than the sixth the balanced objective keeps for it"
+            ),
+        }
     }
 }

@@ -13,9 +13,10 @@ use super::error::SizingError;
 
 const GPUS_CSV: &str = include_str!("data/gpus.csv");
 
-/// Usable share of a MIG slice's nominal size, in GiB per GB: an H100 NVL
-/// `1g.12gb` slice reports 10.75 GiB to CUDA.
-const MIG_USABLE_GIB_PER_GB: f64 = 0.9;
+/// A MIG slice's memory per GB of its nominal size where the catalog has no
+/// measured size: the lowest ratio seen, rounded (an H200 `1g.18gb` slice
+/// has 16.0 GiB, 0.89; A100 and H100 slices 0.95 to 0.99).
+const MIG_GIB_PER_NOMINAL_GB: f64 = 0.9;
 
 /// The node label GPU feature discovery sets to a GPU's product name.
 pub(crate) const GPU_PRODUCT_LABEL: &str = "nvidia.com/gpu.product";
@@ -150,31 +151,41 @@ pub struct MigProfile {
     pub(crate) compute_slices: u32,
     /// Nominal memory in GB (the `40` of `3g.40gb`).
     pub(crate) memory_gb: u32,
+    /// Memory CUDA sees on the slice, in GiB: the catalog's measured size
+    /// (`3g.40gb=39.50`), else [`MIG_GIB_PER_NOMINAL_GB`] of the nominal.
+    cuda_gib: f64,
 }
 
 impl TryFrom<String> for MigProfile {
     type Error = String;
 
-    fn try_from(name: String) -> Result<Self, String> {
-        let parsed = name.split_once("g.").and_then(|(g, mem)| {
-            let gb = mem.strip_suffix("gb")?;
-            Some((g.parse().ok()?, gb.parse().ok()?))
-        });
-        let Some((compute_slices, memory_gb)) = parsed else {
-            return Err(format!("{name:?} is not a MIG profile such as 3g.40gb"));
+    fn try_from(entry: String) -> Result<Self, String> {
+        let invalid = || format!("{entry:?} is not a MIG profile such as 3g.40gb or 3g.40gb=39.50");
+        let (name, measured) = match entry.split_once('=') {
+            Some((name, gib)) => (name, Some(gib.parse::<f64>().map_err(|_| invalid())?)),
+            None => (entry.as_str(), None),
         };
+        let (compute_slices, memory_gb) = name
+            .split_once("g.")
+            .and_then(|(g, mem)| {
+                let gb = mem.strip_suffix("gb")?;
+                Some((g.parse().ok()?, gb.parse::<u32>().ok()?))
+            })
+            .ok_or_else(invalid)?;
         Ok(Self {
-            name,
+            name: name.to_string(),
             compute_slices,
             memory_gb,
+            cuda_gib: measured.unwrap_or(f64::from(memory_gb) * MIG_GIB_PER_NOMINAL_GB),
         })
     }
 }
 
 impl MigProfile {
-    /// Memory CUDA sees on the slice, in GiB.
+    /// Memory CUDA sees on the slice, in GiB: what vLLM's
+    /// gpu-memory-utilization is a share of.
     pub(crate) fn usable_gib(&self) -> f64 {
-        f64::from(self.memory_gb) * MIG_USABLE_GIB_PER_GB
+        self.cuda_gib
     }
 
     /// The extended resource under the device plugin's `mixed` strategy.
@@ -482,13 +493,43 @@ mod tests {
         assert!(gpu_names().starts_with("T4, V100, V100-PCIe, V100-32GB, V100-32GB-PCIe, L4"));
     }
 
+    /// A slice has less than its nominal GB in GiB and no more than the
+    /// driver reports for the whole GPU (a 7g slice of an H100 has 79.25
+    /// GiB, more than the 79.18 vLLM sees without MIG); a larger profile
+    /// never has less memory than a smaller.
+    #[test]
+    fn measured_mig_sizes_are_plausible() {
+        for g in gpus() {
+            let mut by_nominal: Vec<&MigProfile> = g.mig_profiles.iter().collect();
+            by_nominal.sort_by_key(|p| p.memory_gb);
+            for p in &by_nominal {
+                let nominal = f64::from(p.memory_gb);
+                let gib = p.usable_gib();
+                assert!(
+                    gib > 0.85 * nominal && gib <= nominal,
+                    "{} {}",
+                    g.name,
+                    p.name
+                );
+                assert!(gib <= g.memory_gib, "{} {}", g.name, p.name);
+            }
+            for pair in by_nominal.windows(2) {
+                assert!(pair[0].usable_gib() <= pair[1].usable_gib(), "{}", g.name);
+            }
+        }
+        assert!(MigProfile::try_from("1g.10gb=lots".to_string()).is_err());
+    }
+
     #[test]
     fn mig_profiles_and_resources() {
         let h100 = gpu("h100").unwrap();
         assert_eq!(h100.mig_profiles.len(), 6);
         let p = h100.mig_profile("1G.10GB").unwrap();
         assert_eq!(p.resource_name(), "nvidia.com/mig-1g.10gb");
-        assert!((p.usable_gib() - 9.0).abs() < 1e-9);
+        assert!((p.usable_gib() - 9.75).abs() < 1e-9);
+        // No measured size: 0.9 GiB per nominal GB.
+        let b200 = gpu("b200").unwrap().mig_profile("1g.23gb").unwrap();
+        assert!((b200.usable_gib() - 20.7).abs() < 1e-9);
         assert!(!gpu("L4").unwrap().has_mig());
         assert_eq!(gpu("mi300x").unwrap().resource_name, "amd.com/gpu");
         assert_eq!(

@@ -6,7 +6,7 @@
 //! the slice is useful rather than merely able to start.
 
 use super::context::MIN_DEFAULT_CONTEXT;
-use super::error::SizingError;
+use super::error::{MigShortfall, SizingError};
 use super::fit::{Device, Fit, RECIPE_HEADROOM, Sizer};
 use super::gpus::{Gpu, MigProfile};
 use super::memory::GIB;
@@ -111,17 +111,24 @@ fn requested_slice(
             gpu.name
         ),
     };
+    let shortfall = if !fit.recipe_ok {
+        let recipe_gib = RECIPE_HEADROOM * sizer.weights_gb() * 1e9 / GIB;
+        MigShortfall::Memory {
+            need_gib: fit.need.max(recipe_gib),
+        }
+    } else if fit.need <= fit.usable {
+        MigShortfall::KvShare {
+            kv_gib: fit.kv_free_gib,
+        }
+    } else {
+        MigShortfall::Memory { need_gib: fit.need }
+    };
     Err(SizingError::MigProfileTooSmall {
-        gpu: gpu.name.to_string(),
-        profile: p.name.to_string(),
+        gpu: &gpu.name,
+        profile: &p.name,
         model: sizer.model.name.clone(),
         usable_gib: fit.usable,
-        need_gib: if fit.recipe_ok {
-            fit.need
-        } else {
-            fit.need
-                .max(RECIPE_HEADROOM * sizer.weights_gb() * 1e9 / GIB)
-        },
+        shortfall,
         suggestion,
     })
 }
@@ -184,6 +191,8 @@ mod tests {
     use crate::sizing::context::context_target;
     use crate::sizing::resolved_model::{Model, resolve_model};
     use crate::sizing::test_requests::{LLAMA_8B, LLAMA_70B, QWEN_0_5B, QWEN_1_5B, request as req};
+
+    const GEMMA_2_9B: &str = "google/gemma-2-9b-it";
     use crate::sizing::{MigChoice, WeightPrecision, gpu};
 
     /// Runs `f` on the request's GPU, a bf16 sizer (2-byte KV cache, 0.9
@@ -206,10 +215,10 @@ mod tests {
             SizingError::MigProfileTooSmall {
                 profile,
                 usable_gib,
-                need_gib,
+                shortfall,
                 suggestion,
                 ..
-            } => format!("{profile}: {need_gib:.1} of {usable_gib:.1} GiB; {suggestion}"),
+            } => format!("{profile} ({usable_gib:.1} GiB usable), {shortfall}; {suggestion}"),
             e => panic!("not a MIG error: {e}"),
         }
     }
@@ -228,7 +237,7 @@ mod tests {
                 Ok((
                     Some("1g.10gb"),
                     Some(
-                        "MIG 1g.10gb: the smallest slice of A100-80GB that holds the weights and KV cache for 4 sequences of 32,768 tokens (8.0 of 8.1 GiB).",
+                        "MIG 1g.10gb: the smallest slice of A100-80GB that holds the weights and KV cache for 4 sequences of 32,768 tokens (8.0 of 8.6 GiB).",
                     ),
                 )),
             ),
@@ -338,12 +347,14 @@ mod tests {
 
     #[test]
     fn slice_fit_table() {
-        // Usable = 0.9 x 0.9 x GB: 8.1 GiB on 1g.10gb, 16.2 on 2g.20gb, 32.4
-        // on 3g.40gb. Llama-3.1-8B: 14.99 GiB weights + 1.44 overhead, 128 KiB
-        // KV per token; Qwen2.5-1.5B: 2.88 + 1.66, 28 KiB per token.
+        // Usable = 0.9 x the slice's memory: 8.55 GiB on 1g.10gb (9.5), 17.55
+        // on 2g.20gb (19.5), 35.3 on 3g.40gb (39.25). Llama-3.1-8B: 14.99 GiB
+        // weights + 1.44 overhead, 128 KiB KV per token; Qwen2.5-1.5B: 2.88 +
+        // 1.66, 28 KiB per token; gemma-2-9b: 17.21 weights, below 17.55,
+        // + 2.62 overhead.
         // (case, model, profile, tokens, fits, KV capacity in tokens)
         let cases = [
-            ("room to spare", LLAMA_8B, "3g.40gb", 4_096, true, 130_869),
+            ("room to spare", LLAMA_8B, "3g.40gb", 4_096, true, 154_830),
             (
                 "the weights alone overflow",
                 LLAMA_8B,
@@ -352,22 +363,22 @@ mod tests {
                 false,
                 0,
             ),
-            ("no KV cache left", LLAMA_8B, "2g.20gb", 0, false, 0),
+            ("no KV cache left", GEMMA_2_9B, "2g.20gb", 0, false, 0),
             (
                 "exactly the capacity",
                 QWEN_1_5B,
                 "1g.10gb",
-                133_626,
+                150_478,
                 true,
-                133_626,
+                150_478,
             ),
             (
                 "one token over",
                 QWEN_1_5B,
                 "1g.10gb",
-                133_627,
+                150_479,
                 false,
-                133_626,
+                150_478,
             ),
         ];
         for (case, model, name, tokens, fits, capacity) in cases {
@@ -412,7 +423,7 @@ mod tests {
                     ..req(QWEN_1_5B, "A100-80GB")
                 },
                 "1g.10gb",
-                Err("1g.10gb: 8.9 of 8.1 GiB; the smallest profile that holds it is 1g.20gb".into()),
+                Err("1g.10gb (8.6 GiB usable), which needs 8.9 GiB; the smallest profile that holds it is 1g.20gb".into()),
             ),
             (
                 "tensor parallel asks for several GPUs",
@@ -457,13 +468,24 @@ mod tests {
                 "below the recipes' 1.2 x weights",
                 req(LLAMA_8B, "A100-80GB"),
                 "1g.10gb",
-                Err(format!("1g.10gb: 17.9 of 8.1 GiB; {llama_8b_suggestion}")),
+                Err(format!("1g.10gb (8.6 GiB usable), which needs 17.9 GiB; {llama_8b_suggestion}")),
+            ),
+            (
+                // 15.0 weights + 1.4 overhead + 0.5 KV = 16.9 GiB of 17.55,
+                // which leaves the KV cache 1.1 GiB, not the sixth (2.9).
+                "the memory holds but the balanced objective's KV share does not",
+                req(LLAMA_8B, "A100-80GB"),
+                "2g.20gb",
+                Err(format!("2g.20gb (17.6 GiB usable), which would leave the KV cache 1.1 GiB, less than the sixth the balanced objective keeps for it; {llama_8b_suggestion}")),
             ),
             (
                 "the recipe holds but the memory does not",
-                req(LLAMA_8B, "A100-80GB"),
+                SizingRequest {
+                    max_model_len: Some(16_384),
+                    ..req(LLAMA_8B, "A100-80GB")
+                },
                 "2g.20gb",
-                Err(format!("2g.20gb: 16.9 of 16.2 GiB; {llama_8b_suggestion}")),
+                Err(format!("2g.20gb (17.6 GiB usable), which needs 18.4 GiB; {llama_8b_suggestion}")),
             ),
             (
                 "Llama-3.1-8B on 3g.40gb",
@@ -472,20 +494,20 @@ mod tests {
                 Ok("3g.40gb"),
             ),
             (
-                // 16 GiB of KV cache; a requested slice may be the whole GPU.
+                // 4 GiB of KV cache: a default context would shrink to fit.
                 "an explicit context must fit whole",
                 SizingRequest {
-                    max_model_len: Some(131_072),
+                    max_model_len: Some(32_768),
                     ..req(LLAMA_8B, "A100-80GB")
                 },
-                "3g.40gb",
-                Err("3g.40gb: 32.4 of 32.4 GiB; the smallest profile that holds it is 7g.80gb".into()),
+                "2g.20gb",
+                Err(format!("2g.20gb (17.6 GiB usable), which needs 20.4 GiB; {llama_8b_suggestion}")),
             ),
             (
                 "a model too big for any slice",
                 req(LLAMA_70B, "A100-80GB"),
                 "7g.80gb",
-                Err("7g.80gb: 157.7 of 64.8 GiB; no profile of A100-80GB holds it; use whole GPUs (mig none)".into()),
+                Err("7g.80gb (71.1 GiB usable), which needs 157.7 GiB; no profile of A100-80GB holds it; use whole GPUs (mig none)".into()),
             ),
         ];
         for (case, r, name, want) in cases {
@@ -499,11 +521,11 @@ mod tests {
         // (case, request, slice, reason)
         let cases: Vec<(&str, SizingRequest, Option<&str>, &str)> = vec![
             (
-                // 2.88 weights + 1.66 overhead + 3.5 KV = 8.04 GiB <= 8.1.
-                "just inside the smallest slice",
+                // 2.88 weights + 1.66 overhead + 3.5 KV = 8.04 GiB <= 8.55.
+                "inside the smallest slice",
                 req(QWEN_1_5B, "A100-80GB"),
                 Some("1g.10gb"),
-                "MIG 1g.10gb: the smallest slice of A100-80GB that holds the weights and KV cache for 4 sequences of 32,768 tokens (8.0 of 8.1 GiB).",
+                "MIG 1g.10gb: the smallest slice of A100-80GB that holds the weights and KV cache for 4 sequences of 32,768 tokens (8.0 of 8.6 GiB).",
             ),
             (
                 "a shorter context fits the smallest slice",
@@ -512,7 +534,7 @@ mod tests {
                     ..req(QWEN_1_5B, "A100-80GB")
                 },
                 Some("1g.10gb"),
-                "MIG 1g.10gb: the smallest slice of A100-80GB that holds the weights and KV cache for 4 sequences of 16,384 tokens (6.3 of 8.1 GiB).",
+                "MIG 1g.10gb: the smallest slice of A100-80GB that holds the weights and KV cache for 4 sequences of 16,384 tokens (6.3 of 8.6 GiB).",
             ),
             (
                 "A30 slices",
@@ -527,11 +549,21 @@ mod tests {
                 "MIG 1g.6gb: the smallest slice of A30 that holds the weights and KV cache for 4 sequences of 32,768 tokens (4.1 of 4.9 GiB).",
             ),
             (
-                // 33.2 GiB > 32.4 on 3g.40gb; 7g.80gb is the whole GPU.
-                "no partial slice holds 4 x 32,768 tokens",
+                // 15.0 weights + 1.4 overhead + 16 KV = 32.4 GiB <= 35.3.
+                "an 8B model's 4 x 32,768 tokens on 3g.40gb",
                 req(LLAMA_8B, "A100-80GB"),
+                Some("3g.40gb"),
+                "MIG 3g.40gb: the smallest slice of A100-80GB that holds the weights and KV cache for 4 sequences of 32,768 tokens (32.4 of 35.3 GiB).",
+            ),
+            (
+                // 48.4 GiB > 35.3 on 3g.40gb; 7g.80gb is the whole GPU.
+                "no partial slice holds 4 x 65,536 tokens",
+                SizingRequest {
+                    max_model_len: Some(65_536),
+                    ..req(LLAMA_8B, "A100-80GB")
+                },
                 None,
-                "No MIG: no partial slice of A100-80GB holds the weights and KV cache for 4 sequences of 32,768 tokens.",
+                "No MIG: no partial slice of A100-80GB holds the weights and KV cache for 4 sequences of 65,536 tokens.",
             ),
             (
                 "a shorter context does",
@@ -540,7 +572,7 @@ mod tests {
                     ..req(LLAMA_8B, "A100-80GB")
                 },
                 Some("3g.40gb"),
-                "MIG 3g.40gb: the smallest slice of A100-80GB that holds the weights and KV cache for 4 sequences of 8,192 tokens (20.4 of 32.4 GiB).",
+                "MIG 3g.40gb: the smallest slice of A100-80GB that holds the weights and KV cache for 4 sequences of 8,192 tokens (20.4 of 35.3 GiB).",
             ),
             (
                 // 8.2 B is inside the 8.5 B limit.
@@ -550,7 +582,7 @@ mod tests {
                     ..req("Qwen/Qwen3-8B", "H100-80GB")
                 },
                 Some("3g.40gb"),
-                "MIG 3g.40gb: the smallest slice of H100-80GB that holds the weights and KV cache for 4 sequences of 8,192 tokens (21.4 of 32.4 GiB).",
+                "MIG 3g.40gb: the smallest slice of H100-80GB that holds the weights and KV cache for 4 sequences of 8,192 tokens (21.4 of 35.6 GiB).",
             ),
             (
                 "a big model",
