@@ -111,7 +111,7 @@ pub(crate) fn size(req: &SizingRequest) -> Result<Plan, SizingError> {
 
     let tps = valid_tps(m.arch.attention_heads, m.arch.kv_heads, gpu.per_node);
     let fit = match slice {
-        Some(p) => sizer.evaluate(Device::slice(p), 1, 1, ctx.tokens()),
+        Some(p) => sizer.evaluate(Device::slice(gpu, p), 1, 1, ctx.tokens()),
         None => {
             let (fit, about_layout) = match requested_layout(req, &m, gpu, &tps)? {
                 Some(layout) => fixed_layout(&sizer, gpu, layout, &ctx),
@@ -208,7 +208,7 @@ fn overhead_reason(
     // smaller warm-up peak than the whole GPU's.
     let (device, seen_on) = match slice {
         Some(p) => (
-            Device::slice(p),
+            Device::slice(gpu, p),
             format!("a {} slice of {}", p.name, gpu.name),
         ),
         None => (Device::gpu(gpu), gpu.name.clone()),

@@ -39,17 +39,23 @@ impl Device {
         Device {
             gib: gpu.vllm_gib,
             nominal_gb: gpu.nominal_gb,
-            max_num_seqs: default_max_num_seqs(gpu.vllm_gib, gpu.name.starts_with("A100")),
+            max_num_seqs: default_max_num_seqs(gpu.vllm_gib, is_a100(gpu)),
         }
     }
 
-    pub(crate) fn slice(p: &MigProfile) -> Device {
+    /// A slice of `gpu`: CUDA names it after the GPU (`NVIDIA A100-SXM4-80GB
+    /// MIG 7g.80gb`), so vLLM's A100 exception holds on it too.
+    pub(crate) fn slice(gpu: &Gpu, p: &MigProfile) -> Device {
         Device {
             gib: p.usable_gib(),
             nominal_gb: f64::from(p.memory_gb),
-            max_num_seqs: default_max_num_seqs(p.usable_gib(), false),
+            max_num_seqs: default_max_num_seqs(p.usable_gib(), is_a100(gpu)),
         }
     }
+}
+
+fn is_a100(gpu: &Gpu) -> bool {
+    gpu.name.starts_with("A100")
 }
 
 /// Memory arithmetic for one model at one precision.

@@ -56,8 +56,8 @@ fn slices_by_size(gpu: &Gpu) -> Vec<&MigProfile> {
     slices
 }
 
-fn slice_fit(sizer: &Sizer, p: &MigProfile, tokens: u64) -> Fit {
-    sizer.evaluate(Device::slice(p), 1, 1, tokens)
+fn slice_fit(sizer: &Sizer, gpu: &Gpu, p: &MigProfile, tokens: u64) -> Fit {
+    sizer.evaluate(Device::slice(gpu, p), 1, 1, tokens)
 }
 
 /// The profile the caller named: it must exist on this GPU, be the only
@@ -97,13 +97,13 @@ fn requested_slice(
     } else {
         ctx.tokens_at(MIN_DEFAULT_CONTEXT.min(ctx.target))
     };
-    let fit = slice_fit(sizer, p, need_tokens);
+    let fit = slice_fit(sizer, gpu, p, need_tokens);
     if fit.fits() {
         return Ok(p);
     }
     let smallest = slices_by_size(gpu)
         .into_iter()
-        .find(|q| slice_fit(sizer, q, need_tokens).fits());
+        .find(|q| slice_fit(sizer, gpu, q, need_tokens).fits());
     let suggestion = match smallest {
         Some(q) => format!("the smallest profile that holds it is {}", q.name),
         None => format!(
@@ -160,7 +160,7 @@ fn auto_slice(
     let found = slices_by_size(gpu)
         .into_iter()
         .filter(|q| f64::from(q.memory_gb) < gpu.nominal_gb)
-        .map(|q| (q, slice_fit(sizer, q, useful)))
+        .map(|q| (q, slice_fit(sizer, gpu, q, useful)))
         .find(|(_, f)| f.fits());
     match found {
         Some((q, f)) => {
@@ -384,7 +384,7 @@ mod tests {
         for (case, model, name, tokens, fits, capacity) in cases {
             let r = req(model, "A100-80GB");
             let f = with(&r, |g, s, _| {
-                slice_fit(s, g.mig_profile(name).unwrap(), tokens)
+                slice_fit(s, g, g.mig_profile(name).unwrap(), tokens)
             });
             assert_eq!((f.fits(), f.capacity_tokens), (fits, capacity), "{case}");
             assert_eq!((f.tp, f.pp), (1, 1), "{case}");

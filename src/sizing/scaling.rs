@@ -55,7 +55,7 @@ impl Plan {
             .as_deref()
             .and_then(|n| self.gpu.mig_profile(n))
         {
-            Some(slice) => Device::slice(slice).max_num_seqs,
+            Some(slice) => Device::slice(self.gpu, slice).max_num_seqs,
             None => Device::gpu(self.gpu).max_num_seqs,
         }
     }
@@ -143,8 +143,8 @@ impl Plan {
 
 #[cfg(test)]
 mod tests {
-    use super::super::SizingRequest;
     use super::super::test_requests::whole_gpus;
+    use super::super::{MigChoice, SizingRequest};
     use super::*;
 
     fn plan(model: &str, gpu: &str) -> Plan {
@@ -225,5 +225,21 @@ mod tests {
         let o = p.scaling_target(p.request_shape(None, None), Some(12), None);
         assert_eq!((o.requests_per_replica, o.overridden), (12, true));
         assert!(o.reason.contains("the full context"), "{}", o.reason);
+    }
+
+    /// vLLM batches 1,024 on a device of 70 GiB or more unless CUDA names
+    /// it an A100, as it names an A100's MIG slices too.
+    #[test]
+    fn a_whole_gpu_slice_batches_as_its_gpu_does() {
+        let on_slice = |gpu: &str| {
+            super::super::size(&SizingRequest {
+                mig: MigChoice::Profile("7g.80gb".into()),
+                ..whole_gpus("Qwen/Qwen2.5-7B-Instruct", gpu)
+            })
+            .unwrap()
+            .engine_max_num_seqs()
+        };
+        assert_eq!(on_slice("A100-80GB"), 256);
+        assert_eq!(on_slice("H100-80GB"), 1024);
     }
 }
