@@ -18,7 +18,7 @@ use crate::sizing::{
 };
 use crate::xr::llm_inference::MODEL_MAX;
 use crate::xr::plan_status::{PlanStatus, round2};
-use crate::xr::validate::hugging_face_id_problem;
+use crate::xr::validate::{gguf_repository, hugging_face_id_problem};
 
 /// Output format of `size`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
@@ -290,9 +290,11 @@ fn check_model_id(id: &str) -> Result<(), SizingError> {
             "it is {n} characters long; use at most {MODEL_MAX}"
         ))
     } else {
-        hugging_face_id_problem(id).map(|p| {
-            format!("not a Hugging Face id ({p}); use one such as Qwen/Qwen2.5-7B-Instruct")
-        })
+        hugging_face_id_problem(id)
+            .map(|p| {
+                format!("not a Hugging Face id ({p}); use one such as Qwen/Qwen2.5-7B-Instruct")
+            })
+            .or_else(|| gguf_repository(id).map(|why| format!("it is {why}")))
     };
     problem.map_or(Ok(()), |reason| {
         Err(SizingError::invalid("model", id.to_string(), reason))

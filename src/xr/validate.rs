@@ -133,6 +133,21 @@ pub(crate) fn hugging_face_id_problem(id: &str) -> Option<String> {
     })
 }
 
+/// Why vLLM cannot serve the Hugging Face repository `id` by its id, when
+/// its name says it holds GGUF files (`TheBloke/Llama-2-7B-GGUF`): vLLM
+/// loads a repository's config.json and safetensors weights, and reads
+/// GGUF only from one named file, experimentally, so the model server would
+/// stop at startup. Sized as the 16-bit model its name suggests, it would
+/// also get several times the memory.
+pub(crate) fn gguf_repository(id: &str) -> Option<&'static str> {
+    let name = id.rsplit('/').next()?;
+    name.to_ascii_lowercase().ends_with("gguf").then_some(
+        "a repository of GGUF files, which vLLM does not serve by id (it loads safetensors checkpoints, and \
+         GGUF only from one named file, experimentally): name the checkpoint it was converted from (its model \
+         card says which), or a quantization vLLM loads (AWQ, GPTQ or FP8) for less memory",
+    )
+}
+
 /// Refuses a model vLLM cannot load: it takes a Hugging Face repository id
 /// or an absolute path to weights in the image, never a URI.
 pub(crate) fn model_id(field: &str, value: &str) -> Result<(), String> {
@@ -165,7 +180,10 @@ pub(crate) fn model_id(field: &str, value: &str) -> Result<(), String> {
         return Err(format!("{field} is {shown}: {takes}; {instead}"));
     }
     match hugging_face_id_problem(value) {
-        None => Ok(()),
+        None => match gguf_repository(value) {
+            Some(why) => Err(format!("{field} is {shown}, {why}")),
+            None => Ok(()),
+        },
         Some(problem) => {
             let revision = if value.contains([':', '@']) {
                 "; for a revision, add \"--revision\" and it to spec.extraArgs"
@@ -249,6 +267,32 @@ mod tests {
             Some("its name is 97 characters long; at most 96")
         );
         assert_eq!(model_id("spec.model", "/models/llama-3.1-8b"), Ok(()));
+    }
+
+    #[test]
+    fn gguf_repositories_are_refused_by_name() {
+        for (id, gguf) in [
+            ("TheBloke/Llama-2-7B-GGUF", true),
+            ("unsloth/Qwen3-0.6B-GGUF", true),
+            ("bartowski/Meta-Llama-3.1-8B-Instruct-gguf", true),
+            ("Qwen/Qwen3-8B-AWQ", false),
+            ("unsloth/gpt-oss-20b-BF16", false),
+            ("gguf-org/Qwen3-8B", false),
+        ] {
+            assert_eq!(gguf_repository(id).is_some(), gguf, "{id}");
+        }
+        let e = model_id("spec.model", "TheBloke/Llama-2-7B-GGUF").unwrap_err();
+        assert!(
+            e.starts_with(
+                "spec.model is \"TheBloke/Llama-2-7B-GGUF\", a repository of GGUF files, which vLLM does not serve by id"
+            ),
+            "{e}"
+        );
+        // A file in the image is the user's to name.
+        assert_eq!(
+            model_id("spec.model", "/models/llama-2-7b.Q4_K_M.gguf"),
+            Ok(())
+        );
     }
 
     #[test]

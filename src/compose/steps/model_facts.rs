@@ -15,7 +15,7 @@ use crate::sizing::{
 use crate::units::{GIB, parse_quantity};
 use crate::xr::model::{CachePolicy, EvictionPolicy, Locality, ModelSpec, ShardStrategy};
 use crate::xr::shared_fields::HF_TOKEN_KEY;
-use crate::xr::validate::hugging_face_id_problem;
+use crate::xr::validate::{gguf_repository, hugging_face_id_problem};
 
 /// How far a declared size may stray from parameters x precision before it
 /// counts as a contradiction: checkpoints carry embeddings, norms and
@@ -119,6 +119,9 @@ impl ModelFacts {
                         "{prefix}.weightsURI {uri:?}: {path} is not a Hugging Face id ({problem}); a Hugging Face \
                          URI is hf://org/name"
                     ));
+                }
+                if let Some(why) = gguf_repository(path) {
+                    return Err(format!("{prefix}.weightsURI {uri:?}: {path} is {why}"));
                 }
                 if let Some(revision) = &spec.revision {
                     load_args.extend(["--revision".to_string(), revision.clone()]);
