@@ -70,7 +70,7 @@ pub use gpus::{Gpu, MigProfile, gpu, gpu_names, gpus};
 pub use memory::{Arch, GIB, VllmGeneration};
 pub use model_catalog::{ModelMatch, lookup as lookup_model, models};
 pub use params::{
-    MAX_CHECKPOINT_BYTES, ParamCount, count_from_id, parse_parameter_count, quantization_marker,
+    MAX_CHECKPOINT_BYTES, ParamCount, count_from_id, parse_parameter_count, precision_marker,
 };
 pub use plan::{
     BANDWIDTH_EFFICIENCY, DEFAULT_GPU_MEMORY_UTILIZATION, Estimate, Plan, SizingRequest,
@@ -101,6 +101,28 @@ mod tests {
             ..Default::default()
         })
         .unwrap()
+    }
+
+    /// A 16-bit upload of gpt-oss is sized as gpt-oss in bf16, not as the
+    /// MXFP4 checkpoint its catalog entry describes.
+    #[test]
+    fn a_bf16_upload_is_sized_at_bf16() {
+        let upload = plan("unsloth/gpt-oss-20b-BF16", "H100-80GB");
+        let original = plan("openai/gpt-oss-20b", "H100-80GB");
+        let asked = size(&SizingRequest {
+            quantization: Some(WeightPrecision::Bf16),
+            ..SizingRequest {
+                model_id: "openai/gpt-oss-20b".into(),
+                gpu_type: "H100-80GB".into(),
+                mig: MigChoice::None,
+                ..Default::default()
+            }
+        })
+        .unwrap();
+        assert_eq!(upload.weight_precision, WeightPrecision::Bf16);
+        assert_eq!(upload.quantization_method, None);
+        assert_eq!(upload.estimate.weights_gib, asked.estimate.weights_gib);
+        assert!(upload.estimate.weights_gib > 2.5 * original.estimate.weights_gib);
     }
 
     #[test]

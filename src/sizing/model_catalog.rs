@@ -11,7 +11,7 @@ use std::sync::LazyLock;
 use serde::Deserialize;
 
 use super::catalog_csv::{list, rows, yes_no};
-use super::params::quantization_marker;
+use super::params::precision_marker;
 use super::precision::WeightPrecision;
 
 const MODELS_CSV: &str = include_str!("data/models.csv");
@@ -163,12 +163,14 @@ const STRIP_SUFFIXES: &[&str] = &[
     "-awq",
     "-fp8",
     "-fp4",
+    "-bf16",
+    "-fp16",
     "-base",
 ];
 
 /// Finds the catalog entry for `id`. Tries, in order: the id or an alias
 /// (case-insensitive); the same name under another organisation (NIM's
-/// `meta/llama-3.1-8b-instruct`); the name without quantization suffixes and
+/// `meta/llama-3.1-8b-instruct`); the name without precision suffixes and
 /// without a `Meta-` prefix (`neuralmagic/Meta-Llama-3.1-70B-Instruct-FP8`).
 pub fn lookup(id: &str) -> Option<ModelMatch> {
     let wanted = id.trim().to_ascii_lowercase();
@@ -192,7 +194,7 @@ pub fn lookup(id: &str) -> Option<ModelMatch> {
     // matches it.
     let by_name = |n: &str| {
         models().iter().find(|m| {
-            quantization_marker(&m.id).is_none()
+            precision_marker(&m.id).is_none()
                 && ids(m).any(|i| i.rsplit('/').next().is_some_and(|base| same_name(base, n)))
         })
     };
@@ -226,7 +228,7 @@ pub fn lookup(id: &str) -> Option<ModelMatch> {
         return Some(ModelMatch {
             spec,
             note: Some(format!(
-                "`{id}` is not a catalog id; its architecture was taken from {} (same name without the quantization suffix or `Meta-` prefix)",
+                "`{id}` is not a catalog id; its architecture was taken from {} (same name without the precision suffix or `Meta-` prefix)",
                 spec.id
             )),
         });
@@ -391,6 +393,8 @@ mod tests {
                 Some("mistralai/Mixtral-8x7B-Instruct-v0.1"),
                 false,
             ),
+            // A 16-bit upload of a model published in MXFP4.
+            ("unsloth/gpt-oss-20b-BF16", Some("openai/gpt-oss-20b"), true),
             // Llama 3 is not Llama 3.1 (8K context): its own entry.
             (
                 "meta-llama/Meta-Llama-3-70B-Instruct",

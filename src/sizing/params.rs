@@ -133,9 +133,9 @@ pub fn count_from_id(id: &str) -> Option<ParamCount> {
     Some(count)
 }
 
-/// A quantization marker in a model id: the precision of the checkpoint's
-/// weights and the marker that said so.
-pub fn quantization_marker(id: &str) -> Option<(WeightPrecision, &'static str)> {
+/// A precision marker in a model id (`-FP8`, `-AWQ`, `-BF16`): the
+/// precision of the checkpoint's weights and the marker that said so.
+pub fn precision_marker(id: &str) -> Option<(WeightPrecision, &'static str)> {
     let name = id.rsplit('/').next().unwrap_or(id).to_ascii_lowercase();
     let has = |m: &str| {
         name.match_indices(m).any(|(i, _)| {
@@ -161,6 +161,10 @@ pub fn quantization_marker(id: &str) -> Option<(WeightPrecision, &'static str)> 
         ("4bit", WeightPrecision::Int4),
         ("awq", WeightPrecision::Int4),
         ("gptq", WeightPrecision::Int4),
+        // A 16-bit upload of a checkpoint published quantized
+        // (unsloth/gpt-oss-20b-BF16).
+        ("bf16", WeightPrecision::Bf16),
+        ("fp16", WeightPrecision::Fp16),
     ];
     MARKERS.iter().find(|(m, _)| has(m)).map(|&(m, p)| (p, m))
 }
@@ -303,11 +307,13 @@ mod tests {
                 Some(WeightPrecision::Int8),
             ),
             ("org/model-INT4", Some(WeightPrecision::Int4)),
+            ("unsloth/gpt-oss-20b-BF16", Some(WeightPrecision::Bf16)),
+            ("TheBloke/Llama-2-7B-fp16", Some(WeightPrecision::Fp16)),
             ("Qwen/Qwen2.5-7B-Instruct", None),
             ("org/awqward-7B", None),
         ];
         for (id, want) in cases {
-            assert_eq!(quantization_marker(id).map(|m| m.0), want, "{id}");
+            assert_eq!(precision_marker(id).map(|m| m.0), want, "{id}");
         }
     }
 }

@@ -12,7 +12,7 @@ use super::memory::{
     Arch, GIB, GUESSED_ROPE_POSITIONS, GUESSED_VOCAB, WeightParts, Weights, weights,
 };
 use super::model_catalog::{CatalogModel, ModelMatch, lookup, nearest_template};
-use super::params::{ParamCount, count_from_id, parse_parameter_count, quantization_marker};
+use super::params::{ParamCount, count_from_id, parse_parameter_count, precision_marker};
 use super::plan::SizingRequest;
 use super::precision::WeightPrecision;
 use super::text::{gib, thousands};
@@ -382,7 +382,7 @@ fn from_config(
 /// The precision a checkpoint known by its id alone is taken to have: the
 /// id's quantization marker (`-AWQ`, `-FP8`), else bf16, as the plan serves it.
 fn assumed_precision(id: &str) -> WeightPrecision {
-    quantization_marker(id).map_or(WeightPrecision::Bf16, |(p, _)| p)
+    precision_marker(id).map_or(WeightPrecision::Bf16, |(p, _)| p)
 }
 
 /// A model outside the catalog with no config.json: its size from the

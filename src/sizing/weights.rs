@@ -8,7 +8,7 @@
 use super::error::SizingError;
 use super::gpus::Gpu;
 use super::memory::{Weights, quantized_bytes};
-use super::params::quantization_marker;
+use super::params::precision_marker;
 use super::precision::{ComputeDtype, KvCacheDtype, WeightPrecision};
 use super::resolved_model::Model;
 use super::text::{gib, gpus_with, thousands};
@@ -29,7 +29,7 @@ fn wanted_precision(
     model_id: &str,
     native: Option<WeightPrecision>,
 ) -> (PrecisionChoice, String) {
-    let marker = quantization_marker(model_id);
+    let marker = precision_marker(model_id);
     let (precision, why, prequantized) = if let Some(p) = requested {
         let pre = marker.is_some_and(|(mp, _)| mp == p) || native == Some(p);
         (p, "requested".to_string(), pre)
@@ -156,7 +156,7 @@ pub(crate) fn choose_precision(
     gpu: &Gpu,
 ) -> Result<(PrecisionChoice, Vec<String>, Option<String>), SizingError> {
     let (wanted, why) = wanted_precision(requested, &m.id, m.native);
-    let mxfp4 = m.mxfp4 || quantization_marker(&m.id).is_some_and(|(_, name)| name == "mxfp4");
+    let mxfp4 = m.mxfp4 || precision_marker(&m.id).is_some_and(|(_, name)| name == "mxfp4");
     let (precision, note, warning) = runnable_precision(wanted.precision, mxfp4, gpu)?;
     let mut reasons: Vec<String> = note.into_iter().collect();
     reasons.push(format!("Weights in {precision} ({why})."));
