@@ -64,6 +64,17 @@ pub enum SizingError {
         alternatives: String,
     },
 
+    #[error(
+        "{model} is {format}, whose vLLM kernels need compute capability 7.5 (Turing) or newer, which {gpu} ({sm}) lacks: use a GPTQ or bitsandbytes checkpoint of it, whose kernels run on {gpu}, or a GPU of Turing or newer (T4, L4, A100, H100 and the rest of the catalog but the V100s)"
+    )]
+    UnsupportedCheckpointFormat {
+        model: String,
+        /// `an AWQ checkpoint`.
+        format: &'static str,
+        gpu: String,
+        sm: String,
+    },
+
     #[error("{gpu} has no MIG: use mig none, or a GPU with MIG ({mig_gpus})")]
     MigUnsupported { gpu: String, mig_gpus: String },
 

@@ -4,6 +4,7 @@
 //! needs no files at run time, and is read once on first use.
 
 use std::collections::HashMap;
+use std::fmt;
 use std::sync::LazyLock;
 
 use serde::Deserialize;
@@ -76,6 +77,9 @@ pub struct Gpu {
     pub(crate) fp8: bool,
     #[serde(deserialize_with = "yes_no")]
     pub(crate) fp4: bool,
+    /// CUDA compute capability; `None` for AMD.
+    #[serde(deserialize_with = "dash_is_none")]
+    pub(crate) sm: Option<ComputeCapability>,
     /// GPUs in one node of the usual server.
     pub(crate) per_node: u32,
     /// Kubernetes extended resource of a whole GPU.
@@ -97,6 +101,34 @@ pub struct Gpu {
     /// MIG profiles, smallest first; empty when the GPU has no MIG.
     #[serde(rename = "mig", deserialize_with = "list")]
     pub(crate) mig_profiles: Vec<MigProfile>,
+}
+
+/// A CUDA compute capability as vLLM compares it: `75` for 7.5 (Turing),
+/// `80` for 8.0 (Ampere), `90` for 9.0 (Hopper).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct ComputeCapability(pub(crate) u32);
+
+impl ComputeCapability {
+    /// Turing: the floor of vLLM's AWQ and W8A8 kernels.
+    pub(crate) const TURING: Self = Self(75);
+    /// Ampere: the floor of vLLM's Marlin kernels.
+    pub(crate) const AMPERE: Self = Self(80);
+}
+
+impl fmt::Display for ComputeCapability {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}", self.0 / 10, self.0 % 10)
+    }
+}
+
+impl TryFrom<String> for ComputeCapability {
+    type Error = String;
+
+    fn try_from(text: String) -> Result<Self, String> {
+        text.parse()
+            .map(Self)
+            .map_err(|_| format!("{text:?} is not a compute capability such as 80"))
+    }
 }
 
 /// A provisioner's node labels for an EC2 instance's GPU: its name and its

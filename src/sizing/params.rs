@@ -133,18 +133,23 @@ pub fn count_from_id(id: &str) -> Option<ParamCount> {
     Some(count)
 }
 
+/// Whether `word` stands in `name` (lower case) between non-alphanumeric
+/// characters or the ends: `awq` in `qwen2.5-7b-instruct-awq`, not in
+/// `awqward-7b`.
+pub(crate) fn has_word(name: &str, word: &str) -> bool {
+    name.match_indices(word).any(|(i, _)| {
+        let before = name[..i].chars().last();
+        let after = name[i + word.len()..].chars().next();
+        !before.is_some_and(|c| c.is_ascii_alphanumeric())
+            && !after.is_some_and(|c| c.is_ascii_alphanumeric())
+    })
+}
+
 /// A precision marker in a model id (`-FP8`, `-AWQ`, `-BF16`): the
 /// precision of the checkpoint's weights and the marker that said so.
 pub fn precision_marker(id: &str) -> Option<(WeightPrecision, &'static str)> {
     let name = id.rsplit('/').next().unwrap_or(id).to_ascii_lowercase();
-    let has = |m: &str| {
-        name.match_indices(m).any(|(i, _)| {
-            let before = name[..i].chars().last();
-            let after = name[i + m.len()..].chars().next();
-            !before.is_some_and(|c| c.is_ascii_alphanumeric())
-                && !after.is_some_and(|c| c.is_ascii_alphanumeric())
-        })
-    };
+    let has = |m: &str| has_word(&name, m);
     // Order matters: GPTQ-Int8 is 8-bit, plain GPTQ is 4-bit.
     const MARKERS: &[(&str, WeightPrecision)] = &[
         ("nvfp4", WeightPrecision::Fp4),

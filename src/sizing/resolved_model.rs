@@ -36,6 +36,8 @@ pub(crate) struct Model {
     pub(crate) native: Option<WeightPrecision>,
     /// The checkpoint is MXFP4 (gpt-oss).
     pub(crate) mxfp4: bool,
+    /// config.json's `quant_method` (`awq`, `compressed-tensors`), when given.
+    pub(crate) quant_method: Option<String>,
     pub(crate) tied_embeddings: bool,
     pub(crate) vision_b: f64,
     /// The checkpoint's total bytes (`model.safetensors.index.json`).
@@ -266,6 +268,7 @@ fn from_catalog(id: &str, found: ModelMatch, explicit: Option<ParamCount>) -> (M
         context: Some(s.context),
         native: Some(s.native_precision()),
         mxfp4: s.native_dtype == "mxfp4",
+        quant_method: None,
         tied_embeddings: s.tied_embeddings,
         vision_b: s.vision_params_b,
         checkpoint_bytes: None,
@@ -371,6 +374,7 @@ fn from_config(
         context: c.context,
         native,
         mxfp4: c.quantization.as_ref().is_some_and(|q| q.mxfp4),
+        quant_method: c.quantization.as_ref().map(|q| q.method.clone()),
         tied_embeddings: c.tied_embeddings,
         vision_b: if c.has_vision { c.vision_params_b } else { 0.0 },
         checkpoint_bytes: None,
@@ -451,6 +455,7 @@ fn guessed(
         context: None,
         native: None,
         mxfp4: false,
+        quant_method: None,
         // Untied: a quantized checkpoint then keeps the larger 16-bit part.
         tied_embeddings: false,
         vision_b: 0.0,

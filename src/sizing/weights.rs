@@ -6,9 +6,9 @@
 //! it is an error here rather than an out-of-memory at start-up.
 
 use super::error::SizingError;
-use super::gpus::Gpu;
+use super::gpus::{ComputeCapability, Gpu};
 use super::memory::{Weights, quantized_bytes};
-use super::params::precision_marker;
+use super::params::{has_word, precision_marker};
 use super::precision::{ComputeDtype, KvCacheDtype, WeightPrecision};
 use super::resolved_model::Model;
 use super::text::{gib, gpus_with, thousands};
@@ -69,7 +69,8 @@ pub(crate) fn runs_on(p: WeightPrecision, gpu: &Gpu) -> bool {
 /// MXFP4 (gpt-oss) runs on Ampere, Hopper and AMD's MI300 series (AMD
 /// publishes gpt-oss-120b on one MI300X); NVFP4 outside Blackwell runs
 /// weight-only through FP4 Marlin on NVIDIA Ampere or newer. Only what vLLM
-/// cannot load is refused: fp8 and fp4 on Turing and Volta (T4, V100).
+/// cannot load is refused: fp8 and fp4 on Turing and Volta (T4, V100);
+/// [`needs_turing`] refuses the checkpoint formats whose kernels Volta lacks.
 fn runnable_precision(
     p: WeightPrecision,
     mxfp4: bool,
@@ -84,8 +85,7 @@ fn runnable_precision(
                 gpus_with(pred)
             ),
         };
-    // Ampere or newer NVIDIA: the Marlin kernels' floor. bf16 marks it.
-    let marlin = gpu.vendor == "nvidia" && gpu.bf16;
+    let marlin = gpu.sm >= Some(ComputeCapability::AMPERE);
     match p {
         WeightPrecision::Bf16 if !gpu.bf16 => Ok((
             WeightPrecision::Fp16,
@@ -156,6 +156,16 @@ pub(crate) fn choose_precision(
     gpu: &Gpu,
 ) -> Result<(PrecisionChoice, Vec<String>, Option<String>), SizingError> {
     let (wanted, why) = wanted_precision(requested, &m.id, m.native);
+    if let Some(format) = needs_turing(m).filter(|_| wanted.prequantized)
+        && let Some(sm) = gpu.sm.filter(|&sm| sm < ComputeCapability::TURING)
+    {
+        return Err(SizingError::UnsupportedCheckpointFormat {
+            model: m.id.clone(),
+            format,
+            gpu: gpu.name.clone(),
+            sm: sm.to_string(),
+        });
+    }
     let mxfp4 = m.mxfp4 || precision_marker(&m.id).is_some_and(|(_, name)| name == "mxfp4");
     let (precision, note, warning) = runnable_precision(wanted.precision, mxfp4, gpu)?;
     let mut reasons: Vec<String> = note.into_iter().collect();
@@ -165,6 +175,33 @@ pub(crate) fn choose_precision(
         prequantized: wanted.prequantized,
     };
     Ok((wp, reasons, warning))
+}
+
+/// What a pre-quantized checkpoint is when vLLM's kernels for it need
+/// Turing or newer: AWQ (AWQConfig.get_min_capability 7.5) and
+/// llm-compressor's integer schemes (compressed-tensors: W8A8 7.5, W4A16
+/// 8.0); GPTQ's kernels (6.0) and bitsandbytes' (7.0) run on Volta. The
+/// format is config.json's quant_method, else the id's (`-AWQ`; `-w4a16`,
+/// `-w8a8`, the names llm-compressor gives).
+fn needs_turing(m: &Model) -> Option<&'static str> {
+    let name = m.id.rsplit('/').next()?.to_ascii_lowercase();
+    let method = m.quant_method.as_deref().or_else(|| {
+        if has_word(&name, "awq") {
+            Some("awq")
+        } else if ["w4a16", "w8a8", "w8a16"]
+            .iter()
+            .any(|w| has_word(&name, w))
+        {
+            Some("compressed-tensors")
+        } else {
+            None
+        }
+    })?;
+    match method {
+        "awq" => Some("an AWQ checkpoint"),
+        "compressed-tensors" => Some("an llm-compressor (compressed-tensors) checkpoint"),
+        _ => None,
+    }
 }
 
 /// vLLM's `--quantization` and what to tell the caller about it.
@@ -347,6 +384,114 @@ mod tests {
             precision,
             prequantized,
         }
+    }
+
+    /// AWQ and llm-compressor checkpoints need Turing; GPTQ, bitsandbytes
+    /// and a 4-bit quantization vLLM does at load time run on Volta.
+    #[test]
+    fn checkpoint_formats_whose_kernels_volta_lacks_are_refused_there() {
+        use crate::sizing::{ModelConfig, SizingError, SizingRequest, size};
+        let awq_config = ModelConfig::from_json(
+            r#"{"num_hidden_layers": 28, "num_attention_heads": 28, "num_key_value_heads": 4,
+                "hidden_size": 3584, "vocab_size": 152064, "max_position_embeddings": 32768,
+                "torch_dtype": "float16",
+                "quantization_config": {"quant_method": "awq", "bits": 4, "group_size": 128}}"#,
+        )
+        .unwrap();
+        // (case, model, config.json, requested precision, refused on V100)
+        let cases = [
+            (
+                "AWQ by its id",
+                "Qwen/Qwen2.5-7B-Instruct-AWQ",
+                None,
+                None,
+                true,
+            ),
+            (
+                "AWQ-INT4 by its id",
+                "hugging-quants/Meta-Llama-3.1-8B-Instruct-AWQ-INT4",
+                None,
+                None,
+                true,
+            ),
+            (
+                "AWQ by its config.json",
+                "acme/coder-7b",
+                Some(awq_config),
+                None,
+                true,
+            ),
+            (
+                "W4A16",
+                "neuralmagic/Meta-Llama-3.1-8B-Instruct-quantized.w4a16",
+                None,
+                None,
+                true,
+            ),
+            (
+                "W8A8",
+                "RedHatAI/Meta-Llama-3.1-8B-Instruct-quantized.w8a8",
+                None,
+                None,
+                true,
+            ),
+            (
+                "GPTQ",
+                "Qwen/Qwen2.5-7B-Instruct-GPTQ-Int4",
+                None,
+                None,
+                false,
+            ),
+            (
+                "bitsandbytes",
+                "unsloth/llama-3-8b-bnb-4bit",
+                None,
+                None,
+                false,
+            ),
+            (
+                "int4 at load time",
+                "Qwen/Qwen2.5-7B-Instruct",
+                None,
+                Some(WeightPrecision::Int4),
+                false,
+            ),
+        ];
+        for (case, model, config, quantization, refused) in cases {
+            let on = |gpu: &str| {
+                size(&SizingRequest {
+                    model_id: model.into(),
+                    gpu_type: gpu.into(),
+                    model_config: config.clone(),
+                    quantization,
+                    parameter_count: config.as_ref().map(|_| "7.6B".to_string()),
+                    ..Default::default()
+                })
+            };
+            match on("V100") {
+                Err(SizingError::UnsupportedCheckpointFormat { .. }) => assert!(refused, "{case}"),
+                Err(e) => panic!("{case}: {e}"),
+                Ok(_) => assert!(!refused, "{case}"),
+            }
+            // Turing runs them all.
+            assert!(on("T4").is_ok(), "{case}");
+        }
+        let e = size(&SizingRequest {
+            model_id: "Qwen/Qwen2.5-7B-Instruct-AWQ".into(),
+            gpu_type: "V100-32GB".into(),
+            ..Default::default()
+        })
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.starts_with(
+                "Qwen/Qwen2.5-7B-Instruct-AWQ is an AWQ checkpoint, whose vLLM kernels need compute capability 7.5 \
+                 (Turing) or newer, which V100-32GB (7.0) lacks: use a GPTQ or bitsandbytes checkpoint of it, whose \
+                 kernels run on V100-32GB, or a GPU of Turing or newer (T4, L4, A100, H100 and the rest of the \
+                 catalog but the V100s)"
+            ),
+            "{e}"
+        );
     }
 
     #[test]

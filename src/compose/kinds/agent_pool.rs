@@ -1095,9 +1095,10 @@ fn sizing_error_message(
     use sizing::SizingError as E;
     let on_model = |f: &str| format!("Model {} spec.{f}", model.display);
     let field = match e {
-        E::UnknownGpu { .. } | E::DoesNotFit { .. } | E::UnsupportedPrecision { .. } => {
-            gpu_type_field(spec, settings).to_string()
-        }
+        E::UnknownGpu { .. }
+        | E::DoesNotFit { .. }
+        | E::UnsupportedPrecision { .. }
+        | E::UnsupportedCheckpointFormat { .. } => gpu_type_field(spec, settings).to_string(),
         E::UnknownPrecision { .. } => on_model("quantization"),
         E::InvalidMigChoice { .. }
         | E::MigUnsupported { .. }
