@@ -388,6 +388,13 @@ mod tests {
                 Some("Qwen/Qwen3-30B-A3B-Instruct-2507"),
                 true,
             ),
+            // The coder keeps the 2507 architecture: 128 experts, 8 a
+            // token, 262,144 tokens.
+            (
+                "Qwen/Qwen3-Coder-30B-A3B-Instruct",
+                Some("Qwen/Qwen3-30B-A3B-Instruct-2507"),
+                false,
+            ),
             (
                 "mistralai/mixtral-8x7b-instruct-v0.1",
                 Some("mistralai/Mixtral-8x7B-Instruct-v0.1"),
