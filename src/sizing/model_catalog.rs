@@ -76,6 +76,18 @@ pub struct CatalogModel {
     /// Their recurrent state per layer and sequence at 16 bits, in KiB.
     #[serde(rename = "state_kib")]
     pub(crate) linear_state_kib: u64,
+    /// vLLM runs the model in float16 (see [`runs_in_float16`]).
+    #[serde(rename = "fp16", deserialize_with = "yes_no")]
+    pub(crate) float16: bool,
+}
+
+/// The model types vLLM refuses to run in float16 (numerical instability:
+/// `_FLOAT16_NOT_SUPPORTED_MODELS`, vllm/config/model.py).
+const FLOAT16_REFUSED: &[&str] = &["gemma2", "gemma3", "gemma3_text", "plamo2", "glm4"];
+
+/// Whether vLLM runs a model of config.json's `model_type` in float16.
+pub(crate) fn runs_in_float16(model_type: &str) -> bool {
+    !FLOAT16_REFUSED.contains(&model_type)
 }
 
 impl CatalogModel {

@@ -11,7 +11,7 @@ use super::error::SizingError;
 use super::memory::{
     Arch, GIB, GUESSED_ROPE_POSITIONS, GUESSED_VOCAB, WeightParts, Weights, weights,
 };
-use super::model_catalog::{CatalogModel, ModelMatch, lookup, nearest_template};
+use super::model_catalog::{CatalogModel, ModelMatch, lookup, nearest_template, runs_in_float16};
 use super::params::{ParamCount, count_from_id, parse_parameter_count, precision_marker};
 use super::plan::SizingRequest;
 use super::precision::WeightPrecision;
@@ -38,6 +38,9 @@ pub(crate) struct Model {
     pub(crate) mxfp4: bool,
     /// config.json's `quant_method` (`awq`, `compressed-tensors`), when given.
     pub(crate) quant_method: Option<String>,
+    /// vLLM runs it in float16; Gemma 2 and 3 it runs only in bfloat16 or
+    /// float32.
+    pub(crate) float16: bool,
     pub(crate) tied_embeddings: bool,
     pub(crate) vision_b: f64,
     /// The checkpoint's total bytes (`model.safetensors.index.json`).
@@ -269,6 +272,7 @@ fn from_catalog(id: &str, found: ModelMatch, explicit: Option<ParamCount>) -> (M
         native: Some(s.native_precision()),
         mxfp4: s.native_dtype == "mxfp4",
         quant_method: None,
+        float16: s.float16,
         tied_embeddings: s.tied_embeddings,
         vision_b: s.vision_params_b,
         checkpoint_bytes: None,
@@ -375,6 +379,7 @@ fn from_config(
         native,
         mxfp4: c.quantization.as_ref().is_some_and(|q| q.mxfp4),
         quant_method: c.quantization.as_ref().map(|q| q.method.clone()),
+        float16: c.model_type.as_deref().is_none_or(runs_in_float16),
         tied_embeddings: c.tied_embeddings,
         vision_b: if c.has_vision { c.vision_params_b } else { 0.0 },
         checkpoint_bytes: None,
@@ -456,6 +461,7 @@ fn guessed(
         native: None,
         mxfp4: false,
         quant_method: None,
+        float16: true,
         // Untied: a quantized checkpoint then keeps the larger 16-bit part.
         tied_embeddings: false,
         vision_b: 0.0,

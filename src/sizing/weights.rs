@@ -166,6 +166,9 @@ pub(crate) fn choose_precision(
             sm: sm.to_string(),
         });
     }
+    if !m.float16 && !gpu.bf16 {
+        return in_float32(m, gpu, wanted, &why);
+    }
     let mxfp4 = m.mxfp4 || precision_marker(&m.id).is_some_and(|(_, name)| name == "mxfp4");
     let (precision, note, warning) = runnable_precision(wanted.precision, mxfp4, gpu)?;
     let mut reasons: Vec<String> = note.into_iter().collect();
@@ -175,6 +178,48 @@ pub(crate) fn choose_precision(
         prequantized: wanted.prequantized,
     };
     Ok((wp, reasons, warning))
+}
+
+/// A model vLLM does not run in float16 (Gemma 2 and 3) on a GPU without
+/// bfloat16 (T4, V100): its 16-bit weights run in float32, as vLLM's own
+/// `--dtype auto` would take there; quantized weights, which compute in
+/// float16 on such a GPU, cannot run.
+fn in_float32(
+    m: &Model,
+    gpu: &Gpu,
+    wanted: PrecisionChoice,
+    why: &str,
+) -> Result<(PrecisionChoice, Vec<String>, Option<String>), SizingError> {
+    if !matches!(
+        wanted.precision,
+        WeightPrecision::Bf16 | WeightPrecision::Fp32
+    ) {
+        return Err(SizingError::Float16Refused {
+            model: m.id.clone(),
+            gpu: gpu.name.clone(),
+            precision: wanted.precision.as_str(),
+        });
+    }
+    let precision = WeightPrecision::Fp32;
+    let reasons = vec![
+        format!(
+            "vLLM does not run {} in float16 (numerical instability) and {} has no bfloat16: weights and activations run in float32.",
+            m.name, gpu.name
+        ),
+        if wanted.precision == precision {
+            format!("Weights in {precision} ({why}).")
+        } else {
+            format!(
+                "Weights in {precision} (upcast from {}, {why}).",
+                wanted.precision
+            )
+        },
+    ];
+    let choice = PrecisionChoice {
+        precision,
+        prequantized: wanted.prequantized && wanted.precision == precision,
+    };
+    Ok((choice, reasons, None))
 }
 
 /// What a pre-quantized checkpoint is when vLLM's kernels for it need
@@ -492,6 +537,108 @@ mod tests {
             ),
             "{e}"
         );
+    }
+
+    /// vLLM refuses float16 for Gemma 2 and 3: without bfloat16 they run
+    /// in float32, and quantized weights, which would compute in float16,
+    /// cannot run; other models keep float16 there.
+    #[test]
+    fn models_vllm_refuses_in_float16_run_in_float32_without_bfloat16() {
+        use crate::sizing::{ComputeDtype, ModelConfig, SizingError, SizingRequest, size};
+        let gemma3_config = ModelConfig::from_json(
+            r#"{"model_type": "gemma3_text", "num_hidden_layers": 34, "num_attention_heads": 8,
+                "num_key_value_heads": 4, "head_dim": 256, "hidden_size": 2560,
+                "vocab_size": 262208, "max_position_embeddings": 131072}"#,
+        )
+        .unwrap();
+        let plan = |model: &str, gpu: &str, quantization, config: Option<ModelConfig>| {
+            size(&SizingRequest {
+                model_id: model.into(),
+                gpu_type: gpu.into(),
+                quantization,
+                parameter_count: config.as_ref().map(|_| "3.9B".to_string()),
+                model_config: config,
+                ..Default::default()
+            })
+        };
+        // (case, model, GPU, requested, config.json, weights and dtype or refused)
+        let cases = [
+            (
+                "Gemma 2 on T4",
+                "google/gemma-2-9b-it",
+                "T4",
+                None,
+                None,
+                Some(ComputeDtype::Float32),
+            ),
+            (
+                "Gemma 3 on V100",
+                "google/gemma-3-4b-it",
+                "V100",
+                None,
+                None,
+                Some(ComputeDtype::Float32),
+            ),
+            (
+                "Gemma 3 by its config.json",
+                "acme/tuned-gemma",
+                "T4",
+                None,
+                Some(gemma3_config),
+                Some(ComputeDtype::Float32),
+            ),
+            (
+                "Gemma 2 where bf16 runs",
+                "google/gemma-2-9b-it",
+                "L4",
+                None,
+                None,
+                Some(ComputeDtype::Bfloat16),
+            ),
+            (
+                "Gemma 2 in fp16 by request",
+                "google/gemma-2-9b-it",
+                "T4",
+                Some(WeightPrecision::Fp16),
+                None,
+                None,
+            ),
+            (
+                "Gemma 2 in int4",
+                "google/gemma-2-9b-it",
+                "T4",
+                Some(WeightPrecision::Int4),
+                None,
+                None,
+            ),
+            (
+                "Llama keeps float16",
+                "meta-llama/Llama-3.1-8B-Instruct",
+                "T4",
+                None,
+                None,
+                Some(ComputeDtype::Float16),
+            ),
+            (
+                "the first Gemma runs in float16",
+                "google/gemma-7b",
+                "T4",
+                None,
+                None,
+                Some(ComputeDtype::Float16),
+            ),
+        ];
+        for (case, model, gpu, quantization, config, want) in cases {
+            match (plan(model, gpu, quantization, config), want) {
+                (Ok(p), Some(dtype)) => {
+                    assert_eq!(p.dtype, dtype, "{case}");
+                    let fp32 = dtype == ComputeDtype::Float32;
+                    assert_eq!(p.weight_precision == WeightPrecision::Fp32, fp32, "{case}");
+                }
+                (Err(SizingError::Float16Refused { .. }), None) => {}
+                (got, want) => panic!("{case}: {got:?}, want {want:?}"),
+            }
+        }
     }
 
     #[test]

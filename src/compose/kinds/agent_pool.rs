@@ -1098,7 +1098,8 @@ fn sizing_error_message(
         E::UnknownGpu { .. }
         | E::DoesNotFit { .. }
         | E::UnsupportedPrecision { .. }
-        | E::UnsupportedCheckpointFormat { .. } => gpu_type_field(spec, settings).to_string(),
+        | E::UnsupportedCheckpointFormat { .. }
+        | E::Float16Refused { .. } => gpu_type_field(spec, settings).to_string(),
         E::UnknownPrecision { .. } => on_model("quantization"),
         E::InvalidMigChoice { .. }
         | E::MigUnsupported { .. }

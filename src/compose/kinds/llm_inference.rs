@@ -605,6 +605,7 @@ fn sizing_error_message(
             "spec.quantization",
             "quantization",
         ),
+        E::Float16Refused { .. } if spec.quantization.is_some() => own("spec.quantization"),
         E::InvalidMigChoice { .. }
         | E::MigUnsupported { .. }
         | E::UnknownMigProfile { .. }
