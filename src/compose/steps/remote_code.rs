@@ -2,7 +2,8 @@
 //!
 //! Some checkpoints cannot load with transformers' own classes: Kimi K2's
 //! tokenizer is `tokenization_kimi.TikTokenTokenizer`, shipped in its
-//! repository. vLLM imports such code only with `--trust-remote-code`, and
+//! repository, and Kimi-VL ships its tokenizer and image processor (its
+//! model card serves it with `--trust-remote-code`). vLLM imports such code only with `--trust-remote-code`, and
 //! stops at startup without it, so the model server would only crash-loop.
 //! The code runs in the model server's pods, so trusting it is the user's
 //! call (a Model's `spec.trustRemoteCode`, an LLMInference's
@@ -18,9 +19,14 @@ pub(crate) const FLAG: &str = "--trust-remote-code";
 /// to need any.
 fn code_needed(model: &str) -> Option<&'static str> {
     let name = model.trim_end_matches('/').rsplit('/').next()?;
-    name.to_ascii_lowercase()
-        .starts_with("kimi-k2")
-        .then_some("its tokenizer as Python code in its repository (tokenization_kimi.py)")
+    let name = name.to_ascii_lowercase();
+    if name.starts_with("kimi-k2") {
+        Some("its tokenizer as Python code in its repository (tokenization_kimi.py)")
+    } else if name.starts_with("kimi-vl") {
+        Some("its tokenizer and image processor as Python code in its repository")
+    } else {
+        None
+    }
 }
 
 /// Why `model` cannot be served when `trusted` is false; `how` says where
@@ -49,6 +55,8 @@ mod tests {
             ("moonshotai/Kimi-K2-Instruct-0905", true),
             ("moonshotai/Kimi-K2-Thinking", true),
             ("s3://models/moonshotai/Kimi-K2-Instruct/", true),
+            ("moonshotai/Kimi-VL-A3B-Instruct", true),
+            ("moonshotai/Kimi-VL-A3B-Thinking-2506", true),
             ("deepseek-ai/DeepSeek-V3", false),
             ("Qwen/Qwen3-8B", false),
         ] {
