@@ -15,7 +15,7 @@ use super::error::SizingError;
 const GPUS_CSV: &str = include_str!("data/gpus.csv");
 
 /// A MIG slice's memory per GB of its nominal size where the catalog has no
-/// measured size: the lowest ratio seen, rounded (an H200 `1g.18gb` slice
+/// measured size: about the lowest ratio measured (an H200 `1g.18gb` slice
 /// has 16.0 GiB, 0.89; A100 and H100 slices 0.95 to 0.99).
 const MIG_GIB_PER_NOMINAL_GB: f64 = 0.9;
 
