@@ -75,13 +75,11 @@ pub enum SizingError {
         sm: String,
     },
 
-    #[error(
-        "vLLM does not run {model} in float16 (numerical instability), and {gpu} has no bfloat16, so {precision} weights would compute in float16 there: use its 16-bit weights, which run in float32 on {gpu}, or a GPU with bfloat16 (Ampere or newer: L4, A10G, A100, H100 and the rest of the catalog but T4 and the V100s)"
-    )]
+    #[error("vLLM does not run {model} in float16 (numerical instability){instead}")]
     Float16Refused {
         model: String,
-        gpu: String,
-        precision: &'static str,
+        /// Why the plan would compute in float16, and what runs instead.
+        instead: String,
     },
 
     #[error("{gpu} has no MIG: use mig none, or a GPU with MIG ({mig_gpus})")]

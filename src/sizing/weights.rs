@@ -169,6 +169,15 @@ pub(crate) fn choose_precision(
     if !m.float16 && !gpu.bf16 {
         return in_float32(m, gpu, wanted, &why);
     }
+    if !m.float16 && wanted.precision == WeightPrecision::Fp16 {
+        return Err(SizingError::Float16Refused {
+            model: m.id.clone(),
+            instead: format!(
+                ": use bf16 weights (quantization bf16), which {} runs",
+                gpu.name
+            ),
+        });
+    }
     let mxfp4 = m.mxfp4 || precision_marker(&m.id).is_some_and(|(_, name)| name == "mxfp4");
     let (precision, note, warning) = runnable_precision(wanted.precision, mxfp4, gpu)?;
     let mut reasons: Vec<String> = note.into_iter().collect();
@@ -194,10 +203,15 @@ fn in_float32(
         wanted.precision,
         WeightPrecision::Bf16 | WeightPrecision::Fp32
     ) {
+        let gpu = &gpu.name;
         return Err(SizingError::Float16Refused {
             model: m.id.clone(),
-            gpu: gpu.name.clone(),
-            precision: wanted.precision.as_str(),
+            instead: format!(
+                ", and {gpu} has no bfloat16, so {} weights would compute in float16 there: use its 16-bit \
+                 weights, which run in float32 on {gpu}, or a GPU with bfloat16 (Ampere or newer: L4, A10G, A100, \
+                 H100 and the rest of the catalog but T4 and the V100s)",
+                wanted.precision
+            ),
         });
     }
     let precision = WeightPrecision::Fp32;
@@ -608,6 +622,22 @@ mod tests {
                 "google/gemma-2-9b-it",
                 "T4",
                 Some(WeightPrecision::Int4),
+                None,
+                None,
+            ),
+            (
+                "Gemma 2 in fp16 where bf16 runs",
+                "google/gemma-2-9b-it",
+                "L4",
+                Some(WeightPrecision::Fp16),
+                None,
+                None,
+            ),
+            (
+                "a Gemma 2 upload named fp16",
+                "acme/gemma-2-9b-it-fp16",
+                "L4",
+                None,
                 None,
                 None,
             ),
