@@ -3,8 +3,9 @@
 //! Some checkpoints cannot load with transformers' own classes: Kimi K2's
 //! tokenizer is `tokenization_kimi.TikTokenTokenizer`, shipped in its
 //! repository, and Kimi-VL ships its tokenizer and image processor (its
-//! model card serves it with `--trust-remote-code`). vLLM imports such code only with `--trust-remote-code`, and
-//! stops at startup without it, so the model server would only crash-loop.
+//! model card serves it with the flag). vLLM imports such code only with
+//! `--trust-remote-code`, and stops at startup without it, so the model
+//! server would only crash-loop.
 //! The code runs in the model server's pods, so trusting it is the user's
 //! call (a Model's `spec.trustRemoteCode`, an LLMInference's
 //! `spec.extraArgs`); an XR serving such a model without it is refused.
