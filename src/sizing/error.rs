@@ -75,6 +75,15 @@ pub enum SizingError {
         sm: String,
     },
 
+    #[error(
+        "{model} would load through bitsandbytes ({how}), which vLLM's ROCm build does not run on {gpu} (AMD Instinct, gfx9): use fp8 weights (quantization fp8; {gpu} runs them natively), or an AWQ or GPTQ checkpoint of it"
+    )]
+    BitsandbytesOnRocm {
+        model: String,
+        how: &'static str,
+        gpu: String,
+    },
+
     #[error("vLLM does not run {model} in float16 (numerical instability){instead}")]
     Float16Refused {
         model: String,

@@ -166,6 +166,15 @@ pub(crate) fn choose_precision(
             sm: sm.to_string(),
         });
     }
+    if gpu.vendor == "amd"
+        && let Some(how) = through_bitsandbytes(m, wanted)
+    {
+        return Err(SizingError::BitsandbytesOnRocm {
+            model: m.id.clone(),
+            how,
+            gpu: gpu.name.clone(),
+        });
+    }
     if !m.float16 && !gpu.bf16 {
         return in_float32(m, gpu, wanted, &why);
     }
@@ -261,6 +270,23 @@ fn needs_turing(m: &Model) -> Option<&'static str> {
         "compressed-tensors" => Some("an llm-compressor (compressed-tensors) checkpoint"),
         _ => None,
     }
+}
+
+/// How the weights would load through bitsandbytes, if they would: vLLM
+/// quantizes 16-bit weights to int4 with it at load time
+/// ([`quantization_method`]), and a bitsandbytes checkpoint
+/// (`quant_method`, or `bnb` in the id) loads with it. vLLM's ROCm build
+/// leaves it out on AMD Instinct GPUs (gfx9: `RocmPlatform.supported_quantization`).
+fn through_bitsandbytes(m: &Model, wanted: PrecisionChoice) -> Option<&'static str> {
+    if wanted.precision == WeightPrecision::Int4 && !wanted.prequantized {
+        return Some("quantized to int4 while loading");
+    }
+    let name = m.id.rsplit('/').next()?.to_ascii_lowercase();
+    let stored = match m.quant_method.as_deref() {
+        Some(method) => method == "bitsandbytes",
+        None => has_word(&name, "bnb"),
+    };
+    (stored && wanted.prequantized).then_some("its checkpoint's format")
 }
 
 /// vLLM's `--quantization` and what to tell the caller about it.
@@ -667,6 +693,52 @@ mod tests {
                 }
                 (Err(SizingError::Float16Refused { .. }), None) => {}
                 (got, want) => panic!("{case}: {got:?}, want {want:?}"),
+            }
+        }
+    }
+
+    /// vLLM's ROCm build has no bitsandbytes on MI300 (gfx9): int4 at
+    /// load time and bitsandbytes checkpoints are refused there; AWQ, GPTQ
+    /// and fp8 run, and NVIDIA keeps bitsandbytes.
+    #[test]
+    fn bitsandbytes_is_refused_on_amd_instinct() {
+        use crate::sizing::{SizingError, SizingRequest, size};
+        // (model, GPU, requested precision, refused)
+        let cases = [
+            (
+                "meta-llama/Llama-3.1-70B-Instruct",
+                "MI300X",
+                Some(WeightPrecision::Int4),
+                true,
+            ),
+            ("unsloth/llama-3-8b-bnb-4bit", "MI325X", None, true),
+            ("Qwen/Qwen2.5-7B-Instruct-AWQ", "MI300X", None, false),
+            ("Qwen/Qwen2.5-7B-Instruct-GPTQ-Int4", "MI300X", None, false),
+            (
+                "meta-llama/Llama-3.1-70B-Instruct",
+                "MI300X",
+                Some(WeightPrecision::Fp8),
+                false,
+            ),
+            (
+                "meta-llama/Llama-3.1-70B-Instruct",
+                "H100-80GB",
+                Some(WeightPrecision::Int4),
+                false,
+            ),
+            ("unsloth/llama-3-8b-bnb-4bit", "L4", None, false),
+        ];
+        for (model, gpu, quantization, refused) in cases {
+            let got = size(&SizingRequest {
+                model_id: model.into(),
+                gpu_type: gpu.into(),
+                quantization,
+                ..Default::default()
+            });
+            match got {
+                Err(SizingError::BitsandbytesOnRocm { .. }) => assert!(refused, "{model} on {gpu}"),
+                Err(e) => panic!("{model} on {gpu}: {e}"),
+                Ok(_) => assert!(!refused, "{model} on {gpu}"),
             }
         }
     }

@@ -1099,7 +1099,8 @@ fn sizing_error_message(
         | E::DoesNotFit { .. }
         | E::UnsupportedPrecision { .. }
         | E::UnsupportedCheckpointFormat { .. }
-        | E::Float16Refused { .. } => gpu_type_field(spec, settings).to_string(),
+        | E::Float16Refused { .. }
+        | E::BitsandbytesOnRocm { .. } => gpu_type_field(spec, settings).to_string(),
         E::UnknownPrecision { .. } => on_model("quantization"),
         E::InvalidMigChoice { .. }
         | E::MigUnsupported { .. }

@@ -605,7 +605,9 @@ fn sizing_error_message(
             "spec.quantization",
             "quantization",
         ),
-        E::Float16Refused { .. } if spec.quantization.is_some() => own("spec.quantization"),
+        E::Float16Refused { .. } | E::BitsandbytesOnRocm { .. } if spec.quantization.is_some() => {
+            own("spec.quantization")
+        }
         E::InvalidMigChoice { .. }
         | E::MigUnsupported { .. }
         | E::UnknownMigProfile { .. }
