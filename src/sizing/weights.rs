@@ -245,27 +245,34 @@ fn in_float32(
     Ok((choice, reasons, None))
 }
 
+/// The format a pre-quantized checkpoint is stored in: config.json's
+/// `quant_method`, else the id's (`-AWQ`; `-w4a16`, `-w8a8`, `-w8a16`, the
+/// names llm-compressor gives; `-bnb-4bit`).
+fn checkpoint_format(m: &Model) -> Option<&str> {
+    if let Some(method) = &m.quant_method {
+        return Some(method);
+    }
+    let name = m.id.rsplit('/').next()?.to_ascii_lowercase();
+    if has_word(&name, "awq") {
+        Some("awq")
+    } else if ["w4a16", "w8a8", "w8a16"]
+        .iter()
+        .any(|w| has_word(&name, w))
+    {
+        Some("compressed-tensors")
+    } else if has_word(&name, "bnb") {
+        Some("bitsandbytes")
+    } else {
+        None
+    }
+}
+
 /// What a pre-quantized checkpoint is when vLLM's kernels for it need
 /// Turing or newer: AWQ (AWQConfig.get_min_capability 7.5) and
 /// llm-compressor's integer schemes (compressed-tensors: W8A8 7.5, W4A16
-/// 8.0); GPTQ's kernels (6.0) and bitsandbytes' (7.0) run on Volta. The
-/// format is config.json's quant_method, else the id's (`-AWQ`; `-w4a16`,
-/// `-w8a8`, the names llm-compressor gives).
+/// 8.0); GPTQ's kernels (6.0) and bitsandbytes' (7.0) run on Volta.
 fn needs_turing(m: &Model) -> Option<&'static str> {
-    let name = m.id.rsplit('/').next()?.to_ascii_lowercase();
-    let method = m.quant_method.as_deref().or_else(|| {
-        if has_word(&name, "awq") {
-            Some("awq")
-        } else if ["w4a16", "w8a8", "w8a16"]
-            .iter()
-            .any(|w| has_word(&name, w))
-        {
-            Some("compressed-tensors")
-        } else {
-            None
-        }
-    })?;
-    match method {
+    match checkpoint_format(m)? {
         "awq" => Some("an AWQ checkpoint"),
         "compressed-tensors" => Some("an llm-compressor (compressed-tensors) checkpoint"),
         _ => None,
@@ -274,19 +281,15 @@ fn needs_turing(m: &Model) -> Option<&'static str> {
 
 /// How the weights would load through bitsandbytes, if they would: vLLM
 /// quantizes 16-bit weights to int4 with it at load time
-/// ([`quantization_method`]), and a bitsandbytes checkpoint
-/// (`quant_method`, or `bnb` in the id) loads with it. vLLM's ROCm build
-/// leaves it out on AMD Instinct GPUs (gfx9: `RocmPlatform.supported_quantization`).
+/// ([`quantization_method`]), and a bitsandbytes checkpoint loads with it.
+/// vLLM's ROCm build leaves it out on AMD Instinct GPUs (gfx9:
+/// `RocmPlatform.supported_quantization`).
 fn through_bitsandbytes(m: &Model, wanted: PrecisionChoice) -> Option<&'static str> {
     if wanted.precision == WeightPrecision::Int4 && !wanted.prequantized {
         return Some("quantized to int4 while loading");
     }
-    let name = m.id.rsplit('/').next()?.to_ascii_lowercase();
-    let stored = match m.quant_method.as_deref() {
-        Some(method) => method == "bitsandbytes",
-        None => has_word(&name, "bnb"),
-    };
-    (stored && wanted.prequantized).then_some("its checkpoint's format")
+    (wanted.prequantized && checkpoint_format(m) == Some("bitsandbytes"))
+        .then_some("its checkpoint's format")
 }
 
 /// vLLM's `--quantization` and what to tell the caller about it.
