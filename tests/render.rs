@@ -22,6 +22,22 @@ fn render(args: &[&str]) -> (Option<i32>, String, String) {
     )
 }
 
+/// [`render`] with `input` as standard input.
+fn render_given(args: &[&str], input: &[u8]) -> (Option<i32>, String, String) {
+    let out = output_within_given(
+        binary()
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .arg("render")
+            .args(args),
+        input,
+    );
+    (
+        out.status.code(),
+        String::from_utf8(out.stdout).expect("UTF-8 stdout"),
+        String::from_utf8(out.stderr).expect("UTF-8 stderr"),
+    )
+}
+
 const SPACESHIP_XR: &str = "\
 ---
 apiVersion: example.org/v1
@@ -233,7 +249,7 @@ fn an_endless_file_is_refused_at_the_size_limit() {
     assert_eq!(stdout, "");
     assert_eq!(
         stderr,
-        "function-inference render: FILE: larger than 16 MiB, the most render reads; \
+        "function-inference render: FILE: larger than 16 MiB, the most function-inference reads; \
          pass a YAML or JSON file of Kubernetes objects\n"
     );
 }
@@ -246,7 +262,7 @@ fn a_file_just_over_the_size_limit_is_refused() {
     assert_eq!((code, stdout.as_str()), (Some(1), ""));
     assert_eq!(
         stderr,
-        "function-inference render: FILE: larger than 16 MiB, the most render reads; \
+        "function-inference render: FILE: larger than 16 MiB, the most function-inference reads; \
          pass a YAML or JSON file of Kubernetes objects\n"
     );
 }
@@ -347,7 +363,7 @@ fn a_binary_file_is_one_line() {
     assert_eq!((code, stdout.as_str()), (Some(1), ""));
     assert_eq!(
         stderr,
-        "function-inference render: FILE: not UTF-8 text (invalid byte at offset 21); pass a YAML or JSON file\n"
+        "function-inference render: FILE: not UTF-8 text (invalid byte at offset 21); pass a YAML or JSON file of Kubernetes objects\n"
     );
 }
 
@@ -424,4 +440,90 @@ fn a_reader_that_stops_early_is_not_an_error() {
         assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
         assert_eq!(stderr, "", "{args:?}");
     }
+}
+
+/// `kubectl get ... -o yaml | render -`: an XR on standard input renders as
+/// from its file, and so does a Composition given as `--input -`.
+#[test]
+fn standard_input_is_read_for_a_dash() {
+    let xr_path = "examples/configuration/llm-inference/small-model-mig.yaml";
+    let composition = "package/configuration/llminference-composition.yaml";
+    let xr = std::fs::read(xr_path).unwrap();
+    let from_files = render(&[xr_path, "--input", composition]);
+    assert_eq!(from_files.0, Some(0), "{}", from_files.2);
+    assert_eq!(
+        render_given(&["-", "--input", composition], &xr),
+        from_files
+    );
+    let input = std::fs::read(composition).unwrap();
+    assert_eq!(render_given(&[xr_path, "--input", "-"], &input), from_files);
+}
+
+#[test]
+fn standard_input_is_read_once() {
+    let (code, stdout, stderr) = render_given(&["-", "--observed", "-"], b"");
+    assert_eq!((code, stdout.as_str()), (Some(1), ""));
+    assert_eq!(
+        stderr,
+        "function-inference render: standard input: the XR and --observed name it (-), and it can be read \
+         only once: write all but one to files\n"
+    );
+    let (_, _, stderr) = render_given(&["-"], b"apiVersion: v1\nkind: [\n");
+    assert_eq!(
+        stderr,
+        "function-inference render: standard input:3:1: did not find expected node content\n"
+    );
+}
+
+/// `kubectl get deployments,services -o yaml` prints one `v1` `List`: its
+/// items are read as the stream of them would be.
+#[test]
+fn a_kubectl_list_stands_for_its_items() {
+    let xr_path = "examples/compat/dot-inference/llm-inference.yaml";
+    let (code, composed, stderr) = render(&[xr_path]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let resources: Vec<serde_json::Value> = serde_yaml::Deserializer::from_str(&composed)
+        .map(|doc| serde::Deserialize::deserialize(doc).unwrap())
+        .filter(|doc: &serde_json::Value| {
+            doc.pointer("/metadata/annotations/crossplane.io~1composition-resource-name")
+                .is_some()
+        })
+        .map(|mut doc: serde_json::Value| {
+            doc["status"] = serde_json::json!({"conditions": [
+                {"type": "Ready", "status": "True", "reason": "Available"},
+                {"type": "Synced", "status": "True", "reason": "ReconcileSuccess"},
+            ]});
+            doc
+        })
+        .collect();
+    assert!(resources.len() >= 2, "{composed}");
+    let stream: String = resources
+        .iter()
+        .map(|r| format!("---\n{}", serde_yaml::to_string(r).unwrap()))
+        .collect();
+    let list = serde_yaml::to_string(&serde_json::json!({
+        "apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": resources,
+    }))
+    .unwrap();
+    let as_stream = render_given(&[xr_path, "--observed", "-"], stream.as_bytes());
+    assert_eq!(as_stream.0, Some(0), "{}", as_stream.2);
+    assert_ne!(
+        as_stream.1, composed,
+        "the observed resources change the status"
+    );
+    assert_eq!(
+        render_given(&[xr_path, "--observed", "-"], list.as_bytes()),
+        as_stream
+    );
+
+    let (code, _, stderr) = render_given(
+        &[xr_path, "--observed", "-"],
+        b"apiVersion: v1\nkind: List\nitems: [{kind: Service}, 3]\n",
+    );
+    assert_eq!(code, Some(1));
+    assert_eq!(
+        stderr,
+        "function-inference render: standard input: document 1 is a List whose items include a number \
+         (item 2), not an object\n"
+    );
 }

@@ -931,3 +931,49 @@ fn size_states_the_autoscaling_target() {
         );
     }
 }
+
+/// `curl .../config.json | size --config -`: standard input is read as the
+/// file would be, and an endless file is refused at the size limit.
+#[test]
+fn the_config_json_can_come_from_standard_input() {
+    let config = data("codellama-7b-config.json");
+    let size = |config_arg: &str, stdin: &[u8]| {
+        let out = support::output_within_given(
+            support::binary().args([
+                "size",
+                "example/my-codellama",
+                "--gpu-type",
+                "H100",
+                "-o",
+                "json",
+                "--config",
+                config_arg,
+            ]),
+            stdin,
+        );
+        (
+            out.status.code(),
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    };
+    let from_file = size(&config, b"");
+    assert_eq!(from_file.0, Some(0), "{}", from_file.2);
+    assert!(
+        from_file.1.contains("\"bytesPerToken\": 524288"),
+        "{}",
+        from_file.1
+    );
+    assert_eq!(size("-", &std::fs::read(&config).unwrap()), from_file);
+    #[cfg(unix)]
+    assert_eq!(
+        size("/dev/zero", b""),
+        (
+            Some(2),
+            String::new(),
+            "function-inference size: invalid config `/dev/zero`: cannot read it: larger than 16 MiB, the most \
+             function-inference reads; pass a JSON file\n"
+                .into()
+        )
+    );
+}

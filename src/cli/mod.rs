@@ -1,4 +1,5 @@
 //! The command-line adapters over the core.
 
+mod input_file;
 pub mod render;
 pub mod size;

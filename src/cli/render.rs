@@ -5,13 +5,14 @@
 //! stream like `crossplane composition render`.
 
 use std::collections::BTreeMap;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
+use super::input_file;
 use crate::protocol::resource::{json_to_struct, struct_to_json};
 use crate::protocol::{fnv1, from_server, to_server};
 use crate::request::{COMPOSITION_RESOURCE_NAME, at, str_at};
@@ -24,9 +25,10 @@ const MAX_REQUIREMENT_ROUNDS: usize = 5;
 /// Arguments of `render`.
 #[derive(Args, Clone, Debug)]
 pub struct RenderArgs {
-    /// The composite resource (XR) to render, as YAML.
+    /// The composite resource (XR) to render, as YAML; `-` reads it from standard input, as any file here.
     pub xr: PathBuf,
-    /// Observed composed resources (YAML stream), each annotated with crossplane.io/composition-resource-name.
+    /// Observed composed resources (YAML stream, or the List `kubectl get -o yaml` prints), each annotated with
+    /// crossplane.io/composition-resource-name.
     #[arg(long)]
     pub observed: Option<PathBuf>,
     /// Resources the function may require, such as a Model for an AgentPool, or the CustomResourceDefinitions
@@ -54,6 +56,14 @@ pub enum RenderError {
 
 /// Runs `render`, writing the YAML stream to `out`.
 pub fn run(args: &RenderArgs, out: &mut impl Write) -> Result<(), RenderError> {
+    input_file::stdin_once([
+        ("the XR", Some(args.xr.as_path())),
+        ("--observed", args.observed.as_deref()),
+        ("--required", args.required.as_deref()),
+        ("--input", args.input.as_deref()),
+        ("--context", args.context.as_deref()),
+    ])
+    .map_err(|message| file_error(Path::new("-"), message))?;
     let xr = read_one(&args.xr)?;
     let mut req = fnv1::RunFunctionRequest {
         meta: Some(fnv1::RequestMeta {
@@ -128,7 +138,7 @@ fn call(
     xr_path: &Path,
 ) -> Result<fnv1::RunFunctionResponse, RenderError> {
     from_server(&run_function(to_server(req)).response).map_err(|e| RenderError::File {
-        path: xr_path.display().to_string(),
+        path: input_file::shown(xr_path),
         message: format!("bad response: {e}"),
     })
 }
@@ -191,7 +201,7 @@ fn read_input(path: &Path, xr: &Map<String, Value>) -> Result<Map<String, Value>
 
 fn file_error(path: &Path, message: impl std::fmt::Display) -> RenderError {
     RenderError::File {
-        path: path.display().to_string(),
+        path: input_file::shown(path),
         message: message.to_string(),
     }
 }
@@ -201,7 +211,7 @@ fn yaml_error(path: &Path, e: serde_yaml::Error) -> RenderError {
     match e.location() {
         // serde_yaml's message often ends with its own " at line L column C".
         Some(at) => RenderError::File {
-            path: format!("{}:{}:{}", path.display(), at.line(), at.column()),
+            path: format!("{}:{}:{}", input_file::shown(path), at.line(), at.column()),
             message: message
                 .split(" at line ")
                 .next()
@@ -212,11 +222,6 @@ fn yaml_error(path: &Path, e: serde_yaml::Error) -> RenderError {
     }
 }
 
-/// Largest file `render` reads. A Kubernetes object is at most about
-/// 1.5 MiB (etcd's limit), so this holds any XR or stream of them, and a
-/// wrong path such as `/dev/zero` fails at once instead of filling memory.
-pub(crate) const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
-
 /// Deepest nesting of flow collections (`[ ]`, `{ }`, so JSON too).
 /// serde_yaml refuses nesting past 128 levels, but only after libyaml has
 /// read the whole document, which takes time quadratic in the depth
@@ -225,33 +230,11 @@ pub(crate) const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
 pub(crate) const MAX_FLOW_DEPTH: usize = 128;
 
 fn read_text(path: &Path) -> Result<String, RenderError> {
-    let file = std::fs::File::open(path).map_err(|e| file_error(path, e))?;
-    let mut bytes = Vec::new();
-    // One byte more than the limit tells a file at the limit from a larger one.
-    file.take(MAX_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| file_error(path, e))?;
-    if bytes.len() as u64 > MAX_FILE_BYTES {
-        return Err(file_error(
-            path,
-            format!(
-                "larger than {} MiB, the most render reads; pass a YAML or JSON file of Kubernetes objects",
-                MAX_FILE_BYTES / (1024 * 1024)
-            ),
-        ));
-    }
-    let text = String::from_utf8(bytes).map_err(|e| {
-        file_error(
-            path,
-            format!(
-                "not UTF-8 text (invalid byte at offset {}); pass a YAML or JSON file",
-                e.utf8_error().valid_up_to()
-            ),
-        )
-    })?;
+    let text = input_file::read_text(path, "a YAML or JSON file of Kubernetes objects")
+        .map_err(|message| file_error(path, message))?;
     if let Some(line) = flow_too_deep(&text) {
         return Err(RenderError::File {
-            path: format!("{}:{line}", path.display()),
+            path: format!("{}:{line}", input_file::shown(path)),
             message: format!(
                 "[ ] and {{ }} nest deeper than {MAX_FLOW_DEPTH} levels, more than YAML is read to"
             ),
@@ -445,7 +428,9 @@ fn read_one(path: &Path) -> Result<Map<String, Value>, RenderError> {
     }
 }
 
-/// Reads a YAML stream of objects, skipping empty documents.
+/// Reads a YAML stream of objects, skipping empty documents. A `v1` `List`,
+/// what `kubectl get -o yaml` prints for several objects, stands for its
+/// items.
 fn read_stream(path: &Path) -> Result<Vec<Map<String, Value>>, RenderError> {
     let text = read_text(path)?;
     let mut out = Vec::new();
@@ -453,6 +438,7 @@ fn read_stream(path: &Path) -> Result<Vec<Map<String, Value>>, RenderError> {
         let Strict(value) = Strict::deserialize(doc).map_err(|e| yaml_error(path, e))?;
         match value {
             Value::Null => {}
+            Value::Object(m) if is_list(&m) => out.extend(list_items(path, i, m)?),
             Value::Object(m) => out.push(m),
             other => {
                 return Err(file_error(
@@ -467,6 +453,43 @@ fn read_stream(path: &Path) -> Result<Vec<Map<String, Value>>, RenderError> {
         }
     }
     Ok(out)
+}
+
+fn is_list(object: &Map<String, Value>) -> bool {
+    str_at(object, &["apiVersion"]) == "v1" && str_at(object, &["kind"]) == "List"
+}
+
+/// The items of document `i`, a `List`: each must be an object.
+fn list_items(
+    path: &Path,
+    i: usize,
+    mut list: Map<String, Value>,
+) -> Result<Vec<Map<String, Value>>, RenderError> {
+    let not_objects = |what: &str| {
+        file_error(
+            path,
+            format!("document {} is a List whose items {what}", i + 1),
+        )
+    };
+    match list.remove("items") {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::Array(items)) => items
+            .into_iter()
+            .enumerate()
+            .map(|(n, item)| match item {
+                Value::Object(m) => Ok(m),
+                other => Err(not_objects(&format!(
+                    "include a {} (item {}), not an object",
+                    type_name(&other),
+                    n + 1
+                ))),
+            })
+            .collect(),
+        Some(other) => Err(not_objects(&format!(
+            "are a {}, not a list of objects",
+            type_name(&other)
+        ))),
+    }
 }
 
 fn type_name(v: &Value) -> &'static str {

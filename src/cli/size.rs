@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use clap::{Args, ValueEnum};
 use serde::Serialize;
 
+use super::input_file;
 use crate::sizing::{
     self, Gpu, GpuPrices, KvCacheDtype, MigChoice, MigStrategy, ModelConfig, Objective, Plan,
     ScalingTarget, SizingError, SizingRequest, WeightPrecision, canonical_prices,
@@ -72,7 +73,7 @@ pub struct SizeArgs {
     #[arg(long = "pipeline-parallel", value_parser = gpus())]
     pub(crate) pipeline_parallel: Option<u32>,
     /// The model's Hugging Face config.json: its exact architecture, for any
-    /// model (wins over the catalog).
+    /// model (wins over the catalog); `-` reads it from standard input.
     #[arg(long = "config", value_name = "CONFIG_JSON")]
     pub(crate) config: Option<PathBuf>,
     /// The model's model.safetensors.index.json: the checkpoint's total
@@ -224,6 +225,11 @@ impl SizeArgs {
     /// The engine request these flags describe, but for the GPU type, which
     /// [`render`] sets from [`Self::gpu_types`].
     pub(crate) fn request(&self) -> Result<SizingRequest, SizingError> {
+        input_file::stdin_once([
+            ("--config", self.config.as_deref()),
+            ("--weights-index", self.weights_index.as_deref()),
+        ])
+        .map_err(|reason| SizingError::invalid("--config", "-".to_string(), reason))?;
         let quantization = match self.quantization.trim() {
             "" | "auto" => None,
             q => Some(q.parse::<WeightPrecision>()?),
@@ -302,12 +308,12 @@ fn check_model_id(id: &str) -> Result<(), SizingError> {
 }
 
 fn path_str(path: &Path) -> String {
-    path.display().to_string()
+    input_file::shown(path)
 }
 
 /// A file the flags name; an error that names the flag when it cannot be read.
 fn read(path: &Path, field: &'static str) -> Result<String, SizingError> {
-    std::fs::read_to_string(path)
+    input_file::read_text(path, "a JSON file")
         .map_err(|e| SizingError::invalid(field, path_str(path), format!("cannot read it: {e}")))
 }
 

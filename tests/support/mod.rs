@@ -690,8 +690,21 @@ pub fn data(path: &str) -> PathBuf {
 
 /// Runs `cmd` to completion, killing it if it outlives [`PATIENCE`].
 pub fn output_within(cmd: &mut Command) -> std::process::Output {
+    output_within_reading(cmd, Stdio::null())
+}
+
+/// [`output_within`], with `input` as the command's standard input.
+pub fn output_within_given(cmd: &mut Command, input: &[u8]) -> std::process::Output {
+    use std::io::{Seek, Write};
+    let mut file = tempfile::tempfile().expect("a file for the standard input");
+    file.write_all(input).expect("write the standard input");
+    file.rewind().expect("rewind the standard input");
+    output_within_reading(cmd, Stdio::from(file))
+}
+
+fn output_within_reading(cmd: &mut Command, stdin: Stdio) -> std::process::Output {
     let child = cmd
-        .stdin(Stdio::null())
+        .stdin(stdin)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
