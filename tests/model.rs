@@ -967,7 +967,7 @@ fn malformed_models_are_fatal_and_name_the_field_and_what_is_valid() {
             json!("hf://TheBloke/Llama-2-7B-GGUF"),
             fatal(
                 "InvalidSpec",
-                "spec.weightsURI \"hf://TheBloke/Llama-2-7B-GGUF\": TheBloke/Llama-2-7B-GGUF is a repository of GGUF files, which vLLM does not serve by id (it loads safetensors checkpoints, and GGUF only from one named file, experimentally): name the checkpoint it was converted from (its model card says which), or a quantization vLLM loads (AWQ, GPTQ or FP8) for less memory",
+                "spec.weightsURI \"hf://TheBloke/Llama-2-7B-GGUF\": TheBloke/Llama-2-7B-GGUF is a repository of GGUF files, which function-inference does not serve: by its id vLLM finds no safetensors checkpoint, and a GGUF file (id:quant) it loads only experimentally, under-optimized; name the checkpoint it was converted from (its model card says which), or an AWQ, GPTQ or FP8 quantization for less memory",
             ),
         ),
         refusal(

@@ -296,11 +296,13 @@ fn check_model_id(id: &str) -> Result<(), SizingError> {
             "it is {n} characters long; use at most {MODEL_MAX}"
         ))
     } else {
-        hugging_face_id_problem(id)
-            .map(|p| {
-                format!("not a Hugging Face id ({p}); use one such as Qwen/Qwen2.5-7B-Instruct")
+        gguf_repository(id)
+            .map(|why| format!("it is {why}"))
+            .or_else(|| {
+                hugging_face_id_problem(id).map(|p| {
+                    format!("not a Hugging Face id ({p}); use one such as Qwen/Qwen2.5-7B-Instruct")
+                })
             })
-            .or_else(|| gguf_repository(id).map(|why| format!("it is {why}")))
     };
     problem.map_or(Ok(()), |reason| {
         Err(SizingError::invalid("model", id.to_string(), reason))

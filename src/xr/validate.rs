@@ -133,18 +133,23 @@ pub(crate) fn hugging_face_id_problem(id: &str) -> Option<String> {
     })
 }
 
-/// Why vLLM cannot serve the Hugging Face repository `id` by its id, when
-/// its name says it holds GGUF files (`TheBloke/Llama-2-7B-GGUF`): vLLM
-/// loads a repository's config.json and safetensors weights, and reads
-/// GGUF only from one named file, experimentally, so the model server would
-/// stop at startup. Sized as the 16-bit model its name suggests, it would
-/// also get several times the memory.
+/// Why the function refuses the Hugging Face repository `id` when its name
+/// says it holds GGUF files (`TheBloke/Llama-2-7B-GGUF`), or names one of
+/// them as vLLM's `repo:quant` form does (`unsloth/Qwen3-0.6B-GGUF:Q4_K_M`).
+/// By the bare id vLLM cannot start: it looks for the config.json and
+/// safetensors weights such repositories lack. One file it loads, but, as
+/// its GGUF guide says, experimentally and under-optimized (and from 0.24
+/// only through a separate plugin); the sizing engine knows no GGUF quant
+/// type and would size the name as its 16-bit model, several times the
+/// memory.
 pub(crate) fn gguf_repository(id: &str) -> Option<&'static str> {
-    let name = id.rsplit('/').next()?;
+    let repo = id.split(':').next()?;
+    let name = repo.rsplit('/').next()?;
     name.to_ascii_lowercase().ends_with("gguf").then_some(
-        "a repository of GGUF files, which vLLM does not serve by id (it loads safetensors checkpoints, and \
-         GGUF only from one named file, experimentally): name the checkpoint it was converted from (its model \
-         card says which), or a quantization vLLM loads (AWQ, GPTQ or FP8) for less memory",
+        "a repository of GGUF files, which function-inference does not serve: by its id vLLM finds no \
+         safetensors checkpoint, and a GGUF file (id:quant) it loads only experimentally, under-optimized; name \
+         the checkpoint it was converted from (its model card says which), or an AWQ, GPTQ or FP8 quantization \
+         for less memory",
     )
 }
 
@@ -179,11 +184,11 @@ pub(crate) fn model_id(field: &str, value: &str) -> Result<(), String> {
         };
         return Err(format!("{field} is {shown}: {takes}; {instead}"));
     }
+    if let Some(why) = gguf_repository(value) {
+        return Err(format!("{field} is {shown}, {why}"));
+    }
     match hugging_face_id_problem(value) {
-        None => match gguf_repository(value) {
-            Some(why) => Err(format!("{field} is {shown}, {why}")),
-            None => Ok(()),
-        },
+        None => Ok(()),
         Some(problem) => {
             let revision = if value.contains([':', '@']) {
                 "; for a revision, add \"--revision\" and it to spec.extraArgs"
@@ -278,13 +283,25 @@ mod tests {
             ("Qwen/Qwen3-8B-AWQ", false),
             ("unsloth/gpt-oss-20b-BF16", false),
             ("gguf-org/Qwen3-8B", false),
+            ("unsloth/Qwen3-0.6B-GGUF:Q4_K_M", true),
+            ("unsloth/Qwen3-0.6B-GGUF:UD-IQ1_S", true),
+            ("Qwen/Qwen3-8B:main", false),
         ] {
             assert_eq!(gguf_repository(id).is_some(), gguf, "{id}");
         }
         let e = model_id("spec.model", "TheBloke/Llama-2-7B-GGUF").unwrap_err();
         assert!(
             e.starts_with(
-                "spec.model is \"TheBloke/Llama-2-7B-GGUF\", a repository of GGUF files, which vLLM does not serve by id"
+                "spec.model is \"TheBloke/Llama-2-7B-GGUF\", a repository of GGUF files, which function-inference \
+                 does not serve"
+            ),
+            "{e}"
+        );
+        // vLLM's form for one file of it is not read as a revision.
+        let e = model_id("spec.model", "unsloth/Qwen3-0.6B-GGUF:Q4_K_M").unwrap_err();
+        assert!(
+            e.starts_with(
+                "spec.model is \"unsloth/Qwen3-0.6B-GGUF:Q4_K_M\", a repository of GGUF files"
             ),
             "{e}"
         );

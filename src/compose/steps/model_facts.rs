@@ -114,14 +114,14 @@ impl ModelFacts {
                         "{prefix}.weightsURI {uri:?}: a Hugging Face URI is hf://org/name"
                     ));
                 }
+                if let Some(why) = gguf_repository(path) {
+                    return Err(format!("{prefix}.weightsURI {uri:?}: {path} is {why}"));
+                }
                 if let Some(problem) = hugging_face_id_problem(path) {
                     return Err(format!(
                         "{prefix}.weightsURI {uri:?}: {path} is not a Hugging Face id ({problem}); a Hugging Face \
                          URI is hf://org/name"
                     ));
-                }
-                if let Some(why) = gguf_repository(path) {
-                    return Err(format!("{prefix}.weightsURI {uri:?}: {path} is {why}"));
                 }
                 if let Some(revision) = &spec.revision {
                     load_args.extend(["--revision".to_string(), revision.clone()]);
