@@ -900,7 +900,7 @@ fn the_pipeline_context_reaches_later_steps_unchanged() {
 // Runtimes: vllm-runtime, deployment, leader-worker-set, auto.
 // ---------------------------------------------------------------------------
 
-/// The names of what a response composes, sorted.
+/// The plan's reasons, as the desired status states them.
 fn reasons(rsp: &fnv1::RunFunctionResponse) -> Vec<String> {
     desired_status(rsp)["plan"]["reasons"]
         .as_array()
@@ -1118,6 +1118,52 @@ fn the_deployment_runtime_puts_the_whole_plan_in_a_deployment_service_and_weight
         let problems = support::manifests::validate_composed(doc);
         assert!(problems.is_empty(), "{}: {problems:#?}", doc["kind"]);
     }
+}
+
+/// The plan says why a Deployment is recreated, each cause once: a pod that
+/// holds a whole node in the update strategy's reason, a ReadWriteOnce
+/// volume in the weights cache's.
+#[test]
+fn the_reasons_for_recreate_name_what_holds() {
+    let strategy_reasons = |model: &str, gpu: u32| {
+        let spec =
+            json!({"model": model, "gpuType": "H100-80GB", "gpu": gpu, "runtime": "deployment"});
+        let rsp = call(&request("r", LlmInference::new("m").spec(spec).build()));
+        assert_not_fatal(&rsp.results, model);
+        let (deployment, _) = composed(&rsp, "deployment");
+        let strategy = deployment["spec"]["strategy"]["type"].clone();
+        let mentions: Vec<String> = reasons(&rsp)
+            .into_iter()
+            .filter(|r| r.contains("Recreate"))
+            .map(|r| {
+                r.split_once(" (")
+                    .map_or(r.clone(), |(head, _)| head.to_string())
+            })
+            .collect();
+        (strategy, mentions)
+    };
+    let whole_node = "Update strategy: Recreate, since a surge pod could not schedule beside one that holds all 8 \
+                      GPUs of its node.";
+    assert_eq!(
+        strategy_reasons("meta-llama/Llama-3.1-8B-Instruct", 8),
+        (json!("Recreate"), vec![whole_node.to_string()])
+    );
+    let volume = "Weights cache: a 158Gi weights volume at /data";
+    assert_eq!(
+        strategy_reasons("meta-llama/Llama-3.1-70B-Instruct", 4),
+        (json!("Recreate"), vec![volume.to_string()])
+    );
+    assert_eq!(
+        strategy_reasons("meta-llama/Llama-3.1-70B-Instruct", 8),
+        (
+            json!("Recreate"),
+            vec![volume.to_string(), whole_node.to_string()]
+        )
+    );
+    assert_eq!(
+        strategy_reasons("meta-llama/Llama-3.1-8B-Instruct", 1),
+        (json!("RollingUpdate"), vec![])
+    );
 }
 
 #[test]

@@ -16,6 +16,7 @@ pub(crate) mod model_server_autoscaler;
 pub(crate) mod placement;
 pub(crate) mod pod_monitor;
 pub(crate) mod pull_secrets;
+pub(crate) mod replacement;
 pub(crate) mod spread;
 pub(crate) mod vllm_deployment;
 pub(crate) mod vllm_pod;

@@ -11,11 +11,11 @@ use k8s_openapi::api::core::v1::PodTemplateSpec;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
+use crate::compose::resources::replacement::recreate;
 use crate::compose::resources::spread;
 use crate::compose::resources::vllm_pod::{
     PodParams, pod_spec, serve_args, serving_container, startup_budget_seconds, volumes,
 };
-use crate::manifests::vllm_runtime::StorageAccessMode;
 
 /// What the Deployment is built from besides the pod.
 pub(crate) struct DeploymentParams<'a> {
@@ -36,21 +36,13 @@ pub(crate) struct DeploymentParams<'a> {
     pub(crate) pod: PodParams<'a>,
 }
 
-/// Whether replacing a pod must stop the old one first: a surge pod cannot
-/// schedule beside a pod that holds every GPU of its node, nor attach a
-/// ReadWriteOnce volume another node holds.
-pub(crate) fn needs_recreate(p: &PodParams) -> bool {
-    p.plan.gpu_count >= p.plan.gpu.per_node
-        || p.weights_cache
-            .is_some_and(|c| c.storage.access_mode == Some(StorageAccessMode::ReadWriteOnce))
-}
-
-/// Recreate when [`needs_recreate`], else a rolling update, stated whole:
-/// the API server fills in a rolling update's parameters when a Deployment
-/// names none, and would then refuse a later apply of Recreate beside them
-/// (server-side apply removes only what its own field manager set).
+/// Recreate when the pods must be ([`recreate`]), else a rolling update,
+/// stated whole: the API server fills in a rolling update's parameters when
+/// a Deployment names none, and would then refuse a later apply of Recreate
+/// beside them (server-side apply removes only what its own field manager
+/// set).
 fn strategy(p: &PodParams) -> DeploymentStrategy {
-    if needs_recreate(p) {
+    if recreate(p.plan, p.weights_cache) {
         return DeploymentStrategy {
             type_: Some("Recreate".into()),
             rolling_update: None,

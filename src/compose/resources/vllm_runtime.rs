@@ -13,11 +13,12 @@
 use k8s_openapi::api::core::v1::{NodeSelectorRequirement, NodeSelectorTerm, Toleration};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
+use crate::compose::resources::replacement::recreate;
 use crate::compose::resources::weights_volume::{HF_HOME, WeightsCache};
 use crate::input::{Image, Settings};
 use crate::manifests::vllm_runtime::{
     DeploymentConfig, DeploymentStrategy, EnvVar, HfTokenSecret, ImageSpec, ResourceSpec,
-    RuntimeModelSpec, StorageAccessMode, VLLMConfig, VLLMRuntime, VLLMRuntimeSpec,
+    RuntimeModelSpec, VLLMConfig, VLLMRuntime, VLLMRuntimeSpec,
 };
 use crate::sizing::{self, MigStrategy, Plan};
 
@@ -69,12 +70,6 @@ pub(crate) fn vllm_runtime(p: &RuntimeParams) -> crate::compose::composition::Ma
         });
     }
     let storage = p.weights_cache.map(|c| c.storage.clone());
-    // A surge pod cannot schedule beside a pod that holds every GPU of its
-    // node, nor attach a ReadWriteOnce volume that another node holds.
-    let recreate = plan.gpu_count >= plan.gpu.per_node
-        || storage
-            .as_ref()
-            .is_some_and(|s| s.access_mode == Some(StorageAccessMode::ReadWriteOnce));
 
     let gpu_type =
         (plan.gpu_resource_name != "nvidia.com/gpu").then(|| plan.gpu_resource_name.to_string());
@@ -109,7 +104,8 @@ pub(crate) fn vllm_runtime(p: &RuntimeParams) -> crate::compose::composition::Ma
                 ..Default::default()
             },
             deployment_config: DeploymentConfig {
-                deployment_strategy: recreate.then_some(DeploymentStrategy::Recreate),
+                deployment_strategy: recreate(plan, p.weights_cache)
+                    .then_some(DeploymentStrategy::Recreate),
                 image: ImageSpec {
                     // The operator joins registry + "/" + name as they are.
                     registry: p.image.registry.trim_end_matches('/').into(),

@@ -18,9 +18,8 @@ use crate::compose::resources::labels::{labels, selector_labels};
 use crate::compose::resources::leader_worker_set::{LwsParams, leader_labels, leader_worker_set};
 use crate::compose::resources::model_server_autoscaler::Workload;
 use crate::compose::resources::placement::Placement;
-use crate::compose::resources::vllm_deployment::{
-    DeploymentParams, needs_recreate, vllm_deployment,
-};
+use crate::compose::resources::replacement::whole_node_reason;
+use crate::compose::resources::vllm_deployment::{DeploymentParams, vllm_deployment};
 use crate::compose::resources::vllm_pod::{PodParams, resources, startup_budget_seconds};
 use crate::compose::resources::vllm_runtime::{RuntimeParams, vllm_runtime};
 use crate::compose::resources::vllm_service::vllm_service;
@@ -379,7 +378,7 @@ pub(crate) fn model_server(s: &ServerSpec) -> ModelServer {
             return ModelServer {
                 workload_manifest: (s.keys.vllm_runtime, vllm_runtime(&params)),
                 resources: Vec::new(),
-                reasons: Vec::new(),
+                reasons: whole_node_reason(p.plan).into_iter().collect(),
                 serving_pod_labels: pod_labels.clone(),
                 pod_labels,
                 workload: workload(s.runtime, p.name),
@@ -486,13 +485,7 @@ fn deployment_server(
              each pod downloads the checkpoint itself, and one replica downloads it again into a new volume"
         ));
     }
-    if needs_recreate(&pod) {
-        reasons.push(
-            "Update strategy: Recreate, since a surge pod could not schedule beside one that holds every GPU of \
-             its node, nor attach a ReadWriteOnce volume another node holds."
-                .into(),
-        );
-    }
+    reasons.extend(whole_node_reason(pod.plan));
     let deployment = vllm_deployment(&DeploymentParams {
         name: p.name,
         namespace: p.namespace,
