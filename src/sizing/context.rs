@@ -112,13 +112,13 @@ fn context_reason(ctx: &ContextTarget, m: &Model, capacity_tokens: u64) -> Strin
     let why = match (ctx.explicit, m.context) {
         (true, _) => "as requested".to_string(),
         (false, Some(c)) if c > DEFAULT_CONTEXT => format!(
-            "the model advertises {} tokens; the engine defaults to {} (set maxModelLen for more)",
+            "the model advertises {} tokens; the sizing engine defaults to {} (set maxModelLen for more)",
             thousands(c),
             thousands(DEFAULT_CONTEXT)
         ),
         (false, Some(_)) => "the model's full context".to_string(),
         (false, None) => format!(
-            "this model's context is not known, so the engine assumes {} (set maxModelLen for more)",
+            "this model's context is not known, so the sizing engine assumes {} (set maxModelLen for more)",
             thousands(UNKNOWN_MODEL_CONTEXT)
         ),
     };
