@@ -1294,7 +1294,7 @@ fn malformed_models_are_fatal_and_name_the_field_and_what_is_valid() {
             json!({"priority": "high", "preloadNodes": ["n".repeat(1 << 20)]}),
             fatal(
                 "ConfigTooLarge",
-                "spec.cachePolicy (about 1048615 bytes) makes the model card ConfigMap 1058505 bytes, more than \
+                "spec.cachePolicy (about 1048615 bytes) makes the model card ConfigMap 1058513 bytes, more than \
                      the 1048576 bytes a ConfigMap holds; shorten it",
             ),
         ),

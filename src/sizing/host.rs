@@ -17,7 +17,6 @@ pub(crate) const SHM_SIZE: &str = "8Gi";
 pub(crate) const STARTUP_BASE_SECONDS: f64 = 300.0;
 pub(crate) const STARTUP_SECONDS_PER_GIB: f64 = 20.0;
 pub(crate) const STARTUP_MIN_SECONDS: u32 = 600;
-pub(crate) const STARTUP_MAX_SECONDS: u32 = 10_800;
 
 /// Host resources of one replica.
 #[derive(Debug, Clone, PartialEq)]
@@ -38,10 +37,9 @@ pub(crate) fn host(devices: u32, ranks: u32, load_gib: f64) -> Host {
     let memory_gib = floor.max(load);
     let raw = STARTUP_BASE_SECONDS + STARTUP_SECONDS_PER_GIB * load_gib;
     let rounded = (raw / 60.0).ceil() * 60.0;
-    let startup = rounded.clamp(
-        f64::from(STARTUP_MIN_SECONDS),
-        f64::from(STARTUP_MAX_SECONDS),
-    ) as u32;
+    // No upper cap: a probe shorter than the load would kill the pod just
+    // before it serves, and it would start over for ever.
+    let startup = rounded.max(f64::from(STARTUP_MIN_SECONDS)) as u32;
     Host {
         cpu: CPU_PER_GPU.saturating_mul(devices).to_string(),
         memory: format!("{memory_gib}Gi"),
@@ -58,7 +56,7 @@ pub(crate) fn host_reason(h: &Host, devices: u32, load_gib: f64) -> String {
         None => String::new(),
     };
     format!(
-        "Host: {} CPU and {} memory per replica (at least 2 CPU and 8 GiB per GPU; {} to load the weights plus 4 GiB){shm}; startup probe budget {} s (300 s + 20 s per GiB of weights, 600 s to 3 h).",
+        "Host: {} CPU and {} memory per replica (at least 2 CPU and 8 GiB per GPU; {} to load the weights plus 4 GiB){shm}; startup probe budget {} s (300 s + 20 s per GiB of weights, at least 600 s).",
         h.cpu,
         h.memory,
         gib(load_gib),
@@ -85,7 +83,8 @@ mod tests {
     fn large_models_get_load_memory_and_time() {
         let h = host(8, 8, 625.0);
         assert_eq!(h.memory, "629Gi");
-        assert_eq!(h.startup_probe_seconds, STARTUP_MAX_SECONDS);
+        // 300 + 20 x 625 = 12,800 s, rounded up to a minute: no cap.
+        assert_eq!(h.startup_probe_seconds, 12_840);
         let h = host(2, 2, 65.7);
         assert_eq!(h.memory, "70Gi");
         assert_eq!(h.startup_probe_seconds, 1620);

@@ -14,7 +14,7 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use crate::compose::resources::replacement::recreate;
 use crate::compose::resources::spread;
 use crate::compose::resources::vllm_pod::{
-    PodParams, pod_spec, serve_args, serving_container, startup_budget_seconds, volumes,
+    PodParams, pod_spec, serve_args, serving_container, volumes,
 };
 
 /// What the Deployment is built from besides the pod.
@@ -82,7 +82,7 @@ pub(crate) fn vllm_deployment(d: &DeploymentParams) -> Deployment {
             strategy: Some(strategy(p)),
             // The default 600 s would report a rollout as failed while the
             // weights still load.
-            progress_deadline_seconds: i32::try_from(startup_budget_seconds(p.plan))
+            progress_deadline_seconds: i32::try_from(p.plan.startup_probe_seconds)
                 .ok()
                 .map(|s| s.saturating_add(600)),
             template: PodTemplateSpec {

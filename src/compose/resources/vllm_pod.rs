@@ -116,21 +116,11 @@ fn sleep_before_stop(seconds: i64) -> Lifecycle {
     }
 }
 
-/// The load-time estimate the sizing engine reports (`startup probe
-/// budget`: 300 s + 20 s per GiB of checkpoint, rounded up to a minute) is
-/// capped at 3 h there, the longest budget seen in practice. A runtime that
-/// sets its own probe has no reason for the cap: a checkpoint that needs
-/// longer would be killed just before it loads and start over, so the probe
-/// covers the uncapped estimate.
-pub(crate) fn startup_budget_seconds(plan: &Plan) -> u32 {
-    let estimate = 300.0 + 20.0 * plan.checkpoint_gib.max(0.0);
-    let minutes = (estimate / 60.0).ceil().min(f64::from(u32::MAX / 60)) as u32;
-    plan.startup_probe_seconds.max(minutes * 60)
-}
-
 /// The failures the startup probe allows: the budget in probe periods.
 pub(crate) fn startup_failure_threshold(plan: &Plan) -> i32 {
-    let periods = startup_budget_seconds(plan).div_ceil(STARTUP_PERIOD_SECONDS as u32);
+    let periods = plan
+        .startup_probe_seconds
+        .div_ceil(STARTUP_PERIOD_SECONDS as u32);
     i32::try_from(periods).unwrap_or(i32::MAX)
 }
 
@@ -504,7 +494,7 @@ mod tests {
     use crate::sizing::{self, MigChoice, SizingRequest};
 
     #[test]
-    fn the_startup_budget_is_the_load_estimate_without_the_engines_cap() {
+    fn the_startup_probe_covers_the_load_estimate() {
         let plan = |model: &str, gpu: &str| {
             sizing::size(&SizingRequest {
                 model_id: model.into(),
@@ -514,18 +504,20 @@ mod tests {
             })
             .unwrap()
         };
-        // Small: the engine's 600 s floor.
+        // Small: the engine's 600 s floor, 60 periods of 10 s.
         let small = plan("Qwen/Qwen2.5-1.5B-Instruct", "L4");
-        assert_eq!(startup_budget_seconds(&small), small.startup_probe_seconds);
+        assert_eq!(startup_failure_threshold(&small), 60);
         // 70B: 300 + 20 x 131.4 GiB = 2,928 s, rounded up to 2,940 s.
         let llama = plan("meta-llama/Llama-3.1-70B-Instruct", "H100-80GB");
-        assert_eq!(startup_budget_seconds(&llama), 2940);
         assert_eq!(startup_failure_threshold(&llama), 294);
-        // Beyond the engine's 3 h cap.
+        // DeepSeek-R1, beyond 3 h, once the cap: the whole estimate.
         let r1 = plan("deepseek-ai/DeepSeek-R1", "H100-80GB");
-        assert_eq!(r1.startup_probe_seconds, 10_800);
-        assert!(startup_budget_seconds(&r1) > 10_800);
-        assert!(f64::from(startup_budget_seconds(&r1)) >= 300.0 + 20.0 * r1.checkpoint_gib);
+        assert!(r1.startup_probe_seconds > 10_800);
+        assert!(f64::from(r1.startup_probe_seconds) >= 300.0 + 20.0 * r1.checkpoint_gib);
+        assert_eq!(
+            startup_failure_threshold(&r1),
+            r1.startup_probe_seconds.div_ceil(10) as i32
+        );
     }
 
     #[test]

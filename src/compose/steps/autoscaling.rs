@@ -12,7 +12,6 @@ use crate::compose::resources::model_server_autoscaler::{
 };
 use crate::compose::resources::placement::Placement;
 use crate::compose::resources::pod_monitor::pod_monitor;
-use crate::compose::resources::vllm_pod::startup_budget_seconds;
 use crate::compose::steps::model_server::Served;
 use crate::input::Autoscaler;
 use crate::sizing::Plan;
@@ -112,7 +111,7 @@ pub(crate) fn compose(
         tokens(asked.spec.target_requests_per_replica),
         at.max_num_seqs,
     );
-    let startup = startup_budget_seconds(plan);
+    let startup = plan.startup_probe_seconds;
     let window = scale_down_window(startup);
     let manifest = model_server_autoscaler(&ModelServerAutoscalerParams {
         autoscaler: asked.autoscaler,

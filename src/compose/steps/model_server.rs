@@ -20,7 +20,7 @@ use crate::compose::resources::model_server_autoscaler::Workload;
 use crate::compose::resources::placement::Placement;
 use crate::compose::resources::replacement::whole_node_reason;
 use crate::compose::resources::vllm_deployment::{DeploymentParams, vllm_deployment};
-use crate::compose::resources::vllm_pod::{PodParams, resources, startup_budget_seconds};
+use crate::compose::resources::vllm_pod::{PodParams, resources};
 use crate::compose::resources::vllm_runtime::{RuntimeParams, vllm_runtime};
 use crate::compose::resources::vllm_service::vllm_service;
 use crate::compose::resources::weights_volume::weights_claim;
@@ -417,11 +417,11 @@ pub(crate) fn model_server(s: &ServerSpec) -> ModelServer {
     let labels = labels(s.xr_kind, s.xr_name, "model-server");
     let (_, memory) = resources(&pod);
     let mut reasons = vec![format!(
-        "Pods: {} image {}; {memory}; startup probe {} s on /health (the load-time estimate, \
-         uncapped), then readiness and liveness on /health.",
+        "Pods: {} image {}; {memory}; startup probe {} s on /health (the load-time estimate), then \
+         readiness and liveness on /health.",
         plan.gpu.vendor.to_ascii_uppercase(),
         image.reference(),
-        startup_budget_seconds(plan)
+        plan.startup_probe_seconds
     )];
     if let Some((secret, key)) = s.api_key {
         reasons.push(format!(
