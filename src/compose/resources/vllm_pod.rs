@@ -510,7 +510,7 @@ mod tests {
         // 70B: 300 + 20 x 131.4 GiB = 2,928 s, rounded up to 2,940 s.
         let llama = plan("meta-llama/Llama-3.1-70B-Instruct", "H100-80GB");
         assert_eq!(startup_failure_threshold(&llama), 294);
-        // DeepSeek-R1, beyond 3 h, once the cap: the whole estimate.
+        // DeepSeek-R1: beyond 3 h, and all of it.
         let r1 = plan("deepseek-ai/DeepSeek-R1", "H100-80GB");
         assert!(r1.startup_probe_seconds > 10_800);
         assert!(f64::from(r1.startup_probe_seconds) >= 300.0 + 20.0 * r1.checkpoint_gib);
