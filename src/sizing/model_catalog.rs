@@ -453,6 +453,10 @@ mod tests {
                 Some("meta-llama/Llama-3.3-70B-Instruct"),
                 true,
             ),
+            // QwQ is built on Qwen2.5-32B (its model card): 64 layers,
+            // 40 heads, 8 KV heads.
+            ("Qwen/QwQ-32B", Some("Qwen/Qwen2.5-32B-Instruct"), false),
+            ("Qwen/QwQ-32B-AWQ", Some("Qwen/Qwen2.5-32B-Instruct"), true),
             // A fine-tune under a new name, on its base's architecture.
             (
                 "nvidia/Llama-3.1-Nemotron-70B-Instruct-HF",
