@@ -456,6 +456,13 @@ mod tests {
             // QwQ is built on Qwen2.5-32B (its model card): 64 layers,
             // 40 heads, 8 KV heads.
             ("Qwen/QwQ-32B", Some("Qwen/Qwen2.5-32B-Instruct"), false),
+            // Phi-4-mini: its own entry (32 layers, 24 heads, 8 KV heads,
+            // a tied 200,064-token vocabulary, 131,072 tokens).
+            (
+                "microsoft/Phi-4-mini-instruct",
+                Some("microsoft/Phi-4-mini-instruct"),
+                false,
+            ),
             ("Qwen/QwQ-32B-AWQ", Some("Qwen/Qwen2.5-32B-Instruct"), true),
             // A fine-tune under a new name, on its base's architecture.
             (
