@@ -194,7 +194,16 @@ pub fn lookup(id: &str) -> Option<ModelMatch> {
         .iter()
         .find(|m| ids(m).any(|i| i.eq_ignore_ascii_case(&wanted)))
     {
-        return Some(ModelMatch { spec, note: None });
+        // An alias is another model on the entry's architecture: the plan
+        // says whose figures it uses.
+        let note = (!spec.id.eq_ignore_ascii_case(&wanted)).then(|| {
+            format!(
+                "`{}` is an alias of the catalog entry {}: the same architecture",
+                id.trim(),
+                spec.id
+            )
+        });
+        return Some(ModelMatch { spec, note });
     }
     // `Llama-2-70b-chat (vLLM backend)`: a note in parentheses is no part
     // of the name.
@@ -380,20 +389,20 @@ mod tests {
             (
                 "deepseek-ai/DeepSeek-R1-0528",
                 Some("deepseek-ai/DeepSeek-R1"),
-                false,
+                true,
             ),
             // V3.1 and its Terminus update keep V3's architecture.
             (
                 "deepseek-ai/DeepSeek-V3.1-Terminus",
                 Some("deepseek-ai/DeepSeek-V3"),
-                false,
+                true,
             ),
             // Qwen3's 2507 updates have entries of their own: a 262,144-token
             // context, not the first release's 40,960.
             (
                 "Qwen/Qwen3-235B-A22B-Thinking-2507",
                 Some("Qwen/Qwen3-235B-A22B-Instruct-2507"),
-                false,
+                true,
             ),
             (
                 "Qwen/Qwen3-30B-A3B-Instruct-2507-FP8",
@@ -405,7 +414,7 @@ mod tests {
             (
                 "Qwen/Qwen3-Coder-30B-A3B-Instruct",
                 Some("Qwen/Qwen3-30B-A3B-Instruct-2507"),
-                false,
+                true,
             ),
             (
                 "mistralai/mixtral-8x7b-instruct-v0.1",
@@ -418,7 +427,7 @@ mod tests {
             (
                 "meta-llama/Meta-Llama-3-70B-Instruct",
                 Some("meta-llama/Meta-Llama-3-70B"),
-                false,
+                true,
             ),
             // The 3.1 repos' first names.
             (
@@ -441,7 +450,7 @@ mod tests {
             (
                 "meta-llama/Meta-Llama-3.1-405B-Instruct-FP8",
                 Some("meta-llama/Llama-3.1-405B-Instruct-FP8"),
-                false,
+                true,
             ),
             (
                 "neuralmagic/Meta-Llama-3.1-405B-Instruct-FP8",
@@ -455,7 +464,7 @@ mod tests {
             ),
             // QwQ is built on Qwen2.5-32B (its model card): 64 layers,
             // 40 heads, 8 KV heads.
-            ("Qwen/QwQ-32B", Some("Qwen/Qwen2.5-32B-Instruct"), false),
+            ("Qwen/QwQ-32B", Some("Qwen/Qwen2.5-32B-Instruct"), true),
             // Phi-4-mini: its own entry (32 layers, 24 heads, 8 KV heads,
             // a tied 200,064-token vocabulary, 131,072 tokens).
             (
@@ -468,7 +477,7 @@ mod tests {
             (
                 "nvidia/Llama-3.1-Nemotron-70B-Instruct-HF",
                 Some("meta-llama/Llama-3.1-70B-Instruct"),
-                false,
+                true,
             ),
             ("moonshotai/Kimi-K2.5", None, false),
             (
