@@ -285,7 +285,7 @@ fn needs_turing(m: &Model) -> Option<&'static str> {
 /// vLLM's ROCm build leaves it out on AMD Instinct GPUs (gfx9:
 /// `RocmPlatform.supported_quantization`).
 fn through_bitsandbytes(m: &Model, wanted: PrecisionChoice) -> Option<&'static str> {
-    if wanted.precision == WeightPrecision::Int4 && !wanted.prequantized {
+    if quantization_method(None, wanted).method.as_deref() == Some("bitsandbytes") {
         return Some("quantized to int4 while loading");
     }
     (wanted.prequantized && checkpoint_format(m) == Some("bitsandbytes"))
