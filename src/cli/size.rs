@@ -239,8 +239,9 @@ impl SizeArgs {
             .as_deref()
             .map(|path| {
                 let text = read(path, "config")?;
-                ModelConfig::from_json(&text)
-                    .map_err(|e| SizingError::invalid("config", path_str(path), e.to_string()))
+                ModelConfig::from_json(&text).map_err(|e| {
+                    SizingError::invalid("config", input_file::shown(path), e.to_string())
+                })
             })
             .transpose()?;
         let checkpoint_bytes = self
@@ -249,7 +250,7 @@ impl SizeArgs {
             .map(|path| {
                 let text = read(path, "weights index")?;
                 weights_index_total_bytes(&text).map_err(|e| {
-                    SizingError::invalid("weights index", path_str(path), e.to_string())
+                    SizingError::invalid("weights index", input_file::shown(path), e.to_string())
                 })
             })
             .transpose()?;
@@ -309,14 +310,15 @@ fn check_model_id(id: &str) -> Result<(), SizingError> {
     })
 }
 
-fn path_str(path: &Path) -> String {
-    input_file::shown(path)
-}
-
 /// A file the flags name; an error that names the flag when it cannot be read.
 fn read(path: &Path, field: &'static str) -> Result<String, SizingError> {
-    input_file::read_text(path, "a JSON file")
-        .map_err(|e| SizingError::invalid(field, path_str(path), format!("cannot read it: {e}")))
+    input_file::read_text(path, "a JSON file").map_err(|e| {
+        SizingError::invalid(
+            field,
+            input_file::shown(path),
+            format!("cannot read it: {e}"),
+        )
+    })
 }
 
 /// Sizes and writes the plan in the chosen format.
