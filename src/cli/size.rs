@@ -19,7 +19,7 @@ use crate::sizing::{
 };
 use crate::xr::llm_inference::MODEL_MAX;
 use crate::xr::plan_status::{PlanStatus, round2};
-use crate::xr::validate::{gguf_repository, hugging_face_id_problem};
+use crate::xr::validate::{RepositoryProblem, repository_problem};
 
 /// Output format of `size`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
@@ -297,13 +297,12 @@ fn check_model_id(id: &str) -> Result<(), SizingError> {
             "it is {n} characters long; use at most {MODEL_MAX}"
         ))
     } else {
-        gguf_repository(id)
-            .map(|why| format!("it is {why}"))
-            .or_else(|| {
-                hugging_face_id_problem(id).map(|p| {
-                    format!("not a Hugging Face id ({p}); use one such as Qwen/Qwen2.5-7B-Instruct")
-                })
-            })
+        repository_problem(id).map(|problem| match problem {
+            RepositoryProblem::Gguf(why) => format!("it is {why}"),
+            RepositoryProblem::NotAnId(p) => {
+                format!("not a Hugging Face id ({p}); use one such as Qwen/Qwen2.5-7B-Instruct")
+            }
+        })
     };
     problem.map_or(Ok(()), |reason| {
         Err(SizingError::invalid("model", id.to_string(), reason))

@@ -99,7 +99,7 @@ const HF_NAME_MAX: usize = 96;
 /// `name` or `org/name`, each part of ASCII letters, digits, '-', '_' and
 /// '.', neither starting nor ending with '-' or '.', without "--" or "..",
 /// the name at most 96 characters.
-pub(crate) fn hugging_face_id_problem(id: &str) -> Option<String> {
+fn hugging_face_id_problem(id: &str) -> Option<String> {
     let parts: Vec<&str> = id.split('/').collect();
     if parts.len() > 2 {
         return Some(format!(
@@ -142,7 +142,7 @@ pub(crate) fn hugging_face_id_problem(id: &str) -> Option<String> {
 /// only through a separate plugin); the sizing engine knows no GGUF quant
 /// type and would size the name as its 16-bit model, several times the
 /// memory.
-pub(crate) fn gguf_repository(id: &str) -> Option<&'static str> {
+fn gguf_repository(id: &str) -> Option<&'static str> {
     let repo = id.split(':').next()?;
     let name = repo.rsplit('/').next()?;
     name.to_ascii_lowercase().ends_with("gguf").then_some(
@@ -151,6 +151,22 @@ pub(crate) fn gguf_repository(id: &str) -> Option<&'static str> {
          the checkpoint it was converted from (its model card says which), or an AWQ, GPTQ or FP8 quantization \
          for less memory",
     )
+}
+
+/// Why a Hugging Face repository id is one vLLM cannot serve.
+pub(crate) enum RepositoryProblem {
+    /// The repository holds GGUF files; the text says why and what to name.
+    Gguf(&'static str),
+    /// The text is not an id at all; the text says which rule it breaks.
+    NotAnId(String),
+}
+
+/// What keeps `id` from naming a repository vLLM serves. GGUF is asked
+/// first: vLLM's `repo:quant` form would otherwise read as a bad character.
+pub(crate) fn repository_problem(id: &str) -> Option<RepositoryProblem> {
+    gguf_repository(id)
+        .map(RepositoryProblem::Gguf)
+        .or_else(|| hugging_face_id_problem(id).map(RepositoryProblem::NotAnId))
 }
 
 /// Refuses a model vLLM cannot load: it takes a Hugging Face repository id
@@ -184,12 +200,10 @@ pub(crate) fn model_id(field: &str, value: &str) -> Result<(), String> {
         };
         return Err(format!("{field} is {shown}: {takes}; {instead}"));
     }
-    if let Some(why) = gguf_repository(value) {
-        return Err(format!("{field} is {shown}, {why}"));
-    }
-    match hugging_face_id_problem(value) {
+    match repository_problem(value) {
         None => Ok(()),
-        Some(problem) => {
+        Some(RepositoryProblem::Gguf(why)) => Err(format!("{field} is {shown}, {why}")),
+        Some(RepositoryProblem::NotAnId(problem)) => {
             let revision = if value.contains([':', '@']) {
                 "; for a revision, add \"--revision\" and it to spec.extraArgs"
             } else {

@@ -15,7 +15,7 @@ use crate::sizing::{
 use crate::units::{GIB, parse_quantity};
 use crate::xr::model::{CachePolicy, EvictionPolicy, Locality, ModelSpec, ShardStrategy};
 use crate::xr::shared_fields::HF_TOKEN_KEY;
-use crate::xr::validate::{gguf_repository, hugging_face_id_problem};
+use crate::xr::validate::{RepositoryProblem, repository_problem};
 
 /// How far a declared size may stray from parameters x precision before it
 /// counts as a contradiction: checkpoints carry embeddings, norms and
@@ -114,14 +114,16 @@ impl ModelFacts {
                         "{prefix}.weightsURI {uri:?}: a Hugging Face URI is hf://org/name"
                     ));
                 }
-                if let Some(why) = gguf_repository(path) {
-                    return Err(format!("{prefix}.weightsURI {uri:?}: {path} is {why}"));
-                }
-                if let Some(problem) = hugging_face_id_problem(path) {
-                    return Err(format!(
-                        "{prefix}.weightsURI {uri:?}: {path} is not a Hugging Face id ({problem}); a Hugging Face \
-                         URI is hf://org/name"
-                    ));
+                if let Some(problem) = repository_problem(path) {
+                    return Err(match problem {
+                        RepositoryProblem::Gguf(why) => {
+                            format!("{prefix}.weightsURI {uri:?}: {path} is {why}")
+                        }
+                        RepositoryProblem::NotAnId(problem) => format!(
+                            "{prefix}.weightsURI {uri:?}: {path} is not a Hugging Face id ({problem}); a Hugging \
+                             Face URI is hf://org/name"
+                        ),
+                    });
                 }
                 if let Some(revision) = &spec.revision {
                     load_args.extend(["--revision".to_string(), revision.clone()]);
