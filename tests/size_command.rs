@@ -509,6 +509,14 @@ fn a_config_json_gives_the_exact_architecture_of_any_model() {
         &data("deepseek-v2-lite-config.json"),
     ]);
     assert_eq!(v["kvCache"]["bytesPerToken"], 31_104);
+    // A count estimated from the config's shapes is shown as the
+    // architecture line shows it, not with every digit of the estimate.
+    let reasons = v["reasons"].to_string();
+    assert!(
+        reasons.contains("16.21 B parameters (2.66 B active, estimated from the config's shapes")
+            && reasons.contains("Weights: 16.21 B parameters x 2 B = 30.2 GiB;"),
+        "{reasons}"
+    );
 }
 
 #[test]

@@ -441,7 +441,8 @@ pub(crate) fn weights_reason(m: &Model, precision: WeightPrecision, w: &Weights)
     }
     format!(
         "Weights: {} B parameters x {} B = {}{rope}.",
-        m.total_b,
+        // A count estimated from config.json shapes is not exact past two decimals.
+        (m.total_b * 100.0).round() / 100.0,
         precision.bytes_per_param(),
         gib(w.total_gib)
     )
