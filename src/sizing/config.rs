@@ -213,6 +213,7 @@ struct VisionConfig {
     depth: Lenient<u32>,
     num_layers: Lenient<u32>,
     intermediate_size: Lenient<u32>,
+    hidden_act: Lenient<String>,
 }
 
 fn dtype_of(s: &str) -> Option<WeightPrecision> {
@@ -557,15 +558,22 @@ fn compressed_tensors(q: &QuantizationConfig) -> Option<WeightPrecision> {
 }
 
 /// A vision tower's parameters from its `vision_config`: per layer 4 h^2
-/// (attention) + 2 h x intermediate (MLP), in billions; 0.4B (SigLIP) when
-/// the shapes are not given.
+/// (attention) + 2 h x intermediate (MLP), or 3 h x intermediate for the
+/// gated SiLU MLP of Qwen2.5-VL's and Pixtral's towers (SigLIP's and
+/// Qwen2-VL's GELU MLP has no gate), in billions; 0.4B (SigLIP) when the
+/// shapes are not given.
 fn vision_params_b(v: &VisionConfig) -> f64 {
     let h = first(&[&v.hidden_size, &v.embed_dim, &v.width]).map(f64::from);
     let layers = first(&[&v.num_hidden_layers, &v.depth, &v.num_layers]).map(f64::from);
     match (h, layers) {
         (Some(h), Some(l)) => {
             let i = v.intermediate_size.0.map_or(4.0 * h, f64::from);
-            l * (4.0 * h * h + 2.0 * h * i) / 1e9
+            let mlp_matrices = if v.hidden_act.0.as_deref() == Some("silu") {
+                3.0
+            } else {
+                2.0
+            };
+            l * (4.0 * h * h + mlp_matrices * h * i) / 1e9
         }
         _ => 0.4,
     }
@@ -645,6 +653,29 @@ mod tests {
         assert_eq!(c.sliding_layers, 52);
         assert_eq!(c.vocab, 262_208);
         assert!(c.has_vision && (c.vision_params_b - 0.41).abs() < 0.05);
+    }
+
+    #[test]
+    fn a_gated_vision_tower_counts_its_gate() {
+        // Qwen2.5-VL-7B's tower: 32 blocks of 1280 with a SiLU-gated MLP of
+        // 3420, 0.63 B before its patch merger (0.67 B in the checkpoint).
+        let tower = |act: &str| {
+            ModelConfig::from_json(&format!(
+                r#"{{"model_type":"qwen2_5_vl","hidden_size":3584,"intermediate_size":18944,
+                "num_attention_heads":28,"num_hidden_layers":28,"num_key_value_heads":4,
+                "vocab_size":152064,"torch_dtype":"bfloat16",
+                "vision_config":{{"depth":32,"hidden_size":1280,"intermediate_size":3420,
+                  "hidden_act":"{act}"}}}}"#
+            ))
+            .unwrap()
+            .vision_params_b
+        };
+        assert!((tower("silu") - 0.63).abs() < 0.01, "{}", tower("silu"));
+        assert!(
+            (tower("quick_gelu") - 0.49).abs() < 0.01,
+            "{}",
+            tower("quick_gelu")
+        );
     }
 
     #[test]
