@@ -18,6 +18,9 @@ use super::text::thousands;
 /// What sizing reads from a `config.json`.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ModelConfig {
+    /// `architectures`: the model classes vLLM is asked to load
+    /// (`LlamaForCausalLM`); the top level's, not a nested language model's.
+    pub(crate) architectures: Vec<String>,
     /// `model_type` of the language model (`llama`, `gemma3_text`, ...).
     pub(crate) model_type: Option<String>,
     pub(crate) layers: u32,
@@ -326,6 +329,16 @@ impl ModelConfig {
             .find_map(|d| d.0.as_deref().and_then(dtype_of));
         let vision = m.vision_config.0.as_ref();
         let config = ModelConfig {
+            architectures: top
+                .get("architectures")
+                .and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_string)
+                        .collect()
+                })
+                .unwrap_or_default(),
             model_type: m.model_type.0.clone(),
             layers,
             attention_heads,

@@ -30,6 +30,7 @@ use super::mig::choose_mig;
 use super::plan::{Estimate, Plan, SizingRequest};
 use super::precision::{KvCacheDtype, MigStrategy};
 use super::resolved_model::{checkpoint_bytes_warning, parameter_count_warning, resolve_model};
+use super::retired::retired_architecture_check;
 use super::text::{gib, thousands};
 use super::validate::validate;
 use super::weights::{
@@ -67,6 +68,7 @@ pub(crate) fn size(req: &SizingRequest) -> Result<Plan, SizingError> {
         .into_iter()
         .collect();
 
+    warnings.extend(retired_architecture_check(req)?);
     let (m, about_model) = resolve_model(req)?;
     reasons.extend(about_model);
     warnings.extend(checkpoint_bytes_warning(req, &m));

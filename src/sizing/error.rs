@@ -91,6 +91,20 @@ pub enum SizingError {
         instead: String,
     },
 
+    #[error(
+        "{model} is a {architecture} model, which vLLM loads only up to release {last}; vLLM {release} cannot start it: serve {instead}, or an image of vLLM {last} or earlier"
+    )]
+    ArchitectureRetired {
+        model: String,
+        architecture: &'static str,
+        /// The last release that loads it.
+        last: String,
+        /// The release the plan is for.
+        release: String,
+        /// What to serve instead.
+        instead: &'static str,
+    },
+
     #[error("{gpu} has no MIG: use mig none, or a GPU with MIG ({mig_gpus})")]
     MigUnsupported { gpu: String, mig_gpus: String },
 

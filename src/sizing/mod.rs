@@ -15,6 +15,7 @@
 //! - `validate`: the ranges of the request's numbers.
 //! - `resolved_model`: the model as the engine sees it (config.json,
 //!   catalog or estimate).
+//! - `retired`: the architectures vLLM removed, refused past their last release.
 //! - `precision`: the weights', computation's and KV cache's precisions.
 //! - `weights`: precision, vLLM `--quantization` and `--dtype`.
 //! - `context`: the context to size for, and capping it to what fits.
@@ -49,6 +50,7 @@ mod params;
 mod plan;
 mod precision;
 mod resolved_model;
+mod retired;
 mod scaling;
 mod target;
 #[cfg(test)]
