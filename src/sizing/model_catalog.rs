@@ -386,6 +386,12 @@ mod tests {
                 Some("Qwen/Qwen2.5-7B-Instruct"),
                 true,
             ),
+            // The vision-language model is its own entry, not its language model's.
+            (
+                "Qwen/Qwen2.5-VL-7B-Instruct-AWQ",
+                Some("Qwen/Qwen2.5-VL-7B-Instruct"),
+                true,
+            ),
             (
                 "deepseek-ai/DeepSeek-R1-0528",
                 Some("deepseek-ai/DeepSeek-R1"),
