@@ -731,6 +731,35 @@ fn without_a_gpu_type_every_gpu_type_is_compared() {
     assert_eq!(compared.get("cheapest"), None);
 }
 
+/// What no GPU type can change (a model of unknown size, an architecture
+/// vLLM retired) is one error led by its flag, in text and JSON alike, not
+/// a table of the same row.
+#[test]
+fn a_fault_of_the_request_is_one_error_not_a_row_per_gpu_type() {
+    let unknown = "--parameter-count (or --config with the model's config.json, or --weights-index): cannot tell \
+                   how many parameters `example/support-bot` has: it is not in the model catalog and its id carries \
+                   no size; give its parameter count (for example 8B, 70B or 8x7B)";
+    for extra in [&[][..], &["--gpu-type", "L4,H100-80GB"], &["-o", "json"]] {
+        let argv = [&["--model", "example/support-bot"][..], extra].concat();
+        let e = run(&args(&argv), &mut Vec::new()).unwrap_err();
+        assert_eq!(e.to_string(), unknown, "{argv:?}");
+    }
+    let e = render(&args(&[
+        "--model",
+        "meta-llama/Llama-3.2-11B-Vision-Instruct",
+        "--vllm-version",
+        "0.19.0",
+    ]))
+    .unwrap_err();
+    assert!(
+        e.to_string().starts_with(
+            "meta-llama/Llama-3.2-11B-Vision-Instruct is a MllamaForConditionalGeneration model, which vLLM loads \
+             only up to release 0.10.2; vLLM 0.19.0 cannot start it"
+        ),
+        "{e}"
+    );
+}
+
 /// Llama 3.1 70B priced on three GPU types.
 const PRICED_70B: [&str; 8] = [
     "--model",

@@ -352,7 +352,7 @@ pub fn render(args: &SizeArgs) -> Result<String, SizingError> {
                     ),
                 ));
             }
-            return Ok(compare(&request, &gpus, &prices, args.output));
+            return compare(&request, &gpus, &prices, args.output);
         }
     }
     let plan = sizing::size(&request)?;
@@ -413,13 +413,14 @@ enum GpuTypes<'a> {
 /// `request` on each of `gpus`, side by side; a GPU type that cannot serve
 /// the model is a row that says why. With prices, each priced row shows a
 /// replica's cost and the last line the cheapest priced type, chosen as for
-/// an XR that names no GPU type.
+/// an XR that names no GPU type. When every type fails alike, the fault is
+/// the request's, not a GPU's: that one error is the answer, led by its flag.
 fn compare(
     request: &SizingRequest,
     gpus: &[&Gpu],
     prices: &GpuPrices,
     output: OutputFormat,
-) -> String {
+) -> Result<String, SizingError> {
     let rows: Vec<_> = gpus
         .iter()
         .map(|gpu| {
@@ -430,6 +431,13 @@ fn compare(
             (gpu.name.clone(), sizing::size(&on_gpu))
         })
         .collect();
+    if let [(_, Err(first)), rest @ ..] = rows.as_slice()
+        && rest
+            .iter()
+            .all(|(_, plan)| plan.as_ref().err() == Some(first))
+    {
+        return Err(first.clone());
+    }
     // The priced types, in the order of the prices, from the plans above.
     let cheapest = (!prices.is_empty()).then(|| {
         let priced = prices.keys().filter_map(|name| {
@@ -455,10 +463,10 @@ fn compare(
             gpu_type: p.gpu.name.clone(),
             reason: p.reasons.first().cloned().unwrap_or_default(),
         });
-        return json(&Comparison {
+        return Ok(json(&Comparison {
             gpu_types,
             cheapest,
-        });
+        }));
     }
     let compared = if gpus.len() == sizing::gpus().len() {
         "every GPU type of the catalog".to_string()
@@ -529,7 +537,7 @@ fn compare(
         Some(Err(e)) => s.push_str(&format!("\n{cheapest_of}: none; {e}\n")),
         None => {}
     }
-    s
+    Ok(s)
 }
 
 /// The first sentence of an engine error, for a table row.
