@@ -163,6 +163,32 @@ fn when_no_offered_type_serves_the_refusal_says_why_for_each() {
 }
 
 #[test]
+fn a_refusal_every_offered_type_shares_is_the_specs_own() {
+    // No GPU type tells how big an uncatalogued model is: the field to set
+    // is spec.parameterCount, said once, not the offer, once per type.
+    let mut req = request(
+        "c7",
+        LlmInference::new("chat")
+            .model("example/support-bot")
+            .build(),
+    );
+    req.input = Some(input(
+        json!({"defaults": {"offeredGpuTypes": ["L4", "L40S"]}}),
+    ));
+    let rsp = call(&req);
+    assert_eq!(rsp.results.len(), 1, "{:?}", rsp.results);
+    assert_eq!(
+        rsp.results[0].message,
+        "spec.parameterCount: cannot tell how many parameters `example/support-bot` has: it is not in the model \
+         catalog and its id carries no size; give its parameter count (for example 8B, 70B or 8x7B)"
+    );
+    assert_eq!(
+        rsp.results[0].severity,
+        function_inference::protocol::fnv1::Severity::Fatal as i32
+    );
+}
+
+#[test]
 fn when_the_offer_itself_cannot_serve_the_refusal_names_the_offer() {
     // No fixed layout: T4 has no fp8, which no count changes.
     let mut req = request(

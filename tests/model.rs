@@ -125,6 +125,27 @@ fn a_model_reports_its_plans_its_size_and_its_card() {
         vec![warning("ModelWarning", st["reason"].as_str().unwrap())]
     );
 
+    // A refusal no GPU type changes is said once, not once per offered type.
+    let mut req = request(
+        "m4b",
+        model_xr(
+            json!({"weightsURI": "hf://meta-llama/Llama-3.2-11B-Vision-Instruct"}),
+            json!({}),
+        ),
+    );
+    req.input = Some(input(
+        json!({"defaults": {"offeredGpuTypes": ["L4", "H100-80GB"], "vllmVersion": "0.19.0"}}),
+    ));
+    let st = desired_status(&call(&req));
+    assert_eq!(st["phase"], "Failed");
+    assert_eq!(
+        st["reason"],
+        "no offered GPU type (L4, H100-80GB) can serve the Model: meta-llama/Llama-3.2-11B-Vision-Instruct is a \
+         MllamaForConditionalGeneration model, which vLLM loads only up to release 0.10.2; vLLM 0.19.0 cannot \
+         start it: serve a vision model it runs, such as google/gemma-3-12b-it or \
+         mistralai/Mistral-Small-3.1-24B-Instruct-2503, or an image of vLLM 0.10.2 or earlier"
+    );
+
     // On L4 they need 16 nodes, which the platform's default runtime (one
     // pod per replica) cannot run but a LeaderWorkerSet can: servable, and
     // the condition says which runtime the XRs serving it need.

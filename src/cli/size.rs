@@ -431,12 +431,11 @@ fn compare(
             (gpu.name.clone(), sizing::size(&on_gpu))
         })
         .collect();
-    if let [(_, Err(first)), rest @ ..] = rows.as_slice()
-        && rest
-            .iter()
-            .all(|(_, plan)| plan.as_ref().err() == Some(first))
+    let errors: Vec<&SizingError> = rows.iter().filter_map(|(_, p)| p.as_ref().err()).collect();
+    if errors.len() == rows.len()
+        && let Some(e) = sizing::shared_refusal(&errors)
     {
-        return Err(first.clone());
+        return Err((*e).clone());
     }
     // The priced types, in the order of the prices, from the plans above.
     let cheapest = (!prices.is_empty()).then(|| {

@@ -46,6 +46,15 @@ pub fn cheapest(
     cheapest_of(sized, prices)
 }
 
+/// The refusal several GPU types all give alike: a fault of the request,
+/// which no GPU type changes, to be said once.
+pub(crate) fn shared_refusal<E: PartialEq>(refusals: &[E]) -> Option<&E> {
+    match refusals {
+        [first, rest @ ..] if !rest.is_empty() && rest.iter().all(|e| e == first) => Some(first),
+        _ => None,
+    }
+}
+
 /// [`cheapest`] over plans already sized, one per offered GPU type, in the
 /// platform's order.
 pub(crate) fn cheapest_of(
@@ -55,6 +64,7 @@ pub(crate) fn cheapest_of(
     let mut offered = Vec::new();
     let mut plans = Vec::new();
     let mut refusals = Vec::new();
+    let mut errors = Vec::new();
     let mut layout_too_small = true;
     for (name, sized) in sized {
         match sized {
@@ -72,9 +82,17 @@ pub(crate) fn cheapest_of(
             Err(e) => {
                 layout_too_small &= matches!(e, SizingError::WeightsExceedGpu { .. });
                 refusals.push(format!("{name}: {e}"));
+                errors.push(e);
             }
         }
         offered.push(name);
+    }
+    // That one error names the field to change.
+    if plans.is_empty()
+        && errors.len() == refusals.len()
+        && let Some(e) = shared_refusal(&errors)
+    {
+        return Err(e.clone());
     }
     if plans.is_empty() {
         return Err(SizingError::NoOfferedGpuServes {
@@ -257,7 +275,7 @@ mod tests {
     }
 
     #[test]
-    fn a_type_that_cannot_serve_is_counted_and_all_failing_is_an_error_per_type() {
+    fn a_type_that_cannot_serve_is_counted_and_all_failing_is_an_error_per_type_or_one_shared() {
         let plan = cheapest(
             &SizingRequest {
                 gpu_count: Some(1),
@@ -291,6 +309,17 @@ mod tests {
             "{err}"
         );
         assert!(err.contains("; T4: "), "{err}");
+        // What no GPU type changes is the request's own error, once.
+        let err = cheapest(
+            &request("example/support-bot"),
+            &offered(&["L4", "T4"]),
+            &GpuPrices::new(),
+        )
+        .unwrap_err();
+        assert!(
+            matches!(err, SizingError::MissingParameterCount { .. }),
+            "{err}"
+        );
     }
 
     #[test]

@@ -62,7 +62,9 @@ mod weights;
 pub use config::{CheckpointQuantization, ConfigError, ModelConfig, weights_index_total_bytes};
 pub(crate) use error::SizingError;
 pub use gpu_choice::cheapest;
-pub(crate) use gpu_choice::{GpuPrices, canonical_prices, cheapest_of, hourly_cost};
+pub(crate) use gpu_choice::{
+    GpuPrices, canonical_prices, cheapest_of, hourly_cost, shared_refusal,
+};
 pub(crate) use gpus::{
     AMD_DEVICE_ID_LABEL, AMD_PARTITION_LABEL, EKS_AUTO_MODE_GPU_LABELS, GKE_ACCELERATOR_LABEL,
     GKE_PARTITION_LABEL, GKE_SHARING_LABEL, GPU_PRODUCT_LABEL, KARPENTER_GPU_LABELS,

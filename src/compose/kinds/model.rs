@@ -98,14 +98,22 @@ pub(crate) fn compose(req: &ComposeRequest) -> Result<Composition, Refusal> {
         .map(|(_, why)| why.clone())
         .or_else(|| {
             failed.then(|| {
-                let errors: Vec<String> = plans
+                let errors: Vec<(&String, &String)> = plans
                     .iter()
-                    .filter_map(|(gpu, p)| p.as_ref().err().map(|e| format!("{gpu}: {e}")))
+                    .filter_map(|(gpu, p)| p.as_ref().err().map(|e| (gpu, e)))
                     .collect();
+                let texts: Vec<&String> = errors.iter().map(|(_, e)| *e).collect();
+                let why = match sizing::shared_refusal(&texts) {
+                    Some(e) => e.to_string(),
+                    None => errors
+                        .iter()
+                        .map(|(gpu, e)| format!("{gpu}: {e}"))
+                        .collect::<Vec<_>>()
+                        .join("; "),
+                };
                 format!(
-                    "no offered GPU type ({}) can serve the Model: {}",
+                    "no offered GPU type ({}) can serve the Model: {why}",
                     req.settings.offered_gpu_types.join(", "),
-                    errors.join("; ")
                 )
             })
         });
