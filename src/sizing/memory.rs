@@ -57,6 +57,21 @@ pub(crate) fn default_max_num_seqs(device_gib: f64, is_a100: bool) -> u64 {
     }
 }
 
+/// A vLLM release as major, minor, patch.
+pub(crate) type Release = (u32, u32, u32);
+
+/// `0.19.0`, `v0.10.2`, `0.11` (patch 0), `0.10.2rc1` (its numbers); `None`
+/// for what does not start with two numbers.
+pub(crate) fn release(v: &str) -> Option<Release> {
+    let mut numbers = v.trim().trim_start_matches(['v', 'V']).split('.').map(|p| {
+        let digits: String = p.chars().take_while(char::is_ascii_digit).collect();
+        digits.parse::<u32>().ok()
+    });
+    let major = numbers.next()??;
+    let minor = numbers.next()??;
+    Some((major, minor, numbers.next().flatten().unwrap_or(0)))
+}
+
 /// The vLLM release the plan is for, as far as its memory use differs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum VllmGeneration {
@@ -72,19 +87,8 @@ impl VllmGeneration {
     /// `0.19.0`, `v0.19.1`, `0.20` are current; anything else (including an
     /// unparsable string) is treated as earlier.
     pub(crate) fn from_version(v: Option<&str>) -> VllmGeneration {
-        let Some(v) = v else {
-            return VllmGeneration::EarlierOrUnknown;
-        };
-        let v = v.trim().trim_start_matches(['v', 'V']);
-        let mut parts = v.split(['.', '-', '+']);
-        let major = parts.next().and_then(|p| p.parse::<u32>().ok());
-        let minor = parts.next().and_then(|p| {
-            let digits: String = p.chars().take_while(char::is_ascii_digit).collect();
-            digits.parse::<u32>().ok()
-        });
-        match (major, minor) {
-            (Some(m), _) if m >= 1 => VllmGeneration::Current,
-            (Some(0), Some(n)) if n >= 19 => VllmGeneration::Current,
+        match v.and_then(release) {
+            Some(r) if r >= (0, 19, 0) => VllmGeneration::Current,
             _ => VllmGeneration::EarlierOrUnknown,
         }
     }
@@ -525,6 +529,16 @@ mod tests {
         // Earlier releases: llm-d-benchmark's Qwen3-32B peaked at 5.64 GiB.
         let got = arch("Qwen/Qwen3-32B").activation_gib(1024, VllmGeneration::EarlierOrUnknown);
         assert!((got - 5.64).abs() < 0.1, "{got}");
+    }
+
+    #[test]
+    fn releases_compare_by_their_numbers() {
+        assert_eq!(release("0.19.0"), Some((0, 19, 0)));
+        assert_eq!(release("v0.10.2"), Some((0, 10, 2)));
+        assert_eq!(release("0.11"), Some((0, 11, 0)));
+        assert_eq!(release("0.10.2rc1"), Some((0, 10, 2)));
+        assert_eq!(release("latest"), None);
+        assert!(release("0.10.10") > release("0.10.2"));
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! plan refuses it rather than compose a pod that crashes at start-up.
 
 use super::error::SizingError;
+use super::memory::{Release, release};
 use super::plan::SizingRequest;
 
 /// Each architecture with the last vLLM release that loads it, as vLLM's
@@ -44,21 +45,6 @@ const RETIRED: &[(&str, Release)] = &[
     ("Plamo2ForCausalLM", (0, 26, 0)),
     ("OuroForCausalLM", (0, 26, 0)),
 ];
-
-/// A vLLM release as major, minor, patch.
-type Release = (u32, u32, u32);
-
-/// `0.19.0`, `v0.10.2`, `0.11` (patch 0), `0.10.2rc1` (its numbers); `None`
-/// for what does not start with two numbers.
-fn release(v: &str) -> Option<Release> {
-    let mut numbers = v.trim().trim_start_matches(['v', 'V']).split('.').map(|p| {
-        let digits: String = p.chars().take_while(char::is_ascii_digit).collect();
-        digits.parse::<u32>().ok()
-    });
-    let major = numbers.next()??;
-    let minor = numbers.next()??;
-    Some((major, minor, numbers.next().flatten().unwrap_or(0)))
-}
 
 /// The architecture of the model, when it is one vLLM retired: from the
 /// config.json's `architectures`, else from the names of the popular
@@ -127,16 +113,6 @@ mod tests {
             vllm_version: vllm.map(str::to_string),
             ..Default::default()
         }
-    }
-
-    #[test]
-    fn releases_compare_by_their_numbers() {
-        assert_eq!(release("0.19.0"), Some((0, 19, 0)));
-        assert_eq!(release("v0.10.2"), Some((0, 10, 2)));
-        assert_eq!(release("0.11"), Some((0, 11, 0)));
-        assert_eq!(release("0.10.2rc1"), Some((0, 10, 2)));
-        assert_eq!(release("latest"), None);
-        assert!(release("0.10.10") > release("0.10.2"));
     }
 
     #[test]
