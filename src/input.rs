@@ -686,7 +686,7 @@ impl Input {
         }
         if let Some(v) = &d.vllm_version {
             at_most_chars("input.defaults.vllmVersion", v, VLLM_VERSION_MAX)?;
-            if !is_release(v) {
+            if crate::sizing::release(v).is_none() {
                 return Err(format!(
                     "input.defaults.vllmVersion is {}; use the vLLM release the image runs, such as 0.19.0",
                     crate::quote::shown(v)
@@ -839,18 +839,6 @@ fn price_every_offered_type(
         ));
     }
     Ok(prices)
-}
-
-/// `0.19.0`, `v0.19.1`, `0.20`, `0.19.0rc1`: a release number, major and
-/// minor at least (what the sizing engine reads).
-fn is_release(v: &str) -> bool {
-    let v = v.strip_prefix('v').unwrap_or(v);
-    let mut parts = v.splitn(3, '.');
-    let digits =
-        |p: Option<&str>| p.is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
-    let (major, minor) = (parts.next(), parts.next());
-    let minor = minor.map(|m| m.split(|c: char| !c.is_ascii_digit()).next().unwrap_or(""));
-    digits(major) && digits(minor)
 }
 
 #[cfg(test)]

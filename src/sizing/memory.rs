@@ -58,18 +58,23 @@ pub(crate) fn default_max_num_seqs(device_gib: f64, is_a100: bool) -> u64 {
 }
 
 /// A vLLM release as major, minor, patch.
-pub(crate) type Release = (u32, u32, u32);
+pub type Release = (u32, u32, u32);
 
-/// `0.19.0`, `v0.10.2`, `0.11` (patch 0), `0.10.2rc1` (its numbers); `None`
-/// for what does not start with two numbers.
-pub(crate) fn release(v: &str) -> Option<Release> {
-    let mut numbers = v.trim().trim_start_matches(['v', 'V']).split('.').map(|p| {
-        let digits: String = p.chars().take_while(char::is_ascii_digit).collect();
-        digits.parse::<u32>().ok()
-    });
-    let major = numbers.next()??;
-    let minor = numbers.next()??;
-    Some((major, minor, numbers.next().flatten().unwrap_or(0)))
+/// `0.19.0`, `v0.10.2`, `0.11` (patch 0), `0.10.2rc1` and `0.19.0+cu128`
+/// (their numbers); `None` unless it starts with a number, a dot and a
+/// number.
+pub fn release(v: &str) -> Option<Release> {
+    let mut parts = v.strip_prefix('v').unwrap_or(v).splitn(3, '.');
+    let leading = |p: &str| -> Option<u32> {
+        let end = p.find(|c: char| !c.is_ascii_digit()).unwrap_or(p.len());
+        p[..end].parse().ok()
+    };
+    let major = parts
+        .next()
+        .filter(|p| p.bytes().all(|b| b.is_ascii_digit()))?;
+    let minor = leading(parts.next()?)?;
+    let patch = parts.next().and_then(leading).unwrap_or(0);
+    Some((major.parse().ok()?, minor, patch))
 }
 
 /// The vLLM release the plan is for, as far as its memory use differs.
@@ -538,6 +543,9 @@ mod tests {
         assert_eq!(release("0.11"), Some((0, 11, 0)));
         assert_eq!(release("0.10.2rc1"), Some((0, 10, 2)));
         assert_eq!(release("latest"), None);
+        assert_eq!(release("0.19.0+cu128"), Some((0, 19, 0)));
+        assert_eq!(release("1a.2"), None);
+        assert_eq!(release("0."), None);
         assert!(release("0.10.10") > release("0.10.2"));
     }
 
