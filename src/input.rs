@@ -31,7 +31,7 @@ pub(crate) const KIND: &str = "Input";
 /// The response's TTL when the input sets none, in seconds (the SDKs' default).
 pub(crate) const DEFAULT_TTL_SECONDS: u64 = 60;
 /// Longest vLLM release (`0.19.0`) and Prometheus URL, in characters.
-const VLLM_VERSION_MAX: usize = 64;
+pub(crate) const VLLM_VERSION_MAX: usize = 64;
 /// The share of each GPU's memory vLLM may be given: the schema states it,
 /// the input's check and `size --gpu-memory-utilization` hold to it.
 pub(crate) const GPU_MEMORY_UTILIZATION_MIN: f64 = 0.1;

@@ -258,6 +258,18 @@ fn numbers_outside_what_an_xr_takes_are_refused_naming_the_flag() {
             "NaN",
             "use a share from 0.1 to 0.99 (0.9 is usual)",
         ),
+        // Not a release: it was sized as one before 0.19 ("vLLM latest
+        // (before 0.19)").
+        (
+            "--vllm-version",
+            "latest",
+            "use the vLLM release the image runs, such as 0.19.0",
+        ),
+        (
+            "--vllm-version",
+            "0.19.0-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+            "it is longer than 64 characters; use the vLLM release the image runs, such as 0.19.0",
+        ),
     ];
     for (flag, value, why) in cases {
         let placeholder = flag
@@ -275,6 +287,8 @@ fn numbers_outside_what_an_xr_takes_are_refused_naming_the_flag() {
         ("--max-model-len", "256"),
         ("--gpu-memory-utilization", "0.99"),
         ("--gpu-memory-utilization", "0.1"),
+        ("--vllm-version", "v0.10.2"),
+        ("--vllm-version", "0.19.0rc1"),
     ] {
         let argv = ["size", "x/y-7B", "--gpu-type", "L4", flag, value];
         assert!(Cli::try_parse_from(argv).is_ok(), "{flag} {value}");

@@ -89,7 +89,7 @@ pub struct SizeArgs {
     pub(crate) objective: String,
     /// The vLLM release to size for, e.g. 0.19.0; unknown releases get the
     /// larger activation peak of earlier ones.
-    #[arg(long = "vllm-version")]
+    #[arg(long = "vllm-version", value_parser = vllm_release)]
     pub(crate) vllm_version: Option<String>,
     /// Prompt tokens of a typical request: with --output-tokens, the request
     /// size the autoscaling target is derived for (default: the full context).
@@ -175,6 +175,19 @@ fn gpu_memory_utilization(written: &str) -> Result<f64, String> {
         .ok()
         .filter(|u| (MIN..=MAX).contains(u))
         .ok_or_else(|| format!("use a share from {MIN} to {MAX} (0.9 is usual)"))
+}
+
+/// `--vllm-version` takes what the step input's `defaults.vllmVersion` takes.
+fn vllm_release(written: &str) -> Result<String, String> {
+    let max = crate::input::VLLM_VERSION_MAX;
+    if written.chars().count() > max {
+        return Err(format!(
+            "it is longer than {max} characters; use the vLLM release the image runs, such as 0.19.0"
+        ));
+    }
+    sizing::release(written)
+        .map(|_| written.to_string())
+        .ok_or_else(|| "use the vLLM release the image runs, such as 0.19.0".to_string())
 }
 
 impl SizeArgs {
