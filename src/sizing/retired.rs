@@ -48,11 +48,16 @@ const RETIRED: &[(&str, Release)] = &[
 
 /// The architecture of the model, when it is one vLLM retired: from the
 /// config.json's `architectures`, else from the names of the popular
-/// checkpoints of one (Llama 3.2 Vision, Phi-4-multimodal), which need no
+/// checkpoints of one (Llama 3.2 Vision and Llama Guard 3 Vision,
+/// Phi-4-multimodal), which need no
 /// config to be known.
 fn retired_architecture(req: &SizingRequest) -> Option<(&'static str, Release)> {
     let name = req.model_id.rsplit('/').next()?.to_ascii_lowercase();
-    let by_name = if name.starts_with("llama-3.2-") && name.contains("-vision") {
+    let llama_3_2_vision = ["llama-3.2-", "llama-guard-3-"]
+        .iter()
+        .any(|family| name.starts_with(family))
+        && name.contains("-vision");
+    let by_name = if llama_3_2_vision {
         Some("MllamaForConditionalGeneration")
     } else if name.starts_with("phi-4-multimodal") {
         Some("Phi4MultimodalForCausalLM")
@@ -141,7 +146,19 @@ mod tests {
         assert!(
             warning.is_some_and(|w| w.contains("only if the image runs vLLM 0.10.2 or earlier"))
         );
-        // Text-only Llama 3.2 is current.
+        // Llama Guard 3 Vision is built on it.
+        assert!(matches!(
+            retired_architecture_check(&request(
+                "meta-llama/Llama-Guard-3-11B-Vision",
+                Some("0.19.0")
+            )),
+            Err(SizingError::ArchitectureRetired { .. })
+        ));
+        // Text-only Llama 3.2 and Llama Guard 3 are current.
+        assert_eq!(
+            retired_architecture_check(&request("meta-llama/Llama-Guard-3-8B", Some("0.19.0"))),
+            Ok(None)
+        );
         assert_eq!(
             retired_architecture_check(&request(
                 "meta-llama/Llama-3.2-3B-Instruct",
