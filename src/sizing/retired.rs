@@ -49,8 +49,7 @@ const RETIRED: &[(&str, Release)] = &[
 /// The architecture of the model, when it is one vLLM retired: from the
 /// config.json's `architectures`, else from the names of the popular
 /// checkpoints of one (Llama 3.2 Vision and Llama Guard 3 Vision,
-/// Phi-4-multimodal), which need no
-/// config to be known.
+/// Phi-4-multimodal), which need no config to be known.
 fn retired_architecture(req: &SizingRequest) -> Option<(&'static str, Release)> {
     let name = req.model_id.rsplit('/').next()?.to_ascii_lowercase();
     let llama_3_2_vision = ["llama-3.2-", "llama-guard-3-"]
@@ -83,13 +82,13 @@ pub(crate) fn retired_architecture_check(
         return Ok(None);
     };
     let (major, minor, patch) = last;
-    let last = format!("{major}.{minor}.{patch}");
+    let last_text = format!("{major}.{minor}.{patch}");
     match req.vllm_version.as_deref().map(|v| (v, release(v))) {
-        Some((v, Some(r))) if r > (major, minor, patch) => Err(SizingError::ArchitectureRetired {
+        Some((v, Some(r))) if r > last => Err(SizingError::ArchitectureRetired {
             model: req.model_id.clone(),
             architecture,
-            last,
-            release: v.trim_start_matches(['v', 'V']).to_string(),
+            last: last_text,
+            release: v.strip_prefix('v').unwrap_or(v).to_string(),
             instead: if architecture == "MllamaForConditionalGeneration" {
                 "a vision model it runs, such as google/gemma-3-12b-it or \
                  mistralai/Mistral-Small-3.1-24B-Instruct-2503"
@@ -99,8 +98,8 @@ pub(crate) fn retired_architecture_check(
         }),
         Some((_, Some(_))) => Ok(None),
         _ => Ok(Some(format!(
-            "{} is a {architecture} model, which vLLM loads only up to release {last}: the pods start only if \
-             the image runs vLLM {last} or earlier",
+            "{} is a {architecture} model, which vLLM loads only up to release {last_text}: the pods start only if \
+             the image runs vLLM {last_text} or earlier",
             req.model_id
         ))),
     }
