@@ -651,6 +651,30 @@ mod tests {
     }
 
     #[test]
+    fn qwen2_5_configs_agree_with_the_catalog() {
+        // Their cards say 14.7 and 32.5 B; the shapes (and a 65.5 GB float16
+        // GGUF of the 32B) say 14.77 and 32.76 B, as the catalog does.
+        for (id, layers, mlp) in [
+            ("Qwen/Qwen2.5-14B-Instruct", 48, 13824),
+            ("Qwen/Qwen2.5-32B-Instruct", 64, 27648),
+        ] {
+            let c = ModelConfig::from_json(&format!(
+                r#"{{"architectures":["Qwen2ForCausalLM"],"model_type":"qwen2","hidden_size":5120,
+                "intermediate_size":{mlp},"max_position_embeddings":32768,"num_attention_heads":40,
+                "num_hidden_layers":{layers},"num_key_value_heads":8,"tie_word_embeddings":false,
+                "torch_dtype":"bfloat16","vocab_size":152064}}"#
+            ))
+            .unwrap();
+            let catalogued = crate::sizing::model_catalog::model(id).unwrap().params_b;
+            let (total, _) = c.estimated_params_b();
+            assert!(
+                (total - catalogued).abs() < 0.01,
+                "{id}: {total} against {catalogued}"
+            );
+        }
+    }
+
+    #[test]
     fn gemma3_nests_its_text_config_and_slides() {
         let c = ModelConfig::from_json(
             r#"{"architectures":["Gemma3ForConditionalGeneration"],"model_type":"gemma3",
