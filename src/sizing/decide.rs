@@ -172,6 +172,7 @@ pub(crate) fn size(req: &SizingRequest) -> Result<Plan, SizingError> {
         gpu_memory_utilization: req.gpu_memory_utilization,
         parameters_b: m.total_b,
         active_parameters_b: m.active_b,
+        vision_parameters_b: m.vision_b,
         attention_heads: m.arch.attention_heads,
         kv_heads: m.arch.kv_heads,
         arch: m.arch.clone(),

@@ -138,6 +138,8 @@ pub struct Plan {
     pub(crate) gpu_memory_utilization: f64,
     pub(crate) parameters_b: f64,
     pub(crate) active_parameters_b: f64,
+    /// Of those, the vision tower's and its projector's (0 without one).
+    pub(crate) vision_parameters_b: f64,
     pub attention_heads: u32,
     pub kv_heads: u32,
     /// The architecture sized: how much of a sequence each layer caches.
@@ -246,9 +248,28 @@ impl Plan {
         self.arch.kv_tokens(len.max(1), 1).max(1)
     }
 
+    /// The language model's parameters, total and active: what decoding
+    /// reads. A vision tower encodes each image once, in the prefill, so no
+    /// generated token reads it.
+    pub(crate) fn language_model_b(&self) -> (f64, f64) {
+        let vision = self.vision_parameters_b;
+        // A parameterCount given below the catalog's tower leaves no room
+        // for it: then the whole count is the language model's.
+        if vision <= 0.0 || vision >= self.active_parameters_b {
+            return (self.parameters_b, self.active_parameters_b);
+        }
+        // To the hundredth the catalog gives, so reasons say 7.61, not 7.609999.
+        let less_vision = |b: f64| ((b - vision) * 100.0).round() / 100.0;
+        (
+            less_vision(self.parameters_b),
+            less_vision(self.active_parameters_b),
+        )
+    }
+
     /// Single-sequence decode rate of one replica in tokens per second, the
     /// memory-bandwidth bound: each generated token reads every active weight
-    /// once, and the TP ranks read their shards in parallel.
+    /// of the language model once ([`Self::language_model_b`]), and the TP
+    /// ranks read their shards in parallel.
     ///
     /// ```text
     /// tokens/s = 0.7 x TP x bandwidth (B/s) / (active parameters x bytes per parameter)
@@ -260,7 +281,8 @@ impl Plan {
     /// while the step stays memory-bound.
     pub(crate) fn decode_tokens_per_second(&self) -> f64 {
         let bandwidth = self.gpu.bandwidth_gbps * 1e9 * self.gpu_share();
-        let bytes = self.active_parameters_b * 1e9 * self.weight_precision.bytes_per_param();
+        let (_, active) = self.language_model_b();
+        let bytes = active * 1e9 * self.weight_precision.bytes_per_param();
         if bytes <= 0.0 {
             return 0.0;
         }
@@ -289,7 +311,7 @@ impl Plan {
     pub(crate) fn batched_decode(&self, avg_context: u64) -> Throughput {
         let single = self.decode_tokens_per_second();
         let bytes_per_param = self.weight_precision.bytes_per_param();
-        let active_bytes = self.active_parameters_b * 1e9 * bytes_per_param;
+        let active_bytes = self.language_model_b().1 * 1e9 * bytes_per_param;
         if single <= 0.0 || active_bytes <= 0.0 {
             return Throughput {
                 batch: 1,
@@ -316,12 +338,12 @@ impl Plan {
         }
     }
 
-    /// Billions of weights a decode step of `batch` sequences reads. A
-    /// dense model reads all of them, whatever the batch. A mixture of
-    /// experts reads its dense part (attention, embeddings, shared experts)
-    /// and every expert a token of the batch is routed to
-    /// ([`Self::experts_touched`]): one sequence reads the active
-    /// parameters, a large batch nearly all. An expert's size and the dense
+    /// Billions of weights a decode step of `batch` sequences reads, of the
+    /// language model ([`Self::language_model_b`]). A dense model reads all
+    /// of them, whatever the batch. A mixture of experts reads its dense
+    /// part (attention, embeddings, shared experts) and every expert a token
+    /// of the batch is routed to ([`Self::experts_touched`]): one sequence
+    /// reads the active parameters, a large batch nearly all. An expert's size and the dense
     /// part follow from the total and active counts:
     ///
     /// ```text
@@ -333,7 +355,7 @@ impl Plan {
     /// with fewer active parameters than its total), a batch is taken to
     /// read every weight: the most it can.
     pub(crate) fn weights_read_b(&self, batch: u64) -> f64 {
-        let (total, active) = (self.parameters_b, self.active_parameters_b);
+        let (total, active) = self.language_model_b();
         if batch <= 1 || active >= total {
             return active;
         }

@@ -979,12 +979,12 @@ fn pool_throughput(plan: &Plan) -> Throughput {
 fn experts_read(plan: &Plan, t: &Throughput) -> String {
     let batch = u64::from(t.batch);
     let read_b = plan.weights_read_b(batch);
-    if read_b <= plan.active_parameters_b {
+    let (total_b, active_b) = plan.language_model_b();
+    if read_b <= active_b {
         return String::new();
     }
     let read = format!(
-        "{read_b:.1} B of the {} B parameters a step, against {} B for one sequence",
-        plan.parameters_b, plan.active_parameters_b
+        "{read_b:.1} B of the {total_b} B parameters a step, against {active_b} B for one sequence"
     );
     match plan.experts_touched(batch) {
         Some(touched) => format!(
