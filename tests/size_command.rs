@@ -226,18 +226,73 @@ fn numbers_outside_what_an_xr_takes_are_refused_naming_the_flag() {
         e.to_string().lines().next().unwrap().to_string()
     };
     let cases = [
-        ("--gpu", "0", "0 is not in 1..=64"),
-        ("--gpu", "65", "65 is not in 1..=64"),
-        ("--gpu", "99999999999", "99999999999 is not in 1..=64"),
-        ("--tensor-parallel", "128", "128 is not in 1..=64"),
-        ("--pipeline-parallel", "0", "0 is not in 1..=64"),
-        ("--max-model-len", "255", "255 is not in 256..=10485760"),
+        (
+            "--gpu",
+            "0",
+            "use a whole number of GPUs per replica from 1 to 64",
+        ),
+        (
+            "--gpu",
+            "65",
+            "use a whole number of GPUs per replica from 1 to 64",
+        ),
+        (
+            "--gpu",
+            "99999999999",
+            "use a whole number of GPUs per replica from 1 to 64",
+        ),
+        // Not numbers: clap's own parser said "invalid digit found in
+        // string", and of a GPU type nothing about --gpu-type.
+        (
+            "--gpu",
+            "H100-80GB",
+            "H100-80GB is a GPU type, which --gpu-type takes; --gpu takes the GPUs per replica, from 1 to 64",
+        ),
+        (
+            "--gpu",
+            "two",
+            "use a whole number of GPUs per replica from 1 to 64",
+        ),
+        (
+            "--tensor-parallel",
+            "128",
+            "use a whole number from 1 to 64",
+        ),
+        (
+            "--tensor-parallel",
+            "2.0",
+            "use a whole number from 1 to 64",
+        ),
+        (
+            "--pipeline-parallel",
+            "0",
+            "use a whole number from 1 to 64",
+        ),
+        (
+            "--max-model-len",
+            "255",
+            "use a whole number of tokens from 256 to 10485760",
+        ),
         (
             "--max-model-len",
             "10485761",
-            "10485761 is not in 256..=10485760",
+            "use a whole number of tokens from 256 to 10485760",
         ),
-        ("--concurrency", "0", "0 is not in 1..=100000"),
+        (
+            "--max-model-len",
+            "32k",
+            "use a whole number of tokens from 256 to 10485760",
+        ),
+        (
+            "--concurrency",
+            "0",
+            "use a whole number of sequences from 1 to 100000",
+        ),
+        (
+            "--concurrency",
+            "1e3",
+            "use a whole number of sequences from 1 to 100000",
+        ),
         (
             "--gpu-memory-utilization",
             "1",
@@ -284,7 +339,11 @@ fn numbers_outside_what_an_xr_takes_are_refused_naming_the_flag() {
     // The ends of each range are taken.
     for (flag, value) in [
         ("--gpu", "64"),
+        ("--gpu", "1"),
+        ("--tensor-parallel", "64"),
+        ("--concurrency", "100000"),
         ("--max-model-len", "256"),
+        ("--max-model-len", "10485760"),
         ("--gpu-memory-utilization", "0.99"),
         ("--gpu-memory-utilization", "0.1"),
         ("--vllm-version", "v0.10.2"),
@@ -962,7 +1021,7 @@ fn size_states_the_autoscaling_target() {
     );
     // The request's tokens take what an LLMInference's promptTokens and
     // outputTokens take; the largest once overflowed their sum.
-    for tokens in ["0", "10485761", "18446744073709551615"] {
+    for tokens in ["0", "10485761", "18446744073709551615", "1.5"] {
         let e = Cli::try_parse_from([
             "size",
             "--model",
@@ -976,7 +1035,7 @@ fn size_states_the_autoscaling_target() {
         .unwrap();
         assert!(
             e.to_string().contains(&format!(
-                "invalid value '{tokens}' for '--prompt-tokens <PROMPT_TOKENS>': {tokens} is not in 1..=10485760"
+                "invalid value '{tokens}' for '--prompt-tokens <PROMPT_TOKENS>': use a whole number of tokens from 1 to 10485760"
             )),
             "{e}"
         );

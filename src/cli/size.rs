@@ -53,7 +53,7 @@ pub struct SizeArgs {
     #[arg(long = "parameter-count")]
     pub(crate) parameter_count: Option<String>,
     /// GPUs per replica; default: the fewest that hold the model.
-    #[arg(long = "gpu", value_parser = gpus())]
+    #[arg(long = "gpu", value_parser = gpus_per_replica)]
     pub(crate) gpu: Option<u32>,
     /// MIG: auto, none or a profile such as 1g.10gb.
     #[arg(long, default_value = "auto")]
@@ -64,7 +64,7 @@ pub struct SizeArgs {
     #[arg(long = "mig-strategy", default_value = "mixed")]
     pub(crate) mig_strategy: String,
     /// Full-length sequences the KV cache must hold at once.
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=i64::from(sizing::MAX_CONCURRENCY)))]
+    #[arg(long, value_parser = sequences())]
     pub(crate) concurrency: Option<u32>,
     /// Tensor-parallel size; default: chosen with the GPU count.
     #[arg(long = "tensor-parallel", value_parser = gpus())]
@@ -147,22 +147,62 @@ fn led_by_flag(e: &SizingError) -> String {
     format!("{flag}: {e}")
 }
 
+/// A whole-number flag's parser, saying what to write: clap's own says
+/// "invalid digit found in string" of `32k` and "0 is not in 1..=64" of 0.
+fn whole_number<T>(
+    min: u64,
+    max: u64,
+    of: &'static str,
+) -> impl Fn(&str) -> Result<T, String> + Clone + Send + Sync + 'static
+where
+    T: TryFrom<u64> + Clone + Send + Sync + 'static,
+{
+    move |written| {
+        written
+            .parse::<u64>()
+            .ok()
+            .filter(|n| (min..=max).contains(n))
+            .and_then(|n| T::try_from(n).ok())
+            .ok_or_else(|| format!("use a whole number{of} from {min} to {max}"))
+    }
+}
+
 /// `--prompt-tokens` and `--output-tokens` take what an LLMInference's
 /// `spec.autoscaling.promptTokens` and `outputTokens` take.
-fn request_tokens() -> clap::builder::RangedU64ValueParser<u64> {
-    clap::value_parser!(u64).range(1..=crate::xr::model_server_autoscaling::TOKENS_MAX as u64)
+fn request_tokens() -> impl Fn(&str) -> Result<u64, String> + Clone + Send + Sync + 'static {
+    let max = crate::xr::model_server_autoscaling::TOKENS_MAX as u64;
+    whole_number(1, max, " of tokens")
 }
 
 /// `--max-model-len` takes what an LLMInference's `spec.maxModelLen` takes.
-fn context_length() -> clap::builder::RangedU64ValueParser<u64> {
+fn context_length() -> impl Fn(&str) -> Result<u64, String> + Clone + Send + Sync + 'static {
     use crate::xr::llm_inference::{MAX_MODEL_LEN_MAX, MAX_MODEL_LEN_MIN};
-    clap::value_parser!(u64).range(MAX_MODEL_LEN_MIN as u64..=MAX_MODEL_LEN_MAX as u64)
+    whole_number(
+        MAX_MODEL_LEN_MIN as u64,
+        MAX_MODEL_LEN_MAX as u64,
+        " of tokens",
+    )
 }
 
-/// `--gpu`, `--tensor-parallel` and `--pipeline-parallel` take at most the
-/// GPUs an LLMInference's `spec.gpu` may ask for.
-fn gpus() -> clap::builder::RangedI64ValueParser<u32> {
-    clap::value_parser!(u32).range(1..=crate::xr::llm_inference::GPU_MAX)
+/// `--concurrency` takes as many sequences as the sizing engine plans for.
+fn sequences() -> impl Fn(&str) -> Result<u32, String> + Clone + Send + Sync + 'static {
+    whole_number(1, u64::from(sizing::MAX_CONCURRENCY), " of sequences")
+}
+
+/// `--tensor-parallel` and `--pipeline-parallel` take at most the GPUs an
+/// LLMInference's `spec.gpu` may ask for.
+fn gpus() -> impl Fn(&str) -> Result<u32, String> + Clone + Send + Sync + 'static {
+    whole_number(1, crate::xr::llm_inference::GPU_MAX as u64, "")
+}
+
+/// `--gpu` takes the GPUs of one replica; a GPU type given to it is pointed
+/// to `--gpu-type`, the flag it was meant for.
+fn gpus_per_replica(written: &str) -> Result<u32, String> {
+    let max = crate::xr::llm_inference::GPU_MAX as u64;
+    whole_number(1, max, " of GPUs per replica")(written).map_err(|why| match sizing::gpu(written) {
+        Ok(_) => format!("{written} is a GPU type, which --gpu-type takes; --gpu takes the GPUs per replica, from 1 to {max}"),
+        Err(_) => why,
+    })
 }
 
 /// `--gpu-memory-utilization` takes what the step input's
