@@ -3,3 +3,4 @@
 mod input_file;
 pub mod render;
 pub mod size;
+pub(crate) mod whole_number;

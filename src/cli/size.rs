@@ -12,6 +12,7 @@ use clap::{Args, ValueEnum};
 use serde::Serialize;
 
 use super::input_file;
+use super::whole_number::whole_number;
 use crate::sizing::{
     self, Gpu, GpuPrices, KvCacheDtype, MigChoice, MigStrategy, ModelConfig, Objective, Plan,
     ScalingTarget, SizingError, SizingRequest, WeightPrecision, canonical_prices,
@@ -145,26 +146,6 @@ fn led_by_flag(e: &SizingError) -> String {
         _ => return e.to_string(),
     };
     format!("{flag}: {e}")
-}
-
-/// A whole-number flag's parser, saying what to write: clap's own says
-/// "invalid digit found in string" of `32k` and "0 is not in 1..=64" of 0.
-fn whole_number<T>(
-    min: u64,
-    max: u64,
-    of: &'static str,
-) -> impl Fn(&str) -> Result<T, String> + Clone + Send + Sync + 'static
-where
-    T: TryFrom<u64> + Clone + Send + Sync + 'static,
-{
-    move |written| {
-        written
-            .parse::<u64>()
-            .ok()
-            .filter(|n| (min..=max).contains(n))
-            .and_then(|n| T::try_from(n).ok())
-            .ok_or_else(|| format!("use a whole number{of} from {min} to {max}"))
-    }
 }
 
 /// `--prompt-tokens` and `--output-tokens` take what an LLMInference's

@@ -24,6 +24,7 @@ use tokio::net::TcpListener;
 use tonic::codegen::http;
 use tonic::transport::Server;
 
+use crate::cli::whole_number::whole_number;
 use crate::protocol::server::function_runner_service_server::FunctionRunnerServiceServer;
 pub use metrics::Metrics;
 pub use service::{Core, Handler};
@@ -47,18 +48,18 @@ pub struct ServeArgs {
     #[arg(long, value_enum, default_value = "text")]
     pub(crate) log_format: LogFormat,
     /// Largest request accepted, in MiB (gRPC's default is 4; a reconcile carries every observed resource).
-    #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=2048))]
+    #[arg(long, default_value_t = 32, value_parser = whole_number::<u32>(1, 2048, " of MiB"))]
     pub(crate) max_recv_message_size: u32,
     /// Request bytes the server holds at once while receiving, in MiB, over
     /// all connections (at least twice --max-recv-message-size, one connection's share); requests beyond it get RESOURCE_EXHAUSTED.
-    #[arg(long, default_value_t = Limits::default().request_memory_mib, value_parser = clap::value_parser!(u32).range(1..=65536))]
+    #[arg(long, default_value_t = Limits::default().request_memory_mib, value_parser = whole_number::<u32>(1, 65536, " of MiB"))]
     pub(crate) request_memory_mib: u32,
     /// Seconds to let calls in flight finish after SIGTERM before closing
     /// every connection (Kubernetes kills the pod 30 s after SIGTERM by default).
-    #[arg(long, default_value_t = Limits::default().drain.as_secs(), value_parser = clap::value_parser!(u64).range(0..=3600))]
+    #[arg(long, default_value_t = Limits::default().drain.as_secs(), value_parser = whole_number::<u64>(0, 3600, " of seconds"))]
     pub(crate) drain_seconds: u64,
     /// Most gRPC connections open at once; at the cap the connection idle longest is closed to make room.
-    #[arg(long, default_value_t = Limits::default().max_connections, value_parser = clap::value_parser!(u32).range(1..=65536))]
+    #[arg(long, default_value_t = Limits::default().max_connections, value_parser = whole_number::<u32>(1, 65536, " of connections"))]
     pub(crate) max_connections: u32,
     /// Address for Prometheus metrics at /metrics; empty disables them.
     #[arg(long, default_value = ":8080")]
