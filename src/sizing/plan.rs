@@ -343,8 +343,8 @@ impl Plan {
     /// of them, whatever the batch. A mixture of experts reads its dense
     /// part (attention, embeddings, shared experts) and every expert a token
     /// of the batch is routed to ([`Self::experts_touched`]): one sequence
-    /// reads the active parameters, a large batch nearly all. An expert's size and the dense
-    /// part follow from the total and active counts:
+    /// reads the active parameters, a large batch nearly all. An expert's
+    /// size and the dense part follow from the total and active counts:
     ///
     /// ```text
     /// expert = (total - active) / (E - k)      dense = active - k x expert
