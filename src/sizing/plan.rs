@@ -280,13 +280,20 @@ impl Plan {
     /// (slice GB / GPU GB). Batching raises the aggregate rate well above this
     /// while the step stays memory-bound.
     pub(crate) fn decode_tokens_per_second(&self) -> f64 {
-        let bandwidth = self.gpu.bandwidth_gbps * 1e9 * self.gpu_share();
         let (_, active) = self.language_model_b();
         let bytes = active * 1e9 * self.weight_precision.bytes_per_param();
         if bytes <= 0.0 {
             return 0.0;
         }
-        BANDWIDTH_EFFICIENCY * f64::from(self.tensor_parallel_size) * bandwidth / bytes
+        self.read_bytes_per_second() / bytes
+    }
+
+    /// Bytes per second one replica reads while decoding: its TP ranks read
+    /// their shards in parallel, each at the share of its GPU's bandwidth
+    /// that a decode step reaches.
+    fn read_bytes_per_second(&self) -> f64 {
+        let bandwidth = self.gpu.bandwidth_gbps * 1e9 * self.gpu_share();
+        BANDWIDTH_EFFICIENCY * f64::from(self.tensor_parallel_size) * bandwidth
     }
 
     /// Aggregate decode rate of one replica serving as many sequences as its
@@ -310,16 +317,13 @@ impl Plan {
     /// With a batch of 1 this is close to [`Self::decode_tokens_per_second`].
     pub(crate) fn batched_decode(&self, avg_context: u64) -> Throughput {
         let single = self.decode_tokens_per_second();
-        let bytes_per_param = self.weight_precision.bytes_per_param();
-        let active_bytes = self.language_model_b().1 * 1e9 * bytes_per_param;
-        if single <= 0.0 || active_bytes <= 0.0 {
+        if single <= 0.0 {
             return Throughput {
                 batch: 1,
                 tokens_per_second: single.max(0.0),
             };
         }
-        // Bytes per second the replica reads, from the single-sequence bound.
-        let bytes_per_second = single * active_bytes;
+        let bytes_per_param = self.weight_precision.bytes_per_param();
         let cached = self.cached_tokens(avg_context);
         let batch = self
             .sequences_held(avg_context)
@@ -331,7 +335,7 @@ impl Plan {
             * self.estimate.kv_bytes_per_token_per_gpu.max(0.0)
             * f64::from(self.gpu_count.max(1));
         let weight_bytes = self.weights_read_b(batch) * 1e9 * bytes_per_param;
-        let step_seconds = (weight_bytes + kv_bytes) / bytes_per_second;
+        let step_seconds = (weight_bytes + kv_bytes) / self.read_bytes_per_second();
         Throughput {
             batch: batch as u32,
             tokens_per_second: batch as f64 / step_seconds,
