@@ -528,4 +528,63 @@ mod tests {
             WeightPrecision::Fp32
         );
     }
+
+    /// Kimi K2's card says "1T"; its shapes hold 1026.41 B. The count is
+    /// DeepSeek-V3's architecture (MLA, a few dense layers, then routed and
+    /// shared experts), which gives DeepSeek-V3 its published 671 B.
+    #[test]
+    fn mla_mixtures_weigh_what_their_shapes_hold() {
+        struct Shape {
+            experts: f64,
+            heads: f64,
+            dense_layers: f64,
+            vocab: f64,
+        }
+        let total_b = |s: &Shape| {
+            let (h, layers, q_rank, kv_rank, nope, rope, v) =
+                (7168.0, 61.0, 1536.0, 512.0, 128.0, 64.0, 128.0);
+            let (dense_mlp, expert_mlp) = (18432.0, 2048.0);
+            let attention = h * q_rank
+                + q_rank
+                + q_rank * s.heads * (nope + rope)
+                + h * (kv_rank + rope)
+                + kv_rank
+                + kv_rank * s.heads * (nope + v)
+                + s.heads * v * h
+                + 2.0 * h;
+            let expert = 3.0 * h * expert_mlp;
+            let moe_layer = attention + (s.experts + 1.0) * expert + s.experts * h;
+            let dense_layer = attention + 3.0 * h * dense_mlp;
+            let embeddings = 2.0 * s.vocab * h + h;
+            (embeddings + s.dense_layers * dense_layer + (layers - s.dense_layers) * moe_layer)
+                / 1e9
+        };
+        for (id, shape) in [
+            (
+                "deepseek-ai/DeepSeek-V3",
+                Shape {
+                    experts: 256.0,
+                    heads: 128.0,
+                    dense_layers: 3.0,
+                    vocab: 129280.0,
+                },
+            ),
+            (
+                "moonshotai/Kimi-K2-Instruct",
+                Shape {
+                    experts: 384.0,
+                    heads: 64.0,
+                    dense_layers: 1.0,
+                    vocab: 163840.0,
+                },
+            ),
+        ] {
+            let catalogued = model(id).unwrap().params_b;
+            let counted = total_b(&shape);
+            assert!(
+                (counted - catalogued).abs() < 0.05,
+                "{id}: {counted} against {catalogued}"
+            );
+        }
+    }
 }
