@@ -151,16 +151,16 @@ fn led_by_flag(e: &SizingError) -> String {
 /// `--prompt-tokens` and `--output-tokens` take what an LLMInference's
 /// `spec.autoscaling.promptTokens` and `outputTokens` take.
 fn request_tokens() -> impl Fn(&str) -> Result<u64, String> + Clone + Send + Sync + 'static {
-    let max = crate::xr::model_server_autoscaling::TOKENS_MAX as u64;
+    let max = crate::xr::shared_fields::CONTEXT_TOKENS_MAX as u64;
     whole_number(1, max, " of tokens")
 }
 
 /// `--max-model-len` takes what an LLMInference's `spec.maxModelLen` takes.
 fn context_length() -> impl Fn(&str) -> Result<u64, String> + Clone + Send + Sync + 'static {
-    use crate::xr::llm_inference::{MAX_MODEL_LEN_MAX, MAX_MODEL_LEN_MIN};
+    use crate::xr::shared_fields::{CONTEXT_TOKENS_MAX, CONTEXT_TOKENS_MIN};
     whole_number(
-        MAX_MODEL_LEN_MIN as u64,
-        MAX_MODEL_LEN_MAX as u64,
+        CONTEXT_TOKENS_MIN as u64,
+        CONTEXT_TOKENS_MAX as u64,
         " of tokens",
     )
 }
@@ -173,13 +173,13 @@ fn sequences() -> impl Fn(&str) -> Result<u32, String> + Clone + Send + Sync + '
 /// `--tensor-parallel` and `--pipeline-parallel` take at most the GPUs an
 /// LLMInference's `spec.gpu` may ask for.
 fn gpus() -> impl Fn(&str) -> Result<u32, String> + Clone + Send + Sync + 'static {
-    whole_number(1, crate::xr::llm_inference::GPU_MAX as u64, "")
+    whole_number(1, crate::xr::shared_fields::GPUS_PER_REPLICA_MAX as u64, "")
 }
 
 /// `--gpu` takes the GPUs of one replica; a GPU type given to it is pointed
 /// to `--gpu-type`, the flag it was meant for.
 fn gpus_per_replica(written: &str) -> Result<u32, String> {
-    let max = crate::xr::llm_inference::GPU_MAX as u64;
+    let max = crate::xr::shared_fields::GPUS_PER_REPLICA_MAX as u64;
     whole_number(1, max, " of GPUs per replica")(written).map_err(|why| match sizing::gpu(written) {
         Ok(_) => format!("{written} is a GPU type, which --gpu-type takes; --gpu takes the GPUs per replica, from 1 to {max}"),
         Err(_) => why,

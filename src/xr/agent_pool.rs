@@ -16,8 +16,8 @@ use super::model::Topology;
 use super::model_server_autoscaling::ModelServerAutoscaling;
 use super::plan_status::PlanStatus;
 use super::shared_fields::{
-    API_KEY_KEY, Endpoint, GPU_TYPE_MAX, MIG_PROFILE_MAX, NameRef, PULL_SECRETS_MAX, RuntimeChoice,
-    SecretKeyRef,
+    API_KEY_KEY, CONTEXT_TOKENS_MAX, CONTEXT_TOKENS_MIN, Endpoint, GPU_TYPE_MAX,
+    GPUS_PER_REPLICA_MAX, MIG_PROFILE_MAX, NameRef, PULL_SECRETS_MAX, RuntimeChoice, SecretKeyRef,
 };
 use super::sizing_vocabulary::Objective;
 use super::validate::{
@@ -42,11 +42,6 @@ pub(crate) const REPLICAS_MAX: i32 = 1000;
 pub(crate) const PERCENT_MAX: i32 = 100;
 /// Highest sampling temperature.
 pub(crate) const TEMPERATURE_MAX: f64 = 2.0;
-/// Shortest and longest context, in tokens (as LLMInference's maxModelLen).
-pub(crate) const CONTEXT_LENGTH_MIN: i64 = 256;
-pub(crate) const CONTEXT_LENGTH_MAX: i64 = 10_485_760;
-/// Most GPUs per model-server replica.
-pub(crate) const GPU_COUNT_MAX: i64 = 64;
 /// Longest system prompt, in characters.
 pub(crate) const SYSTEM_PROMPT_MAX: usize = 65536;
 /// Longest tool name.
@@ -152,7 +147,7 @@ pub(crate) struct AgentClass {
     #[schemars(range(min = 1))]
     pub(crate) max_tokens: Option<i64>,
     /// Context window in tokens; also the model server's max model length.
-    #[schemars(range(min = CONTEXT_LENGTH_MIN, max = CONTEXT_LENGTH_MAX))]
+    #[schemars(range(min = CONTEXT_TOKENS_MIN, max = CONTEXT_TOKENS_MAX))]
     pub(crate) max_context_length: Option<i64>,
     /// Tools the agents may call and their limits, passed to them in agent.json for the agents to enforce.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -336,7 +331,7 @@ pub(crate) struct ScalingPolicy {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct GpuRequirements {
     /// GPUs per model-server replica. Derived when omitted.
-    #[schemars(range(min = 1, max = GPU_COUNT_MAX))]
+    #[schemars(range(min = 1, max = GPUS_PER_REPLICA_MAX))]
     pub(crate) count: Option<i64>,
     /// Least memory per GPU, a quantity such as 40Gi.
     pub(crate) memory: Option<String>,
@@ -523,17 +518,17 @@ fn check_numbers(spec: &AgentPoolSpec) -> Result<(), String> {
         None,
     )?;
     if let Some(c) = spec.gpu_requirements.as_ref().and_then(|g| g.count)
-        && !(1..=GPU_COUNT_MAX).contains(&c)
+        && !(1..=GPUS_PER_REPLICA_MAX).contains(&c)
     {
         return Err(format!(
-            "spec.gpuRequirements.count is {c}; use 1 to {GPU_COUNT_MAX}, or omit it to derive the count"
+            "spec.gpuRequirements.count is {c}; use 1 to {GPUS_PER_REPLICA_MAX}, or omit it to derive the count"
         ));
     }
     if let Some(l) = class.max_context_length
-        && !(CONTEXT_LENGTH_MIN..=CONTEXT_LENGTH_MAX).contains(&l)
+        && !(CONTEXT_TOKENS_MIN..=CONTEXT_TOKENS_MAX).contains(&l)
     {
         return Err(format!(
-            "spec.agentClass.maxContextLength is {l}; use {CONTEXT_LENGTH_MIN} to {CONTEXT_LENGTH_MAX} tokens"
+            "spec.agentClass.maxContextLength is {l}; use {CONTEXT_TOKENS_MIN} to {CONTEXT_TOKENS_MAX} tokens"
         ));
     }
     in_range(

@@ -10,8 +10,9 @@ use serde::{Deserialize, Serialize};
 use super::model_server_autoscaling::{AutoscalingStatus, ModelServerAutoscaling};
 use super::plan_status::PlanStatus;
 use super::shared_fields::{
-    API_KEY_KEY, Endpoint, GPU_TYPE_MAX, GatewayRef, HF_TOKEN_KEY, Image, MIG_PROFILE_MAX, NameRef,
-    PULL_SECRETS_MAX, RuntimeChoice, SecretKeyRef, Tls,
+    API_KEY_KEY, CONTEXT_TOKENS_MAX, CONTEXT_TOKENS_MIN, Endpoint, GPU_TYPE_MAX,
+    GPUS_PER_REPLICA_MAX, GatewayRef, HF_TOKEN_KEY, Image, MIG_PROFILE_MAX,
+    MODEL_SERVER_REPLICAS_MAX, NameRef, PULL_SECRETS_MAX, RuntimeChoice, SecretKeyRef, Tls,
 };
 use super::sizing_vocabulary::{KvCacheDtype, Objective, WeightPrecision};
 use super::validate::{at_most, model_id, required_text, text};
@@ -20,16 +21,8 @@ use crate::names::{require_dns1123_label, require_subdomain};
 /// Kind name.
 pub(crate) const KIND: &str = "LLMInference";
 
-// Limits of the numeric fields: the schema, the reader (which refuses
-// fractions and the like with the range) and the composer's range check
-// use the same constants.
-/// Most GPUs per replica.
-pub(crate) const GPU_MAX: i64 = 64;
-/// Shortest and longest context, in tokens.
-pub(crate) const MAX_MODEL_LEN_MIN: i64 = 256;
-pub(crate) const MAX_MODEL_LEN_MAX: i64 = 10_485_760;
-/// Most runtime replicas.
-pub(crate) const REPLICAS_MAX: i64 = 100;
+// Limits of its own fields (those the kinds share are in shared_fields):
+// the schema and the check use the same constants.
 /// Longest model id, in characters.
 pub(crate) const MODEL_MAX: usize = 256;
 /// Most extra vLLM arguments, and the longest one in characters.
@@ -55,9 +48,9 @@ pub(crate) struct LlmInferenceSpec {
     /// GPUs per replica. Derived from the model and the GPU type when omitted; checked when given.
     #[serde(
         default,
-        deserialize_with = "crate::de::opt_whole_number::<_, 1, GPU_MAX>"
+        deserialize_with = "crate::de::opt_whole_number::<_, 1, GPUS_PER_REPLICA_MAX>"
     )]
-    #[schemars(range(min = 1, max = GPU_MAX))]
+    #[schemars(range(min = 1, max = GPUS_PER_REPLICA_MAX))]
     pub(crate) gpu: Option<i64>,
     /// GPU type, for example L4, A100-80GB or H100-80GB. Defaults to the platform's default type, or, where the platform offers several and names none, the cheapest offered type that serves the model (status.plan.reasons says why).
     #[schemars(length(min = 1, max = GPU_TYPE_MAX))]
@@ -72,9 +65,9 @@ pub(crate) struct LlmInferenceSpec {
     /// Context length in tokens. Derived (and capped to what fits) when omitted.
     #[serde(
         default,
-        deserialize_with = "crate::de::opt_whole_number::<_, MAX_MODEL_LEN_MIN, MAX_MODEL_LEN_MAX>"
+        deserialize_with = "crate::de::opt_whole_number::<_, CONTEXT_TOKENS_MIN, CONTEXT_TOKENS_MAX>"
     )]
-    #[schemars(range(min = MAX_MODEL_LEN_MIN, max = MAX_MODEL_LEN_MAX))]
+    #[schemars(range(min = CONTEXT_TOKENS_MIN, max = CONTEXT_TOKENS_MAX))]
     pub(crate) max_model_len: Option<i64>,
     /// Parameter count for models the catalog does not know and whose id does not say, for example 70B or 8x7B.
     #[schemars(regex(pattern = r"^[0-9]+(\.[0-9]+)?([xX][0-9]+(\.[0-9]+)?)?[MmBbTt]$"))]
@@ -89,9 +82,9 @@ pub(crate) struct LlmInferenceSpec {
     /// Model-server replicas, each with the plan's GPUs. Defaults to 1 (or the Model's data-parallel count with modelRef). More than 1 adds a PodDisruptionBudget, so drains evict one pod at a time. 0 keeps everything composed but runs no replica: nothing serves, and the XR is not Ready.
     #[serde(
         default,
-        deserialize_with = "crate::de::opt_whole_number::<_, 0, REPLICAS_MAX>"
+        deserialize_with = "crate::de::opt_whole_number::<_, 0, MODEL_SERVER_REPLICAS_MAX>"
     )]
-    #[schemars(range(min = 0, max = REPLICAS_MAX))]
+    #[schemars(range(min = 0, max = MODEL_SERVER_REPLICAS_MAX))]
     pub(crate) replicas: Option<i64>,
     /// Scale the replicas with load instead of fixing them (replaces replicas): the platform's autoscaler adds a replica above a per-replica number of in-flight requests that the sizing plan derives. The autoscaler owns the count: a new server starts at one replica and the autoscaler brings it to minReplicas; a running server keeps its replicas until the autoscaler first scales it.
     pub(crate) autoscaling: Option<ModelServerAutoscaling>,
@@ -167,17 +160,23 @@ impl LlmInferenceSpec {
             "spec.gpu",
             self.gpu,
             1,
-            GPU_MAX,
+            GPUS_PER_REPLICA_MAX,
             "; omit it to derive the count from the model and GPU type",
         )?;
         check_range(
             "spec.maxModelLen",
             self.max_model_len,
-            MAX_MODEL_LEN_MIN,
-            MAX_MODEL_LEN_MAX,
+            CONTEXT_TOKENS_MIN,
+            CONTEXT_TOKENS_MAX,
             " tokens; omit it to derive the longest context that fits",
         )?;
-        check_range("spec.replicas", self.replicas, 0, REPLICAS_MAX, "")?;
+        check_range(
+            "spec.replicas",
+            self.replicas,
+            0,
+            MODEL_SERVER_REPLICAS_MAX,
+            "",
+        )?;
         if let Some(a) = &self.autoscaling {
             if let Some(r) = self.replicas {
                 return Err(format!(

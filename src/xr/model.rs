@@ -10,7 +10,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::plan_status::PlanStatus;
-use super::shared_fields::{HF_TOKEN_KEY, NameRef, SecretKeyRef};
+use super::shared_fields::{GPUS_PER_REPLICA_MAX, HF_TOKEN_KEY, NameRef, SecretKeyRef};
 use super::sizing_vocabulary::{KvCacheDtype, Objective, WeightPrecision};
 use super::validate::{at_most, required_text, text};
 use crate::names::require_subdomain;
@@ -22,8 +22,6 @@ pub(crate) const KIND: &str = "Model";
 pub(crate) const DESCRIPTOR_MAX: usize = 64;
 /// Longest weightsURI: the schema states it and the composer checks it.
 pub(crate) const WEIGHTS_URI_MAX: usize = 1024;
-/// Most shards: the schema states it and the composer checks it.
-pub(crate) const SHARD_COUNT_MAX: i64 = 64;
 /// Longest `revision`: Git refuses longer ref names on most file systems.
 pub(crate) const REVISION_MAX: usize = 255;
 /// Longest `toolCallParser` accepted: vLLM's names are a few words.
@@ -128,7 +126,7 @@ pub(crate) struct ConfigFrom {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct ShardSpec {
     /// Number of shards: GPUs per replica for tensor/pipeline parallelism, replicas for data parallelism.
-    #[schemars(range(min = 1, max = SHARD_COUNT_MAX))]
+    #[schemars(range(min = 1, max = GPUS_PER_REPLICA_MAX))]
     pub(crate) count: i64,
     pub(crate) strategy: ShardStrategy,
     /// GPU topology the shards need.

@@ -5,10 +5,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// Most model-server replicas an autoscaler may run.
-pub(crate) const REPLICAS_MAX: i64 = 100;
-/// Longest stated request, in tokens (the longest context).
-pub(crate) const TOKENS_MAX: i64 = 10_485_760;
+use super::shared_fields::{CONTEXT_TOKENS_MAX, MODEL_SERVER_REPLICAS_MAX};
+
 /// Highest per-replica target: vLLM's largest default batch is 1,024.
 pub(crate) const TARGET_MAX: i64 = 4096;
 
@@ -21,30 +19,30 @@ pub(crate) struct ModelServerAutoscaling {
     /// Fewest replicas (default 1). 0 lets KEDA scale the server to zero when idle; vLLM's metrics cannot bring it back, so something outside must (a gateway's request metric, kubectl scale).
     #[serde(
         default,
-        deserialize_with = "crate::de::opt_whole_number::<_, 0, REPLICAS_MAX>"
+        deserialize_with = "crate::de::opt_whole_number::<_, 0, MODEL_SERVER_REPLICAS_MAX>"
     )]
-    #[schemars(range(min = 0, max = REPLICAS_MAX))]
+    #[schemars(range(min = 0, max = MODEL_SERVER_REPLICAS_MAX))]
     pub(crate) min_replicas: Option<i64>,
     /// Most replicas. Required.
     #[serde(
         default,
-        deserialize_with = "crate::de::opt_whole_number::<_, 1, REPLICAS_MAX>"
+        deserialize_with = "crate::de::opt_whole_number::<_, 1, MODEL_SERVER_REPLICAS_MAX>"
     )]
-    #[schemars(range(min = 1, max = REPLICAS_MAX))]
+    #[schemars(range(min = 1, max = MODEL_SERVER_REPLICAS_MAX))]
     pub(crate) max_replicas: Option<i64>,
     /// Prompt tokens of a typical request. With outputTokens, the request size the per-replica target is derived for; unset, requests are taken to fill the whole context.
     #[serde(
         default,
-        deserialize_with = "crate::de::opt_whole_number::<_, 1, TOKENS_MAX>"
+        deserialize_with = "crate::de::opt_whole_number::<_, 1, CONTEXT_TOKENS_MAX>"
     )]
-    #[schemars(range(min = 1, max = TOKENS_MAX))]
+    #[schemars(range(min = 1, max = CONTEXT_TOKENS_MAX))]
     pub(crate) prompt_tokens: Option<i64>,
     /// Output tokens of a typical request.
     #[serde(
         default,
-        deserialize_with = "crate::de::opt_whole_number::<_, 1, TOKENS_MAX>"
+        deserialize_with = "crate::de::opt_whole_number::<_, 1, CONTEXT_TOKENS_MAX>"
     )]
-    #[schemars(range(min = 1, max = TOKENS_MAX))]
+    #[schemars(range(min = 1, max = CONTEXT_TOKENS_MAX))]
     pub(crate) output_tokens: Option<i64>,
     /// In-flight requests per replica above which to scale out, instead of the target the plan derives.
     #[serde(
@@ -61,8 +59,8 @@ impl ModelServerAutoscaling {
     pub(crate) fn range(&self, field: &str) -> Result<(i32, i32), String> {
         // serde took any whole number; the schema's ranges hold here too.
         for (name, v, max) in [
-            ("promptTokens", self.prompt_tokens, TOKENS_MAX),
-            ("outputTokens", self.output_tokens, TOKENS_MAX),
+            ("promptTokens", self.prompt_tokens, CONTEXT_TOKENS_MAX),
+            ("outputTokens", self.output_tokens, CONTEXT_TOKENS_MAX),
             (
                 "targetRequestsPerReplica",
                 self.target_requests_per_replica,
@@ -72,13 +70,13 @@ impl ModelServerAutoscaling {
             crate::xr::validate::in_range(&format!("{field}.{name}"), v, 1, Some(max))?;
         }
         let max = self.max_replicas.ok_or_else(|| {
-            format!("{field}.maxReplicas is required: the most replicas the autoscaler may run, 1 to {REPLICAS_MAX}")
+            format!("{field}.maxReplicas is required: the most replicas the autoscaler may run, 1 to {MODEL_SERVER_REPLICAS_MAX}")
         })?;
         let min = self.min_replicas.unwrap_or(1);
         for (name, v, lo) in [("minReplicas", min, 0), ("maxReplicas", max, 1)] {
-            if !(lo..=REPLICAS_MAX).contains(&v) {
+            if !(lo..=MODEL_SERVER_REPLICAS_MAX).contains(&v) {
                 return Err(format!(
-                    "{field}.{name} is {v}; use a whole number from {lo} to {REPLICAS_MAX}"
+                    "{field}.{name} is {v}; use a whole number from {lo} to {MODEL_SERVER_REPLICAS_MAX}"
                 ));
             }
         }

@@ -41,6 +41,18 @@ pub(crate) const MIG_PROFILE_MAX: usize = 32;
 /// Longest GPU type name (`H100-80GB`), in characters.
 pub(crate) const GPU_TYPE_MAX: usize = 64;
 
+// Limits the kinds share: each XR schema states them and each reader
+// checks them with these constants, so one rule has one number.
+/// Most GPUs one model-server replica spans (and a Model's shards).
+pub(crate) const GPUS_PER_REPLICA_MAX: i64 = 64;
+/// Shortest and longest context, in tokens: LLMInference's maxModelLen,
+/// an agent class's maxContextLength; the longest is also the most tokens
+/// a request may state.
+pub(crate) const CONTEXT_TOKENS_MIN: i64 = 256;
+pub(crate) const CONTEXT_TOKENS_MAX: i64 = 10_485_760;
+/// Most model-server replicas, set or autoscaled.
+pub(crate) const MODEL_SERVER_REPLICAS_MAX: i64 = 100;
+
 /// The image pull secrets of a pod: the platform's, then `own` (the field
 /// `field`), each once. A name that no Secret can have is refused.
 pub(crate) fn pull_secrets(

@@ -53,12 +53,14 @@ use crate::request::int_at;
 use crate::sizing::{self, Plan, Throughput};
 use crate::units::{GIB, parse_duration_seconds, parse_quantity};
 use crate::xr::agent_pool::{
-    AgentPoolSpec, AgentPoolStatus, AgentsStatus, AutoscalingStatus, CONTEXT_LENGTH_MAX,
-    CONTEXT_LENGTH_MIN, GPU_COUNT_MAX, ModelServerStatus,
+    AgentPoolSpec, AgentPoolStatus, AgentsStatus, AutoscalingStatus, ModelServerStatus,
 };
 use crate::xr::model::Locality;
 use crate::xr::plan_status::PlanStatus;
-use crate::xr::shared_fields::{API_KEY_KEY, Endpoint, PullSecrets};
+use crate::xr::shared_fields::{
+    API_KEY_KEY, CONTEXT_TOKENS_MAX, CONTEXT_TOKENS_MIN, Endpoint, GPUS_PER_REPLICA_MAX,
+    PullSecrets,
+};
 
 /// Composition resource names.
 pub(crate) const MODEL_SERVER: &str = "model_server";
@@ -788,7 +790,7 @@ fn size(
     // clamps only make the casts total.
     let count = gpu
         .and_then(|g| g.count)
-        .map(|c| c.clamp(1, GPU_COUNT_MAX) as u32);
+        .map(|c| c.clamp(1, GPUS_PER_REPLICA_MAX) as u32);
     let facts = &model.facts;
     if let (Some(c), Some(tp)) = (count, facts.tensor_parallel) {
         let shards = tp * facts.pipeline_parallel.unwrap_or(1);
@@ -803,7 +805,7 @@ fn size(
     let max_model_len = spec
         .agent_class
         .max_context_length
-        .map(|l| l.clamp(CONTEXT_LENGTH_MIN, CONTEXT_LENGTH_MAX) as u64);
+        .map(|l| l.clamp(CONTEXT_TOKENS_MIN, CONTEXT_TOKENS_MAX) as u64);
     let request = sizing::SizingRequest {
         gpu_count: if facts.tensor_parallel.is_some() {
             None

@@ -195,7 +195,7 @@ impl ModelFacts {
         }
         let (mut tensor_parallel, mut pipeline_parallel, mut data_parallel) = (None, None, None);
         if let Some(shard) = &spec.shard_spec {
-            let max = crate::xr::model::SHARD_COUNT_MAX;
+            let max = crate::xr::shared_fields::GPUS_PER_REPLICA_MAX;
             let count = u32::try_from(shard.count)
                 .ok()
                 .filter(|c| (1..=max).contains(&i64::from(*c)))
