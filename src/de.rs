@@ -104,27 +104,29 @@ fn described(value: &Value) -> String {
     }
 }
 
-/// Reads an optional whole number for a field whose valid range is
-/// `MIN..=MAX`. Numbers that are whole and fit an i64 are returned as they
-/// are (the composer checks the range with a message about the field's
-/// meaning); anything else (1.5, 1e30, "two") is refused here with the range,
-/// since serde alone would only say "expected i64".
-pub(crate) fn opt_whole_number<'de, D, const MIN: i64, const MAX: i64>(
+/// Reads an optional whole number of type `T` for a field whose valid
+/// range is `MIN..=MAX` (`MAX` = `i64::MAX` for "at least `MIN`"). Whole
+/// numbers that fit `T` are returned as they are (the composer checks the
+/// range with a message about the field's meaning); anything else (1.5,
+/// 1e30, "two") is refused here with the range, since serde alone would
+/// only say "expected i64".
+pub(crate) fn opt_whole_number<'de, D, T, const MIN: i64, const MAX: i64>(
     d: D,
-) -> Result<Option<i64>, D::Error>
+) -> Result<Option<T>, D::Error>
 where
     D: serde::Deserializer<'de>,
+    T: TryFrom<i64>,
 {
     use serde::Deserialize;
     let value = Value::deserialize(d)?;
     let problem = match &value {
         Value::Null => return Ok(None),
-        Value::Number(n) => match n.as_i64() {
-            Some(v) => return Ok(Some(v)),
+        Value::Number(n) => match n.as_i64().map(T::try_from) {
+            Some(Ok(v)) => return Ok(Some(v)),
             None if n.as_f64().is_some_and(|f| f.fract() != 0.0) => {
                 format!("{n} is not a whole number")
             }
-            None => format!("{n} is out of range"),
+            Some(Err(_)) | None => format!("{n} is out of range"),
         },
         Value::String(s) => format!(
             "the string {} is not a whole number",
@@ -134,8 +136,13 @@ where
         Value::Array(_) => "a list is not a whole number".to_string(),
         Value::Object(_) => "an object is not a whole number".to_string(),
     };
+    let valid = if MAX == i64::MAX {
+        format!("of at least {MIN}")
+    } else {
+        format!("from {MIN} to {MAX}")
+    };
     Err(serde::de::Error::custom(format!(
-        "{problem}; use a whole number from {MIN} to {MAX}"
+        "{problem}; use a whole number {valid}"
     )))
 }
 

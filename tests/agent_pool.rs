@@ -1347,7 +1347,7 @@ fn malformed_agent_pools_are_refused_and_name_the_field_and_what_is_valid() {
             "port fraction",
             "spec.port",
             json!(80.5),
-            fatal("InvalidSpec", "spec.port: 80.5 is not a whole number"),
+            fatal("InvalidSpec", "spec.port: 80.5 is not a whole number; use a whole number from 1 to 65535"),
         )
         .requiring_nothing(),
         refusal(
@@ -1371,7 +1371,7 @@ fn malformed_agent_pools_are_refused_and_name_the_field_and_what_is_valid() {
             json!(1e30),
             fatal(
                 "InvalidSpec",
-                "spec.maxReplicas: 1e+30 is out of range for a whole number",
+                "spec.maxReplicas: 1e+30 is out of range; use a whole number from 1 to 1000",
             ),
         )
         .requiring_nothing(),
@@ -1444,7 +1444,7 @@ fn malformed_agent_pools_are_refused_and_name_the_field_and_what_is_valid() {
             json!(1e30),
             fatal(
                 "InvalidSpec",
-                "spec.agentClass.maxTokens: 1e+30 is out of range for a whole number",
+                "spec.agentClass.maxTokens: 1e+30 is out of range; use a whole number of at least 1",
             ),
         )
         .requiring_nothing(),
@@ -1454,7 +1454,7 @@ fn malformed_agent_pools_are_refused_and_name_the_field_and_what_is_valid() {
             json!("16k"),
             fatal(
                 "InvalidSpec",
-                "spec.agentClass.maxContextLength: the string \"16k\" is not a whole number",
+                "spec.agentClass.maxContextLength: the string \"16k\" is not a whole number; use a whole number from 256 to 10485760",
             ),
         )
         .requiring_nothing(),
@@ -1718,7 +1718,7 @@ fn malformed_agent_pools_are_refused_and_name_the_field_and_what_is_valid() {
             json!(1e30),
             fatal(
                 "InvalidSpec",
-                "spec.gpuRequirements.count: 1e+30 is out of range for a whole number",
+                "spec.gpuRequirements.count: 1e+30 is out of range; use a whole number from 1 to 64",
             ),
         )
         .requiring_nothing(),

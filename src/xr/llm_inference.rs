@@ -48,7 +48,7 @@ pub(crate) struct LlmInferenceSpec {
     /// GPUs per replica. Derived from the model and the GPU type when omitted; checked when given.
     #[serde(
         default,
-        deserialize_with = "crate::de::opt_whole_number::<_, 1, GPUS_PER_REPLICA_MAX>"
+        deserialize_with = "crate::de::opt_whole_number::<_, _, 1, GPUS_PER_REPLICA_MAX>"
     )]
     #[schemars(range(min = 1, max = GPUS_PER_REPLICA_MAX))]
     pub(crate) gpu: Option<i64>,
@@ -65,7 +65,7 @@ pub(crate) struct LlmInferenceSpec {
     /// Context length in tokens. Derived (and capped to what fits) when omitted.
     #[serde(
         default,
-        deserialize_with = "crate::de::opt_whole_number::<_, CONTEXT_TOKENS_MIN, CONTEXT_TOKENS_MAX>"
+        deserialize_with = "crate::de::opt_whole_number::<_, _, CONTEXT_TOKENS_MIN, CONTEXT_TOKENS_MAX>"
     )]
     #[schemars(range(min = CONTEXT_TOKENS_MIN, max = CONTEXT_TOKENS_MAX))]
     pub(crate) max_model_len: Option<i64>,
@@ -82,7 +82,7 @@ pub(crate) struct LlmInferenceSpec {
     /// Model-server replicas, each with the plan's GPUs. Defaults to 1 (or the Model's data-parallel count with modelRef). More than 1 adds a PodDisruptionBudget, so drains evict one pod at a time. 0 keeps everything composed but runs no replica: nothing serves, and the XR is not Ready.
     #[serde(
         default,
-        deserialize_with = "crate::de::opt_whole_number::<_, 0, MODEL_SERVER_REPLICAS_MAX>"
+        deserialize_with = "crate::de::opt_whole_number::<_, _, 0, MODEL_SERVER_REPLICAS_MAX>"
     )]
     #[schemars(range(min = 0, max = MODEL_SERVER_REPLICAS_MAX))]
     pub(crate) replicas: Option<i64>,
