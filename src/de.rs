@@ -136,14 +136,26 @@ where
         Value::Array(_) => "a list is not a whole number".to_string(),
         Value::Object(_) => "an object is not a whole number".to_string(),
     };
+    Err(whole_number_problem::<D::Error, MIN, MAX>(&problem))
+}
+
+/// [`opt_whole_number`] for a field that must be given.
+pub(crate) fn whole_number<'de, D, T, const MIN: i64, const MAX: i64>(d: D) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: TryFrom<i64>,
+{
+    opt_whole_number::<D, T, MIN, MAX>(d)?
+        .ok_or_else(|| whole_number_problem::<D::Error, MIN, MAX>("null is not a whole number"))
+}
+
+fn whole_number_problem<E: serde::de::Error, const MIN: i64, const MAX: i64>(problem: &str) -> E {
     let valid = if MAX == i64::MAX {
         format!("of at least {MIN}")
     } else {
         format!("from {MIN} to {MAX}")
     };
-    Err(serde::de::Error::custom(format!(
-        "{problem}; use a whole number {valid}"
-    )))
+    E::custom(format!("{problem}; use a whole number {valid}"))
 }
 
 /// Rewrites one serde message (see the module docs).

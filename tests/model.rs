@@ -1075,7 +1075,7 @@ fn malformed_models_are_fatal_and_name_the_field_and_what_is_valid() {
             json!({"count": 1e30, "strategy": "tensor"}),
             fatal(
                 "InvalidSpec",
-                "spec.shardSpec.count: 1e+30 is out of range for a whole number",
+                "spec.shardSpec.count: 1e+30 is out of range; use a whole number from 1 to 64",
             ),
         ),
         refusal(
@@ -1274,6 +1274,15 @@ fn malformed_models_are_fatal_and_name_the_field_and_what_is_valid() {
             fatal(
                 "InvalidSpec",
                 "spec.weightsIndex.totalSize is 0; use the bytes in metadata.total_size of model.safetensors.index.json (at most 400000000000000, 100T parameters in float32)",
+            ),
+        ),
+        refusal(
+            "weightsIndex in gigabytes",
+            "spec.weightsIndex",
+            json!({"totalSize": "16GB"}),
+            fatal(
+                "InvalidSpec",
+                "spec.weightsIndex.totalSize: the string \"16GB\" is not a whole number; use a whole number from 1 to 400000000000000",
             ),
         ),
         refusal(
