@@ -48,7 +48,7 @@ pub struct SizeArgs {
     #[arg(long, default_value = "auto")]
     pub(crate) quantization: String,
     /// Context length; default: the model's, up to 32768.
-    #[arg(long = "max-model-len", value_parser = context_length())]
+    #[arg(long = "max-model-len", value_parser = context_length)]
     pub(crate) max_model_len: Option<u64>,
     /// Parameter count for models outside the catalog: 70B, 8x7B, 1.5T.
     #[arg(long = "parameter-count")]
@@ -65,13 +65,13 @@ pub struct SizeArgs {
     #[arg(long = "mig-strategy", default_value = "mixed")]
     pub(crate) mig_strategy: String,
     /// Full-length sequences the KV cache must hold at once.
-    #[arg(long, value_parser = sequences())]
+    #[arg(long, value_parser = sequences)]
     pub(crate) concurrency: Option<u32>,
     /// Tensor-parallel size; default: chosen with the GPU count.
-    #[arg(long = "tensor-parallel", value_parser = gpus())]
+    #[arg(long = "tensor-parallel", value_parser = gpus)]
     pub(crate) tensor_parallel: Option<u32>,
     /// Pipeline-parallel size; default: chosen with the GPU count.
-    #[arg(long = "pipeline-parallel", value_parser = gpus())]
+    #[arg(long = "pipeline-parallel", value_parser = gpus)]
     pub(crate) pipeline_parallel: Option<u32>,
     /// The model's Hugging Face config.json: its exact architecture, for any
     /// model (wins over the catalog); `-` reads it from standard input.
@@ -94,10 +94,10 @@ pub struct SizeArgs {
     pub(crate) vllm_version: Option<String>,
     /// Prompt tokens of a typical request: with --output-tokens, the request
     /// size the autoscaling target is derived for (default: the full context).
-    #[arg(long = "prompt-tokens", value_parser = request_tokens())]
+    #[arg(long = "prompt-tokens", value_parser = request_tokens)]
     pub(crate) prompt_tokens: Option<u64>,
     /// Output tokens of a typical request.
-    #[arg(long = "output-tokens", value_parser = request_tokens())]
+    #[arg(long = "output-tokens", value_parser = request_tokens)]
     pub(crate) output_tokens: Option<u64>,
     /// Price of one GPU for one hour, as TYPE=PRICE (repeat it: --gpu-price
     /// L4=0.8 --gpu-price H100-80GB=4.1): the comparison shows each
@@ -150,30 +150,26 @@ fn led_by_flag(e: &SizingError) -> String {
 
 /// `--prompt-tokens` and `--output-tokens` take what an LLMInference's
 /// `spec.autoscaling.promptTokens` and `outputTokens` take.
-fn request_tokens() -> impl Fn(&str) -> Result<u64, String> + Clone + Send + Sync + 'static {
+fn request_tokens(written: &str) -> Result<u64, String> {
     let max = crate::xr::shared_fields::CONTEXT_TOKENS_MAX as u64;
-    whole_number(1, max, " of tokens")
+    whole_number(1, max, " of tokens")(written)
 }
 
 /// `--max-model-len` takes what an LLMInference's `spec.maxModelLen` takes.
-fn context_length() -> impl Fn(&str) -> Result<u64, String> + Clone + Send + Sync + 'static {
-    use crate::xr::shared_fields::{CONTEXT_TOKENS_MAX, CONTEXT_TOKENS_MIN};
-    whole_number(
-        CONTEXT_TOKENS_MIN as u64,
-        CONTEXT_TOKENS_MAX as u64,
-        " of tokens",
-    )
+fn context_length(written: &str) -> Result<u64, String> {
+    use crate::xr::shared_fields::{CONTEXT_TOKENS_MAX as MAX, CONTEXT_TOKENS_MIN as MIN};
+    whole_number(MIN as u64, MAX as u64, " of tokens")(written)
 }
 
 /// `--concurrency` takes as many sequences as the sizing engine plans for.
-fn sequences() -> impl Fn(&str) -> Result<u32, String> + Clone + Send + Sync + 'static {
-    whole_number(1, u64::from(sizing::MAX_CONCURRENCY), " of sequences")
+fn sequences(written: &str) -> Result<u32, String> {
+    whole_number(1, u64::from(sizing::MAX_CONCURRENCY), " of sequences")(written)
 }
 
 /// `--tensor-parallel` and `--pipeline-parallel` take at most the GPUs an
 /// LLMInference's `spec.gpu` may ask for.
-fn gpus() -> impl Fn(&str) -> Result<u32, String> + Clone + Send + Sync + 'static {
-    whole_number(1, crate::xr::shared_fields::GPUS_PER_REPLICA_MAX as u64, "")
+fn gpus(written: &str) -> Result<u32, String> {
+    whole_number(1, crate::xr::shared_fields::GPUS_PER_REPLICA_MAX as u64, "")(written)
 }
 
 /// `--gpu` takes the GPUs of one replica; a GPU type given to it is pointed
