@@ -4,14 +4,20 @@
 //! user reading `kubectl describe` wants `spec.gpu: 1.5 is not a whole
 //! number`. [`from_value`] keeps serde's field path (via serde_path_to_error)
 //! and rewrites the message into words: what was found, and what would be
-//! valid. Messages it does not recognise pass through unchanged.
+//! valid (of a number, the range the field's schema states, so the range
+//! has one home). Messages it does not recognise pass through unchanged.
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 /// Deserializes `value` as `T`. An error starts with the field path under
-/// `root` (for example `spec.gpu` or `input.defaults.gpuType`).
-pub(crate) fn from_value<T: DeserializeOwned>(value: Value, root: &str) -> Result<T, String> {
+/// `root` (for example `spec.gpu` or `input.defaults.gpuType`); a number
+/// that is not one the field takes is told the range `schema` states for it.
+fn from_value<T: DeserializeOwned>(
+    value: Value,
+    root: &str,
+    schema: Option<&Value>,
+) -> Result<T, String> {
     serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
         let field = if path == "." {
@@ -19,8 +25,47 @@ pub(crate) fn from_value<T: DeserializeOwned>(value: Value, root: &str) -> Resul
         } else {
             format!("{root}.{path}")
         };
-        format!("{field}: {}", humanize(&e.inner().to_string()))
+        let range = schema.and_then(|s| stated_range(s, &path));
+        format!(
+            "{field}: {}",
+            humanize(&e.inner().to_string(), range.as_deref())
+        )
     })
+}
+
+/// The range `schema` states for the number at `path` (`a.b[0].c`, as
+/// serde_path_to_error writes it), in words: "a whole number from 1 to
+/// 64", "a number from 0 to 2", "a whole number of at least 1".
+fn stated_range(schema: &Value, path: &str) -> Option<String> {
+    let mut at = schema;
+    for part in path.split('.').filter(|p| !p.is_empty()) {
+        let (name, indexes) = part.split_once('[').unwrap_or((part, ""));
+        if !name.is_empty() {
+            at = at
+                .get("properties")
+                .and_then(|p| p.get(name))
+                .or_else(|| at.get("additionalProperties").filter(|a| a.is_object()))?;
+        }
+        for _ in indexes.matches(']') {
+            at = at.get("items")?;
+        }
+    }
+    let kind = match at.get("type")?.as_str()? {
+        "integer" => "a whole number",
+        "number" => "a number",
+        _ => return None,
+    };
+    let bound = |key| {
+        at.get(key)
+            .and_then(Value::as_f64)
+            .map(crate::quote::shown_number)
+    };
+    match (bound("minimum"), bound("maximum")) {
+        (Some(min), Some(max)) => Some(format!("{kind} from {min} to {max}")),
+        (Some(min), None) => Some(format!("{kind} of at least {min}")),
+        (None, Some(max)) => Some(format!("{kind} of at most {max}")),
+        (None, None) => None,
+    }
 }
 
 /// [`from_value`] for a value that must be an object of type `T`, such as
@@ -39,8 +84,9 @@ where
             described(&value)
         ));
     }
-    misread_shapes(&value, crate::schema::shared_structural_schema::<T>(), root)?;
-    from_value(value, root)
+    let schema = crate::schema::shared_structural_schema::<T>();
+    misread_shapes(&value, schema, root)?;
+    from_value(value, root, Some(schema))
 }
 
 /// The first value serde would misread against `schema`, as an error: a list
@@ -104,67 +150,14 @@ fn described(value: &Value) -> String {
     }
 }
 
-/// Reads an optional whole number of type `T` for a field whose valid
-/// range is `MIN..=MAX` (`MAX` = `i64::MAX` for "at least `MIN`"). Whole
-/// numbers that fit `T` are returned as they are (the composer checks the
-/// range with a message about the field's meaning); anything else (1.5,
-/// 1e30, "two") is refused here with the range, since serde alone would
-/// only say "expected i64".
-pub(crate) fn opt_whole_number<'de, D, T, const MIN: i64, const MAX: i64>(
-    d: D,
-) -> Result<Option<T>, D::Error>
-where
-    D: serde::Deserializer<'de>,
-    T: TryFrom<i64>,
-{
-    use serde::Deserialize;
-    let value = Value::deserialize(d)?;
-    let problem = match &value {
-        Value::Null => return Ok(None),
-        Value::Number(n) => match n.as_i64().map(T::try_from) {
-            Some(Ok(v)) => return Ok(Some(v)),
-            None if n.as_f64().is_some_and(|f| f.fract() != 0.0) => {
-                format!("{n} is not a whole number")
-            }
-            Some(Err(_)) | None => format!("{n} is out of range"),
-        },
-        Value::String(s) => format!(
-            "the string {} is not a whole number",
-            crate::quote::shown(s)
-        ),
-        Value::Bool(b) => format!("{b} is not a whole number"),
-        Value::Array(_) => "a list is not a whole number".to_string(),
-        Value::Object(_) => "an object is not a whole number".to_string(),
-    };
-    Err(whole_number_problem::<D::Error, MIN, MAX>(&problem))
-}
-
-/// [`opt_whole_number`] for a field that must be given.
-pub(crate) fn whole_number<'de, D, T, const MIN: i64, const MAX: i64>(d: D) -> Result<T, D::Error>
-where
-    D: serde::Deserializer<'de>,
-    T: TryFrom<i64>,
-{
-    opt_whole_number::<D, T, MIN, MAX>(d)?
-        .ok_or_else(|| whole_number_problem::<D::Error, MIN, MAX>("null is not a whole number"))
-}
-
-fn whole_number_problem<E: serde::de::Error, const MIN: i64, const MAX: i64>(problem: &str) -> E {
-    let valid = if MAX == i64::MAX {
-        format!("of at least {MIN}")
-    } else {
-        format!("from {MIN} to {MAX}")
-    };
-    E::custom(format!("{problem}; use a whole number {valid}"))
-}
-
-/// Rewrites one serde message (see the module docs).
-pub(crate) fn humanize(message: &str) -> String {
+/// Rewrites one serde message (see the module docs); `range` is what the
+/// field's schema says of a number, when it says anything.
+fn humanize(message: &str, range: Option<&str>) -> String {
     for prefix in ["invalid type: ", "invalid value: "] {
         if let Some(rest) = message.strip_prefix(prefix)
             && let Some((found, expected)) = rest.rsplit_once(", expected ")
         {
-            return wrong_value(found, expected);
+            return wrong_value(found, expected, range);
         }
     }
     // A list where a struct was expected: serde reads structs from lists too.
@@ -208,8 +201,8 @@ pub(crate) fn humanize(message: &str) -> String {
     message.to_string()
 }
 
-/// "found X, expected Y" in words.
-fn wrong_value(found: &str, expected: &str) -> String {
+/// "found X, expected Y" in words, with the range a number must be in.
+fn wrong_value(found: &str, expected: &str, range: Option<&str>) -> String {
     let shown = shown(found);
     let integral_number = found
         .strip_prefix("floating point `")
@@ -217,23 +210,29 @@ fn wrong_value(found: &str, expected: &str) -> String {
         .and_then(|f| f.parse::<f64>().ok())
         .is_some_and(|f| f.fract() == 0.0)
         || found.starts_with("integer `");
+    let use_range = |problem: String| match range {
+        Some(range) => format!("{problem}; use {range}"),
+        None => problem,
+    };
     let want = match expected {
         "i8" | "i16" | "i32" | "i64" | "i128" | "isize" => {
+            if integral_number && range.is_some() {
+                return use_range(format!("{shown} is out of range"));
+            }
             if integral_number {
                 return format!("{shown} is out of range for a whole number");
             }
-            "a whole number".to_string()
+            return use_range(format!("{shown} is not a whole number"));
         }
         "u8" | "u16" | "u32" | "u64" | "u128" | "usize" => {
             if integral_number {
-                return format!(
-                    "{shown} is out of range; use a whole number from 0 to {}",
-                    unsigned_max(expected)
-                );
+                let unsigned = format!("a whole number from 0 to {}", unsigned_max(expected));
+                let range = range.unwrap_or(&unsigned);
+                return format!("{shown} is out of range; use {range}");
             }
-            "a whole number".to_string()
+            return use_range(format!("{shown} is not a whole number"));
         }
-        "f32" | "f64" => "a number".to_string(),
+        "f32" | "f64" => return use_range(format!("{shown} is not a number")),
         "a string" | "a borrowed string" | "a character" => "a string".to_string(),
         "a boolean" => "true or false".to_string(),
         "a sequence" => "a list".to_string(),
@@ -369,7 +368,7 @@ mod tests {
             ),
         ];
         for (value, want) in cases {
-            let got = from_value::<Spec>(value.clone(), "spec").unwrap_err();
+            let got = from_value::<Spec>(value.clone(), "spec", None).unwrap_err();
             assert_eq!(got, want, "for {value}");
         }
     }
@@ -381,6 +380,7 @@ mod tests {
                    "args": ["x"], "color": "Blue", "nested": {"name": "n"},
                    "toleration": {"key": "sku", "operator": "Exists"}}),
             "spec",
+            None,
         )
         .unwrap();
         assert_eq!(
@@ -462,11 +462,96 @@ mod tests {
         assert_eq!(read.nested.unwrap()[0].name, "a");
     }
 
+    #[derive(Debug, Deserialize, schemars::JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    struct Ranged {
+        #[schemars(range(min = 1, max = 64))]
+        gpu: Option<i64>,
+        #[schemars(range(min = 1, max = 65535))]
+        port: Option<i32>,
+        #[schemars(range(min = 0.0, max = 2.0))]
+        temperature: Option<f64>,
+        #[schemars(range(min = 1))]
+        tokens: Option<u64>,
+        unbounded: Option<i64>,
+        pools: Option<Vec<Pool>>,
+    }
+
+    #[derive(Debug, Deserialize, schemars::JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    struct Pool {
+        #[schemars(range(min = 0, max = 100))]
+        percent: i64,
+    }
+
+    #[test]
+    fn a_number_the_field_does_not_take_is_told_the_range_its_schema_states() {
+        let cases = [
+            (
+                json!({"gpu": 1.5}),
+                "spec.gpu: 1.5 is not a whole number; use a whole number from 1 to 64",
+            ),
+            (
+                json!({"gpu": "16k"}),
+                "spec.gpu: the string \"16k\" is not a whole number; use a whole number from 1 to 64",
+            ),
+            (
+                json!({"gpu": 1e30}),
+                "spec.gpu: 1e+30 is out of range; use a whole number from 1 to 64",
+            ),
+            (
+                json!({"gpu": true}),
+                "spec.gpu: true is not a whole number; use a whole number from 1 to 64",
+            ),
+            (
+                json!({"port": 3_000_000_000_u64}),
+                "spec.port: 3000000000 is out of range; use a whole number from 1 to 65535",
+            ),
+            (
+                json!({"temperature": "hot"}),
+                "spec.temperature: the string \"hot\" is not a number; use a number from 0 to 2",
+            ),
+            (
+                json!({"tokens": -1}),
+                "spec.tokens: -1 is out of range; use a whole number of at least 1",
+            ),
+            (
+                json!({"unbounded": 0.5}),
+                "spec.unbounded: 0.5 is not a whole number",
+            ),
+            (
+                json!({"pools": [{"percent": 1}, {"percent": [50]}]}),
+                "spec.pools[1].percent: a list is not a whole number; use a whole number from 0 to 100",
+            ),
+        ];
+        for (value, want) in cases {
+            let got = from_object::<Ranged>(value.clone(), "spec").unwrap_err();
+            assert_eq!(got, want, "for {value}");
+        }
+        let read: Ranged = from_object(
+            json!({"gpu": 2, "port": 80, "temperature": 0.5, "tokens": 3, "unbounded": -4,
+                   "pools": [{"percent": 5}]}),
+            "spec",
+        )
+        .unwrap();
+        assert_eq!(
+            (
+                read.gpu,
+                read.port,
+                read.temperature,
+                read.tokens,
+                read.unbounded
+            ),
+            (Some(2), Some(80), Some(0.5), Some(3), Some(-4))
+        );
+        assert_eq!(read.pools.unwrap()[0].percent, 5);
+    }
+
     #[test]
     fn long_strings_are_shortened() {
         let long = "x".repeat(10_000);
         for field in ["gpu", "color"] {
-            let got = from_value::<Spec>(json!({field: long}), "spec").unwrap_err();
+            let got = from_value::<Spec>(json!({field: long}), "spec", None).unwrap_err();
             assert!(got.len() < 200, "{got}");
             assert!(got.contains("(10000 characters)"), "{got}");
         }

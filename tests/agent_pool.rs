@@ -1407,7 +1407,7 @@ fn malformed_agent_pools_are_refused_and_name_the_field_and_what_is_valid() {
             json!("NaN"),
             fatal(
                 "InvalidSpec",
-                "spec.agentClass.temperature: the string \"NaN\" is not a number",
+                "spec.agentClass.temperature: the string \"NaN\" is not a number; use a number from 0 to 2",
             ),
         )
         .requiring_nothing(),

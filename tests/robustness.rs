@@ -208,7 +208,7 @@ fn an_xr_that_turns_invalid_keeps_what_was_composed() {
             desired: Some(earlier_llm_inference_desired()),
             results: vec![fatal(
                 "InvalidInput",
-                "cannot read the step input: input.defaults.gpuMemoryUtilization: the string \"NaN\" is not a number"
+                "cannot read the step input: input.defaults.gpuMemoryUtilization: the string \"NaN\" is not a number; use a number from 0.1 to 0.99"
             )],
             ..Default::default()
         }

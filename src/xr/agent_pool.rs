@@ -89,38 +89,18 @@ pub(crate) struct AgentPoolSpec {
     #[schemars(length(max = ENV_MAX))]
     pub(crate) env: Vec<EnvVar>,
     /// Port the agents listen on. With it: a Service, TCP probes and (with ingressHost) an Ingress.
-    #[serde(
-        default,
-        deserialize_with = "crate::de::opt_whole_number::<_, _, 1, { PORT_MAX as i64 }>"
-    )]
     #[schemars(range(min = 1, max = PORT_MAX))]
     pub(crate) port: Option<i32>,
     /// Fewest agent replicas.
-    #[serde(
-        default,
-        deserialize_with = "crate::de::opt_whole_number::<_, _, 0, { REPLICAS_MAX as i64 }>"
-    )]
     #[schemars(range(min = 0, max = REPLICAS_MAX))]
     pub(crate) min_replicas: Option<i32>,
     /// Most agent replicas. The agents start at the warm floor; when maxReplicas is above it, a HorizontalPodAutoscaler owns the count from its first scale on.
-    #[serde(
-        default,
-        deserialize_with = "crate::de::opt_whole_number::<_, _, 1, { REPLICAS_MAX as i64 }>"
-    )]
     #[schemars(range(min = 1, max = REPLICAS_MAX))]
     pub(crate) max_replicas: Option<i32>,
     /// Share of maxReplicas kept running (warm) even when idle, 0 to 100.
-    #[serde(
-        default,
-        deserialize_with = "crate::de::opt_whole_number::<_, _, 0, { PERCENT_MAX as i64 }>"
-    )]
     #[schemars(range(min = 0, max = PERCENT_MAX))]
     pub(crate) prewarm_percent: Option<i32>,
     /// Tokens per second the model server must sustain; sets its replicas.
-    #[serde(
-        default,
-        deserialize_with = "crate::de::opt_whole_number::<_, _, 1, { i64::MAX }>"
-    )]
     #[schemars(range(min = 1))]
     pub(crate) tokens_per_second_budget: Option<i64>,
     /// MIG profile for the model server, such as 1g.10gb, or auto or none.
@@ -164,17 +144,9 @@ pub(crate) struct AgentClass {
     #[schemars(range(min = 0.0, max = TEMPERATURE_MAX))]
     pub(crate) temperature: Option<f64>,
     /// Most tokens per answer.
-    #[serde(
-        default,
-        deserialize_with = "crate::de::opt_whole_number::<_, _, 1, { i64::MAX }>"
-    )]
     #[schemars(range(min = 1))]
     pub(crate) max_tokens: Option<i64>,
     /// Context window in tokens; also the model server's max model length.
-    #[serde(
-        default,
-        deserialize_with = "crate::de::opt_whole_number::<_, _, CONTEXT_TOKENS_MIN, CONTEXT_TOKENS_MAX>"
-    )]
     #[schemars(range(min = CONTEXT_TOKENS_MIN, max = CONTEXT_TOKENS_MAX))]
     pub(crate) max_context_length: Option<i64>,
     /// Tools the agents may call and their limits, passed to them in agent.json for the agents to enforce.
@@ -205,10 +177,6 @@ pub(crate) struct ToolPermission {
     /// Longest call, a duration such as 10s.
     pub(crate) timeout: Option<String>,
     /// Most calls of the tool at once.
-    #[serde(
-        default,
-        deserialize_with = "crate::de::opt_whole_number::<_, _, 1, { i64::MAX }>"
-    )]
     #[schemars(range(min = 1))]
     pub(crate) max_concurrency: Option<i64>,
     /// Scopes a caller must hold to use the tool.
@@ -253,10 +221,6 @@ pub(crate) struct Slo {
     /// Time to first token, a duration such as 500ms.
     pub(crate) ttft: Option<String>,
     /// Output tokens per second each agent should receive.
-    #[serde(
-        default,
-        deserialize_with = "crate::de::opt_whole_number::<_, _, 1, { i64::MAX }>"
-    )]
     #[schemars(range(min = 1))]
     pub(crate) tokens_per_second: Option<i64>,
     /// 95th percentile of a whole answer's latency, a duration such as 5s.
@@ -282,10 +246,6 @@ pub(crate) struct MemoryConfig {
     /// How long entries live, a duration such as 2h.
     pub(crate) ttl: Option<String>,
     /// Most entries per session.
-    #[serde(
-        default,
-        deserialize_with = "crate::de::opt_whole_number::<_, _, 1, { i64::MAX }>"
-    )]
     #[schemars(range(min = 1))]
     pub(crate) max_size: Option<i64>,
     /// Whether the agents encrypt what they store.
@@ -355,24 +315,12 @@ pub(crate) struct ScalingPolicy {
     /// A duration such as 45s.
     pub(crate) stabilization_window: Option<String>,
     /// Most change per period, in percent of the current replicas (a Percent policy).
-    #[serde(
-        default,
-        deserialize_with = "crate::de::opt_whole_number::<_, _, 1, { SCALING_CHANGE_MAX as i64 }>"
-    )]
     #[schemars(range(min = 1, max = SCALING_CHANGE_MAX))]
     pub(crate) max_change_percent: Option<i32>,
     /// Most change per period, in replicas (a Pods policy); with maxChangePercent the smaller change wins.
-    #[serde(
-        default,
-        deserialize_with = "crate::de::opt_whole_number::<_, _, 1, { SCALING_CHANGE_MAX as i64 }>"
-    )]
     #[schemars(range(min = 1, max = SCALING_CHANGE_MAX))]
     pub(crate) max_change_absolute: Option<i32>,
     /// The period of maxChangePercent and maxChangeAbsolute, in seconds (default 60).
-    #[serde(
-        default,
-        deserialize_with = "crate::de::opt_whole_number::<_, _, 1, { SCALING_PERIOD_MAX as i64 }>"
-    )]
     #[schemars(range(min = 1, max = SCALING_PERIOD_MAX))]
     pub(crate) period_seconds: Option<i32>,
 }
@@ -383,10 +331,6 @@ pub(crate) struct ScalingPolicy {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct GpuRequirements {
     /// GPUs per model-server replica. Derived when omitted.
-    #[serde(
-        default,
-        deserialize_with = "crate::de::opt_whole_number::<_, _, 1, GPUS_PER_REPLICA_MAX>"
-    )]
     #[schemars(range(min = 1, max = GPUS_PER_REPLICA_MAX))]
     pub(crate) count: Option<i64>,
     /// Least memory per GPU, a quantity such as 40Gi.

@@ -46,10 +46,6 @@ pub(crate) struct LlmInferenceSpec {
     /// A Model in this namespace whose weights to serve, instead of model.
     pub(crate) model_ref: Option<NameRef>,
     /// GPUs per replica. Derived from the model and the GPU type when omitted; checked when given.
-    #[serde(
-        default,
-        deserialize_with = "crate::de::opt_whole_number::<_, _, 1, GPUS_PER_REPLICA_MAX>"
-    )]
     #[schemars(range(min = 1, max = GPUS_PER_REPLICA_MAX))]
     pub(crate) gpu: Option<i64>,
     /// GPU type, for example L4, A100-80GB or H100-80GB. Defaults to the platform's default type, or, where the platform offers several and names none, the cheapest offered type that serves the model (status.plan.reasons says why).
@@ -63,10 +59,6 @@ pub(crate) struct LlmInferenceSpec {
     #[schemars(schema_with = "super::sizing_vocabulary::auto_or_precision_schema")]
     pub(crate) quantization: Option<WeightPrecision>,
     /// Context length in tokens. Derived (and capped to what fits) when omitted.
-    #[serde(
-        default,
-        deserialize_with = "crate::de::opt_whole_number::<_, _, CONTEXT_TOKENS_MIN, CONTEXT_TOKENS_MAX>"
-    )]
     #[schemars(range(min = CONTEXT_TOKENS_MIN, max = CONTEXT_TOKENS_MAX))]
     pub(crate) max_model_len: Option<i64>,
     /// Parameter count for models the catalog does not know and whose id does not say, for example 70B or 8x7B.
@@ -80,10 +72,6 @@ pub(crate) struct LlmInferenceSpec {
     /// What the layout is chosen for: minimal (fewest GPUs that start), balanced (room for the stated maxModelLen, else the recipes' headroom) or throughput (room for a batch). Defaults to the Model's with modelRef, else the platform's (step input).
     pub(crate) objective: Option<Objective>,
     /// Model-server replicas, each with the plan's GPUs. Defaults to 1 (or the Model's data-parallel count with modelRef). More than 1 adds a PodDisruptionBudget, so drains evict one pod at a time. 0 keeps everything composed but runs no replica: nothing serves, and the XR is not Ready.
-    #[serde(
-        default,
-        deserialize_with = "crate::de::opt_whole_number::<_, _, 0, MODEL_SERVER_REPLICAS_MAX>"
-    )]
     #[schemars(range(min = 0, max = MODEL_SERVER_REPLICAS_MAX))]
     pub(crate) replicas: Option<i64>,
     /// Scale the replicas with load instead of fixing them (replaces replicas): the platform's autoscaler adds a replica above a per-replica number of in-flight requests that the sizing plan derives. The autoscaler owns the count: a new server starts at one replica and the autoscaler brings it to minReplicas; a running server keeps its replicas until the autoscaler first scales it.

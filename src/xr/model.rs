@@ -108,9 +108,6 @@ fn free_form_object(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct WeightsIndex {
     /// metadata.total_size: the bytes of all weights as stored.
-    #[serde(
-        deserialize_with = "crate::de::whole_number::<_, _, 1, { crate::sizing::MAX_CHECKPOINT_BYTES as i64 }>"
-    )]
     #[schemars(range(min = 1, max = crate::sizing::MAX_CHECKPOINT_BYTES))]
     pub(crate) total_size: i64,
 }
@@ -129,7 +126,6 @@ pub(crate) struct ConfigFrom {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct ShardSpec {
     /// Number of shards: GPUs per replica for tensor/pipeline parallelism, replicas for data parallelism.
-    #[serde(deserialize_with = "crate::de::whole_number::<_, _, 1, GPUS_PER_REPLICA_MAX>")]
     #[schemars(range(min = 1, max = GPUS_PER_REPLICA_MAX))]
     pub(crate) count: i64,
     pub(crate) strategy: ShardStrategy,

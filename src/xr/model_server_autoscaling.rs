@@ -17,38 +17,18 @@ pub(crate) const TARGET_MAX: i64 = 4096;
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct ModelServerAutoscaling {
     /// Fewest replicas (default 1). 0 lets KEDA scale the server to zero when idle; vLLM's metrics cannot bring it back, so something outside must (a gateway's request metric, kubectl scale).
-    #[serde(
-        default,
-        deserialize_with = "crate::de::opt_whole_number::<_, _, 0, MODEL_SERVER_REPLICAS_MAX>"
-    )]
     #[schemars(range(min = 0, max = MODEL_SERVER_REPLICAS_MAX))]
     pub(crate) min_replicas: Option<i64>,
     /// Most replicas. Required.
-    #[serde(
-        default,
-        deserialize_with = "crate::de::opt_whole_number::<_, _, 1, MODEL_SERVER_REPLICAS_MAX>"
-    )]
     #[schemars(range(min = 1, max = MODEL_SERVER_REPLICAS_MAX))]
     pub(crate) max_replicas: Option<i64>,
     /// Prompt tokens of a typical request. With outputTokens, the request size the per-replica target is derived for; unset, requests are taken to fill the whole context.
-    #[serde(
-        default,
-        deserialize_with = "crate::de::opt_whole_number::<_, _, 1, CONTEXT_TOKENS_MAX>"
-    )]
     #[schemars(range(min = 1, max = CONTEXT_TOKENS_MAX))]
     pub(crate) prompt_tokens: Option<i64>,
     /// Output tokens of a typical request.
-    #[serde(
-        default,
-        deserialize_with = "crate::de::opt_whole_number::<_, _, 1, CONTEXT_TOKENS_MAX>"
-    )]
     #[schemars(range(min = 1, max = CONTEXT_TOKENS_MAX))]
     pub(crate) output_tokens: Option<i64>,
     /// In-flight requests per replica above which to scale out, instead of the target the plan derives.
-    #[serde(
-        default,
-        deserialize_with = "crate::de::opt_whole_number::<_, _, 1, TARGET_MAX>"
-    )]
     #[schemars(range(min = 1, max = TARGET_MAX))]
     pub(crate) target_requests_per_replica: Option<i64>,
 }
