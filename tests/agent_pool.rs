@@ -326,7 +326,7 @@ fn with_its_model_the_pool_composes_server_agents_config_autoscaler_and_budget()
             "tokensPerSecondPerReplica": 65.3,
             "formula": "batch 6 (KV cache room for 26839 tokens / 4096 average context, at most 256) x single-sequence \
                         13.1 tokens/s, slowed by reading the batch's KV cache = 65.3 tokens/s per replica; \
-                        no tokensPerSecondBudget: 1 replica(s) (the Model's data-parallel shards, or 1)",
+                        no tokensPerSecondBudget: 1 replica (the Model's data-parallel shards, or 1)",
         })
     );
     assert_eq!(
@@ -346,7 +346,7 @@ fn with_its_model_the_pool_composes_server_agents_config_autoscaler_and_budget()
                 "Sized",
                 fnv1::Status::ConditionTrue,
                 "Sized",
-                "1 model-server replica(s) of 1 x L4 (float16), tensor parallel 1, max model length 8192"
+                "1 model-server replica of 1 x L4 (float16), tensor parallel 1, max model length 8192"
             ),
             condition(
                 "Serving",
@@ -386,7 +386,7 @@ fn a_pool_on_a_large_gpu_batches_as_many_sequences_as_vllm_does() {
         desired_status(&rsp)["modelServer"]["formula"],
         "batch 410 (KV cache room for 420068 tokens / 1024 average context, at most 1024) x single-sequence \
          146.0 tokens/s, slowed by reading the batch's KV cache = 13524.5 tokens/s per replica; \
-         no tokensPerSecondBudget: 1 replica(s) (the Model's data-parallel shards, or 1)"
+         no tokensPerSecondBudget: 1 replica (the Model's data-parallel shards, or 1)"
     );
 }
 
@@ -1090,7 +1090,7 @@ fn once_the_model_server_serves_the_agents_pods_say_why_the_agents_do_not() {
         serving(&rsp),
         not_serving(
             "AgentsStarting",
-            "the model server serves; the agents serve on 1 of 2 replica(s): 1 more starting"
+            "the model server serves; the agents serve on 1 of 2 replicas: 1 more starting"
         )
     );
     assert_eq!(rsp.results, vec![]);
@@ -1105,7 +1105,7 @@ fn once_the_model_server_serves_the_agents_pods_say_why_the_agents_do_not() {
         serving(&rsp),
         not_serving(
             "AgentsRollingOut",
-            "the model server serves; the agent Deployment rolls out: 1 of 2 replica(s) updated, 2 available"
+            "the model server serves; the agent Deployment rolls out: 1 of 2 replicas updated, 2 available"
         )
     );
     assert_eq!(rsp.results, vec![]);
@@ -1115,7 +1115,7 @@ fn once_the_model_server_serves_the_agents_pods_say_why_the_agents_do_not() {
         serving(&rsp),
         not_serving(
             "Unschedulable",
-            &format!("{unschedulable}; 2 agent replica(s) still available")
+            &format!("{unschedulable}; 2 agent replicas still available")
         )
     );
 
@@ -1127,7 +1127,7 @@ fn once_the_model_server_serves_the_agents_pods_say_why_the_agents_do_not() {
     );
     scaled_up["spec"]["replicas"] = json!(3);
     let above_floor = "agents serve with meta-llama/Llama-3.1-8B-Instruct at \
-                       http://reviewers-model.team-a.svc.cluster.local/v1 on 2 of 3 replica(s): 1 more";
+                       http://reviewers-model.team-a.svc.cluster.local/v1 on 2 of 3 replicas: 1 more";
     let rsp = call_with(scaled_up.clone(), None);
     assert_eq!(
         serving(&rsp),

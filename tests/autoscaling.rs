@@ -210,7 +210,7 @@ fn a_new_server_is_ready_once_the_autoscalers_floor_serves() {
             fnv1::Status::ConditionFalse,
             "BelowMinReplicas",
             &format!(
-                "meta-llama/Llama-3.1-8B-Instruct serves at http://chat.team-a.svc.cluster.local/v1 ({layout}) on 1 replica(s), fewer than minReplicas 2: the autoscaler has not scaled it up yet"
+                "meta-llama/Llama-3.1-8B-Instruct serves at http://chat.team-a.svc.cluster.local/v1 ({layout}) on 1 replica, fewer than minReplicas 2: the autoscaler has not scaled it up yet"
             ),
         ))
     );
@@ -256,7 +256,7 @@ fn a_server_the_autoscaler_scales_up_beyond_its_floor_stays_ready() {
         (c.status, c.reason, c.message.unwrap_or_default())
     };
     let serves = "meta-llama/Llama-3.1-8B-Instruct serves at http://chat.team-a.svc.cluster.local/v1 (1 x \
-                  H100-80GB (bfloat16), tensor parallel 1, max model length 32768) on 2 of 3 replica(s): 1 more";
+                  H100-80GB (bfloat16), tensor parallel 1, max model length 32768) on 2 of 3 replicas: 1 more";
 
     // Two serve the current spec, the third starts: Ready, and it says so.
     let rsp = at(xr.clone(), 3, 3, 2, vec![]);

@@ -1981,7 +1981,7 @@ fn ready_means_the_current_layout_serves_on_every_replica() {
         (
             "RollingOut".into(),
             format!(
-                "rolling out {QWEN_ON_H100}: 0 of 1 replica(s) updated, 1 available; {QWEN_ON_L4} still serves on 1 replica(s)"
+                "rolling out {QWEN_ON_H100}: 0 of 1 replica updated, 1 available; {QWEN_ON_L4} still serves on 1 replica"
             )
         )
     );
@@ -2008,7 +2008,7 @@ fn ready_means_the_current_layout_serves_on_every_replica() {
     let rsp = call_with(rolling.clone(), Some(vec![pending.clone()]));
     let unschedulable = format!(
         "pod qwen-7d9f-x2 cannot be scheduled: 0/6 nodes are available: 2 Insufficient nvidia.com/gpu, 4 node(s) \
-         didn't match Pod's node affinity/selector; {QWEN_ON_L4} still serves on 1 replica(s)"
+         didn't match Pod's node affinity/selector; {QWEN_ON_L4} still serves on 1 replica"
     );
     assert_eq!(
         serving(&rsp),
@@ -2045,7 +2045,7 @@ fn ready_means_the_current_layout_serves_on_every_replica() {
     let deadline = format!(
         "ReplicaSet \"qwen-7d9f\" has timed out progressing: pod qwen-7d9f-x2 cannot be scheduled: 0/6 nodes are \
          available: 2 Insufficient nvidia.com/gpu, 4 node(s) didn't match Pod's node affinity/selector; \
-         {QWEN_ON_L4} still serves on 1 replica(s)"
+         {QWEN_ON_L4} still serves on 1 replica"
     );
     assert_eq!(
         serving(&rsp),
@@ -2156,7 +2156,7 @@ fn a_server_whose_pods_are_never_created_says_where_to_look() {
         let c = response_condition(rsp, "Serving").unwrap();
         (c.reason, c.message.unwrap_or_default())
     };
-    let starting = "Qwen/Qwen2.5-1.5B-Instruct has no available replica yet (0 of 1 replica(s) updated, 0 \
+    let starting = "Qwen/Qwen2.5-1.5B-Instruct has no available replica yet (0 of 1 replica updated, 0 \
         available): it will serve 1 x L4 (bfloat16), tensor parallel 1, max model length 32768 at \
         http://qwen.team-a.svc.cluster.local/v1";
 
@@ -2185,7 +2185,7 @@ fn a_server_whose_pods_are_never_created_says_where_to_look() {
         serving(&call(&with_required(req, "model_server_pods", vec![]))),
         (
             "Unavailable".into(),
-            "Qwen/Qwen2.5-1.5B-Instruct has no available replica (0 of 1 replica(s) updated, 0 available): \
+            "Qwen/Qwen2.5-1.5B-Instruct has no available replica (0 of 1 replica updated, 0 available): \
              it will serve 1 x L4 (bfloat16), tensor parallel 1, max model length 32768 at \
              http://qwen.team-a.svc.cluster.local/v1 again once one is; no pod of it exists: if that lasts, \
              `kubectl get events -n team-a --field-selector reason=FailedCreate` says why its controller \
@@ -3206,7 +3206,7 @@ fn a_replica_starting_again_is_not_a_rollout() {
             "ReplicasStarting".into(),
             format!(
                 "Qwen/Qwen2.5-7B-Instruct serves at http://qwen.team-a.svc.cluster.local/v1 ({QWEN_ON_L4}) on 1 \
-                 of 2 replica(s): 1 more starting"
+                 of 2 replicas: 1 more starting"
             )
         )
     );
@@ -3227,8 +3227,8 @@ fn a_replica_starting_again_is_not_a_rollout() {
             fnv1::Status::ConditionFalse as i32,
             "RollingOut".into(),
             format!(
-                "rolling out {QWEN_ON_L4}: 2 of 2 replica(s) updated, 2 available; {QWEN_ON_L4} still serves on 2 \
-                 replica(s)"
+                "rolling out {QWEN_ON_L4}: 2 of 2 replicas updated, 2 available; {QWEN_ON_L4} still serves on 2 \
+                 replicas"
             )
         )
     );
@@ -3476,7 +3476,7 @@ fn a_replica_change_that_deletes_the_weights_volume_says_so() {
         [("weights_cache".to_string(), resource(claim))].into();
     let two = call(&req);
     assert!(!composed_names(&two).iter().any(|n| n == "weights_cache"));
-    let said = "the weights volume big-weights is deleted: 2 replica(s) cannot share its ReadWriteOnce claim \
+    let said = "the weights volume big-weights is deleted: 2 replicas cannot share its ReadWriteOnce claim \
                 and the platform names no ReadWriteMany storage class \
                 (input.defaults.weightsCache.sharedStorageClassName), so each pod downloads the checkpoint \
                 itself, and one replica downloads it again into a new volume";

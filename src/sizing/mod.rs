@@ -84,6 +84,7 @@ pub use precision::{
     ComputeDtype, KvCacheDtype, MigChoice, MigStrategy, Objective, WeightPrecision,
 };
 pub use scaling::{RequestShape, ScalingTarget, TARGET_SHARE};
+pub(crate) use text::count_of;
 pub(crate) use validate::MAX_CONCURRENCY;
 pub use validate::check_tensor_parallel;
 pub(crate) use weights::runs_on;

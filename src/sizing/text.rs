@@ -24,8 +24,10 @@ pub(crate) fn thousands(n: u64) -> String {
 }
 
 /// `1 request`, `1,024 requests`: a count with its noun in the number it
-/// takes (the nouns here take an `s`).
-pub(crate) fn count_of(n: u64, noun: &str) -> String {
+/// takes (the nouns here take an `s`); of any integer type, a negative
+/// count (which no Kubernetes count is) reads as 0.
+pub(crate) fn count_of(n: impl TryInto<u64>, noun: &str) -> String {
+    let n = n.try_into().unwrap_or(0);
     let s = if n == 1 { "" } else { "s" };
     format!("{} {noun}{s}", thousands(n))
 }

@@ -655,7 +655,10 @@ impl Pool<'_> {
             .extend(served_model::resolved_conditions(req, model));
         out.conditions.push(conditions::sized(
             &warnings,
-            format!("{replicas} model-server replica(s) of {layout}"),
+            format!(
+                "{} of {layout}",
+                sizing::count_of(replicas, "model-server replica")
+            ),
         ));
         let (condition, problem) = if server.state.serving() {
             agents_condition(req, agents, &model.facts.model_url, base_url, out)
@@ -708,7 +711,10 @@ fn agents_condition(
         (rollout, Some((reason, message))) => {
             let still = match rollout.replicas() {
                 Some(r) if r.available > 0 => {
-                    format!("; {} agent replica(s) still available", r.available)
+                    format!(
+                        "; {} still available",
+                        sizing::count_of(r.available, "agent replica")
+                    )
                 }
                 _ => String::new(),
             };
@@ -1047,7 +1053,8 @@ fn model_server_replicas(
         _ => (
             floor,
             format!(
-                "no tokensPerSecondBudget: {floor} replica(s) (the Model's data-parallel shards, or 1)"
+                "no tokensPerSecondBudget: {} (the Model's data-parallel shards, or 1)",
+                sizing::count_of(floor, "replica")
             ),
         ),
     };

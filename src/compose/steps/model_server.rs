@@ -477,7 +477,7 @@ fn deployment_server(
     if claim.is_none() && s.existing.claim.is_some() {
         let replicas = p.replicas.map_or_else(
             || "autoscaled replicas".into(),
-            |n| format!("{n} replica(s)"),
+            |n| crate::sizing::count_of(n, "replica"),
         );
         warnings.push(format!(
             "the weights volume {claim_name} is deleted: {replicas} cannot share its ReadWriteOnce claim and the \

@@ -27,6 +27,7 @@ use crate::compose::steps::conditions;
 use crate::protocol::server::{Condition, ResourceSelector, resource_selector::Match};
 use crate::request::{manifest_of, required_objects, str_at};
 use crate::response as outcome;
+use crate::sizing::count_of;
 
 /// Key of the requirement for the model server's pods.
 pub(crate) const PODS_REQUIREMENT_KEY: &str = "model_server_pods";
@@ -236,7 +237,7 @@ pub(crate) fn condition(
 ) -> Condition {
     let replicas = state.rollout.replicas();
     let still = match (serving_layout, replicas) {
-        (Some(l), Some(c)) => format!("; {l} still serves on {} replica(s)", c.available),
+        (Some(l), Some(c)) => format!("; {l} still serves on {}", count_of(c.available, "replica")),
         _ => String::new(),
     };
     match (&state.problem, replicas) {
@@ -264,8 +265,12 @@ pub(crate) fn condition(
             conditions::not_serving(
                 "BelowMinReplicas",
                 format!(
-                    "{} serves at {} ({}) on {} replica(s), fewer than minReplicas {}: the autoscaler has not scaled it up yet",
-                    r.what, r.url, r.layout, c.available, c.desired
+                    "{} serves at {} ({}) on {}, fewer than minReplicas {}: the autoscaler has not scaled it up yet",
+                    r.what,
+                    r.url,
+                    r.layout,
+                    count_of(c.available, "replica"),
+                    c.desired
                 ),
             )
         }
@@ -327,7 +332,7 @@ pub(crate) fn condition(
     }
 }
 
-/// " on 2 of 3 replica(s): 1 more starting" (or "cannot start: {why}") of
+/// " on 2 of 3 replicas: 1 more starting" (or "cannot start: {why}") of
 /// a workload the autoscaler scales up beyond its floor.
 pub(crate) fn above_floor(c: Replicas, problem: Option<&(String, String)>) -> String {
     let more = match problem {
@@ -335,9 +340,9 @@ pub(crate) fn above_floor(c: Replicas, problem: Option<&(String, String)>) -> St
         Some((_, why)) => format!("cannot start: {}", why.trim_end_matches('.')),
     };
     format!(
-        " on {} of {} replica(s): {} more {more}",
+        " on {} of {}: {} more {more}",
         c.available,
-        c.desired,
+        count_of(c.desired, "replica"),
         c.desired - c.available
     )
 }
@@ -428,11 +433,13 @@ pub(crate) fn while_waiting(
     });
 }
 
-/// "1 of 2 replica(s) updated, 1 available".
+/// "1 of 2 replicas updated, 1 available".
 pub(crate) fn counts(c: Replicas) -> String {
     format!(
-        "{} of {} replica(s) updated, {} available",
-        c.updated, c.desired, c.available
+        "{} of {} updated, {} available",
+        c.updated,
+        count_of(c.desired, "replica"),
+        c.available
     )
 }
 
