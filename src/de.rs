@@ -41,10 +41,7 @@ fn stated_range(schema: &Value, path: &str) -> Option<String> {
     for part in path.split('.').filter(|p| !p.is_empty()) {
         let (name, indexes) = part.split_once('[').unwrap_or((part, ""));
         if !name.is_empty() {
-            at = at
-                .get("properties")
-                .and_then(|p| p.get(name))
-                .or_else(|| at.get("additionalProperties").filter(|a| a.is_object()))?;
+            at = field_schema(at, name)?;
         }
         for _ in indexes.matches(']') {
             at = at.get("items")?;
@@ -116,11 +113,7 @@ fn misread_shapes(value: &Value, schema: &Value, path: &str) -> Result<(), Strin
         }
         Value::Object(fields) => {
             for (k, v) in fields {
-                let field = schema
-                    .get("properties")
-                    .and_then(|p| p.get(k))
-                    .or_else(|| schema.get("additionalProperties").filter(|a| a.is_object()));
-                if let Some(field) = field {
+                if let Some(field) = field_schema(schema, k) {
                     misread_shapes(v, field, &format!("{path}.{k}"))?;
                 }
             }
@@ -128,6 +121,15 @@ fn misread_shapes(value: &Value, schema: &Value, path: &str) -> Result<(), Strin
         _ => {}
     }
     Ok(())
+}
+
+/// The schema of an object's field `name`: its property, or the schema of
+/// every value of a map.
+fn field_schema<'a>(object: &'a Value, name: &str) -> Option<&'a Value> {
+    object
+        .get("properties")
+        .and_then(|p| p.get(name))
+        .or_else(|| object.get("additionalProperties").filter(|a| a.is_object()))
 }
 
 /// Names as serde lists the variants it expects: "a", "a or b", "a, b, c".
@@ -215,22 +217,19 @@ fn wrong_value(found: &str, expected: &str, range: Option<&str>) -> String {
         None => problem,
     };
     let want = match expected {
-        "i8" | "i16" | "i32" | "i64" | "i128" | "isize" => {
-            if integral_number && range.is_some() {
-                return use_range(format!("{shown} is out of range"));
+        "i8" | "i16" | "i32" | "i64" | "i128" | "isize" | "u8" | "u16" | "u32" | "u64" | "u128"
+        | "usize" => {
+            if !integral_number {
+                return use_range(format!("{shown} is not a whole number"));
             }
-            if integral_number {
-                return format!("{shown} is out of range for a whole number");
-            }
-            return use_range(format!("{shown} is not a whole number"));
-        }
-        "u8" | "u16" | "u32" | "u64" | "u128" | "usize" => {
-            if integral_number {
-                let unsigned = format!("a whole number from 0 to {}", unsigned_max(expected));
-                let range = range.unwrap_or(&unsigned);
-                return format!("{shown} is out of range; use {range}");
-            }
-            return use_range(format!("{shown} is not a whole number"));
+            // Without a stated range, an unsigned type's own is the one to give.
+            let unsigned = expected
+                .starts_with('u')
+                .then(|| format!("a whole number from 0 to {}", unsigned_max(expected)));
+            return match range.map(str::to_string).or(unsigned) {
+                Some(range) => format!("{shown} is out of range; use {range}"),
+                None => format!("{shown} is out of range for a whole number"),
+            };
         }
         "f32" | "f64" => return use_range(format!("{shown} is not a number")),
         "a string" | "a borrowed string" | "a character" => "a string".to_string(),
