@@ -15,8 +15,10 @@ fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// Each example XR with the files render needs beside it.
-fn examples() -> Vec<RenderArgs> {
+/// Each example XR with the files render needs beside it; the step inputs
+/// are written under `inputs`, one directory per test, since the tests run
+/// at once and would otherwise rewrite a file another is reading.
+fn examples(inputs: &Path) -> Vec<RenderArgs> {
     let mut out = Vec::new();
     for dir in [
         "examples/configuration/llm-inference",
@@ -45,7 +47,7 @@ fn examples() -> Vec<RenderArgs> {
             }
             let required = xr.with_file_name("model.yaml");
             let uses_model = text.contains("modelRef");
-            let input = composition_input(&xr);
+            let input = composition_input(&xr, inputs);
             out.push(RenderArgs {
                 xr,
                 observed: None,
@@ -60,15 +62,13 @@ fn examples() -> Vec<RenderArgs> {
 
 /// The step input of the Composition beside a platform example, written
 /// to a file for render (the configuration's examples use the defaults).
-fn composition_input(xr: &Path) -> Option<PathBuf> {
+fn composition_input(xr: &Path, dir: &Path) -> Option<PathBuf> {
     if !xr.starts_with(root().join("examples/platform")) {
         return None;
     }
     let text = std::fs::read_to_string(xr.with_file_name("composition.yaml")).ok()?;
     let composition: Value = serde_yaml::from_str(&text).unwrap();
     let input = &composition["spec"]["pipeline"][0]["input"];
-    let dir = std::env::temp_dir().join(format!("fi-example-input-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
     let name = xr
         .parent()
         .unwrap()
@@ -95,7 +95,8 @@ fn render_example(args: &RenderArgs) -> String {
 #[test]
 fn every_example_matches_its_golden_file() {
     let update = std::env::var_os("UPDATE_GOLDEN").is_some();
-    let examples = examples();
+    let inputs = tempfile::tempdir().unwrap();
+    let examples = examples(inputs.path());
     assert!(
         examples.len() >= 5,
         "expected the LLMInference examples, found {}",
@@ -120,7 +121,8 @@ fn every_example_matches_its_golden_file() {
 
 #[test]
 fn every_composed_manifest_is_schema_valid() {
-    for args in examples() {
+    let inputs = tempfile::tempdir().unwrap();
+    for args in examples(inputs.path()) {
         let rendered = render_example(&args);
         let docs: Vec<Value> = serde_yaml::Deserializer::from_str(&rendered)
             .map(|d| Value::deserialize(d).unwrap())
@@ -169,7 +171,8 @@ fn render_says_the_xrs_conditions_as_crossplane_render_does() {
         conditions
     };
     let mut compared = 0;
-    for args in &examples() {
+    let inputs = tempfile::tempdir().unwrap();
+    for args in &examples(inputs.path()) {
         let rel = args.xr.strip_prefix(root().join("examples")).unwrap();
         let twin = root().join("tests/golden/crossplane-render").join(rel);
         let Ok(crossplane) = std::fs::read_to_string(&twin) else {
