@@ -34,8 +34,7 @@ fn from_value<T: DeserializeOwned>(
 }
 
 /// The range `schema` states for the number at `path` (`a.b[0].c`, as
-/// serde_path_to_error writes it), in words: "a whole number from 1 to
-/// 64", "a number from 0 to 2", "a whole number of at least 1".
+/// serde_path_to_error writes it), in words (see [`range_in_words`]).
 fn stated_range(schema: &Value, path: &str) -> Option<String> {
     let mut at = schema;
     for part in path.split('.').filter(|p| !p.is_empty()) {
@@ -47,6 +46,12 @@ fn stated_range(schema: &Value, path: &str) -> Option<String> {
             at = at.get("items")?;
         }
     }
+    range_in_words(at)
+}
+
+/// The range a number's schema states, in words: "a whole number from 1 to
+/// 64", "a number from 0 to 2", "a whole number of at least 1".
+fn range_in_words(at: &Value) -> Option<String> {
     let kind = match at.get("type")?.as_str()? {
         "integer" => "a whole number",
         "number" => "a number",
@@ -70,7 +75,10 @@ fn stated_range(schema: &Value, path: &str) -> Option<String> {
 /// takes, and reads them as something else: a struct from a list, by
 /// position (a spec `["Qwen/Qwen2.5-7B-Instruct"]` would read as
 /// `{model: ...}`), and a named value from a one-key object (`{fp8: null}`
-/// as `fp8`). Those shapes are refused first, with their path.
+/// as `fp8`), and it takes any number its type holds. Those shapes, and
+/// numbers outside their schema's range, are refused first, with their path
+/// (`render`, older CRDs and hand-built requests skip the API server's
+/// check).
 pub(crate) fn from_object<T>(value: Value, root: &str) -> Result<T, String>
 where
     T: DeserializeOwned + schemars::JsonSchema + 'static,
@@ -82,14 +90,15 @@ where
         ));
     }
     let schema = crate::schema::shared_structural_schema::<T>();
-    misread_shapes(&value, schema, root)?;
+    refused_by_schema(&value, schema, root)?;
     from_value(value, root, Some(schema))
 }
 
-/// The first value serde would misread against `schema`, as an error: a list
-/// where the schema wants an object, or anything but a string (or null)
-/// where it wants one of a list of names.
-fn misread_shapes(value: &Value, schema: &Value, path: &str) -> Result<(), String> {
+/// The first value the schema refuses but serde would take, as an error: a
+/// list where the schema wants an object, anything but a string (or null)
+/// where it wants one of a list of names, and a number outside the range
+/// the schema states (so each range has one home, its field's attribute).
+fn refused_by_schema(value: &Value, schema: &Value, path: &str) -> Result<(), String> {
     if let Some(names) = schema.get("enum").and_then(Value::as_array)
         && !(value.is_string() || value.is_null())
     {
@@ -107,15 +116,24 @@ fn misread_shapes(value: &Value, schema: &Value, path: &str) -> Result<(), Strin
             }
             if let Some(item) = schema.get("items") {
                 for (i, v) in items.iter().enumerate() {
-                    misread_shapes(v, item, &format!("{path}[{i}]"))?;
+                    refused_by_schema(v, item, &format!("{path}[{i}]"))?;
                 }
             }
         }
         Value::Object(fields) => {
             for (k, v) in fields {
                 if let Some(field) = field_schema(schema, k) {
-                    misread_shapes(v, field, &format!("{path}.{k}"))?;
+                    refused_by_schema(v, field, &format!("{path}.{k}"))?;
                 }
+            }
+        }
+        Value::Number(n) => {
+            let v = n.as_f64().unwrap_or(f64::NAN);
+            let bound = |key| schema.get(key).and_then(Value::as_f64);
+            let outside = bound("minimum").is_some_and(|min| v < min)
+                || bound("maximum").is_some_and(|max| v > max);
+            if outside && let Some(range) = range_in_words(schema) {
+                return Err(format!("{path}: {n} is out of range; use {range}"));
             }
         }
         _ => {}
@@ -497,6 +515,26 @@ mod tests {
             (
                 json!({"gpu": 1e30}),
                 "spec.gpu: 1e+30 is out of range; use a whole number from 1 to 64",
+            ),
+            (
+                json!({"gpu": 0}),
+                "spec.gpu: 0 is out of range; use a whole number from 1 to 64",
+            ),
+            (
+                json!({"gpu": 65}),
+                "spec.gpu: 65 is out of range; use a whole number from 1 to 64",
+            ),
+            (
+                json!({"temperature": 1e308}),
+                "spec.temperature: 1e+308 is out of range; use a number from 0 to 2",
+            ),
+            (
+                json!({"temperature": -0.5}),
+                "spec.temperature: -0.5 is out of range; use a number from 0 to 2",
+            ),
+            (
+                json!({"pools": [{"percent": 1}, {"percent": 150}]}),
+                "spec.pools[1].percent: 150 is out of range; use a whole number from 0 to 100",
             ),
             (
                 json!({"gpu": true}),

@@ -639,12 +639,6 @@ impl Input {
             s.image = i.clone();
         }
         if let Some(u) = d.gpu_memory_utilization {
-            if !(GPU_MEMORY_UTILIZATION_MIN..=GPU_MEMORY_UTILIZATION_MAX).contains(&u) {
-                return Err(format!(
-                    "input.defaults.gpuMemoryUtilization is {}; use a value from {GPU_MEMORY_UTILIZATION_MIN} to {GPU_MEMORY_UTILIZATION_MAX}",
-                    crate::quote::shown_number(u)
-                ));
-            }
             s.gpu_memory_utilization = u;
         }
         // A type the function chooses holds only where the pod is kept on

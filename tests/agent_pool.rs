@@ -1335,14 +1335,16 @@ fn malformed_agent_pools_are_refused_and_name_the_field_and_what_is_valid() {
             "port zero",
             "spec.port",
             json!(0),
-            fatal("InvalidSpec", "spec.port is 0; use 1 to 65535"),
-        ),
+            fatal("InvalidSpec", "spec.port: 0 is out of range; use a whole number from 1 to 65535"),
+        )
+        .requiring_nothing(),
         refusal(
             "port huge",
             "spec.port",
             json!(70000),
-            fatal("InvalidSpec", "spec.port is 70000; use 1 to 65535"),
-        ),
+            fatal("InvalidSpec", "spec.port: 70000 is out of range; use a whole number from 1 to 65535"),
+        )
+        .requiring_nothing(),
         refusal(
             "port fraction",
             "spec.port",
@@ -1354,8 +1356,9 @@ fn malformed_agent_pools_are_refused_and_name_the_field_and_what_is_valid() {
             "minReplicas negative",
             "spec.minReplicas",
             json!(-1),
-            fatal("InvalidSpec", "spec.minReplicas is -1; use 0 to 1000"),
-        ),
+            fatal("InvalidSpec", "spec.minReplicas: -1 is out of range; use a whole number from 0 to 1000"),
+        )
+        .requiring_nothing(),
         refusal(
             "maxReplicas below min",
             "spec.maxReplicas",
@@ -1379,17 +1382,19 @@ fn malformed_agent_pools_are_refused_and_name_the_field_and_what_is_valid() {
             "prewarmPercent 150",
             "spec.prewarmPercent",
             json!(150),
-            fatal("InvalidSpec", "spec.prewarmPercent is 150; use 0 to 100"),
-        ),
+            fatal("InvalidSpec", "spec.prewarmPercent: 150 is out of range; use a whole number from 0 to 100"),
+        )
+        .requiring_nothing(),
         refusal(
             "tokensPerSecondBudget negative",
             "spec.tokensPerSecondBudget",
             json!(-5),
             fatal(
                 "InvalidSpec",
-                "spec.tokensPerSecondBudget is -5; use at least 1",
+                "spec.tokensPerSecondBudget: -5 is out of range; use a whole number of at least 1",
             ),
-        ),
+        )
+        .requiring_nothing(),
         refusal(
             "tokensPerSecondBudget beyond 64 model-server replicas",
             "spec.tokensPerSecondBudget",
@@ -1417,27 +1422,30 @@ fn malformed_agent_pools_are_refused_and_name_the_field_and_what_is_valid() {
             json!(5),
             fatal(
                 "InvalidSpec",
-                "spec.agentClass.temperature is 5; use 0 to 2",
+                "spec.agentClass.temperature: 5 is out of range; use a number from 0 to 2",
             ),
-        ),
+        )
+        .requiring_nothing(),
         refusal(
             "temperature negative",
             "spec.agentClass.temperature",
             json!(-0.5),
             fatal(
                 "InvalidSpec",
-                "spec.agentClass.temperature is -0.5; use 0 to 2",
+                "spec.agentClass.temperature: -0.5 is out of range; use a number from 0 to 2",
             ),
-        ),
+        )
+        .requiring_nothing(),
         refusal(
             "maxTokens zero",
             "spec.agentClass.maxTokens",
             json!(0),
             fatal(
                 "InvalidSpec",
-                "spec.agentClass.maxTokens is 0; use a whole number of at least 1, or omit it",
+                "spec.agentClass.maxTokens: 0 is out of range; use a whole number of at least 1",
             ),
-        ),
+        )
+        .requiring_nothing(),
         refusal(
             "maxTokens huge",
             "spec.agentClass.maxTokens",
@@ -1795,81 +1803,90 @@ fn malformed_agent_pools_are_refused_and_name_the_field_and_what_is_valid() {
             json!([{"name": "code-search", "maxConcurrency": 0}]),
             fatal(
                 "InvalidSpec",
-                "spec.agentClass.toolPermissions[0].maxConcurrency is 0; use at least 1",
+                "spec.agentClass.toolPermissions[0].maxConcurrency: 0 is out of range; use a whole number of at least 1",
             ),
-        ),
+        )
+        .requiring_nothing(),
         refusal(
             "guardrail threshold above 1",
             "spec.agentClass.guardrails",
             json!([{"type": "pii-detection", "action": "redact", "threshold": 1.5}]),
             fatal(
                 "InvalidSpec",
-                "spec.agentClass.guardrails[0].threshold is 1.5; use 0 to 1",
+                "spec.agentClass.guardrails[0].threshold: 1.5 is out of range; use a number from 0 to 1",
             ),
-        ),
+        )
+        .requiring_nothing(),
         refusal(
             "slo tokensPerSecond zero",
             "spec.agentClass.slo.tokensPerSecond",
             json!(0),
             fatal(
                 "InvalidSpec",
-                "spec.agentClass.slo.tokensPerSecond is 0; use at least 1",
+                "spec.agentClass.slo.tokensPerSecond: 0 is out of range; use a whole number of at least 1",
             ),
-        ),
+        )
+        .requiring_nothing(),
         refusal(
             "slo maxCostPerRequest negative",
             "spec.agentClass.slo.maxCostPerRequest",
             json!(-0.5),
             fatal(
                 "InvalidSpec",
-                "spec.agentClass.slo.maxCostPerRequest is -0.5; use at least 0",
+                "spec.agentClass.slo.maxCostPerRequest: -0.5 is out of range; use a number of at least 0",
             ),
-        ),
+        )
+        .requiring_nothing(),
         refusal(
             "slo availabilityPercent above 100",
             "spec.agentClass.slo.availabilityPercent",
             json!(101),
             fatal(
                 "InvalidSpec",
-                "spec.agentClass.slo.availabilityPercent is 101; use 0 to 100",
+                "spec.agentClass.slo.availabilityPercent: 101 is out of range; use a number from 0 to 100",
             ),
-        ),
+        )
+        .requiring_nothing(),
         refusal(
             "memory maxSize zero",
             "spec.agentClass.memoryConfig.maxSize",
             json!(0),
             fatal(
                 "InvalidSpec",
-                "spec.agentClass.memoryConfig.maxSize is 0; use at least 1",
+                "spec.agentClass.memoryConfig.maxSize: 0 is out of range; use a whole number of at least 1",
             ),
-        ),
+        )
+        .requiring_nothing(),
         refusal(
             "scaleUp periodSeconds zero",
             "spec.autoscaling.behavior.scaleUp.periodSeconds",
             json!(0),
             fatal(
                 "InvalidSpec",
-                "spec.autoscaling.behavior.scaleUp.periodSeconds is 0; use 1 to 1800",
+                "spec.autoscaling.behavior.scaleUp.periodSeconds: 0 is out of range; use a whole number from 1 to 1800",
             ),
-        ),
+        )
+        .requiring_nothing(),
         refusal(
             "scaleDown maxChangePercent above 1000",
             "spec.autoscaling.behavior.scaleDown.maxChangePercent",
             json!(2000),
             fatal(
                 "InvalidSpec",
-                "spec.autoscaling.behavior.scaleDown.maxChangePercent is 2000; use 1 to 1000",
+                "spec.autoscaling.behavior.scaleDown.maxChangePercent: 2000 is out of range; use a whole number from 1 to 1000",
             ),
-        ),
+        )
+        .requiring_nothing(),
         refusal(
             "scaleDown maxChangeAbsolute zero",
             "spec.autoscaling.behavior.scaleDown.maxChangeAbsolute",
             json!(0),
             fatal(
                 "InvalidSpec",
-                "spec.autoscaling.behavior.scaleDown.maxChangeAbsolute is 0; use 1 to 1000",
+                "spec.autoscaling.behavior.scaleDown.maxChangeAbsolute: 0 is out of range; use a whole number from 1 to 1000",
             ),
-        ),
+        )
+        .requiring_nothing(),
         refusal(
             "systemPrompt 2 MiB",
             "spec.agentClass.systemPrompt",
@@ -2230,8 +2247,9 @@ fn bad_specs_are_fatal_results_naming_the_field() {
                 "temperature out of range",
                 "spec",
                 Merge(json!({"agentClass": {"temperature": 3.0}})),
-                fatal("InvalidSpec", "spec.agentClass.temperature is 3; use 0 to 2"),
-            ),
+                fatal("InvalidSpec", "spec.agentClass.temperature: 3 is out of range; use a number from 0 to 2"),
+            )
+        .requiring_nothing(),
             refusal(
                 "min above max",
                 "spec",
@@ -2255,7 +2273,8 @@ fn bad_specs_are_fatal_results_naming_the_field() {
 
 #[test]
 fn an_agent_pool_waiting_for_its_model_still_checks_its_numbers() {
-    // No Model yet: the refusal still asks Crossplane for it.
+    // No Model yet: a number out of range is refused as the spec is read,
+    // before the Model is looked up or asked for.
     Refusals::of(example("examples/configuration/agents/agentpool.yaml"))
         .tag("w")
         .after(fnv1::State::default())
@@ -2267,27 +2286,30 @@ fn an_agent_pool_waiting_for_its_model_still_checks_its_numbers() {
                 json!(0),
                 fatal(
                     "InvalidSpec",
-                    "spec.gpuRequirements.count is 0; use 1 to 64, or omit it to derive the count",
+                    "spec.gpuRequirements.count: 0 is out of range; use a whole number from 1 to 64",
                 ),
-            ),
+            )
+        .requiring_nothing(),
             refusal(
                 "maxContextLength 100",
                 "spec.agentClass.maxContextLength",
                 json!(100),
                 fatal(
                     "InvalidSpec",
-                    "spec.agentClass.maxContextLength is 100; use 256 to 10485760 tokens",
+                    "spec.agentClass.maxContextLength: 100 is out of range; use a whole number from 256 to 10485760",
                 ),
-            ),
+            )
+        .requiring_nothing(),
             refusal(
                 "tokensPerSecondBudget zero",
                 "spec.tokensPerSecondBudget",
                 json!(0),
                 fatal(
                     "InvalidSpec",
-                    "spec.tokensPerSecondBudget is 0; use at least 1",
+                    "spec.tokensPerSecondBudget: 0 is out of range; use a whole number of at least 1",
                 ),
-            ),
+            )
+        .requiring_nothing(),
         ]);
 }
 

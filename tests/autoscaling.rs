@@ -707,7 +707,7 @@ fn an_agent_pools_model_server_scales_like_an_llm_inference() {
         ),
         vec![fatal(
             "InvalidSpec",
-            "spec.modelServerAutoscaling.outputTokens is 0; use 1 to 10485760"
+            "spec.modelServerAutoscaling.outputTokens: 0 is out of range; use a whole number from 1 to 10485760"
         )]
     );
 }

@@ -2476,7 +2476,7 @@ fn refusals_are_fatal_and_name_the_field_and_what_would_work() {
             refusal("no model", "spec", json!({"gpu": 1}), fatal("InvalidSpec", "spec.model is required: set a Hugging Face model id such as Qwen/Qwen2.5-7B-Instruct (or spec.modelRef to a Model)")),
             refusal("modelRef name no Model can have", "spec", json!({"modelRef": {"name": "Llama_Big"}}), fatal("InvalidSpec", "spec.modelRef.name is \"Llama_Big\"; use a DNS name: at most 253 characters of lower-case letters, digits, '-' and '.', starting and ending with a letter or digit (for example llama-3-1-8b)")),
             refusal("empty model", "spec.model", json!(" "), fatal("InvalidSpec", "spec.model is empty; set a Hugging Face model id such as Qwen/Qwen2.5-7B-Instruct")),
-            refusal("negative gpu", "spec.gpu", json!(-3), fatal("InvalidSpec", "spec.gpu is -3; use a whole number from 1 to 64; omit it to derive the count from the model and GPU type")),
+            refusal("negative gpu", "spec.gpu", json!(-3), fatal("InvalidSpec", "spec.gpu: -3 is out of range; use a whole number from 1 to 64")),
             refusal("gpu as words", "spec.gpu", json!("lots"), fatal("InvalidSpec", "spec.gpu: the string \"lots\" is not a whole number; use a whole number from 1 to 64")),
             refusal("imagePullSecrets not a name", "spec.imagePullSecrets", json!([{"name": "creds"}, {"name": "Registry_Creds"}]), fatal("InvalidSpec", "spec.imagePullSecrets[1].name is \"Registry_Creds\"; use a DNS name: at most 253 characters of lower-case letters, digits, '-' and '.', starting and ending with a letter or digit (for example registry-credentials)")),
             refusal("image with a space", "spec.image", json!({"registry": "docker.io ", "name": "vllm/vllm-openai:v0.19.0"}), fatal("InvalidSpec", "spec.image.registry is \"docker.io \"; an image reference holds no white space (for example docker.io)")),
@@ -2512,14 +2512,14 @@ fn refusals_are_fatal_and_name_the_field_and_what_would_work() {
             refusal("Llama 3.2 Vision on the built-in vLLM 0.19.0", "spec", json!({"model": "meta-llama/Llama-3.2-11B-Vision-Instruct", "gpuType": "L40S", "runtime": "deployment"}), fatal("CannotSize", "spec.model: meta-llama/Llama-3.2-11B-Vision-Instruct is a MllamaForConditionalGeneration model, which vLLM loads only up to release 0.10.2; vLLM 0.19.0 cannot start it: serve a vision model it runs, such as google/gemma-3-12b-it or mistralai/Mistral-Small-3.1-24B-Instruct-2503, or an image of vLLM 0.10.2 or earlier")),
             refusal("an AWQ checkpoint on Volta", "spec", json!({"model": "Qwen/Qwen2.5-7B-Instruct-AWQ", "gpuType": "V100"}), fatal("CannotSize", "spec.model: Qwen/Qwen2.5-7B-Instruct-AWQ is an AWQ checkpoint, whose vLLM kernels need compute capability 7.5 (Turing) or newer, which V100 (7.0) lacks: use a GPTQ or bitsandbytes checkpoint of it, whose kernels run on V100, or a GPU of Turing or newer (T4, L4, A100, H100 and the rest of the catalog but the V100s)")),
             refusal("bad quantization", "spec.quantization", json!("int3"), fatal("InvalidSpec", "spec.quantization: \"int3\" is not valid; use one of auto, fp32, bf16, fp16, fp8, int8, int4, fp4")),
-            refusal("too many replicas", "spec.replicas", json!(1000), fatal("InvalidSpec", "spec.replicas is 1000; use a whole number from 0 to 100")),
+            refusal("too many replicas", "spec.replicas", json!(1000), fatal("InvalidSpec", "spec.replicas: 1000 is out of range; use a whole number from 0 to 100")),
             refusal("replicas and autoscaling", "spec", json!({"model": QWEN, "replicas": 2, "autoscaling": {"maxReplicas": 4}}), fatal("InvalidSpec", "spec.replicas (2) and spec.autoscaling are both set: with autoscaling the autoscaler sets the replicas between spec.autoscaling.minReplicas and maxReplicas; drop one of them")),
             refusal("autoscaling without maxReplicas", "spec.autoscaling", json!({"minReplicas": 1}), fatal("InvalidSpec", "spec.autoscaling.maxReplicas is required: the most replicas the autoscaler may run, 1 to 100")),
             refusal("autoscaling min above max", "spec.autoscaling", json!({"minReplicas": 5, "maxReplicas": 2}), fatal("InvalidSpec", "spec.autoscaling.minReplicas 5 is above maxReplicas 2; lower minReplicas or raise maxReplicas")),
             refusal("autoscaling target as words", "spec.autoscaling", json!({"maxReplicas": 4, "targetRequestsPerReplica": "many"}), fatal("InvalidSpec", "spec.autoscaling.targetRequestsPerReplica: the string \"many\" is not a whole number; use a whole number from 1 to 4096")),
-            refusal("autoscaling output tokens zero", "spec.autoscaling", json!({"maxReplicas": 4, "outputTokens": 0}), fatal("InvalidSpec", "spec.autoscaling.outputTokens is 0; use 1 to 10485760")),
-            refusal("autoscaling prompt tokens negative", "spec.autoscaling", json!({"maxReplicas": 4, "promptTokens": -1}), fatal("InvalidSpec", "spec.autoscaling.promptTokens is -1; use 1 to 10485760")),
-            refusal("autoscaling target above vLLM's batches", "spec.autoscaling", json!({"maxReplicas": 4, "targetRequestsPerReplica": 5000}), fatal("InvalidSpec", "spec.autoscaling.targetRequestsPerReplica is 5000; use 1 to 4096")),
+            refusal("autoscaling output tokens zero", "spec.autoscaling", json!({"maxReplicas": 4, "outputTokens": 0}), fatal("InvalidSpec", "spec.autoscaling.outputTokens: 0 is out of range; use a whole number from 1 to 10485760")),
+            refusal("autoscaling prompt tokens negative", "spec.autoscaling", json!({"maxReplicas": 4, "promptTokens": -1}), fatal("InvalidSpec", "spec.autoscaling.promptTokens: -1 is out of range; use a whole number from 1 to 10485760")),
+            refusal("autoscaling target above vLLM's batches", "spec.autoscaling", json!({"maxReplicas": 4, "targetRequestsPerReplica": 5000}), fatal("InvalidSpec", "spec.autoscaling.targetRequestsPerReplica: 5000 is out of range; use a whole number from 1 to 4096")),
             refusal("autoscaling without an autoscaler", "spec.autoscaling", json!({"maxReplicas": 4}), fatal("AutoscalerUnavailable", "spec.autoscaling is set, but the platform names no autoscaler (input.defaults.autoscaler: keda or hpa); ask the platform team for one, or set a fixed spec.replicas")),
         ]);
 }
@@ -2621,7 +2621,7 @@ fn malformed_specs_are_fatal_and_name_the_field_and_what_is_valid() {
             json!(0),
             fatal(
                 "InvalidSpec",
-                "spec.gpu is 0; use a whole number from 1 to 64; omit it to derive the count from the model and GPU type",
+                "spec.gpu: 0 is out of range; use a whole number from 1 to 64",
             ),
         ),
         refusal(
@@ -2648,7 +2648,7 @@ fn malformed_specs_are_fatal_and_name_the_field_and_what_is_valid() {
             json!(65),
             fatal(
                 "InvalidSpec",
-                "spec.gpu is 65; use a whole number from 1 to 64; omit it to derive the count from the model and GPU type",
+                "spec.gpu: 65 is out of range; use a whole number from 1 to 64",
             ),
         ),
         refusal(
@@ -2657,7 +2657,7 @@ fn malformed_specs_are_fatal_and_name_the_field_and_what_is_valid() {
             json!(-1),
             fatal(
                 "InvalidSpec",
-                "spec.maxModelLen is -1; use a whole number from 256 to 10485760 tokens; omit it to derive the longest context that fits",
+                "spec.maxModelLen: -1 is out of range; use a whole number from 256 to 10485760",
             ),
         ),
         refusal(
@@ -2810,7 +2810,7 @@ fn malformed_specs_are_fatal_and_name_the_field_and_what_is_valid() {
             json!(-1),
             fatal(
                 "InvalidSpec",
-                "spec.replicas is -1; use a whole number from 0 to 100",
+                "spec.replicas: -1 is out of range; use a whole number from 0 to 100",
             ),
         ),
         refusal(

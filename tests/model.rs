@@ -1063,7 +1063,7 @@ fn malformed_models_are_fatal_and_name_the_field_and_what_is_valid() {
         refusal(
             "shardSpec strategy short name",
             "spec.shardSpec",
-            json!({"count": 0, "strategy": "tensor"}),
+            json!({"count": 2, "strategy": "tensor"}),
             fatal(
                 "InvalidSpec",
                 "spec.shardSpec.strategy: \"tensor\" is not valid; use one of tensor-parallel, pipeline-parallel, data-parallel",
@@ -1273,7 +1273,7 @@ fn malformed_models_are_fatal_and_name_the_field_and_what_is_valid() {
             json!({"totalSize": 0}),
             fatal(
                 "InvalidSpec",
-                "spec.weightsIndex.totalSize is 0; use the bytes in metadata.total_size of model.safetensors.index.json (at most 400000000000000, 100T parameters in float32)",
+                "spec.weightsIndex.totalSize: 0 is out of range; use a whole number from 1 to 400000000000000",
             ),
         ),
         refusal(
@@ -1291,7 +1291,7 @@ fn malformed_models_are_fatal_and_name_the_field_and_what_is_valid() {
             json!({"totalSize": 9_000_000_000_000_000_u64}),
             fatal(
                 "InvalidSpec",
-                "spec.weightsIndex.totalSize is 9000000000000000; use the bytes in metadata.total_size of model.safetensors.index.json (at most 400000000000000, 100T parameters in float32)",
+                "spec.weightsIndex.totalSize: 9000000000000000 is out of range; use a whole number from 1 to 400000000000000",
             ),
         ),
         refusal(

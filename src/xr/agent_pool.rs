@@ -20,9 +20,7 @@ use super::shared_fields::{
     GPUS_PER_REPLICA_MAX, MIG_PROFILE_MAX, NameRef, PULL_SECRETS_MAX, RuntimeChoice, SecretKeyRef,
 };
 use super::sizing_vocabulary::Objective;
-use super::validate::{
-    at_most, at_most_chars, image_part, image_reference, in_range, required_text, text,
-};
+use super::validate::{at_most, at_most_chars, image_part, image_reference, required_text, text};
 use crate::names::require_subdomain;
 
 /// Kind name.
@@ -461,13 +459,19 @@ pub(crate) struct MetricMapping {
 }
 
 impl AgentPoolSpec {
-    /// What the schema states but the function must check itself (`render`,
-    /// older CRDs and hand-built requests skip the API server), and what no
-    /// schema can say: the first problem, naming the field and what would
-    /// be valid. Numbers are checked before the Model is looked up, so that
-    /// a pool waiting for its Model reports them too.
+    /// What the schema cannot state (rules across fields, strings and
+    /// durations only the consumer would refuse): the first problem, naming
+    /// the field and what would be valid. Ranges were checked as the spec
+    /// was read ([`crate::de::from_object`]); all of it before the Model is
+    /// looked up, so that a pool waiting for its Model reports it too.
     pub(crate) fn validate(&self) -> Result<(), String> {
-        check_numbers(self)?;
+        if let (Some(min), Some(max)) = (self.min_replicas, self.max_replicas)
+            && min > max
+        {
+            return Err(format!(
+                "spec.minReplicas {min} exceeds spec.maxReplicas {max}"
+            ));
+        }
         if let Some(a) = &self.model_server_autoscaling {
             if self.tokens_per_second_budget.is_some() {
                 return Err(
@@ -488,120 +492,6 @@ impl AgentPoolSpec {
         }
         check_strings_and_durations(self)
     }
-}
-
-/// Every number of the spec against the range its schema states (the same
-/// constants), checked before the Model is looked up so that a pool waiting
-/// for its Model reports them too.
-fn check_numbers(spec: &AgentPoolSpec) -> Result<(), String> {
-    let class = &spec.agent_class;
-    in_range("spec.minReplicas", spec.min_replicas, 0, Some(REPLICAS_MAX))?;
-    in_range("spec.maxReplicas", spec.max_replicas, 1, Some(REPLICAS_MAX))?;
-    if let (Some(min), Some(max)) = (spec.min_replicas, spec.max_replicas)
-        && min > max
-    {
-        return Err(format!(
-            "spec.minReplicas {min} exceeds spec.maxReplicas {max}"
-        ));
-    }
-    in_range(
-        "spec.prewarmPercent",
-        spec.prewarm_percent,
-        0,
-        Some(PERCENT_MAX),
-    )?;
-    in_range("spec.port", spec.port, 1, Some(PORT_MAX))?;
-    in_range(
-        "spec.tokensPerSecondBudget",
-        spec.tokens_per_second_budget,
-        1,
-        None,
-    )?;
-    if let Some(c) = spec.gpu_requirements.as_ref().and_then(|g| g.count)
-        && !(1..=GPUS_PER_REPLICA_MAX).contains(&c)
-    {
-        return Err(format!(
-            "spec.gpuRequirements.count is {c}; use 1 to {GPUS_PER_REPLICA_MAX}, or omit it to derive the count"
-        ));
-    }
-    if let Some(l) = class.max_context_length
-        && !(CONTEXT_TOKENS_MIN..=CONTEXT_TOKENS_MAX).contains(&l)
-    {
-        return Err(format!(
-            "spec.agentClass.maxContextLength is {l}; use {CONTEXT_TOKENS_MIN} to {CONTEXT_TOKENS_MAX} tokens"
-        ));
-    }
-    in_range(
-        "spec.agentClass.temperature",
-        class.temperature,
-        0.0,
-        Some(TEMPERATURE_MAX),
-    )?;
-    if let Some(t) = class.max_tokens
-        && t < 1
-    {
-        return Err(format!(
-            "spec.agentClass.maxTokens is {t}; use a whole number of at least 1, or omit it"
-        ));
-    }
-    for (i, t) in class.tool_permissions.iter().enumerate() {
-        let field = format!("spec.agentClass.toolPermissions[{i}].maxConcurrency");
-        in_range(&field, t.max_concurrency, 1, None)?;
-    }
-    for (i, g) in class.guardrails.iter().enumerate() {
-        let field = format!("spec.agentClass.guardrails[{i}].threshold");
-        in_range(&field, g.threshold, 0.0, Some(THRESHOLD_MAX))?;
-    }
-    if let Some(slo) = &class.slo {
-        in_range(
-            "spec.agentClass.slo.tokensPerSecond",
-            slo.tokens_per_second,
-            1,
-            None,
-        )?;
-        in_range(
-            "spec.agentClass.slo.maxCostPerRequest",
-            slo.max_cost_per_request,
-            0.0,
-            None,
-        )?;
-        in_range(
-            "spec.agentClass.slo.availabilityPercent",
-            slo.availability_percent,
-            0.0,
-            Some(AVAILABILITY_MAX),
-        )?;
-    }
-    if let Some(m) = &class.memory_config {
-        in_range("spec.agentClass.memoryConfig.maxSize", m.max_size, 1, None)?;
-    }
-    let behavior = spec.autoscaling.as_ref().and_then(|a| a.behavior.as_ref());
-    for (name, policy) in [
-        ("scaleUp", behavior.and_then(|b| b.scale_up.as_ref())),
-        ("scaleDown", behavior.and_then(|b| b.scale_down.as_ref())),
-    ] {
-        let Some(p) = policy else { continue };
-        let field = |f: &str| format!("spec.autoscaling.behavior.{name}.{f}");
-        in_range(
-            &field("maxChangePercent"),
-            p.max_change_percent,
-            1,
-            Some(SCALING_CHANGE_MAX),
-        )?;
-        in_range(
-            &field("maxChangeAbsolute"),
-            p.max_change_absolute,
-            1,
-            Some(SCALING_CHANGE_MAX),
-        )?;
-        in_range(
-            &field("periodSeconds"),
-            p.period_seconds,
-            1,
-            Some(SCALING_PERIOD_MAX),
-        )?;
-    }
-    Ok(())
 }
 
 /// Strings Kubernetes or the agent runtime would reject, and durations the

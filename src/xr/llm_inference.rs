@@ -139,32 +139,11 @@ pub(crate) struct LlmInferenceStatus {
 }
 
 impl LlmInferenceSpec {
-    /// What the schema states but the function must check itself (`render`,
-    /// older CRDs and hand-built requests skip the API server), with the
-    /// same constants: the first problem, naming the field and what would
-    /// be valid.
+    /// What the schema cannot state (rules across fields, strings only the
+    /// consumer would refuse): the first problem, naming the field and what
+    /// would be valid. Ranges were checked as the spec was read
+    /// ([`crate::de::from_object`]).
     pub(crate) fn validate(&self) -> Result<(), String> {
-        check_range(
-            "spec.gpu",
-            self.gpu,
-            1,
-            GPUS_PER_REPLICA_MAX,
-            "; omit it to derive the count from the model and GPU type",
-        )?;
-        check_range(
-            "spec.maxModelLen",
-            self.max_model_len,
-            CONTEXT_TOKENS_MIN,
-            CONTEXT_TOKENS_MAX,
-            " tokens; omit it to derive the longest context that fits",
-        )?;
-        check_range(
-            "spec.replicas",
-            self.replicas,
-            0,
-            MODEL_SERVER_REPLICAS_MAX,
-            "",
-        )?;
         if let Some(a) = &self.autoscaling {
             if let Some(r) = self.replicas {
                 return Err(format!(
@@ -254,21 +233,4 @@ fn check_strings(spec: &LlmInferenceSpec) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-/// `value` checked against `min..=max`; the error names the field and what
-/// is valid, followed by `hint`.
-fn check_range(
-    field: &str,
-    value: Option<i64>,
-    min: i64,
-    max: i64,
-    hint: &str,
-) -> Result<(), String> {
-    match value {
-        Some(v) if v < min || v > max => Err(format!(
-            "{field} is {v}; use a whole number from {min} to {max}{hint}"
-        )),
-        _ => Ok(()),
-    }
 }

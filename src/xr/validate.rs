@@ -216,46 +216,9 @@ pub(crate) fn model_id(field: &str, value: &str) -> Result<(), String> {
     }
 }
 
-/// A number checked against `min..=max` (no upper bound when `max` is
-/// None); the error names the field and the valid range.
-pub(crate) fn in_range<T>(
-    field: &str,
-    value: Option<T>,
-    min: T,
-    max: Option<T>,
-) -> Result<(), String>
-where
-    T: PartialOrd + std::fmt::Display + std::fmt::LowerExp + Copy,
-{
-    let shown = crate::quote::shown_number;
-    match (value, max) {
-        (Some(v), Some(max)) if v < min || v > max => {
-            Err(format!("{field} is {}; use {min} to {max}", shown(v)))
-        }
-        (Some(v), None) if v < min => Err(format!("{field} is {}; use at least {min}", shown(v))),
-        _ => Ok(()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_number_out_of_range_is_shown_short() {
-        assert_eq!(
-            in_range("spec.t", Some(1e308), 0.0, Some(2.0)),
-            Err("spec.t is 1e308; use 0 to 2".to_string())
-        );
-        assert_eq!(
-            in_range("spec.t", Some(-2.5), 0.0, Some(2.0)),
-            Err("spec.t is -2.5; use 0 to 2".to_string())
-        );
-        assert_eq!(
-            in_range("spec.n", Some(i64::MIN), 1, None),
-            Err("spec.n is -9223372036854775808; use at least 1".to_string())
-        );
-    }
 
     #[test]
     fn hugging_face_ids_follow_the_hubs_rule() {

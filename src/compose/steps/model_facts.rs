@@ -8,10 +8,7 @@
 //! would be valid; `prefix` says whose spec it is.
 
 use crate::compose::steps::{remote_code, tool_calling};
-use crate::sizing::{
-    KvCacheDtype, MAX_CHECKPOINT_BYTES, ModelConfig, Objective, Plan, SizingRequest,
-    WeightPrecision,
-};
+use crate::sizing::{KvCacheDtype, ModelConfig, Objective, Plan, SizingRequest, WeightPrecision};
 use crate::units::{GIB, parse_quantity};
 use crate::xr::model::{CachePolicy, EvictionPolicy, Locality, ModelSpec, ShardStrategy};
 use crate::xr::shared_fields::HF_TOKEN_KEY;
@@ -195,16 +192,8 @@ impl ModelFacts {
         }
         let (mut tensor_parallel, mut pipeline_parallel, mut data_parallel) = (None, None, None);
         if let Some(shard) = &spec.shard_spec {
-            let max = crate::xr::shared_fields::GPUS_PER_REPLICA_MAX;
-            let count = u32::try_from(shard.count)
-                .ok()
-                .filter(|c| (1..=max).contains(&i64::from(*c)))
-                .ok_or_else(|| {
-                    format!(
-                        "{prefix}.shardSpec.count is {}; use 1 to {max}",
-                        shard.count
-                    )
-                })?;
+            // Within 1 to GPUS_PER_REPLICA_MAX: from_object checked the schema's range.
+            let count = shard.count.unsigned_abs() as u32;
             match shard.strategy {
                 ShardStrategy::TensorParallel => tensor_parallel = Some(count),
                 ShardStrategy::PipelineParallel => {
@@ -261,21 +250,11 @@ impl ModelFacts {
             Some(v) => Some(parse_config(&format!("{prefix}.config"), &v.to_string())?),
             None => None,
         };
-        let checkpoint_bytes = match &spec.weights_index {
-            Some(w) => Some(
-                u64::try_from(w.total_size)
-                    .ok()
-                    .filter(|b| (1..=MAX_CHECKPOINT_BYTES).contains(b))
-                    .ok_or_else(|| {
-                        format!(
-                            "{prefix}.weightsIndex.totalSize is {}; use the bytes in metadata.total_size of \
-                             model.safetensors.index.json (at most {MAX_CHECKPOINT_BYTES}, 100T parameters in float32)",
-                            w.total_size
-                        )
-                    })?,
-            ),
-            None => None,
-        };
+        // Within 1 to MAX_CHECKPOINT_BYTES: from_object checked the schema's range.
+        let checkpoint_bytes = spec
+            .weights_index
+            .as_ref()
+            .map(|w| w.total_size.unsigned_abs());
         if spec.trust_remote_code == Some(true) {
             load_args.push(remote_code::FLAG.to_string());
         } else if unservable.is_none() {
