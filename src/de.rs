@@ -57,17 +57,20 @@ fn range_in_words(at: &Value) -> Option<String> {
         "number" => "a number",
         _ => return None,
     };
-    let bound = |key| {
-        at.get(key)
-            .and_then(Value::as_f64)
-            .map(crate::quote::shown_number)
-    };
-    match (bound("minimum"), bound("maximum")) {
+    let (min, max) = bounds(at);
+    let shown = |b: Option<f64>| b.map(crate::quote::shown_number);
+    match (shown(min), shown(max)) {
         (Some(min), Some(max)) => Some(format!("{kind} from {min} to {max}")),
         (Some(min), None) => Some(format!("{kind} of at least {min}")),
         (None, Some(max)) => Some(format!("{kind} of at most {max}")),
         (None, None) => None,
     }
+}
+
+/// The `minimum` and `maximum` a number's schema states.
+fn bounds(at: &Value) -> (Option<f64>, Option<f64>) {
+    let bound = |key| at.get(key).and_then(Value::as_f64);
+    (bound("minimum"), bound("maximum"))
 }
 
 /// [`from_value`] for a value that must be an object of type `T`, such as
@@ -129,9 +132,8 @@ fn refused_by_schema(value: &Value, schema: &Value, path: &str) -> Result<(), St
         }
         Value::Number(n) => {
             let v = n.as_f64().unwrap_or(f64::NAN);
-            let bound = |key| schema.get(key).and_then(Value::as_f64);
-            let outside = bound("minimum").is_some_and(|min| v < min)
-                || bound("maximum").is_some_and(|max| v > max);
+            let (min, max) = bounds(schema);
+            let outside = min.is_some_and(|min| v < min) || max.is_some_and(|max| v > max);
             if outside && let Some(range) = range_in_words(schema) {
                 return Err(format!("{path}: {n} is out of range; use {range}"));
             }
