@@ -63,10 +63,13 @@ pub fn run_function(mut req: RunFunctionRequest) -> Call {
     };
     let subject = Subject::of(&xr);
     let Some(compose) = compose::composer_for(&xr.kind) else {
+        let of_api = match xr.api_version.as_str() {
+            "" => String::new(),
+            v => format!(" ({v})"),
+        };
         let message = format!(
-            "function-inference cannot compose kind {:?} ({}); it composes {}",
+            "function-inference cannot compose kind {:?}{of_api}; it composes {}",
             xr.kind,
-            xr.api_version,
             compose::KINDS.join(", ")
         );
         return refused(rsp, subject, "UnknownKind", message);

@@ -84,6 +84,24 @@ fn cases() -> Vec<Case> {
             },
         },
         Case {
+            name: "UnknownKindWithoutApiVersion",
+            reason: "An XR without an apiVersion is named by its kind alone, with no empty brackets.",
+            req: request("no-api-version", {
+                let mut xr = spaceship();
+                xr.as_object_mut().unwrap().remove("apiVersion");
+                xr
+            }),
+            want: fnv1::RunFunctionResponse {
+                meta: meta("no-api-version", 60),
+                desired: Some(fnv1::State::default()),
+                results: vec![fatal(
+                    "UnknownKind",
+                    "function-inference cannot compose kind \"Spaceship\"; it composes LLMInference, Model, AgentPool",
+                )],
+                ..Default::default()
+            },
+        },
+        Case {
             name: "NoMetaNoTag",
             reason: "A request without meta still gets a meta with an empty tag and the default TTL.",
             req: fnv1::RunFunctionRequest {
