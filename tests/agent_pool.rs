@@ -626,6 +626,61 @@ fn a_cache_policy_gives_the_runtime_a_weights_volume_and_says_what_it_cannot_do(
 }
 
 #[test]
+fn session_affinity_ttl_becomes_whole_seconds_within_a_day_and_says_so() {
+    for (ttl, seconds, note) in [
+        ("1h", 3600, None),
+        (
+            "1500ms",
+            2,
+            Some(
+                "spec.sessionAffinity.ttl 1500ms is rounded to 2s: a Service's affinity timeout counts whole seconds",
+            ),
+        ),
+        (
+            "100ms",
+            1,
+            Some(
+                "spec.sessionAffinity.ttl 100ms is rounded to 1s: a Service's affinity timeout counts whole seconds",
+            ),
+        ),
+        (
+            "48h",
+            86_400,
+            Some("spec.sessionAffinity.ttl 48h is capped at 24h, a Service's limit"),
+        ),
+    ] {
+        let mut spec = small_pool();
+        spec["port"] = json!(8080);
+        spec["sessionAffinity"] = json!({"enabled": true, "ttl": ttl});
+        let rsp = call(&with_model(
+            request("a", AgentPool::new("reviewers").spec(spec).build()),
+            vec![llama_8b()],
+        ));
+        assert_eq!(fatals(&rsp), Vec::<&str>::new(), "{ttl}");
+        assert_eq!(
+            manifest(&rsp, "agent_service")["spec"]["sessionAffinityConfig"],
+            json!({"clientIP": {"timeoutSeconds": seconds}}),
+            "{ttl}"
+        );
+        let notes = desired_status(&rsp)["notes"].clone();
+        let about_ttl: Vec<&Value> = notes
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|n| {
+                n.as_str()
+                    .is_some_and(|n| n.starts_with("spec.sessionAffinity.ttl"))
+            })
+            .collect();
+        assert_eq!(
+            about_ttl,
+            note.map(|n| json!(n)).iter().collect::<Vec<_>>(),
+            "{ttl}"
+        );
+    }
+}
+
+#[test]
 fn credentials_never_reach_a_config_map() {
     // A password inside the connection string: FATAL, naming the safe field,
     // never echoing the value, and still asking for the Model.

@@ -1077,12 +1077,17 @@ fn affinity_seconds(ttl: Option<&str>, notes: &mut Vec<String>) -> Result<i32, R
     };
     let s = parse_duration_seconds(ttl)
         .map_err(|e| Refusal::new("InvalidSpec", format!("spec.sessionAffinity.ttl: {e}")))?;
+    let seconds = (s.round() as i32).clamp(1, 86_400);
     if s > 86_400.0 {
         notes.push(format!(
             "spec.sessionAffinity.ttl {ttl} is capped at 24h, a Service's limit"
         ));
+    } else if f64::from(seconds) != s {
+        notes.push(format!(
+            "spec.sessionAffinity.ttl {ttl} is rounded to {seconds}s: a Service's affinity timeout counts whole seconds"
+        ));
     }
-    Ok((s.round() as i32).clamp(1, 86_400))
+    Ok(seconds)
 }
 
 /// The field the pool's GPU type comes from: its own, or the platform's.
