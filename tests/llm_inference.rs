@@ -838,6 +838,48 @@ fn extra_args_that_override_the_plan_are_reported() {
     );
 }
 
+/// vLLM's sampler warms up over --max-num-seqs sequences, so a server
+/// whose arguments lower it needs less room: on an H100 (1,024 by default)
+/// Qwen3-30B-A3B takes two GPUs, and one at the A100's 256.
+#[test]
+fn the_max_num_seqs_the_servers_arguments_set_sizes_the_layout() {
+    let sized = |extra_args: Value| {
+        let spec =
+            json!({"model": "Qwen/Qwen3-30B-A3B", "gpuType": "H100-80GB", "extraArgs": extra_args});
+        let rsp = call(&request("x", LlmInference::new("qwen").spec(spec).build()));
+        assert_not_fatal(&rsp.results, "qwen");
+        let status = desired_status(&rsp);
+        let overhead = status["plan"]["reasons"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(Value::as_str)
+            .find(|r| r.starts_with("Overhead per GPU"))
+            .unwrap()
+            .to_string();
+        (status["gpuCount"].clone(), overhead)
+    };
+    let (gpus, overhead) = sized(json!([]));
+    assert_eq!(gpus, 2);
+    assert!(
+        overhead.starts_with("Overhead per GPU: activation peak 6.47 GiB (sampler warm-up 9.7 x 1024 sequences x 151,936"),
+        "{overhead}"
+    );
+    for args in [
+        json!(["--max-num-seqs", "256"]),
+        json!(["--max-num-seqs=256"]),
+    ] {
+        let (gpus, overhead) = sized(args.clone());
+        assert_eq!(gpus, 1, "{args}");
+        assert!(
+            overhead.starts_with(
+                "Overhead per GPU: activation peak 1.62 GiB (sampler warm-up 9.7 x 256 sequences (the --max-num-seqs given) x 151,936"
+            ),
+            "{args}: {overhead}"
+        );
+    }
+}
+
 /// Tool calling from extraArgs: the parser in either spelling is enough
 /// (a missing one is refused, with the rows of the refusal table).
 #[test]

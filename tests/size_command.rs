@@ -294,6 +294,11 @@ fn numbers_outside_what_an_xr_takes_are_refused_naming_the_flag() {
             "use a whole number of sequences from 1 to 100000",
         ),
         (
+            "--max-num-seqs",
+            "0",
+            "use a whole number of requests from 1 to 4294967295",
+        ),
+        (
             "--gpu-memory-utilization",
             "1",
             "use a share from 0.1 to 0.99 (0.9 is usual)",
@@ -672,6 +677,39 @@ fn the_mig_strategy_names_the_slices_resource() {
     assert_eq!(
         render(&a).unwrap_err().to_string(),
         "invalid MIG strategy `shared`: use mixed or single"
+    );
+}
+
+/// `--max-num-seqs` sizes the sampler's warm-up peak, as a server started
+/// with it has: on an H100 (1,024 by default) Qwen3-30B-A3B takes two GPUs,
+/// at 256 one; the flag is among the engine arguments the plan needs.
+#[test]
+fn max_num_seqs_reaches_the_plan_and_its_engine_arguments() {
+    let base = ["Qwen/Qwen3-30B-A3B", "--gpu-type", "H100-80GB"];
+    let default = json_of(&base);
+    assert_eq!(
+        (&default["gpuCount"], &default["engineArgs"]),
+        (&serde_json::json!(2), &serde_json::json!([]))
+    );
+    let argv: Vec<&str> = base
+        .iter()
+        .copied()
+        .chain(["--max-num-seqs", "256"])
+        .collect();
+    let lowered = json_of(&argv);
+    assert_eq!(
+        (&lowered["gpuCount"], &lowered["engineArgs"]),
+        (
+            &serde_json::json!(1),
+            &serde_json::json!(["--max-num-seqs", "256"])
+        )
+    );
+    assert!(
+        lowered["reasons"]
+            .to_string()
+            .contains("sampler warm-up 9.7 x 256 sequences (the --max-num-seqs given)"),
+        "{}",
+        lowered["reasons"]
     );
 }
 

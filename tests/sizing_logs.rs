@@ -227,7 +227,7 @@ fn the_scaling_target_matches_the_kv_capacity_vllm_logged() {
         };
         let plan = sizing::size(&request(&row)).unwrap();
         let shape = plan.request_shape(Some(2048), Some(512));
-        let target = plan.scaling_target(shape, None, None);
+        let target = plan.scaling_target(shape, None);
         let logged_requests = (logged_tokens / 2560).min(target.engine_limit);
         let logged_target = ((logged_requests as f64 * sizing::TARGET_SHARE).floor() as u64).max(1);
         let diff = target.requests_per_replica as f64 - logged_target as f64;

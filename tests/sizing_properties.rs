@@ -256,7 +256,7 @@ fn the_kv_cache_holds_the_sequences_it_was_sized_for() {
                     continue;
                 }
                 let held = plan
-                    .scaling_target(plan.request_shape(None, None), None, Some(u64::MAX))
+                    .scaling_target(plan.request_shape(None, None), None)
                     .kv_requests;
                 assert!(
                     held >= u64::from(concurrency),

@@ -92,6 +92,11 @@ pub struct SizeArgs {
     /// larger activation peak of earlier ones.
     #[arg(long = "vllm-version", value_parser = vllm_release)]
     pub(crate) vllm_version: Option<String>,
+    /// vLLM --max-num-seqs: the requests the server runs at once, which set
+    /// its sampler's warm-up peak; default: vLLM's for the GPU (1024 on 70
+    /// GiB or more, except A100s; 256 otherwise).
+    #[arg(long = "max-num-seqs", value_parser = batch)]
+    pub(crate) max_num_seqs: Option<u64>,
     /// Prompt tokens of a typical request: with --output-tokens, the request
     /// size the autoscaling target is derived for (default: the full context).
     #[arg(long = "prompt-tokens", value_parser = request_tokens)]
@@ -164,6 +169,11 @@ fn context_length(written: &str) -> Result<u64, String> {
 /// `--concurrency` takes as many sequences as the sizing engine plans for.
 fn sequences(written: &str) -> Result<u32, String> {
     whole_number(1, u64::from(sizing::MAX_CONCURRENCY), " of sequences")(written)
+}
+
+/// `--max-num-seqs` takes what vLLM does: a whole number of at least 1.
+fn batch(written: &str) -> Result<u64, String> {
+    whole_number(1, u64::from(u32::MAX), " of requests")(written)
 }
 
 /// `--tensor-parallel` and `--pipeline-parallel` take at most the GPUs an
@@ -309,6 +319,7 @@ impl SizeArgs {
             model_config,
             checkpoint_bytes,
             vllm_version: self.vllm_version.clone(),
+            max_num_seqs: self.max_num_seqs,
             ..SizingRequest::default()
         })
     }
@@ -388,7 +399,6 @@ pub fn render(args: &SizeArgs) -> Result<String, SizingError> {
     let plan = sizing::size(&request)?;
     let scaling = plan.scaling_target(
         plan.request_shape(args.prompt_tokens, args.output_tokens),
-        None,
         None,
     );
     Ok(match args.output {
@@ -632,7 +642,14 @@ impl From<&Plan> for SizeOutput {
             catalog_model: p.catalog_model.clone(),
             plan: PlanStatus::from(p),
             nodes: p.nodes,
-            engine_args: p.engine_args(),
+            engine_args: {
+                // The plan holds only on a server that batches what it was sized for.
+                let mut args = p.engine_args();
+                if let Some(n) = p.max_num_seqs {
+                    args.extend(["--max-num-seqs".to_string(), n.to_string()]);
+                }
+                args
+            },
             gpu_memory_utilization: p.gpu_memory_utilization,
             startup_probe_seconds: p.startup_probe_seconds,
             decode_tokens_per_second: p.decode_tokens_per_second().round(),

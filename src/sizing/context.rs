@@ -159,8 +159,9 @@ pub(crate) struct Settled {
 /// Settles `maxModelLen` on the chosen layout. A default context that does
 /// not fit is capped to what does; a requested one is an error. A layout the
 /// caller fixed that cannot hold the weights with vLLM's overhead is a
-/// warning, since flags the plan does not see (a higher
-/// `--gpu-memory-utilization`, fewer `--max-num-seqs`) may start it; one
+/// warning, since flags the plan does not size for (a higher
+/// `--gpu-memory-utilization`, a lower `--max-num-seqs` than it was given)
+/// may start it; one
 /// whose weights alone exceed each GPU's memory is an error, since nothing
 /// can. Both say which layout would hold them.
 pub(crate) fn cap_context(

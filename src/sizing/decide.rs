@@ -191,6 +191,7 @@ pub(crate) fn size(req: &SizingRequest) -> Result<Plan, SizingError> {
         weights_formula,
         kv_cache_dtype,
         objective: req.objective,
+        max_num_seqs: req.max_num_seqs,
         architecture_guessed: m.guessed,
         reasons,
         warnings,
@@ -216,7 +217,13 @@ fn overhead_reason(
         ),
         None => (Device::gpu(gpu), gpu.name.clone()),
     };
-    let activation = a.activation_gib(device.max_num_seqs, sizer.generation);
+    let sequences = sizer.sequences_on(device);
+    let activation = a.activation_gib(sequences, sizer.generation);
+    let set_by = if sizer.max_num_seqs.is_some() {
+        " (the --max-num-seqs given)"
+    } else {
+        ""
+    };
     let copies = sizer.generation.sampler_copies();
     let release = match sizer.generation {
         VllmGeneration::Current => format!("vLLM {}", version.unwrap_or("0.19+").trim()),
@@ -226,8 +233,7 @@ fn overhead_reason(
         },
     };
     format!(
-        "Overhead per GPU: activation peak {activation:.2} GiB (sampler warm-up {copies} x {} sequences x {} vocabulary x 4 B{}, at least {ACTIVATION_FLOOR_GIB} GiB; {release}) + non-torch memory {NON_TORCH_SINGLE_GIB} GiB on one GPU or {NON_TORCH_MULTI_GIB} GiB per GPU with TP or PP (NCCL and all-reduce buffers). Usable memory is {} x {} GiB, the total vLLM sees on {}.",
-        device.max_num_seqs,
+        "Overhead per GPU: activation peak {activation:.2} GiB (sampler warm-up {copies} x {sequences} sequences{set_by} x {} vocabulary x 4 B{}, at least {ACTIVATION_FLOOR_GIB} GiB; {release}) + non-torch memory {NON_TORCH_SINGLE_GIB} GiB on one GPU or {NON_TORCH_MULTI_GIB} GiB per GPU with TP or PP (NCCL and all-reduce buffers). Usable memory is {} x {} GiB, the total vLLM sees on {}.",
         thousands(u64::from(a.vocab)),
         if a.experts > 0 { " x 1.15 for MoE" } else { "" },
         sizer.util,
@@ -396,8 +402,8 @@ mod tests {
              2) would hold it"
         );
         // Weights that load, with too little room left at the default
-        // utilization: a warning, since flags the plan does not see (a
-        // higher --gpu-memory-utilization, fewer --max-num-seqs) may start it.
+        // utilization: a warning, since flags the plan does not size for (a
+        // higher --gpu-memory-utilization, a lower --max-num-seqs) may start it.
         let p = size(&SizingRequest {
             gpu_count: Some(2),
             ..req("meta-llama/Llama-3.1-70B-Instruct", "H100")

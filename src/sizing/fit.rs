@@ -71,6 +71,8 @@ pub(crate) struct Sizer<'a> {
     /// Whether a layout must also keep the recipes' headroom
     /// ([`Objective::keeps_headroom`]).
     pub(crate) headroom: bool,
+    /// The server's own `--max-num-seqs`, over the device's default.
+    pub(crate) max_num_seqs: Option<u64>,
 }
 
 /// One layout evaluated on one device size.
@@ -133,6 +135,7 @@ impl<'a> Sizer<'a> {
             generation: VllmGeneration::from_version(req.vllm_version.as_deref()),
             objective: req.objective,
             headroom: req.objective.keeps_headroom(ctx.need_stated()),
+            max_num_seqs: req.max_num_seqs,
         }
     }
 
@@ -144,12 +147,18 @@ impl<'a> Sizer<'a> {
         }
     }
 
+    /// The sequences vLLM batches on `device`: the server's `--max-num-seqs`,
+    /// else vLLM's default there.
+    pub(crate) fn sequences_on(&self, device: Device) -> u64 {
+        self.max_num_seqs.unwrap_or(device.max_num_seqs)
+    }
+
     pub(crate) fn evaluate(&self, device: Device, tp: u32, pp: u32, tokens: u64) -> Fit {
         let n = f64::from(tp * pp);
         let usable = self.util * device.gib;
         let arch = &self.model.arch;
         let weights_per_gpu = self.weights.per_gpu(arch.layers, tp, pp);
-        let activation = arch.activation_gib(device.max_num_seqs, self.generation);
+        let activation = arch.activation_gib(self.sequences_on(device), self.generation);
         let non_torch = non_torch_gib(tp, pp);
         let overhead = activation + non_torch;
         let per_token = arch.kv_bytes_per_token(self.kv_bytes, tp, pp);

@@ -50,6 +50,10 @@ pub struct SizingRequest {
     /// The vLLM release the plan is for (`0.19.0`); `None` = unknown, sized
     /// with the larger activation peak of earlier releases.
     pub vllm_version: Option<String>,
+    /// The server's own `--max-num-seqs`, when its arguments set one; `None`
+    /// = vLLM's default for the device. It sets the sampler's warm-up peak
+    /// that the layout must leave room for, and the batch.
+    pub max_num_seqs: Option<u64>,
 }
 
 impl Default for SizingRequest {
@@ -73,6 +77,7 @@ impl Default for SizingRequest {
             model_config: None,
             checkpoint_bytes: None,
             vllm_version: None,
+            max_num_seqs: None,
         }
     }
 }
@@ -151,6 +156,8 @@ pub struct Plan {
     pub(crate) kv_cache_dtype: KvCacheDtype,
     /// The objective that chose the layout.
     pub(crate) objective: Objective,
+    /// The server's own `--max-num-seqs` ([`SizingRequest::max_num_seqs`]).
+    pub(crate) max_num_seqs: Option<u64>,
     /// True when the architecture was guessed (no catalog entry, no
     /// config.json): the reasons say what to give.
     pub architecture_guessed: bool,

@@ -47,9 +47,13 @@ pub struct ScalingTarget {
 }
 
 impl Plan {
-    /// vLLM's default `--max-num-seqs` on this plan's device (a MIG slice
-    /// counts as its own, smaller device), as the sizing assumed it.
+    /// The `--max-num-seqs` the sizing assumed: the server's own, else
+    /// vLLM's default on this plan's device (a MIG slice counts as its own,
+    /// smaller device).
     pub(crate) fn engine_max_num_seqs(&self) -> u64 {
+        if let Some(n) = self.max_num_seqs {
+            return n;
+        }
         match self
             .mig_profile
             .as_deref()
@@ -77,17 +81,11 @@ impl Plan {
     }
 
     /// The autoscaling target for requests of `shape`, or `overridden` when
-    /// the caller sets it; `max_num_seqs` is the server's own
-    /// `--max-num-seqs`, when its arguments set one.
-    pub fn scaling_target(
-        &self,
-        shape: RequestShape,
-        overridden: Option<u64>,
-        max_num_seqs: Option<u64>,
-    ) -> ScalingTarget {
+    /// the caller sets it.
+    pub fn scaling_target(&self, shape: RequestShape, overridden: Option<u64>) -> ScalingTarget {
         let kv_requests = self.sequences_held(shape.tokens);
-        let engine_limit = max_num_seqs.unwrap_or_else(|| self.engine_max_num_seqs());
-        let limit_from = if max_num_seqs.is_some() {
+        let engine_limit = self.engine_max_num_seqs();
+        let limit_from = if self.max_num_seqs.is_some() {
             "--max-num-seqs, as the server's arguments set it"
         } else {
             "--max-num-seqs"
@@ -155,7 +153,7 @@ mod tests {
     fn the_target_is_a_share_of_what_the_kv_cache_holds() {
         let p = plan("meta-llama/Llama-3.1-70B-Instruct", "H100-80GB");
         let shape = p.request_shape(Some(6144), Some(2048));
-        let t = p.scaling_target(shape, None, None);
+        let t = p.scaling_target(shape, None);
         assert_eq!(t.kv_requests, p.estimate.kv_capacity_tokens / 8192);
         assert_eq!(t.requests_per_replica, (t.kv_requests as f64 * 0.8) as u64);
         assert!(
@@ -177,7 +175,7 @@ mod tests {
         let p = plan("openai/gpt-oss-120b", "H100-80GB");
         assert_eq!(p.max_model_len, 32_768);
         assert_eq!(p.cached_tokens(32_768), 20_552);
-        let t = p.scaling_target(p.request_shape(None, None), None, None);
+        let t = p.scaling_target(p.request_shape(None, None), None);
         assert_eq!(t.kv_requests, p.estimate.kv_capacity_tokens / 20_552);
         assert_eq!(
             (t.kv_requests, p.estimate.kv_capacity_tokens / 32_768),
@@ -191,7 +189,7 @@ mod tests {
             ..whole_gpus("Qwen/Qwen3-Next-80B-A3B-Instruct", "B200")
         })
         .unwrap();
-        let t = next.scaling_target(next.request_shape(None, None), None, None);
+        let t = next.scaling_target(next.request_shape(None, None), None);
         assert_eq!((t.kv_requests, t.requests_per_replica), (2, 1));
         assert!(
             t.reason.starts_with(
@@ -208,7 +206,7 @@ mod tests {
     #[test]
     fn short_requests_are_bounded_by_the_engine_and_an_override_wins() {
         let p = plan("Qwen/Qwen2.5-7B-Instruct", "H100-80GB");
-        let t = p.scaling_target(p.request_shape(Some(100), Some(28)), None, None);
+        let t = p.scaling_target(p.request_shape(Some(100), Some(28)), None);
         assert_eq!((t.engine_limit, t.requests_per_replica), (1024, 819));
         assert!(
             t.reason
@@ -222,7 +220,7 @@ mod tests {
             p.request_shape(Some(u64::MAX), Some(1)).tokens,
             p.max_model_len
         );
-        let o = p.scaling_target(p.request_shape(None, None), Some(12), None);
+        let o = p.scaling_target(p.request_shape(None, None), Some(12));
         assert_eq!((o.requests_per_replica, o.overridden), (12, true));
         assert!(o.reason.contains("the full context"), "{}", o.reason);
     }

@@ -394,8 +394,6 @@ impl Pool<'_> {
             name: runtime_name,
             labels,
             placement: &placement,
-            // A pool's server takes no arguments of the user's.
-            max_num_seqs: None,
         };
         autoscaling::compose(
             self.req,

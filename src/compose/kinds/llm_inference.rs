@@ -420,7 +420,6 @@ impl Server<'_> {
             name: self.name,
             labels: labels("LLMInference", &self.req.xr.name, "model-server"),
             placement: &self.placement,
-            max_num_seqs: extra_args::max_num_seqs(&self.spec.extra_args),
         };
         autoscaling::compose(
             self.req,
@@ -561,6 +560,8 @@ fn sizing_request(
         gpu_memory_utilization: req.settings.gpu_memory_utilization,
         kv_cache_dtype: spec.kv_cache_dtype.unwrap_or_default(),
         objective: spec.objective.unwrap_or(req.settings.objective),
+        // The batch it sets is the sampler warm-up the layout leaves room for.
+        max_num_seqs: extra_args::max_num_seqs(&spec.extra_args),
         // An XR's own image is sized as an unknown release.
         vllm_version: if spec.image.is_none() {
             req.settings.image_release(

@@ -71,8 +71,6 @@ pub(crate) struct Scaled<'a> {
     pub(crate) name: &'a str,
     pub(crate) labels: BTreeMap<String, String>,
     pub(crate) placement: &'a Placement,
-    /// The server's own `--max-num-seqs`, when its arguments set one.
-    pub(crate) max_num_seqs: Option<u64>,
 }
 
 /// The PodMonitor of `served`, when the platform asks for one, and its
@@ -106,11 +104,7 @@ pub(crate) fn compose(
         tokens(asked.spec.prompt_tokens),
         tokens(asked.spec.output_tokens),
     );
-    let target = plan.scaling_target(
-        shape,
-        tokens(asked.spec.target_requests_per_replica),
-        at.max_num_seqs,
-    );
+    let target = plan.scaling_target(shape, tokens(asked.spec.target_requests_per_replica));
     let startup = plan.startup_probe_seconds;
     let window = scale_down_window(startup);
     let manifest = model_server_autoscaler(&ModelServerAutoscalerParams {
