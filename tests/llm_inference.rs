@@ -829,7 +829,7 @@ fn desired_state_of_earlier_steps_survives_a_composition() {
 fn extra_args_that_override_the_plan_are_reported() {
     let spec = json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "extraArgs": ["--max-model-len=4096", "--max-num-seqs", "8"]});
     let rsp = call(&request("x", LlmInference::new("qwen").spec(spec).build()));
-    let note = "spec.extraArgs sets --max-model-len, which overrides the sizing plan: the reported plan no longer describes the runtime";
+    let note = "spec.extraArgs sets --max-model-len, which overrides the sizing plan: the reported plan no longer describes the runtime; set spec.maxModelLen, which the plan sizes the KV cache for";
     assert_eq!(rsp.results, vec![warning("SizingWarning", note)]);
     assert_eq!(
         composed(&rsp, "vllm_runtime").0["spec"]["vllmConfig"]["extraArgs"],
@@ -2379,7 +2379,7 @@ fn an_fp8_kv_cache_reaches_vllm_and_the_plan_says_so() {
     let spec = json!({"model": "meta-llama/Llama-3.1-8B-Instruct", "gpuType": "L4", "kvCacheDtype": "fp8",
                       "hfTokenSecretRef": {"name": "hf-token"}, "extraArgs": ["--kv-cache-dtype=auto"]});
     let rsp = call(&request("kv", LlmInference::new("chat").spec(spec).build()));
-    let note = "spec.extraArgs sets --kv-cache-dtype, which overrides the sizing plan: the reported plan no longer describes the runtime";
+    let note = "spec.extraArgs sets --kv-cache-dtype, which overrides the sizing plan: the reported plan no longer describes the runtime; set spec.kvCacheDtype, which the plan sizes the KV cache for";
     assert_eq!(rsp.results, vec![warning("SizingWarning", note)]);
     assert_eq!(
         runtime_args(&rsp),

@@ -9,15 +9,37 @@
 use crate::compose::composition::Refusal;
 use crate::compose::resources::vllm_pod::CONTAINER_PORT;
 
-/// vllm serve flags the plan derives.
-const DERIVED_FLAGS: &[&str] = &[
-    "--tensor-parallel-size",
-    "--pipeline-parallel-size",
-    "--max-model-len",
-    "--dtype",
-    "--quantization",
-    "--gpu-memory-utilization",
-    "--kv-cache-dtype",
+/// The `vllm serve` flags the plan derives, each with the field that asks the plan for
+/// another value instead.
+const DERIVED_FLAGS: &[(&str, &str)] = &[
+    (
+        "--tensor-parallel-size",
+        "set spec.gpu (or the Model's shardSpec), and the plan chooses the parallelism for it",
+    ),
+    (
+        "--pipeline-parallel-size",
+        "set spec.gpu (or the Model's shardSpec), and the plan chooses the parallelism for it",
+    ),
+    (
+        "--max-model-len",
+        "set spec.maxModelLen, which the plan sizes the KV cache for",
+    ),
+    (
+        "--dtype",
+        "the plan takes it from the checkpoint and the GPU; set spec.quantization to serve other weights",
+    ),
+    (
+        "--quantization",
+        "set spec.quantization, and the plan chooses vLLM's method for it",
+    ),
+    (
+        "--gpu-memory-utilization",
+        "the platform sets it for every server (the step input's defaults.gpuMemoryUtilization)",
+    ),
+    (
+        "--kv-cache-dtype",
+        "set spec.kvCacheDtype, which the plan sizes the KV cache for",
+    ),
 ];
 
 /// Addresses that listen on every interface, as the composer's `--host`.
@@ -108,11 +130,11 @@ pub(crate) fn max_num_seqs(args: &[String]) -> Option<u64> {
 pub(crate) fn overriding_the_plan(field: &str, args: &[String]) -> Vec<String> {
     DERIVED_FLAGS
         .iter()
-        .filter(|flag| sets(args, flag))
-        .map(|flag| {
+        .filter(|(flag, _)| sets(args, flag))
+        .map(|(flag, instead)| {
             format!(
                 "{field} sets {flag}, which overrides the sizing plan: the reported plan no longer describes the \
-                 runtime"
+                 runtime; {instead}"
             )
         })
         .collect()
