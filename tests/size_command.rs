@@ -682,7 +682,8 @@ fn the_mig_strategy_names_the_slices_resource() {
 
 /// `--max-num-seqs` sizes the sampler's warm-up peak, as a server started
 /// with it has: on an H100 (1,024 by default) Qwen3-30B-A3B takes two GPUs,
-/// at 256 one; the flag is among the engine arguments the plan needs.
+/// at 256 one (which the two-GPU plan says); the flag is among the engine
+/// arguments the plan needs.
 #[test]
 fn max_num_seqs_reaches_the_plan_and_its_engine_arguments() {
     let base = ["Qwen/Qwen3-30B-A3B", "--gpu-type", "H100-80GB"];
@@ -690,6 +691,41 @@ fn max_num_seqs_reaches_the_plan_and_its_engine_arguments() {
     assert_eq!(
         (&default["gpuCount"], &default["engineArgs"]),
         (&serde_json::json!(2), &serde_json::json!([]))
+    );
+    let layout = |plan: &serde_json::Value| {
+        plan["reasons"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|r| r.as_str())
+            .find(|r| r.contains("the smallest layout that holds it"))
+            .unwrap()
+            .to_string()
+    };
+    // The smaller layout, refused for its KV headroom, says how it would serve.
+    assert!(
+        layout(&default).contains(
+            "; 1 x H100-80GB (TP 1, PP 1) would leave the KV cache 7.7 GiB of 71.3 GiB usable per GPU, less than \
+             the sixth the balanced objective keeps for it (at --max-num-seqs 256, not vLLM's default 1024, it \
+             would keep 12.6 GiB, enough). "
+        ),
+        "{}",
+        layout(&default)
+    );
+    // Not where a smaller batch would not be enough: 8 H100s still leave too
+    // little for Llama-3.1-405B in fp8 at 256.
+    let large = json_of(&[
+        "meta-llama/Llama-3.1-405B-Instruct-FP8",
+        "--gpu-type",
+        "H100-80GB",
+    ]);
+    assert!(
+        layout(&large).contains(
+            "; 8 x H100-80GB (TP 8, PP 1) would leave the KV cache 7.6 GiB of 71.3 GiB usable per GPU, less than \
+             the sixth the balanced objective keeps for it. "
+        ),
+        "{}",
+        layout(&large)
     );
     let argv: Vec<&str> = base
         .iter()

@@ -227,10 +227,11 @@ pub(crate) fn choose_layout(
             sizer.weights_gb()
         ),
         Some(f) if !f.room_ok && f.need <= f.usable => format!(
-            "; {} would leave the KV cache {} of {} usable per GPU, less than the sixth the balanced objective keeps for it",
+            "; {} would leave the KV cache {} of {} usable per GPU, less than the sixth the balanced objective keeps for it{}",
             layout_name(gpu, f.tp, f.pp),
             gib(f.kv_free_gib),
-            gib(f.usable)
+            gib(f.usable),
+            smaller_batch_hint(sizer, &f, tokens)
         ),
         Some(f) if serving_note.contains("(objective throughput)") => format!(
             "; {} would hold {} tokens",
@@ -260,6 +261,32 @@ pub(crate) fn choose_layout(
         join_counts(tps)
     );
     Ok((fit, reason))
+}
+
+/// The batch vLLM defaults to on devices below 70 GiB and on A100s.
+const SMALLER_BATCH: u64 = 256;
+
+/// How the layout `f`, refused for the KV headroom it leaves, would still
+/// serve: on a server that batches fewer sequences than vLLM's default,
+/// the sampler's smaller warm-up leaves the room.
+fn smaller_batch_hint(sizer: &Sizer, f: &Fit, tokens: u64) -> String {
+    if sizer.max_num_seqs.is_some() || f.device.max_num_seqs <= SMALLER_BATCH {
+        return String::new();
+    }
+    let smaller = Sizer {
+        max_num_seqs: Some(SMALLER_BATCH),
+        ..sizer.clone()
+    };
+    let at = smaller.evaluate(f.device, f.tp, f.pp, tokens);
+    if at.fits() {
+        format!(
+            " (at --max-num-seqs {SMALLER_BATCH}, not vLLM's default {}, it would keep {}, enough)",
+            f.device.max_num_seqs,
+            gib(at.kv_free_gib)
+        )
+    } else {
+        String::new()
+    }
 }
 
 /// A layout the request fixed, evaluated at the target context.
