@@ -161,9 +161,8 @@ pub(crate) struct Settled {
 /// caller fixed that cannot hold the weights with vLLM's overhead is a
 /// warning, since flags the plan does not size for (a higher
 /// `--gpu-memory-utilization`, a lower `--max-num-seqs` than it was given)
-/// may start it; one
-/// whose weights alone exceed each GPU's memory is an error, since nothing
-/// can. Both say which layout would hold them.
+/// may start it; one whose weights alone exceed each GPU's memory is an
+/// error, since nothing can. Both say which layout would hold them.
 pub(crate) fn cap_context(
     sizer: &Sizer,
     gpu: &Gpu,

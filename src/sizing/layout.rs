@@ -12,6 +12,7 @@ use super::context::MIN_DEFAULT_CONTEXT;
 use super::error::{SizingError, TpLimits};
 use super::fit::{Device, Fit, Sizer, layout_name};
 use super::gpus::Gpu;
+use super::memory::SMALLER_DEFAULT_MAX_NUM_SEQS;
 use super::no_fit::no_fit;
 use super::plan::SizingRequest;
 use super::precision::{Objective, WeightPrecision};
@@ -263,24 +264,21 @@ pub(crate) fn choose_layout(
     Ok((fit, reason))
 }
 
-/// The batch vLLM defaults to on devices below 70 GiB and on A100s.
-const SMALLER_BATCH: u64 = 256;
-
 /// How the layout `f`, refused for the KV headroom it leaves, would still
 /// serve: on a server that batches fewer sequences than vLLM's default,
 /// the sampler's smaller warm-up leaves the room.
 fn smaller_batch_hint(sizer: &Sizer, f: &Fit, tokens: u64) -> String {
-    if sizer.max_num_seqs.is_some() || f.device.max_num_seqs <= SMALLER_BATCH {
+    if sizer.max_num_seqs.is_some() || f.device.max_num_seqs <= SMALLER_DEFAULT_MAX_NUM_SEQS {
         return String::new();
     }
     let smaller = Sizer {
-        max_num_seqs: Some(SMALLER_BATCH),
+        max_num_seqs: Some(SMALLER_DEFAULT_MAX_NUM_SEQS),
         ..sizer.clone()
     };
     let at = smaller.evaluate(f.device, f.tp, f.pp, tokens);
     if at.fits() {
         format!(
-            " (at --max-num-seqs {SMALLER_BATCH}, not vLLM's default {}, it would keep {}, enough)",
+            " (at --max-num-seqs {SMALLER_DEFAULT_MAX_NUM_SEQS}, not vLLM's default {}, it would keep {}, enough)",
             f.device.max_num_seqs,
             gib(at.kv_free_gib)
         )

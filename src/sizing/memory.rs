@@ -53,9 +53,12 @@ pub(crate) fn default_max_num_seqs(device_gib: f64, is_a100: bool) -> u64 {
     if device_gib >= 70.0 && !is_a100 {
         1024
     } else {
-        256
+        SMALLER_DEFAULT_MAX_NUM_SEQS
     }
 }
+
+/// vLLM's default `--max-num-seqs` below 70 GiB and on A100s.
+pub(crate) const SMALLER_DEFAULT_MAX_NUM_SEQS: u64 = 256;
 
 /// A vLLM release as major, minor, patch.
 pub type Release = (u32, u32, u32);
