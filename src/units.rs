@@ -68,6 +68,24 @@ pub(crate) fn positive_duration_seconds(field: &str, d: &str) -> Result<f64, Str
     }
 }
 
+/// `seconds` (written `written` at `field`) in the whole seconds, at least
+/// `least`, that `whose` counts, with a note when rounding changes them.
+pub(crate) fn whole_seconds(
+    (field, written): (&str, &str),
+    seconds: f64,
+    least: i64,
+    whose: &str,
+    notes: &mut Vec<String>,
+) -> i64 {
+    let whole = (seconds.round() as i64).max(least);
+    if whole as f64 != seconds {
+        notes.push(format!(
+            "{field} {written} is rounded to {whole}s: {whose} counts whole seconds"
+        ));
+    }
+    whole
+}
+
 /// GiB rounded up to a whole number, at least 1, as a quantity (`18Gi`).
 pub(crate) fn gib_quantity(gib: f64) -> String {
     format!("{}Gi", gib.ceil().max(1.0) as u64)

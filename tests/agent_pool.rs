@@ -681,6 +681,34 @@ fn session_affinity_ttl_becomes_whole_seconds_within_a_day_and_says_so() {
 }
 
 #[test]
+fn autoscaling_windows_become_whole_seconds_and_say_so() {
+    let mut spec = small_pool();
+    spec["autoscaling"] = json!({
+        "cooldownPeriod": "90500ms",
+        "behavior": {"scaleUp": {"stabilizationWindow": "1m"}},
+    });
+    let rsp = call(&with_model(
+        request("w", AgentPool::new("reviewers").spec(spec).build()),
+        vec![llama_8b()],
+    ));
+    assert_eq!(fatals(&rsp), Vec::<&str>::new());
+    let behavior = &manifest(&rsp, "autoscaler")["spec"]["behavior"];
+    assert_eq!(
+        (
+            &behavior["scaleUp"]["stabilizationWindowSeconds"],
+            &behavior["scaleDown"]["stabilizationWindowSeconds"]
+        ),
+        (&json!(60), &json!(91))
+    );
+    assert_eq!(
+        desired_status(&rsp)["notes"],
+        json!([
+            "spec.autoscaling.cooldownPeriod 90500ms is rounded to 91s: a HorizontalPodAutoscaler's window counts whole seconds"
+        ])
+    );
+}
+
+#[test]
 fn credentials_never_reach_a_config_map() {
     // A password inside the connection string: FATAL, naming the safe field,
     // never echoing the value, and still asking for the Model.

@@ -51,7 +51,7 @@ use crate::names::{self, runtime_name};
 use crate::protocol::server::Condition;
 use crate::request::int_at;
 use crate::sizing::{self, Plan, Throughput};
-use crate::units::{GIB, parse_duration_seconds, parse_quantity};
+use crate::units::{GIB, parse_duration_seconds, parse_quantity, whole_seconds};
 use crate::xr::agent_pool::{
     AgentPoolSpec, AgentPoolStatus, AgentsStatus, AutoscalingStatus, ModelServerStatus,
 };
@@ -1075,17 +1075,15 @@ fn affinity_seconds(ttl: Option<&str>, notes: &mut Vec<String>) -> Result<i32, R
     };
     let s = parse_duration_seconds(ttl)
         .map_err(|e| Refusal::new("InvalidSpec", format!("spec.sessionAffinity.ttl: {e}")))?;
-    let seconds = (s.round() as i32).clamp(1, 86_400);
     if s > 86_400.0 {
         notes.push(format!(
             "spec.sessionAffinity.ttl {ttl} is capped at 24h, a Service's limit"
         ));
-    } else if f64::from(seconds) != s {
-        notes.push(format!(
-            "spec.sessionAffinity.ttl {ttl} is rounded to {seconds}s: a Service's affinity timeout counts whole seconds"
-        ));
+        return Ok(86_400);
     }
-    Ok(seconds)
+    let field = ("spec.sessionAffinity.ttl", ttl);
+    // Validation refused a ttl of zero or less; a Service takes 1s at least.
+    Ok(whole_seconds(field, s, 1, "a Service's affinity timeout", notes) as i32)
 }
 
 /// The field the pool's GPU type comes from: its own, or the platform's.

@@ -19,7 +19,7 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::compose::composition::Manifest;
-use crate::units::parse_duration_seconds;
+use crate::units::{parse_duration_seconds, whole_seconds};
 use crate::xr::agent_pool::{Autoscaling, AutoscalingMetric, MetricMapping, ScalingPolicy};
 
 /// Kubernetes' own target when an HPA names no metric.
@@ -107,7 +107,7 @@ pub(crate) fn autoscaler(p: &AutoscalerParams) -> Result<AutoscalerPlan, String>
             mapped_to: format!("Resource cpu averageUtilization {DEFAULT_CPU_UTILIZATION}% (no supported metric given)"),
         });
     }
-    let behavior = behavior(p.spec)?;
+    let behavior = behavior(p.spec, &mut notes)?;
     let hpa = HorizontalPodAutoscaler {
         metadata: ObjectMeta {
             name: Some(p.name.to_string()),
@@ -218,19 +218,22 @@ fn quantity(v: f64) -> String {
 }
 
 /// `behavior` and `cooldownPeriod` as the HPA's scaling rules.
-fn behavior(spec: Option<&Autoscaling>) -> Result<Option<HorizontalPodAutoscalerBehavior>, String> {
+fn behavior(
+    spec: Option<&Autoscaling>,
+    notes: &mut Vec<String>,
+) -> Result<Option<HorizontalPodAutoscalerBehavior>, String> {
     let Some(a) = spec else { return Ok(None) };
     let b = a.behavior.as_ref();
     let scale_up = b
         .and_then(|b| b.scale_up.as_ref())
-        .map(|p| rules(p, "spec.autoscaling.behavior.scaleUp"))
+        .map(|p| rules(p, "spec.autoscaling.behavior.scaleUp", notes))
         .transpose()?;
     let mut scale_down = b
         .and_then(|b| b.scale_down.as_ref())
-        .map(|p| rules(p, "spec.autoscaling.behavior.scaleDown"))
+        .map(|p| rules(p, "spec.autoscaling.behavior.scaleDown", notes))
         .transpose()?;
     if let Some(cooldown) = &a.cooldown_period {
-        let seconds = window_seconds(cooldown, "spec.autoscaling.cooldownPeriod")?;
+        let seconds = window_seconds(cooldown, "spec.autoscaling.cooldownPeriod", notes)?;
         let down = scale_down.get_or_insert_with(HPAScalingRules::default);
         // An explicit scale-down window wins over the cooldown.
         down.stabilization_window_seconds.get_or_insert(seconds);
@@ -244,7 +247,11 @@ fn behavior(spec: Option<&Autoscaling>) -> Result<Option<HorizontalPodAutoscaler
     }))
 }
 
-fn rules(p: &ScalingPolicy, field: &str) -> Result<HPAScalingRules, String> {
+fn rules(
+    p: &ScalingPolicy,
+    field: &str,
+    notes: &mut Vec<String>,
+) -> Result<HPAScalingRules, String> {
     let period = p.period_seconds.unwrap_or(60);
     let mut policies = Vec::new();
     if let Some(n) = p.max_change_absolute {
@@ -265,7 +272,7 @@ fn rules(p: &ScalingPolicy, field: &str) -> Result<HPAScalingRules, String> {
         stabilization_window_seconds: p
             .stabilization_window
             .as_deref()
-            .map(|w| window_seconds(w, &format!("{field}.stabilizationWindow")))
+            .map(|w| window_seconds(w, &format!("{field}.stabilizationWindow"), notes))
             .transpose()?,
         // Both limits given: the stricter one holds.
         select_policy: (policies.len() > 1).then(|| "Min".to_string()),
@@ -274,12 +281,18 @@ fn rules(p: &ScalingPolicy, field: &str) -> Result<HPAScalingRules, String> {
     })
 }
 
-fn window_seconds(d: &str, field: &str) -> Result<i32, String> {
+fn window_seconds(d: &str, field: &str, notes: &mut Vec<String>) -> Result<i32, String> {
     let s = parse_duration_seconds(d).map_err(|e| format!("{field}: {e}"))?;
     if !(0.0..=f64::from(MAX_WINDOW_SECONDS)).contains(&s) {
         return Err(format!(
             "{field} is {d}; use 0s to 1h (the autoscaler's limit)"
         ));
     }
-    Ok(s.round() as i32)
+    Ok(whole_seconds(
+        (field, d),
+        s,
+        0,
+        "a HorizontalPodAutoscaler's window",
+        notes,
+    ) as i32)
 }
