@@ -9,8 +9,8 @@
 use crate::compose::composition::Refusal;
 use crate::compose::resources::vllm_pod::CONTAINER_PORT;
 
-/// The `vllm serve` flags the plan derives, each with the field that asks the plan for
-/// another value instead.
+/// The `vllm serve` flags the plan derives, each with what asks the plan
+/// for another value instead.
 const DERIVED_FLAGS: &[(&str, &str)] = &[
     (
         "--tensor-parallel-size",
