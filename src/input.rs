@@ -469,11 +469,6 @@ impl Settings {
         }
     }
 
-    /// `gpu_memory_utilization` as vLLM's flag and the VLLMRuntime take it (`0.9`).
-    pub(crate) fn gpu_memory_utilization_text(&self) -> String {
-        self.gpu_memory_utilization.to_string()
-    }
-
     /// The vLLM release to size for when an XR sets no image: the
     /// platform's `vllmVersion`, else the release of the built-in image the
     /// function picks for `runtime` on `gpu_type`'s vendor. `None` when the

@@ -880,6 +880,51 @@ fn the_max_num_seqs_the_servers_arguments_set_sizes_the_layout() {
     }
 }
 
+/// A server's own --gpu-memory-utilization is what the plan sizes for and
+/// what every runtime is given, so it is no override to warn about.
+#[test]
+fn the_gpu_memory_utilization_the_servers_arguments_set_sizes_the_plan() {
+    for runtime in ["vllm-runtime", "deployment"] {
+        let spec = json!({"model": "Qwen/Qwen2.5-7B-Instruct", "gpuType": "L4", "runtime": runtime,
+                          "extraArgs": ["--gpu-memory-utilization", "0.95"]});
+        let rsp = call(&request("x", LlmInference::new("qwen").spec(spec).build()));
+        assert_eq!(rsp.results, vec![], "{runtime}");
+        let status = desired_status(&rsp);
+        let reasons = status["plan"]["reasons"].to_string();
+        assert!(
+            reasons.contains("Usable memory is 0.95 x 21.89 GiB, the total vLLM sees on L4"),
+            "{runtime}: {reasons}"
+        );
+        assert!(
+            reasons.contains("of 20.8 GiB usable (0.95 x 21.9 GiB)"),
+            "{runtime}: {reasons}"
+        );
+        if runtime == "vllm-runtime" {
+            let config = &composed(&rsp, "vllm_runtime").0["spec"]["vllmConfig"];
+            assert_eq!(config["gpuMemoryUtilization"], "0.95");
+            assert_eq!(
+                config["extraArgs"],
+                json!(["--gpu-memory-utilization", "0.95"])
+            );
+        } else {
+            let args = composed(&rsp, "deployment").0["spec"]["template"]["spec"]["containers"][0]
+                ["args"]
+                .clone();
+            let args: Vec<&str> = args
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(Value::as_str)
+                .collect();
+            let at = args
+                .iter()
+                .position(|a| *a == "--gpu-memory-utilization")
+                .unwrap();
+            assert_eq!(args[at + 1], "0.95", "{args:?}");
+        }
+    }
+}
+
 /// Tool calling from extraArgs: the parser in either spelling is enough
 /// (a missing one is refused, with the rows of the refusal table).
 #[test]
@@ -2544,6 +2589,9 @@ fn refusals_are_fatal_and_name_the_field_and_what_would_work() {
             refusal("model a GGUF repository", "spec.model", json!("TheBloke/Llama-2-7B-GGUF"), fatal("InvalidSpec", "spec.model is \"TheBloke/Llama-2-7B-GGUF\", a repository of GGUF files, which function-inference does not serve: by its id vLLM finds no safetensors checkpoint, and a GGUF file (id:quant) it loads only experimentally, under-optimized; name the checkpoint it was converted from (its model card says which), or an AWQ, GPTQ or FP8 quantization for less memory")),
             refusal("model a file of a GGUF repository", "spec.model", json!("unsloth/Qwen3-0.6B-GGUF:Q4_K_M"), fatal("InvalidSpec", "spec.model is \"unsloth/Qwen3-0.6B-GGUF:Q4_K_M\", a repository of GGUF files, which function-inference does not serve: by its id vLLM finds no safetensors checkpoint, and a GGUF file (id:quant) it loads only experimentally, under-optimized; name the checkpoint it was converted from (its model card says which), or an AWQ, GPTQ or FP8 quantization for less memory")),
             refusal("model with a trailing slash", "spec.model", json!("Qwen/Qwen2.5-7B-Instruct/"), fatal("InvalidSpec", "spec.model is \"Qwen/Qwen2.5-7B-Instruct/\", not a Hugging Face id (it has 3 parts; an id has at most two, org/name): it takes a Hugging Face id such as Qwen/Qwen2.5-7B-Instruct, or an absolute path to weights in the image")),
+            refusal("extraArgs gpu-memory-utilization above the range", "spec.extraArgs", json!(["--gpu-memory-utilization", "1.5"]), fatal("InvalidSpec", "spec.extraArgs sets --gpu-memory-utilization 1.5; use a share of each GPU's memory from 0.1 to 0.99 (the plan sizes for it), or drop it to take the platform's")),
+            refusal("extraArgs gpu-memory-utilization not a share", "spec.extraArgs", json!(["--gpu-memory-utilization=most"]), fatal("InvalidSpec", "spec.extraArgs sets --gpu-memory-utilization most; use a share of each GPU's memory from 0.1 to 0.99 (the plan sizes for it), or drop it to take the platform's")),
+            refusal("extraArgs gpu-memory-utilization without a value", "spec.extraArgs", json!(["--gpu-memory-utilization"]), fatal("InvalidSpec", "spec.extraArgs sets --gpu-memory-utilization without a value; use a share of each GPU's memory from 0.1 to 0.99 (the plan sizes for it), or drop it to take the platform's")),
             refusal("extraArgs max-num-seqs without a value", "spec.extraArgs", json!(["--max-num-seqs"]), fatal("InvalidSpec", "spec.extraArgs sets --max-num-seqs without a value; vLLM takes a whole number of at least 1 there (the requests it runs at once, for example 64) and would not start otherwise")),
             refusal("extraArgs with a literal API key", "spec.extraArgs", json!(["--api-key", "sk-qwen-0123"]), fatal("CredentialInArgs", "spec.extraArgs sets --api-key, whose value would stand in plain text in the model server's pod spec; put the key in a Secret and set spec.apiKeySecretRef {name, key} instead")),
             refusal("Kimi K2 without trusting its code", "spec", json!({"model": "moonshotai/Kimi-K2-Instruct", "gpuType": "H200", "runtime": "auto"}), fatal("InvalidSpec", "spec.model: moonshotai/Kimi-K2-Instruct ships its tokenizer as Python code in its repository (tokenization_kimi.py), which vLLM runs only with --trust-remote-code: without it the model server stops at startup; add \"--trust-remote-code\" to spec.extraArgs (the code then runs in the model server's pods: trust only repositories you would run)")),

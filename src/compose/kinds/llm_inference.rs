@@ -557,7 +557,9 @@ fn sizing_request(
         gpu_count: gpu.map(|g| g as u32),
         mig,
         mig_strategy: req.settings.mig_strategy,
-        gpu_memory_utilization: req.settings.gpu_memory_utilization,
+        // The server's own share of each GPU, when its arguments set one.
+        gpu_memory_utilization: extra_args::gpu_memory_utilization(&spec.extra_args)
+            .unwrap_or(req.settings.gpu_memory_utilization),
         kv_cache_dtype: spec.kv_cache_dtype.unwrap_or_default(),
         objective: spec.objective.unwrap_or(req.settings.objective),
         // The batch it sets is the sampler warm-up the layout leaves room for.

@@ -182,7 +182,7 @@ pub(crate) fn serve_args(p: &PodParams) -> Vec<String> {
     args.extend(plan.engine_args());
     args.extend([
         "--gpu-memory-utilization".into(),
-        p.settings.gpu_memory_utilization_text(),
+        plan.gpu_memory_utilization.to_string(),
     ]);
     if drains_in_flight_requests(p) {
         args.extend([SHUTDOWN_TIMEOUT_FLAG.into(), DRAIN_SECONDS.to_string()]);

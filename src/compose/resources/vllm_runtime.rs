@@ -99,7 +99,7 @@ pub(crate) fn vllm_runtime(p: &RuntimeParams) -> crate::compose::composition::Ma
                 v1: Some(true),
                 env: (!env.is_empty()).then_some(env),
                 extra_args: (!args.is_empty()).then_some(args),
-                gpu_memory_utilization: Some(p.settings.gpu_memory_utilization_text()),
+                gpu_memory_utilization: Some(plan.gpu_memory_utilization.to_string()),
                 tensor_parallel_size: i32::try_from(tp).ok(),
                 ..Default::default()
             },

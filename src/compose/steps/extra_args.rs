@@ -33,10 +33,6 @@ const DERIVED_FLAGS: &[(&str, &str)] = &[
         "set spec.quantization, and the plan chooses vLLM's method for it",
     ),
     (
-        "--gpu-memory-utilization",
-        "the platform sets it for every server (the step input's defaults.gpuMemoryUtilization)",
-    ),
-    (
         "--kv-cache-dtype",
         "set spec.kvCacheDtype, which the plan sizes the KV cache for",
     ),
@@ -126,6 +122,19 @@ pub(crate) fn max_num_seqs(args: &[String]) -> Option<u64> {
         .filter(|n| *n > 0)
 }
 
+/// The flag for vLLM's share of each GPU's memory.
+const GPU_MEMORY_UTILIZATION: &str = "--gpu-memory-utilization";
+
+/// vLLM's share of each GPU's memory, when `args` set one the step input
+/// would take too (`--gpu-memory-utilization`).
+pub(crate) fn gpu_memory_utilization(args: &[String]) -> Option<f64> {
+    use crate::input::{GPU_MEMORY_UTILIZATION_MAX as MAX, GPU_MEMORY_UTILIZATION_MIN as MIN};
+    value_of(args, GPU_MEMORY_UTILIZATION)?
+        .parse()
+        .ok()
+        .filter(|u| (MIN..=MAX).contains(u))
+}
+
 /// A warning for each derived flag `args` (at `field`) set.
 pub(crate) fn overriding_the_plan(field: &str, args: &[String]) -> Vec<String> {
     DERIVED_FLAGS
@@ -199,6 +208,16 @@ pub(crate) fn check(field: &str, args: &[String]) -> Result<(), Refusal> {
         return invalid(format!(
             "{field} sets {MAX_NUM_SEQS} {given}; vLLM takes a whole number of at least 1 there (the requests it \
              runs at once, for example 64) and would not start otherwise"
+        ));
+    }
+    if let Some(u) = value_of(args, GPU_MEMORY_UTILIZATION)
+        && gpu_memory_utilization(args).is_none()
+    {
+        use crate::input::{GPU_MEMORY_UTILIZATION_MAX as MAX, GPU_MEMORY_UTILIZATION_MIN as MIN};
+        let given = if u.is_empty() { "without a value" } else { u };
+        return invalid(format!(
+            "{field} sets {GPU_MEMORY_UTILIZATION} {given}; use a share of each GPU's memory from {MIN} to {MAX} \
+             (the plan sizes for it), or drop it to take the platform's"
         ));
     }
     if served_model_names(args).is_some_and(|names| names.is_empty()) {
