@@ -907,20 +907,17 @@ fn the_gpu_memory_utilization_the_servers_arguments_set_sizes_the_plan() {
                 json!(["--gpu-memory-utilization", "0.95"])
             );
         } else {
-            let args = composed(&rsp, "deployment").0["spec"]["template"]["spec"]["containers"][0]
-                ["args"]
-                .clone();
-            let args: Vec<&str> = args
+            let args = &composed(&rsp, "deployment").0["spec"]["template"]["spec"]["containers"][0]
+                ["args"];
+            // The derived flag and the user's, which vLLM's parser takes last.
+            let given: Vec<&Value> = args
                 .as_array()
                 .unwrap()
-                .iter()
-                .filter_map(Value::as_str)
+                .windows(2)
+                .filter(|w| w[0] == "--gpu-memory-utilization")
+                .map(|w| &w[1])
                 .collect();
-            let at = args
-                .iter()
-                .position(|a| *a == "--gpu-memory-utilization")
-                .unwrap();
-            assert_eq!(args[at + 1], "0.95", "{args:?}");
+            assert_eq!(given, [&json!("0.95"), &json!("0.95")], "{args}");
         }
     }
 }
