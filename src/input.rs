@@ -33,9 +33,18 @@ pub(crate) const DEFAULT_TTL_SECONDS: u64 = 60;
 /// Longest vLLM release (`0.19.0`) and Prometheus URL, in characters.
 pub(crate) const VLLM_VERSION_MAX: usize = 64;
 /// The share of each GPU's memory vLLM may be given: the schema states it,
-/// the input's check and `size --gpu-memory-utilization` hold to it.
+/// the input's check, `size --gpu-memory-utilization` and an XR's extraArgs
+/// hold to it ([`gpu_memory_utilization`]).
 pub(crate) const GPU_MEMORY_UTILIZATION_MIN: f64 = 0.1;
 pub(crate) const GPU_MEMORY_UTILIZATION_MAX: f64 = 0.99;
+
+/// `written` as a share of each GPU's memory vLLM may be given, if it is one.
+pub(crate) fn gpu_memory_utilization(written: &str) -> Option<f64> {
+    written
+        .parse()
+        .ok()
+        .filter(|u| (GPU_MEMORY_UTILIZATION_MIN..=GPU_MEMORY_UTILIZATION_MAX).contains(u))
+}
 const PROMETHEUS_ADDRESS_MAX: usize = 2048;
 
 /// The step input of function-inference.

@@ -196,11 +196,7 @@ fn gpus_per_replica(written: &str) -> Result<u32, String> {
 /// `defaults.gpuMemoryUtilization` takes.
 fn gpu_memory_utilization(written: &str) -> Result<f64, String> {
     use crate::input::{GPU_MEMORY_UTILIZATION_MAX as MAX, GPU_MEMORY_UTILIZATION_MIN as MIN};
-    written
-        .trim()
-        .parse::<f64>()
-        .ok()
-        .filter(|u| (MIN..=MAX).contains(u))
+    crate::input::gpu_memory_utilization(written.trim())
         .ok_or_else(|| format!("use a share from {MIN} to {MAX} (0.9 is usual)"))
 }
 

@@ -128,11 +128,7 @@ const GPU_MEMORY_UTILIZATION: &str = "--gpu-memory-utilization";
 /// vLLM's share of each GPU's memory, when `args` set one the step input
 /// would take too (`--gpu-memory-utilization`).
 pub(crate) fn gpu_memory_utilization(args: &[String]) -> Option<f64> {
-    use crate::input::{GPU_MEMORY_UTILIZATION_MAX as MAX, GPU_MEMORY_UTILIZATION_MIN as MIN};
-    value_of(args, GPU_MEMORY_UTILIZATION)?
-        .parse()
-        .ok()
-        .filter(|u| (MIN..=MAX).contains(u))
+    crate::input::gpu_memory_utilization(value_of(args, GPU_MEMORY_UTILIZATION)?)
 }
 
 /// A warning for each derived flag `args` (at `field`) set.
