@@ -71,7 +71,8 @@ pub(crate) fn positive_duration_seconds(field: &str, d: &str) -> Result<f64, Str
 /// `seconds` (written `written` at `field`) in the whole seconds, at least
 /// `least`, that `whose` counts, with a note when rounding changes them.
 pub(crate) fn whole_seconds(
-    (field, written): (&str, &str),
+    field: &str,
+    written: &str,
     seconds: f64,
     least: i64,
     whose: &str,

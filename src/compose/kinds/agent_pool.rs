@@ -1081,9 +1081,9 @@ fn affinity_seconds(ttl: Option<&str>, notes: &mut Vec<String>) -> Result<i32, R
         ));
         return Ok(86_400);
     }
-    let field = ("spec.sessionAffinity.ttl", ttl);
     // Validation refused a ttl of zero or less; a Service takes 1s at least.
-    Ok(whole_seconds(field, s, 1, "a Service's affinity timeout", notes) as i32)
+    let whose = "a Service's affinity timeout";
+    Ok(whole_seconds("spec.sessionAffinity.ttl", ttl, s, 1, whose, notes) as i32)
 }
 
 /// The field the pool's GPU type comes from: its own, or the platform's.

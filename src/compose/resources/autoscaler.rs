@@ -288,11 +288,6 @@ fn window_seconds(d: &str, field: &str, notes: &mut Vec<String>) -> Result<i32, 
             "{field} is {d}; use 0s to 1h (the autoscaler's limit)"
         ));
     }
-    Ok(whole_seconds(
-        (field, d),
-        s,
-        0,
-        "a HorizontalPodAutoscaler's window",
-        notes,
-    ) as i32)
+    let whose = "a HorizontalPodAutoscaler's window";
+    Ok(whole_seconds(field, d, s, 0, whose, notes) as i32)
 }
