@@ -28,8 +28,8 @@ pub(crate) const API_VERSION: &str = "inference.fn.crossplane.io/v1beta1";
 /// Kind of the step input.
 pub(crate) const KIND: &str = "Input";
 
-/// The response's TTL when the input sets none, in seconds (the SDKs' default).
-pub(crate) const DEFAULT_TTL_SECONDS: u64 = 60;
+/// The response's TTL when the input sets none (the SDKs' default).
+pub(crate) const DEFAULT_TTL: std::time::Duration = std::time::Duration::from_secs(60);
 /// Longest vLLM release (`0.19.0`) and Prometheus URL, in characters.
 pub(crate) const VLLM_VERSION_MAX: usize = 64;
 /// The share of each GPU's memory vLLM may be given: the schema states it,
@@ -356,7 +356,7 @@ pub(crate) enum ProviderConfigKind {
 /// Defaults resolved against the built-in ones.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Settings {
-    pub(crate) ttl_seconds: u64,
+    pub(crate) ttl: std::time::Duration,
     pub(crate) gpu_type: String,
     /// True when an XR that names no GPU type gets the cheapest of the
     /// offered ones instead of `gpu_type`: the platform listed what it
@@ -543,7 +543,7 @@ fn docker_hub(name: &str) -> Image {
 impl Default for Settings {
     fn default() -> Self {
         Self {
-            ttl_seconds: DEFAULT_TTL_SECONDS,
+            ttl: DEFAULT_TTL,
             gpu_type: "L4".into(),
             choose_gpu_type: false,
             offered_gpu_types_field: None,
@@ -607,11 +607,11 @@ impl Input {
                     "input.ttl is negative ({ttl}); use a positive duration such as 60s"
                 ));
             }
-            let secs = std::time::Duration::from(ttl).as_secs();
-            if secs == 0 {
+            let ttl = std::time::Duration::from(ttl);
+            if ttl < std::time::Duration::from_secs(1) {
                 return Err("input.ttl must be at least 1s".into());
             }
-            s.ttl_seconds = secs;
+            s.ttl = ttl;
         }
         let Some(d) = &self.defaults else {
             return Ok(s);

@@ -6,6 +6,7 @@
 //! the same across kinds.
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use serde_json::{Map, Value};
 
@@ -18,15 +19,15 @@ use crate::protocol::server::{
 };
 use crate::protocol::view;
 
-/// The response to `req`: its tag, a TTL of `ttl_seconds`, the desired state
+/// The response to `req`: its tag, a TTL of `ttl`, the desired state
 /// of earlier steps (everything this function has no opinion about passes
 /// through as it came) and the pipeline context (other functions' notes;
 /// this function adds nothing to it and drops nothing).
-pub(crate) fn to(req: &mut RunFunctionRequest, ttl_seconds: u64) -> RunFunctionResponse {
+pub(crate) fn to(req: &mut RunFunctionRequest, ttl: Duration) -> RunFunctionResponse {
     RunFunctionResponse {
         meta: Some(ResponseMeta {
             tag: req.meta.as_ref().map(|m| m.tag.clone()).unwrap_or_default(),
-            ttl: Some(ttl(ttl_seconds)),
+            ttl: Some(protobuf_duration(ttl)),
         }),
         desired: Some(req.desired.take().unwrap_or_default()),
         context: req.context.take(),
@@ -34,29 +35,34 @@ pub(crate) fn to(req: &mut RunFunctionRequest, ttl_seconds: u64) -> RunFunctionR
     }
 }
 
-/// Asks Crossplane to call again after `seconds` (its response cache, too,
+/// Asks Crossplane to call again after `ttl` (its response cache, too,
 /// keeps the answer that long).
-pub(crate) fn set_ttl(rsp: &mut RunFunctionResponse, seconds: u64) {
+pub(crate) fn set_ttl(rsp: &mut RunFunctionResponse, ttl: Duration) {
     if let Some(meta) = rsp.meta.as_mut() {
-        meta.ttl = Some(ttl(seconds));
+        meta.ttl = Some(protobuf_duration(ttl));
     }
 }
 
-/// Asks Crossplane to call again within `seconds`, when sooner than asked so far.
-pub(crate) fn call_again_within(rsp: &mut RunFunctionResponse, seconds: u64) {
+/// Asks Crossplane to call again within `ttl`, when sooner than asked so far.
+pub(crate) fn call_again_within(rsp: &mut RunFunctionResponse, ttl: Duration) {
     if let Some(meta) = rsp.meta.as_mut() {
-        let now = meta.ttl.as_ref().map_or(i64::MAX, |t| t.seconds);
-        if i64::try_from(seconds).unwrap_or(i64::MAX) < now {
-            meta.ttl = Some(ttl(seconds));
+        let sooner = meta
+            .ttl
+            .and_then(|t| Duration::try_from(t).ok())
+            .is_none_or(|now| ttl < now);
+        if sooner {
+            meta.ttl = Some(protobuf_duration(ttl));
         }
     }
 }
 
-fn ttl(seconds: u64) -> prost_types::Duration {
-    prost_types::Duration {
-        seconds: i64::try_from(seconds).unwrap_or(i64::MAX),
-        nanos: 0,
-    }
+/// `ttl` as protobuf writes it; a TTL beyond its range (about 292 billion
+/// years) is written as the longest it holds.
+pub(crate) fn protobuf_duration(ttl: Duration) -> prost_types::Duration {
+    prost_types::Duration::try_from(ttl).unwrap_or(prost_types::Duration {
+        seconds: i64::MAX,
+        nanos: 999_999_999,
+    })
 }
 
 /// Sets the desired object composed under `name`, with its readiness.
@@ -253,10 +259,26 @@ mod tests {
 
     #[test]
     fn a_ttl_only_shortens() {
-        let mut rsp = to(&mut RunFunctionRequest::default(), 60);
-        call_again_within(&mut rsp, 90);
-        assert_eq!(rsp.meta.as_ref().unwrap().ttl.unwrap().seconds, 60);
-        call_again_within(&mut rsp, 15);
-        assert_eq!(rsp.meta.as_ref().unwrap().ttl.unwrap().seconds, 15);
+        let seconds = Duration::from_secs;
+        let mut rsp = to(
+            &mut RunFunctionRequest::default(),
+            Duration::from_millis(60_500),
+        );
+        call_again_within(&mut rsp, seconds(90));
+        assert_eq!(
+            rsp.meta.as_ref().unwrap().ttl,
+            Some(prost_types::Duration {
+                seconds: 60,
+                nanos: 500_000_000
+            })
+        );
+        call_again_within(&mut rsp, seconds(60));
+        assert_eq!(
+            rsp.meta.as_ref().unwrap().ttl,
+            Some(prost_types::Duration {
+                seconds: 60,
+                nanos: 0
+            })
+        );
     }
 }

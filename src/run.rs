@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use crate::compose;
 use crate::compose::composition::{ComposeRequest, Composition, Refusal};
-use crate::input::DEFAULT_TTL_SECONDS;
+use crate::input::DEFAULT_TTL;
 use crate::protocol::server::{Ready, ResourceSelector, RunFunctionRequest, RunFunctionResponse};
 use crate::request::{self, Composite, Observed};
 use crate::response;
@@ -44,7 +44,7 @@ pub struct Call {
 
 /// Runs the function for one request.
 pub fn run_function(mut req: RunFunctionRequest) -> Call {
-    let mut rsp = response::to(&mut req, DEFAULT_TTL_SECONDS);
+    let mut rsp = response::to(&mut req, DEFAULT_TTL);
     let refused = |mut rsp: RunFunctionResponse, subject, reason, message| {
         rsp.results.push(response::fatal(reason, message));
         Call {
@@ -56,7 +56,7 @@ pub fn run_function(mut req: RunFunctionRequest) -> Call {
         Ok(s) => s,
         Err(message) => return refused(rsp, Subject::default(), "InvalidInput", message),
     };
-    response::set_ttl(&mut rsp, settings.ttl_seconds);
+    response::set_ttl(&mut rsp, settings.ttl);
     let xr = match request::observed_composite(&req) {
         Ok(xr) => xr,
         Err(message) => return refused(rsp, Subject::default(), "MissingComposite", message),
@@ -107,10 +107,7 @@ pub(crate) fn noop(req: RunFunctionRequest) -> Call {
     let response = RunFunctionResponse {
         meta: Some(crate::protocol::server::ResponseMeta {
             tag: req.meta.map(|m| m.tag).unwrap_or_default(),
-            ttl: Some(prost_types::Duration {
-                seconds: DEFAULT_TTL_SECONDS as i64,
-                nanos: 0,
-            }),
+            ttl: Some(response::protobuf_duration(DEFAULT_TTL)),
         }),
         ..Default::default()
     };
@@ -190,7 +187,7 @@ fn write(
     requirements.extend(crds);
     response::require(rsp, requirements);
     if let Some(seconds) = composition.ttl_seconds {
-        response::call_again_within(rsp, u64::from(seconds));
+        response::call_again_within(rsp, std::time::Duration::from_secs(u64::from(seconds)));
     }
     Ok(())
 }

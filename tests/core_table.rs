@@ -127,6 +127,26 @@ fn cases() -> Vec<Case> {
             },
         },
         Case {
+            name: "TtlWithFractionOfASecond",
+            reason: "A ttl with a fraction of a second is kept whole: the protobuf Duration carries nanoseconds.",
+            req: with_input(
+                request("ttl-fraction", spaceship()),
+                input(json!({"ttl": "1m30.5s"})),
+            ),
+            want: fnv1::RunFunctionResponse {
+                meta: Some(fnv1::ResponseMeta {
+                    tag: "ttl-fraction".into(),
+                    ttl: Some(prost_types::Duration {
+                        seconds: 90,
+                        nanos: 500_000_000,
+                    }),
+                }),
+                desired: Some(fnv1::State::default()),
+                results: vec![unknown_kind()],
+                ..Default::default()
+            },
+        },
+        Case {
             name: "TtlOfWrongType",
             reason: "A ttl that is a number, not a duration string, is refused with the field's path.",
             req: with_input(request("ttl-number", spaceship()), input(json!({"ttl": 5}))),
