@@ -211,9 +211,18 @@ pub(crate) fn check(field: &str, args: &[String]) -> Result<(), Refusal> {
     {
         use crate::input::{GPU_MEMORY_UTILIZATION_MAX as MAX, GPU_MEMORY_UTILIZATION_MIN as MIN};
         let given = if u.is_empty() { "without a value" } else { u };
+        // vLLM takes up to 1, but starts only when the share it asks for is
+        // free, and its own CUDA context already holds part of the GPU.
+        let why = match u.parse::<f64>() {
+            Ok(share) if share > MAX && share <= 1.0 => {
+                ", at which vLLM would not start (it needs that share of each GPU free at start-up, and its CUDA \
+                 context already takes part of it)"
+            }
+            _ => "",
+        };
         return invalid(format!(
-            "{field} sets {GPU_MEMORY_UTILIZATION} {given}; use a share of each GPU's memory from {MIN} to {MAX} \
-             (the plan sizes for it), or drop it to take the platform's"
+            "{field} sets {GPU_MEMORY_UTILIZATION} {given}{why}; use a share of each GPU's memory from {MIN} to \
+             {MAX} (the plan sizes for it), or drop it to take the platform's"
         ));
     }
     if served_model_names(args).is_some_and(|names| names.is_empty()) {
