@@ -259,26 +259,14 @@ mod tests {
 
     #[test]
     fn a_ttl_only_shortens() {
-        let seconds = Duration::from_secs;
+        let ttl = |rsp: &RunFunctionResponse| rsp.meta.as_ref()?.ttl.map(|t| (t.seconds, t.nanos));
         let mut rsp = to(
             &mut RunFunctionRequest::default(),
             Duration::from_millis(60_500),
         );
-        call_again_within(&mut rsp, seconds(90));
-        assert_eq!(
-            rsp.meta.as_ref().unwrap().ttl,
-            Some(prost_types::Duration {
-                seconds: 60,
-                nanos: 500_000_000
-            })
-        );
-        call_again_within(&mut rsp, seconds(60));
-        assert_eq!(
-            rsp.meta.as_ref().unwrap().ttl,
-            Some(prost_types::Duration {
-                seconds: 60,
-                nanos: 0
-            })
-        );
+        call_again_within(&mut rsp, Duration::from_secs(90));
+        assert_eq!(ttl(&rsp), Some((60, 500_000_000)));
+        call_again_within(&mut rsp, Duration::from_secs(60));
+        assert_eq!(ttl(&rsp), Some((60, 0)));
     }
 }
