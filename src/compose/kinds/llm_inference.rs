@@ -603,9 +603,14 @@ fn sizing_error_message(
             layout_too_small: false,
             ..
         } => own("input.defaults.offeredGpuTypes"),
+        // Without spec.quantization, the model's id or checkpoint chose it.
         E::UnknownPrecision { .. } | E::UnsupportedPrecision { .. } => from_model(
             spec.quantization.is_some(),
-            "spec.quantization",
+            if spec.quantization.is_some() {
+                "spec.quantization"
+            } else {
+                "spec.model"
+            },
             "quantization",
         ),
         E::Float16Refused { .. } | E::BitsandbytesOnRocm { .. } if spec.quantization.is_some() => {
