@@ -2478,6 +2478,46 @@ fn the_objective_comes_from_the_spec_else_the_platform_default() {
     assert_ne!(plan_for(Minimal).gpu_count, plan_for(Balanced).gpu_count);
 }
 
+/// vLLM 0.14 brought its FP8 Marlin kernels to Turing: on the built-in
+/// image (vLLM 0.19.0) an fp8 checkpoint serves on a T4, weight-only in
+/// float16 and with a warning; on the VLLMRuntime's image, whose release is
+/// not known, it is refused (the refusal rows) until the platform states it.
+#[test]
+fn an_fp8_checkpoint_serves_on_a_t4_where_the_image_runs_vllm_0_14_or_later() {
+    let spec = |runtime: &str| json!({"model": "RedHatAI/Meta-Llama-3.1-8B-Instruct-FP8", "gpuType": "T4", "runtime": runtime});
+    let marlin = warning(
+        "SizingWarning",
+        "T4 has no fp8 units: vLLM runs the fp8 weights weight-only through its FP8 Marlin kernels (compute in 16 \
+         bits), slower than on a GPU with fp8 (L4, L40S, H100 and newer).",
+    );
+    let rsp = call(&request(
+        "t4",
+        LlmInference::new("chat").spec(spec("deployment")).build(),
+    ));
+    assert_eq!(rsp.results, vec![marlin.clone()]);
+    let status = desired_status(&rsp);
+    assert_eq!(
+        (&status["plan"]["quantization"], &status["plan"]["dtype"]),
+        (&json!("fp8"), &json!("float16"))
+    );
+    let args =
+        &desired_resource(&rsp, "deployment")["spec"]["template"]["spec"]["containers"][0]["args"];
+    assert!(
+        args.as_array()
+            .unwrap()
+            .windows(2)
+            .any(|w| w == [json!("--dtype"), json!("float16")]),
+        "{args}"
+    );
+    // The platform that states its VLLMRuntime image's release gets the same plan.
+    let mut req = request(
+        "t4",
+        LlmInference::new("chat").spec(spec("vllm-runtime")).build(),
+    );
+    req.input = Some(input(json!({"defaults": {"vllmVersion": "0.19.0"}})));
+    assert_eq!(call(&req).results, vec![marlin]);
+}
+
 #[test]
 fn the_platform_vllm_release_sizes_its_image_only() {
     let engine = |version: Option<&str>| {
@@ -2599,6 +2639,8 @@ fn refusals_are_fatal_and_name_the_field_and_what_would_work() {
             refusal("int4 at load time on an MI300X", "spec", json!({"model": "meta-llama/Llama-3.1-70B-Instruct", "gpuType": "MI300X", "quantization": "int4"}), fatal("CannotSize", "spec.quantization: meta-llama/Llama-3.1-70B-Instruct would load through bitsandbytes (quantized to int4 while loading), which vLLM's ROCm build does not run on MI300X (AMD Instinct, gfx9): use fp8 weights (quantization fp8; MI300X runs them natively), or an AWQ or GPTQ checkpoint of it")),
             refusal("Llama 3.2 Vision on the built-in vLLM 0.19.0", "spec", json!({"model": "meta-llama/Llama-3.2-11B-Vision-Instruct", "gpuType": "L40S", "runtime": "deployment"}), fatal("CannotSize", "spec.model: meta-llama/Llama-3.2-11B-Vision-Instruct is a MllamaForConditionalGeneration model, which vLLM loads only up to release 0.10.2; vLLM 0.19.0 cannot start it: serve a vision model it runs, such as google/gemma-3-12b-it or mistralai/Mistral-Small-3.1-24B-Instruct-2503, or an image of vLLM 0.10.2 or earlier")),
             refusal("an AWQ checkpoint on Volta", "spec", json!({"model": "Qwen/Qwen2.5-7B-Instruct-AWQ", "gpuType": "V100"}), fatal("CannotSize", "spec.model: Qwen/Qwen2.5-7B-Instruct-AWQ is an AWQ checkpoint, whose vLLM kernels need compute capability 7.5 (Turing) or newer, which V100 (7.0) lacks: use a GPTQ or bitsandbytes checkpoint of it, whose kernels run on V100, or a GPU of Turing or newer (T4, L4, A100, H100 and the rest of the catalog but the V100s)")),
+            refusal("an fp8 checkpoint on a T4 where the image's vLLM release is not known", "spec", json!({"model": "RedHatAI/Meta-Llama-3.1-8B-Instruct-FP8", "gpuType": "T4"}), fatal("CannotSize", "spec.model: fp8 weights need a GPU with fp8 support, which T4 lacks: vLLM runs them on Turing weight-only (FP8 Marlin) in release 0.14.0 and later, and the release this plan is for is not known: if the image runs 0.14.0 or later, say so (vllmVersion); else use another GPU (L4, A10G, A100, H100, MI300X and newer: fp8 units or FP8 Marlin) or bf16, int8 or int4 weights")),
+            refusal("a ModelOpt fp8 checkpoint on a T4 on the built-in vLLM 0.19.0", "spec", json!({"model": "nvidia/Llama-3.1-8B-Instruct-FP8", "gpuType": "T4", "runtime": "deployment"}), fatal("CannotSize", "spec.model: fp8 weights need a GPU with fp8 support, which T4 lacks: vLLM's ModelOpt fp8 loader asks for compute capability 8.0 and T4 has 7.5: use a compressed-tensors or fp8 checkpoint of the model, which vLLM 0.14.0 and later run there, another GPU (L4, A10G, A100, H100, MI300X and newer: fp8 units or FP8 Marlin) or bf16, int8 or int4 weights")),
             refusal("an fp8 checkpoint on Volta, named by the model", "spec", json!({"model": "RedHatAI/Meta-Llama-3.1-8B-Instruct-FP8", "gpuType": "V100"}), fatal("CannotSize", "spec.model: fp8 weights need a GPU with fp8 support, which V100 lacks: use a GPU with fp8 units or FP8 Marlin kernels (Ampere or newer) (L4, A10G, L40S, A30, A100-40GB, A100-40GB-PCIe, A100-80GB, A100-80GB-PCIe, H100-80GB, H100-PCIe, H100-NVL, H20, H200, H200-NVL, B200, GB200, B300, GH200, RTX-PRO-6000, MI300X, MI325X) or other weights (bf16, int8, int4)")),
             refusal("bad quantization", "spec.quantization", json!("int3"), fatal("InvalidSpec", "spec.quantization: \"int3\" is not valid; use one of auto, fp32, bf16, fp16, fp8, int8, int4, fp4")),
             refusal("too many replicas", "spec.replicas", json!(1000), fatal("InvalidSpec", "spec.replicas: 1000 is out of range; use a whole number from 0 to 100")),

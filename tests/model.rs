@@ -1403,10 +1403,10 @@ fn sizing_refusals_from_a_referenced_model_name_the_models_field() {
             xr().gpu_type("T4").build()
         ),
         vec![
-            "Model team-a/llama-8b spec.quantization: fp8 weights need a GPU with fp8 support, which T4 lacks: use a \
-             GPU with fp8 units or FP8 Marlin kernels (Ampere or newer) (L4, A10G, L40S, A30, A100-40GB, \
-             A100-40GB-PCIe, A100-80GB, A100-80GB-PCIe, H100-80GB, H100-PCIe, H100-NVL, H20, H200, H200-NVL, B200, \
-             GB200, B300, GH200, RTX-PRO-6000, MI300X, MI325X) or other weights (bf16, int8, int4)"
+            "Model team-a/llama-8b spec.quantization: fp8 weights need a GPU with fp8 support, which T4 lacks: \
+             vLLM runs them on Turing weight-only (FP8 Marlin) in release 0.14.0 and later, and the release this plan \
+             is for is not known: if the image runs 0.14.0 or later, say so (vllmVersion); else use another GPU \
+             (L4, A10G, A100, H100, MI300X and newer: fp8 units or FP8 Marlin) or bf16, int8 or int4 weights"
         ]
     );
 }

@@ -24,7 +24,7 @@ use super::gpus::{Gpu, MigProfile, family_name_warning, gpu};
 use super::host::{host, host_reason};
 use super::layout::{choose_layout, fixed_layout, requested_layout};
 use super::memory::{
-    ACTIVATION_FLOOR_GIB, NON_TORCH_MULTI_GIB, NON_TORCH_SINGLE_GIB, VllmGeneration,
+    ACTIVATION_FLOOR_GIB, NON_TORCH_MULTI_GIB, NON_TORCH_SINGLE_GIB, VllmGeneration, release,
 };
 use super::mig::choose_mig;
 use super::plan::{Estimate, Plan, SizingRequest};
@@ -74,7 +74,8 @@ pub(crate) fn size(req: &SizingRequest) -> Result<Plan, SizingError> {
     warnings.extend(checkpoint_bytes_warning(req, &m));
     warnings.extend(parameter_count_warning(req, &m));
 
-    let (wp, about_precision, slower) = choose_precision(req.quantization, &m, gpu)?;
+    let vllm = req.vllm_version.as_deref().and_then(release);
+    let (wp, about_precision, slower) = choose_precision(req.quantization, &m, gpu, vllm)?;
     reasons.extend(about_precision);
     warnings.extend(slower);
     let precision = wp.precision;
@@ -192,6 +193,7 @@ pub(crate) fn size(req: &SizingRequest) -> Result<Plan, SizingError> {
         kv_cache_dtype,
         objective: req.objective,
         max_num_seqs: req.max_num_seqs,
+        vllm_release: vllm,
         architecture_guessed: m.guessed,
         reasons,
         warnings,
@@ -632,7 +634,15 @@ mod tests {
         let cases: Vec<(SizingRequest, String)> = vec![
             (
                 SizingRequest { quantization: Some(WeightPrecision::Fp8), ..req("meta-llama/Llama-3.1-8B-Instruct", "T4") },
-                format!("fp8 weights need a GPU with fp8 support, which T4 lacks: use a GPU with fp8 units or FP8 Marlin kernels (Ampere or newer) ({h100_fp8}) or other weights (bf16, int8, int4)"),
+                "fp8 weights need a GPU with fp8 support, which T4 lacks: vLLM runs them on Turing weight-only (FP8 Marlin) in release 0.14.0 and later, and the release this plan is for is not known: if the image runs 0.14.0 or later, say so (vllmVersion); else use another GPU (L4, A10G, A100, H100, MI300X and newer: fp8 units or FP8 Marlin) or bf16, int8 or int4 weights".into(),
+            ),
+            (
+                SizingRequest { vllm_version: Some("0.13.0".into()), ..req("RedHatAI/Meta-Llama-3.1-8B-Instruct-FP8", "T4") },
+                "fp8 weights need a GPU with fp8 support, which T4 lacks: vLLM runs them on Turing weight-only (FP8 Marlin) in release 0.14.0 and later, and the plan is for 0.13.0: use 0.14.0 or later, another GPU (L4, A10G, A100, H100, MI300X and newer: fp8 units or FP8 Marlin) or bf16, int8 or int4 weights".into(),
+            ),
+            (
+                SizingRequest { vllm_version: Some("0.19.0".into()), ..req("nvidia/Llama-3.1-8B-Instruct-FP8", "T4") },
+                "fp8 weights need a GPU with fp8 support, which T4 lacks: vLLM's ModelOpt fp8 loader asks for compute capability 8.0 and T4 has 7.5: use a compressed-tensors or fp8 checkpoint of the model, which vLLM 0.14.0 and later run there, another GPU (L4, A10G, A100, H100, MI300X and newer: fp8 units or FP8 Marlin) or bf16, int8 or int4 weights".into(),
             ),
             (
                 SizingRequest { mig: MigChoice::Profile("1g.10gb".into()), ..req("Qwen/Qwen2.5-1.5B-Instruct", "L4") },

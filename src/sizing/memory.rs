@@ -80,6 +80,11 @@ pub fn release(v: &str) -> Option<Release> {
     Some((major.parse().ok()?, minor, patch))
 }
 
+/// `release` as vLLM numbers it: `0.14.0`.
+pub(crate) fn release_text((major, minor, patch): Release) -> String {
+    format!("{major}.{minor}.{patch}")
+}
+
 /// The vLLM release the plan is for, as far as its memory use differs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum VllmGeneration {

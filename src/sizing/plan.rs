@@ -3,7 +3,7 @@
 
 use super::config::ModelConfig;
 use super::gpus::Gpu;
-use super::memory::Arch;
+use super::memory::{Arch, Release};
 use super::precision::{
     ComputeDtype, KvCacheDtype, MigChoice, MigStrategy, Objective, WeightPrecision,
 };
@@ -158,6 +158,9 @@ pub struct Plan {
     pub(crate) objective: Objective,
     /// The server's own `--max-num-seqs` ([`SizingRequest::max_num_seqs`]).
     pub(crate) max_num_seqs: Option<u64>,
+    /// The vLLM release the plan is for, when known
+    /// ([`SizingRequest::vllm_version`]).
+    pub(crate) vllm_release: Option<Release>,
     /// True when the architecture was guessed (no catalog entry, no
     /// config.json): the reasons say what to give.
     pub architecture_guessed: bool,

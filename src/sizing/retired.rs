@@ -3,7 +3,7 @@
 //! plan refuses it rather than compose a pod that crashes at start-up.
 
 use super::error::SizingError;
-use super::memory::{Release, release};
+use super::memory::{Release, release, release_text};
 use super::plan::SizingRequest;
 
 /// Each architecture with the last vLLM release that loads it, as vLLM's
@@ -81,8 +81,7 @@ pub(crate) fn retired_architecture_check(
     let Some((architecture, last)) = retired_architecture(req) else {
         return Ok(None);
     };
-    let (major, minor, patch) = last;
-    let last_text = format!("{major}.{minor}.{patch}");
+    let last_text = release_text(last);
     match req.vllm_version.as_deref().map(|v| (v, release(v))) {
         Some((v, Some(r))) if r > last => Err(SizingError::ArchitectureRetired {
             model: req.model_id.clone(),

@@ -7,7 +7,7 @@
 
 use super::error::SizingError;
 use super::gpus::{ComputeCapability, Gpu};
-use super::memory::{Weights, quantized_bytes};
+use super::memory::{Release, Weights, quantized_bytes, release_text};
 use super::params::{has_word, precision_marker};
 use super::precision::{ComputeDtype, KvCacheDtype, WeightPrecision};
 use super::resolved_model::Model;
@@ -57,24 +57,42 @@ fn wanted_precision(
     (wp, why)
 }
 
-/// Whether vLLM can load weights of precision `p` on `gpu` at all.
-pub(crate) fn runs_on(p: WeightPrecision, gpu: &Gpu) -> bool {
-    runnable_precision(p, false, gpu).is_ok()
+/// The vLLM release from which its Marlin kernels run on Turing (T4), so
+/// that fp8 weights load there weight-only (vllm-project/vllm#29901, merged
+/// in mid-December 2025; 0.13.0 came out that week, 0.14 surely has it).
+const TURING_MARLIN: Release = (0, 14, 0);
+
+/// What of a checkpoint, beyond its precision, decides where vLLM loads it.
+#[derive(Debug, Clone, Copy, Default)]
+struct Checkpoint {
+    /// gpt-oss's MXFP4 experts.
+    mxfp4: bool,
+    /// NVIDIA ModelOpt's format, whose fp8 loader asks for Ampere.
+    modelopt: bool,
+}
+
+/// Whether vLLM (release `vllm`, `None` when unknown) can load weights of
+/// precision `p` on `gpu` at all.
+pub(crate) fn runs_on(p: WeightPrecision, gpu: &Gpu, vllm: Option<Release>) -> bool {
+    runnable_precision(p, Checkpoint::default(), gpu, vllm).is_ok()
 }
 
 /// The wanted precision as `gpu` can run it, and a warning when vLLM runs
 /// it more slowly than natively. bf16 falls back to fp16 on GPUs without
 /// bf16. fp8 weights on a GPU without fp8 units (A100, A10G, A30) run
-/// weight-only through vLLM's FP8 Marlin kernels, which need Ampere or newer;
+/// weight-only through vLLM's FP8 Marlin kernels, which need Ampere, or
+/// Turing (T4) from vLLM 0.14 on, except ModelOpt's (its loader asks for
+/// compute capability 8.0); an unknown release is not taken to be 0.14.
 /// MXFP4 (gpt-oss) runs on Ampere, Hopper and AMD's MI300 series (AMD
 /// publishes gpt-oss-120b on one MI300X); NVFP4 outside Blackwell runs
 /// weight-only through FP4 Marlin on NVIDIA Ampere or newer. Only what vLLM
-/// cannot load is refused: fp8 and fp4 on Turing and Volta (T4, V100);
+/// cannot load is refused: fp4 on Turing, fp8 and fp4 on Volta (V100);
 /// [`needs_turing`] refuses the checkpoint formats whose kernels Volta lacks.
 fn runnable_precision(
     p: WeightPrecision,
-    mxfp4: bool,
+    checkpoint: Checkpoint,
     gpu: &Gpu,
+    vllm: Option<Release>,
 ) -> Result<(WeightPrecision, Option<String>, Option<String>), SizingError> {
     let unsupported =
         |features: &str, pred: fn(&Gpu) -> bool, others: &str| SizingError::UnsupportedPrecision {
@@ -96,7 +114,16 @@ fn runnable_precision(
             None,
         )),
         WeightPrecision::Fp8 if !gpu.fp8 => {
-            if !marlin {
+            let turing = gpu.sm == Some(ComputeCapability::TURING);
+            let turing_marlin = turing && vllm >= Some(TURING_MARLIN) && !checkpoint.modelopt;
+            if turing && !turing_marlin {
+                return Err(SizingError::UnsupportedPrecision {
+                    precision: p.as_str(),
+                    gpu: gpu.name.to_string(),
+                    alternatives: fp8_on_turing(gpu, checkpoint.modelopt, vllm),
+                });
+            }
+            if !marlin && !turing_marlin {
                 return Err(unsupported(
                     "fp8 units or FP8 Marlin kernels (Ampere or newer)",
                     |g| g.fp8 || (g.vendor == "nvidia" && g.bf16),
@@ -113,7 +140,7 @@ fn runnable_precision(
             ))
         }
         WeightPrecision::Fp4 if !gpu.fp4 => {
-            let mxfp4_ok = mxfp4 && (marlin || gpu.vendor == "amd");
+            let mxfp4_ok = checkpoint.mxfp4 && (marlin || gpu.vendor == "amd");
             if mxfp4_ok {
                 let why = if gpu.vendor == "amd" {
                     format!(
@@ -148,12 +175,37 @@ fn runnable_precision(
     }
 }
 
+/// What would serve fp8 weights on a Turing GPU (T4) that cannot take them:
+/// a vLLM release with FP8 Marlin there, a checkpoint its loader takes
+/// there, another GPU or other weights.
+fn fp8_on_turing(gpu: &Gpu, modelopt: bool, vllm: Option<Release>) -> String {
+    let from = release_text(TURING_MARLIN);
+    let runs =
+        format!("vLLM runs them on Turing weight-only (FP8 Marlin) in release {from} and later");
+    let instead = "another GPU (L4, A10G, A100, H100, MI300X and newer: fp8 units or FP8 Marlin) or bf16, int8 or int4 weights";
+    match vllm {
+        _ if modelopt => format!(
+            "vLLM's ModelOpt fp8 loader asks for compute capability 8.0 and {} has {}: use a compressed-tensors or fp8 checkpoint of the model, which vLLM {from} and later run there, {instead}",
+            gpu.name,
+            ComputeCapability::TURING
+        ),
+        Some(r) => format!(
+            "{runs}, and the plan is for {}: use {from} or later, {instead}",
+            release_text(r)
+        ),
+        None => format!(
+            "{runs}, and the release this plan is for is not known: if the image runs {from} or later, say so (vllmVersion); else use {instead}"
+        ),
+    }
+}
+
 /// Weight precision and where it came from, and a warning when the GPU runs
 /// it more slowly than natively.
 pub(crate) fn choose_precision(
     requested: Option<WeightPrecision>,
     m: &Model,
     gpu: &Gpu,
+    vllm: Option<Release>,
 ) -> Result<(PrecisionChoice, Vec<String>, Option<String>), SizingError> {
     let (wanted, why) = wanted_precision(requested, &m.id, m.native);
     if let Some(format) = needs_turing(m).filter(|_| wanted.prequantized)
@@ -187,8 +239,11 @@ pub(crate) fn choose_precision(
             ),
         });
     }
-    let mxfp4 = m.mxfp4 || precision_marker(&m.id).is_some_and(|(_, name)| name == "mxfp4");
-    let (precision, note, warning) = runnable_precision(wanted.precision, mxfp4, gpu)?;
+    let checkpoint = Checkpoint {
+        mxfp4: m.mxfp4 || precision_marker(&m.id).is_some_and(|(_, name)| name == "mxfp4"),
+        modelopt: wanted.prequantized && is_modelopt(m),
+    };
+    let (precision, note, warning) = runnable_precision(wanted.precision, checkpoint, gpu, vllm)?;
     let mut reasons: Vec<String> = note.into_iter().collect();
     reasons.push(format!("Weights in {precision} ({why})."));
     let wp = PrecisionChoice {
@@ -264,6 +319,19 @@ fn checkpoint_format(m: &Model) -> Option<&str> {
         Some("bitsandbytes")
     } else {
         None
+    }
+}
+
+/// Whether the checkpoint is NVIDIA ModelOpt's: config.json says so, or,
+/// without one, NVIDIA publishes it (its quantized checkpoints on Hugging
+/// Face are ModelOpt's).
+fn is_modelopt(m: &Model) -> bool {
+    match &m.quant_method {
+        Some(method) => method.eq_ignore_ascii_case("modelopt"),
+        None => {
+            m.id.split_once('/')
+                .is_some_and(|(org, _)| org.eq_ignore_ascii_case("nvidia"))
+        }
     }
 }
 
@@ -473,6 +541,86 @@ mod tests {
             precision,
             prequantized,
         }
+    }
+
+    /// fp8 weights on a T4 run from vLLM 0.14 on, weight-only in float16
+    /// and with a warning, unless the checkpoint is ModelOpt's; an unknown
+    /// or earlier release is refused, as is every release on a V100.
+    #[test]
+    fn fp8_weights_run_on_turing_from_vllm_0_14() {
+        use crate::sizing::{ModelConfig, SizingRequest, size};
+        let modelopt = ModelConfig::from_json(
+            r#"{"num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+                "hidden_size": 4096, "vocab_size": 128256, "max_position_embeddings": 131072,
+                "torch_dtype": "bfloat16",
+                "quantization_config": {"quant_method": "modelopt", "quant_algo": "FP8"}}"#,
+        )
+        .unwrap();
+        let redhat = "RedHatAI/Meta-Llama-3.1-8B-Instruct-FP8";
+        // (model, GPU, vLLM release, config.json, runs)
+        let cases = [
+            (redhat, "T4", Some("0.14.0"), None, true),
+            (redhat, "T4", Some("v0.19.1"), None, true),
+            (redhat, "T4", Some("0.13.0"), None, false),
+            (redhat, "T4", None, None, false),
+            (redhat, "V100", Some("0.19.0"), None, false),
+            (
+                "nvidia/Llama-3.1-8B-Instruct-FP8",
+                "T4",
+                Some("0.19.0"),
+                None,
+                false,
+            ),
+            (
+                "example/llama-8b-fp8",
+                "T4",
+                Some("0.19.0"),
+                Some(modelopt.clone()),
+                false,
+            ),
+            (
+                "example/llama-8b-fp8",
+                "A100-80GB",
+                Some("0.19.0"),
+                Some(modelopt),
+                true,
+            ),
+        ];
+        for (model, gpu_type, vllm, config, runs) in cases {
+            let got = size(&SizingRequest {
+                model_id: model.into(),
+                gpu_type: gpu_type.into(),
+                vllm_version: vllm.map(str::to_string),
+                model_config: config,
+                ..Default::default()
+            });
+            assert_eq!(
+                got.is_ok(),
+                runs,
+                "{model} on {gpu_type} at {vllm:?}: {got:?}"
+            );
+            if let Ok(plan) = got
+                && gpu_type == "T4"
+            {
+                assert_eq!(
+                    (plan.weight_precision, plan.dtype),
+                    (WeightPrecision::Fp8, ComputeDtype::Float16)
+                );
+                assert!(
+                    plan.warnings.iter().any(|w| w.starts_with(
+                        "T4 has no fp8 units: vLLM runs the fp8 weights weight-only through its FP8 Marlin kernels"
+                    )),
+                    "{:?}",
+                    plan.warnings
+                );
+            }
+        }
+        let release = |v| Some(crate::sizing::release(v).unwrap());
+        let t4 = gpu("T4").unwrap();
+        assert!(runs_on(WeightPrecision::Fp8, t4, release("0.19.0")));
+        assert!(!runs_on(WeightPrecision::Fp8, t4, release("0.13.0")));
+        assert!(!runs_on(WeightPrecision::Fp8, t4, None));
+        assert!(!runs_on(WeightPrecision::Fp4, t4, release("0.19.0")));
     }
 
     /// AWQ and llm-compressor checkpoints need Turing; GPTQ, bitsandbytes

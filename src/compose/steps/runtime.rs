@@ -383,7 +383,7 @@ fn what_would_fit(plan: &Plan, f: &FitFields) -> String {
     let lower: Vec<&str> = [WeightPrecision::Fp8, WeightPrecision::Int4]
         .into_iter()
         .filter(|p| p.bytes_per_param() < plan.weight_precision.bytes_per_param())
-        .filter(|p| sizing::runs_on(*p, plan.gpu))
+        .filter(|p| sizing::runs_on(*p, plan.gpu, plan.vllm_release))
         .map(WeightPrecision::as_str)
         .collect();
     let precision = match lower.as_slice() {
