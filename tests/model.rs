@@ -1404,9 +1404,10 @@ fn sizing_refusals_from_a_referenced_model_name_the_models_field() {
         ),
         vec![
             "Model team-a/llama-8b spec.quantization: fp8 weights need a GPU with fp8 support, which T4 lacks: \
-             vLLM runs them on Turing weight-only (FP8 Marlin) in release 0.14.0 and later, and the release this plan \
-             is for is not known: if the image runs 0.14.0 or later, say so (vllmVersion); else use another GPU \
-             (L4, A10G, A100, H100, MI300X and newer: fp8 units or FP8 Marlin) or bf16, int8 or int4 weights"
+             vLLM runs them on Turing weight-only (FP8 Marlin) in release 0.14.0 and later, and this plan's \
+             release is not known: if the platform's image runs 0.14.0 or later, state it (the step input's \
+             vllmVersion; size --vllm-version); else use another GPU (L4, A10G, A100, H100, MI300X and newer) or \
+             bf16, int8 or int4 weights"
         ]
     );
 }

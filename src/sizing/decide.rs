@@ -634,15 +634,15 @@ mod tests {
         let cases: Vec<(SizingRequest, String)> = vec![
             (
                 SizingRequest { quantization: Some(WeightPrecision::Fp8), ..req("meta-llama/Llama-3.1-8B-Instruct", "T4") },
-                "fp8 weights need a GPU with fp8 support, which T4 lacks: vLLM runs them on Turing weight-only (FP8 Marlin) in release 0.14.0 and later, and the release this plan is for is not known: if the image runs 0.14.0 or later, say so (vllmVersion); else use another GPU (L4, A10G, A100, H100, MI300X and newer: fp8 units or FP8 Marlin) or bf16, int8 or int4 weights".into(),
+                "fp8 weights need a GPU with fp8 support, which T4 lacks: vLLM runs them on Turing weight-only (FP8 Marlin) in release 0.14.0 and later, and this plan's release is not known: if the platform's image runs 0.14.0 or later, state it (the step input's vllmVersion; size --vllm-version); else use another GPU (L4, A10G, A100, H100, MI300X and newer) or bf16, int8 or int4 weights".into(),
             ),
             (
                 SizingRequest { vllm_version: Some("0.13.0".into()), ..req("RedHatAI/Meta-Llama-3.1-8B-Instruct-FP8", "T4") },
-                "fp8 weights need a GPU with fp8 support, which T4 lacks: vLLM runs them on Turing weight-only (FP8 Marlin) in release 0.14.0 and later, and the plan is for 0.13.0: use 0.14.0 or later, another GPU (L4, A10G, A100, H100, MI300X and newer: fp8 units or FP8 Marlin) or bf16, int8 or int4 weights".into(),
+                "fp8 weights need a GPU with fp8 support, which T4 lacks: vLLM runs them on Turing weight-only (FP8 Marlin) in release 0.14.0 and later, and the plan is for 0.13.0: use 0.14.0 or later, another GPU (L4, A10G, A100, H100, MI300X and newer) or bf16, int8 or int4 weights".into(),
             ),
             (
                 SizingRequest { vllm_version: Some("0.19.0".into()), ..req("nvidia/Llama-3.1-8B-Instruct-FP8", "T4") },
-                "fp8 weights need a GPU with fp8 support, which T4 lacks: vLLM's ModelOpt fp8 loader asks for compute capability 8.0 and T4 has 7.5: use a compressed-tensors or fp8 checkpoint of the model, which vLLM 0.14.0 and later run there, another GPU (L4, A10G, A100, H100, MI300X and newer: fp8 units or FP8 Marlin) or bf16, int8 or int4 weights".into(),
+                "fp8 weights need a GPU with fp8 support, which T4 lacks: vLLM's ModelOpt fp8 loader asks for compute capability 8.0 and T4 has 7.5: use a compressed-tensors or fp8 checkpoint of the model, which vLLM 0.14.0 and later run there, another GPU (L4, A10G, A100, H100, MI300X and newer) or bf16, int8 or int4 weights".into(),
             ),
             (
                 SizingRequest { mig: MigChoice::Profile("1g.10gb".into()), ..req("Qwen/Qwen2.5-1.5B-Instruct", "L4") },

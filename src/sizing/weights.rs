@@ -59,7 +59,8 @@ fn wanted_precision(
 
 /// The vLLM release from which its Marlin kernels run on Turing (T4), so
 /// that fp8 weights load there weight-only (vllm-project/vllm#29901, merged
-/// in mid-December 2025; 0.13.0 came out that week, 0.14 surely has it).
+/// in mid-December 2025, the week 0.13.0 came out: 0.14 is the first
+/// release sure to carry it).
 const TURING_MARLIN: Release = (0, 14, 0);
 
 /// What of a checkpoint, beyond its precision, decides where vLLM loads it.
@@ -182,7 +183,8 @@ fn fp8_on_turing(gpu: &Gpu, modelopt: bool, vllm: Option<Release>) -> String {
     let from = release_text(TURING_MARLIN);
     let runs =
         format!("vLLM runs them on Turing weight-only (FP8 Marlin) in release {from} and later");
-    let instead = "another GPU (L4, A10G, A100, H100, MI300X and newer: fp8 units or FP8 Marlin) or bf16, int8 or int4 weights";
+    let instead =
+        "another GPU (L4, A10G, A100, H100, MI300X and newer) or bf16, int8 or int4 weights";
     match vllm {
         _ if modelopt => format!(
             "vLLM's ModelOpt fp8 loader asks for compute capability 8.0 and {} has {}: use a compressed-tensors or fp8 checkpoint of the model, which vLLM {from} and later run there, {instead}",
@@ -194,7 +196,7 @@ fn fp8_on_turing(gpu: &Gpu, modelopt: bool, vllm: Option<Release>) -> String {
             release_text(r)
         ),
         None => format!(
-            "{runs}, and the release this plan is for is not known: if the image runs {from} or later, say so (vllmVersion); else use {instead}"
+            "{runs}, and this plan's release is not known: if the platform's image runs {from} or later, state it (the step input's vllmVersion; size --vllm-version); else use {instead}"
         ),
     }
 }
