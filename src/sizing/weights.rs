@@ -95,15 +95,17 @@ fn runnable_precision(
     gpu: &Gpu,
     vllm: Option<Release>,
 ) -> Result<(WeightPrecision, Option<String>, Option<String>), SizingError> {
-    let unsupported =
-        |features: &str, pred: fn(&Gpu) -> bool, others: &str| SizingError::UnsupportedPrecision {
-            precision: p.as_str(),
-            gpu: gpu.name.to_string(),
-            alternatives: format!(
-                "use a GPU with {features} ({}) or other weights ({others})",
-                gpus_with(pred)
-            ),
-        };
+    let refused = |alternatives: String| SizingError::UnsupportedPrecision {
+        precision: p.as_str(),
+        gpu: gpu.name.to_string(),
+        alternatives,
+    };
+    let unsupported = |features: &str, pred: fn(&Gpu) -> bool, others: &str| {
+        refused(format!(
+            "use a GPU with {features} ({}) or other weights ({others})",
+            gpus_with(pred)
+        ))
+    };
     let marlin = gpu.sm >= Some(ComputeCapability::AMPERE);
     match p {
         WeightPrecision::Bf16 if !gpu.bf16 => Ok((
@@ -116,15 +118,10 @@ fn runnable_precision(
         )),
         WeightPrecision::Fp8 if !gpu.fp8 => {
             let turing = gpu.sm == Some(ComputeCapability::TURING);
-            let turing_marlin = turing && vllm >= Some(TURING_MARLIN) && !checkpoint.modelopt;
-            if turing && !turing_marlin {
-                return Err(SizingError::UnsupportedPrecision {
-                    precision: p.as_str(),
-                    gpu: gpu.name.to_string(),
-                    alternatives: fp8_on_turing(gpu, checkpoint.modelopt, vllm),
-                });
+            if turing && (vllm < Some(TURING_MARLIN) || checkpoint.modelopt) {
+                return Err(refused(fp8_on_turing(gpu, checkpoint.modelopt, vllm)));
             }
-            if !marlin && !turing_marlin {
+            if !marlin && !turing {
                 return Err(unsupported(
                     "fp8 units or FP8 Marlin kernels (Ampere or newer)",
                     |g| g.fp8 || (g.vendor == "nvidia" && g.bf16),
@@ -243,7 +240,7 @@ pub(crate) fn choose_precision(
     }
     let checkpoint = Checkpoint {
         mxfp4: m.mxfp4 || precision_marker(&m.id).is_some_and(|(_, name)| name == "mxfp4"),
-        modelopt: wanted.prequantized && is_modelopt(m),
+        modelopt: wanted.prequantized && checkpoint_format(m) == Some("modelopt"),
     };
     let (precision, note, warning) = runnable_precision(wanted.precision, checkpoint, gpu, vllm)?;
     let mut reasons: Vec<String> = note.into_iter().collect();
@@ -304,7 +301,8 @@ fn in_float32(
 
 /// The format a pre-quantized checkpoint is stored in: config.json's
 /// `quant_method`, else the id's (`-AWQ`; `-w4a16`, `-w8a8`, `-w8a16`, the
-/// names llm-compressor gives; `-bnb-4bit`).
+/// names llm-compressor gives; `-bnb-4bit`; NVIDIA's own checkpoints on
+/// Hugging Face are ModelOpt's).
 fn checkpoint_format(m: &Model) -> Option<&str> {
     if let Some(method) = &m.quant_method {
         return Some(method);
@@ -319,21 +317,14 @@ fn checkpoint_format(m: &Model) -> Option<&str> {
         Some("compressed-tensors")
     } else if has_word(&name, "bnb") {
         Some("bitsandbytes")
+    } else if m
+        .id
+        .split_once('/')
+        .is_some_and(|(org, _)| org.eq_ignore_ascii_case("nvidia"))
+    {
+        Some("modelopt")
     } else {
         None
-    }
-}
-
-/// Whether the checkpoint is NVIDIA ModelOpt's: config.json says so, or,
-/// without one, NVIDIA publishes it (its quantized checkpoints on Hugging
-/// Face are ModelOpt's).
-fn is_modelopt(m: &Model) -> bool {
-    match &m.quant_method {
-        Some(method) => method.eq_ignore_ascii_case("modelopt"),
-        None => {
-            m.id.split_once('/')
-                .is_some_and(|(org, _)| org.eq_ignore_ascii_case("nvidia"))
-        }
     }
 }
 
