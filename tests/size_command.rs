@@ -183,6 +183,28 @@ fn errors_lead_with_the_flag_to_change() {
         "--gpu: 6 GPUs is not a valid tensor-parallel layout for meta-llama/Llama-3.1-8B-Instruct (32 attention \
          heads, 8 KV heads, 8 H100-80GB per node): use 2, 4, 8, 16 with pipeline parallel 2"
     );
+    // A precision the model's id chose is the model's to change; one
+    // --quantization asked for is the flag's.
+    assert!(
+        error(&[
+            "nvidia/Llama-3.1-8B-Instruct-FP8",
+            "--gpu-type",
+            "V100-32GB"
+        ])
+        .starts_with("MODEL: fp8 weights need a GPU with fp8 support, which V100-32GB lacks")
+    );
+    assert!(
+        error(&[
+            "meta-llama/Llama-3.1-8B-Instruct",
+            "--quantization",
+            "fp8",
+            "--gpu-type",
+            "V100-32GB"
+        ])
+        .starts_with(
+            "--quantization: fp8 weights need a GPU with fp8 support, which V100-32GB lacks"
+        )
+    );
     assert!(
         error(&["x/y-7B", "--gpu-type", "L4", "--mig", "1g.5gb"])
             .starts_with("--mig: L4 has no MIG")

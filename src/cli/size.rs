@@ -121,18 +121,27 @@ pub struct SizeArgs {
 /// Why `size` failed: a request the engine cannot size, or a failed write.
 #[derive(Debug, thiserror::Error)]
 pub enum SizeError {
-    #[error("{}", led_by_flag(.0))]
-    Sizing(#[from] SizingError),
+    #[error("{}", led_by_flag(.error, *.quantization_given))]
+    Sizing {
+        error: SizingError,
+        /// Whether `--quantization` chose the precision, not the model.
+        quantization_given: bool,
+    },
     #[error("cannot write the output: {0}")]
     Io(#[from] std::io::Error),
 }
 
 /// A sizing error led by the flag to change: the engine's messages speak of
 /// an XR's fields (`maxModelLen`), and at a terminal one types flags.
-fn led_by_flag(e: &SizingError) -> String {
+/// A precision the model's id or config.json chose is the model's to
+/// change: `--quantization` would only size weights it does not have.
+fn led_by_flag(e: &SizingError, quantization_given: bool) -> String {
     use SizingError as E;
     let flag = match e {
         E::UnknownGpu { .. } => "--gpu-type",
+        E::UnknownPrecision { .. } | E::UnsupportedPrecision { .. } if !quantization_given => {
+            "MODEL"
+        }
         E::UnknownPrecision { .. } | E::UnsupportedPrecision { .. } => "--quantization",
         E::InvalidMigChoice { .. }
         | E::MigUnsupported { .. }
@@ -258,6 +267,11 @@ impl SizeArgs {
         })
     }
 
+    /// Whether `--quantization` names a precision (not `auto`).
+    fn quantization_given(&self) -> bool {
+        !matches!(self.quantization.trim(), "" | "auto")
+    }
+
     /// The engine request these flags describe, but for the GPU type, which
     /// [`render`] sets from [`Self::gpu_types`].
     pub(crate) fn request(&self) -> Result<SizingRequest, SizingError> {
@@ -266,9 +280,10 @@ impl SizeArgs {
             ("--weights-index", self.weights_index.as_deref()),
         ])
         .map_err(|reason| SizingError::invalid("--config", "-".to_string(), reason))?;
-        let quantization = match self.quantization.trim() {
-            "" | "auto" => None,
-            q => Some(q.parse::<WeightPrecision>()?),
+        let quantization = if self.quantization_given() {
+            Some(self.quantization.trim().parse::<WeightPrecision>()?)
+        } else {
+            None
         };
         let model_config = self
             .config
@@ -359,7 +374,10 @@ fn read(path: &Path, field: &'static str) -> Result<String, SizingError> {
 
 /// Sizes and writes the plan in the chosen format.
 pub fn run(args: &SizeArgs, out: &mut impl Write) -> Result<(), SizeError> {
-    let text = render(args)?;
+    let text = render(args).map_err(|error| SizeError::Sizing {
+        error,
+        quantization_given: args.quantization_given(),
+    })?;
     out.write_all(text.as_bytes())?;
     Ok(())
 }
