@@ -1410,4 +1410,17 @@ fn sizing_refusals_from_a_referenced_model_name_the_models_field() {
              bf16, int8 or int4 weights"
         ]
     );
+    // Without the Model's quantization, its weights' id chose fp8.
+    assert_eq!(
+        refused(
+            json!({"weightsURI": "hf://nvidia/Llama-3.1-8B-Instruct-FP8"}),
+            xr().gpu_type("V100-32GB").build()
+        ),
+        vec![
+            "Model team-a/llama-8b spec.weightsURI: fp8 weights need a GPU with fp8 support, which V100-32GB \
+             lacks: use a GPU with fp8 units or FP8 Marlin kernels (Ampere or newer) (L4, A10G, L40S, A30, \
+             A100-40GB, A100-40GB-PCIe, A100-80GB, A100-80GB-PCIe, H100-80GB, H100-PCIe, H100-NVL, H20, H200, \
+             H200-NVL, B200, GB200, B300, GH200, RTX-PRO-6000, MI300X, MI325X) or other weights (bf16, int8, int4)"
+        ]
+    );
 }

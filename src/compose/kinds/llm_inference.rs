@@ -603,7 +603,7 @@ fn sizing_error_message(
             layout_too_small: false,
             ..
         } => own("input.defaults.offeredGpuTypes"),
-        // Without spec.quantization, the model's id or checkpoint chose it.
+        // Without a quantization field, the model's id or checkpoint chose it.
         E::UnknownPrecision { .. } | E::UnsupportedPrecision { .. } => from_model(
             spec.quantization.is_some(),
             if spec.quantization.is_some() {
@@ -611,7 +611,10 @@ fn sizing_error_message(
             } else {
                 "spec.model"
             },
-            "quantization",
+            match referenced {
+                Some(m) if m.facts.precision.is_none() => "weightsURI",
+                _ => "quantization",
+            },
         ),
         E::Float16Refused { .. } | E::BitsandbytesOnRocm { .. } if spec.quantization.is_some() => {
             own("spec.quantization")
