@@ -167,6 +167,47 @@ fn a_model_reports_its_plans_its_size_and_its_card() {
     );
 }
 
+/// A Model's plans are those of the platform's default runtime, whose image
+/// may say its vLLM release: fp8 weights on a T4 run from vLLM 0.14 on.
+#[test]
+fn a_models_plans_follow_the_release_of_the_default_runtimes_image() {
+    let on_t4 = |tag: &str, defaults: Value| {
+        let mut req = request(
+            tag,
+            model_xr(
+                json!({"weightsURI": "hf://neuralmagic/Meta-Llama-3.1-8B-Instruct-FP8"}),
+                json!({}),
+            ),
+        );
+        req.input = Some(input(json!({ "defaults": defaults })));
+        desired_status(&call(&req))
+    };
+    // The built-in Deployment image runs vLLM 0.19.0.
+    let st = on_t4(
+        "m6",
+        json!({"offeredGpuTypes": ["T4"], "runtime": "deployment"}),
+    );
+    assert_eq!(
+        (
+            &st["phase"],
+            &st["serveableOn"],
+            &st["plans"][0]["plan"]["quantization"]
+        ),
+        (&json!("Ready"), &json!("T4"), &json!("fp8")),
+        "{st}"
+    );
+    // The VLLMRuntime's image does not say its release.
+    let st = on_t4("m7", json!({"offeredGpuTypes": ["T4"]}));
+    assert_eq!(st["phase"], "Failed");
+    assert!(
+        st["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("no offered GPU type (T4) can serve the Model: T4: fp8 weights need a GPU with fp8 support, which T4 lacks"),
+        "{st}"
+    );
+}
+
 /// A Model deleted under a serving LLMInference: what it composed is kept,
 /// and so is the status that describes it (Crossplane removes every status
 /// field an answer leaves out); only `ready` and the conditions change.

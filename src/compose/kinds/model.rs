@@ -254,7 +254,8 @@ fn plan_each_gpu(
             let request = sizing::SizingRequest {
                 mig: MigChoice::None,
                 objective: facts.objective_or(req.settings.objective),
-                vllm_version: req.settings.vllm_version.clone(),
+                // The release of the image the platform's default runtime runs.
+                vllm_version: req.settings.image_release(req.settings.runtime, Some(gpu)),
                 ..facts.sizing_request(gpu, req.settings.gpu_memory_utilization)
             };
             (
