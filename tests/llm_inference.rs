@@ -504,7 +504,15 @@ fn pcie_and_nvl_gpu_types_ask_for_their_own_product_label() {
         let mut req = request("pcie", LlmInference::new("qwen").spec(spec).build());
         req.input = Some(input(json!({"defaults": {"gpuNodeSelector": true}})));
         let rsp = call(&req);
-        assert_eq!(rsp.results, vec![], "{gpu_type}");
+        // The VLLMRuntime's image does not say its vLLM release.
+        let volta = (name == "V100-32GB-PCIe").then(|| {
+            warning(
+                "SizingWarning",
+                "V100-32GB-PCIe is a GPU of compute capability 7.0, which vLLM runs only before release \
+                 0.20.0: the pods start only if the image runs an earlier vLLM",
+            )
+        });
+        assert_eq!(rsp.results, Vec::from_iter(volta), "{gpu_type}");
         assert_eq!(desired_status(&rsp)["gpuType"], name, "{gpu_type}");
         let mut values = Vec::new();
         required_values(
@@ -2516,6 +2524,45 @@ fn an_fp8_checkpoint_serves_on_a_t4_where_the_image_runs_vllm_0_14_or_later() {
     );
     req.input = Some(input(json!({"defaults": {"vllmVersion": "0.19.0"}})));
     assert_eq!(call(&req).results, vec![marlin]);
+}
+
+/// vLLM 0.20.0 and later do not run on Volta: a V100 is served by the
+/// built-in images (vLLM 0.19.0), warned about where the image's release is
+/// not known, and refused, naming the GPU type, where it is 0.20.0 or later.
+#[test]
+fn a_v100_is_served_only_by_a_vllm_release_before_0_20() {
+    let on_v100 = |tag: &str, runtime: &str, defaults: Value| {
+        let spec = json!({"model": QWEN, "gpuType": "V100-32GB", "runtime": runtime});
+        let mut req = request(tag, LlmInference::new("chat").spec(spec).build());
+        req.input = Some(input(json!({ "defaults": defaults })));
+        call(&req)
+    };
+    let rsp = on_v100("v1", "deployment", json!({}));
+    assert_eq!(rsp.results, vec![]);
+    assert_eq!(desired_status(&rsp)["gpuType"], "V100-32GB");
+    assert_eq!(
+        on_v100("v2", "vllm-runtime", json!({})).results,
+        vec![warning(
+            "SizingWarning",
+            "V100-32GB is a GPU of compute capability 7.0, which vLLM runs only before release 0.20.0: the pods \
+             start only if the image runs an earlier vLLM"
+        )]
+    );
+    assert_eq!(
+        on_v100("v3", "vllm-runtime", json!({"vllmVersion": "0.19.0"})).results,
+        vec![]
+    );
+    let rsp = on_v100("v4", "vllm-runtime", json!({"vllmVersion": "0.20.1"}));
+    assert_eq!(
+        rsp.results,
+        vec![fatal(
+            "CannotSize",
+            "spec.gpuType: vLLM 0.20.1 does not run on V100-32GB, a GPU of compute capability 7.0: from release \
+             0.20.0 vLLM is built on PyTorch 2.11, whose CUDA builds start at 7.5 (Turing); use a GPU of Turing \
+             or newer (T4, L4, A10G, A100, H100 and newer), or an image of a vLLM release before 0.20.0"
+        )]
+    );
+    assert!(rsp.desired.unwrap().resources.is_empty());
 }
 
 #[test]

@@ -138,7 +138,7 @@ pub enum SizeError {
 fn led_by_flag(e: &SizingError, quantization_given: bool) -> String {
     use SizingError as E;
     let flag = match e {
-        E::UnknownGpu { .. } => "--gpu-type",
+        E::UnknownGpu { .. } | E::GpuRetired { .. } => "--gpu-type",
         E::UnknownPrecision { .. } | E::UnsupportedPrecision { .. } if !quantization_given => {
             "MODEL"
         }

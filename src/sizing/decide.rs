@@ -30,7 +30,7 @@ use super::mig::choose_mig;
 use super::plan::{Estimate, Plan, SizingRequest};
 use super::precision::{KvCacheDtype, MigStrategy};
 use super::resolved_model::{checkpoint_bytes_warning, parameter_count_warning, resolve_model};
-use super::retired::retired_architecture_check;
+use super::retired::{retired_architecture_check, retired_gpu_check};
 use super::text::{gib, thousands};
 use super::validate::validate;
 use super::weights::{
@@ -68,6 +68,7 @@ pub(crate) fn size(req: &SizingRequest) -> Result<Plan, SizingError> {
         .into_iter()
         .collect();
 
+    warnings.extend(retired_gpu_check(gpu, req)?);
     warnings.extend(retired_architecture_check(req)?);
     let (m, about_model) = resolve_model(req)?;
     reasons.extend(about_model);
@@ -544,7 +545,8 @@ mod tests {
         assert_eq!(
             warnings("v100"),
             vec![
-                "GPU type `v100` names boards of two memory sizes; it is read as V100 (16 GB): name V100-32GB for the larger board, or V100 to say this one"
+                "GPU type `v100` names boards of two memory sizes; it is read as V100 (16 GB): name V100-32GB for the larger board, or V100 to say this one",
+                "V100 is a GPU of compute capability 7.0, which vLLM runs only before release 0.20.0: the pods start only if the image runs an earlier vLLM"
             ]
         );
         // The board's own name, and GKE's label for it, are not ambiguous.

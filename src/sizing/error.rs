@@ -105,6 +105,18 @@ pub enum SizingError {
         instead: &'static str,
     },
 
+    #[error(
+        "vLLM {release} does not run on {gpu}, a GPU of compute capability {sm}: from release {from} vLLM is built on PyTorch 2.11, whose CUDA builds start at 7.5 (Turing); use a GPU of Turing or newer (T4, L4, A10G, A100, H100 and newer), or an image of a vLLM release before {from}"
+    )]
+    GpuRetired {
+        gpu: String,
+        sm: String,
+        /// The release the plan is for.
+        release: String,
+        /// The first release without it.
+        from: String,
+    },
+
     #[error("{gpu} has no MIG: use mig none, or a GPU with MIG ({mig_gpus})")]
     MigUnsupported { gpu: String, mig_gpus: String },
 

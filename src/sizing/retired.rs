@@ -1,10 +1,45 @@
-//! Model architectures vLLM once loaded and has removed: a release after the
-//! last that had one cannot start the model whatever its memory, so the
-//! plan refuses it rather than compose a pod that crashes at start-up.
+//! What vLLM once ran and has dropped: model architectures, and GPUs older
+//! than its builds. A release without one cannot start the model whatever
+//! its memory, so the plan refuses it rather than compose a pod that
+//! crashes at start-up, and warns when the release is not known.
 
 use super::error::SizingError;
+use super::gpus::{ComputeCapability, Gpu};
 use super::memory::{Release, release, release_text};
 use super::plan::SizingRequest;
+
+/// The first vLLM release that does not run on Volta (V100, compute
+/// capability 7.0): 0.20.0 moved to PyTorch 2.11, whose CUDA 12.8 and 13
+/// builds dropped Volta (pytorch/pytorch#172352; vllm-project/vllm#39878
+/// made CUDA 13 the default), and vLLM's installation guide since asks for
+/// 7.5. 0.19 runs on PyTorch 2.10, which still has it.
+const WITHOUT_VOLTA: Release = (0, 20, 0);
+
+/// Refuses a GPU older than the plan's vLLM release runs on; warns when the
+/// release is unknown.
+pub(crate) fn retired_gpu_check(
+    gpu: &Gpu,
+    req: &SizingRequest,
+) -> Result<Option<String>, SizingError> {
+    let Some(sm) = gpu.sm.filter(|&sm| sm < ComputeCapability::TURING) else {
+        return Ok(None);
+    };
+    let from = release_text(WITHOUT_VOLTA);
+    match req.vllm_version.as_deref().map(|v| (v, release(v))) {
+        Some((v, Some(r))) if r >= WITHOUT_VOLTA => Err(SizingError::GpuRetired {
+            gpu: gpu.name.clone(),
+            sm: sm.to_string(),
+            release: v.strip_prefix('v').unwrap_or(v).to_string(),
+            from,
+        }),
+        Some((_, Some(_))) => Ok(None),
+        _ => Ok(Some(format!(
+            "{} is a GPU of compute capability {sm}, which vLLM runs only before release {from}: the pods start only \
+             if the image runs an earlier vLLM",
+            gpu.name
+        ))),
+    }
+}
 
 /// Each architecture with the last vLLM release that loads it, as vLLM's
 /// model registry lists them (`_PREVIOUSLY_SUPPORTED_MODELS` in
@@ -164,6 +199,32 @@ mod tests {
             )),
             Ok(None)
         );
+    }
+
+    #[test]
+    fn volta_runs_only_vllm_releases_before_0_20() {
+        let check = |gpu: &str, vllm: Option<&str>| {
+            retired_gpu_check(
+                crate::sizing::gpu(gpu).unwrap(),
+                &request("Qwen/Qwen2.5-7B-Instruct", vllm),
+            )
+        };
+        assert!(matches!(
+            check("V100", Some("v0.20.0")),
+            Err(SizingError::GpuRetired { release, .. }) if release == "0.20.0"
+        ));
+        assert!(matches!(
+            check("V100-32GB-PCIe", Some("0.26.0")),
+            Err(SizingError::GpuRetired { .. })
+        ));
+        assert_eq!(check("V100", Some("0.19.0")), Ok(None));
+        assert!(check("V100", None).unwrap().is_some());
+        assert!(check("V100", Some("latest")).unwrap().is_some());
+        // Turing and newer, and AMD's GPUs, run every release.
+        for gpu in ["T4", "H100-80GB", "MI300X"] {
+            assert_eq!(check(gpu, Some("0.26.0")), Ok(None), "{gpu}");
+            assert_eq!(check(gpu, None), Ok(None), "{gpu}");
+        }
     }
 
     #[test]

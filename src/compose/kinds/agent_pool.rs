@@ -1106,6 +1106,7 @@ fn sizing_error_message(
     let on_model = |f: &str| format!("Model {} spec.{f}", model.display);
     let field = match e {
         E::UnknownGpu { .. }
+        | E::GpuRetired { .. }
         | E::DoesNotFit { .. }
         | E::UnsupportedPrecision { .. }
         | E::UnsupportedCheckpointFormat { .. }

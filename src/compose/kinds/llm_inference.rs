@@ -598,7 +598,7 @@ fn sizing_error_message(
         _ => field.to_string(),
     };
     let field = match e {
-        E::UnknownGpu { .. } => own(gpu_type_field(spec, settings)),
+        E::UnknownGpu { .. } | E::GpuRetired { .. } => own(gpu_type_field(spec, settings)),
         E::NoOfferedGpuServes {
             layout_too_small: false,
             ..
