@@ -13,10 +13,13 @@
 //! Unknown fields are refused: a typo in a Composition should fail loudly,
 //! not quietly fall back to a default.
 
+use std::borrow::Cow;
+
 use k8s_openapi::api::core::v1::Toleration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::sizing::{ComputeCapability, Gpu, WeightPrecision};
 use crate::xr::shared_fields::{HF_TOKEN_KEY, SecretKeyRef};
 pub(crate) use crate::xr::shared_fields::{Image, NameRef, PULL_SECRETS_MAX, RuntimeChoice};
 use crate::xr::validate::at_most_chars;
@@ -431,6 +434,12 @@ pub(crate) fn default_endpoint_picker_image() -> Image {
 pub(crate) const NVIDIA_VLLM_IMAGE: &str = "vllm/vllm-openai:v0.19.0";
 /// The vLLM release of [`NVIDIA_VLLM_IMAGE`].
 const NVIDIA_VLLM_RELEASE: &str = "0.19.0";
+/// The CUDA 13 build of [`NVIDIA_VLLM_IMAGE`] (release tags up to 0.19 are
+/// CUDA 12.9 builds, `-cu130` the CUDA 13 one). The CUDA 12.9 build has no
+/// NVFP4 kernels for compute capability 10.3 (B300, GB300): vLLM loads fp4
+/// weights there, then dies at engine start with "no kernel image is
+/// available for execution on the device".
+const NVIDIA_VLLM_IMAGE_CUDA_13: &str = "vllm/vllm-openai:v0.19.0-cu130";
 /// AMD's ROCm build of vLLM, pinned.
 pub(crate) const AMD_VLLM_IMAGE: &str = "rocm/vllm:rocm7.0.0_vllm_0.11.2_20251210";
 /// The vLLM release of [`AMD_VLLM_IMAGE`] (its tag says it).
@@ -522,8 +531,36 @@ impl Settings {
             .then(|| release.to_string())
     }
 
+    /// The image of the deployment and leader-worker-set runtimes for
+    /// weights of `precision` on `gpu`, and why, when it is not the
+    /// platform's: the built-in image's CUDA 13 build for fp4 on Blackwell
+    /// Ultra.
+    pub(crate) fn vllm_image_for(
+        &self,
+        gpu: &Gpu,
+        precision: WeightPrecision,
+    ) -> (Cow<'_, Image>, Option<String>) {
+        let image = self.vllm_image(&gpu.vendor);
+        let fp4_on_blackwell_ultra =
+            gpu.sm == Some(ComputeCapability::BLACKWELL_ULTRA) && precision == WeightPrecision::Fp4;
+        if fp4_on_blackwell_ultra && *image == docker_hub(NVIDIA_VLLM_IMAGE) {
+            let cuda_13 = docker_hub(NVIDIA_VLLM_IMAGE_CUDA_13);
+            let why = format!(
+                "Image {}, the CUDA 13 build of the same vLLM release: its CUDA 12.9 build ({}) has no fp4 \
+                 kernels for {} (compute capability {}).",
+                cuda_13.reference(),
+                image.reference(),
+                gpu.name,
+                ComputeCapability::BLACKWELL_ULTRA
+            );
+            (Cow::Owned(cuda_13), Some(why))
+        } else {
+            (Cow::Borrowed(image), None)
+        }
+    }
+
     /// The image of the deployment and leader-worker-set runtimes for a GPU vendor.
-    pub(crate) fn vllm_image(&self, vendor: &str) -> &Image {
+    fn vllm_image(&self, vendor: &str) -> &Image {
         if vendor == "amd" {
             &self.amd_image
         } else {

@@ -1302,6 +1302,53 @@ fn amd_gpus_get_the_rocm_image_and_amd_gpus_on_a_deployment() {
     );
 }
 
+/// The built-in image's plain tag is vLLM's CUDA 12.9 build, which has no
+/// fp4 kernels for Blackwell Ultra: fp4 weights on a B300 get the CUDA 13
+/// build of the same release, and the plan says why. Other weights, other
+/// GPUs and a platform's own image keep the image they had.
+#[test]
+fn fp4_weights_on_a_b300_get_the_cuda_13_build_of_the_built_in_image() {
+    let image = |tag: &str, model: &str, gpu_type: &str, defaults: Value| {
+        let spec = json!({"model": model, "gpuType": gpu_type, "runtime": "deployment"});
+        let mut req = request(tag, LlmInference::new("chat").spec(spec).build());
+        req.input = Some(input(json!({ "defaults": defaults })));
+        let rsp = call(&req);
+        let (deployment, _) = composed(&rsp, "deployment");
+        let reasons = desired_status(&rsp)["plan"]["reasons"].clone();
+        let about = reasons
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r.as_str().unwrap().starts_with("Image "))
+            .cloned();
+        (
+            container(&deployment["spec"]["template"]["spec"], "vllm")["image"].clone(),
+            about,
+        )
+    };
+    let fp4 = "nvidia/Llama-3.1-8B-Instruct-FP4";
+    assert_eq!(
+        image("b1", fp4, "B300", json!({})),
+        (
+            json!("docker.io/vllm/vllm-openai:v0.19.0-cu130"),
+            Some(json!(
+                "Image docker.io/vllm/vllm-openai:v0.19.0-cu130, the CUDA 13 build of the same vLLM release: its \
+                 CUDA 12.9 build (docker.io/vllm/vllm-openai:v0.19.0) has no fp4 kernels for B300 (compute \
+                 capability 10.3)."
+            ))
+        )
+    );
+    let plain = (json!("docker.io/vllm/vllm-openai:v0.19.0"), None);
+    assert_eq!(image("b2", QWEN, "B300", json!({})), plain);
+    assert_eq!(image("b3", fp4, "B200", json!({})), plain);
+    let own =
+        json!({"vllmImages": {"nvidia": {"registry": "registry.example.com", "name": "vllm:1"}}});
+    assert_eq!(
+        image("b4", fp4, "B300", own),
+        (json!("registry.example.com/vllm:1"), None)
+    );
+}
+
 #[test]
 fn the_leader_worker_set_runtime_serves_a_plan_across_nodes() {
     let spec = json!({

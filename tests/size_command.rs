@@ -184,8 +184,9 @@ fn errors_lead_with_the_flag_to_change() {
          heads, 8 KV heads, 8 H100-80GB per node): use 2, 4, 8, 16 with pipeline parallel 2"
     );
     assert!(
-        error(&["x/y-7B", "--gpu-type", "V100", "--vllm-version", "0.20.1"])
-            .starts_with("--gpu-type: vLLM 0.20.1 does not run on V100, a GPU of compute capability 7.0")
+        error(&["x/y-7B", "--gpu-type", "V100", "--vllm-version", "0.20.1"]).starts_with(
+            "--gpu-type: vLLM 0.20.1 does not run on V100, a GPU of compute capability 7.0"
+        )
     );
     // A precision the model's id chose is the model's to change; one
     // --quantization asked for is the flag's.

@@ -113,6 +113,8 @@ impl ComputeCapability {
     pub(crate) const TURING: Self = Self(75);
     /// Ampere: the floor of vLLM's Marlin kernels.
     pub(crate) const AMPERE: Self = Self(80);
+    /// Blackwell Ultra (B300, GB300).
+    pub(crate) const BLACKWELL_ULTRA: Self = Self(103);
 }
 
 impl fmt::Display for ComputeCapability {

@@ -66,9 +66,9 @@ pub(crate) use gpu_choice::{
     GpuPrices, canonical_prices, cheapest_of, hourly_cost, shared_refusal,
 };
 pub(crate) use gpus::{
-    AMD_DEVICE_ID_LABEL, AMD_PARTITION_LABEL, EKS_AUTO_MODE_GPU_LABELS, GKE_ACCELERATOR_LABEL,
-    GKE_PARTITION_LABEL, GKE_SHARING_LABEL, GPU_PRODUCT_LABEL, KARPENTER_GPU_LABELS,
-    MIXED_MIG_RESOURCE_PREFIX, WHOLE_AMD_GPU,
+    AMD_DEVICE_ID_LABEL, AMD_PARTITION_LABEL, ComputeCapability, EKS_AUTO_MODE_GPU_LABELS,
+    GKE_ACCELERATOR_LABEL, GKE_PARTITION_LABEL, GKE_SHARING_LABEL, GPU_PRODUCT_LABEL,
+    KARPENTER_GPU_LABELS, MIXED_MIG_RESOURCE_PREFIX, WHOLE_AMD_GPU,
 };
 pub use gpus::{Gpu, MigProfile, gpu, gpu_names, gpus};
 pub use memory::{Arch, GIB, VllmGeneration, release};

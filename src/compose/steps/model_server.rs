@@ -389,9 +389,8 @@ pub(crate) fn model_server(s: &ServerSpec) -> ModelServer {
         Runtime::LeaderWorkerSet => p.plan.nodes.max(1),
     };
     let plan = p.plan;
-    let image = s
-        .image
-        .unwrap_or_else(|| p.settings.vllm_image(&plan.gpu.vendor));
+    let (platform_image, about_image) = p.settings.vllm_image_for(plan.gpu, plan.weight_precision);
+    let image = s.image.unwrap_or(&platform_image);
     // The platform's image says its release (built in, or vllmVersion); an
     // image of the XR's own does not.
     let vllm_release = match s.image {
@@ -423,6 +422,7 @@ pub(crate) fn model_server(s: &ServerSpec) -> ModelServer {
         image.reference(),
         plan.startup_probe_seconds
     )];
+    reasons.extend(about_image.filter(|_| s.image.is_none()));
     if let Some((secret, key)) = s.api_key {
         reasons.push(format!(
             "API key: requests under /v1 need Authorization: Bearer with the key {key} of Secret {secret} \
