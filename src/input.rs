@@ -569,6 +569,37 @@ impl Settings {
     }
 }
 
+/// Why `image` cannot serve weights of `precision` on `gpu`, when it is
+/// one of vLLM's own CUDA 12.9 builds (a plain tag up to 0.19, or a
+/// `-cu129` one) and they are fp4 on Blackwell Ultra, whose NVFP4 kernels
+/// only the CUDA 13 builds carry.
+pub(crate) fn cuda_12_build_on_blackwell_ultra(
+    image: &Image,
+    gpu: &Gpu,
+    precision: WeightPrecision,
+) -> Option<String> {
+    if gpu.sm != Some(ComputeCapability::BLACKWELL_ULTRA) || precision != WeightPrecision::Fp4 {
+        return None;
+    }
+    let (repository, tag) = image.name.rsplit_once(':')?;
+    if !(repository == "vllm/vllm-openai" || repository.ends_with("/vllm/vllm-openai")) {
+        return None;
+    }
+    let (version, variant) = tag.split_once('-').unwrap_or((tag, ""));
+    let before_cuda_13_default = crate::sizing::release(version)? < (0, 20, 0);
+    let cuda_12 = variant.starts_with("cu12") || (before_cuda_13_default && variant.is_empty());
+    cuda_12.then(|| {
+        format!(
+            "Image {} is a CUDA 12.9 build of vLLM, which has no fp4 kernels for {} (compute capability {}): \
+             vLLM loads the weights, then stops at engine start; use a CUDA 13 build (vllm/vllm-openai:v0.19.0-cu130, \
+             or a plain tag from v0.20.0)",
+            image.reference(),
+            gpu.name,
+            ComputeCapability::BLACKWELL_ULTRA
+        )
+    })
+}
+
 /// An image on Docker Hub.
 fn docker_hub(name: &str) -> Image {
     Image {
@@ -949,5 +980,52 @@ mod tests {
         );
         let mixed = settings(serde_json::json!({"offeredGpuTypes": ["L4", "MI300X"]}));
         assert_eq!(release(&mixed, Deployment, None), None);
+    }
+
+    /// vLLM's CUDA 12.9 builds (plain tags up to 0.19, `-cu129` ones) have
+    /// no fp4 kernels for Blackwell Ultra; its CUDA 13 builds do.
+    #[test]
+    fn a_cuda_12_build_of_vllm_is_named_for_fp4_on_blackwell_ultra() {
+        let on = |registry: &str, name: &str, gpu: &str, p: WeightPrecision| {
+            let image = Image {
+                registry: registry.into(),
+                name: name.into(),
+            };
+            cuda_12_build_on_blackwell_ultra(&image, crate::sizing::gpu(gpu).unwrap(), p).is_some()
+        };
+        let fp4 = WeightPrecision::Fp4;
+        for cuda_12 in [
+            "vllm/vllm-openai:v0.19.0",
+            "vllm/vllm-openai:v0.18.1",
+            "vllm/vllm-openai:v0.20.1-cu129",
+            "mirror/vllm/vllm-openai:v0.19.1",
+        ] {
+            assert!(on("docker.io", cuda_12, "B300", fp4), "{cuda_12}");
+        }
+        assert!(on(
+            "registry.example.com",
+            "vllm/vllm-openai:v0.19.0",
+            "B300",
+            fp4
+        ));
+        for cuda_13_or_unknown in [
+            "vllm/vllm-openai:v0.19.0-cu130",
+            "vllm/vllm-openai:v0.20.1",
+            "vllm/vllm-openai:latest",
+            "lmcache/vllm-openai:v0.3.13",
+            "acme/vllm-openai:v0.19.0",
+        ] {
+            assert!(
+                !on("docker.io", cuda_13_or_unknown, "B300", fp4),
+                "{cuda_13_or_unknown}"
+            );
+        }
+        assert!(!on("docker.io", "vllm/vllm-openai:v0.19.0", "B200", fp4));
+        assert!(!on(
+            "docker.io",
+            "vllm/vllm-openai:v0.19.0",
+            "B300",
+            WeightPrecision::Bf16
+        ));
     }
 }

@@ -1305,7 +1305,8 @@ fn amd_gpus_get_the_rocm_image_and_amd_gpus_on_a_deployment() {
 /// The built-in image's plain tag is vLLM's CUDA 12.9 build, which has no
 /// fp4 kernels for Blackwell Ultra: fp4 weights on a B300 get the CUDA 13
 /// build of the same release, and the plan says why. Other weights, other
-/// GPUs and a platform's own image keep the image they had.
+/// GPUs and a platform's own image keep the image they had; an image of
+/// vLLM's CUDA 12.9 builds is warned about.
 #[test]
 fn fp4_weights_on_a_b300_get_the_cuda_13_build_of_the_built_in_image() {
     let image = |tag: &str, model: &str, gpu_type: &str, defaults: Value| {
@@ -1346,6 +1347,20 @@ fn fp4_weights_on_a_b300_get_the_cuda_13_build_of_the_built_in_image() {
     assert_eq!(
         image("b4", fp4, "B300", own),
         (json!("registry.example.com/vllm:1"), None)
+    );
+    // An image of the XR's own that is one of vLLM's CUDA 12.9 builds is
+    // served as asked, with a warning that says which build runs fp4 there.
+    let spec = json!({"model": fp4, "gpuType": "B300", "runtime": "deployment",
+                      "image": {"registry": "docker.io", "name": "vllm/vllm-openai:v0.18.0"}});
+    let rsp = call(&request("b5", LlmInference::new("chat").spec(spec).build()));
+    assert_eq!(
+        rsp.results,
+        vec![warning(
+            "SizingWarning",
+            "Image docker.io/vllm/vllm-openai:v0.18.0 is a CUDA 12.9 build of vLLM, which has no fp4 kernels for B300 \
+             (compute capability 10.3): vLLM loads the weights, then stops at engine start; use a CUDA 13 build \
+             (vllm/vllm-openai:v0.19.0-cu130, or a plain tag from v0.20.0)"
+        )]
     );
 }
 

@@ -27,7 +27,7 @@ use crate::compose::resources::weights_volume::weights_claim;
 use crate::compose::steps::model_facts::ModelFacts;
 use crate::compose::steps::runtime::{self, OperatorCannotGive, Runtime, ServerChoice};
 use crate::compose::steps::serving::{self, ServingState};
-use crate::input::Image;
+use crate::input::{Image, cuda_12_build_on_blackwell_ultra};
 use crate::manifests::leader_worker_set::{LeaderWorkerSet, NAME_LABEL};
 use crate::manifests::vllm_runtime::VLLMRuntime;
 use crate::names;
@@ -429,7 +429,10 @@ pub(crate) fn model_server(s: &ServerSpec) -> ModelServer {
              (VLLM_API_KEY); /health and /metrics stay open for the probes and Prometheus."
         ));
     }
-    let mut warnings = Vec::new();
+    let mut warnings: Vec<String> =
+        cuda_12_build_on_blackwell_ultra(image, plan.gpu, plan.weight_precision)
+            .into_iter()
+            .collect();
     let built = if s.runtime == Runtime::Deployment {
         deployment_server(s, pod, labels, &mut reasons, &mut warnings)
     } else {
