@@ -440,6 +440,9 @@ const NVIDIA_VLLM_RELEASE: &str = "0.19.0";
 /// weights there, then dies at engine start with "no kernel image is
 /// available for execution on the device".
 const NVIDIA_VLLM_IMAGE_CUDA_13: &str = "vllm/vllm-openai:v0.19.0-cu130";
+/// The first vLLM release whose plain tags are CUDA 13 builds, `-cu129` the
+/// CUDA 12.9 one (vllm-project/vllm#39878).
+const CUDA_13_PLAIN_TAGS: crate::sizing::Release = (0, 20, 0);
 /// AMD's ROCm build of vLLM, pinned.
 pub(crate) const AMD_VLLM_IMAGE: &str = "rocm/vllm:rocm7.0.0_vllm_0.11.2_20251210";
 /// The vLLM release of [`AMD_VLLM_IMAGE`] (its tag says it).
@@ -586,8 +589,8 @@ pub(crate) fn cuda_12_build_on_blackwell_ultra(
         return None;
     }
     let (version, variant) = tag.split_once('-').unwrap_or((tag, ""));
-    let before_cuda_13_default = crate::sizing::release(version)? < (0, 20, 0);
-    let cuda_12 = variant.starts_with("cu12") || (before_cuda_13_default && variant.is_empty());
+    let plain_is_cuda_12 = crate::sizing::release(version)? < CUDA_13_PLAIN_TAGS;
+    let cuda_12 = variant.starts_with("cu12") || (plain_is_cuda_12 && variant.is_empty());
     cuda_12.then(|| {
         format!(
             "Image {} is a CUDA 12.9 build of vLLM, which has no fp4 kernels for {} (compute capability {}): \

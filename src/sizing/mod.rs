@@ -71,7 +71,7 @@ pub(crate) use gpus::{
     KARPENTER_GPU_LABELS, MIXED_MIG_RESOURCE_PREFIX, WHOLE_AMD_GPU,
 };
 pub use gpus::{Gpu, MigProfile, gpu, gpu_names, gpus};
-pub use memory::{Arch, GIB, VllmGeneration, release};
+pub use memory::{Arch, GIB, Release, VllmGeneration, release};
 pub use model_catalog::{ModelMatch, lookup as lookup_model, models};
 pub use params::{
     MAX_CHECKPOINT_BYTES, ParamCount, count_from_id, parse_parameter_count, precision_marker,
