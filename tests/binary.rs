@@ -85,10 +85,23 @@ async fn poll_once<F: Future + Unpin>(fut: &mut F) {
 /// accepted every earlier one, and HTTP/2 graceful shutdown (GOAWAY with the
 /// last accepted stream) must complete them. SIGTERM is sent right then, while
 /// the large requests are typically still being received.
+///
+/// The large requests, all in flight on one connection, must together fit in
+/// that connection's share of the request memory (one message of the largest
+/// size, set here to 64 MiB); beyond it the server rightly refuses with
+/// RESOURCE_EXHAUSTED, which would fail the test whenever the machine is slow
+/// to answer the first calls.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_lets_calls_in_flight_finish() {
     const LARGE: usize = 19;
-    let server = ServerProcess::start(&["--insecure", "--metrics-address="]);
+    const EACH: usize = 3 * 1024 * 1024;
+    const SHARE_MIB: usize = 64;
+    const { assert!(LARGE * (EACH + EACH / 32) < SHARE_MIB * 1024 * 1024) };
+    let server = ServerProcess::start(&[
+        "--insecure",
+        "--metrics-address=",
+        &format!("--max-recv-message-size={SHARE_MIB}"),
+    ]);
     let channel = endpoint(server.grpc, None)
         .connect()
         .await
@@ -104,7 +117,7 @@ async fn sigterm_lets_calls_in_flight_finish() {
     let mut large = Vec::new();
     for i in 0..LARGE {
         let mut req = request(&format!("large-{i}"), spaceship());
-        pad_observed(&mut req, 3 * 1024 * 1024);
+        pad_observed(&mut req, EACH);
         let mut c = c.clone();
         let mut call = Box::pin(async move { c.run_function(req).await });
         poll_once(&mut call).await;
