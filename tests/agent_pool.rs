@@ -390,6 +390,46 @@ fn a_pool_on_a_large_gpu_batches_as_many_sequences_as_vllm_does() {
     );
 }
 
+/// A layout refused for the KV headroom it leaves is not said to fit at a
+/// smaller `--max-num-seqs`: a pool gives its model server no arguments of
+/// its own, so it could not act on that (`size` and an LLMInference can).
+#[test]
+fn a_pool_is_not_told_of_a_batch_size_it_cannot_set() {
+    let gemma = model(
+        "gemma",
+        json!({"weightsURI": "hf://google/gemma-3-27b-it", "hfTokenSecretRef": {"name": "hf-token"}}),
+    );
+    let mut spec = small_pool();
+    spec["agentClass"]["modelRef"] = json!({"name": "gemma"});
+    // No context stated: the layout keeps the recipes' headroom.
+    spec["agentClass"]
+        .as_object_mut()
+        .unwrap()
+        .remove("maxContextLength");
+    spec["gpuRequirements"] = json!({"type": "H100-80GB"});
+    let rsp = call(&with_model(
+        request("gemma", AgentPool::new("reviewers").spec(spec).build()),
+        vec![gemma],
+    ));
+    assert_eq!(fatals(&rsp), Vec::<&str>::new());
+    let plan = &desired_status(&rsp)["plan"];
+    assert_eq!(plan["gpuCount"], 2);
+    let layout = plan["reasons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .find(|r| r.starts_with("2 x H100-80GB"))
+        .unwrap();
+    assert_eq!(
+        layout,
+        "2 x H100-80GB (TP 2, PP 1): the smallest layout that holds it (objective balanced); \
+         1 x H100-80GB (TP 1, PP 1) would leave the KV cache 10.2 GiB of 71.3 GiB usable per GPU, \
+         less than the sixth the balanced objective keeps for it. \
+         Valid TP sizes for 32 attention heads and 16 KV heads on 8 GPUs per node: 1, 2, 4, 8."
+    );
+}
+
 /// A mixture of experts batches at less than its active parameters
 /// suggest: each step reads every expert some token of the batch is routed
 /// to. gpt-oss-120b routes a token to 4 of 128 experts: one sequence reads

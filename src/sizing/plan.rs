@@ -54,6 +54,10 @@ pub struct SizingRequest {
     /// = vLLM's default for the device. It sets the sampler's warm-up peak
     /// that the layout must leave room for, and the batch.
     pub max_num_seqs: Option<u64>,
+    /// Whether whoever asks can set the server's `--max-num-seqs` (an
+    /// AgentPool cannot): only then does a refused layout say what a
+    /// smaller batch would leave it.
+    pub max_num_seqs_settable: bool,
 }
 
 impl Default for SizingRequest {
@@ -78,6 +82,7 @@ impl Default for SizingRequest {
             checkpoint_bytes: None,
             vllm_version: None,
             max_num_seqs: None,
+            max_num_seqs_settable: true,
         }
     }
 }

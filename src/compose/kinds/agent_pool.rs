@@ -826,6 +826,8 @@ fn size(
             spec.runtime.unwrap_or(req.settings.runtime),
             gpu.and_then(|g| g.r#type.as_deref()),
         ),
+        // A pool gives its model server no arguments of its own.
+        max_num_seqs_settable: false,
         ..facts.sizing_request(&gpu_type, req.settings.gpu_memory_utilization)
     };
     let memory = gpu
