@@ -232,7 +232,7 @@ impl ModelConfig {
     /// Parses a `config.json`. The language model's layers, heads and hidden
     /// size are required; everything else has a documented default.
     pub fn from_json(text: &str) -> Result<ModelConfig, ConfigError> {
-        let root: Value = serde_json::from_str(text)
+        let root: Value = serde_json::from_str(&non_finite_as_null(text))
             .map_err(|e| ConfigError(format!("config.json is not valid JSON: {e}")))?;
         let Some(top) = root.as_object() else {
             return Err(ConfigError("config.json is not a JSON object".into()));
@@ -447,6 +447,36 @@ impl ModelConfig {
         let active = embed + layers * (attention + active_mlp) + self.vision_params_b * 1e9;
         (total / 1e9, active / 1e9)
     }
+}
+
+/// `text` with each bare `NaN`, `Infinity` and `-Infinity` outside a string
+/// written as `null`. transformers writes config.json with Python's json
+/// module, which writes a non-finite float as one of those words, and JSON
+/// has none of them (NVIDIA's Nemotron-H configs hold `"time_step_limit":
+/// [0.0, Infinity]`): serde_json would refuse the whole file. No field
+/// sizing reads takes one, and a null reads as absent.
+fn non_finite_as_null(text: &str) -> std::borrow::Cow<'_, str> {
+    const WORDS: [&str; 3] = ["-Infinity", "Infinity", "NaN"];
+    if !WORDS.iter().any(|w| text.contains(w)) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let (mut in_string, mut escaped) = (false, false);
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        if in_string {
+            (in_string, escaped) = (escaped || c != '"', !escaped && c == '\\');
+        } else if c == '"' {
+            in_string = true;
+        } else if let Some(word) = WORDS.iter().find(|w| rest.starts_with(**w)) {
+            out.push_str("null");
+            rest = &rest[word.len()..];
+            continue;
+        }
+        out.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// Sliding-window layers: `layer_types` when given; Gemma 3's
@@ -846,6 +876,22 @@ mod tests {
                 )
             );
         }
+    }
+
+    /// Python's json module writes non-finite floats as bare words, and
+    /// transformers writes config.json with it: such a file still reads,
+    /// and the same words inside a string stay as written.
+    #[test]
+    fn python_non_finite_numbers_read_as_absent() {
+        let c = ModelConfig::from_json(
+            r#"{"model_type":"NaN-Infinity \"Infinity\"","hidden_size":4096,"num_attention_heads":32,
+            "num_hidden_layers":32,"time_step_limit":[0.0, Infinity],"time_step_min":-Infinity,
+            "sliding_window":NaN,"vocab_size":32000}"#,
+        )
+        .unwrap();
+        assert_eq!(c.model_type.as_deref(), Some("NaN-Infinity \"Infinity\""));
+        assert_eq!((c.layers, c.hidden_size, c.sliding_window), (32, 4096, 0));
+        assert!(ModelConfig::from_json(r#"{"hidden_size": Infinityx}"#).is_err());
     }
 
     /// Shapes no model has are refused by name, before the arithmetic
