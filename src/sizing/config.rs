@@ -58,10 +58,11 @@ pub struct ModelConfig {
     /// Layers with linear attention (`layer_types`, else every layer but
     /// each `full_attention_interval`-th).
     pub(crate) linear_layers: u32,
-    /// Their recurrent state per layer and sequence at 16 bits on one GPU:
+    /// Their recurrent state per layer and sequence on one GPU, in bytes:
     /// `linear_num_value_heads x linear_key_head_dim x linear_value_head_dim`
-    /// plus the convolution's `(2 x key heads x key dim + value heads x
-    /// value dim) x (linear_conv_kernel_dim - 1)`, 2 bytes each.
+    /// at the state's dtype (`mamba_ssm_dtype`, else 16 bits), plus the
+    /// convolution's `(2 x key heads x key dim + value heads x value dim) x
+    /// (linear_conv_kernel_dim - 1)` at 16 bits.
     pub(crate) linear_state_bytes: u64,
     /// `torch_dtype` (or `dtype`).
     pub(crate) dtype: Option<WeightPrecision>,
@@ -178,6 +179,8 @@ struct RawConfig {
     linear_num_value_heads: Lenient<u64>,
     linear_value_head_dim: Lenient<u64>,
     linear_conv_kernel_dim: Lenient<u64>,
+    /// The recurrent state's dtype (Qwen3.5: `float32`).
+    mamba_ssm_dtype: Lenient<String>,
     torch_dtype: Lenient<String>,
     dtype: Lenient<String>,
     quantization_config: Lenient<QuantizationConfig>,
@@ -523,8 +526,11 @@ fn linear_layers(m: &RawConfig, layers: u32) -> u32 {
     }
 }
 
-/// A linear-attention layer's recurrent state per sequence, in bytes at 16
-/// bits: the temporal state and the convolution's, as vLLM allocates them.
+/// A linear-attention layer's recurrent state per sequence, in bytes: the
+/// temporal state and the convolution's, as vLLM allocates them. vLLM keeps
+/// the temporal state in the config's `mamba_ssm_dtype` when it names one
+/// (its `Qwen3_5ForConditionalGenerationConfig`; Qwen3.5 says float32), the
+/// convolution's in the model's 16 bits.
 fn linear_state_bytes(m: &RawConfig) -> u64 {
     let get = |v: &Lenient<u64>| v.0.unwrap_or(0);
     let (key_heads, key_dim) = (get(&m.linear_num_key_heads), get(&m.linear_key_head_dim));
@@ -540,7 +546,13 @@ fn linear_state_bytes(m: &RawConfig) -> u64 {
     let conv = (2u64.saturating_mul(key_heads).saturating_mul(key_dim))
         .saturating_add(value_heads.saturating_mul(value_dim))
         .saturating_mul(kernel - 1);
-    temporal.saturating_add(conv).saturating_mul(2)
+    let state_bytes = match m.mamba_ssm_dtype.0.as_deref() {
+        Some("float32") => 4,
+        _ => 2,
+    };
+    temporal
+        .saturating_mul(state_bytes)
+        .saturating_add(conv.saturating_mul(2))
 }
 
 /// The format of a pre-quantized checkpoint, when sizing knows it.
@@ -743,6 +755,31 @@ mod tests {
             "{}",
             tower("quick_gelu")
         );
+    }
+
+    /// Qwen3.5-27B's config.json (its text_config): vLLM keeps the Gated
+    /// DeltaNet state in the float32 its mamba_ssm_dtype names, twice what
+    /// 16 bits take; the convolution's state stays in 16 bits.
+    #[test]
+    fn qwen3_5_keeps_its_recurrent_state_in_float32() {
+        let text_config = r#"{"model_type":"qwen3_5_text","hidden_size":5120,"num_hidden_layers":64,
+            "num_attention_heads":24,"num_key_value_heads":4,"head_dim":256,"intermediate_size":17408,
+            "full_attention_interval":4,"linear_conv_kernel_dim":4,"linear_key_head_dim":128,
+            "linear_num_key_heads":16,"linear_num_value_heads":48,"linear_value_head_dim":128,
+            "max_position_embeddings":262144,"vocab_size":248320,"mamba_ssm_dtype":"float32"}"#;
+        let c = ModelConfig::from_json(&format!(
+            r#"{{"architectures":["Qwen3_5ForConditionalGeneration"],"model_type":"qwen3_5",
+            "text_config":{text_config},"tie_word_embeddings":false}}"#
+        ))
+        .unwrap();
+        let temporal = 48 * 128 * 128;
+        let conv = (2 * 16 * 128 + 48 * 128) * 3;
+        assert_eq!(c.linear_layers, 48);
+        assert_eq!(c.linear_state_bytes, temporal * 4 + conv * 2);
+        let at_16_bits = ModelConfig::from_json(&text_config.replace("float32", "bfloat16"))
+            .unwrap()
+            .linear_state_bytes;
+        assert_eq!(at_16_bits, (temporal + conv) * 2);
     }
 
     #[test]

@@ -134,8 +134,8 @@ pub struct Arch {
     /// Layers with linear attention (Qwen3-Next's Gated DeltaNet), which
     /// keep a fixed recurrent state per sequence instead of a KV cache.
     pub(crate) linear_layers: u32,
-    /// That state per layer and sequence in bytes at 16 bits on one GPU
-    /// (temporal state plus convolution state).
+    /// That state per layer and sequence in bytes on one GPU (temporal
+    /// state plus convolution state), as vLLM keeps it.
     pub(crate) linear_state_bytes: u64,
     /// Routed experts, 0 for dense models.
     pub(crate) experts: u32,

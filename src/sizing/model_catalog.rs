@@ -73,7 +73,7 @@ pub struct CatalogModel {
     /// Layers with linear attention (0 when none).
     #[serde(rename = "linear")]
     pub(crate) linear_layers: u32,
-    /// Their recurrent state per layer and sequence at 16 bits, in KiB.
+    /// Their recurrent state per layer and sequence as vLLM keeps it, in KiB.
     #[serde(rename = "state_kib")]
     pub(crate) linear_state_kib: u64,
     /// vLLM runs the model in float16 (see [`runs_in_float16`]).
