@@ -53,6 +53,10 @@ pub struct ModelConfig {
     /// Layers with sliding-window attention (`layer_types`, Gemma 3's
     /// `sliding_window_pattern`, Gemma 2's alternation).
     pub(crate) sliding_layers: u32,
+    /// The key dimension of a DeepSeek sparse-attention indexer
+    /// (`index_head_dim` of a config with `index_topk`: DeepSeek-V3.2,
+    /// GLM-5), 0 for other models.
+    pub(crate) indexer_head_dim: u32,
     /// `sliding_window` in tokens, when some layers slide.
     pub(crate) sliding_window: u32,
     /// Layers with linear attention (`layer_types`, else every layer but
@@ -146,6 +150,8 @@ struct RawConfig {
     kv_lora_rank: Lenient<u32>,
     qk_rope_head_dim: Lenient<u32>,
     qk_nope_head_dim: Lenient<u32>,
+    index_head_dim: Lenient<u32>,
+    index_topk: Lenient<u32>,
     head_dim: Lenient<u32>,
     intermediate_size: Lenient<u32>,
     ffn_dim: Lenient<u32>,
@@ -287,6 +293,12 @@ impl ModelConfig {
         } else {
             0
         };
+        // vLLM gives a layer its indexer when the config has index_topk
+        // (deepseek_v2.py's is_v32).
+        let indexer_head_dim = match (mla_kv_dim, m.index_topk.0) {
+            (1.., Some(_)) => m.index_head_dim.0.unwrap_or(0),
+            _ => 0,
+        };
         let head_dim = if kv_lora > 0 && nope.saturating_add(rope) > 0 {
             nope.saturating_add(rope)
         } else {
@@ -357,6 +369,7 @@ impl ModelConfig {
             moe_intermediate_size,
             shared_experts,
             mla_kv_dim,
+            indexer_head_dim,
             sliding_layers,
             sliding_window,
             linear_layers,
@@ -392,6 +405,7 @@ impl ModelConfig {
             ("moe_intermediate_size", self.moe_intermediate_size),
             ("n_shared_experts", self.shared_experts),
             ("kv_lora_rank + qk_rope_head_dim", self.mla_kv_dim),
+            ("index_head_dim", self.indexer_head_dim),
             ("sliding_window", self.sliding_window),
         ]
         .map(|(field, value)| (field, u64::from(value)));
@@ -840,6 +854,25 @@ mod tests {
         assert_eq!(c.experts, 32);
         let q = c.quantization.unwrap();
         assert_eq!((q.precision, q.mxfp4), (WeightPrecision::Fp4, true));
+    }
+
+    /// DeepSeek-V3.2's config.json: MLA, and the sparse-attention indexer
+    /// vLLM builds because of index_topk; DeepSeek-V3's has none.
+    #[test]
+    fn a_sparse_attention_indexer_comes_with_index_topk() {
+        let v3 = r#""architectures":["DeepseekV3ForCausalLM"],"model_type":"deepseek_v3","hidden_size":7168,
+            "num_hidden_layers":61,"num_attention_heads":128,"num_key_value_heads":128,"kv_lora_rank":512,
+            "qk_rope_head_dim":64,"qk_nope_head_dim":128,"v_head_dim":128,"vocab_size":129280"#;
+        let c = ModelConfig::from_json(&format!("{{{v3}}}")).unwrap();
+        assert_eq!((c.mla_kv_dim, c.indexer_head_dim), (576, 0));
+        let v3_2 = ModelConfig::from_json(&format!(
+            r#"{{{v3},"index_head_dim":128,"index_n_heads":64,"index_topk":2048}}"#
+        ))
+        .unwrap();
+        assert_eq!((v3_2.mla_kv_dim, v3_2.indexer_head_dim), (576, 128));
+        // Without index_topk vLLM builds no indexer.
+        let no_topk = ModelConfig::from_json(&format!(r#"{{{v3},"index_head_dim":128}}"#)).unwrap();
+        assert_eq!(no_topk.indexer_head_dim, 0);
     }
 
     #[test]

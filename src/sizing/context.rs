@@ -75,7 +75,18 @@ pub(crate) fn kv_reason(m: &Model, kv_bytes: f64, ctx: &ContextTarget) -> String
     } else {
         format!("{} layers", a.layers)
     };
-    let kv_formula = if a.mla_kv_dim > 0 {
+    let kv_formula = if a.indexer_head_dim > 0 {
+        let indexer = a.indexer_bytes_per_layer();
+        let latent = a.mla_bytes_per_layer(kv_bytes) - indexer;
+        let format = if kv_bytes < 2.0 {
+            " in DeepSeek's fp8_ds_mla format".to_string()
+        } else {
+            format!(" ({} elements x {kv_bytes} B)", a.mla_kv_dim)
+        };
+        format!(
+            "{layers} x ({latent} B of latent{format} + {indexer} B of sparse-attention indexer keys)"
+        )
+    } else if a.mla_kv_dim > 0 {
         format!("{layers} x {} latent elements x {kv_bytes} B", a.mla_kv_dim)
     } else {
         format!(

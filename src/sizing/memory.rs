@@ -125,6 +125,10 @@ pub struct Arch {
     /// MLA latent elements per token and layer (kv_lora_rank +
     /// qk_rope_head_dim), 0 for ordinary attention.
     pub(crate) mla_kv_dim: u32,
+    /// The key dimension of a DeepSeek sparse-attention indexer
+    /// (DeepSeek-V3.2, GLM-5), 0 for other models: see
+    /// [`Self::kv_bytes_per_token`].
+    pub(crate) indexer_head_dim: u32,
     /// `vocab_size`: the sampler's warm-up scales with it.
     pub(crate) vocab: u32,
     /// Layers with sliding-window attention, 0 when none.
@@ -154,6 +158,7 @@ impl Arch {
             head_dim: m.head_dim,
             hidden_size: m.hidden_size,
             mla_kv_dim: m.mla_kv_dim,
+            indexer_head_dim: m.indexer_head_dim,
             vocab: m.vocab,
             sliding_layers: m.sliding_layers,
             sliding_window: m.sliding_window,
@@ -264,15 +269,46 @@ impl Arch {
     ///
     /// Ordinary attention: `2 (K and V) x layers/PP x max(1, kv_heads/TP) x
     /// head_dim x bytes`. MLA caches one latent vector per layer that every
-    /// tensor-parallel rank keeps whole: `layers/PP x mla_dim x bytes`.
-    /// Layers are [`Self::kv_layers`].
+    /// tensor-parallel rank keeps whole: `layers/PP x`
+    /// [`Self::mla_bytes_per_layer`]. Layers are [`Self::kv_layers`].
     pub(crate) fn kv_bytes_per_token(&self, kv_bytes: f64, tp: u32, pp: u32) -> f64 {
         let layers = f64::from(self.kv_layers().div_ceil(pp.max(1)));
         if self.mla_kv_dim > 0 {
-            return layers * f64::from(self.mla_kv_dim) * kv_bytes;
+            return layers * self.mla_bytes_per_layer(kv_bytes);
         }
         let heads = (self.kv_heads / tp.max(1)).max(1);
         2.0 * layers * f64::from(heads) * f64::from(self.head_dim) * kv_bytes
+    }
+
+    /// An MLA layer's cache per token: its latent at `kv_bytes` an element,
+    /// and with a sparse-attention indexer (DeepSeek-V3.2, GLM-5) that
+    /// indexer's keys, which vLLM keeps whatever the KV cache's dtype
+    /// (`DeepseekV32IndexerCache`: `index_head_dim` fp8 values and an fp32
+    /// scale per 128, 132 B). Such a model's fp8 latent is in DeepSeek's
+    /// `fp8_ds_mla` format on Hopper, where vLLM's FlashMLA sparse backend
+    /// serves it: the latent in fp8, an fp32 scale per 128 and the rotary
+    /// part in 16 bits (656 B for 512 + 64); Blackwell's FlashInfer sparse
+    /// backend keeps plain fp8 (576 B). The plan sizes the larger on every
+    /// GPU, which never promises more cache than vLLM gives.
+    pub(crate) fn mla_bytes_per_layer(&self, kv_bytes: f64) -> f64 {
+        if self.indexer_head_dim == 0 {
+            return f64::from(self.mla_kv_dim) * kv_bytes;
+        }
+        let latent = if kv_bytes < 2.0 {
+            let nope = self.mla_kv_dim.saturating_sub(MLA_ROPE_DIM);
+            fp8_with_scales(nope) + f64::from(MLA_ROPE_DIM) * 2.0
+        } else {
+            f64::from(self.mla_kv_dim) * kv_bytes
+        };
+        latent + self.indexer_bytes_per_layer()
+    }
+
+    /// A sparse-attention indexer's keys per token and layer, 0 without one.
+    pub(crate) fn indexer_bytes_per_layer(&self) -> f64 {
+        if self.indexer_head_dim == 0 {
+            return 0.0;
+        }
+        fp8_with_scales(self.indexer_head_dim)
     }
 
     /// The activation peak of vLLM's profiling run, in GiB: the sampler's
@@ -318,6 +354,14 @@ pub(crate) const GUESSED_VOCAB: u32 = 262_144;
 pub(crate) const GUESSED_ROPE_POSITIONS: u64 = 131_072;
 /// Rotary dimension of the MLA models in the catalog (qk_rope_head_dim).
 const MLA_ROPE_DIM: u32 = 64;
+/// Values that share one fp32 scale in vLLM's fp8 caches of DeepSeek's
+/// sparse attention (its indexer's `quant_block_size`, `fp8_ds_mla`'s tiles).
+const FP8_SCALE_BLOCK: u32 = 128;
+
+/// Bytes of `values` fp8 values with an fp32 scale per [`FP8_SCALE_BLOCK`].
+fn fp8_with_scales(values: u32) -> f64 {
+    f64::from(values + values.div_ceil(FP8_SCALE_BLOCK) * 4)
+}
 
 /// Non-torch memory per GPU: [`NON_TORCH_SINGLE_GIB`] for one rank,
 /// [`NON_TORCH_MULTI_GIB`] as soon as ranks talk to each other.
@@ -464,6 +508,28 @@ mod tests {
         // Kimi-VL's log: 41.32 GiB for 1,426,368 tokens = 31,104 B.
         let k = arch("moonshotai/Kimi-VL-A3B-Instruct");
         assert_eq!(k.kv_bytes_per_token(2.0, 1, 1), 31_104.0);
+    }
+
+    /// DeepSeek-V3.2: DeepSeek-V3's layers with a sparse-attention indexer
+    /// (index_head_dim 128). vLLM 0.19 caches the indexer's keys in 132 B
+    /// (128 fp8 values and an fp32 scale) beside the latent, whose fp8 form
+    /// on FlashMLA's sparse backend is fp8_ds_mla: 512 fp8 values, 4 fp32
+    /// scales and 64 rotary values in 16 bits, 656 B (its
+    /// `MLAAttentionSpec.real_page_size_bytes`).
+    #[test]
+    fn a_sparse_attention_indexer_caches_its_keys_beside_the_latent() {
+        let v3_2 = Arch {
+            indexer_head_dim: 128,
+            ..arch("deepseek-ai/DeepSeek-V3")
+        };
+        assert_eq!(v3_2.kv_bytes_per_token(2.0, 1, 1), 61.0 * (1152.0 + 132.0));
+        assert_eq!(v3_2.kv_bytes_per_token(2.0, 8, 1), 61.0 * (1152.0 + 132.0));
+        assert_eq!(v3_2.kv_bytes_per_token(1.0, 8, 1), 61.0 * (656.0 + 132.0));
+        assert_eq!(v3_2.kv_bytes_per_token(1.0, 8, 2), 31.0 * (656.0 + 132.0));
+        // Without an indexer, plain fp8 MLA: one byte an element.
+        let v3 = arch("deepseek-ai/DeepSeek-V3");
+        assert_eq!(v3.kv_bytes_per_token(1.0, 8, 1), 61.0 * 576.0);
+        assert_eq!(v3.indexer_bytes_per_layer(), 0.0);
     }
 
     /// (model, layers the cache holds, bytes per token in bf16): the logs'

@@ -79,6 +79,10 @@ pub struct CatalogModel {
     /// vLLM runs the model in float16 (see [`runs_in_float16`]).
     #[serde(rename = "fp16", deserialize_with = "yes_no")]
     pub(crate) float16: bool,
+    /// The key dimension of its DeepSeek sparse-attention indexer
+    /// (`index_head_dim`), 0 when it has none.
+    #[serde(rename = "indexer")]
+    pub(crate) indexer_head_dim: u32,
 }
 
 /// The model types vLLM refuses to run in float16 (numerical instability:

@@ -196,8 +196,16 @@ pub(crate) fn parameter_count_warning(req: &SizingRequest, m: &Model) -> Option<
 
 fn attention_words(a: &Arch) -> String {
     let mut s = if a.mla_kv_dim > 0 {
+        let indexer = if a.indexer_head_dim > 0 {
+            format!(
+                " and DeepSeek sparse attention, whose indexer caches {}-element keys",
+                a.indexer_head_dim
+            )
+        } else {
+            String::new()
+        };
         format!(
-            "MLA with {} latent KV elements per token and layer",
+            "MLA with {} latent KV elements per token and layer{indexer}",
             a.mla_kv_dim
         )
     } else {
@@ -340,6 +348,7 @@ fn from_config(
         head_dim: c.head_dim,
         hidden_size: c.hidden_size,
         mla_kv_dim: c.mla_kv_dim,
+        indexer_head_dim: c.indexer_head_dim,
         vocab,
         sliding_layers: c.sliding_layers,
         sliding_window: c.sliding_window,
