@@ -145,7 +145,8 @@ fn auto_slice(
     if m.total_b > MIG_MAX_PARAMS_B {
         let reason = format!(
             "No MIG: {} B parameters is above the 8B class that MIG suits (NIM guidance).",
-            m.total_b
+            // A count estimated from config.json shapes is not exact past two decimals.
+            (m.total_b * 100.0).round() / 100.0
         );
         return (None, Some(reason));
     }
