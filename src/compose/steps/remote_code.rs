@@ -3,7 +3,8 @@
 //! Some checkpoints cannot load with transformers' own classes: Kimi K2's
 //! tokenizer is `tokenization_kimi.TikTokenTokenizer`, shipped in its
 //! repository, and Kimi-VL ships its tokenizer and image processor (its
-//! model card serves it with the flag). vLLM imports such code only with
+//! model card serves it with the flag); MiniMax-M2's configuration class is
+//! in its repository too. vLLM imports such code only with
 //! `--trust-remote-code`, and stops at startup without it, so the model
 //! server would only crash-loop.
 //! The code runs in the model server's pods, so trusting it is the user's
@@ -25,6 +26,10 @@ fn code_needed(model: &str) -> Option<&'static str> {
         Some("its tokenizer as Python code in its repository (tokenization_kimi.py)")
     } else if name.starts_with("kimi-vl") {
         Some("its tokenizer and image processor as Python code in its repository")
+    } else if name.starts_with("minimax-m2") {
+        // transformers 4.57, which the built-in vLLM 0.19 images run, has
+        // no minimax_m2 configuration, and vLLM registers none of its own.
+        Some("its configuration as Python code in its repository (configuration_minimax_m2.py)")
     } else {
         None
     }
@@ -50,7 +55,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn kimi_k2_checkpoints_need_their_tokenizer_code() {
+    fn kimi_and_minimax_checkpoints_need_their_code() {
         for (model, needs) in [
             ("moonshotai/Kimi-K2-Instruct", true),
             ("moonshotai/Kimi-K2-Instruct-0905", true),
@@ -58,7 +63,10 @@ mod tests {
             ("s3://models/moonshotai/Kimi-K2-Instruct/", true),
             ("moonshotai/Kimi-VL-A3B-Instruct", true),
             ("moonshotai/Kimi-VL-A3B-Thinking-2506", true),
+            ("MiniMaxAI/MiniMax-M2", true),
+            ("MiniMaxAI/MiniMax-M2.5", true),
             ("deepseek-ai/DeepSeek-V3", false),
+            ("zai-org/GLM-4.6", false),
             ("Qwen/Qwen3-8B", false),
         ] {
             assert_eq!(
