@@ -771,6 +771,100 @@ mod tests {
         );
     }
 
+    /// The catalog entries added for 2026's models say what their
+    /// config.json files say (the fields sizing reads, as published).
+    #[test]
+    fn the_2026_catalog_entries_agree_with_their_config_json() {
+        let qwen3_5 = |layers: u32, heads: u32, hidden: u32, value_heads: u32, moe: &str| {
+            format!(
+                r#"{{"model_type":"qwen3_5_text","hidden_size":{hidden},"num_hidden_layers":{layers},
+                "num_attention_heads":{heads},"num_key_value_heads":{kv},"head_dim":256,"full_attention_interval":4,
+                "linear_conv_kernel_dim":4,"linear_key_head_dim":128,"linear_num_key_heads":16,
+                "linear_num_value_heads":{value_heads},"linear_value_head_dim":128,"max_position_embeddings":262144,
+                "vocab_size":248320,"mamba_ssm_dtype":"float32","tie_word_embeddings":false{moe}}}"#,
+                kv = if moe.is_empty() { 4 } else { 2 }
+            )
+        };
+        let cases = [
+            (
+                "deepseek-ai/DeepSeek-V3.2",
+                r#"{"model_type":"deepseek_v32","hidden_size":7168,"num_hidden_layers":61,"num_attention_heads":128,
+                "num_key_value_heads":128,"kv_lora_rank":512,"qk_rope_head_dim":64,"qk_nope_head_dim":128,
+                "v_head_dim":128,"index_head_dim":128,"index_n_heads":64,"index_topk":2048,"n_routed_experts":256,
+                "num_experts_per_tok":8,"max_position_embeddings":163840,"vocab_size":129280}"#
+                    .to_string(),
+            ),
+            (
+                "zai-org/GLM-4.6",
+                r#"{"model_type":"glm4_moe","num_hidden_layers":92,"hidden_size":5120,"num_attention_heads":96,
+                "num_key_value_heads":8,"head_dim":128,"vocab_size":151552,"max_position_embeddings":202752,
+                "n_routed_experts":160,"num_experts_per_tok":8}"#
+                    .to_string(),
+            ),
+            (
+                "MiniMaxAI/MiniMax-M2",
+                r#"{"model_type":"minimax_m2","num_hidden_layers":62,"hidden_size":3072,"num_attention_heads":48,
+                "num_key_value_heads":8,"head_dim":128,"vocab_size":200064,"num_experts_per_tok":8,
+                "num_local_experts":256,"max_position_embeddings":196608}"#
+                    .to_string(),
+            ),
+            (
+                "Qwen/Qwen3-Coder-480B-A35B-Instruct",
+                r#"{"model_type":"qwen3_moe","num_hidden_layers":62,"hidden_size":6144,"num_attention_heads":96,
+                "num_key_value_heads":8,"head_dim":128,"vocab_size":151936,"num_experts":160,
+                "num_experts_per_tok":8,"max_position_embeddings":262144}"#
+                    .to_string(),
+            ),
+            ("Qwen/Qwen3.5-27B", qwen3_5(64, 24, 5120, 48, "")),
+            (
+                "Qwen/Qwen3.5-35B-A3B",
+                qwen3_5(40, 16, 2048, 32, r#","num_experts":256,"num_experts_per_tok":8"#),
+            ),
+            (
+                "Qwen/Qwen3.5-122B-A10B",
+                qwen3_5(48, 32, 3072, 64, r#","num_experts":256,"num_experts_per_tok":8"#),
+            ),
+            (
+                "Qwen/Qwen3.5-397B-A17B",
+                qwen3_5(60, 32, 4096, 64, r#","num_experts":512,"num_experts_per_tok":10"#),
+            ),
+        ];
+        for (id, json) in cases {
+            let c = ModelConfig::from_json(&json).unwrap();
+            let m = crate::sizing::model_catalog::model(id).unwrap();
+            assert_eq!(
+                (c.layers, c.attention_heads, c.kv_heads, c.head_dim),
+                (m.layers, m.attention_heads, m.kv_heads, m.head_dim),
+                "{id}"
+            );
+            assert_eq!(
+                (c.hidden_size, c.vocab, c.context),
+                (m.hidden_size, m.vocab, Some(m.context)),
+                "{id}"
+            );
+            assert_eq!(
+                (
+                    c.experts,
+                    c.experts_per_token,
+                    c.mla_kv_dim,
+                    c.indexer_head_dim
+                ),
+                (
+                    m.experts,
+                    m.experts_per_token,
+                    m.mla_kv_dim,
+                    m.indexer_head_dim
+                ),
+                "{id}"
+            );
+            assert_eq!(
+                (c.linear_layers, c.linear_state_bytes),
+                (m.linear_layers, m.linear_state_kib * 1024),
+                "{id}"
+            );
+        }
+    }
+
     /// Qwen3.5-27B's config.json (its text_config): vLLM keeps the Gated
     /// DeltaNet state in the float32 its mamba_ssm_dtype names, twice what
     /// 16 bits take; the convolution's state stays in 16 bits.

@@ -505,7 +505,30 @@ mod tests {
                 Some("Qwen/Qwen3-Next-80B-A3B-Instruct"),
                 true,
             ),
-            ("Qwen/Qwen3-Coder-480B-A35B-Instruct", None, false),
+            (
+                "Qwen/Qwen3-Coder-480B-A35B-Instruct",
+                Some("Qwen/Qwen3-Coder-480B-A35B-Instruct"),
+                false,
+            ),
+            // Repackagings and later releases of the 2026 entries.
+            ("zai-org/GLM-4.6-FP8", Some("zai-org/GLM-4.6"), true),
+            ("zai-org/GLM-4.7", Some("zai-org/GLM-4.6"), true),
+            ("zai-org/GLM-4.5-Air-FP8", Some("zai-org/GLM-4.5-Air"), true),
+            ("MiniMaxAI/MiniMax-M2.5", Some("MiniMaxAI/MiniMax-M2"), true),
+            (
+                "deepseek-ai/DeepSeek-V3.2-Exp",
+                Some("deepseek-ai/DeepSeek-V3.2"),
+                true,
+            ),
+            (
+                "Qwen/Qwen3.5-397B-A17B-FP8",
+                Some("Qwen/Qwen3.5-397B-A17B"),
+                true,
+            ),
+            // GLM-5 is not in the catalog: the built-in images' vLLM 0.19
+            // cannot read its configuration (transformers 4.57 has no
+            // glm_moe_dsa).
+            ("zai-org/GLM-5", None, false),
             ("", None, false),
         ];
         for (id, want, noted) in cases {
