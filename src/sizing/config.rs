@@ -11,6 +11,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::memory::RecurrentLayers;
 use super::params::MAX_CHECKPOINT_BYTES;
 use super::precision::WeightPrecision;
 use super::text::thousands;
@@ -60,14 +61,24 @@ pub struct ModelConfig {
     /// `sliding_window` in tokens, when some layers slide.
     pub(crate) sliding_window: u32,
     /// Layers with linear attention (`layer_types`, else every layer but
-    /// each `full_attention_interval`-th).
+    /// each `full_attention_interval`-th), or Nemotron-H's Mamba-2 layers:
+    /// which of the two is `recurrent`.
     pub(crate) linear_layers: u32,
     /// Their recurrent state per layer and sequence on one GPU, in bytes:
-    /// `linear_num_value_heads x linear_key_head_dim x linear_value_head_dim`
-    /// at the state's dtype (`mamba_ssm_dtype`, else 16 bits), plus the
-    /// convolution's `(2 x key heads x key dim + value heads x value dim) x
-    /// (linear_conv_kernel_dim - 1)` at 16 bits.
+    /// for linear attention `linear_num_value_heads x linear_key_head_dim x
+    /// linear_value_head_dim` at the state's dtype (`mamba_ssm_dtype`, else
+    /// 16 bits), plus the convolution's `(2 x key heads x key dim + value
+    /// heads x value dim) x (linear_conv_kernel_dim - 1)` at 16 bits; for
+    /// Mamba-2 see [`mamba2_state_bytes`].
     pub(crate) linear_state_bytes: u64,
+    pub(crate) recurrent: RecurrentLayers,
+    /// Layers that cache nothing per token: Nemotron-H's blocks of an MLP
+    /// or experts alone.
+    pub(crate) cacheless_layers: u32,
+    /// Parameters (total, active) in billions, counted block by block, for
+    /// a model whose layers are of several kinds (Nemotron-H); the uniform
+    /// estimate of [`ModelConfig::estimated_params_b`] otherwise.
+    pub(crate) block_params_b: Option<(f64, f64)>,
     /// `torch_dtype` (or `dtype`).
     pub(crate) dtype: Option<WeightPrecision>,
     /// The checkpoint's quantization (`quantization_config`).
@@ -187,6 +198,21 @@ struct RawConfig {
     linear_conv_kernel_dim: Lenient<u64>,
     /// The recurrent state's dtype (Qwen3.5: `float32`).
     mamba_ssm_dtype: Lenient<String>,
+    /// Nemotron-H: one letter per layer (`M` Mamba-2, `*` attention, `-`
+    /// MLP, `E` experts), or the same as names (`layers_block_type`).
+    hybrid_override_pattern: Lenient<String>,
+    layers_block_type: Lenient<Vec<Lenient<String>>>,
+    mamba_num_heads: Lenient<u64>,
+    mamba_head_dim: Lenient<u64>,
+    n_groups: Lenient<u64>,
+    ssm_state_size: Lenient<u64>,
+    conv_kernel: Lenient<u64>,
+    /// Nemotron-H's temporal state dtype (`float32`; vLLM's default for it
+    /// is float16).
+    mamba_ssm_cache_dtype: Lenient<String>,
+    /// Nemotron-H's experts work on a smaller latent of the hidden state.
+    moe_latent_size: Lenient<u64>,
+    moe_shared_expert_intermediate_size: Lenient<u64>,
     torch_dtype: Lenient<String>,
     dtype: Lenient<String>,
     quantization_config: Lenient<QuantizationConfig>,
@@ -277,7 +303,12 @@ impl ModelConfig {
                 "config.json has no {field} (nor under text_config): it does not describe a language model sizing can read"
             )),
         };
-        let layers = positive(&[&m.num_hidden_layers, &m.n_layer, &m.num_layers])
+        let blocks = Blocks::of(&m);
+        // vLLM builds a Nemotron-H layer per letter of its pattern.
+        let layers = blocks
+            .map(Blocks::layers)
+            .filter(|n| *n > 0)
+            .or_else(|| positive(&[&m.num_hidden_layers, &m.n_layer, &m.num_layers]))
             .ok_or_else(|| missing("num_hidden_layers"))?;
         let attention_heads = positive(&[&m.num_attention_heads, &m.n_head])
             .ok_or_else(|| missing("num_attention_heads"))?;
@@ -333,11 +364,17 @@ impl ModelConfig {
         } else {
             0
         };
-        let linear_layers = linear_layers(&m, layers);
-        let linear_state_bytes = if linear_layers > 0 {
-            linear_state_bytes(&m)
-        } else {
-            0
+        let (linear_layers, linear_state_bytes, recurrent) = match blocks {
+            Some(b) if b.mamba > 0 => (b.mamba, mamba2_state_bytes(&m), RecurrentLayers::Mamba),
+            _ => {
+                let linear = linear_layers(&m, layers);
+                let state = if linear > 0 {
+                    linear_state_bytes(&m)
+                } else {
+                    0
+                };
+                (linear, state, RecurrentLayers::LinearAttention)
+            }
         };
         let dtype = [&m.torch_dtype, &m.dtype]
             .iter()
@@ -374,6 +411,10 @@ impl ModelConfig {
             sliding_window,
             linear_layers,
             linear_state_bytes,
+            recurrent,
+            cacheless_layers: blocks.map_or(0, |b| b.mlp + b.moe),
+            block_params_b: blocks
+                .map(|b| b.params_b(&m, hidden_size, attention_heads, kv_heads, head_dim)),
             dtype,
             quantization: m
                 .quantization_config
@@ -438,6 +479,9 @@ impl ModelConfig {
     /// embeddings, attention, MLP or experts per layer, and the vision tower.
     /// The weights index gives the exact bytes; this is the fallback.
     pub(crate) fn estimated_params_b(&self) -> (f64, f64) {
+        if let Some(counted) = self.block_params_b {
+            return counted;
+        }
         let h = f64::from(self.hidden_size);
         let embed = f64::from(self.vocab) * h * if self.tied_embeddings { 1.0 } else { 2.0 };
         let q = f64::from(self.attention_heads) * f64::from(self.head_dim);
@@ -538,6 +582,142 @@ fn linear_layers(m: &RawConfig, layers: u32) -> u32 {
         Some(interval) if m.linear_num_value_heads.0.is_some() => layers - layers / interval,
         _ => 0,
     }
+}
+
+/// The kinds of layer a hybrid model with one kind per layer has
+/// (Nemotron-H: `hybrid_override_pattern` or `layers_block_type`).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct Blocks {
+    mamba: u32,
+    attention: u32,
+    mlp: u32,
+    moe: u32,
+}
+
+impl Blocks {
+    fn of(m: &RawConfig) -> Option<Blocks> {
+        let kinds: Vec<char> = match (&m.hybrid_override_pattern.0, &m.layers_block_type.0) {
+            (Some(pattern), _) => pattern.chars().collect(),
+            (None, Some(names)) => names
+                .iter()
+                .map(|n| match n.0.as_deref() {
+                    Some("mamba") => 'M',
+                    Some("attention") => '*',
+                    Some("mlp") => '-',
+                    Some("moe") => 'E',
+                    _ => '?',
+                })
+                .collect(),
+            (None, None) => return None,
+        };
+        let count = |kind: char| {
+            u32::try_from(kinds.iter().filter(|k| **k == kind).count()).unwrap_or(u32::MAX)
+        };
+        Some(Blocks {
+            mamba: count('M'),
+            attention: count('*'),
+            mlp: count('-'),
+            moe: count('E'),
+        })
+    }
+
+    fn layers(self) -> u32 {
+        self.mamba
+            .saturating_add(self.attention)
+            .saturating_add(self.mlp)
+            .saturating_add(self.moe)
+    }
+
+    /// Parameters (total, active) in billions, block by block as vLLM's
+    /// NemotronH builds them: a Mamba-2 mixer (input projection to x, z, B,
+    /// C and dt; convolution; A, D, dt bias; gated norm; output projection),
+    /// attention, a non-gated MLP (up and down), or experts (non-gated,
+    /// on the latent when `moe_latent_size` is set, with a shared expert and
+    /// a router), each after a norm; embeddings and lm_head.
+    fn params_b(
+        self,
+        m: &RawConfig,
+        h: u32,
+        heads: u32,
+        kv_heads: u32,
+        head_dim: u32,
+    ) -> (f64, f64) {
+        let get = |v: &Lenient<u64>| v.0.unwrap_or(0) as f64;
+        let h = f64::from(h);
+        let (inner, groups, state) = mamba2_shape(m);
+        let mamba_heads = get(&m.mamba_num_heads);
+        let conv_dim = inner + 2.0 * groups * state;
+        let kernel = get(&m.conv_kernel);
+        let mamba = h * (2.0 * inner + 2.0 * groups * state + mamba_heads)
+            + conv_dim * (kernel + 1.0)
+            + 3.0 * mamba_heads
+            + inner
+            + inner * h;
+        let q = f64::from(heads) * f64::from(head_dim);
+        let attention = 2.0 * h * q + 2.0 * h * f64::from(kv_heads) * f64::from(head_dim);
+        let mlp = 2.0 * h * get_u32(&m.intermediate_size);
+        let experts = f64::from(first(&[&m.n_routed_experts, &m.num_experts]).unwrap_or(0));
+        let per_token = f64::from(first(&[&m.num_experts_per_tok]).unwrap_or(0));
+        let latent = get(&m.moe_latent_size);
+        let expert =
+            2.0 * if latent > 0.0 { latent } else { h } * get_u32(&m.moe_intermediate_size);
+        let shared = 2.0
+            * h
+            * get(&m.moe_shared_expert_intermediate_size)
+            * f64::from(first(&[&m.n_shared_experts]).unwrap_or(0));
+        let moe_fixed = h * experts + experts + shared + 2.0 * h * latent;
+        let vocab = f64::from(first(&[&m.vocab_size]).unwrap_or(0));
+        let tied = m.tie_word_embeddings.0.unwrap_or(false);
+        let fixed = vocab * h * if tied { 1.0 } else { 2.0 }
+            + f64::from(self.layers() + 1) * h
+            + f64::from(self.mamba) * mamba
+            + f64::from(self.attention) * attention
+            + f64::from(self.mlp) * mlp
+            + f64::from(self.moe) * moe_fixed;
+        let moe = f64::from(self.moe);
+        (
+            (fixed + moe * experts * expert) / 1e9,
+            (fixed + moe * per_token * expert) / 1e9,
+        )
+    }
+}
+
+fn get_u32(v: &Lenient<u32>) -> f64 {
+    f64::from(v.0.unwrap_or(0))
+}
+
+/// A Mamba-2 mixer's inner width (heads x head dim), groups and state size.
+fn mamba2_shape(m: &RawConfig) -> (f64, f64, f64) {
+    let get = |v: &Lenient<u64>| v.0.unwrap_or(0) as f64;
+    (
+        get(&m.mamba_num_heads) * get(&m.mamba_head_dim),
+        get(&m.n_groups),
+        get(&m.ssm_state_size),
+    )
+}
+
+/// A Mamba-2 layer's state per sequence, in bytes, as vLLM allocates it
+/// (`MambaStateShapeCalculator.mamba2_state_shape`): the convolution's
+/// `(heads x head dim + 2 x groups x state size) x (conv_kernel - 1)` at
+/// 16 bits, and the temporal `heads x head dim x state size` at
+/// `mamba_ssm_cache_dtype` (vLLM's `NemotronHForCausalLMConfig` takes the
+/// config's, else float16).
+fn mamba2_state_bytes(m: &RawConfig) -> u64 {
+    let get = |v: &Lenient<u64>| v.0.unwrap_or(0);
+    let inner = get(&m.mamba_num_heads).saturating_mul(get(&m.mamba_head_dim));
+    let conv = inner
+        .saturating_add(
+            2u64.saturating_mul(get(&m.n_groups))
+                .saturating_mul(get(&m.ssm_state_size)),
+        )
+        .saturating_mul(get(&m.conv_kernel).max(1) - 1);
+    let temporal = inner.saturating_mul(get(&m.ssm_state_size));
+    let state_bytes = match m.mamba_ssm_cache_dtype.0.as_deref() {
+        Some("float32") => 4,
+        _ => 2,
+    };
+    conv.saturating_mul(2)
+        .saturating_add(temporal.saturating_mul(state_bytes))
 }
 
 /// A linear-attention layer's recurrent state per sequence, in bytes: the
@@ -769,6 +949,58 @@ mod tests {
             "{}",
             tower("quick_gelu")
         );
+    }
+
+    /// NVIDIA's Nemotron-H: one kind per layer, Mamba-2 (`M`), attention
+    /// (`*`), experts (`E`) or an MLP (`-`). Nemotron 3 Nano's config.json:
+    /// 6 attention layers cache tokens, 23 Mamba-2 layers keep a state, 23
+    /// expert layers keep nothing; its card's 31.6 B parameters, 3.6 B
+    /// active with the embeddings, are what its blocks hold.
+    #[test]
+    fn nemotron_h_layers_are_of_one_kind_each() {
+        let nano = r#"{"architectures":["NemotronHForCausalLM"],"model_type":"nemotron_h","hidden_size":2688,
+            "hybrid_override_pattern":"MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME","num_hidden_layers":52,
+            "num_attention_heads":32,"num_key_value_heads":2,"head_dim":128,"intermediate_size":1856,
+            "mamba_num_heads":64,"mamba_head_dim":64,"n_groups":8,"ssm_state_size":128,"conv_kernel":4,
+            "mamba_ssm_cache_dtype":"float32","moe_intermediate_size":1856,"moe_shared_expert_intermediate_size":3712,
+            "n_routed_experts":128,"n_shared_experts":1,"num_experts_per_tok":6,"vocab_size":131072,
+            "max_position_embeddings":262144,"tie_word_embeddings":false,"time_step_limit":[0.0, Infinity]}"#;
+        let c = ModelConfig::from_json(nano).unwrap();
+        assert_eq!(c.recurrent, RecurrentLayers::Mamba);
+        assert_eq!(
+            (c.layers, c.linear_layers, c.cacheless_layers),
+            (52, 23, 23)
+        );
+        // Convolution (64 x 64 + 2 x 8 x 128) x 3 at 2 B, state 64 x 64 x 128 at 4 B.
+        assert_eq!(c.linear_state_bytes, 6144 * 3 * 2 + 64 * 64 * 128 * 4);
+        let (total, active) = c.estimated_params_b();
+        assert!((total - 31.58).abs() < 0.01, "{total}");
+        assert!((active - 3.58).abs() < 0.01, "{active}");
+        // Without the config's dtype vLLM keeps the state in float16.
+        let f16 = ModelConfig::from_json(&nano.replace("float32", "auto")).unwrap();
+        assert_eq!(f16.linear_state_bytes, 6144 * 3 * 2 + 64 * 64 * 128 * 2);
+        // Nemotron 3 Ultra names its blocks and gives no layer count; its
+        // experts work on a 2,048-wide latent: its card's 550 B, 55 B active.
+        let kinds: Vec<&str> = [("mamba", 48), ("attention", 12), ("moe", 48)]
+            .iter()
+            .flat_map(|(kind, n)| std::iter::repeat_n(*kind, *n))
+            .collect();
+        let ultra = format!(
+            r#"{{"model_type":"nemotron_h","hidden_size":8192,"layers_block_type":{},"num_attention_heads":64,
+            "num_key_value_heads":2,"head_dim":128,"mamba_num_heads":256,"mamba_head_dim":64,"n_groups":8,
+            "ssm_state_size":128,"conv_kernel":4,"moe_intermediate_size":5120,"moe_latent_size":2048,
+            "moe_shared_expert_intermediate_size":10240,"n_routed_experts":512,"n_shared_experts":1,
+            "num_experts_per_tok":22,"vocab_size":131072}}"#,
+            serde_json::json!(kinds)
+        );
+        let u = ModelConfig::from_json(&ultra).unwrap();
+        assert_eq!(
+            (u.layers, u.linear_layers, u.cacheless_layers),
+            (108, 48, 48)
+        );
+        let (total, active) = u.estimated_params_b();
+        assert!((total - 549.31).abs() < 0.01, "{total}");
+        assert!((active - 56.06).abs() < 0.01, "{active}");
     }
 
     /// The catalog entries added for 2026's models say what their

@@ -61,19 +61,19 @@ pub(crate) fn kv_reason(m: &Model, kv_bytes: f64, ctx: &ContextTarget) -> String
     let per_token = a.kv_bytes_per_token(kv_bytes, 1, 1);
     let tokens = ctx.tokens();
     let partial_kind = if a.linear_layers > 0 {
-        "linear-attention"
+        a.recurrent.name()
     } else {
         "sliding-window"
     };
-    let layers = if a.kv_layers() != a.layers {
-        let (full, partial) = (a.layers - a.partial_layers(), a.partial_layers());
+    let layers = if a.kv_layers() != a.full_layers() + a.partial_layers() {
+        let (full, partial) = (a.full_layers(), a.partial_layers());
         format!(
             "{} layer-equivalents (vLLM groups the {full} full and {partial} {partial_kind} layers in groups of {}, padded)",
             a.kv_layers(),
             full.min(partial)
         )
     } else {
-        format!("{} layers", a.layers)
+        format!("{} layers", a.kv_layers())
     };
     let kv_formula = if a.indexer_head_dim > 0 {
         let indexer = a.indexer_bytes_per_layer();
@@ -98,7 +98,8 @@ pub(crate) fn kv_reason(m: &Model, kv_bytes: f64, ctx: &ContextTarget) -> String
         String::new()
     } else if a.linear_layers > 0 {
         format!(
-            ", the linear-attention groups keeping one {}-token block of each sequence (vLLM sizes a block so that a page holds a layer's state)",
+            ", the {} groups keeping one {}-token block of each sequence (vLLM sizes a block so that a page holds a layer's state)",
+            a.recurrent.name(),
             thousands(a.window_tokens())
         )
     } else {
@@ -141,7 +142,7 @@ fn context_reason(ctx: &ContextTarget, m: &Model, capacity_tokens: u64) -> Strin
         String::new()
     } else {
         let kind = if m.arch.linear_layers > 0 {
-            "linear-attention"
+            m.arch.recurrent.name()
         } else {
             "sliding-window"
         };

@@ -114,6 +114,26 @@ impl VllmGeneration {
     }
 }
 
+/// What a hybrid model's layers of fixed state per sequence are.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) enum RecurrentLayers {
+    /// Gated DeltaNet linear attention (Qwen3-Next, Qwen3.5).
+    #[default]
+    LinearAttention,
+    /// Mamba-2 (Nemotron-H).
+    Mamba,
+}
+
+impl RecurrentLayers {
+    /// The layers' name in reasons ("the 36 linear-attention layers").
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            RecurrentLayers::LinearAttention => "linear-attention",
+            RecurrentLayers::Mamba => "Mamba-2",
+        }
+    }
+}
+
 /// The shape of a model as far as memory is concerned.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Arch {
@@ -135,12 +155,17 @@ pub struct Arch {
     pub(crate) sliding_layers: u32,
     /// Their window in tokens.
     pub(crate) sliding_window: u32,
-    /// Layers with linear attention (Qwen3-Next's Gated DeltaNet), which
-    /// keep a fixed recurrent state per sequence instead of a KV cache.
+    /// Layers with linear attention (Qwen3-Next's Gated DeltaNet) or
+    /// Mamba-2 (Nemotron-H), which keep a fixed recurrent state per sequence
+    /// instead of a KV cache; which of the two is `recurrent`.
     pub(crate) linear_layers: u32,
     /// That state per layer and sequence in bytes on one GPU (temporal
     /// state plus convolution state), as vLLM keeps it.
     pub(crate) linear_state_bytes: u64,
+    pub(crate) recurrent: RecurrentLayers,
+    /// Layers that cache nothing per token (Nemotron-H's blocks of an MLP
+    /// or experts alone).
+    pub(crate) cacheless_layers: u32,
     /// Routed experts, 0 for dense models.
     pub(crate) experts: u32,
     /// Experts each token is routed to, 0 for dense models.
@@ -164,6 +189,8 @@ impl Arch {
             sliding_window: m.sliding_window,
             linear_layers: m.linear_layers,
             linear_state_bytes: m.linear_state_kib * 1024,
+            recurrent: RecurrentLayers::LinearAttention,
+            cacheless_layers: 0,
             experts: m.experts,
             experts_per_token: m.experts_per_token,
             rope_positions: m.context,
@@ -171,9 +198,16 @@ impl Arch {
     }
 
     /// Layers that do not cache the whole context: sliding-window layers,
-    /// or linear-attention layers (a model has one kind or the other).
+    /// or recurrent layers (a model has one kind or the other).
     pub(crate) fn partial_layers(&self) -> u32 {
         (self.sliding_layers + self.linear_layers).min(self.layers)
+    }
+
+    /// Layers that cache the whole context: those with full attention.
+    pub(crate) fn full_layers(&self) -> u32 {
+        self.layers
+            .saturating_sub(self.partial_layers())
+            .saturating_sub(self.cacheless_layers)
     }
 
     /// Layers the KV cache holds per token. vLLM's hybrid allocator groups a
@@ -185,16 +219,17 @@ impl Arch {
     /// which is every layer; Qwen3-Next's 12 full and 36 linear-attention
     /// layers count as 48 (vLLM pads their state to an attention page).
     pub(crate) fn kv_layers(&self) -> u32 {
-        self.layer_groups()
-            .map_or(self.layers, |(g, full, partial)| g * (full + partial))
+        self.layer_groups().map_or(
+            self.layers.saturating_sub(self.cacheless_layers),
+            |(g, full, partial)| g * (full + partial),
+        )
     }
 
     /// The layers grouped as vLLM's hybrid allocator groups them: the group
     /// size and the padded group counts (full, partial); `None` when every
     /// layer is of one kind.
     fn layer_groups(&self) -> Option<(u32, u32, u32)> {
-        let partial = self.partial_layers();
-        let full = self.layers - partial;
+        let (partial, full) = (self.partial_layers(), self.full_layers());
         if partial == 0 || full == 0 {
             return None;
         }
@@ -587,6 +622,40 @@ mod tests {
             assert!(a.kv_tokens(a.longest_sequence(need, 3), 3) <= need, "{len}");
         }
         assert_eq!(a.longest_sequence(100, 1), 0);
+    }
+
+    /// Nemotron 3 Nano: 6 attention layers, 23 Mamba-2 layers (2,134,016 B
+    /// of state each) and 23 expert layers that cache nothing. The hybrid
+    /// allocator groups the 6 and the 23 by 6 (1 + 4 groups, 30 layers),
+    /// and sizes an attention block so that its page (1,024 B a token on
+    /// one GPU) holds a Mamba state: 16 x ceil(2,134,016 / (16 x 1,024)).
+    #[test]
+    fn mamba_layers_group_like_linear_attention_and_expert_layers_cache_nothing() {
+        let a = Arch {
+            layers: 52,
+            attention_heads: 32,
+            kv_heads: 2,
+            head_dim: 128,
+            linear_layers: 23,
+            linear_state_bytes: 2_134_016,
+            recurrent: RecurrentLayers::Mamba,
+            cacheless_layers: 23,
+            ..arch("Qwen/Qwen3-Next-80B-A3B-Instruct")
+        };
+        assert_eq!((a.full_layers(), a.partial_layers()), (6, 23));
+        assert_eq!(a.kv_layers(), 30);
+        assert_eq!(
+            a.kv_bytes_per_token(2.0, 1, 1),
+            2.0 * 30.0 * 2.0 * 128.0 * 2.0
+        );
+        assert_eq!(a.window_tokens(), 2096);
+        // Without recurrent layers, layers that cache nothing still do not count.
+        let dense_and_experts = Arch {
+            linear_layers: 0,
+            linear_state_bytes: 0,
+            ..a.clone()
+        };
+        assert_eq!(dense_and_experts.kv_layers(), 29);
     }
 
     #[test]

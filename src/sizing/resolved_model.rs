@@ -9,7 +9,8 @@
 use super::config::ModelConfig;
 use super::error::SizingError;
 use super::memory::{
-    Arch, GIB, GUESSED_ROPE_POSITIONS, GUESSED_VOCAB, WeightParts, Weights, weights,
+    Arch, GIB, GUESSED_ROPE_POSITIONS, GUESSED_VOCAB, RecurrentLayers, WeightParts, Weights,
+    weights,
 };
 use super::model_catalog::{CatalogModel, ModelMatch, lookup, nearest_template, runs_in_float16};
 use super::params::{ParamCount, count_from_id, parse_parameter_count, precision_marker};
@@ -222,10 +223,20 @@ fn attention_words(a: &Arch) -> String {
     }
     if a.linear_layers > 0 {
         s.push_str(&format!(
-            ", {} of the {} layers with linear attention ({} KiB of state per layer and sequence)",
+            ", {} of the {} layers {} ({} KiB of state per layer and sequence)",
             a.linear_layers,
             a.layers,
+            match a.recurrent {
+                RecurrentLayers::LinearAttention => "with linear attention",
+                RecurrentLayers::Mamba => "Mamba-2",
+            },
             a.linear_state_bytes / 1024
+        ));
+    }
+    if a.cacheless_layers > 0 {
+        s.push_str(&format!(
+            ", {} with an MLP or experts alone, which cache nothing",
+            a.cacheless_layers
         ));
     }
     s
@@ -354,6 +365,8 @@ fn from_config(
         sliding_window: c.sliding_window,
         linear_layers: c.linear_layers,
         linear_state_bytes: c.linear_state_bytes,
+        recurrent: c.recurrent,
+        cacheless_layers: c.cacheless_layers,
         experts: c.experts,
         experts_per_token: c.experts_per_token,
         rope_positions: c.context.unwrap_or(GUESSED_ROPE_POSITIONS),
