@@ -75,10 +75,9 @@ pub struct ModelConfig {
     /// Layers that cache nothing per token: Nemotron-H's blocks of an MLP
     /// or experts alone.
     pub(crate) cacheless_layers: u32,
-    /// Parameters (total, active) in billions, counted block by block, for
-    /// a model whose layers are of several kinds (Nemotron-H); the uniform
-    /// estimate of [`ModelConfig::estimated_params_b`] otherwise.
-    pub(crate) block_params_b: Option<(f64, f64)>,
+    /// Parameters (total, active) in billions counted from the shapes:
+    /// [`ModelConfig::estimated_params_b`].
+    shape_params_b: (f64, f64),
     /// `torch_dtype` (or `dtype`).
     pub(crate) dtype: Option<WeightPrecision>,
     /// The checkpoint's quantization (`quantization_config`).
@@ -161,6 +160,15 @@ struct RawConfig {
     kv_lora_rank: Lenient<u32>,
     qk_rope_head_dim: Lenient<u32>,
     qk_nope_head_dim: Lenient<u32>,
+    q_lora_rank: Lenient<u32>,
+    v_head_dim: Lenient<u32>,
+    index_n_heads: Lenient<u32>,
+    /// The first layers of a mixture of experts that have a dense MLP.
+    first_k_dense_replace: Lenient<u32>,
+    /// Qwen3-Next and Qwen3.5 gate the attention's output with a second
+    /// query-sized projection.
+    attn_output_gate: Lenient<bool>,
+    attention_bias: Lenient<bool>,
     index_head_dim: Lenient<u32>,
     index_topk: Lenient<u32>,
     head_dim: Lenient<u32>,
@@ -380,7 +388,7 @@ impl ModelConfig {
             .iter()
             .find_map(|d| d.0.as_deref().and_then(dtype_of));
         let vision = m.vision_config.0.as_ref();
-        let config = ModelConfig {
+        let mut config = ModelConfig {
             architectures: top
                 .get("architectures")
                 .and_then(Value::as_array)
@@ -413,8 +421,7 @@ impl ModelConfig {
             linear_state_bytes,
             recurrent,
             cacheless_layers: blocks.map_or(0, |b| b.mlp + b.moe),
-            block_params_b: blocks
-                .map(|b| b.params_b(&m, hidden_size, attention_heads, kv_heads, head_dim)),
+            shape_params_b: (0.0, 0.0),
             dtype,
             quantization: m
                 .quantization_config
@@ -425,6 +432,10 @@ impl ModelConfig {
             vision_params_b: vision.map(vision_params_b).unwrap_or(0.0),
         };
         config.check_dimensions()?;
+        config.shape_params_b = match blocks {
+            Some(b) => b.params_b(&m, hidden_size, attention_heads, kv_heads, head_dim),
+            None => uniform_params_b(&m, &config),
+        };
         Ok(config)
     }
 
@@ -475,39 +486,111 @@ impl ModelConfig {
         Ok(())
     }
 
-    /// Parameters estimated from the shapes, in billions (total, active):
-    /// embeddings, attention, MLP or experts per layer, and the vision tower.
-    /// The weights index gives the exact bytes; this is the fallback.
+    /// Parameters (total, active) in billions counted from the shapes, as
+    /// vLLM builds the layers (see [`uniform_params_b`] and, for a model
+    /// with one kind per layer, `Blocks::params_b`). The weights index gives
+    /// the exact bytes; this is the fallback.
     pub(crate) fn estimated_params_b(&self) -> (f64, f64) {
-        if let Some(counted) = self.block_params_b {
-            return counted;
-        }
-        let h = f64::from(self.hidden_size);
-        let embed = f64::from(self.vocab) * h * if self.tied_embeddings { 1.0 } else { 2.0 };
-        let q = f64::from(self.attention_heads) * f64::from(self.head_dim);
-        let attention = if self.mla_kv_dim > 0 {
-            // Low-rank KV and query projections: about the size of the
-            // latent plus the heads' output.
-            h * f64::from(self.mla_kv_dim) + 2.0 * q * h
-        } else {
-            2.0 * h * q + 2.0 * h * f64::from(self.kv_heads) * f64::from(self.head_dim)
-        };
-        let (mlp, active_mlp) = if self.experts > 0 {
-            let expert = 3.0 * h * f64::from(self.moe_intermediate_size);
-            let shared = f64::from(self.shared_experts) * expert;
-            (
-                f64::from(self.experts) * expert + shared,
-                f64::from(self.experts_per_token) * expert + shared,
-            )
-        } else {
-            let dense = 3.0 * h * f64::from(self.intermediate_size);
-            (dense, dense)
-        };
-        let layers = f64::from(self.layers);
-        let total = embed + layers * (attention + mlp) + self.vision_params_b * 1e9;
-        let active = embed + layers * (attention + active_mlp) + self.vision_params_b * 1e9;
-        (total / 1e9, active / 1e9)
+        self.shape_params_b
     }
+}
+
+/// Parameters (total, active) in billions of a model whose layers are alike
+/// but for their attention, counted from the shapes: embeddings; each
+/// layer's attention (grouped-query with its output gate and biases; MLA
+/// with its low-rank projections and a sparse-attention indexer; or, on
+/// linear-attention layers, Gated DeltaNet's projections and convolution)
+/// and its gated MLP, or experts with their shared experts and router after
+/// the first `first_k_dense_replace` dense layers; and the vision tower.
+/// Norms, a few thousand parameters a layer, are left out.
+fn uniform_params_b(m: &RawConfig, c: &ModelConfig) -> (f64, f64) {
+    let get = |v: &Lenient<u32>| f64::from(v.0.unwrap_or(0));
+    let get64 = |v: &Lenient<u64>| v.0.unwrap_or(0) as f64;
+    let h = f64::from(c.hidden_size);
+    let (heads, kv_heads, d) = (
+        f64::from(c.attention_heads),
+        f64::from(c.kv_heads),
+        f64::from(c.head_dim),
+    );
+    let attention = if c.mla_kv_dim > 0 {
+        let (rank, rope, nope) = (
+            get(&m.kv_lora_rank),
+            get(&m.qk_rope_head_dim),
+            get(&m.qk_nope_head_dim),
+        );
+        let v = m.v_head_dim.0.map_or(nope, f64::from);
+        let q_rank = get(&m.q_lora_rank);
+        let q = if q_rank > 0.0 {
+            h * q_rank + q_rank * heads * (nope + rope)
+        } else {
+            h * heads * (nope + rope)
+        };
+        let index_dim = f64::from(c.indexer_head_dim);
+        let indexer = if index_dim > 0.0 {
+            let index_heads = get(&m.index_n_heads);
+            q_rank * index_heads * index_dim + h * index_dim + h * index_heads
+        } else {
+            0.0
+        };
+        q + h * (rank + rope) + rank * heads * (nope + v) + heads * v * h + indexer
+    } else {
+        let gate = if m.attn_output_gate.0 == Some(true) {
+            2.0
+        } else {
+            1.0
+        };
+        let bias = if m.attention_bias.0 == Some(true) {
+            heads * d + 2.0 * kv_heads * d
+        } else {
+            0.0
+        };
+        h * heads * d * gate + 2.0 * h * kv_heads * d + heads * d * h + bias
+    };
+    let linear = {
+        let (key_heads, key_dim) = (
+            get64(&m.linear_num_key_heads),
+            get64(&m.linear_key_head_dim),
+        );
+        let (value_heads, value_dim) = (
+            get64(&m.linear_num_value_heads),
+            get64(&m.linear_value_head_dim),
+        );
+        let conv_dim = 2.0 * key_heads * key_dim + value_heads * value_dim;
+        h * (2.0 * key_heads * key_dim + 2.0 * value_heads * value_dim)
+            + h * 2.0 * value_heads
+            + conv_dim * get64(&m.linear_conv_kernel_dim)
+            + 2.0 * value_heads
+            + value_dim
+            + value_heads * value_dim * h
+    };
+    let layers = f64::from(c.layers);
+    let linear_layers = f64::from(c.linear_layers);
+    let attention = (layers - linear_layers) * attention + linear_layers * linear;
+    let dense_mlp = 3.0 * h * f64::from(c.intermediate_size);
+    let (mlp, active_mlp) = if c.experts > 0 {
+        let expert = 3.0 * h * f64::from(c.moe_intermediate_size);
+        let shared = match get64(&m.shared_expert_intermediate_size) {
+            // Qwen's one shared expert of its own size, with its gate.
+            size if size > 0.0 => 3.0 * h * size + h,
+            _ => f64::from(c.shared_experts) * expert,
+        };
+        let experts = f64::from(c.experts);
+        let dense = get(&m.first_k_dense_replace).min(layers);
+        let moe = layers - dense;
+        let fixed = dense * dense_mlp + moe * (shared + h * experts);
+        (
+            fixed + moe * experts * expert,
+            fixed + moe * f64::from(c.experts_per_token) * expert,
+        )
+    } else {
+        (layers * dense_mlp, layers * dense_mlp)
+    };
+    let embeddings = f64::from(c.vocab) * h * if c.tied_embeddings { 1.0 } else { 2.0 };
+    let fixed = embeddings + c.vision_params_b * 1e9;
+    (
+        (fixed + attention + mlp) / 1e9,
+        (fixed + attention + active_mlp) / 1e9,
+    )
 }
 
 /// `text` with each bare `NaN`, `Infinity` and `-Infinity` outside a string
@@ -1004,61 +1087,94 @@ mod tests {
     }
 
     /// The catalog entries added for 2026's models say what their
-    /// config.json files say (the fields sizing reads, as published).
+    /// config.json files say (the fields sizing reads, as published), and
+    /// hold the parameters those shapes count (the vision towers' within
+    /// 0.06 B: the catalog counts their merger, the estimate does not).
     #[test]
     fn the_2026_catalog_entries_agree_with_their_config_json() {
-        let qwen3_5 = |layers: u32, heads: u32, hidden: u32, value_heads: u32, moe: &str| {
+        let qwen3_5 = |shape: &str, value_heads: u32, mlp: &str| {
             format!(
-                r#"{{"model_type":"qwen3_5_text","hidden_size":{hidden},"num_hidden_layers":{layers},
-                "num_attention_heads":{heads},"num_key_value_heads":{kv},"head_dim":256,"full_attention_interval":4,
-                "linear_conv_kernel_dim":4,"linear_key_head_dim":128,"linear_num_key_heads":16,
-                "linear_num_value_heads":{value_heads},"linear_value_head_dim":128,"max_position_embeddings":262144,
-                "vocab_size":248320,"mamba_ssm_dtype":"float32","tie_word_embeddings":false{moe}}}"#,
-                kv = if moe.is_empty() { 4 } else { 2 }
+                r#"{{"model_type":"qwen3_5_text",{shape},"head_dim":256,"full_attention_interval":4,
+                "attn_output_gate":true,"linear_conv_kernel_dim":4,"linear_key_head_dim":128,
+                "linear_num_key_heads":16,"linear_num_value_heads":{value_heads},"linear_value_head_dim":128,
+                "max_position_embeddings":262144,"vocab_size":248320,"mamba_ssm_dtype":"float32",
+                "tie_word_embeddings":false,{mlp},"vision_config":{{"depth":27,"hidden_size":1152,
+                "intermediate_size":4304,"hidden_act":"gelu_pytorch_tanh"}}}}"#
+            )
+        };
+        let moe = |experts: u32, per_token: u32, size: u32| {
+            format!(
+                r#""num_experts":{experts},"num_experts_per_tok":{per_token},"moe_intermediate_size":{size},
+                "shared_expert_intermediate_size":{size}"#
             )
         };
         let cases = [
             (
                 "deepseek-ai/DeepSeek-V3.2",
                 r#"{"model_type":"deepseek_v32","hidden_size":7168,"num_hidden_layers":61,"num_attention_heads":128,
-                "num_key_value_heads":128,"kv_lora_rank":512,"qk_rope_head_dim":64,"qk_nope_head_dim":128,
-                "v_head_dim":128,"index_head_dim":128,"index_n_heads":64,"index_topk":2048,"n_routed_experts":256,
-                "num_experts_per_tok":8,"max_position_embeddings":163840,"vocab_size":129280}"#
+                "num_key_value_heads":128,"kv_lora_rank":512,"q_lora_rank":1536,"qk_rope_head_dim":64,
+                "qk_nope_head_dim":128,"v_head_dim":128,"index_head_dim":128,"index_n_heads":64,"index_topk":2048,
+                "intermediate_size":18432,"moe_intermediate_size":2048,"n_routed_experts":256,"n_shared_experts":1,
+                "num_experts_per_tok":8,"first_k_dense_replace":3,"max_position_embeddings":163840,
+                "vocab_size":129280,"tie_word_embeddings":false}"#
                     .to_string(),
             ),
             (
                 "zai-org/GLM-4.6",
                 r#"{"model_type":"glm4_moe","num_hidden_layers":92,"hidden_size":5120,"num_attention_heads":96,
-                "num_key_value_heads":8,"head_dim":128,"vocab_size":151552,"max_position_embeddings":202752,
-                "n_routed_experts":160,"num_experts_per_tok":8}"#
+                "num_key_value_heads":8,"head_dim":128,"attention_bias":true,"intermediate_size":12288,
+                "moe_intermediate_size":1536,"n_routed_experts":160,"n_shared_experts":1,"num_experts_per_tok":8,
+                "first_k_dense_replace":3,"vocab_size":151552,"max_position_embeddings":202752,
+                "tie_word_embeddings":false}"#
                     .to_string(),
             ),
             (
                 "MiniMaxAI/MiniMax-M2",
                 r#"{"model_type":"minimax_m2","num_hidden_layers":62,"hidden_size":3072,"num_attention_heads":48,
-                "num_key_value_heads":8,"head_dim":128,"vocab_size":200064,"num_experts_per_tok":8,
-                "num_local_experts":256,"max_position_embeddings":196608}"#
+                "num_key_value_heads":8,"head_dim":128,"intermediate_size":1536,"num_local_experts":256,
+                "num_experts_per_tok":8,"vocab_size":200064,"max_position_embeddings":196608,
+                "tie_word_embeddings":false}"#
                     .to_string(),
             ),
             (
                 "Qwen/Qwen3-Coder-480B-A35B-Instruct",
                 r#"{"model_type":"qwen3_moe","num_hidden_layers":62,"hidden_size":6144,"num_attention_heads":96,
-                "num_key_value_heads":8,"head_dim":128,"vocab_size":151936,"num_experts":160,
-                "num_experts_per_tok":8,"max_position_embeddings":262144}"#
+                "num_key_value_heads":8,"head_dim":128,"intermediate_size":8192,"moe_intermediate_size":2560,
+                "num_experts":160,"num_experts_per_tok":8,"vocab_size":151936,"max_position_embeddings":262144,
+                "tie_word_embeddings":false}"#
                     .to_string(),
             ),
-            ("Qwen/Qwen3.5-27B", qwen3_5(64, 24, 5120, 48, "")),
+            (
+                "Qwen/Qwen3.5-27B",
+                qwen3_5(
+                    r#""num_hidden_layers":64,"hidden_size":5120,"num_attention_heads":24,"num_key_value_heads":4"#,
+                    48,
+                    r#""intermediate_size":17408"#,
+                ),
+            ),
             (
                 "Qwen/Qwen3.5-35B-A3B",
-                qwen3_5(40, 16, 2048, 32, r#","num_experts":256,"num_experts_per_tok":8"#),
+                qwen3_5(
+                    r#""num_hidden_layers":40,"hidden_size":2048,"num_attention_heads":16,"num_key_value_heads":2"#,
+                    32,
+                    &moe(256, 8, 512),
+                ),
             ),
             (
                 "Qwen/Qwen3.5-122B-A10B",
-                qwen3_5(48, 32, 3072, 64, r#","num_experts":256,"num_experts_per_tok":8"#),
+                qwen3_5(
+                    r#""num_hidden_layers":48,"hidden_size":3072,"num_attention_heads":32,"num_key_value_heads":2"#,
+                    64,
+                    &moe(256, 8, 1024),
+                ),
             ),
             (
                 "Qwen/Qwen3.5-397B-A17B",
-                qwen3_5(60, 32, 4096, 64, r#","num_experts":512,"num_experts_per_tok":10"#),
+                qwen3_5(
+                    r#""num_hidden_layers":60,"hidden_size":4096,"num_attention_heads":32,"num_key_value_heads":2"#,
+                    64,
+                    &moe(512, 10, 1024),
+                ),
             ),
         ];
         for (id, json) in cases {
@@ -1093,6 +1209,13 @@ mod tests {
                 (c.linear_layers, c.linear_state_bytes),
                 (m.linear_layers, m.linear_state_kib * 1024),
                 "{id}"
+            );
+            let (total, active) = c.estimated_params_b();
+            assert!(
+                (total - m.params_b).abs() < 0.06 && (active - m.active_params_b).abs() < 0.06,
+                "{id}: ({total}, {active}) against ({}, {})",
+                m.params_b,
+                m.active_params_b
             );
         }
     }
