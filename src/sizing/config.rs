@@ -97,6 +97,10 @@ pub struct CheckpointQuantization {
     pub(crate) precision: WeightPrecision,
     /// MXFP4 (gpt-oss) rather than NVFP4.
     pub(crate) mxfp4: bool,
+    /// Int4 weights in groups that share one 16-bit scale and no zero
+    /// point (compressed-tensors' symmetric schemes; Kimi K2's 32): the
+    /// group size, which sets the scales' share of the bytes.
+    pub(crate) int4_group: Option<u32>,
 }
 
 /// Why a `config.json` could not be used.
@@ -246,6 +250,8 @@ struct GroupWeights {
     num_bits: Lenient<u64>,
     #[serde(rename = "type")]
     kind: Lenient<String>,
+    group_size: Lenient<u32>,
+    symmetric: Lenient<bool>,
 }
 
 /// `vision_config`.
@@ -865,19 +871,30 @@ fn checkpoint_quantization(q: &QuantizationConfig) -> Option<CheckpointQuantizat
         "compressed-tensors" => compressed_tensors(q),
         _ => None,
     }?;
+    let int4_group = compressed_tensors_weights(q)
+        .filter(|w| method == "compressed-tensors" && w.num_bits.0 == Some(4))
+        .filter(|w| w.kind.0.as_deref() != Some("float") && w.symmetric.0 != Some(false))
+        .and_then(|w| w.group_size.0)
+        .filter(|g| *g > 0);
     Some(CheckpointQuantization {
         mxfp4: method == "mxfp4",
+        int4_group,
         method,
         precision,
     })
 }
 
+/// The weights of compressed-tensors' first config group.
+fn compressed_tensors_weights(q: &QuantizationConfig) -> Option<GroupWeights> {
+    let groups = q.config_groups.0.as_ref()?;
+    let weights = groups.values().find_map(|g| g.get("weights"))?;
+    GroupWeights::deserialize(weights).ok()
+}
+
 /// compressed-tensors (RedHatAI, neuralmagic): the weights' bits and type of
 /// the first config group.
 fn compressed_tensors(q: &QuantizationConfig) -> Option<WeightPrecision> {
-    let groups = q.config_groups.0.as_ref()?;
-    let weights = groups.values().find_map(|g| g.get("weights"))?;
-    let weights = GroupWeights::deserialize(weights).ok()?;
+    let weights = compressed_tensors_weights(q)?;
     let bits = weights.num_bits.0?;
     let float = weights.kind.0.as_deref() == Some("float");
     match (bits, float) {
@@ -1354,6 +1371,27 @@ mod tests {
         assert_eq!(precision(&ct(8, "float")), Some(WeightPrecision::Fp8));
         assert_eq!(precision(&ct(8, "int")), Some(WeightPrecision::Int8));
         assert_eq!(precision(&ct(4, "int")), Some(WeightPrecision::Int4));
+        // Kimi K2.5's int4: symmetric groups of 32, whose scales weigh more
+        // than the groups of 128 taken otherwise.
+        let group = |weights: &str| {
+            ModelConfig::from_json(&format!(
+                r#"{{"hidden_size":8,"num_attention_heads":1,"num_hidden_layers":1,
+                "quantization_config":{{"quant_method":"compressed-tensors",
+                "config_groups":{{"group_0":{{"weights":{weights}}}}}}}}}"#
+            ))
+            .unwrap()
+            .quantization
+            .and_then(|q| q.int4_group)
+        };
+        let kimi =
+            r#"{"num_bits":4,"type":"int","group_size":32,"symmetric":true,"strategy":"group"}"#;
+        assert_eq!(group(kimi), Some(32));
+        assert_eq!(group(&kimi.replace("true", "false")), None);
+        assert_eq!(group(&kimi.replace("\"int\"", "\"float\"")), None);
+        assert_eq!(
+            group(r#"{"num_bits":8,"type":"int","group_size":32}"#),
+            None
+        );
         assert_eq!(
             precision(
                 r#"{"hidden_size":8,"num_attention_heads":1,"num_hidden_layers":1,

@@ -411,11 +411,19 @@ pub(crate) fn non_torch_gib(tp: u32, pp: u32) -> f64 {
 /// Bytes per parameter of quantized weights, their scales included:
 /// fp8 and int8 1 (per-channel scales are negligible), int4 0.5 plus a
 /// 16-bit scale and a 4-bit zero point per group of 128 (GPTQ, AWQ,
-/// W4A16), MXFP4 4.25 bits (an 8-bit scale per 32), NVFP4 4.5 bits (an
-/// fp8 scale per 16).
-pub(crate) fn quantized_bytes(precision: WeightPrecision, mxfp4: bool) -> f64 {
+/// W4A16), or a 16-bit scale alone per `int4_group` (compressed-tensors'
+/// symmetric groups: Kimi K2's 32 take 0.5625), MXFP4 4.25 bits (an 8-bit
+/// scale per 32), NVFP4 4.5 bits (an fp8 scale per 16).
+pub(crate) fn quantized_bytes(
+    precision: WeightPrecision,
+    mxfp4: bool,
+    int4_group: Option<u32>,
+) -> f64 {
     match precision {
-        WeightPrecision::Int4 => 0.5 + 2.5 / 128.0,
+        WeightPrecision::Int4 => match int4_group {
+            Some(group) => 0.5 + 2.0 / f64::from(group.max(1)),
+            None => 0.5 + 2.5 / 128.0,
+        },
         WeightPrecision::Fp4 if mxfp4 => 4.25 / 8.0,
         WeightPrecision::Fp4 => 4.5 / 8.0,
         p => p.bytes_per_param(),
@@ -471,6 +479,8 @@ pub(crate) struct WeightParts {
     pub(crate) unquantized_b: f64,
     /// The checkpoint's weights are MXFP4 (gpt-oss).
     pub(crate) mxfp4: bool,
+    /// Its int4 weights' scale groups, when symmetric (see [`quantized_bytes`]).
+    pub(crate) int4_group: Option<u32>,
     /// MoE model: the MXFP4 kernels pad its expert weights.
     pub(crate) moe: bool,
     pub(crate) hidden_size: u32,
@@ -503,7 +513,7 @@ pub(crate) fn weights(parts: &WeightParts, precision: WeightPrecision, rope_gib:
     } else {
         1.0
     };
-    let q = quantized_bytes(precision, parts.mxfp4);
+    let q = quantized_bytes(precision, parts.mxfp4, parts.int4_group);
     Weights {
         total_gib: (kept * 2.0 + (p - kept) * q * padding) * 1e9 / GIB,
         embedding_gib: parts.embedding_b * 2.0 * 1e9 / GIB,
@@ -565,6 +575,32 @@ mod tests {
         let v3 = arch("deepseek-ai/DeepSeek-V3");
         assert_eq!(v3.kv_bytes_per_token(1.0, 8, 1), 61.0 * 576.0);
         assert_eq!(v3.indexer_bytes_per_layer(), 0.0);
+    }
+
+    /// Int4 weights weigh half a byte and their scales: a 16-bit scale and
+    /// a 4-bit zero point per 128 (GPTQ, AWQ), or a 16-bit scale per
+    /// symmetric group (Kimi K2 Thinking's 32: its 1,014.69 B routed expert
+    /// parameters and 11.72 B in 16 bits make the 594 GB it downloads).
+    #[test]
+    fn int4_scales_weigh_by_their_group() {
+        let int4 = WeightPrecision::Int4;
+        assert_eq!(quantized_bytes(int4, false, None), 0.5 + 2.5 / 128.0);
+        assert_eq!(quantized_bytes(int4, false, Some(32)), 0.5625);
+        assert_eq!(quantized_bytes(WeightPrecision::Fp8, false, Some(32)), 1.0);
+        let kimi = crate::sizing::model_catalog::model("moonshotai/Kimi-K2-Thinking").unwrap();
+        let parts = WeightParts {
+            params_b: kimi.params_b,
+            embedding_b: f64::from(kimi.vocab) * f64::from(kimi.hidden_size) / 1e9,
+            tied: false,
+            vision_b: 0.0,
+            unquantized_b: kimi.unquantized_params_b,
+            mxfp4: false,
+            int4_group: kimi.int4_group(),
+            moe: true,
+            hidden_size: kimi.hidden_size,
+        };
+        let gb = weights(&parts, int4, 0.0).total_gib * GIB / 1e9;
+        assert!((gb - 594.2).abs() < 0.1, "{gb}");
     }
 
     /// (model, layers the cache holds, bytes per token in bf16): the logs'
@@ -720,6 +756,7 @@ mod tests {
             vision_b: 0.0,
             unquantized_b: 0.0,
             mxfp4: false,
+            int4_group: None,
             moe: false,
             hidden_size: 3584,
         };

@@ -40,7 +40,8 @@ pub struct CatalogModel {
     pub(crate) hidden_size: u32,
     /// `max_position_embeddings`: the longest context the config advertises.
     pub(crate) context: u64,
-    /// Checkpoint dtype: `bfloat16`, `float32`, `fp8` or `mxfp4`.
+    /// Checkpoint dtype: `bfloat16`, `float32`, `fp8`, `mxfp4`, or `int4/32`
+    /// (int4 in symmetric groups of 32, one 16-bit scale each).
     #[serde(rename = "native")]
     pub(crate) native_dtype: String,
     /// Routed experts (0 for dense models).
@@ -102,8 +103,14 @@ impl CatalogModel {
             "float16" => WeightPrecision::Fp16,
             "fp8" => WeightPrecision::Fp8,
             "mxfp4" => WeightPrecision::Fp4,
+            int4 if int4.starts_with("int4") => WeightPrecision::Int4,
             _ => WeightPrecision::Bf16,
         }
+    }
+
+    /// The scale groups of an `int4/<group>` checkpoint.
+    pub(crate) fn int4_group(&self) -> Option<u32> {
+        self.native_dtype.strip_prefix("int4/")?.parse().ok()
     }
 }
 
@@ -489,7 +496,7 @@ mod tests {
                 Some("meta-llama/Llama-3.1-70B-Instruct"),
                 true,
             ),
-            ("moonshotai/Kimi-K2.5", None, false),
+            ("moonshotai/Kimi-K2.5", Some("moonshotai/Kimi-K2.5"), false),
             (
                 "Llama-2-70b-chat (vLLM backend)",
                 Some("meta-llama/Llama-2-70b-hf"),
@@ -554,6 +561,12 @@ mod tests {
             model("allenai/OLMo-2-1124-7B").unwrap().native_precision(),
             WeightPrecision::Fp32
         );
+        let kimi = model("moonshotai/Kimi-K2-Thinking").unwrap();
+        assert_eq!(
+            (kimi.native_precision(), kimi.int4_group()),
+            (WeightPrecision::Int4, Some(32))
+        );
+        assert_eq!(model("deepseek-ai/DeepSeek-V3").unwrap().int4_group(), None);
     }
 
     /// Kimi K2's card says "1T"; its shapes hold 1026.41 B. The count is

@@ -37,6 +37,8 @@ pub(crate) struct Model {
     pub(crate) native: Option<WeightPrecision>,
     /// The checkpoint is MXFP4 (gpt-oss).
     pub(crate) mxfp4: bool,
+    /// The checkpoint's int4 scale groups, when symmetric (Kimi K2's 32).
+    pub(crate) int4_group: Option<u32>,
     /// config.json's `quant_method` (`awq`, `compressed-tensors`), when given.
     pub(crate) quant_method: Option<String>,
     /// vLLM runs it in float16; Gemma 2 and 3 it runs only in bfloat16 or
@@ -82,6 +84,7 @@ impl Model {
             vision_b: self.vision_b,
             unquantized_b: self.unquantized_b,
             mxfp4: self.mxfp4,
+            int4_group: self.int4_group,
             moe: self.arch.experts > 0,
             hidden_size: self.arch.hidden_size,
         }
@@ -290,6 +293,7 @@ fn from_catalog(id: &str, found: ModelMatch, explicit: Option<ParamCount>) -> (M
         context: Some(s.context),
         native: Some(s.native_precision()),
         mxfp4: s.native_dtype == "mxfp4",
+        int4_group: s.int4_group(),
         quant_method: None,
         float16: s.float16,
         tied_embeddings: s.tied_embeddings,
@@ -400,6 +404,7 @@ fn from_config(
         context: c.context,
         native,
         mxfp4: c.quantization.as_ref().is_some_and(|q| q.mxfp4),
+        int4_group: c.quantization.as_ref().and_then(|q| q.int4_group),
         quant_method: c.quantization.as_ref().map(|q| q.method.clone()),
         float16: c.model_type.as_deref().is_none_or(runs_in_float16),
         tied_embeddings: c.tied_embeddings,
@@ -482,6 +487,7 @@ fn guessed(
         context: None,
         native: None,
         mxfp4: false,
+        int4_group: None,
         quant_method: None,
         float16: true,
         // Untied: a quantized checkpoint then keeps the larger 16-bit part.

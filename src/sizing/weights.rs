@@ -472,7 +472,7 @@ pub(crate) fn weights_reason(m: &Model, precision: WeightPrecision, w: &Weights)
         );
     }
     if precision.is_quantized() {
-        let q = quantized_bytes(precision, m.mxfp4);
+        let q = quantized_bytes(precision, m.mxfp4, m.int4_group);
         let padding = if w.padding > 1.0 {
             format!(" x {:.3} MoE kernel padding", w.padding)
         } else {
