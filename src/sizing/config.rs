@@ -198,6 +198,8 @@ struct RawConfig {
     n_positions: Lenient<u64>,
     seq_length: Lenient<u64>,
     tie_word_embeddings: Lenient<bool>,
+    /// NVIDIA's Nemotron-NAS (DeciLM): each layer's own attention and MLP.
+    block_configs: Lenient<Vec<DeciBlock>>,
     layer_types: Lenient<Vec<Lenient<String>>>,
     sliding_window: Lenient<u32>,
     use_sliding_window: Lenient<bool>,
@@ -328,8 +330,10 @@ impl ModelConfig {
             .ok_or_else(|| missing("num_attention_heads"))?;
         let hidden_size = positive(&[&m.hidden_size, &m.n_embd, &m.d_model])
             .ok_or_else(|| missing("hidden_size"))?;
-        let kv_heads =
-            positive(&[&m.num_key_value_heads, &m.num_kv_heads]).unwrap_or(attention_heads);
+        let deci = DeciLayers::of(&m, attention_heads, hidden_size);
+        let kv_heads = positive(&[&m.num_key_value_heads, &m.num_kv_heads])
+            .or(deci.as_ref().map(|d| d.kv_heads))
+            .unwrap_or(attention_heads);
         let kv_lora = m.kv_lora_rank.0.unwrap_or(0);
         let rope = m.qk_rope_head_dim.0.unwrap_or(0);
         let nope = m.qk_nope_head_dim.0.unwrap_or(0);
@@ -426,7 +430,10 @@ impl ModelConfig {
             linear_layers,
             linear_state_bytes,
             recurrent,
-            cacheless_layers: blocks.map_or(0, |b| b.mlp + b.moe),
+            cacheless_layers: blocks
+                .map(|b| b.mlp + b.moe)
+                .or(deci.as_ref().map(|d| d.without_attention))
+                .unwrap_or(0),
             shape_params_b: (0.0, 0.0),
             dtype,
             quantization: m
@@ -438,9 +445,10 @@ impl ModelConfig {
             vision_params_b: vision.map(vision_params_b).unwrap_or(0.0),
         };
         config.check_dimensions()?;
-        config.shape_params_b = match blocks {
-            Some(b) => b.params_b(&m, hidden_size, attention_heads, kv_heads, head_dim),
-            None => uniform_params_b(&m, &config),
+        config.shape_params_b = match (blocks, &deci) {
+            (Some(b), _) => b.params_b(&m, hidden_size, attention_heads, kv_heads, head_dim),
+            (None, Some(d)) => (d.params_b, d.params_b),
+            (None, None) => uniform_params_b(&m, &config),
         };
         Ok(config)
     }
@@ -775,6 +783,82 @@ fn get_u32(v: &Lenient<u32>) -> f64 {
     f64::from(v.0.unwrap_or(0))
 }
 
+/// One layer of a Nemotron-NAS (DeciLM) model, as its `block_configs` says.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+struct DeciBlock {
+    attention: DeciAttention,
+    ffn: DeciFfn,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+struct DeciAttention {
+    no_op: Lenient<bool>,
+    /// Attention heads per KV head.
+    n_heads_in_group: Lenient<u32>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+struct DeciFfn {
+    no_op: Lenient<bool>,
+    ffn_mult: Lenient<f64>,
+    intermediate_size: Lenient<u32>,
+}
+
+/// What a Nemotron-NAS model's layers add up to, as vLLM's DeciLM builds
+/// them: a layer whose attention is a no-op caches nothing; the others
+/// cache `heads / n_heads_in_group` KV heads (the most of any layer, so
+/// that a plan never promises more cache than one layer leaves); each MLP
+/// is `ffn_mult x 2/3 x hidden` rounded up to 256 wide, gated.
+struct DeciLayers {
+    kv_heads: u32,
+    without_attention: u32,
+    params_b: f64,
+}
+
+impl DeciLayers {
+    fn of(m: &RawConfig, heads: u32, hidden: u32) -> Option<DeciLayers> {
+        let blocks = m.block_configs.0.as_ref().filter(|b| !b.is_empty())?;
+        let h = f64::from(hidden);
+        let head_dim = f64::from(hidden / heads.max(1));
+        let q = f64::from(heads) * head_dim;
+        let vocab = f64::from(first(&[&m.vocab_size]).unwrap_or(0));
+        let tied = m.tie_word_embeddings.0.unwrap_or(false);
+        let mut params = vocab * h * if tied { 1.0 } else { 2.0 };
+        let (mut kv_heads, mut without_attention) = (0, 0);
+        for b in blocks {
+            if b.attention.no_op.0 == Some(true) {
+                without_attention += 1;
+            } else {
+                let group = b
+                    .attention
+                    .n_heads_in_group
+                    .0
+                    .filter(|g| *g > 0)
+                    .unwrap_or(1);
+                let kv = (heads / group).max(1);
+                kv_heads = kv_heads.max(kv);
+                params += 2.0 * h * q + 2.0 * h * f64::from(kv) * head_dim;
+            }
+            if b.ffn.no_op.0 != Some(true) {
+                let width = match (b.ffn.ffn_mult.0, b.ffn.intermediate_size.0) {
+                    (Some(mult), _) => ((2.0 * mult * h / 3.0).floor() / 256.0).ceil() * 256.0,
+                    (None, Some(width)) => f64::from(width),
+                    (None, None) => 0.0,
+                };
+                params += 3.0 * h * width;
+            }
+        }
+        Some(DeciLayers {
+            kv_heads: kv_heads.max(1),
+            without_attention,
+            params_b: params / 1e9,
+        })
+    }
+}
+
 /// A Mamba-2 mixer's inner width (heads x head dim), groups and state size.
 fn mamba2_shape(m: &RawConfig) -> (f64, f64, f64) {
     let get = |v: &Lenient<u64>| v.0.unwrap_or(0) as f64;
@@ -1101,6 +1185,43 @@ mod tests {
         let (total, active) = u.estimated_params_b();
         assert!((total - 549.31).abs() < 0.01, "{total}");
         assert!((active - 56.06).abs() < 0.01, "{active}");
+    }
+
+    /// NVIDIA's Nemotron-NAS (Llama-3.3-Nemotron-Super-49B): 31 of its 80
+    /// layers have no attention, the rest 8 KV heads, and each layer its own
+    /// MLP width; its card's 49.9 B parameters are what they hold. Read as
+    /// 80 layers of 64 KV heads, it cached 2.6 MB a token and weighed 88 B.
+    #[test]
+    fn nemotron_nas_layers_have_their_own_attention_and_mlp() {
+        let block = |attention: &str, mult: f64| {
+            format!(r#"{{"attention":{attention},"ffn":{{"ffn_mult":{mult},"no_op":false}}}}"#)
+        };
+        let attention = r#"{"n_heads_in_group":8,"no_op":false}"#;
+        let no_op = r#"{"n_heads_in_group":null,"no_op":true}"#;
+        let blocks: Vec<String> = [
+            (attention, 5.25, 48),
+            (attention, 2.625, 1),
+            (no_op, 1.3125, 10),
+            (no_op, 1.0, 8),
+            (no_op, 0.5, 6),
+            (no_op, 2.625, 5),
+            (no_op, 3.28125, 1),
+            (no_op, 5.25, 1),
+        ]
+        .iter()
+        .flat_map(|(a, mult, n)| std::iter::repeat_n(block(a, *mult), *n))
+        .collect();
+        let c = ModelConfig::from_json(&format!(
+            r#"{{"architectures":["DeciLMForCausalLM"],"model_type":"nemotron-nas","hidden_size":8192,
+            "num_attention_heads":64,"num_hidden_layers":80,"num_key_value_heads":null,
+            "intermediate_size":null,"vocab_size":128256,"tie_word_embeddings":false,
+            "max_position_embeddings":131072,"block_configs":[{}]}}"#,
+            blocks.join(",")
+        ))
+        .unwrap();
+        assert_eq!((c.layers, c.kv_heads, c.cacheless_layers), (80, 8, 31));
+        let (total, active) = c.estimated_params_b();
+        assert!((total - 49.87).abs() < 0.01 && total == active, "{total}");
     }
 
     /// The catalog entries added for 2026's models say what their

@@ -26,6 +26,17 @@ fn code_needed(model: &str) -> Option<&'static str> {
         Some("its tokenizer as Python code in its repository (tokenization_kimi.py)")
     } else if name.starts_with("kimi-vl") {
         Some("its tokenizer and image processor as Python code in its repository")
+    } else if [
+        "llama-3_3-nemotron-super",
+        "llama-3_1-nemotron-ultra",
+        "llama-3_1-nemotron-51b",
+    ]
+    .iter()
+    .any(|nas| name.starts_with(nas))
+    {
+        // Nemotron-NAS (DeciLM): no nemotron-nas configuration in
+        // transformers 4.57 either.
+        Some("its configuration as Python code in its repository (configuration_decilm.py)")
     } else if name.starts_with("minimax-m2") {
         // transformers 4.57, which the built-in vLLM 0.19 images run, has
         // no minimax_m2 configuration, and vLLM registers none of its own.
@@ -65,6 +76,9 @@ mod tests {
             ("moonshotai/Kimi-VL-A3B-Thinking-2506", true),
             ("MiniMaxAI/MiniMax-M2", true),
             ("MiniMaxAI/MiniMax-M2.5", true),
+            ("nvidia/Llama-3_3-Nemotron-Super-49B-v1_5", true),
+            ("nvidia/Llama-3_1-Nemotron-Ultra-253B-v1", true),
+            ("nvidia/Llama-3.1-Nemotron-70B-Instruct-HF", false),
             ("deepseek-ai/DeepSeek-V3", false),
             ("zai-org/GLM-4.6", false),
             ("Qwen/Qwen3-8B", false),
