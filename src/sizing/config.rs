@@ -71,9 +71,10 @@ pub struct ModelConfig {
     /// heads x value dim) x (linear_conv_kernel_dim - 1)` at 16 bits; for
     /// Mamba-2 see [`mamba2_state_bytes`].
     pub(crate) linear_state_bytes: u64,
+    /// Which kind of layer `linear_layers` counts.
     pub(crate) recurrent: RecurrentLayers,
     /// Layers that cache nothing per token: Nemotron-H's blocks of an MLP
-    /// or experts alone.
+    /// or experts alone, Nemotron-NAS's layers whose attention is a no-op.
     pub(crate) cacheless_layers: u32,
     /// Parameters (total, active) in billions counted from the shapes:
     /// [`ModelConfig::estimated_params_b`].

@@ -164,7 +164,7 @@ pub struct Arch {
     pub(crate) linear_state_bytes: u64,
     pub(crate) recurrent: RecurrentLayers,
     /// Layers that cache nothing per token (Nemotron-H's blocks of an MLP
-    /// or experts alone).
+    /// or experts alone, Nemotron-NAS's layers without attention).
     pub(crate) cacheless_layers: u32,
     /// Routed experts, 0 for dense models.
     pub(crate) experts: u32,
