@@ -127,6 +127,25 @@ impl<'de, T: serde::de::DeserializeOwned> Deserialize<'de> for Lenient<T> {
     }
 }
 
+impl Lenient<u32> {
+    /// The value for the parameter arithmetic, 0 when absent.
+    fn num(&self) -> f64 {
+        f64::from(self.0.unwrap_or(0))
+    }
+}
+
+impl Lenient<u64> {
+    /// The value for the parameter arithmetic, 0 when absent.
+    fn num(&self) -> f64 {
+        self.0.unwrap_or(0) as f64
+    }
+
+    /// The value for the state arithmetic, 0 when absent.
+    fn or_zero(&self) -> u64 {
+        self.0.unwrap_or(0)
+    }
+}
+
 /// The largest layer count, head count, width or vocabulary a config.json
 /// may give: far beyond any model (the widest have about 2^17), small
 /// enough that products of two stay exact.
@@ -447,7 +466,7 @@ impl ModelConfig {
         };
         config.check_dimensions()?;
         config.shape_params_b = match (blocks, &deci) {
-            (Some(b), _) => b.params_b(&m, hidden_size, attention_heads, kv_heads, head_dim),
+            (Some(b), _) => b.params_b(&m, &config),
             (None, Some(d)) => (d.params_b, d.params_b),
             (None, None) => uniform_params_b(&m, &config),
         };
@@ -519,8 +538,6 @@ impl ModelConfig {
 /// the first `first_k_dense_replace` dense layers; and the vision tower.
 /// Norms, a few thousand parameters a layer, are left out.
 fn uniform_params_b(m: &RawConfig, c: &ModelConfig) -> (f64, f64) {
-    let get = |v: &Lenient<u32>| f64::from(v.0.unwrap_or(0));
-    let get64 = |v: &Lenient<u64>| v.0.unwrap_or(0) as f64;
     let h = f64::from(c.hidden_size);
     let (heads, kv_heads, d) = (
         f64::from(c.attention_heads),
@@ -529,12 +546,12 @@ fn uniform_params_b(m: &RawConfig, c: &ModelConfig) -> (f64, f64) {
     );
     let attention = if c.mla_kv_dim > 0 {
         let (rank, rope, nope) = (
-            get(&m.kv_lora_rank),
-            get(&m.qk_rope_head_dim),
-            get(&m.qk_nope_head_dim),
+            m.kv_lora_rank.num(),
+            m.qk_rope_head_dim.num(),
+            m.qk_nope_head_dim.num(),
         );
         let v = m.v_head_dim.0.map_or(nope, f64::from);
-        let q_rank = get(&m.q_lora_rank);
+        let q_rank = m.q_lora_rank.num();
         let q = if q_rank > 0.0 {
             h * q_rank + q_rank * heads * (nope + rope)
         } else {
@@ -542,7 +559,7 @@ fn uniform_params_b(m: &RawConfig, c: &ModelConfig) -> (f64, f64) {
         };
         let index_dim = f64::from(c.indexer_head_dim);
         let indexer = if index_dim > 0.0 {
-            let index_heads = get(&m.index_n_heads);
+            let index_heads = m.index_n_heads.num();
             q_rank * index_heads * index_dim + h * index_dim + h * index_heads
         } else {
             0.0
@@ -562,18 +579,15 @@ fn uniform_params_b(m: &RawConfig, c: &ModelConfig) -> (f64, f64) {
         h * heads * d * gate + 2.0 * h * kv_heads * d + heads * d * h + bias
     };
     let linear = {
-        let (key_heads, key_dim) = (
-            get64(&m.linear_num_key_heads),
-            get64(&m.linear_key_head_dim),
-        );
+        let (key_heads, key_dim) = (m.linear_num_key_heads.num(), m.linear_key_head_dim.num());
         let (value_heads, value_dim) = (
-            get64(&m.linear_num_value_heads),
-            get64(&m.linear_value_head_dim),
+            m.linear_num_value_heads.num(),
+            m.linear_value_head_dim.num(),
         );
         let conv_dim = 2.0 * key_heads * key_dim + value_heads * value_dim;
         h * (2.0 * key_heads * key_dim + 2.0 * value_heads * value_dim)
             + h * 2.0 * value_heads
-            + conv_dim * get64(&m.linear_conv_kernel_dim)
+            + conv_dim * m.linear_conv_kernel_dim.num()
             + 2.0 * value_heads
             + value_dim
             + value_heads * value_dim * h
@@ -584,13 +598,13 @@ fn uniform_params_b(m: &RawConfig, c: &ModelConfig) -> (f64, f64) {
     let dense_mlp = 3.0 * h * f64::from(c.intermediate_size);
     let (mlp, active_mlp) = if c.experts > 0 {
         let expert = 3.0 * h * f64::from(c.moe_intermediate_size);
-        let shared = match get64(&m.shared_expert_intermediate_size) {
+        let shared = match m.shared_expert_intermediate_size.num() {
             // Qwen's one shared expert of its own size, with its gate.
             size if size > 0.0 => 3.0 * h * size + h,
             _ => f64::from(c.shared_experts) * expert,
         };
         let experts = f64::from(c.experts);
-        let dense = get(&m.first_k_dense_replace).min(layers);
+        let dense = m.first_k_dense_replace.num().min(layers);
         let moe = layers - dense;
         let fixed = dense * dense_mlp + moe * (shared + h * experts);
         (
@@ -732,39 +746,29 @@ impl Blocks {
     /// attention, a non-gated MLP (up and down), or experts (non-gated,
     /// on the latent when `moe_latent_size` is set, with a shared expert and
     /// a router), each after a norm; embeddings and lm_head.
-    fn params_b(
-        self,
-        m: &RawConfig,
-        h: u32,
-        heads: u32,
-        kv_heads: u32,
-        head_dim: u32,
-    ) -> (f64, f64) {
-        let get = |v: &Lenient<u64>| v.0.unwrap_or(0) as f64;
-        let h = f64::from(h);
+    fn params_b(self, m: &RawConfig, c: &ModelConfig) -> (f64, f64) {
+        let h = f64::from(c.hidden_size);
         let (inner, groups, state) = mamba2_shape(m);
-        let mamba_heads = get(&m.mamba_num_heads);
+        let mamba_heads = m.mamba_num_heads.num();
         let conv_dim = inner + 2.0 * groups * state;
-        let kernel = get(&m.conv_kernel);
+        let kernel = m.conv_kernel.num();
         let mamba = h * (2.0 * inner + 2.0 * groups * state + mamba_heads)
             + conv_dim * (kernel + 1.0)
             + 3.0 * mamba_heads
             + inner
             + inner * h;
-        let q = f64::from(heads) * f64::from(head_dim);
-        let attention = 2.0 * h * q + 2.0 * h * f64::from(kv_heads) * f64::from(head_dim);
-        let mlp = 2.0 * h * get_u32(&m.intermediate_size);
+        let head_dim = f64::from(c.head_dim);
+        let q = f64::from(c.attention_heads) * head_dim;
+        let attention = 2.0 * h * q + 2.0 * h * f64::from(c.kv_heads) * head_dim;
+        let mlp = 2.0 * h * m.intermediate_size.num();
         let experts = f64::from(first(&[&m.n_routed_experts, &m.num_experts]).unwrap_or(0));
-        let per_token = f64::from(first(&[&m.num_experts_per_tok]).unwrap_or(0));
-        let latent = get(&m.moe_latent_size);
-        let expert =
-            2.0 * if latent > 0.0 { latent } else { h } * get_u32(&m.moe_intermediate_size);
-        let shared = 2.0
-            * h
-            * get(&m.moe_shared_expert_intermediate_size)
-            * f64::from(first(&[&m.n_shared_experts]).unwrap_or(0));
+        let per_token = m.num_experts_per_tok.num();
+        let latent = m.moe_latent_size.num();
+        let expert = 2.0 * if latent > 0.0 { latent } else { h } * m.moe_intermediate_size.num();
+        let shared =
+            2.0 * h * m.moe_shared_expert_intermediate_size.num() * m.n_shared_experts.num();
         let moe_fixed = h * experts + experts + shared + 2.0 * h * latent;
-        let vocab = f64::from(first(&[&m.vocab_size]).unwrap_or(0));
+        let vocab = m.vocab_size.num();
         let tied = m.tie_word_embeddings.0.unwrap_or(false);
         let fixed = vocab * h * if tied { 1.0 } else { 2.0 }
             + f64::from(self.layers() + 1) * h
@@ -778,10 +782,6 @@ impl Blocks {
             (fixed + moe * per_token * expert) / 1e9,
         )
     }
-}
-
-fn get_u32(v: &Lenient<u32>) -> f64 {
-    f64::from(v.0.unwrap_or(0))
 }
 
 /// One layer of a Nemotron-NAS (DeciLM) model, as its `block_configs` says.
@@ -825,7 +825,7 @@ impl DeciLayers {
         let h = f64::from(hidden);
         let head_dim = f64::from(hidden / heads.max(1));
         let q = f64::from(heads) * head_dim;
-        let vocab = f64::from(first(&[&m.vocab_size]).unwrap_or(0));
+        let vocab = m.vocab_size.num();
         let tied = m.tie_word_embeddings.0.unwrap_or(false);
         let mut params = vocab * h * if tied { 1.0 } else { 2.0 };
         let (mut kv_heads, mut without_attention) = (0, 0);
@@ -862,11 +862,10 @@ impl DeciLayers {
 
 /// A Mamba-2 mixer's inner width (heads x head dim), groups and state size.
 fn mamba2_shape(m: &RawConfig) -> (f64, f64, f64) {
-    let get = |v: &Lenient<u64>| v.0.unwrap_or(0) as f64;
     (
-        get(&m.mamba_num_heads) * get(&m.mamba_head_dim),
-        get(&m.n_groups),
-        get(&m.ssm_state_size),
+        m.mamba_num_heads.num() * m.mamba_head_dim.num(),
+        m.n_groups.num(),
+        m.ssm_state_size.num(),
     )
 }
 
@@ -877,21 +876,29 @@ fn mamba2_shape(m: &RawConfig) -> (f64, f64, f64) {
 /// `mamba_ssm_cache_dtype` (vLLM's `NemotronHForCausalLMConfig` takes the
 /// config's, else float16).
 fn mamba2_state_bytes(m: &RawConfig) -> u64 {
-    let get = |v: &Lenient<u64>| v.0.unwrap_or(0);
-    let inner = get(&m.mamba_num_heads).saturating_mul(get(&m.mamba_head_dim));
+    let inner = m
+        .mamba_num_heads
+        .or_zero()
+        .saturating_mul(m.mamba_head_dim.or_zero());
     let conv = inner
         .saturating_add(
-            2u64.saturating_mul(get(&m.n_groups))
-                .saturating_mul(get(&m.ssm_state_size)),
+            2u64.saturating_mul(m.n_groups.or_zero())
+                .saturating_mul(m.ssm_state_size.or_zero()),
         )
-        .saturating_mul(get(&m.conv_kernel).max(1) - 1);
-    let temporal = inner.saturating_mul(get(&m.ssm_state_size));
-    let state_bytes = match m.mamba_ssm_cache_dtype.0.as_deref() {
+        .saturating_mul(m.conv_kernel.or_zero().max(1) - 1);
+    let temporal = inner.saturating_mul(m.ssm_state_size.or_zero());
+    recurrent_state_bytes(conv, temporal, &m.mamba_ssm_cache_dtype)
+}
+
+/// A recurrent layer's state in bytes: `conv` convolution elements at 16
+/// bits and `temporal` elements at `dtype` (4 B for float32, else 2).
+fn recurrent_state_bytes(conv: u64, temporal: u64, dtype: &Lenient<String>) -> u64 {
+    let temporal_bytes = match dtype.0.as_deref() {
         Some("float32") => 4,
         _ => 2,
     };
     conv.saturating_mul(2)
-        .saturating_add(temporal.saturating_mul(state_bytes))
+        .saturating_add(temporal.saturating_mul(temporal_bytes))
 }
 
 /// A linear-attention layer's recurrent state per sequence, in bytes: the
@@ -900,13 +907,15 @@ fn mamba2_state_bytes(m: &RawConfig) -> u64 {
 /// (its `Qwen3_5ForConditionalGenerationConfig`; Qwen3.5 says float32), the
 /// convolution's in the model's 16 bits.
 fn linear_state_bytes(m: &RawConfig) -> u64 {
-    let get = |v: &Lenient<u64>| v.0.unwrap_or(0);
-    let (key_heads, key_dim) = (get(&m.linear_num_key_heads), get(&m.linear_key_head_dim));
-    let (value_heads, value_dim) = (
-        get(&m.linear_num_value_heads),
-        get(&m.linear_value_head_dim),
+    let (key_heads, key_dim) = (
+        m.linear_num_key_heads.or_zero(),
+        m.linear_key_head_dim.or_zero(),
     );
-    let kernel = get(&m.linear_conv_kernel_dim).max(1);
+    let (value_heads, value_dim) = (
+        m.linear_num_value_heads.or_zero(),
+        m.linear_value_head_dim.or_zero(),
+    );
+    let kernel = m.linear_conv_kernel_dim.or_zero().max(1);
     // Saturating: check_dimensions refuses a state no GPU could hold.
     let temporal = value_heads
         .saturating_mul(key_dim)
@@ -914,13 +923,7 @@ fn linear_state_bytes(m: &RawConfig) -> u64 {
     let conv = (2u64.saturating_mul(key_heads).saturating_mul(key_dim))
         .saturating_add(value_heads.saturating_mul(value_dim))
         .saturating_mul(kernel - 1);
-    let state_bytes = match m.mamba_ssm_dtype.0.as_deref() {
-        Some("float32") => 4,
-        _ => 2,
-    };
-    temporal
-        .saturating_mul(state_bytes)
-        .saturating_add(conv.saturating_mul(2))
+    recurrent_state_bytes(conv, temporal, &m.mamba_ssm_dtype)
 }
 
 /// The format of a pre-quantized checkpoint, when sizing knows it.
