@@ -31,7 +31,7 @@ use super::plan::{Estimate, Plan, SizingRequest};
 use super::precision::{KvCacheDtype, MigStrategy};
 use super::resolved_model::{checkpoint_bytes_warning, parameter_count_warning, resolve_model};
 use super::retired::{retired_architecture_check, retired_gpu_check};
-use super::text::{gib, thousands};
+use super::text::{gib, hundredths, thousands};
 use super::validate::validate;
 use super::weights::{
     choose_precision, dtype_for, kv_element_bytes, load_gib, quantization_method,
@@ -240,7 +240,7 @@ fn overhead_reason(
         thousands(u64::from(a.vocab)),
         if a.experts > 0 { " x 1.15 for MoE" } else { "" },
         sizer.util,
-        (device.gib * 100.0).round() / 100.0,
+        hundredths(device.gib),
         seen_on
     )
 }

@@ -13,7 +13,7 @@ use super::memory::GIB;
 use super::plan::SizingRequest;
 use super::precision::MigChoice;
 use super::target::ContextTarget;
-use super::text::{gpus_with, thousands};
+use super::text::{gpus_with, hundredths, thousands};
 
 /// MIG suits small models (NIM: "works best with <= 8B"); 8.5B keeps the
 /// 8B class (Llama-3.1-8B is 8.03B, Qwen3-8B 8.2B) in.
@@ -145,8 +145,7 @@ fn auto_slice(
     if m.total_b > MIG_MAX_PARAMS_B {
         let reason = format!(
             "No MIG: {} B parameters is above the 8B class that MIG suits (NIM guidance).",
-            // A count estimated from config.json shapes is not exact past two decimals.
-            (m.total_b * 100.0).round() / 100.0
+            hundredths(m.total_b)
         );
         return (None, Some(reason));
     }

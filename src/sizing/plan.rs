@@ -7,6 +7,7 @@ use super::memory::{Arch, Release};
 use super::precision::{
     ComputeDtype, KvCacheDtype, MigChoice, MigStrategy, Objective, WeightPrecision,
 };
+use super::text::hundredths;
 
 /// `gpu-memory-utilization` the engine pins when the caller says nothing:
 /// vLLM's long-standing default (newer vLLM uses 0.92).
@@ -274,7 +275,7 @@ impl Plan {
             return (self.parameters_b, self.active_parameters_b);
         }
         // To the hundredth the catalog gives, so reasons say 7.61, not 7.609999.
-        let less_vision = |b: f64| ((b - vision) * 100.0).round() / 100.0;
+        let less_vision = |b: f64| hundredths(b - vision);
         (
             less_vision(self.parameters_b),
             less_vision(self.active_parameters_b),

@@ -10,6 +10,13 @@ pub(crate) fn gib(v: f64) -> String {
     format!("{v:.1} GiB")
 }
 
+/// `8.2`, `714.01`: a figure to the hundredth, as reasons write parameter
+/// counts and memory sizes (an estimate is not exact past it, and `{}`
+/// then shows no trailing zeros and no float noise such as 7.609999).
+pub(crate) fn hundredths(v: f64) -> f64 {
+    (v * 100.0).round() / 100.0
+}
+
 /// `131,072`: token counts are easier to read with thousands separators.
 pub(crate) fn thousands(n: u64) -> String {
     let s = n.to_string();

@@ -11,7 +11,7 @@ use super::memory::{Release, Weights, quantized_bytes, release_text};
 use super::params::{has_word, precision_marker};
 use super::precision::{ComputeDtype, KvCacheDtype, WeightPrecision};
 use super::resolved_model::Model;
-use super::text::{gib, gpus_with, thousands};
+use super::text::{gib, gpus_with, hundredths, thousands};
 
 /// The weight precision and whether the checkpoint is already stored in it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -502,8 +502,7 @@ pub(crate) fn weights_reason(m: &Model, precision: WeightPrecision, w: &Weights)
     }
     format!(
         "Weights: {} B parameters x {} B = {}{rope}.",
-        // A count estimated from config.json shapes is not exact past two decimals.
-        (m.total_b * 100.0).round() / 100.0,
+        hundredths(m.total_b),
         precision.bytes_per_param(),
         gib(w.total_gib)
     )
