@@ -77,7 +77,7 @@ pub(crate) fn kv_reason(m: &Model, kv_bytes: f64, ctx: &ContextTarget) -> String
     };
     let kv_formula = if a.indexer_head_dim > 0 {
         let indexer = a.indexer_bytes_per_layer();
-        let latent = a.mla_bytes_per_layer(kv_bytes) - indexer;
+        let latent = a.mla_latent_bytes_per_layer(kv_bytes);
         let format = if kv_bytes < 2.0 {
             " in DeepSeek's fp8_ds_mla format".to_string()
         } else {

@@ -326,16 +326,16 @@ impl Arch {
     /// backend keeps plain fp8 (576 B). The plan sizes the larger on every
     /// GPU, which never promises more cache than vLLM gives.
     pub(crate) fn mla_bytes_per_layer(&self, kv_bytes: f64) -> f64 {
-        if self.indexer_head_dim == 0 {
-            return f64::from(self.mla_kv_dim) * kv_bytes;
-        }
-        let latent = if kv_bytes < 2.0 {
+        self.mla_latent_bytes_per_layer(kv_bytes) + self.indexer_bytes_per_layer()
+    }
+
+    /// The latent of [`Self::mla_bytes_per_layer`], without the indexer.
+    pub(crate) fn mla_latent_bytes_per_layer(&self, kv_bytes: f64) -> f64 {
+        if self.indexer_head_dim > 0 && kv_bytes < 2.0 {
             let nope = self.mla_kv_dim.saturating_sub(MLA_ROPE_DIM);
-            fp8_with_scales(nope) + f64::from(MLA_ROPE_DIM) * 2.0
-        } else {
-            f64::from(self.mla_kv_dim) * kv_bytes
-        };
-        latent + self.indexer_bytes_per_layer()
+            return fp8_with_scales(nope) + f64::from(MLA_ROPE_DIM) * 2.0;
+        }
+        f64::from(self.mla_kv_dim) * kv_bytes
     }
 
     /// A sparse-attention indexer's keys per token and layer, 0 without one.
