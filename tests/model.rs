@@ -1465,3 +1465,38 @@ fn sizing_refusals_from_a_referenced_model_name_the_models_field() {
         ]
     );
 }
+
+/// The built-in images run vLLM 0.19.0 on NVIDIA and 0.11.2 on AMD: a model
+/// whose architecture vLLM added in between is servable on the NVIDIA GPU
+/// types only, and the AMD row says which release would serve it.
+#[test]
+fn a_model_newer_than_an_offered_gpu_types_image_is_not_servable_there() {
+    let mut req = request(
+        "m-qwen35",
+        model_xr(json!({"weightsURI": "hf://Qwen/Qwen3.5-27B"}), json!({})),
+    );
+    req.input = Some(input(
+        json!({"defaults": {"offeredGpuTypes": ["MI300X", "H100-80GB"], "runtime": "deployment"}}),
+    ));
+    let rsp = call(&req);
+    let st = desired_status(&rsp);
+    assert_eq!(st["phase"], "Ready");
+    assert_eq!(st["serveableOn"], "H100-80GB");
+    assert_eq!(
+        st["plans"][0],
+        json!({"gpuType": "MI300X", "error": "Qwen/Qwen3.5-27B is a Qwen3_5ForConditionalGeneration model, which \
+               vLLM loads from release 0.17.0; vLLM 0.11.2 cannot start it: serve it on an image of vLLM 0.17.0 or \
+               later, or serve a model vLLM 0.11.2 runs"})
+    );
+    assert_eq!(st["plans"][1]["plan"]["gpuCount"], 1);
+    assert_eq!(
+        rsp.conditions,
+        vec![condition(
+            "Servable",
+            fnv1::Status::ConditionTrue,
+            "Planned",
+            "servable on H100-80GB"
+        )]
+    );
+    assert_eq!(rsp.results, vec![]);
+}

@@ -29,8 +29,8 @@ use super::memory::{
 use super::mig::choose_mig;
 use super::plan::{Estimate, Plan, SizingRequest};
 use super::precision::{KvCacheDtype, MigStrategy};
+use super::release_support::{architecture_check, gpu_check};
 use super::resolved_model::{checkpoint_bytes_warning, parameter_count_warning, resolve_model};
-use super::retired::{retired_architecture_check, retired_gpu_check};
 use super::text::{gib, hundredths, thousands};
 use super::validate::validate;
 use super::weights::{
@@ -68,8 +68,8 @@ pub(crate) fn size(req: &SizingRequest) -> Result<Plan, SizingError> {
         .into_iter()
         .collect();
 
-    warnings.extend(retired_gpu_check(gpu, req)?);
-    warnings.extend(retired_architecture_check(req)?);
+    warnings.extend(gpu_check(gpu, req)?);
+    warnings.extend(architecture_check(req)?);
     let (m, about_model) = resolve_model(req)?;
     reasons.extend(about_model);
     warnings.extend(checkpoint_bytes_warning(req, &m));

@@ -106,6 +106,18 @@ pub enum SizingError {
     },
 
     #[error(
+        "{model} is a {architecture} model, which vLLM loads from release {first}; vLLM {release} cannot start it: serve it on an image of vLLM {first} or later, or serve a model vLLM {release} runs"
+    )]
+    ArchitectureTooNew {
+        model: String,
+        architecture: &'static str,
+        /// The first release that loads it.
+        first: String,
+        /// The release the plan is for.
+        release: String,
+    },
+
+    #[error(
         "vLLM {release} does not run on {gpu}, a GPU of compute capability {sm}: from release {from} vLLM is built on PyTorch 2.11, whose CUDA builds start at 7.5 (Turing); use a GPU of Turing or newer (T4, L4, A10G, A100, H100 and newer), or an image of a vLLM release before {from}"
     )]
     GpuRetired {

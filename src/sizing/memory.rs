@@ -80,6 +80,10 @@ pub fn release(v: &str) -> Option<Release> {
     Some((major.parse().ok()?, minor, patch))
 }
 
+/// The vLLM release the memory model is checked against: the start-up logs
+/// of docs/sizing.md, and the built-in NVIDIA image.
+pub(crate) const CHECKED_RELEASE: Release = (0, 19, 0);
+
 /// `release` as vLLM numbers it: `0.14.0`.
 pub(crate) fn release_text((major, minor, patch): Release) -> String {
     format!("{major}.{minor}.{patch}")
@@ -101,7 +105,7 @@ impl VllmGeneration {
     /// unparsable string) is treated as earlier.
     pub(crate) fn from_version(v: Option<&str>) -> VllmGeneration {
         match v.and_then(release) {
-            Some(r) if r >= (0, 19, 0) => VllmGeneration::Current,
+            Some(r) if r >= CHECKED_RELEASE => VllmGeneration::Current,
             _ => VllmGeneration::EarlierOrUnknown,
         }
     }

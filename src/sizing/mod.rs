@@ -15,7 +15,8 @@
 //! - `validate`: the ranges of the request's numbers.
 //! - `resolved_model`: the model as the engine sees it (config.json,
 //!   catalog or estimate).
-//! - `retired`: the architectures vLLM removed, refused past their last release.
+//! - `release_support`: the vLLM releases that load an architecture and run
+//!   on a GPU; a plan for another is refused.
 //! - `precision`: the weights', computation's and KV cache's precisions.
 //! - `weights`: precision, vLLM `--quantization` and `--dtype`.
 //! - `context`: the context to size for, and capping it to what fits.
@@ -49,8 +50,8 @@ mod no_fit;
 mod params;
 mod plan;
 mod precision;
+mod release_support;
 mod resolved_model;
-mod retired;
 mod scaling;
 mod target;
 #[cfg(test)]

@@ -1115,7 +1115,7 @@ fn sizing_error_message(
         | E::Float16Refused { .. }
         | E::BitsandbytesOnRocm { .. } => gpu_type_field(spec, settings).to_string(),
         E::UnknownPrecision { .. } => on_model("quantization"),
-        E::ArchitectureRetired { .. } => on_model("weightsURI"),
+        E::ArchitectureRetired { .. } | E::ArchitectureTooNew { .. } => on_model("weightsURI"),
         E::InvalidMigChoice { .. }
         | E::MigUnsupported { .. }
         | E::UnknownMigProfile { .. }
