@@ -11,6 +11,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::excluded_modules::{Module, Part, excluded_params_b};
 use super::memory::RecurrentLayers;
 use super::params::MAX_CHECKPOINT_BYTES;
 use super::precision::WeightPrecision;
@@ -102,6 +103,10 @@ pub struct CheckpointQuantization {
     /// point (compressed-tensors' symmetric schemes; Kimi K2's 32): the
     /// group size, which sets the scales' share of the bytes.
     pub(crate) int4_group: Option<u32>,
+    /// Parameters of the layers' modules the checkpoint leaves in 16 bits
+    /// (its `exclude_modules`, `ignore` or `modules_to_not_convert`), in
+    /// billions: 0 when it names none.
+    pub(crate) excluded_b: f64,
 }
 
 /// Why a `config.json` could not be used.
@@ -189,6 +194,9 @@ struct RawConfig {
     index_n_heads: Lenient<u32>,
     /// The first layers of a mixture of experts that have a dense MLP.
     first_k_dense_replace: Lenient<u32>,
+    /// Gemma 4's MoE layers: a dense MLP and a block of experts side by side.
+    enable_moe_block: Lenient<bool>,
+    top_k_experts: Lenient<u32>,
     /// Qwen3-Next and Qwen3.5 gate the attention's output with a second
     /// query-sized projection.
     attn_output_gate: Lenient<bool>,
@@ -263,6 +271,28 @@ struct QuantizationConfig {
     quant_algo: Lenient<String>,
     /// compressed-tensors' groups, in the file's order.
     config_groups: Lenient<serde_json::Map<String, Value>>,
+    /// The modules left in 16 bits: modelopt's.
+    exclude_modules: Lenient<Vec<String>>,
+    /// compressed-tensors'.
+    ignore: Lenient<Vec<String>>,
+    /// gpt-oss's (MXFP4).
+    modules_to_not_convert: Lenient<Vec<String>>,
+}
+
+impl QuantizationConfig {
+    /// The modules the checkpoint leaves in 16 bits, in whichever list its
+    /// format writes them.
+    fn excluded_modules(&self) -> Vec<String> {
+        [
+            &self.exclude_modules,
+            &self.ignore,
+            &self.modules_to_not_convert,
+        ]
+        .into_iter()
+        .filter_map(|list| list.0.clone())
+        .flatten()
+        .collect()
+    }
 }
 
 /// The `weights` of a compressed-tensors config group.
@@ -387,6 +417,7 @@ impl ModelConfig {
             &m.num_experts_per_token,
             &m.moe_topk,
             &m.experts_per_token,
+            &m.top_k_experts,
         ])
         .unwrap_or(if experts > 0 { 2 } else { 0 });
         let moe_intermediate_size = first(&[&m.moe_intermediate_size, &m.expert_intermediate_size])
@@ -470,6 +501,17 @@ impl ModelConfig {
             (None, Some(d)) => (d.params_b, d.params_b),
             (None, None) => uniform_params_b(&m, &config),
         };
+        // Models whose layers are alike: the others' modules are not named.
+        let excluded_b = match (blocks, &deci, &m.quantization_config.0) {
+            (None, None, Some(q)) => {
+                let layers = LayerKinds::of(&m, &config).layers(&m, &config);
+                excluded_params_b(&q.excluded_modules(), &layers)
+            }
+            _ => 0.0,
+        };
+        if let Some(q) = config.quantization.as_mut() {
+            q.excluded_b = excluded_b;
+        }
         Ok(config)
     }
 
@@ -538,78 +580,27 @@ impl ModelConfig {
 /// the first `first_k_dense_replace` dense layers; and the vision tower.
 /// Norms, a few thousand parameters a layer, are left out.
 fn uniform_params_b(m: &RawConfig, c: &ModelConfig) -> (f64, f64) {
+    let kinds = LayerKinds::of(m, c);
+    let sum = |modules: &[Module]| modules.iter().map(|m| m.params).sum::<f64>();
     let h = f64::from(c.hidden_size);
-    let (heads, kv_heads, d) = (
-        f64::from(c.attention_heads),
-        f64::from(c.kv_heads),
-        f64::from(c.head_dim),
-    );
-    let attention = if c.mla_kv_dim > 0 {
-        let (rank, rope, nope) = (
-            m.kv_lora_rank.num(),
-            m.qk_rope_head_dim.num(),
-            m.qk_nope_head_dim.num(),
-        );
-        let v = m.v_head_dim.0.map_or(nope, f64::from);
-        let q_rank = m.q_lora_rank.num();
-        let q = if q_rank > 0.0 {
-            h * q_rank + q_rank * heads * (nope + rope)
-        } else {
-            h * heads * (nope + rope)
-        };
-        let index_dim = f64::from(c.indexer_head_dim);
-        let indexer = if index_dim > 0.0 {
-            let index_heads = m.index_n_heads.num();
-            q_rank * index_heads * index_dim + h * index_dim + h * index_heads
-        } else {
-            0.0
-        };
-        q + h * (rank + rope) + rank * heads * (nope + v) + heads * v * h + indexer
-    } else {
-        let gate = if m.attn_output_gate.0 == Some(true) {
-            2.0
-        } else {
-            1.0
-        };
-        let bias = if m.attention_bias.0 == Some(true) {
-            heads * d + 2.0 * kv_heads * d
-        } else {
-            0.0
-        };
-        h * heads * d * gate + 2.0 * h * kv_heads * d + heads * d * h + bias
-    };
-    let linear = {
-        let (key_heads, key_dim) = (m.linear_num_key_heads.num(), m.linear_key_head_dim.num());
-        let (value_heads, value_dim) = (
-            m.linear_num_value_heads.num(),
-            m.linear_value_head_dim.num(),
-        );
-        let conv_dim = 2.0 * key_heads * key_dim + value_heads * value_dim;
-        h * (2.0 * key_heads * key_dim + 2.0 * value_heads * value_dim)
-            + h * 2.0 * value_heads
-            + conv_dim * m.linear_conv_kernel_dim.num()
-            + 2.0 * value_heads
-            + value_dim
-            + value_heads * value_dim * h
-    };
     let layers = f64::from(c.layers);
     let linear_layers = f64::from(c.linear_layers);
-    let attention = (layers - linear_layers) * attention + linear_layers * linear;
-    let dense_mlp = 3.0 * h * f64::from(c.intermediate_size);
+    let attention =
+        (layers - linear_layers) * sum(&kinds.attention) + linear_layers * sum(&kinds.linear);
+    let dense_mlp = sum(&kinds.dense_mlp);
     let (mlp, active_mlp) = if c.experts > 0 {
-        let expert = 3.0 * h * f64::from(c.moe_intermediate_size);
-        let shared = match m.shared_expert_intermediate_size.num() {
-            // Qwen's one shared expert of its own size, with its gate.
-            size if size > 0.0 => 3.0 * h * size + h,
-            _ => f64::from(c.shared_experts) * expert,
-        };
         let experts = f64::from(c.experts);
-        let dense = m.first_k_dense_replace.num().min(layers);
+        let dense = f64::from(kinds.dense_layers);
         let moe = layers - dense;
-        let fixed = dense * dense_mlp + moe * (shared + h * experts);
+        let beside = if kinds.dense_beside_experts {
+            dense_mlp
+        } else {
+            0.0
+        };
+        let fixed = dense * dense_mlp + moe * (sum(&kinds.moe_fixed) + beside);
         (
-            fixed + moe * experts * expert,
-            fixed + moe * f64::from(c.experts_per_token) * expert,
+            fixed + moe * experts * kinds.expert,
+            fixed + moe * f64::from(c.experts_per_token) * kinds.expert,
         )
     } else {
         (layers * dense_mlp, layers * dense_mlp)
@@ -620,6 +611,169 @@ fn uniform_params_b(m: &RawConfig, c: &ModelConfig) -> (f64, f64) {
         (fixed + attention + mlp) / 1e9,
         (fixed + attention + active_mlp) / 1e9,
     )
+}
+
+/// The modules of each kind of layer of a model whose layers are alike, as
+/// vLLM builds them and checkpoints name them (see [`uniform_params_b`]).
+struct LayerKinds {
+    /// A full-attention layer's attention.
+    attention: Vec<Module>,
+    /// A linear-attention layer's Gated DeltaNet.
+    linear: Vec<Module>,
+    /// A dense layer's gated MLP.
+    dense_mlp: Vec<Module>,
+    /// What every expert layer has besides its routed experts: shared
+    /// experts and the router.
+    moe_fixed: Vec<Module>,
+    /// One routed expert's parameters.
+    expert: f64,
+    /// The dense layers before the experts (`first_k_dense_replace`).
+    dense_layers: u32,
+    /// Every expert layer also has a dense MLP, its experts in a block of
+    /// their own (Gemma 4's `enable_moe_block`).
+    dense_beside_experts: bool,
+}
+
+impl LayerKinds {
+    fn of(m: &RawConfig, c: &ModelConfig) -> LayerKinds {
+        use Part::{Attention, LinearAttention, Mlp};
+        let h = f64::from(c.hidden_size);
+        let (heads, kv_heads, d) = (
+            f64::from(c.attention_heads),
+            f64::from(c.kv_heads),
+            f64::from(c.head_dim),
+        );
+        let attention = if c.mla_kv_dim > 0 {
+            let (rank, rope, nope) = (
+                m.kv_lora_rank.num(),
+                m.qk_rope_head_dim.num(),
+                m.qk_nope_head_dim.num(),
+            );
+            let v = m.v_head_dim.0.map_or(nope, f64::from);
+            let q_rank = m.q_lora_rank.num();
+            let mut modules = if q_rank > 0.0 {
+                vec![
+                    Module::new(Attention, &["q_a_proj"], h * q_rank),
+                    Module::new(Attention, &["q_b_proj"], q_rank * heads * (nope + rope)),
+                ]
+            } else {
+                vec![Module::new(
+                    Attention,
+                    &["q_proj"],
+                    h * heads * (nope + rope),
+                )]
+            };
+            modules.extend([
+                Module::new(Attention, &["kv_a_proj_with_mqa"], h * (rank + rope)),
+                Module::new(Attention, &["kv_b_proj"], rank * heads * (nope + v)),
+                Module::new(Attention, &["o_proj"], heads * v * h),
+            ]);
+            let index_dim = f64::from(c.indexer_head_dim);
+            if index_dim > 0.0 {
+                let index_heads = m.index_n_heads.num();
+                modules.push(Module::new(
+                    Attention,
+                    &["indexer.wk"],
+                    q_rank * index_heads * index_dim + h * index_dim + h * index_heads,
+                ));
+            }
+            modules
+        } else {
+            let gate = if m.attn_output_gate.0 == Some(true) {
+                2.0
+            } else {
+                1.0
+            };
+            let bias = if m.attention_bias.0 == Some(true) {
+                heads * d + 2.0 * kv_heads * d
+            } else {
+                0.0
+            };
+            vec![
+                Module::new(Attention, &["q_proj"], h * heads * d * gate),
+                Module::new(Attention, &["k_proj"], h * kv_heads * d),
+                Module::new(Attention, &["v_proj"], h * kv_heads * d),
+                Module::new(Attention, &["o_proj"], heads * d * h + bias),
+            ]
+        };
+        let linear = {
+            let (key_heads, key_dim) = (m.linear_num_key_heads.num(), m.linear_key_head_dim.num());
+            let (value_heads, value_dim) = (
+                m.linear_num_value_heads.num(),
+                m.linear_value_head_dim.num(),
+            );
+            let conv_dim = 2.0 * key_heads * key_dim + value_heads * value_dim;
+            let params = h * (2.0 * key_heads * key_dim + 2.0 * value_heads * value_dim)
+                + h * 2.0 * value_heads
+                + conv_dim * m.linear_conv_kernel_dim.num()
+                + 2.0 * value_heads
+                + value_dim
+                + value_heads * value_dim * h;
+            vec![Module::new(LinearAttention, &["in_proj_qkvz"], params)]
+        };
+        let projection = h * f64::from(c.intermediate_size);
+        let dense_mlp = vec![
+            Module::new(Mlp, &["gate_proj"], projection),
+            Module::new(Mlp, &["up_proj"], projection),
+            Module::new(Mlp, &["down_proj"], projection),
+        ];
+        let expert = 3.0 * h * f64::from(c.moe_intermediate_size);
+        let shared = match m.shared_expert_intermediate_size.num() {
+            // Qwen's one shared expert of its own size, with its gate.
+            size if size > 0.0 => 3.0 * h * size + h,
+            _ => f64::from(c.shared_experts) * expert,
+        };
+        let moe_fixed = vec![
+            Module::new(
+                Mlp,
+                &["shared_experts.down_proj", "shared_expert.down_proj"],
+                shared,
+            ),
+            Module::new(Mlp, &["gate"], h * f64::from(c.experts)),
+        ];
+        LayerKinds {
+            attention,
+            linear,
+            dense_mlp,
+            moe_fixed,
+            expert,
+            dense_layers: m.first_k_dense_replace.0.unwrap_or(0).min(c.layers),
+            dense_beside_experts: m.enable_moe_block.0 == Some(true),
+        }
+    }
+
+    /// Each layer's modules, in order: its attention or Gated DeltaNet, and
+    /// its MLP or experts.
+    fn layers(&self, m: &RawConfig, c: &ModelConfig) -> Vec<Vec<Module>> {
+        let experts = Module::new(
+            if self.dense_beside_experts {
+                Part::MoeBlock
+            } else {
+                Part::Mlp
+            },
+            &["experts.0.down_proj"],
+            f64::from(c.experts) * self.expert,
+        );
+        (0..c.layers)
+            .map(|i| {
+                let mut modules = if is_linear_layer(m, i) {
+                    self.linear.clone()
+                } else {
+                    self.attention.clone()
+                };
+                if c.experts == 0 || i < self.dense_layers {
+                    modules.extend(self.dense_mlp.iter().cloned());
+                } else {
+                    if self.dense_beside_experts {
+                        modules.extend(self.dense_mlp.iter().cloned());
+                    }
+                    modules.extend(self.moe_fixed.iter().cloned());
+                    modules.push(experts.clone());
+                }
+                modules
+            })
+            .collect()
+    }
 }
 
 /// `text` with each bare `NaN`, `Infinity` and `-Infinity` outside a string
@@ -682,6 +836,20 @@ fn layers_of_type(m: &RawConfig, kind: &str, layers: u32) -> Option<u32> {
         .filter(|t| t.0.as_deref().is_some_and(|s| s.contains(kind)))
         .count();
     Some(u32::try_from(n).unwrap_or(0).min(layers))
+}
+
+/// Whether layer `i` (from 0) is one of [`linear_layers`].
+fn is_linear_layer(m: &RawConfig, i: u32) -> bool {
+    if let Some(types) = m.layer_types.0.as_ref() {
+        return types
+            .get(i as usize)
+            .and_then(|t| t.0.as_deref())
+            .is_some_and(|t| t.contains("linear"));
+    }
+    match m.full_attention_interval.0.filter(|n| *n > 1) {
+        Some(n) if m.linear_num_value_heads.0.is_some() => !(i + 1).is_multiple_of(n),
+        _ => false,
+    }
 }
 
 /// Linear-attention layers: `layer_types` when given, else every layer but
@@ -967,6 +1135,7 @@ fn checkpoint_quantization(q: &QuantizationConfig) -> Option<CheckpointQuantizat
     Some(CheckpointQuantization {
         mxfp4: method == "mxfp4",
         int4_group,
+        excluded_b: 0.0,
         method,
         precision,
     })
@@ -1523,6 +1692,48 @@ mod tests {
                 "quantization_config":{"quant_method":"awq","bits":4}}"#
             ),
             Some(WeightPrecision::Int4)
+        );
+    }
+
+    /// A DeepSeek-like model of 4 layers, the first dense: per layer an MLA
+    /// attention of 5,120 parameters (q_a 1,024, q_b 768, kv_a 768, kv_b
+    /// 512, o 2,048), a dense MLP of 24,576, or a shared expert of 6,144
+    /// beside 4 routed ones.
+    #[test]
+    fn a_quantized_checkpoint_names_the_modules_it_leaves_in_16_bits() {
+        let excluded_b = |quantization: &str| {
+            ModelConfig::from_json(&format!(
+                r#"{{"architectures":["DeepseekV3ForCausalLM"],"model_type":"deepseek_v3","hidden_size":64,
+                "num_attention_heads":4,"num_key_value_heads":4,"num_hidden_layers":4,"q_lora_rank":16,
+                "kv_lora_rank":8,"qk_rope_head_dim":4,"qk_nope_head_dim":8,"v_head_dim":8,
+                "intermediate_size":128,"moe_intermediate_size":32,"n_routed_experts":4,"n_shared_experts":1,
+                "num_experts_per_tok":2,"first_k_dense_replace":1,"vocab_size":100,
+                "quantization_config":{quantization}}}"#
+            ))
+            .unwrap()
+            .quantization
+            .map(|q| (q.excluded_b * 1e9).round())
+        };
+        // NVIDIA's NVFP4 (modelopt): the first layer whole, then two of each
+        // attention's projections.
+        let nvfp4 = r#"{"quant_method":"modelopt","quant_algo":"NVFP4","exclude_modules":["lm_head",
+            "model.layers.0*","model.layers.1.self_attn.q_a_proj","model.layers.1.self_attn.kv_a_proj_with_mqa",
+            "model.layers.2.self_attn.q_a_proj","model.layers.2.self_attn.kv_a_proj_with_mqa",
+            "model.layers.3.self_attn.q_a_proj","model.layers.3.self_attn.kv_a_proj_with_mqa"]}"#;
+        assert_eq!(excluded_b(nvfp4), Some(5_120.0 + 24_576.0 + 3.0 * 1_792.0));
+        // compressed-tensors' expressions (Kimi K2.5's): every attention,
+        // the dense MLP and the shared experts, not the routed ones.
+        let int4 = r#"{"quant_method":"compressed-tensors","config_groups":{"group_0":{"weights":
+            {"num_bits":4,"type":"int","group_size":32,"symmetric":true}}},"ignore":["lm_head",
+            "re:.*mlp\\.(gate|up|gate_up|down)_proj.*","re:.*self_attn.*","re:.*shared_experts.*"]}"#;
+        assert_eq!(
+            excluded_b(int4),
+            Some(4.0 * 5_120.0 + 24_576.0 + 3.0 * 6_144.0)
+        );
+        // A list of what is not a layer's module names none.
+        assert_eq!(
+            excluded_b(r#"{"quant_method":"fp8","modules_to_not_convert":["lm_head"]}"#),
+            Some(0.0)
         );
     }
 

@@ -10,6 +10,7 @@
 //! - `memory`: what vLLM puts on a GPU: weights, activation peak, non-torch
 //!   memory and KV cache (the formulas of docs/sizing.md).
 //! - `config`: a model's `config.json` and weights index, read for sizing.
+//! - `excluded_modules`: the modules a quantized checkpoint leaves in 16 bits.
 //! - `plan`: what is sized ([`SizingRequest`]) and the answer ([`Plan`]).
 //! - `decide`: [`size`] as the sequence of decisions below.
 //! - `validate`: the ranges of the request's numbers.
@@ -38,6 +39,7 @@ mod config;
 mod context;
 mod decide;
 mod error;
+mod excluded_modules;
 mod fit;
 mod gpu_choice;
 mod gpus;

@@ -400,7 +400,12 @@ fn from_config(
         arch,
         total_b,
         active_b: active_b.min(total_b),
-        unquantized_b: spec.map_or(0.0, |s| s.unquantized_params_b),
+        // The catalog's share is the published checkpoint's, counted from
+        // its files; a config's list can name more (another checkpoint of
+        // the model): the larger, so that the weights are never under-counted.
+        unquantized_b: checkpoint_unquantized_b(c)
+            .unwrap_or(0.0)
+            .max(spec.map_or(0.0, |s| s.unquantized_params_b)),
         context: c.context,
         native,
         mxfp4: c.quantization.as_ref().is_some_and(|q| q.mxfp4),
@@ -413,6 +418,17 @@ fn from_config(
         guessed: false,
     };
     Ok((model, vec![reason]))
+}
+
+/// What a quantized checkpoint keeps in 16 bits, in billions of
+/// parameters, when its config lists modules of its layers: those, the
+/// embeddings and lm_head, and the vision tower.
+fn checkpoint_unquantized_b(c: &ModelConfig) -> Option<f64> {
+    let excluded = c.quantization.as_ref()?.excluded_b;
+    let edges =
+        f64::from(c.vocab) * f64::from(c.hidden_size) * if c.tied_embeddings { 1.0 } else { 2.0 };
+    let vision = if c.has_vision { c.vision_params_b } else { 0.0 };
+    (excluded > 0.0).then(|| excluded + edges / 1e9 + vision)
 }
 
 /// The precision a checkpoint known by its id alone is taken to have: the
