@@ -232,6 +232,11 @@ struct RawConfig {
     sliding_window: Lenient<u32>,
     use_sliding_window: Lenient<bool>,
     sliding_window_pattern: Lenient<u32>,
+    /// Gemma 4's full-attention layers: their own head size and, when
+    /// `attention_k_eq_v`, KV heads (vLLM loads their keys as values too).
+    global_head_dim: Lenient<u32>,
+    num_global_key_value_heads: Lenient<u32>,
+    attention_k_eq_v: Lenient<bool>,
     full_attention_interval: Lenient<u32>,
     linear_num_key_heads: Lenient<u64>,
     linear_key_head_dim: Lenient<u64>,
@@ -585,8 +590,17 @@ fn uniform_params_b(m: &RawConfig, c: &ModelConfig) -> (f64, f64) {
     let h = f64::from(c.hidden_size);
     let layers = f64::from(c.layers);
     let linear_layers = f64::from(c.linear_layers);
-    let attention =
-        (layers - linear_layers) * sum(&kinds.attention) + linear_layers * sum(&kinds.linear);
+    let attention = match &kinds.global_attention {
+        Some(global) => {
+            let sliding = f64::from(c.sliding_layers);
+            (layers - linear_layers - sliding) * sum(global)
+                + sliding * sum(&kinds.attention)
+                + linear_layers * sum(&kinds.linear)
+        }
+        None => {
+            (layers - linear_layers) * sum(&kinds.attention) + linear_layers * sum(&kinds.linear)
+        }
+    };
     let dense_mlp = sum(&kinds.dense_mlp);
     let (mlp, active_mlp) = if c.experts > 0 {
         let experts = f64::from(c.experts);
@@ -616,8 +630,10 @@ fn uniform_params_b(m: &RawConfig, c: &ModelConfig) -> (f64, f64) {
 /// The modules of each kind of layer of a model whose layers are alike, as
 /// vLLM builds them and checkpoints name them (see [`uniform_params_b`]).
 struct LayerKinds {
-    /// A full-attention layer's attention.
+    /// A full-attention layer's attention (a sliding-window layer's too).
     attention: Vec<Module>,
+    /// Gemma 4's full-attention layers' attention, of their own shape.
+    global_attention: Option<Vec<Module>>,
     /// A linear-attention layer's Gated DeltaNet.
     linear: Vec<Module>,
     /// A dense layer's gated MLP.
@@ -643,6 +659,26 @@ impl LayerKinds {
             f64::from(c.kv_heads),
             f64::from(c.head_dim),
         );
+        // Projections of `kv_heads` KV heads of `d`, with Qwen's output
+        // gate and the biases the config names.
+        let standard_attention = |kv_heads: f64, d: f64| {
+            let gate = if m.attn_output_gate.0 == Some(true) {
+                2.0
+            } else {
+                1.0
+            };
+            let bias = if m.attention_bias.0 == Some(true) {
+                heads * d + 2.0 * kv_heads * d
+            } else {
+                0.0
+            };
+            vec![
+                Module::new(Attention, &["q_proj"], h * heads * d * gate),
+                Module::new(Attention, &["k_proj"], h * kv_heads * d),
+                Module::new(Attention, &["v_proj"], h * kv_heads * d),
+                Module::new(Attention, &["o_proj"], heads * d * h + bias),
+            ]
+        };
         let attention = if c.mla_kv_dim > 0 {
             let (rank, rope, nope) = (
                 m.kv_lora_rank.num(),
@@ -679,23 +715,15 @@ impl LayerKinds {
             }
             modules
         } else {
-            let gate = if m.attn_output_gate.0 == Some(true) {
-                2.0
-            } else {
-                1.0
-            };
-            let bias = if m.attention_bias.0 == Some(true) {
-                heads * d + 2.0 * kv_heads * d
-            } else {
-                0.0
-            };
-            vec![
-                Module::new(Attention, &["q_proj"], h * heads * d * gate),
-                Module::new(Attention, &["k_proj"], h * kv_heads * d),
-                Module::new(Attention, &["v_proj"], h * kv_heads * d),
-                Module::new(Attention, &["o_proj"], heads * d * h + bias),
-            ]
+            standard_attention(kv_heads, d)
         };
+        let global_attention = m.global_head_dim.0.map(|global_d| {
+            let global_kv = match m.num_global_key_value_heads.0 {
+                Some(n) if m.attention_k_eq_v.0 == Some(true) => f64::from(n),
+                _ => kv_heads,
+            };
+            standard_attention(global_kv, f64::from(global_d))
+        });
         let linear = {
             let (key_heads, key_dim) = (m.linear_num_key_heads.num(), m.linear_key_head_dim.num());
             let (value_heads, value_dim) = (
@@ -733,6 +761,7 @@ impl LayerKinds {
         ];
         LayerKinds {
             attention,
+            global_attention,
             linear,
             dense_mlp,
             moe_fixed,
@@ -756,10 +785,10 @@ impl LayerKinds {
         );
         (0..c.layers)
             .map(|i| {
-                let mut modules = if is_linear_layer(m, i) {
-                    self.linear.clone()
-                } else {
-                    self.attention.clone()
+                let mut modules = match &self.global_attention {
+                    _ if is_linear_layer(m, i) => self.linear.clone(),
+                    Some(global) if !is_sliding_layer(m, i) => global.clone(),
+                    _ => self.attention.clone(),
                 };
                 if c.experts == 0 || i < self.dense_layers {
                     modules.extend(self.dense_mlp.iter().cloned());
@@ -836,6 +865,17 @@ fn layers_of_type(m: &RawConfig, kind: &str, layers: u32) -> Option<u32> {
         .filter(|t| t.0.as_deref().is_some_and(|s| s.contains(kind)))
         .count();
     Some(u32::try_from(n).unwrap_or(0).min(layers))
+}
+
+/// Whether layer `i` (from 0) has sliding-window attention, as its
+/// `layer_types` entry says.
+fn is_sliding_layer(m: &RawConfig, i: u32) -> bool {
+    m.layer_types
+        .0
+        .as_ref()
+        .and_then(|types| types.get(i as usize))
+        .and_then(|t| t.0.as_deref())
+        .is_some_and(|t| t.contains("sliding"))
 }
 
 /// Whether layer `i` (from 0) is one of [`linear_layers`].
@@ -1693,6 +1733,36 @@ mod tests {
             ),
             Some(WeightPrecision::Int4)
         );
+    }
+
+    /// Gemma-4-31B's full-attention layers (every sixth) have heads of 512
+    /// and 4 KV heads whose keys vLLM loads as values too; its sliding ones
+    /// 16 KV heads of 256.
+    #[test]
+    fn gemma_4_full_attention_layers_have_their_own_shape() {
+        let types = ["\"sliding_attention\""; 5]
+            .into_iter()
+            .chain(["\"full_attention\""])
+            .cycle()
+            .take(60)
+            .collect::<Vec<_>>()
+            .join(",");
+        let c = ModelConfig::from_json(&format!(
+            r#"{{"architectures":["Gemma4ForConditionalGeneration"],"model_type":"gemma4","text_config":{{
+            "model_type":"gemma4_text","hidden_size":5376,"num_hidden_layers":60,"num_attention_heads":32,
+            "num_key_value_heads":16,"head_dim":256,"global_head_dim":512,"num_global_key_value_heads":4,
+            "attention_k_eq_v":true,"intermediate_size":21504,"vocab_size":262144,"tie_word_embeddings":true,
+            "sliding_window":1024,"max_position_embeddings":262144,"layer_types":[{types}]}}}}"#
+        ))
+        .unwrap();
+        let attention = |kv: f64, d: f64| 2.0 * 5376.0 * 32.0 * d + 2.0 * 5376.0 * kv * d;
+        let expected = 262_144.0 * 5376.0
+            + 50.0 * attention(16.0, 256.0)
+            + 10.0 * attention(4.0, 512.0)
+            + 60.0 * 3.0 * 5376.0 * 21504.0;
+        assert_eq!(c.sliding_layers, 50);
+        assert_eq!(c.estimated_params_b().0, expected / 1e9);
+        assert_eq!((expected / 1e7).round() / 100.0, 30.81);
     }
 
     /// A DeepSeek-like model of 4 layers, the first dense: per layer an MLA
