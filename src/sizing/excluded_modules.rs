@@ -64,12 +64,10 @@ const PREFIXES: [&str; 4] = [
 ];
 
 /// The parameters, in billions, of the modules of `layers` (each layer's
-/// modules, in order) that `excluded` names. A module is named when the list
-/// names it or the part or layer it belongs to.
+/// modules, in order) that `excluded` names. A module is named when an
+/// entry names it or the part or layer it belongs to.
 pub(crate) fn excluded_params_b(excluded: &[String], layers: &[Vec<Module>]) -> f64 {
-    let Some(named) = matcher(excluded) else {
-        return 0.0;
-    };
+    let entries: Vec<Entry> = excluded.iter().filter_map(|e| Entry::read(e)).collect();
     // The prefixes the list writes, else the plain one (for `*.attn.*`).
     let mut prefixes: Vec<&str> = PREFIXES
         .into_iter()
@@ -84,17 +82,22 @@ pub(crate) fn excluded_params_b(excluded: &[String], layers: &[Vec<Module>]) -> 
     }
     let mut total = 0.0;
     for (i, modules) in layers.iter().enumerate() {
+        let entries: Vec<&Entry> = entries.iter().filter(|e| e.may_name_layer(i)).collect();
+        if entries.is_empty() {
+            continue;
+        }
+        let named = |name: &str| entries.iter().any(|e| e.names(name));
         for module in modules {
             let is_named = prefixes.iter().any(|prefix| {
                 let layer = format!("{prefix}layers.{i}");
-                named.is_match(&layer)
+                named(&layer)
                     || part_names(module.part).iter().any(|part| {
                         let part = format!("{layer}.{part}");
-                        named.is_match(&part)
+                        named(&part)
                             || module
                                 .names
                                 .iter()
-                                .any(|name| named.is_match(&format!("{part}.{name}")))
+                                .any(|name| named(&format!("{part}.{name}")))
                     })
             });
             if is_named {
@@ -105,36 +108,68 @@ pub(crate) fn excluded_params_b(excluded: &[String], layers: &[Vec<Module>]) -> 
     total / 1e9
 }
 
-/// One expression that matches what any entry names: a glob matches a
-/// whole name (fnmatch), `re:` an expression from the name's start (as
-/// compressed-tensors' `re.match`). `None` when no entry can name a layer's
-/// module, or an expression is invalid (the list is then not read).
-fn matcher(excluded: &[String]) -> Option<Regex> {
-    let alternatives: Vec<String> = excluded
-        .iter()
-        .filter(|e| e.contains("layers") || e.starts_with('*') || e.starts_with("re:"))
-        .map(|e| match e.strip_prefix("re:") {
-            Some(expression) => format!("(?:{expression})"),
-            None => format!("(?:{})$", glob(e)),
-        })
-        .collect();
-    if alternatives.is_empty() {
-        return None;
-    }
-    Regex::new(&format!("^(?:{})", alternatives.join("|"))).ok()
+/// One entry of the list: a glob, which names a whole module name (Python's
+/// fnmatch), or after `re:` an expression that matches from the name's
+/// start (compressed-tensors' `re.match`).
+enum Entry {
+    Glob {
+        pattern: glob::Pattern,
+        /// The layer number the glob writes (`model.layers.12.self_attn*`),
+        /// and whether a wildcard follows it (`model.layers.1*`: 1, 10,
+        /// 11, ...).
+        layer: Option<(String, bool)>,
+    },
+    Expression(Regex),
 }
 
-/// A glob as a regular expression: `*` any text, `?` one character, the
-/// rest literally.
-fn glob(pattern: &str) -> String {
-    pattern
-        .chars()
-        .map(|c| match c {
-            '*' => ".*".to_string(),
-            '?' => ".".to_string(),
-            c => regex::escape(&c.to_string()),
+impl Entry {
+    /// The entry, when it can name a layer's module (`lm_head`, the vision
+    /// tower's and the embeddings' names cannot) and is well formed: a
+    /// malformed one is passed over, as vLLM would never match it.
+    fn read(entry: &str) -> Option<Entry> {
+        if let Some(expression) = entry.strip_prefix("re:") {
+            return Regex::new(&format!("^(?:{expression})"))
+                .ok()
+                .map(Entry::Expression);
+        }
+        if !entry.contains("layers") && !entry.starts_with('*') {
+            return None;
+        }
+        let layer = entry.split_once("layers.").and_then(|(_, rest)| {
+            let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            let wildcard = rest[digits.len()..].starts_with(['*', '?', '[']);
+            (!digits.is_empty()).then_some((digits, wildcard))
+        });
+        Some(Entry::Glob {
+            pattern: glob::Pattern::new(entry).ok()?,
+            layer,
         })
-        .collect()
+    }
+
+    /// Whether the entry can name something of layer `i`.
+    fn may_name_layer(&self, i: usize) -> bool {
+        match self {
+            Entry::Glob {
+                layer: Some((n, wildcard)),
+                ..
+            } => {
+                let i = i.to_string();
+                if *wildcard {
+                    i.starts_with(n.as_str())
+                } else {
+                    i == *n
+                }
+            }
+            _ => true,
+        }
+    }
+
+    fn names(&self, name: &str) -> bool {
+        match self {
+            Entry::Glob { pattern, .. } => pattern.matches(name),
+            Entry::Expression(expression) => expression.is_match(name),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -206,7 +241,13 @@ mod tests {
             0.0
         );
         assert_eq!(excluded(&["model.layers.1.mlp.gate"]), 0.0);
-        // An invalid expression reads as no list.
-        assert_eq!(excluded(&["re:(", "model.layers.0*"]), 0.0);
+        // A malformed entry is passed over.
+        assert_eq!(
+            excluded(&["re:(", "model.layers.[0", "model.layers.0*"]),
+            30.0
+        );
+        // A layer's number is matched as its glob writes it.
+        assert_eq!(excluded(&["model.layers.1*"]), 317.0);
+        assert_eq!(excluded(&["model.layers.[01].self_attn*"]), 20.0);
     }
 }
