@@ -99,10 +99,10 @@ const RETIRED: &[(&str, Release)] = &[
     ("KeyeVL1_5ForConditionalGeneration", (0, 33, 0)),
 ];
 
-/// Each architecture that generates text with the first vLLM release whose
-/// model registry has it, for those added since 0.10.2 (the registries of
-/// every release from 0.10.2 to 0.34.0 compared): a plan for an earlier
-/// release cannot start the model. The built-in images run 0.19.0 on
+/// Each architecture that generates text with the first vLLM release that
+/// loads it, for those added since 0.10.2 (the registries of every release
+/// from 0.10.2 to 0.34.0 compared, and the Transformers each requires): a
+/// plan for an earlier release cannot start the model. The built-in images run 0.19.0 on
 /// NVIDIA and 0.11.2 on AMD.
 const ADDED: &[(&str, Release)] = &[
     ("DeepseekV32ForCausalLM", (0, 11, 0)),
@@ -111,11 +111,9 @@ const ADDED: &[(&str, Release)] = &[
     ("Qwen3VLForConditionalGeneration", (0, 11, 0)),
     ("Qwen3VLMoeForConditionalGeneration", (0, 11, 0)),
     ("BailingMoeV2ForCausalLM", (0, 11, 0)),
-    ("CwmForCausalLM", (0, 11, 0)),
     ("AfmoeForCausalLM", (0, 11, 1)),
     ("FlexOlmoForCausalLM", (0, 11, 1)),
     ("KimiLinearForCausalLM", (0, 11, 1)),
-    ("Lfm2MoeForCausalLM", (0, 11, 1)),
     ("MiniMaxM2ForCausalLM", (0, 11, 1)),
     ("PanguEmbeddedForCausalLM", (0, 11, 1)),
     ("PanguUltraMoEForCausalLM", (0, 11, 1)),
@@ -123,12 +121,9 @@ const ADDED: &[(&str, Release)] = &[
     ("MistralLarge3ForCausalLM", (0, 12, 0)),
     ("HunYuanVLForConditionalGeneration", (0, 12, 0)),
     ("Plamo3ForCausalLM", (0, 12, 0)),
-    ("Jais2ForCausalLM", (0, 13, 0)),
-    ("ExaoneMoEForCausalLM", (0, 14, 0)),
     ("IQuestCoderForCausalLM", (0, 14, 0)),
     ("MiMoV2FlashForCausalLM", (0, 14, 0)),
     ("PanguProMoEV2ForCausalLM", (0, 14, 0)),
-    ("Glm4MoeLiteForCausalLM", (0, 15, 0)),
     ("KimiK25ForConditionalGeneration", (0, 15, 0)),
     ("Step1ForCausalLM", (0, 15, 1)),
     ("Step3p5ForCausalLM", (0, 15, 1)),
@@ -142,12 +137,23 @@ const ADDED: &[(&str, Release)] = &[
     ("OlmoHybridForCausalLM", (0, 18, 0)),
     ("SarvamMLAForCausalLM", (0, 18, 0)),
     ("SarvamMoEForCausalLM", (0, 18, 0)),
-    ("Gemma4ForCausalLM", (0, 19, 0)),
-    ("Gemma4ForConditionalGeneration", (0, 19, 0)),
-    // GLM-5's registry entry came with 0.16.0, but its config.json
-    // (`glm_moe_dsa`) needs Transformers 5, which vLLM holds off until
-    // 0.20.0.
+    // Listed earlier, but their config or model code needs Transformers 5
+    // (vLLM's own test registry gives each a min_transformers_version past
+    // 4.57), which vLLM's requirements keep below 5 until 0.20.0: GLM-5 from
+    // 0.16.0, Gemma 4 from 0.19.0 (whose module imports transformers'
+    // gemma4), GLM-4.7-Flash from 0.15.0, and the rest.
+    ("AudioFlamingo3ForConditionalGeneration", (0, 20, 0)),
+    ("CwmForCausalLM", (0, 20, 0)),
+    ("ExaoneMoEForCausalLM", (0, 20, 0)),
+    ("Gemma4ForCausalLM", (0, 20, 0)),
+    ("Gemma4ForConditionalGeneration", (0, 20, 0)),
+    ("Glm4MoeLiteForCausalLM", (0, 20, 0)),
     ("GlmMoeDsaForCausalLM", (0, 20, 0)),
+    ("GlmOcrForConditionalGeneration", (0, 20, 0)),
+    ("Jais2ForCausalLM", (0, 20, 0)),
+    ("Lfm2MoeForCausalLM", (0, 20, 0)),
+    ("Lfm2VlForConditionalGeneration", (0, 20, 0)),
+    // Added with 0.20.0.
     ("DeepseekV4ForCausalLM", (0, 20, 0)),
     ("Exaone4_5_ForConditionalGeneration", (0, 20, 0)),
     ("HYV3ForCausalLM", (0, 20, 0)),
@@ -529,11 +535,14 @@ mod tests {
             architecture_check(&request("Qwen/Qwen3.5-27B", None)),
             Ok(None)
         );
-        // GLM-5's config needs the Transformers 5 that vLLM takes from 0.20.0.
+        // GLM-5's config and Gemma 4's model need the Transformers 5 that
+        // vLLM takes from 0.20.0.
         for glm5 in [
             "zai-org/GLM-5",
             "zai-org/GLM-5.1-FP8",
             "nvidia/GLM-5.2-NVFP4",
+            "google/gemma-4-31B-it",
+            "google/gemma-4-26B-A4B-it",
         ] {
             assert!(
                 matches!(
