@@ -501,17 +501,19 @@ impl ModelConfig {
             vision_params_b: vision.map(vision_params_b).unwrap_or(0.0),
         };
         config.check_dimensions()?;
-        config.shape_params_b = match (blocks, &deci) {
-            (Some(b), _) => b.params_b(&m, &config),
-            (None, Some(d)) => (d.params_b, d.params_b),
-            (None, None) => uniform_params_b(&m, &config),
-        };
-        // Models whose layers are alike: the others' modules are not named.
-        let excluded_b = match (blocks, &deci, &m.quantization_config.0) {
-            (None, None, Some(q)) => {
-                let layers = LayerKinds::of(&m, &config).layers(&m, &config);
-                excluded_params_b(&q.excluded_modules(), &layers)
+        let (shape_params_b, layers) = match (blocks, &deci) {
+            (Some(b), _) => (b.params_b(&m, &config), None),
+            (None, Some(d)) => ((d.params_b, d.params_b), None),
+            (None, None) => {
+                let kinds = LayerKinds::of(&m, &config);
+                let layers = kinds.layers(&m, &config);
+                (uniform_params_b(&config, &kinds, &layers), Some(layers))
             }
+        };
+        config.shape_params_b = shape_params_b;
+        // Models whose layers are alike: the others' modules are not named.
+        let excluded_b = match (&layers, &m.quantization_config.0) {
+            (Some(layers), Some(q)) => excluded_params_b(&q.excluded_modules(), layers),
             _ => 0.0,
         };
         if let Some(q) = config.quantization.as_mut() {
@@ -584,46 +586,25 @@ impl ModelConfig {
 /// and its gated MLP, or experts with their shared experts and router after
 /// the first `first_k_dense_replace` dense layers; and the vision tower.
 /// Norms, a few thousand parameters a layer, are left out.
-fn uniform_params_b(m: &RawConfig, c: &ModelConfig) -> (f64, f64) {
-    let kinds = LayerKinds::of(m, c);
-    let sum = |modules: &[Module]| modules.iter().map(|m| m.params).sum::<f64>();
+fn uniform_params_b(c: &ModelConfig, kinds: &LayerKinds, layers: &[Vec<Module>]) -> (f64, f64) {
+    let sum = |attention: bool| {
+        layers
+            .iter()
+            .flatten()
+            .filter(|m| matches!(m.part, Part::Attention | Part::LinearAttention) == attention)
+            .map(|m| m.params)
+            .sum::<f64>()
+    };
+    let (attention, mlp) = (sum(true), sum(false));
+    // The routed experts a token does not reach.
+    let moe_layers = (0..c.layers).filter(|&i| kinds.is_moe_layer(c, i)).count() as f64;
+    let idle = moe_layers * (f64::from(c.experts) - f64::from(c.experts_per_token)) * kinds.expert;
     let h = f64::from(c.hidden_size);
-    let layers = f64::from(c.layers);
-    let linear_layers = f64::from(c.linear_layers);
-    let attention = match &kinds.global_attention {
-        Some(global) => {
-            let sliding = f64::from(c.sliding_layers);
-            (layers - linear_layers - sliding) * sum(global)
-                + sliding * sum(&kinds.attention)
-                + linear_layers * sum(&kinds.linear)
-        }
-        None => {
-            (layers - linear_layers) * sum(&kinds.attention) + linear_layers * sum(&kinds.linear)
-        }
-    };
-    let dense_mlp = sum(&kinds.dense_mlp);
-    let (mlp, active_mlp) = if c.experts > 0 {
-        let experts = f64::from(c.experts);
-        let dense = f64::from(kinds.dense_layers);
-        let moe = layers - dense;
-        let beside = if kinds.dense_beside_experts {
-            dense_mlp
-        } else {
-            0.0
-        };
-        let fixed = dense * dense_mlp + moe * (sum(&kinds.moe_fixed) + beside);
-        (
-            fixed + moe * experts * kinds.expert,
-            fixed + moe * f64::from(c.experts_per_token) * kinds.expert,
-        )
-    } else {
-        (layers * dense_mlp, layers * dense_mlp)
-    };
     let embeddings = f64::from(c.vocab) * h * if c.tied_embeddings { 1.0 } else { 2.0 };
     let fixed = embeddings + c.vision_params_b * 1e9;
     (
         (fixed + attention + mlp) / 1e9,
-        (fixed + attention + active_mlp) / 1e9,
+        (fixed + attention + (mlp - idle)) / 1e9,
     )
 }
 
@@ -790,18 +771,22 @@ impl LayerKinds {
                     Some(global) if !is_sliding_layer(m, i) => global.clone(),
                     _ => self.attention.clone(),
                 };
-                if c.experts == 0 || i < self.dense_layers {
+                if !self.is_moe_layer(c, i) || self.dense_beside_experts {
                     modules.extend(self.dense_mlp.iter().cloned());
-                } else {
-                    if self.dense_beside_experts {
-                        modules.extend(self.dense_mlp.iter().cloned());
-                    }
+                }
+                if self.is_moe_layer(c, i) {
                     modules.extend(self.moe_fixed.iter().cloned());
                     modules.push(experts.clone());
                 }
                 modules
             })
             .collect()
+    }
+
+    /// Whether layer `i` (from 0) has experts: past the dense layers of a
+    /// mixture of experts.
+    fn is_moe_layer(&self, c: &ModelConfig, i: u32) -> bool {
+        c.experts > 0 && i >= self.dense_layers
     }
 }
 
@@ -867,24 +852,28 @@ fn layers_of_type(m: &RawConfig, kind: &str, layers: u32) -> Option<u32> {
     Some(u32::try_from(n).unwrap_or(0).min(layers))
 }
 
+/// Whether `layer_types` gives layer `i` (from 0) a type with `kind` in it
+/// (`sliding_attention`); `None` without `layer_types`.
+fn layer_is(m: &RawConfig, i: u32, kind: &str) -> Option<bool> {
+    let types = m.layer_types.0.as_ref()?;
+    Some(
+        types
+            .get(i as usize)
+            .and_then(|t| t.0.as_deref())
+            .is_some_and(|t| t.contains(kind)),
+    )
+}
+
 /// Whether layer `i` (from 0) has sliding-window attention, as its
 /// `layer_types` entry says.
 fn is_sliding_layer(m: &RawConfig, i: u32) -> bool {
-    m.layer_types
-        .0
-        .as_ref()
-        .and_then(|types| types.get(i as usize))
-        .and_then(|t| t.0.as_deref())
-        .is_some_and(|t| t.contains("sliding"))
+    layer_is(m, i, "sliding").unwrap_or(false)
 }
 
 /// Whether layer `i` (from 0) is one of [`linear_layers`].
 fn is_linear_layer(m: &RawConfig, i: u32) -> bool {
-    if let Some(types) = m.layer_types.0.as_ref() {
-        return types
-            .get(i as usize)
-            .and_then(|t| t.0.as_deref())
-            .is_some_and(|t| t.contains("linear"));
+    if let Some(linear) = layer_is(m, i, "linear") {
+        return linear;
     }
     match m.full_attention_interval.0.filter(|n| *n > 1) {
         Some(n) if m.linear_num_value_heads.0.is_some() => !(i + 1).is_multiple_of(n),
