@@ -481,6 +481,9 @@ pub(crate) struct WeightParts {
     /// Parameters the checkpoint keeps in 16 bits, when it says (0 = the
     /// embeddings, lm_head and vision tower).
     pub(crate) unquantized_b: f64,
+    /// Parameters of the layers' modules a checkpoint's config lists as kept
+    /// in 16 bits, beyond the embeddings, lm_head and vision tower.
+    pub(crate) excluded_b: f64,
     /// The checkpoint's weights are MXFP4 (gpt-oss).
     pub(crate) mxfp4: bool,
     /// Its int4 weights' scale groups, when symmetric (see [`quantized_bytes`]).
@@ -492,7 +495,8 @@ pub(crate) struct WeightParts {
 
 /// The weights at `precision`. 16-bit and fp32 weights are parameters x 2 or
 /// 4 B. Quantized weights keep the embeddings, the lm_head (once when tied),
-/// the vision tower and whatever the checkpoint says in 16 bits:
+/// the vision tower and the modules the checkpoint's config lists in 16
+/// bits, or what its catalog row says when more:
 /// `kept x 2 B + (parameters - kept) x quantized bytes`.
 pub(crate) fn weights(parts: &WeightParts, precision: WeightPrecision, rope_gib: f64) -> Weights {
     let p = parts.params_b.max(0.0);
@@ -510,7 +514,7 @@ pub(crate) fn weights(parts: &WeightParts, precision: WeightPrecision, rope_gib:
     }
     let kept = parts
         .unquantized_b
-        .max(edges_b + parts.vision_b)
+        .max(edges_b + parts.vision_b + parts.excluded_b)
         .clamp(0.0, p);
     let padding = if parts.mxfp4 && parts.moe && parts.hidden_size > 0 {
         f64::from(parts.hidden_size.div_ceil(256) * 256) / f64::from(parts.hidden_size)
@@ -598,6 +602,7 @@ mod tests {
             tied: false,
             vision_b: 0.0,
             unquantized_b: kimi.unquantized_params_b,
+            excluded_b: 0.0,
             mxfp4: false,
             int4_group: kimi.int4_group(),
             moe: true,
@@ -759,6 +764,7 @@ mod tests {
             tied: false,
             vision_b: 0.0,
             unquantized_b: 0.0,
+            excluded_b: 0.0,
             mxfp4: false,
             int4_group: None,
             moe: false,

@@ -31,6 +31,9 @@ pub(crate) struct Model {
     /// Parameters a quantized checkpoint keeps in 16 bits beyond the
     /// embeddings and vision tower, when known (0 = derive).
     pub(crate) unquantized_b: f64,
+    /// Parameters of the layers' modules its config.json lists as kept in
+    /// 16 bits (see [`crate::sizing::ModelConfig`]), 0 when none.
+    pub(crate) excluded_b: f64,
     /// The model's own context length, when known.
     pub(crate) context: Option<u64>,
     /// The checkpoint's own precision, when known.
@@ -83,6 +86,7 @@ impl Model {
             tied: self.tied_embeddings,
             vision_b: self.vision_b,
             unquantized_b: self.unquantized_b,
+            excluded_b: self.excluded_b,
             mxfp4: self.mxfp4,
             int4_group: self.int4_group,
             moe: self.arch.experts > 0,
@@ -290,6 +294,7 @@ fn from_catalog(id: &str, found: ModelMatch, explicit: Option<ParamCount>) -> (M
         total_b,
         active_b,
         unquantized_b: s.unquantized_params_b,
+        excluded_b: 0.0,
         context: Some(s.context),
         native: Some(s.native_precision()),
         mxfp4: s.native_dtype == "mxfp4",
@@ -400,12 +405,8 @@ fn from_config(
         arch,
         total_b,
         active_b: active_b.min(total_b),
-        // The catalog's share is the published checkpoint's, counted from
-        // its files; a config's list can name more (another checkpoint of
-        // the model): the larger, so that the weights are never under-counted.
-        unquantized_b: checkpoint_unquantized_b(c)
-            .unwrap_or(0.0)
-            .max(spec.map_or(0.0, |s| s.unquantized_params_b)),
+        unquantized_b: spec.map_or(0.0, |s| s.unquantized_params_b),
+        excluded_b: c.quantization.as_ref().map_or(0.0, |q| q.excluded_b),
         context: c.context,
         native,
         mxfp4: c.quantization.as_ref().is_some_and(|q| q.mxfp4),
@@ -418,17 +419,6 @@ fn from_config(
         guessed: false,
     };
     Ok((model, vec![reason]))
-}
-
-/// What a quantized checkpoint keeps in 16 bits, in billions of
-/// parameters, when its config lists modules of its layers: those, the
-/// embeddings and lm_head, and the vision tower.
-fn checkpoint_unquantized_b(c: &ModelConfig) -> Option<f64> {
-    let excluded = c.quantization.as_ref()?.excluded_b;
-    let edges =
-        f64::from(c.vocab) * f64::from(c.hidden_size) * if c.tied_embeddings { 1.0 } else { 2.0 };
-    let vision = if c.has_vision { c.vision_params_b } else { 0.0 };
-    (excluded > 0.0).then(|| excluded + edges / 1e9 + vision)
 }
 
 /// The precision a checkpoint known by its id alone is taken to have: the
@@ -500,6 +490,7 @@ fn guessed(
         total_b: count.total_b,
         active_b: count.active_b,
         unquantized_b: 0.0,
+        excluded_b: 0.0,
         context: None,
         native: None,
         mxfp4: false,

@@ -491,7 +491,7 @@ pub(crate) fn weights_reason(m: &Model, precision: WeightPrecision, w: &Weights)
             } else {
                 ""
             },
-            if m.unquantized_b > 0.0 {
+            if m.unquantized_b > 0.0 || m.excluded_b > 0.0 {
                 ", what the checkpoint leaves unquantized"
             } else {
                 ""
