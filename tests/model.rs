@@ -880,6 +880,14 @@ fn a_model_reads_its_config_from_a_config_map_through_crossplane() {
             "has neither config.json nor model.safetensors.index.json under data (its keys: README); put the model's config.json under config.json",
         ),
         (
+            json!({"hf_quant_config.json": "{}"}),
+            "has hf_quant_config.json but no config.json; put the model's config.json beside it under config.json",
+        ),
+        (
+            json!({"config.json": codellama_config().to_string(), "hf_quant_config.json": "[]"}),
+            "key hf_quant_config.json is not a JSON object",
+        ),
+        (
             json!({"config.json": format!("{{\"pad\": \"{}\"}}", "x".repeat(300 * 1024))}),
             "key config.json is 301 KiB; a config.json is a few KiB (at most 256 KiB accepted): give the model's config.json, not its weights or tokenizer",
         ),
@@ -1499,4 +1507,47 @@ fn a_model_newer_than_an_offered_gpu_types_image_is_not_servable_there() {
         )]
     );
     assert_eq!(rsp.results, vec![]);
+}
+
+#[test]
+fn a_config_map_gives_the_hf_quant_config_json_that_older_modelopt_checkpoints_keep_apart() {
+    let xr = codellama()
+        .field(
+            "configFrom",
+            json!({"configMapRef": {"name": "codellama-config"}}),
+        )
+        .build();
+    // ModelOpt 0.29 and earlier: FP8, with every attention left in bf16.
+    let file = json!({"producer": {"name": "modelopt", "version": "0.29.0"},
+        "quantization": {"quant_algo": "FP8", "exclude_modules": ["lm_head", "model.layers.*.self_attn*"]}});
+    let sized = |data: Value| {
+        let rsp = call(&with_config_map(
+            request("q1", xr.clone()),
+            vec![config_map("codellama-config", data)],
+        ));
+        assert_eq!(fatals(&rsp), Vec::<&str>::new());
+        desired_status(&rsp)["plans"].clone()
+    };
+    let config = codellama_config();
+    let with_file =
+        sized(json!({"config.json": config.to_string(), "hf_quant_config.json": file.to_string()}));
+    let plan = &with_file[0]["plan"];
+    assert_eq!(plan["quantization"], "fp8");
+    // 32 layers' attention (4 x 4096 x 4096) stay in bf16 beside the
+    // embeddings and lm_head.
+    assert!(
+        plan["reasons"].as_array().unwrap().iter().any(|r| r
+            .as_str()
+            .unwrap()
+            .starts_with("Weights: 2.41 B parameters kept in 16 bits")),
+        "{plan:#}"
+    );
+    // The same file where vLLM puts it, inline: sized alike.
+    let mut inline = config.clone();
+    inline["quantization_config"] = file.clone();
+    let rsp = call(&request("q2", codellama().field("config", inline).build()));
+    assert_eq!(desired_status(&rsp)["plans"], with_file);
+    // Without it, config.json alone describes a bf16 checkpoint.
+    let alone = sized(json!({"config.json": config.to_string()}));
+    assert_eq!(alone[0]["plan"]["quantization"], "bf16");
 }

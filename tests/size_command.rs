@@ -624,6 +624,58 @@ fn a_config_json_gives_the_exact_architecture_of_any_model() {
     );
 }
 
+/// NVIDIA's DeepSeek-V3.2-NVFP4 (ModelOpt before 0.31) lists the modules it
+/// leaves in bf16 in hf_quant_config.json, not in config.json: every MLA
+/// projection, the sparse-attention indexers and the dense layers' MLPs.
+/// Without the file it would be sized as if they were NVFP4 too.
+#[test]
+fn the_hf_quant_config_json_of_an_older_modelopt_checkpoint_names_its_bf16_modules() {
+    let weights = |extra: &[&str]| {
+        let mut argv = vec![
+            "nvidia/DeepSeek-V3.2-NVFP4",
+            "--gpu-type",
+            "B200",
+            "--vllm-version",
+            "0.20.0",
+            "-o",
+            "json",
+        ];
+        argv.extend_from_slice(extra);
+        let v = json_of(&argv);
+        let reason = v["reasons"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(Value::as_str)
+            .find(|r| r.starts_with("Weights: "))
+            .unwrap()
+            .to_string();
+        (v["estimate"]["weightsGiB"].clone(), reason)
+    };
+    let config = data("deepseek-v3.2-nvfp4-config.json");
+    let file = data("deepseek-v3.2-nvfp4-hf_quant_config.json");
+    let (alone, _) = weights(&["--config", &config]);
+    let (with_file, reason) = weights(&["--config", &config, "--hf-quant-config", &file]);
+    assert_eq!((alone, with_file), (json!(354.52), json!(361.29)));
+    assert!(
+        reason.starts_with("Weights: 6.95 B parameters kept in 16 bits (embeddings and lm_head, what the checkpoint leaves unquantized) x 2 B + 664.93 B quantized x 0.5625 B"),
+        "{reason}"
+    );
+    // The file completes a config.json: without one it is refused.
+    let Err(refused) = Cli::try_parse_from([
+        "size",
+        "nvidia/DeepSeek-V3.2-NVFP4",
+        "--hf-quant-config",
+        &file,
+    ]) else {
+        panic!("--hf-quant-config without --config parsed");
+    };
+    assert!(
+        refused.to_string().contains("--config <CONFIG_JSON>"),
+        "{refused}"
+    );
+}
+
 #[test]
 fn a_guessed_architecture_is_the_nearest_llama_3_and_says_how_to_give_the_config() {
     let v = json_of(&["--model", "example/my-codellama-7B", "--gpu-type", "H100"]);

@@ -14,9 +14,9 @@ use serde::Serialize;
 use super::input_file;
 use super::whole_number::whole_number;
 use crate::sizing::{
-    self, Gpu, GpuPrices, KvCacheDtype, MigChoice, MigStrategy, ModelConfig, Objective, Plan,
-    ScalingTarget, SizingError, SizingRequest, WeightPrecision, canonical_prices,
-    weights_index_total_bytes,
+    self, ConfigError, Gpu, GpuPrices, KvCacheDtype, MigChoice, MigStrategy, ModelConfig,
+    Objective, Plan, ScalingTarget, SizingError, SizingRequest, WeightPrecision, canonical_prices,
+    read_hf_quant_config, weights_index_total_bytes,
 };
 use crate::xr::llm_inference::MODEL_MAX;
 use crate::xr::plan_status::{PlanStatus, round2};
@@ -77,6 +77,16 @@ pub struct SizeArgs {
     /// model (wins over the catalog); `-` reads it from standard input.
     #[arg(long = "config", value_name = "CONFIG_JSON")]
     pub(crate) config: Option<PathBuf>,
+    /// The checkpoint's hf_quant_config.json, where ModelOpt 0.29 and earlier
+    /// wrote its quantization (NVIDIA's older NVFP4 and FP8 checkpoints): the
+    /// modules it leaves in 16 bits. Read, as vLLM reads it, when config.json
+    /// has no quantization_config.
+    #[arg(
+        long = "hf-quant-config",
+        value_name = "HF_QUANT_CONFIG_JSON",
+        requires = "config"
+    )]
+    pub(crate) hf_quant_config: Option<PathBuf>,
     /// The model's model.safetensors.index.json: the checkpoint's total
     /// bytes (metadata.total_size), the exact weights.
     #[arg(long = "weights-index", value_name = "INDEX_JSON")]
@@ -277,6 +287,7 @@ impl SizeArgs {
     pub(crate) fn request(&self) -> Result<SizingRequest, SizingError> {
         input_file::stdin_once([
             ("--config", self.config.as_deref()),
+            ("--hf-quant-config", self.hf_quant_config.as_deref()),
             ("--weights-index", self.weights_index.as_deref()),
         ])
         .map_err(|reason| SizingError::invalid("--config", "-".to_string(), reason))?;
@@ -285,26 +296,19 @@ impl SizeArgs {
         } else {
             None
         };
-        let model_config = self
-            .config
-            .as_deref()
-            .map(|path| {
-                let text = read(path, "config")?;
-                ModelConfig::from_json(&text).map_err(|e| {
-                    SizingError::invalid("config", input_file::shown(path), e.to_string())
-                })
-            })
-            .transpose()?;
-        let checkpoint_bytes = self
-            .weights_index
-            .as_deref()
-            .map(|path| {
-                let text = read(path, "weights index")?;
-                weights_index_total_bytes(&text).map_err(|e| {
-                    SizingError::invalid("weights index", input_file::shown(path), e.to_string())
-                })
-            })
-            .transpose()?;
+        let hf_quant_config = read_json(
+            self.hf_quant_config.as_deref(),
+            "hf quant config",
+            read_hf_quant_config,
+        )?;
+        let model_config = read_json(self.config.as_deref(), "config", |text| {
+            ModelConfig::from_files(text, hf_quant_config)
+        })?;
+        let checkpoint_bytes = read_json(
+            self.weights_index.as_deref(),
+            "weights index",
+            weights_index_total_bytes,
+        )?;
         let model_id = self
             .model_id
             .clone()
@@ -361,15 +365,18 @@ fn check_model_id(id: &str) -> Result<(), SizingError> {
     })
 }
 
-/// A file the flags name; an error that names the flag when it cannot be read.
-fn read(path: &Path, field: &'static str) -> Result<String, SizingError> {
-    input_file::read_text(path, "a JSON file").map_err(|e| {
-        SizingError::invalid(
-            field,
-            input_file::shown(path),
-            format!("cannot read it: {e}"),
-        )
-    })
+/// What `parse` reads from the JSON file a flag names, if it names one; an
+/// error names the flag's `field` and the file.
+fn read_json<T>(
+    path: Option<&Path>,
+    field: &'static str,
+    parse: impl FnOnce(&str) -> Result<T, ConfigError>,
+) -> Result<Option<T>, SizingError> {
+    let Some(path) = path else { return Ok(None) };
+    let invalid = |reason: String| SizingError::invalid(field, input_file::shown(path), reason);
+    let text = input_file::read_text(path, "a JSON file")
+        .map_err(|e| invalid(format!("cannot read it: {e}")))?;
+    parse(&text).map(Some).map_err(|e| invalid(e.to_string()))
 }
 
 /// Sizes and writes the plan in the chosen format.

@@ -266,11 +266,16 @@ struct RawConfig {
     vision_config: Lenient<VisionConfig>,
 }
 
-/// `quantization_config`.
+/// `quantization_config`, or the hf_quant_config.json of a checkpoint made
+/// by ModelOpt 0.29 or earlier, which vLLM reads in its place when
+/// config.json has none (see [`QuantizationConfig::unnested`]).
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default)]
 struct QuantizationConfig {
     quant_method: Lenient<String>,
+    /// hf_quant_config.json's: who wrote it, and what it says.
+    producer: Lenient<Producer>,
+    quantization: Lenient<Box<QuantizationConfig>>,
     bits: Lenient<u64>,
     load_in_8bit: Lenient<bool>,
     quant_algo: Lenient<String>,
@@ -284,7 +289,29 @@ struct QuantizationConfig {
     modules_to_not_convert: Lenient<Vec<String>>,
 }
 
+/// hf_quant_config.json's `producer`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+struct Producer {
+    name: Lenient<String>,
+}
+
 impl QuantizationConfig {
+    /// ModelOpt's hf_quant_config.json nests its method, algorithm and
+    /// exclusions under `quantization`, with no `quant_method`: read it as
+    /// the config.json form vLLM turns it into (`modelopt`).
+    fn unnested(mut self) -> QuantizationConfig {
+        let by_modelopt =
+            self.producer.0.as_ref().and_then(|p| p.name.0.as_deref()) == Some("modelopt");
+        match self.quantization.0.take() {
+            Some(inner) if by_modelopt && self.quant_method.0.is_none() => QuantizationConfig {
+                quant_method: Lenient(Some("modelopt".into())),
+                ..*inner
+            },
+            _ => self,
+        }
+    }
+
     /// The modules the checkpoint leaves in 16 bits, in whichever list its
     /// format writes them.
     fn excluded_modules(&self) -> Vec<String> {
@@ -338,6 +365,17 @@ impl ModelConfig {
     /// Parses a `config.json`. The language model's layers, heads and hidden
     /// size are required; everything else has a documented default.
     pub fn from_json(text: &str) -> Result<ModelConfig, ConfigError> {
+        Self::from_files(text, None)
+    }
+
+    /// Parses a `config.json` and the `hf_quant_config.json` beside it, if
+    /// any: as vLLM does, that file is the quantization_config of a
+    /// config.json that has none (ModelOpt 0.29 and earlier wrote it apart).
+    /// The file is read by [`read_hf_quant_config`].
+    pub fn from_files(
+        text: &str,
+        hf_quant_config: Option<Value>,
+    ) -> Result<ModelConfig, ConfigError> {
         let root: Value = serde_json::from_str(&non_finite_as_null(text))
             .map_err(|e| ConfigError(format!("config.json is not valid JSON: {e}")))?;
         let Some(top) = root.as_object() else {
@@ -363,8 +401,18 @@ impl ModelConfig {
                 }
             }
         }
-        let m = RawConfig::deserialize(&Value::Object(merged.clone()))
+        if let Some(file) = hf_quant_config
+            && merged.get("quantization_config").is_none_or(Value::is_null)
+        {
+            merged.insert("quantization_config".into(), file);
+        }
+        let mut m = RawConfig::deserialize(&Value::Object(merged.clone()))
             .map_err(|e| ConfigError(format!("config.json cannot be read: {e}")))?;
+        m.quantization_config.0 = m
+            .quantization_config
+            .0
+            .take()
+            .map(QuantizationConfig::unnested);
         let missing = |field: &str| match merged.get(field) {
             Some(value) => ConfigError(format!(
                 "config.json's {field} is {}, not a whole number above zero",
@@ -1214,6 +1262,15 @@ fn vision_params_b(v: &VisionConfig) -> f64 {
     }
 }
 
+/// An `hf_quant_config.json`'s text as [`ModelConfig::from_files`] takes it.
+pub fn read_hf_quant_config(text: &str) -> Result<Value, ConfigError> {
+    match serde_json::from_str::<Value>(text) {
+        Ok(v) if v.is_object() => Ok(v),
+        Ok(_) => Err(ConfigError("not a JSON object".into())),
+        Err(e) => Err(ConfigError(format!("not valid JSON: {e}"))),
+    }
+}
+
 /// `metadata.total_size` of a `model.safetensors.index.json`: the bytes of
 /// all the checkpoint's tensors.
 pub fn weights_index_total_bytes(text: &str) -> Result<u64, ConfigError> {
@@ -1251,6 +1308,7 @@ pub fn weights_index_total_bytes(text: &str) -> Result<u64, ConfigError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn codellama_is_multi_head() {
@@ -1793,6 +1851,48 @@ mod tests {
         assert_eq!(
             excluded_b(r#"{"quant_method":"fp8","modules_to_not_convert":["lm_head"]}"#),
             Some(0.0)
+        );
+    }
+
+    #[test]
+    fn modelopt_hf_quant_config_is_the_quantization_config_config_json_lacks() {
+        let config = r#"{"architectures":["LlamaForCausalLM"],"hidden_size":64,"num_attention_heads":4,
+            "num_key_value_heads":4,"num_hidden_layers":2,"intermediate_size":128,"vocab_size":100}"#;
+        // ModelOpt 0.29's file: all it says nests under `quantization`.
+        let file = json!({"producer": {"name": "modelopt", "version": "0.29.0"},
+            "quantization": {"quant_algo": "NVFP4", "group_size": 16,
+                "exclude_modules": ["lm_head", "model.layers.0.self_attn*"]}});
+        let read = |config: &str, file: Option<Value>| {
+            let q = ModelConfig::from_files(config, file)
+                .unwrap()
+                .quantization?;
+            Some((q.method, q.precision, (q.excluded_b * 1e9).round()))
+        };
+        // Layer 0's attention: 4 projections of 64 x 64.
+        let nvfp4 = Some(("modelopt".to_string(), WeightPrecision::Fp4, 16_384.0));
+        assert_eq!(read(config, Some(file.clone())), nvfp4);
+        // The same object under config.json's quantization_config, where
+        // vLLM puts it.
+        let inline = config.replacen('{', &format!(r#"{{"quantization_config":{file},"#), 1);
+        assert_eq!(read(&inline, None), nvfp4);
+        // A config.json that has its own is read, not the file (as vLLM does).
+        let own = config.replacen('{', r#"{"quantization_config":{"quant_method":"fp8"},"#, 1);
+        assert_eq!(
+            read(&own, Some(file)),
+            Some(("fp8".to_string(), WeightPrecision::Fp8, 0.0))
+        );
+        // Another producer's nesting is not ModelOpt's.
+        let other = json!({"producer": {"name": "other"}, "quantization": {"quant_algo": "NVFP4"}});
+        assert_eq!(read(config, Some(other)), None);
+        assert_eq!(
+            read_hf_quant_config("[1]").unwrap_err().0,
+            "not a JSON object"
+        );
+        assert!(
+            read_hf_quant_config("{")
+                .unwrap_err()
+                .0
+                .starts_with("not valid JSON: ")
         );
     }
 

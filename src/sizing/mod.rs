@@ -62,7 +62,10 @@ mod text;
 mod validate;
 mod weights;
 
-pub use config::{CheckpointQuantization, ConfigError, ModelConfig, weights_index_total_bytes};
+pub use config::{
+    CheckpointQuantization, ConfigError, ModelConfig, read_hf_quant_config,
+    weights_index_total_bytes,
+};
 pub(crate) use error::SizingError;
 pub use gpu_choice::cheapest;
 pub(crate) use gpu_choice::{

@@ -73,13 +73,13 @@ pub(crate) struct ModelSpec {
     pub(crate) hf_token_secret_ref: Option<SecretKeyRef>,
     /// Secret whose keys the model servers' pods take as their environment (envFrom), for s3:// weights in a bucket the nodes' role cannot read: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN, AWS_REGION), plus AWS_ENDPOINT_URL and RUNAI_STREAMER_S3_USE_VIRTUAL_ADDRESSING=0 for an S3-compatible store such as MinIO or Ceph. It must exist where the pods run. A VLLMRuntime's environment holds literal values only: runtimes serving the Model run on a Deployment or a LeaderWorkerSet.
     pub(crate) storage_secret_ref: Option<NameRef>,
-    /// The model's Hugging Face config.json, as an object: its exact architecture (layers, heads, KV heads, vocabulary, sliding window, MLA, quantization) for models the catalog does not know. At most 256 KiB. Not with configFrom.
+    /// The model's Hugging Face config.json, as an object: its exact architecture (layers, heads, KV heads, vocabulary, sliding window, MLA, quantization) for models the catalog does not know. A checkpoint whose quantization is in hf_quant_config.json (ModelOpt 0.29 and earlier) takes that file's content as quantization_config, where vLLM puts it. At most 256 KiB. Not with configFrom.
     #[serde(default)]
     #[schemars(schema_with = "free_form_object")]
     pub(crate) config: Option<serde_json::Value>,
     /// The checkpoint's weights index (model.safetensors.index.json): its total size gives the exact weights.
     pub(crate) weights_index: Option<WeightsIndex>,
-    /// A ConfigMap in the Model's namespace holding the model's config.json (key config.json) and, optionally, its model.safetensors.index.json (key model.safetensors.index.json). Not with config.
+    /// A ConfigMap in the Model's namespace holding the model's config.json (key config.json) and, optionally, its model.safetensors.index.json (key model.safetensors.index.json) and hf_quant_config.json (key hf_quant_config.json: read, as vLLM reads it, when config.json has no quantization_config). Not with config.
     pub(crate) config_from: Option<ConfigFrom>,
     /// vLLM's KV cache dtype for the runtimes that serve the Model: auto (the model's) or fp8 (half the memory per token).
     pub(crate) kv_cache_dtype: Option<KvCacheDtype>,

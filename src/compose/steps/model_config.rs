@@ -1,4 +1,5 @@
-//! Reading a Model's `config.json` (and weights index) from the ConfigMap
+//! Reading a Model's `config.json` (with its weights index and ModelOpt's
+//! `hf_quant_config.json`) from the ConfigMap
 //! its `spec.configFrom.configMapRef` names, through Crossplane's required
 //! resources, the way `model_ref` reads a Model.
 //!
@@ -14,11 +15,11 @@ use serde_json::Value;
 
 use crate::compose::composition::{ComposeRequest, Refusal};
 use crate::compose::steps::conditions::withdrawn;
-use crate::compose::steps::model_facts::{ModelFacts, parse_config};
+use crate::compose::steps::model_facts::{CONFIG_MAX_BYTES, ModelFacts, parse_config};
 use crate::compose::steps::model_ref::{Awaited, WaitingFor, fetched};
 use crate::protocol::server::{Condition, ResourceSelector, resource_selector::Match};
 use crate::response as outcome;
-use crate::sizing::weights_index_total_bytes;
+use crate::sizing::{read_hf_quant_config, weights_index_total_bytes};
 
 /// Key of the requirement, in the request's `required` and the response's requirements.
 pub(crate) const REQUIREMENT_KEY: &str = "model-config";
@@ -29,6 +30,9 @@ pub(crate) const MODEL_CONFIG_RESOLVED: &str = "ModelConfigResolved";
 /// The ConfigMap keys read.
 pub(crate) const CONFIG_KEY: &str = "config.json";
 pub(crate) const INDEX_KEY: &str = "model.safetensors.index.json";
+/// Where ModelOpt 0.29 and earlier wrote a checkpoint's quantization; vLLM
+/// reads it when config.json has no quantization_config.
+pub(crate) const HF_QUANT_CONFIG_KEY: &str = "hf_quant_config.json";
 
 /// The requirement for the ConfigMap `name` in `namespace`.
 pub(crate) fn requirement(name: &str, namespace: &str) -> ResourceSelector {
@@ -85,7 +89,7 @@ pub(crate) fn resolve(
             .and_then(Value::as_object)
             .is_some_and(|b| b.contains_key(key))
     };
-    for key in [CONFIG_KEY, INDEX_KEY] {
+    for key in [CONFIG_KEY, INDEX_KEY, HF_QUANT_CONFIG_KEY] {
         if text(key).is_none() && in_binary(key) {
             return Err(invalid(format!(
                 "{key} is under binaryData; put it under data, as text"
@@ -93,6 +97,25 @@ pub(crate) fn resolve(
         }
     }
     let (config, index) = (text(CONFIG_KEY), text(INDEX_KEY));
+    let hf_quant_config = match text(HF_QUANT_CONFIG_KEY) {
+        None => None,
+        Some(_) if config.is_none() => {
+            return Err(invalid(format!(
+                "has {HF_QUANT_CONFIG_KEY} but no {CONFIG_KEY}; put the model's config.json beside it under {CONFIG_KEY}"
+            )));
+        }
+        Some(t) if t.len() > CONFIG_MAX_BYTES => {
+            return Err(invalid(format!(
+                "key {HF_QUANT_CONFIG_KEY} is {} KiB; at most {} KiB accepted",
+                t.len().div_ceil(1024),
+                CONFIG_MAX_BYTES / 1024
+            )));
+        }
+        Some(t) => Some(
+            read_hf_quant_config(t)
+                .map_err(|e| invalid(format!("key {HF_QUANT_CONFIG_KEY} is {e}")))?,
+        ),
+    };
     if config.is_none() && index.is_none() {
         let keys: Vec<&str> = data
             .map(|d| d.keys().map(String::as_str).collect())
@@ -107,7 +130,8 @@ pub(crate) fn resolve(
         )));
     }
     if let Some(t) = config {
-        let config = parse_config(&format!("key {CONFIG_KEY}"), t).map_err(invalid)?;
+        let config =
+            parse_config(&format!("key {CONFIG_KEY}"), t, hf_quant_config).map_err(invalid)?;
         facts.model_config = Some(config);
     }
     if let Some(t) = index {

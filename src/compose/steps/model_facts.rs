@@ -68,8 +68,13 @@ pub(crate) struct ModelFacts {
 /// few KiB (multimodal ones tens of KiB).
 pub(crate) const CONFIG_MAX_BYTES: usize = 256 * 1024;
 
-/// Reads a config.json given as text; `field` names where it came from.
-pub(crate) fn parse_config(field: &str, text: &str) -> Result<ModelConfig, String> {
+/// Reads a config.json given as text, with the hf_quant_config.json beside
+/// it if any; `field` names where it came from.
+pub(crate) fn parse_config(
+    field: &str,
+    text: &str,
+    hf_quant_config: Option<serde_json::Value>,
+) -> Result<ModelConfig, String> {
     if text.len() > CONFIG_MAX_BYTES {
         return Err(format!(
             "{field} is {} KiB; a config.json is a few KiB (at most {} KiB accepted): give the model's config.json, not its weights or tokenizer",
@@ -77,7 +82,7 @@ pub(crate) fn parse_config(field: &str, text: &str) -> Result<ModelConfig, Strin
             CONFIG_MAX_BYTES / 1024
         ));
     }
-    ModelConfig::from_json(text).map_err(|e| format!("{field}: {e}"))
+    ModelConfig::from_files(text, hf_quant_config).map_err(|e| format!("{field}: {e}"))
 }
 
 impl ModelFacts {
@@ -247,7 +252,11 @@ impl ModelFacts {
                     "{prefix}.config is not an object; give the content of the model's config.json"
                 ));
             }
-            Some(v) => Some(parse_config(&format!("{prefix}.config"), &v.to_string())?),
+            Some(v) => Some(parse_config(
+                &format!("{prefix}.config"),
+                &v.to_string(),
+                None,
+            )?),
             None => None,
         };
         // Within 1 to MAX_CHECKPOINT_BYTES: from_object checked the schema's range.
