@@ -662,6 +662,14 @@ fn codellama() -> Model {
     Model::new("llama-8b").weights_uri("hf://example/my-codellama")
 }
 
+/// The codellama Model sized from the ConfigMap codellama-config.
+fn codellama_from_config_map() -> Model {
+    codellama().field(
+        "configFrom",
+        json!({"configMapRef": {"name": "codellama-config"}}),
+    )
+}
+
 fn first_plan(rsp: &fnv1::RunFunctionResponse) -> Value {
     desired_status(rsp)["plans"][0]["plan"].clone()
 }
@@ -729,12 +737,8 @@ fn a_model_with_its_config_json_is_sized_exactly_and_without_it_warns() {
     assert_eq!(call(&request("c3", seen)).results, vec![]);
 
     // Both an inline config and a ConfigMap: which one is meant is unclear.
-    let both = codellama()
+    let both = codellama_from_config_map()
         .field("config", codellama_config())
-        .field(
-            "configFrom",
-            json!({"configMapRef": {"name": "codellama-config"}}),
-        )
         .build();
     assert_eq!(
         fatals(&call(&request("c4", both))),
@@ -746,12 +750,7 @@ fn a_model_with_its_config_json_is_sized_exactly_and_without_it_warns() {
 
 #[test]
 fn a_model_reads_its_config_from_a_config_map_through_crossplane() {
-    let xr = codellama()
-        .field(
-            "configFrom",
-            json!({"configMapRef": {"name": "codellama-config"}}),
-        )
-        .build();
+    let xr = codellama_from_config_map().build();
     let requirements = Some(fnv1::Requirements {
         resources: [(
             "model-config".to_string(),
@@ -1511,12 +1510,7 @@ fn a_model_newer_than_an_offered_gpu_types_image_is_not_servable_there() {
 
 #[test]
 fn a_config_map_gives_the_hf_quant_config_json_that_older_modelopt_checkpoints_keep_apart() {
-    let xr = codellama()
-        .field(
-            "configFrom",
-            json!({"configMapRef": {"name": "codellama-config"}}),
-        )
-        .build();
+    let xr = codellama_from_config_map().build();
     // ModelOpt 0.29 and earlier: FP8, with every attention left in bf16.
     let file = json!({"producer": {"name": "modelopt", "version": "0.29.0"},
         "quantization": {"quant_algo": "FP8", "exclude_modules": ["lm_head", "model.layers.*.self_attn*"]}});
