@@ -632,7 +632,6 @@ fn a_config_json_gives_the_exact_architecture_of_any_model() {
 fn the_hf_quant_config_json_of_an_older_modelopt_checkpoint_names_its_bf16_modules() {
     let weights = |extra: &[&str]| {
         let mut argv = vec![
-            "nvidia/DeepSeek-V3.2-NVFP4",
             "--gpu-type",
             "B200",
             "--vllm-version",
@@ -654,9 +653,28 @@ fn the_hf_quant_config_json_of_an_older_modelopt_checkpoint_names_its_bf16_modul
     };
     let config = data("deepseek-v3.2-nvfp4-config.json");
     let file = data("deepseek-v3.2-nvfp4-hf_quant_config.json");
-    let (alone, _) = weights(&["--config", &config]);
-    let (with_file, reason) = weights(&["--config", &config, "--hf-quant-config", &file]);
-    assert_eq!((alone, with_file), (json!(354.52), json!(361.29)));
+    // Another organisation's checkpoint of the same name, which the
+    // catalog's entry for NVIDIA's does not describe.
+    let (alone, _) = weights(&[
+        "--model",
+        "example/DeepSeek-V3.2-NVFP4",
+        "--config",
+        &config,
+    ]);
+    let (with_file, reason) = weights(&[
+        "--model",
+        "example/DeepSeek-V3.2-NVFP4",
+        "--config",
+        &config,
+        "--hf-quant-config",
+        &file,
+    ]);
+    assert_eq!((alone, with_file.clone()), (json!(354.52), json!(361.29)));
+    // By its id alone, the catalog's entry for these exact weights says the
+    // same.
+    let (by_id, by_id_reason) = weights(&["nvidia/DeepSeek-V3.2-NVFP4"]);
+    assert_eq!(by_id, with_file);
+    assert_eq!(by_id_reason, reason);
     assert!(
         reason.starts_with("Weights: 6.95 B parameters kept in 16 bits (embeddings and lm_head, what the checkpoint leaves unquantized) x 2 B + 664.93 B quantized x 0.5625 B"),
         "{reason}"

@@ -40,7 +40,7 @@ pub struct CatalogModel {
     pub(crate) hidden_size: u32,
     /// `max_position_embeddings`: the longest context the config advertises.
     pub(crate) context: u64,
-    /// Checkpoint dtype: `bfloat16`, `float32`, `fp8`, `mxfp4`, or `int4/32`
+    /// Checkpoint dtype: `bfloat16`, `float32`, `fp8`, `mxfp4`, `nvfp4` or `int4/32`
     /// (int4 in symmetric groups of 32, one 16-bit scale each).
     #[serde(rename = "native")]
     pub(crate) native_dtype: String,
@@ -102,7 +102,7 @@ impl CatalogModel {
             "float32" => WeightPrecision::Fp32,
             "float16" => WeightPrecision::Fp16,
             "fp8" => WeightPrecision::Fp8,
-            "mxfp4" => WeightPrecision::Fp4,
+            "mxfp4" | "nvfp4" => WeightPrecision::Fp4,
             int4 if int4.starts_with("int4") => WeightPrecision::Int4,
             _ => WeightPrecision::Bf16,
         }
