@@ -373,7 +373,7 @@ fn a_chosen_type_is_held_by_node_affinity() {
              the type chosen for it, and a plan for one type may start on GPUs of another; leave gpuNodeSelector \
              unset or true (GPU nodes need the nvidia.com/gpu.product, cloud.google.com/gke-accelerator, \
              eks.amazonaws.com/instance-gpu-name, karpenter.k8s.aws/instance-gpu-name or \
-             amd.com/gpu.device-id label), \
+             amd.com/gpu.device-id label, or on AKS a GPU VM size as node.kubernetes.io/instance-type), \
              set input.defaults.gpuType, or name the GPU type in spec.gpuType"
         )]
     );

@@ -532,9 +532,16 @@ fn pcie_and_nvl_gpu_types_ask_for_their_own_product_label() {
 /// GPU (spx_nps1, or no partition label) serves a plan for one.
 #[test]
 fn amd_gpu_types_ask_for_their_device_ids() {
-    for (gpu_type, ids) in [
-        ("MI300X", json!(["74a1", "74a9", "74b5", "74bd"])),
-        ("mi325x", json!(["74a5", "74b9"])),
+    // Azure's MI300X VMs are found by their size where the labeller does
+    // not run; Azure offers no MI325X.
+    let mi300x_vm = aks(&["Standard_ND96isr_MI300X_v5"], "amd.com/gpu.device-id");
+    for (gpu_type, ids, azure) in [
+        (
+            "MI300X",
+            json!(["74a1", "74a9", "74b5", "74bd"]),
+            vec![mi300x_vm],
+        ),
+        ("mi325x", json!(["74a5", "74b9"]), vec![]),
     ] {
         let spec =
             json!({"model": "Qwen/Qwen2.5-7B-Instruct", "gpuType": gpu_type, "runtime": "auto"});
@@ -543,18 +550,20 @@ fn amd_gpu_types_ask_for_their_device_ids() {
         let rsp = call(&req);
         assert_eq!(rsp.results, vec![], "{gpu_type}");
         let (deployment, _) = composed(&rsp, "deployment");
+        let mut terms = vec![
+            json!({"matchExpressions": [
+                {"key": "amd.com/gpu.device-id", "operator": "In", "values": ids},
+                {"key": "amd.com/gpu.compute-memory-partition", "operator": "In", "values": ["spx_nps1"]},
+            ]}),
+            json!({"matchExpressions": [
+                {"key": "amd.com/gpu.device-id", "operator": "In", "values": ids},
+                {"key": "amd.com/gpu.compute-memory-partition", "operator": "DoesNotExist"},
+            ]}),
+        ];
+        terms.extend(azure);
         assert_eq!(
             deployment["spec"]["template"]["spec"]["affinity"],
-            json!({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-                {"matchExpressions": [
-                    {"key": "amd.com/gpu.device-id", "operator": "In", "values": ids},
-                    {"key": "amd.com/gpu.compute-memory-partition", "operator": "In", "values": ["spx_nps1"]},
-                ]},
-                {"matchExpressions": [
-                    {"key": "amd.com/gpu.device-id", "operator": "In", "values": ids},
-                    {"key": "amd.com/gpu.compute-memory-partition", "operator": "DoesNotExist"},
-                ]},
-            ]}}}),
+            json!({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}}),
             "{gpu_type}"
         );
     }
@@ -653,6 +662,92 @@ fn a_mig_slice_under_the_single_strategy_is_a_gpu_on_nodes_labelled_with_the_sli
     }
 }
 
+/// The node selector terms of a small model's Deployment on `gpu_type`
+/// (`mig` its profile, or `none`) where the platform pins servers to their
+/// GPU type.
+fn pinned_affinity(gpu_type: &str, mig: &str) -> Value {
+    let spec = json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "gpuType": gpu_type,
+        "migProfile": mig, "runtime": "deployment"});
+    let mut req = request("team", LlmInference::new("qwen").spec(spec).build());
+    req.input = Some(input(json!({"defaults": {"gpuNodeSelector": true}})));
+    let rsp = call(&req);
+    assert_eq!(rsp.results, vec![], "{gpu_type} {mig}");
+    let (deployment, _) = composed(&rsp, "deployment");
+    deployment["spec"]["template"]["spec"]["affinity"]["nodeAffinity"]
+        ["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+        .clone()
+}
+
+/// The term of nodes whose GPU feature discovery product label is `label`.
+fn product(label: &str) -> Value {
+    json!({"matchExpressions": [{"key": "nvidia.com/gpu.product", "operator": "In", "values": [label]}]})
+}
+
+/// The term AKS nodes of `sizes` match where `labeller`'s label is absent.
+fn aks(sizes: &[&str], labeller: &str) -> Value {
+    json!({"matchExpressions": [
+        {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": sizes},
+        {"key": labeller, "operator": "DoesNotExist"},
+    ]})
+}
+
+/// AKS labels a node with its Azure VM size and nothing else that names its
+/// GPU (it runs no feature discovery unless the cluster adds it): the size
+/// keeps a server on its GPU where the vendor's labeller has not labelled
+/// the node, whose label would say that its GPUs are shared. A MIG slice,
+/// which AKS's MIG set-up has feature discovery label, gets no such term.
+#[test]
+fn azure_vm_sizes_keep_a_server_on_its_gpu_where_no_labeller_runs() {
+    assert_eq!(
+        pinned_affinity("H100-NVL", "none"),
+        json!([
+            product("NVIDIA-H100-NVL"),
+            aks(
+                &["Standard_NC40ads_H100_v5", "Standard_NC80adis_H100_v5"],
+                "nvidia.com/gpu.product"
+            ),
+        ])
+    );
+    assert_eq!(
+        pinned_affinity("A100-80GB-PCIe", "none"),
+        json!([
+            product("NVIDIA-A100-80GB-PCIe"),
+            aks(
+                &[
+                    "Standard_NC24ads_A100_v4",
+                    "Standard_NC48ads_A100_v4",
+                    "Standard_NC96ads_A100_v4"
+                ],
+                "nvidia.com/gpu.product"
+            ),
+        ])
+    );
+    assert_eq!(
+        pinned_affinity("A100-80GB-PCIe", "1g.10gb"),
+        json!([product("NVIDIA-A100-80GB-PCIe")])
+    );
+    // Azure offers no L4: the term is absent, not empty.
+    assert_eq!(
+        pinned_affinity("L4", "none"),
+        json!([
+            product("NVIDIA-L4"),
+            {"matchExpressions": [
+                {"key": "cloud.google.com/gke-accelerator", "operator": "In", "values": ["nvidia-l4"]},
+                {"key": "cloud.google.com/gke-gpu-partition-size", "operator": "DoesNotExist"},
+                {"key": "cloud.google.com/gke-gpu-sharing-strategy", "operator": "DoesNotExist"},
+            ]},
+            {"matchExpressions": [
+                {"key": "eks.amazonaws.com/instance-gpu-name", "operator": "In", "values": ["l4"]},
+                {"key": "nvidia.com/gpu.product", "operator": "DoesNotExist"},
+            ]},
+            {"matchExpressions": [
+                {"key": "karpenter.k8s.aws/instance-gpu-name", "operator": "In", "values": ["l4"]},
+                {"key": "nvidia.com/gpu.product", "operator": "DoesNotExist"},
+            ]},
+        ])
+    );
+}
+
 /// EKS (Auto Mode, Karpenter) labels the nodes it provisions with EC2's
 /// name of their GPU, which is `a100` for both A100 sizes: the GPU's memory
 /// label tells them apart. EC2's name is the same on a node whose GPUs are
@@ -661,18 +756,6 @@ fn a_mig_slice_under_the_single_strategy_is_a_gpu_on_nodes_labelled_with_the_sli
 /// Operator, and so feature discovery: it gets no EKS terms.
 #[test]
 fn eks_gpu_names_keep_a_server_on_its_gpu_where_feature_discovery_does_not_run() {
-    let affinity = |gpu_type: &str, mig: &str| {
-        let spec = json!({"model": "Qwen/Qwen2.5-1.5B-Instruct", "gpuType": gpu_type,
-            "migProfile": mig, "runtime": "deployment"});
-        let mut req = request("team", LlmInference::new("qwen").spec(spec).build());
-        req.input = Some(input(json!({"defaults": {"gpuNodeSelector": true}})));
-        let rsp = call(&req);
-        assert_eq!(rsp.results, vec![], "{gpu_type} {mig}");
-        let (deployment, _) = composed(&rsp, "deployment");
-        deployment["spec"]["template"]["spec"]["affinity"]["nodeAffinity"]
-            ["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
-            .clone()
-    };
     let eks = |prefix: &str, name: &str, memory: Option<(&str, &str)>| {
         let mut requirements = vec![json!(
             {"key": format!("{prefix}/instance-gpu-name"), "operator": "In", "values": [name]}
@@ -685,7 +768,6 @@ fn eks_gpu_names_keep_a_server_on_its_gpu_where_feature_discovery_does_not_run()
         requirements.push(json!({"key": "nvidia.com/gpu.product", "operator": "DoesNotExist"}));
         json!({"matchExpressions": requirements})
     };
-    let product = |label: &str| json!({"matchExpressions": [{"key": "nvidia.com/gpu.product", "operator": "In", "values": [label]}]});
     let gke = |accelerator: &str| {
         json!({"matchExpressions": [
             {"key": "cloud.google.com/gke-accelerator", "operator": "In", "values": [accelerator]},
@@ -702,36 +784,38 @@ fn eks_gpu_names_keep_a_server_on_its_gpu_where_feature_discovery_does_not_run()
 
     let [auto, karpenter] = both("a100", Some(("Gt", "61440")));
     assert_eq!(
-        affinity("A100-80GB", "none"),
+        pinned_affinity("A100-80GB", "none"),
         json!([
             product("NVIDIA-A100-SXM4-80GB"),
             gke("nvidia-a100-80gb"),
             auto,
-            karpenter
+            karpenter,
+            aks(&["Standard_ND96amsr_A100_v4"], "nvidia.com/gpu.product"),
         ])
     );
     let [auto, karpenter] = both("a100", Some(("Lt", "61440")));
     assert_eq!(
-        affinity("A100-40GB", "none"),
+        pinned_affinity("A100-40GB", "none"),
         json!([
             product("NVIDIA-A100-SXM4-40GB"),
             gke("nvidia-tesla-a100"),
             auto,
-            karpenter
+            karpenter,
+            aks(&["Standard_ND96asr_v4"], "nvidia.com/gpu.product"),
         ])
     );
     let [auto, karpenter] = both("l40s", None);
     assert_eq!(
-        affinity("L40S", "none"),
+        pinned_affinity("L40S", "none"),
         json!([product("NVIDIA-L40S"), auto, karpenter])
     );
     // EC2 offers no PCIe H100, and a MIG slice is placed by feature discovery.
     assert_eq!(
-        affinity("H100-PCIe", "none"),
+        pinned_affinity("H100-PCIe", "none"),
         json!([product("NVIDIA-H100-PCIe")])
     );
     assert_eq!(
-        affinity("A100-80GB", "1g.10gb"),
+        pinned_affinity("A100-80GB", "1g.10gb"),
         json!([product("NVIDIA-A100-SXM4-80GB")])
     );
 }

@@ -102,6 +102,10 @@ fn every_runtime_carries_a_node_selector_term() {
                 {"key": "karpenter.k8s.aws/instance-gpu-name", "operator": "In", "values": ["h100"]},
                 {"key": "nvidia.com/gpu.product", "operator": "DoesNotExist"},
             ]},
+            {"matchExpressions": [
+                {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["Standard_ND96isr_H100_v5"]},
+                {"key": "nvidia.com/gpu.product", "operator": "DoesNotExist"},
+            ]},
         ])
     );
     // An AgentPool's model server too.

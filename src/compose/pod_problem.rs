@@ -11,8 +11,8 @@ use crate::compose::observed_condition::condition;
 use crate::request::{at, int_at, str_at};
 use crate::sizing::{
     AMD_DEVICE_ID_LABEL, AMD_PARTITION_LABEL, EKS_AUTO_MODE_GPU_LABELS, GKE_ACCELERATOR_LABEL,
-    GKE_PARTITION_LABEL, GKE_SHARING_LABEL, GPU_PRODUCT_LABEL, KARPENTER_GPU_LABELS,
-    MIXED_MIG_RESOURCE_PREFIX, WHOLE_AMD_GPU,
+    GKE_PARTITION_LABEL, GKE_SHARING_LABEL, GPU_PRODUCT_LABEL, INSTANCE_TYPE_LABEL,
+    KARPENTER_GPU_LABELS, MIXED_MIG_RESOURCE_PREFIX, WHOLE_AMD_GPU,
 };
 
 /// Why the pods of a workload do not run, from the pods themselves: a pod
@@ -213,6 +213,7 @@ fn gpu_labels_asked<'a>(pod: &'a Map<String, Value>) -> Option<String> {
         KARPENTER_GPU_LABELS.name,
         KARPENTER_GPU_LABELS.memory,
         AMD_DEVICE_ID_LABEL,
+        INSTANCE_TYPE_LABEL,
     ];
     let mut labels: Vec<String> = terms
         .iter()
@@ -265,18 +266,26 @@ fn gpu_labels_asked<'a>(pod: &'a Map<String, Value>) -> Option<String> {
             .then(|| format!("{AMD_PARTITION_LABEL}={WHOLE_AMD_GPU} or unset")),
         asks(GKE_PARTITION_LABEL, "DoesNotExist")
             .then(|| format!("no {GKE_PARTITION_LABEL} or {GKE_SHARING_LABEL} label")),
-        asks(GPU_PRODUCT_LABEL, "DoesNotExist")
-            .then(|| format!("instance-gpu-name only on nodes without {GPU_PRODUCT_LABEL}")),
+        cloud_names_only_without(&labels, GPU_PRODUCT_LABEL, &asks),
+        cloud_names_only_without(&labels, AMD_DEVICE_ID_LABEL, &asks),
     ]
     .into_iter()
     .flatten()
     .collect();
-    let labeller = if labels.contains(AMD_DEVICE_ID_LABEL) {
+    let mut labellers = vec![if labels.contains(AMD_DEVICE_ID_LABEL) {
         "AMD's node labeller does, with -device-id"
-    } else if labels.contains(KARPENTER_GPU_LABELS.name) {
-        "GPU feature discovery does, and EKS Auto Mode and Karpenter on the nodes they provision"
     } else {
         "GPU feature discovery does"
+    }];
+    if asks_ec2_names(&labels) {
+        labellers.push("EKS Auto Mode and Karpenter on the nodes they provision");
+    }
+    if labels.contains(INSTANCE_TYPE_LABEL) {
+        labellers.push("AKS by each node's VM size");
+    }
+    let labeller = match labellers.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{}, and {last}", rest.join(", ")),
+        _ => labellers.concat(),
     };
     let whole = if whole_gpus.is_empty() {
         String::new()
@@ -287,6 +296,37 @@ fn gpu_labels_asked<'a>(pod: &'a Map<String, Value>) -> Option<String> {
         "; it asks for a node labelled {labels}{whole} (input.defaults.gpuNodeSelector keeps each server on \
          the GPU type it is sized for): if no node carries that label and no node autoscaler is adding \
          one, label the GPU nodes ({labeller}) or turn gpuNodeSelector off"
+    ))
+}
+
+/// Whether `labels` (asked for) include EC2's name of a GPU.
+fn asks_ec2_names(labels: &str) -> bool {
+    labels.contains(EKS_AUTO_MODE_GPU_LABELS.name) || labels.contains(KARPENTER_GPU_LABELS.name)
+}
+
+/// The cloud's names of a GPU (EC2's `instance-gpu-name`, the Azure VM
+/// size as `instance-type`) that a term asks for only on nodes without
+/// `labeller`'s label, in words.
+fn cloud_names_only_without(
+    labels: &str,
+    labeller: &str,
+    asks: &impl Fn(&str, &str) -> bool,
+) -> Option<String> {
+    if !asks(labeller, "DoesNotExist") {
+        return None;
+    }
+    let names: Vec<&str> = [
+        asks_ec2_names(labels).then_some("instance-gpu-name"),
+        labels
+            .contains(INSTANCE_TYPE_LABEL)
+            .then_some("instance-type"),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    Some(format!(
+        "{} only on nodes without {labeller}",
+        names.join(" and ")
     ))
 }
 
@@ -559,6 +599,51 @@ mod tests {
             ) && message.contains(
                 "label the GPU nodes (GPU feature discovery does, and EKS Auto Mode and Karpenter on the \
                  nodes they provision)"
+            ),
+            "{message}"
+        );
+        // AKS names a GPU by the node's VM size alone, also where its GPUs
+        // are time-shared: only where feature discovery does not say so.
+        let t4 = json!({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "nvidia.com/gpu.product", "operator": "In", "values": ["Tesla-T4"]}]},
+            {"matchExpressions": [
+                {"key": "eks.amazonaws.com/instance-gpu-name", "operator": "In", "values": ["t4"]},
+                {"key": "nvidia.com/gpu.product", "operator": "DoesNotExist"},
+            ]},
+            {"matchExpressions": [
+                {"key": "node.kubernetes.io/instance-type", "operator": "In",
+                 "values": ["Standard_NC4as_T4_v3", "Standard_NC64as_T4_v3"]},
+                {"key": "nvidia.com/gpu.product", "operator": "DoesNotExist"},
+            ]},
+        ]}}});
+        let (_, message) = pod_problem(&[unschedulable(t4)]).unwrap();
+        assert!(
+            message.contains(
+                "it asks for a node labelled nvidia.com/gpu.product=Tesla-T4 or \
+                 eks.amazonaws.com/instance-gpu-name=t4 or \
+                 node.kubernetes.io/instance-type=Standard_NC4as_T4_v3,Standard_NC64as_T4_v3, on whole GPUs \
+                 (instance-gpu-name and instance-type only on nodes without nvidia.com/gpu.product) \
+                 (input.defaults.gpuNodeSelector"
+            ) && message.contains(
+                "label the GPU nodes (GPU feature discovery does, EKS Auto Mode and Karpenter on the nodes \
+                 they provision, and AKS by each node's VM size)"
+            ),
+            "{message}"
+        );
+        let mi300x = json!({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [ids, {"key": "amd.com/gpu.compute-memory-partition", "operator": "In", "values": ["spx_nps1"]}]},
+            {"matchExpressions": [
+                {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["Standard_ND96isr_MI300X_v5"]},
+                {"key": "amd.com/gpu.device-id", "operator": "DoesNotExist"},
+            ]},
+        ]}}});
+        let (_, message) = pod_problem(&[unschedulable(mi300x)]).unwrap();
+        assert!(
+            message.contains(
+                "on whole GPUs (amd.com/gpu.compute-memory-partition=spx_nps1 or unset; instance-type only on \
+                 nodes without amd.com/gpu.device-id)"
+            ) && message.contains(
+                "label the GPU nodes (AMD's node labeller does, with -device-id, and AKS by each node's VM size)"
             ),
             "{message}"
         );

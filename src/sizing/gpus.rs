@@ -42,6 +42,9 @@ pub(crate) const KARPENTER_GPU_LABELS: Ec2GpuLabels = Ec2GpuLabels {
     name: "karpenter.k8s.aws/instance-gpu-name",
     memory: "karpenter.k8s.aws/instance-gpu-memory",
 };
+/// The node label the cloud sets to a node's instance type: on AKS, the
+/// Azure VM size, which names its GPU.
+pub(crate) const INSTANCE_TYPE_LABEL: &str = "node.kubernetes.io/instance-type";
 /// The node label AMD's node labeller sets to the GPUs' PCI device ID.
 pub(crate) const AMD_DEVICE_ID_LABEL: &str = "amd.com/gpu.device-id";
 /// The node label AMD's node labeller sets to its GPUs' compute and memory
@@ -94,6 +97,10 @@ pub struct Gpu {
     /// How EKS names the GPU on the nodes it provisions.
     #[serde(deserialize_with = "dash_is_none")]
     pub(crate) ec2: Option<Ec2Gpu>,
+    /// The Azure VM sizes whose GPUs are this board, whole: the values of
+    /// the [`INSTANCE_TYPE_LABEL`] node label on AKS.
+    #[serde(rename = "azure", deserialize_with = "list")]
+    pub(crate) azure_vm_sizes: Vec<String>,
     /// The values of the [`AMD_DEVICE_ID_LABEL`] node label: one product
     /// has several (bare metal, virtual function boards).
     #[serde(deserialize_with = "list")]
@@ -456,11 +463,28 @@ mod tests {
                 product_label: b.product_label.clone(),
                 gke_accelerators: Vec::new(),
                 ec2: None,
+                // Azure's sizes name the board: each has its own.
+                azure_vm_sizes: b.azure_vm_sizes.clone(),
                 ..s.clone()
             };
             assert_eq!(b, &want, "{board}");
             assert_ne!(b.product_label, s.product_label, "{board}");
         }
+    }
+
+    /// AKS names a node's GPU by its VM size only: a size names one GPU.
+    #[test]
+    fn an_azure_vm_size_names_one_gpu() {
+        let mut seen = HashMap::new();
+        for g in gpus() {
+            for size in &g.azure_vm_sizes {
+                assert!(size.starts_with("Standard_N"), "{}: {size}", g.name);
+                if let Some(other) = seen.insert(size.as_str(), g.name.as_str()) {
+                    panic!("{size} names both {other} and {}", g.name);
+                }
+            }
+        }
+        assert_eq!(seen["Standard_NC40ads_H100_v5"], "H100-NVL");
     }
 
     /// EKS labels a GPU by EC2's name for it: where two GPUs share the

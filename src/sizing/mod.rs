@@ -74,7 +74,7 @@ pub(crate) use gpu_choice::{
 pub(crate) use gpus::{
     AMD_DEVICE_ID_LABEL, AMD_PARTITION_LABEL, ComputeCapability, EKS_AUTO_MODE_GPU_LABELS,
     GKE_ACCELERATOR_LABEL, GKE_PARTITION_LABEL, GKE_SHARING_LABEL, GPU_PRODUCT_LABEL,
-    KARPENTER_GPU_LABELS, MIXED_MIG_RESOURCE_PREFIX, WHOLE_AMD_GPU,
+    INSTANCE_TYPE_LABEL, KARPENTER_GPU_LABELS, MIXED_MIG_RESOURCE_PREFIX, WHOLE_AMD_GPU,
 };
 pub use gpus::{Gpu, MigProfile, gpu, gpu_names, gpus};
 pub use memory::{Arch, GIB, Release, VllmGeneration, release};

@@ -141,7 +141,8 @@ pub(crate) fn vllm_runtime(p: &RuntimeParams) -> crate::compose::composition::Ma
 /// and only its node's labels say which profile it is. Whole GPUs are found
 /// by the labels that name them, on nodes whose GPUs are whole: GPU feature
 /// discovery's product (whose value names MIG-single and shared GPUs
-/// apart), GKE's accelerator, EKS's EC2 GPU name, AMD's device IDs.
+/// apart), GKE's accelerator, EKS's EC2 GPU name, AMD's device IDs, AKS's
+/// VM size.
 pub(crate) fn gpu_node_terms(plan: &Plan, settings: &Settings) -> Option<Vec<NodeSelectorTerm>> {
     let requirement = |key: &str, operator: &str, values: &[&str]| NodeSelectorRequirement {
         key: key.to_string(),
@@ -217,6 +218,21 @@ pub(crate) fn gpu_node_terms(plan: &Plan, settings: &Settings) -> Option<Vec<Nod
                 requirement(sizing::AMD_PARTITION_LABEL, operator, values),
             ]));
         }
+    }
+    // AKS labels a node with its VM size only, whole or shared GPUs alike:
+    // like EC2's names, it holds where the vendor's labeller does not run
+    // (AKS's MIG and time-slicing set-ups run it).
+    if !gpu.azure_vm_sizes.is_empty() && plan.mig_profile.is_none() {
+        let sizes: Vec<&str> = gpu.azure_vm_sizes.iter().map(String::as_str).collect();
+        let labeller = if gpu.amd_device_ids.is_empty() {
+            sizing::GPU_PRODUCT_LABEL
+        } else {
+            sizing::AMD_DEVICE_ID_LABEL
+        };
+        terms.push(term(vec![
+            requirement(sizing::INSTANCE_TYPE_LABEL, "In", &sizes),
+            requirement(labeller, "DoesNotExist", &[]),
+        ]));
     }
     if terms.is_empty() {
         terms.push(any_linux_node());

@@ -5,7 +5,7 @@ use crate::compose::composition::Refusal;
 use crate::input::Settings;
 use crate::sizing::{
     self, AMD_DEVICE_ID_LABEL, EKS_AUTO_MODE_GPU_LABELS, GKE_ACCELERATOR_LABEL, GPU_PRODUCT_LABEL,
-    KARPENTER_GPU_LABELS, MigChoice, Plan, SizingError, SizingRequest,
+    INSTANCE_TYPE_LABEL, KARPENTER_GPU_LABELS, MigChoice, Plan, SizingError, SizingRequest,
 };
 
 /// `spec.migProfile` as a choice: whole GPUs unless asked, since a MIG
@@ -84,7 +84,7 @@ pub(crate) fn check_choice_held(
              affinity nothing keeps the server on the type chosen for it, and a plan for one type \
              may start on GPUs of another; leave gpuNodeSelector unset or true (GPU nodes need the \
              {GPU_PRODUCT_LABEL}, {GKE_ACCELERATOR_LABEL}, {eks}, {karpenter} or \
-             {AMD_DEVICE_ID_LABEL} label), set \
+             {AMD_DEVICE_ID_LABEL} label, or on AKS a GPU VM size as {INSTANCE_TYPE_LABEL}), set \
              input.defaults.gpuType, \
              or name the GPU type in {field}"
         ),
