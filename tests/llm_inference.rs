@@ -722,6 +722,14 @@ fn azure_vm_sizes_keep_a_server_on_its_gpu_where_no_labeller_runs() {
             ),
         ])
     );
+    // A GB200 VM is a 4-GPU tray of an NVL72 rack, whose GPUs are whole.
+    assert_eq!(
+        pinned_affinity("GB200", "none").as_array().unwrap().last(),
+        Some(&aks(
+            &["Standard_ND128isr_NDR_GB200_v6"],
+            "nvidia.com/gpu.product"
+        ))
+    );
     assert_eq!(
         pinned_affinity("A100-80GB-PCIe", "1g.10gb"),
         json!([product("NVIDIA-A100-80GB-PCIe")])

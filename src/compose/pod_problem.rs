@@ -561,6 +561,30 @@ mod tests {
                     .into()
             ))
         );
+        // GKE's and AKS's whole-GPU conditions side by side (a GB200).
+        let gb200 = json!({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "nvidia.com/gpu.product", "operator": "In", "values": ["NVIDIA-GB200"]}]},
+            {"matchExpressions": [
+                {"key": "cloud.google.com/gke-accelerator", "operator": "In", "values": ["nvidia-gb200"]},
+                {"key": "cloud.google.com/gke-gpu-partition-size", "operator": "DoesNotExist"},
+                {"key": "cloud.google.com/gke-gpu-sharing-strategy", "operator": "DoesNotExist"},
+            ]},
+            {"matchExpressions": [
+                {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["Standard_ND128isr_NDR_GB200_v6"]},
+                {"key": "nvidia.com/gpu.product", "operator": "DoesNotExist"},
+            ]},
+        ]}}});
+        let (_, message) = pod_problem(&[unschedulable(gb200)]).unwrap();
+        assert!(
+            message.contains(
+                "it asks for a node labelled nvidia.com/gpu.product=NVIDIA-GB200 or \
+                 cloud.google.com/gke-accelerator=nvidia-gb200 or \
+                 node.kubernetes.io/instance-type=Standard_ND128isr_NDR_GB200_v6, on whole GPUs (no \
+                 cloud.google.com/gke-gpu-partition-size or cloud.google.com/gke-gpu-sharing-strategy label; \
+                 instance-type only on nodes without nvidia.com/gpu.product)"
+            ),
+            "{message}"
+        );
         let ids =
             json!({"key": "amd.com/gpu.device-id", "operator": "In", "values": ["74a5", "74b9"]});
         let amd = json!({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
