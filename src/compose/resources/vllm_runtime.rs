@@ -224,10 +224,10 @@ pub(crate) fn gpu_node_terms(plan: &Plan, settings: &Settings) -> Option<Vec<Nod
     // (AKS's MIG and time-slicing set-ups run it).
     if !gpu.azure_vm_sizes.is_empty() && plan.mig_profile.is_none() {
         let sizes: Vec<&str> = gpu.azure_vm_sizes.iter().map(String::as_str).collect();
-        let labeller = if gpu.amd_device_ids.is_empty() {
-            sizing::GPU_PRODUCT_LABEL
-        } else {
+        let labeller = if gpu.vendor == "amd" {
             sizing::AMD_DEVICE_ID_LABEL
+        } else {
+            sizing::GPU_PRODUCT_LABEL
         };
         terms.push(term(vec![
             requirement(sizing::INSTANCE_TYPE_LABEL, "In", &sizes),
