@@ -966,6 +966,21 @@ fn without_a_gpu_type_every_gpu_type_is_compared() {
             .any(|l| l.starts_with("T4               cannot serve it: ")),
         "{big}"
     );
+    // A row ends with a clause of the reason, never inside its parentheses.
+    let fp8 = render(&args(&[
+        "--model",
+        "deepseek-ai/DeepSeek-V3",
+        "--gpu-type",
+        "T4,L4",
+    ]))
+    .unwrap();
+    let t4 = fp8.lines().find(|l| l.starts_with("T4 ")).unwrap();
+    assert_eq!(
+        t4,
+        "T4               cannot serve it: fp8 weights need a GPU with fp8 support, which T4 lacks: vLLM runs them \
+         on Turing weight-only (FP8 Marlin) in release 0.14.0 and later, and this plan's release is not known: if the \
+         platform's image runs 0.14.0 or later, state it (the step input's vllmVersion; size --vllm-version)"
+    );
     let compared = json_of(&["--model", "Qwen/Qwen2.5-7B-Instruct"]);
     let rows = compared["gpuTypes"].as_array().unwrap();
     assert_eq!(rows.len(), function_inference::sizing::gpus().len());

@@ -600,9 +600,19 @@ fn compare(
     Ok(s)
 }
 
-/// The first sentence of an engine error, for a table row.
+/// The first clause of an engine error, for a table row: up to its first
+/// "; " outside parentheses, so that a row never ends inside an aside.
 fn first_sentence(message: &str) -> &str {
-    message.split("; ").next().unwrap_or(message)
+    let mut depth = 0usize;
+    for (i, c) in message.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth = depth.saturating_sub(1),
+            ';' if depth == 0 && message[i + 1..].starts_with(' ') => return &message[..i],
+            _ => {}
+        }
+    }
+    message
 }
 
 /// The JSON document of `size -o json`: what an XR's `status.plan` reports,
