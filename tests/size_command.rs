@@ -120,7 +120,7 @@ fn errors_are_typed() {
     .unwrap_err();
     assert_eq!(
         e.to_string(),
-        "unknown precision `int3`: use one of fp32, bf16, fp16, fp8, int8, int4, fp4"
+        "invalid --quantization `int3`: use auto (the checkpoint's precision) or one of fp32, bf16, fp16, fp8, int8, int4, fp4"
     );
     let e = render(&args(&[
         "--model",

@@ -292,7 +292,16 @@ impl SizeArgs {
         ])
         .map_err(|reason| SizingError::invalid("--config", "-".to_string(), reason))?;
         let quantization = if self.quantization_given() {
-            Some(self.quantization.trim().parse::<WeightPrecision>()?)
+            // `auto` is the flag's, not the engine's: the engine's refusal
+            // would leave it out of what is valid.
+            let written = self.quantization.trim();
+            Some(written.parse::<WeightPrecision>().map_err(|_| {
+                SizingError::invalid(
+                    "--quantization",
+                    written.to_string(),
+                    "use auto (the checkpoint's precision) or one of fp32, bf16, fp16, fp8, int8, int4, fp4",
+                )
+            })?)
         } else {
             None
         };
