@@ -233,6 +233,20 @@ fn errors_lead_with_the_flag_to_change() {
          holds it, nor would narrower weights or a bigger GPU type; check the model's size (its parameter \
          count or weights index)"
     );
+    // The weights fit and a stated concurrency does not: the advice names
+    // how many sequences fit, not the model's size.
+    assert_eq!(
+        error(&[
+            "Qwen/Qwen3-8B",
+            "--gpu-type",
+            "L4",
+            "--concurrency",
+            "100000"
+        ]),
+        "Qwen/Qwen3-8B with bf16 weights (15.3 GiB) does not fit on L4: no layout of up to 16 nodes holds it; \
+         the roomiest layout, 128 x L4 (TP 8, PP 16), holds the KV cache of at most 337 sequences of 32,768 \
+         tokens beside the weights, not 100,000: a lower concurrency would fit"
+    );
 }
 
 /// A number out of the range an XR (or the step input) takes is refused by

@@ -11,6 +11,7 @@ use super::gpus::{Gpu, gpus};
 use super::plan::DEFAULT_GPU_MEMORY_UTILIZATION;
 use super::precision::WeightPrecision;
 use super::target::ContextTarget;
+use super::text::{count_of, thousands};
 
 /// The error for a model that no candidate layout holds.
 pub(crate) fn no_fit(
@@ -28,6 +29,11 @@ pub(crate) fn no_fit(
     }
     let tokens = ctx.tokens();
     let mut ideas = Vec::new();
+    if ctx.concurrency_stated
+        && let Some(idea) = fewer_sequences(sizer, gpu, cands, ctx)
+    {
+        ideas.push(idea);
+    }
     if let Some(idea) = usual_utilization(sizer, gpu, tokens) {
         ideas.push(idea);
     }
@@ -65,6 +71,21 @@ pub(crate) fn no_fit(
     }
 }
 
+/// The candidate layout that holds the weights with the most room left for
+/// the KV cache.
+fn roomiest_layout(
+    sizer: &Sizer,
+    gpu: &Gpu,
+    cands: &[(u32, u32)],
+    ctx: &ContextTarget,
+) -> Option<Fit> {
+    cands
+        .iter()
+        .map(|&(t, p)| sizer.evaluate(Device::gpu(gpu), t, p, ctx.tokens()))
+        .filter(|f| f.recipe_ok && f.holds_weights())
+        .max_by_key(|f| f.capacity_tokens)
+}
+
 /// The context is the problem when the largest layout holds the weights:
 /// then the error names the longest context that fits.
 fn context_is_the_problem(
@@ -73,11 +94,7 @@ fn context_is_the_problem(
     cands: &[(u32, u32)],
     ctx: &ContextTarget,
 ) -> Option<SizingError> {
-    let best = cands
-        .iter()
-        .map(|&(t, p)| sizer.evaluate(Device::gpu(gpu), t, p, ctx.tokens()))
-        .filter(|f| f.recipe_ok && f.holds_weights())
-        .max_by_key(|f| f.capacity_tokens)?;
+    let best = roomiest_layout(sizer, gpu, cands, ctx)?;
     let fits = ctx.longest_fitting(best.capacity_tokens);
     (fits > 0).then(|| SizingError::ContextDoesNotFit {
         requested: ctx.target,
@@ -85,6 +102,29 @@ fn context_is_the_problem(
         model: sizer.model.name.clone(),
         layout: layout_name(gpu, best.tp, best.pp),
         suggestion: "use a shorter maxModelLen or a GPU with more memory".to_string(),
+    })
+}
+
+/// A stated concurrency is the problem when a layout holds the weights and
+/// at least one full-length sequence, only not that many: then the error
+/// names how many fit (not the model's size, which is not at fault).
+fn fewer_sequences(
+    sizer: &Sizer,
+    gpu: &Gpu,
+    cands: &[(u32, u32)],
+    ctx: &ContextTarget,
+) -> Option<String> {
+    let best = roomiest_layout(sizer, gpu, cands, ctx)?;
+    let fits = best.capacity_tokens / ctx.arch.kv_tokens(ctx.target, 1).max(1);
+    (fits > 0).then(|| {
+        format!(
+            "the roomiest layout, {}, holds the KV cache of at most {} of {} tokens beside the weights, not {}: \
+             a lower concurrency would fit",
+            layout_name(gpu, best.tp, best.pp),
+            count_of(fits, "sequence"),
+            thousands(ctx.target),
+            thousands(ctx.concurrency),
+        )
     })
 }
 
