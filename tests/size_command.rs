@@ -916,6 +916,19 @@ fn kv_cache_dtype_and_objective_reach_the_plan() {
         e.to_string(),
         "invalid objective `fastest`: use minimal, balanced or throughput"
     );
+    let e = render(&args(&[
+        "--model",
+        "x/y-7B",
+        "--gpu-type",
+        "L4",
+        "--kv-cache-dtype",
+        "fp4",
+    ]))
+    .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "invalid KV cache dtype `fp4`: use auto or fp8"
+    );
 }
 
 #[test]
@@ -1083,6 +1096,12 @@ fn prices_add_a_cost_column_and_the_cheapest_type() {
         (
             "L4=1e308",
             "invalid --gpu-price `L4=1e308`: --gpu-price.L4 is 1e308, more than the 1e9 per GPU and hour a price may be; give it in a larger unit, or as relative costs such as 1 and 4.5",
+        ),
+        (
+            "X9=1",
+            "invalid --gpu-price `X9=1`: unknown GPU type `X9`: known GPU types are T4, V100, V100-PCIe, V100-32GB, \
+             V100-32GB-PCIe, L4, A10G, L40S, A30, A100-40GB, A100-40GB-PCIe, A100-80GB, A100-80GB-PCIe, H100-80GB, \
+             H100-PCIe, H100-NVL, H20, H200, H200-NVL, B200, GB200, B300, GH200, RTX-PRO-6000, MI300X, MI325X",
         ),
     ] {
         let e = render(&args(&[

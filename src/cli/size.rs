@@ -273,6 +273,9 @@ impl SizeArgs {
             written.insert(name.trim().to_string(), price);
         }
         canonical_prices(&written, "--gpu-price").map_err(|reason| {
+            // The error leads with the flag already; a reason led by it too
+            // would say it twice.
+            let reason = reason.strip_prefix("--gpu-price: ").unwrap_or(&reason);
             SizingError::invalid("--gpu-price", self.gpu_prices.join(" "), reason)
         })
     }

@@ -225,7 +225,7 @@ impl FromStr for KvCacheDtype {
             "" | "auto" => Ok(KvCacheDtype::Auto),
             "fp8" | "fp8_e4m3" | "fp8_e5m2" => Ok(KvCacheDtype::Fp8),
             _ => Err(SizingError::invalid(
-                "kvCacheDtype",
+                "KV cache dtype",
                 s.to_string(),
                 "use auto or fp8",
             )),
