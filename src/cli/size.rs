@@ -302,7 +302,10 @@ impl SizeArgs {
                 SizingError::invalid(
                     "--quantization",
                     written.to_string(),
-                    "use auto (the checkpoint's precision) or one of fp32, bf16, fp16, fp8, int8, int4, fp4",
+                    format!(
+                        "use auto (the checkpoint's precision) or one of {}",
+                        WeightPrecision::NAMES.join(", ")
+                    ),
                 )
             })?)
         } else {
