@@ -22,15 +22,23 @@ pub(crate) fn no_fit(
     ctx: &ContextTarget,
 ) -> SizingError {
     let m = sizer.model;
+    // How much context or concurrency fits is said only of a stated one.
+    let roomiest = if ctx.need_stated() {
+        roomiest_layout(sizer, gpu, cands, ctx)
+    } else {
+        None
+    };
     if ctx.explicit
-        && let Some(e) = context_is_the_problem(sizer, gpu, cands, ctx)
+        && let Some(best) = &roomiest
+        && let Some(e) = context_is_the_problem(sizer, gpu, best, ctx)
     {
         return e;
     }
     let tokens = ctx.tokens();
     let mut ideas = Vec::new();
     if ctx.concurrency_stated
-        && let Some(idea) = fewer_sequences(sizer, gpu, cands, ctx)
+        && let Some(best) = &roomiest
+        && let Some(idea) = fewer_sequences(gpu, best, ctx)
     {
         ideas.push(idea);
     }
@@ -86,15 +94,14 @@ fn roomiest_layout(
         .max_by_key(|f| f.capacity_tokens)
 }
 
-/// The context is the problem when the largest layout holds the weights:
-/// then the error names the longest context that fits.
+/// The context is the problem when the roomiest layout, `best`, holds the
+/// weights: then the error names the longest context that fits.
 fn context_is_the_problem(
     sizer: &Sizer,
     gpu: &Gpu,
-    cands: &[(u32, u32)],
+    best: &Fit,
     ctx: &ContextTarget,
 ) -> Option<SizingError> {
-    let best = roomiest_layout(sizer, gpu, cands, ctx)?;
     let fits = ctx.longest_fitting(best.capacity_tokens);
     (fits > 0).then(|| SizingError::ContextDoesNotFit {
         requested: ctx.target,
@@ -105,16 +112,10 @@ fn context_is_the_problem(
     })
 }
 
-/// A stated concurrency is the problem when a layout holds the weights and
-/// at least one full-length sequence, only not that many: then the error
-/// names how many fit (not the model's size, which is not at fault).
-fn fewer_sequences(
-    sizer: &Sizer,
-    gpu: &Gpu,
-    cands: &[(u32, u32)],
-    ctx: &ContextTarget,
-) -> Option<String> {
-    let best = roomiest_layout(sizer, gpu, cands, ctx)?;
+/// A stated concurrency is the problem when the roomiest layout, `best`,
+/// holds at least one full-length sequence, only not that many: then the
+/// error names how many fit (not the model's size, which is not at fault).
+fn fewer_sequences(gpu: &Gpu, best: &Fit, ctx: &ContextTarget) -> Option<String> {
     let fits = best.capacity_tokens / ctx.arch.kv_tokens(ctx.target, 1).max(1);
     (fits > 0).then(|| {
         format!(
