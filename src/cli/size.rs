@@ -586,7 +586,7 @@ fn compare(
             )),
             Err(e) => s.push_str(&format!(
                 "{gpu_type:<16} cannot serve it: {}\n",
-                first_sentence(&e.to_string())
+                first_clause(&e.to_string())
             )),
         }
     }
@@ -617,7 +617,7 @@ fn compare(
 
 /// The first clause of an engine error, for a table row: up to its first
 /// "; " outside parentheses, so that a row never ends inside an aside.
-fn first_sentence(message: &str) -> &str {
+fn first_clause(message: &str) -> &str {
     let mut depth = 0usize;
     for (i, c) in message.char_indices() {
         match c {
