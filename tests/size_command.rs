@@ -1091,11 +1091,11 @@ fn prices_add_a_cost_column_and_the_cheapest_type() {
         ),
         (
             "L4=-1",
-            "invalid --gpu-price `L4=-1`: --gpu-price.L4 is -1; give a positive price per GPU and hour (any currency, or relative costs such as 1 and 4.5)",
+            "invalid --gpu-price `L4=-1`: L4 is -1; give a positive price per GPU and hour (any currency, or relative costs such as 1 and 4.5)",
         ),
         (
             "L4=1e308",
-            "invalid --gpu-price `L4=1e308`: --gpu-price.L4 is 1e308, more than the 1e9 per GPU and hour a price may be; give it in a larger unit, or as relative costs such as 1 and 4.5",
+            "invalid --gpu-price `L4=1e308`: L4 is 1e308, more than the 1e9 per GPU and hour a price may be; give it in a larger unit, or as relative costs such as 1 and 4.5",
         ),
         (
             "X9=1",
@@ -1112,6 +1112,25 @@ fn prices_add_a_cost_column_and_the_cheapest_type() {
         ]))
         .unwrap_err();
         assert_eq!(e.to_string(), message);
+    }
+    // A second price for a type, by its name or another, is refused: the
+    // first is not silently replaced.
+    for second in ["L4=2", "nvidia-l4=2"] {
+        let e = render(&args(&[
+            "--model",
+            "Qwen/Qwen2.5-7B-Instruct",
+            "--gpu-price",
+            "L4=1",
+            "--gpu-price",
+            second,
+        ]))
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "invalid --gpu-price `{second}`: L4 is priced by an earlier --gpu-price already; give each GPU type one price"
+            )
+        );
     }
 }
 

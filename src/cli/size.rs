@@ -5,6 +5,7 @@
 //! rely on. The JSON shape is its own struct so that renaming engine
 //! internals never changes the output.
 
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -261,7 +262,7 @@ impl SizeArgs {
 
     /// The prices of `--gpu-price`, by canonical GPU type name.
     fn prices(&self) -> Result<GpuPrices, SizingError> {
-        let mut written = std::collections::BTreeMap::new();
+        let mut prices = GpuPrices::new();
         for pair in &self.gpu_prices {
             let invalid = |reason: &str| SizingError::invalid("--gpu-price", pair.clone(), reason);
             let (name, price) = pair
@@ -270,14 +271,26 @@ impl SizeArgs {
             let price: f64 = price.trim().parse().map_err(|_| {
                 invalid("the price is not a number; write it as TYPE=PRICE, such as L4=0.8")
             })?;
-            written.insert(name.trim().to_string(), price);
+            // One pair at a time, so that an error shows the pair at fault. The
+            // reasons lead with the field, as the step input's need; the error
+            // names the flag already.
+            let one = BTreeMap::from([(name.trim().to_string(), price)]);
+            let checked = canonical_prices(&one, "--gpu-price").map_err(|reason| {
+                invalid(
+                    reason
+                        .trim_start_matches("--gpu-price")
+                        .trim_start_matches([':', '.', ' ']),
+                )
+            })?;
+            for (gpu, price) in checked {
+                if prices.insert(gpu.clone(), price).is_some() {
+                    return Err(invalid(&format!(
+                        "{gpu} is priced by an earlier --gpu-price already; give each GPU type one price"
+                    )));
+                }
+            }
         }
-        canonical_prices(&written, "--gpu-price").map_err(|reason| {
-            // The error leads with the flag already; a reason led by it too
-            // would say it twice.
-            let reason = reason.strip_prefix("--gpu-price: ").unwrap_or(&reason);
-            SizingError::invalid("--gpu-price", self.gpu_prices.join(" "), reason)
-        })
+        Ok(prices)
     }
 
     /// Whether `--quantization` names a precision (not `auto`).
