@@ -249,6 +249,54 @@ fn errors_lead_with_the_flag_to_change() {
     );
 }
 
+/// On a GPU count the caller fixed, a stated concurrency shortens the
+/// default context until that many sequences fit, and says so; when not even
+/// sequences of the shortest context (256 tokens) fit that many, the
+/// concurrency is refused, naming how many do. (It planned 32,768 tokens
+/// beside a KV cache of 26,839 tokens, which vLLM refuses to start with, and
+/// warned that 1 x L4 could not hold the model, whose weights it holds.)
+#[test]
+fn a_fixed_layout_holds_a_stated_concurrency_or_says_how_many_fit() {
+    let base = [
+        "meta-llama/Llama-3.1-8B-Instruct",
+        "--gpu-type",
+        "L4",
+        "--gpu",
+        "1",
+        "--concurrency",
+    ];
+    let plan = json_of(&[&base[..], &["100"]].concat());
+    assert_eq!(plan["maxModelLen"], json!(256));
+    assert_eq!(plan.get("warnings"), None, "{plan:#}");
+    let reasons = plan["reasons"].as_array().unwrap();
+    assert!(
+        reasons.contains(&json!(
+            "maxModelLen capped at 256 tokens, so that 100 sequences fit at once, as asked: the KV cache left \
+             after the weights holds 26,839 tokens."
+        )),
+        "{reasons:#?}"
+    );
+    let e = run(&args(&[&base[..], &["200"]].concat()), &mut Vec::new()).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "--concurrency: 1 x L4 (TP 1, PP 1) holds the KV cache of at most 104 sequences of 256 tokens beside \
+         the weights, not 200: a lower concurrency would fit; 2 x L4 (TP 2, \
+         PP 1) would hold them"
+    );
+    // A context the caller set is the length counted.
+    let e = run(
+        &args(&[&base[..], &["200", "--max-model-len", "4096"]].concat()),
+        &mut Vec::new(),
+    )
+    .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "--concurrency: 1 x L4 (TP 1, PP 1) holds the KV cache of at most 6 sequences of 4,096 tokens beside \
+         the weights, not 200: a lower concurrency would fit; 8 x L4 (TP 8, \
+         PP 1) would hold them"
+    );
+}
+
 /// A number out of the range an XR (or the step input) takes is refused by
 /// the flag's parser, which names the flag and the range: `size` plans only
 /// what an XR could ask for (it planned `--max-model-len 10`, refused by

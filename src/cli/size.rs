@@ -168,6 +168,7 @@ fn led_by_flag(e: &SizingError, quantization_given: bool) -> String {
         E::InvalidPipelineParallel { .. } => "--pipeline-parallel",
         E::ParallelismMismatch { .. } => "--gpu, --tensor-parallel and --pipeline-parallel",
         E::ContextLongerThanModel { .. } | E::ContextDoesNotFit { .. } => "--max-model-len",
+        E::TooManySequences { .. } => "--concurrency",
         _ => return e.to_string(),
     };
     format!("{flag}: {e}")

@@ -12,8 +12,8 @@ use super::memory::GIB;
 use super::plan::{SizingRequest, THROUGHPUT_SEQUENCES};
 use super::precision::Objective;
 use super::resolved_model::Model;
-use super::target::ContextTarget;
-use super::text::{gib, thousands};
+use super::target::{CONTEXT_STEP, ContextTarget};
+use super::text::{count_of, gib, thousands};
 
 /// Default context when the caller sets none: the model's own, up to this.
 pub(crate) const DEFAULT_CONTEXT: u64 = 32_768;
@@ -193,13 +193,16 @@ pub(crate) fn cap_context(
         let fits_ctx = ctx.longest_fitting(fit.capacity_tokens);
         let larger = || smallest_layout(sizer, gpu, ctx.tokens());
         if !fit.holds_weights() || fits_ctx == 0 {
-            let hint = match larger() {
-                Some(f) => format!("; {} would hold it", layout_name(gpu, f.tp, f.pp)),
-                None => String::new(),
-            };
             let placement = match slice {
                 Some(p) => format!("MIG {}", p.name),
                 None => layout_name(gpu, fit.tp, fit.pp),
+            };
+            if let Some(e) = too_many_sequences(sizer, gpu, &fit, ctx, &placement) {
+                return Err(e);
+            }
+            let hint = match larger() {
+                Some(f) => format!("; {} would hold it", layout_name(gpu, f.tp, f.pp)),
+                None => String::new(),
             };
             if fit.weights_per_gpu > fit.device.gib {
                 return Err(SizingError::WeightsExceedGpu {
@@ -238,8 +241,17 @@ pub(crate) fn cap_context(
             }
             settled.max_model_len = fits_ctx;
             settled.fit = sizer.refit(&fit, ctx.tokens_at(fits_ctx));
+            // A stated concurrency is what shortened it, not the weights alone.
+            let so_that = if ctx.concurrency_stated && ctx.concurrency > 1 {
+                format!(
+                    ", so that {} sequences fit at once, as asked",
+                    thousands(ctx.concurrency)
+                )
+            } else {
+                String::new()
+            };
             settled.reasons.push(format!(
-                "maxModelLen capped at {} tokens: the KV cache left after the weights holds {} tokens.",
+                "maxModelLen capped at {} tokens{so_that}: the KV cache left after the weights holds {} tokens.",
                 thousands(fits_ctx),
                 thousands(settled.fit.capacity_tokens)
             ));
@@ -258,4 +270,43 @@ pub(crate) fn cap_context(
         settled.reasons.push(reason);
     }
     Ok(settled)
+}
+
+/// On a layout the caller fixed, a stated concurrency is at fault, not the
+/// layout, when the weights fit and some sequences of the shortest context
+/// the plan could settle on (or of the one requested) do, only not that
+/// many: no `maxModelLen` would make vLLM hold them all.
+fn too_many_sequences(
+    sizer: &Sizer,
+    gpu: &Gpu,
+    fit: &Fit,
+    ctx: &ContextTarget,
+    placement: &str,
+) -> Option<SizingError> {
+    if !(ctx.concurrency_stated && fit.holds_weights()) {
+        return None;
+    }
+    let length = if ctx.explicit {
+        ctx.target
+    } else {
+        CONTEXT_STEP.min(ctx.target)
+    };
+    let fits = fit.capacity_tokens / ctx.arch.kv_tokens(length, 1).max(1);
+    if fits == 0 || fits >= ctx.concurrency {
+        return None;
+    }
+    let hint = match smallest_layout(sizer, gpu, ctx.tokens_at(length)) {
+        Some(f) => format!("; {} would hold them", layout_name(gpu, f.tp, f.pp)),
+        None => String::new(),
+    };
+    Some(SizingError::TooManySequences {
+        layout: placement.to_string(),
+        held: format!(
+            "{} of {} tokens",
+            count_of(fits, "sequence"),
+            thousands(length)
+        ),
+        requested: thousands(ctx.concurrency),
+        hint,
+    })
 }

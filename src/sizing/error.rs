@@ -220,6 +220,21 @@ pub enum SizingError {
     },
 
     #[error(
+        "{layout} holds the KV cache of at most {held} beside the weights, not {requested}: a lower concurrency would fit{hint}"
+    )]
+    TooManySequences {
+        /// The layout the caller fixed, "1 x L4 (TP 1, PP 1)".
+        layout: String,
+        /// "104 sequences of 256 tokens": of the shortest context the plan
+        /// could cap to, or of the one requested.
+        held: String,
+        /// The concurrency requested, "1,000".
+        requested: String,
+        /// "; 2 x L4 (TP 2, PP 1) would hold them", or empty.
+        hint: String,
+    },
+
+    #[error(
         "maxModelLen {requested} does not fit next to {model} on {layout}: at most {fits} tokens fit; {suggestion}"
     )]
     ContextDoesNotFit {

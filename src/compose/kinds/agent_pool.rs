@@ -1133,6 +1133,7 @@ fn sizing_error_message(
         // A layout too small: the field that fixed it, the Model's
         // shardSpec when it has one (it wins over the pool's count).
         E::WeightsExceedGpu { .. }
+        | E::TooManySequences { .. }
         | E::NoOfferedGpuServes {
             layout_too_small: true,
             ..

@@ -633,6 +633,7 @@ fn sizing_error_message(
         // The Model's shardSpec sets the parallelism unless spec.gpu does.
         E::InvalidTensorParallel { .. }
         | E::WeightsExceedGpu { .. }
+        | E::TooManySequences { .. }
         | E::NoOfferedGpuServes {
             layout_too_small: true,
             ..
