@@ -297,6 +297,40 @@ fn a_fixed_layout_holds_a_stated_concurrency_or_says_how_many_fit() {
     );
 }
 
+/// In a comparison on a fixed GPU count, a GPU type on which that layout
+/// cannot hold the model shows why, as the cheapest choice passes it over
+/// (the row showed a plan of 32,768 tokens whose KV cache held 0.0 requests).
+#[test]
+fn a_fixed_layout_that_cannot_hold_the_model_does_not_show_as_serving() {
+    let got = render(&args(&[
+        "meta-llama/Llama-3.1-8B-Instruct",
+        "--gpu",
+        "1",
+        "--gpu-type",
+        "V100,L4",
+        "--gpu-price",
+        "V100=0.1",
+        "--gpu-price",
+        "L4=0.8",
+    ]))
+    .unwrap();
+    let want = "\
+Model meta-llama/Llama-3.1-8B-Instruct, GPU types V100, L4 (--gpu-type TYPE for one plan and its reasons)
+
+GPU type         GPUs  MIG       TP x PP nodes  maxModelLen   KV holds (requests)  decode/s    cost/h
+V100             cannot serve it: 1 x V100 cannot hold it (20.4 GiB per GPU of 14.2 GiB usable)
+L4                  1  -         1 x 1       1        26624                   1.0        13      0.80
+
+MIG: the slice of each GPU a replica runs on (- for whole GPUs); KV holds: full-length requests (of maxModelLen \
+tokens) the KV cache of one replica holds at once; decode/s: one sequence's tokens per second at most (the \
+memory-bandwidth bound); cost/h: one replica at --gpu-price.
+
+Cheapest: L4. GPU type chosen from the offered ones (the cheapest replica per hour): 1 x L4 at 0.80/h, the only \
+one that serves it; 1 offered GPU type cannot serve it
+";
+    assert_eq!(got, want);
+}
+
 /// A number out of the range an XR (or the step input) takes is refused by
 /// the flag's parser, which names the flag and the range: `size` plans only
 /// what an XR could ask for (it planned `--max-model-len 10`, refused by

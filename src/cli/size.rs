@@ -580,8 +580,10 @@ fn compare(
         "decode/s"
     ));
     for (gpu_type, plan) in &rows {
-        match plan {
-            Ok(p) => s.push_str(&format!(
+        let overflow = plan.as_ref().ok().and_then(Plan::overflow);
+        match (plan, overflow) {
+            (_, Some(why)) => s.push_str(&format!("{gpu_type:<16} cannot serve it: {why}\n")),
+            (Ok(p), None) => s.push_str(&format!(
                 "{:<16} {:>4}  {:<8}  {:<7} {:>5}  {:>11}  {:>20}  {:>8.0}{}\n",
                 gpu_type,
                 p.gpu_count,
@@ -598,7 +600,7 @@ fn compare(
                     None => String::new(),
                 },
             )),
-            Err(e) => s.push_str(&format!(
+            (Err(e), None) => s.push_str(&format!(
                 "{gpu_type:<16} cannot serve it: {}\n",
                 first_clause(&e.to_string())
             )),

@@ -68,17 +68,10 @@ pub(crate) fn cheapest_of(
     let mut layout_too_small = true;
     for (name, sized) in sized {
         match sized {
-            // A layout the request fixed is planned even where it cannot
-            // hold the model (with a warning); it does not compete.
-            Ok(plan) if plan.estimate.per_gpu_gib > plan.estimate.gpu_capacity_gib => refusals
-                .push(format!(
-                    "{name}: {} x {} cannot hold it ({:.1} GiB per GPU of {:.1} GiB usable)",
-                    plan.gpu_count,
-                    plan.gpu.name,
-                    plan.estimate.per_gpu_gib,
-                    plan.estimate.gpu_capacity_gib
-                )),
-            Ok(plan) => plans.push(plan),
+            Ok(plan) => match plan.overflow() {
+                Some(why) => refusals.push(format!("{name}: {why}")),
+                None => plans.push(plan),
+            },
             Err(e) => {
                 layout_too_small &= matches!(e, SizingError::WeightsExceedGpu { .. });
                 refusals.push(format!("{name}: {e}"));

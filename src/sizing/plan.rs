@@ -245,6 +245,22 @@ impl Plan {
         )
     }
 
+    /// Why the layout cannot hold the model, where the request fixed one
+    /// that cannot: the plan stands, with a warning, since flags it does not
+    /// size for may start it, but it serves nothing as planned, so it does
+    /// not compete for the cheapest nor show as serving in a comparison.
+    pub(crate) fn overflow(&self) -> Option<String> {
+        (self.estimate.per_gpu_gib > self.estimate.gpu_capacity_gib).then(|| {
+            format!(
+                "{} x {} cannot hold it ({:.1} GiB per GPU of {:.1} GiB usable)",
+                self.gpu_count,
+                self.gpu.name,
+                self.estimate.per_gpu_gib,
+                self.estimate.gpu_capacity_gib
+            )
+        })
+    }
+
     /// Sequences of `len` tokens the KV cache of one replica holds at once.
     /// Not `capacity / len` for a hybrid model: its capacity is counted in
     /// tokens of every layer, as vLLM logs it, while its sliding-window or
