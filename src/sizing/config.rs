@@ -608,6 +608,13 @@ impl ModelConfig {
                 self.kv_heads, self.attention_heads
             )));
         }
+        // vLLM's Attention layer asserts it when the model loads.
+        if !self.attention_heads.is_multiple_of(self.kv_heads) {
+            return Err(ConfigError(format!(
+                "config.json num_attention_heads {} is not a multiple of num_key_value_heads {}: each KV head serves the same number of attention heads, and vLLM refuses the model otherwise",
+                self.attention_heads, self.kv_heads
+            )));
+        }
         if self.linear_state_bytes > LINEAR_STATE_MAX_BYTES {
             return Err(ConfigError(format!(
                 "config.json's linear-attention shapes (linear_num_value_heads, linear_key_head_dim, linear_value_head_dim, ...) give {} bytes of state per layer and sequence, more than a GPU holds",
@@ -1959,6 +1966,10 @@ mod tests {
             (
                 r#""hidden_size":4096,"num_key_value_heads":64"#,
                 "config.json num_key_value_heads is 64, more than num_attention_heads 32: each KV head serves one or more attention heads",
+            ),
+            (
+                r#""hidden_size":4096,"num_key_value_heads":5"#,
+                "config.json num_attention_heads 32 is not a multiple of num_key_value_heads 5: each KV head serves the same number of attention heads, and vLLM refuses the model otherwise",
             ),
             (
                 r#""hidden_size":4096,"layer_types":["linear_attention","full_attention"],"linear_num_value_heads":4000000,"linear_key_head_dim":4000000,"linear_value_head_dim":4000000"#,
