@@ -615,6 +615,12 @@ impl ModelConfig {
                 self.attention_heads, self.kv_heads
             )));
         }
+        if self.experts > 0 && self.experts_per_token > self.experts {
+            return Err(ConfigError(format!(
+                "config.json num_experts_per_tok is {}, more than its {} experts: each token is routed to some of the experts",
+                self.experts_per_token, self.experts
+            )));
+        }
         if self.linear_state_bytes > LINEAR_STATE_MAX_BYTES {
             return Err(ConfigError(format!(
                 "config.json's linear-attention shapes (linear_num_value_heads, linear_key_head_dim, linear_value_head_dim, ...) give {} bytes of state per layer and sequence, more than a GPU holds",
@@ -1966,6 +1972,10 @@ mod tests {
             (
                 r#""hidden_size":4096,"num_key_value_heads":64"#,
                 "config.json num_key_value_heads is 64, more than num_attention_heads 32: each KV head serves one or more attention heads",
+            ),
+            (
+                r#""hidden_size":4096,"num_local_experts":8,"num_experts_per_tok":16"#,
+                "config.json num_experts_per_tok is 16, more than its 8 experts: each token is routed to some of the experts",
             ),
             (
                 r#""hidden_size":4096,"num_key_value_heads":5"#,
