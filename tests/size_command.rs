@@ -233,6 +233,19 @@ fn errors_lead_with_the_flag_to_change() {
          holds it, nor would narrower weights or a bigger GPU type; check the model's size (its parameter \
          count or weights index)"
     );
+    // A GPU count that the parallel sizes given do not divide.
+    assert_eq!(
+        error(&[
+            "meta-llama/Llama-3.1-8B-Instruct",
+            "--gpu-type",
+            "H100-80GB",
+            "--gpu",
+            "6",
+            "--pipeline-parallel",
+            "4"
+        ]),
+        "--gpu: invalid gpu count `6`: it must be a multiple of the pipeline parallel size 4"
+    );
     // The weights fit and a stated concurrency does not: the advice names
     // how many sequences fit, not the model's size.
     assert_eq!(

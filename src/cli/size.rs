@@ -163,7 +163,11 @@ fn led_by_flag(e: &SizingError, quantization_given: bool) -> String {
             "--parameter-count (or --config with the model's config.json, or --weights-index)"
         }
         E::InvalidParameterCount { .. } => "--parameter-count",
-        E::InvalidGpuCount { .. } | E::WeightsExceedGpu { .. } => "--gpu",
+        E::InvalidGpuCount { .. }
+        | E::WeightsExceedGpu { .. }
+        | E::InvalidValue {
+            field: "gpu count", ..
+        } => "--gpu",
         E::InvalidTensorParallel { .. } => "--tensor-parallel",
         E::InvalidPipelineParallel { .. } => "--pipeline-parallel",
         E::ParallelismMismatch { .. } => "--gpu, --tensor-parallel and --pipeline-parallel",
