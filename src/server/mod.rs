@@ -225,6 +225,14 @@ pub async fn run_with_limits(
     // One connection may hold one message of the largest size; the budget
     // holds at least two, so that one connection cannot take all of it.
     let request_memory = mib(limits.request_memory_mib).max(max_bytes.saturating_mul(2));
+    if request_memory > mib(limits.request_memory_mib) {
+        tracing::warn!(
+            "--request-memory-mib {} is less than twice --max-recv-message-size {}: holding up to {} MiB of requests at once, so that one connection cannot take the whole budget",
+            limits.request_memory_mib,
+            limits.max_recv_mib,
+            request_memory / (1024 * 1024)
+        );
+    }
     let (health_reporter, health) = tonic_health::server::health_reporter();
     health_reporter
         .set_serving::<FunctionRunnerServiceServer<Handler>>()
