@@ -213,8 +213,9 @@ pub(crate) fn cap_context(
                     hint,
                 });
             }
+            let smaller_batch = smaller_batch_start(sizer, &fit, ctx).unwrap_or_default();
             settled.warnings.push(format!(
-                "{placement} cannot hold {}: each GPU needs {} ({} weights + {} overhead + {} KV cache) of {} usable; vLLM will fail with out-of-memory{hint}.",
+                "{placement} cannot hold {}: each GPU needs {} ({} weights + {} overhead + {} KV cache) of {} usable; vLLM will fail with out-of-memory{smaller_batch}{hint}.",
                 m.name,
                 gib(fit.need),
                 gib(fit.weights_per_gpu),
@@ -308,5 +309,27 @@ fn too_many_sequences(
         ),
         requested: thousands(ctx.concurrency),
         hint,
+    })
+}
+
+/// On a layout the caller fixed that vLLM's default batch leaves no room
+/// on, whether the smaller batch would start it, and with what context:
+/// the sampler's warm-up at 1024 sequences can take the room that
+/// 70B-class weights leave on two 80 GB GPUs.
+fn smaller_batch_start(sizer: &Sizer, fit: &Fit, ctx: &ContextTarget) -> Option<String> {
+    let smaller = sizer.with_smaller_batch(fit.device)?;
+    let at = smaller.evaluate(fit.device, fit.tp, fit.pp, ctx.tokens());
+    let length = if ctx.explicit {
+        (at.need <= at.usable).then_some(ctx.target)?
+    } else {
+        ctx.longest_fitting(at.capacity_tokens)
+    };
+    (at.holds_weights() && length > 0).then(|| {
+        format!(
+            "; at --max-num-seqs {} (not vLLM's default {}) it would start, with maxModelLen {}",
+            smaller.sequences_on(fit.device),
+            fit.device.max_num_seqs,
+            thousands(length)
+        )
     })
 }

@@ -406,20 +406,41 @@ mod tests {
         );
         // Weights that load, with too little room left at the default
         // utilization: a warning, since flags the plan does not size for (a
-        // higher --gpu-memory-utilization, a lower --max-num-seqs) may start it.
-        let p = size(&SizingRequest {
+        // higher --gpu-memory-utilization, a lower --max-num-seqs) may start
+        // it; the smaller batch is named with the context it would start with,
+        // where the caller can set it (an AgentPool cannot).
+        let two_h100 = SizingRequest {
             gpu_count: Some(2),
             ..req("meta-llama/Llama-3.1-70B-Instruct", "H100")
+        };
+        let too_full = "2 x H100-80GB (TP 2, PP 1) cannot hold meta-llama/Llama-3.1-70B-Instruct: each GPU needs \
+             77.7 GiB (65.7 GiB weights + 6.9 GiB overhead + 5.0 GiB KV cache) of 71.3 GiB usable; vLLM will fail \
+             with out-of-memory";
+        let p = size(&two_h100).unwrap();
+        assert_eq!(
+            p.warnings,
+            [format!(
+                "{too_full}; at --max-num-seqs 256 (not vLLM's default 1024) it would start, with maxModelLen \
+                 13,824; 4 x H100-80GB (TP 4, PP 1) would hold it."
+            )]
+        );
+        let p = size(&SizingRequest {
+            max_num_seqs_settable: false,
+            ..two_h100.clone()
         })
         .unwrap();
         assert_eq!(
             p.warnings,
-            [
-                "2 x H100-80GB (TP 2, PP 1) cannot hold meta-llama/Llama-3.1-70B-Instruct: each GPU needs 77.7 GiB \
-              (65.7 GiB weights + 6.9 GiB overhead + 5.0 GiB KV cache) of 71.3 GiB usable; vLLM will fail with \
-              out-of-memory; 4 x H100-80GB (TP 4, PP 1) would hold it."
-            ]
+            [format!(
+                "{too_full}; 4 x H100-80GB (TP 4, PP 1) would hold it."
+            )]
         );
+        let p = size(&SizingRequest {
+            max_num_seqs: Some(256),
+            ..two_h100
+        })
+        .unwrap();
+        assert_eq!(p.max_model_len, 13_824);
         // An explicit GPU count caps the default context to what fits.
         let p = size(&SizingRequest {
             gpu_count: Some(1),

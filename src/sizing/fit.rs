@@ -9,7 +9,9 @@
 //! layout, context) asks this one question, so it lives apart from them.
 
 use super::gpus::{Gpu, MigProfile};
-use super::memory::{GIB, VllmGeneration, Weights, default_max_num_seqs, non_torch_gib};
+use super::memory::{
+    GIB, SMALLER_DEFAULT_MAX_NUM_SEQS, VllmGeneration, Weights, default_max_num_seqs, non_torch_gib,
+};
 use super::plan::SizingRequest;
 use super::precision::Objective;
 use super::resolved_model::Model;
@@ -73,6 +75,9 @@ pub(crate) struct Sizer<'a> {
     pub(crate) headroom: bool,
     /// The server's own `--max-num-seqs`, over the device's default.
     pub(crate) max_num_seqs: Option<u64>,
+    /// Whether the caller can set the server's `--max-num-seqs`
+    /// ([`SizingRequest::max_num_seqs_settable`]).
+    pub(crate) batch_settable: bool,
 }
 
 /// One layout evaluated on one device size.
@@ -136,6 +141,7 @@ impl<'a> Sizer<'a> {
             objective: req.objective,
             headroom: req.objective.keeps_headroom(ctx.need_stated()),
             max_num_seqs: req.max_num_seqs,
+            batch_settable: req.max_num_seqs_settable,
         }
     }
 
@@ -145,6 +151,20 @@ impl<'a> Sizer<'a> {
             weights,
             ..self.clone()
         }
+    }
+
+    /// The same sizer on a server that batches vLLM's smaller default of
+    /// sequences, where `device`'s default is larger and the caller can set
+    /// `--max-num-seqs` and has not: the sampler's smaller warm-up peak then
+    /// leaves room that a layout refused or overfull may need.
+    pub(crate) fn with_smaller_batch(&self, device: Device) -> Option<Sizer<'a>> {
+        (self.batch_settable
+            && self.max_num_seqs.is_none()
+            && device.max_num_seqs > SMALLER_DEFAULT_MAX_NUM_SEQS)
+            .then(|| Sizer {
+                max_num_seqs: Some(SMALLER_DEFAULT_MAX_NUM_SEQS),
+                ..self.clone()
+            })
     }
 
     /// The sequences vLLM batches on `device`: the server's `--max-num-seqs`,

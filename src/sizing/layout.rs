@@ -232,7 +232,7 @@ pub(crate) fn choose_layout(
             layout_name(gpu, f.tp, f.pp),
             gib(f.kv_free_gib),
             gib(f.usable),
-            smaller_batch_hint(req, sizer, &f, tokens)
+            smaller_batch_hint(sizer, &f, tokens)
         ),
         Some(f) if serving_note.contains("(objective throughput)") => format!(
             "; {} would hold {} tokens",
@@ -268,16 +268,9 @@ pub(crate) fn choose_layout(
 /// serve: on a server that batches fewer sequences than vLLM's default,
 /// the sampler's smaller warm-up leaves the room. Said only where the
 /// request's server can be given a `--max-num-seqs` of its own.
-fn smaller_batch_hint(req: &SizingRequest, sizer: &Sizer, f: &Fit, tokens: u64) -> String {
-    if !req.max_num_seqs_settable
-        || sizer.max_num_seqs.is_some()
-        || f.device.max_num_seqs <= SMALLER_DEFAULT_MAX_NUM_SEQS
-    {
+fn smaller_batch_hint(sizer: &Sizer, f: &Fit, tokens: u64) -> String {
+    let Some(smaller) = sizer.with_smaller_batch(f.device) else {
         return String::new();
-    }
-    let smaller = Sizer {
-        max_num_seqs: Some(SMALLER_DEFAULT_MAX_NUM_SEQS),
-        ..sizer.clone()
     };
     let at = smaller.evaluate(f.device, f.tp, f.pp, tokens);
     if at.fits() {
