@@ -11,7 +11,7 @@ use std::sync::mpsc;
 use std::task::Poll;
 
 use function_inference::protocol::fnv1;
-use serde_json::json;
+use serde_json::{Value, json};
 use support::*;
 
 #[test]
@@ -268,50 +268,29 @@ async fn metrics_endpoint_counts_calls() {
 /// the one given.
 #[test]
 fn a_request_memory_budget_too_small_for_two_requests_is_raised_and_logged() {
-    let mut child = binary()
-        .args([
-            "--insecure",
-            "--address",
-            "127.0.0.1:0",
-            "--metrics-address=",
-            "--max-recv-message-size",
-            "100",
-            "--request-memory-mib",
-            "64",
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start the binary");
-    let stderr = child.stderr.take().unwrap();
-    let (lines, lines_rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines() {
-            let Ok(line) = line else { break };
-            if lines.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    let mut warning = None;
-    while let Ok(line) = lines_rx.recv_timeout(PATIENCE) {
-        if line.contains(" WARN ") {
-            warning = Some(line);
-            break;
-        }
-    }
-    // Only our own child, by its handle; its exit status is not the point.
-    let _ = child.kill();
-    let _ = child.wait();
-    let warning = warning.expect("a warning within PATIENCE");
-    assert!(
-        warning.ends_with(
-            " WARN function_inference::server: --request-memory-mib 64 is less than twice \
-             --max-recv-message-size 100: holding up to 200 MiB of requests at once, so that one \
-             connection cannot take the whole budget"
-        ),
-        "{warning:?}"
+    let server = ServerProcess::start(&[
+        "--insecure",
+        "--metrics-address=",
+        "--max-recv-message-size",
+        "100",
+        "--request-memory-mib",
+        "64",
+    ]);
+    server.terminate();
+    let (_, log) = server.wait();
+    let warnings: Vec<Value> = log
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["level"] == "WARN")
+        .map(|v| v["message"].clone())
+        .collect();
+    assert_eq!(
+        warnings,
+        [json!(
+            "--request-memory-mib 64 is less than twice --max-recv-message-size 100: holding up to 200 MiB \
+             of requests at once, so that one connection cannot take the whole budget"
+        )],
+        "{log}"
     );
 }
 

@@ -169,8 +169,9 @@ fn errors_lead_with_the_flag_to_change() {
          would hold it"
     );
     // A tensor-parallel size the count and --pipeline-parallel imply is the
-    // count's to change: --tensor-parallel was not given.
-    assert_eq!(
+    // count's to change: --tensor-parallel was not given. So is a count
+    // that --pipeline-parallel does not divide.
+    let six_gpus = |pp| {
         error(&[
             "meta-llama/Llama-3.1-8B-Instruct",
             "--gpu-type",
@@ -178,10 +179,17 @@ fn errors_lead_with_the_flag_to_change() {
             "--gpu",
             "6",
             "--pipeline-parallel",
-            "2"
-        ]),
+            pp,
+        ])
+    };
+    assert_eq!(
+        six_gpus("2"),
         "--gpu: 6 GPUs is not a valid tensor-parallel layout for meta-llama/Llama-3.1-8B-Instruct (32 attention \
          heads, 8 KV heads, 8 H100-80GB per node): use 2, 4, 8, 16 with pipeline parallel 2"
+    );
+    assert_eq!(
+        six_gpus("4"),
+        "--gpu: invalid gpu count `6`: it must be a multiple of the pipeline parallel size 4"
     );
     assert!(
         error(&["x/y-7B", "--gpu-type", "V100", "--vllm-version", "0.20.1"]).starts_with(
@@ -232,19 +240,6 @@ fn errors_lead_with_the_flag_to_change() {
         "acme/huge with int4 weights (48390.9 GiB) does not fit on H100-80GB: no layout of up to 16 nodes \
          holds it, nor would narrower weights or a bigger GPU type; check the model's size (its parameter \
          count or weights index)"
-    );
-    // A GPU count that the parallel sizes given do not divide.
-    assert_eq!(
-        error(&[
-            "meta-llama/Llama-3.1-8B-Instruct",
-            "--gpu-type",
-            "H100-80GB",
-            "--gpu",
-            "6",
-            "--pipeline-parallel",
-            "4"
-        ]),
-        "--gpu: invalid gpu count `6`: it must be a multiple of the pipeline parallel size 4"
     );
     // The weights fit and a stated concurrency does not: the advice names
     // how many sequences fit, not the model's size.
