@@ -276,9 +276,9 @@ impl SizeArgs {
             let price: f64 = price.trim().parse().map_err(|_| {
                 invalid("the price is not a number; write it as TYPE=PRICE, such as L4=0.8")
             })?;
-            // One pair at a time, so that an error shows the pair at fault. The
-            // reasons lead with the field, as the step input's need; the error
-            // names the flag already.
+            // One pair at a time, so that an error shows the pair at fault.
+            // The reasons lead with the field, which the step input's need;
+            // this error names the flag already.
             let one = BTreeMap::from([(name.trim().to_string(), price)]);
             let checked = canonical_prices(&one, "--gpu-price").map_err(|reason| {
                 invalid(
