@@ -337,6 +337,27 @@ Cheapest: L4. GPU type chosen from the offered ones (the cheapest replica per ho
 one that serves it; 1 offered GPU type cannot serve it
 ";
     assert_eq!(got, want);
+    // The JSON comparison says the same.
+    let compared = json_of(&[
+        "meta-llama/Llama-3.1-8B-Instruct",
+        "--gpu",
+        "1",
+        "--gpu-type",
+        "V100,L4",
+    ]);
+    let v100 = &compared["gpuTypes"][0];
+    assert_eq!(
+        (&v100["gpuType"], v100.get("plan"), &v100["error"]),
+        (
+            &json!("V100"),
+            None,
+            &json!("1 x V100 cannot hold it (20.4 GiB per GPU of 14.2 GiB usable)")
+        )
+    );
+    assert_eq!(
+        compared["gpuTypes"][1]["plan"]["maxModelLen"],
+        json!(26_624)
+    );
 }
 
 /// A number out of the range an XR (or the step input) takes is refused by

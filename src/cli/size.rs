@@ -543,13 +543,16 @@ fn compare(
     if let OutputFormat::Json = output {
         let gpu_types: Vec<Compared> = rows
             .iter()
-            .map(|(gpu_type, plan)| Compared {
-                gpu_type: gpu_type.clone(),
-                plan: plan
-                    .as_ref()
-                    .ok()
-                    .map(|p| SizeOutput::from(p).priced(p, prices)),
-                error: plan.as_ref().err().map(ToString::to_string),
+            .map(|(gpu_type, plan)| {
+                let verdict = serves(plan);
+                Compared {
+                    gpu_type: gpu_type.clone(),
+                    plan: verdict
+                        .as_ref()
+                        .ok()
+                        .map(|p| SizeOutput::from(*p).priced(p, prices)),
+                    error: verdict.err(),
+                }
             })
             .collect();
         let cheapest = cheapest.and_then(Result::ok).map(|p| Cheapest {
@@ -584,10 +587,8 @@ fn compare(
         "decode/s"
     ));
     for (gpu_type, plan) in &rows {
-        let overflow = plan.as_ref().ok().and_then(Plan::overflow);
-        match (plan, overflow) {
-            (_, Some(why)) => s.push_str(&format!("{gpu_type:<16} cannot serve it: {why}\n")),
-            (Ok(p), None) => s.push_str(&format!(
+        match serves(plan) {
+            Ok(p) => s.push_str(&format!(
                 "{:<16} {:>4}  {:<8}  {:<7} {:>5}  {:>11}  {:>20}  {:>8.0}{}\n",
                 gpu_type,
                 p.gpu_count,
@@ -604,9 +605,9 @@ fn compare(
                     None => String::new(),
                 },
             )),
-            (Err(e), None) => s.push_str(&format!(
+            Err(why) => s.push_str(&format!(
                 "{gpu_type:<16} cannot serve it: {}\n",
-                first_clause(&e.to_string())
+                first_clause(&why)
             )),
         }
     }
@@ -633,6 +634,17 @@ fn compare(
         None => {}
     }
     Ok(s)
+}
+
+/// A comparison row's verdict: the plan, where it serves, or why the type
+/// cannot. A layout the request fixed is planned even where it cannot hold
+/// the model (with a warning); as the cheapest choice, a comparison counts
+/// it among those that cannot serve.
+fn serves(plan: &Result<Plan, SizingError>) -> Result<&Plan, String> {
+    match plan {
+        Ok(p) => p.overflow().map_or(Ok(p), Err),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 /// The first clause of an engine error, for a table row: up to its first
