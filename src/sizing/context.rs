@@ -292,23 +292,38 @@ fn too_many_sequences(
     } else {
         CONTEXT_STEP.min(ctx.target)
     };
-    let fits = fit.capacity_tokens / ctx.arch.kv_tokens(length, 1).max(1);
-    if fits == 0 || fits >= ctx.concurrency {
-        return None;
-    }
-    let hint = match smallest_layout(sizer, gpu, ctx.tokens_at(length)) {
-        Some(f) => format!("; {} would hold them", layout_name(gpu, f.tp, f.pp)),
-        None => String::new(),
-    };
-    Some(SizingError::TooManySequences {
-        layout: placement.to_string(),
+    fewer_sequences_than_asked(
+        placement.to_string(),
+        fit,
+        ctx,
+        length,
+        || match smallest_layout(sizer, gpu, ctx.tokens_at(length)) {
+            Some(f) => format!("; {} would hold them", layout_name(gpu, f.tp, f.pp)),
+            None => String::new(),
+        },
+    )
+}
+
+/// The error that `layout`, whose fit is `fit`, holds some sequences of
+/// `length` tokens beside the weights but fewer than the concurrency
+/// stated, with `hint` after it; `None` where it holds none, or enough.
+pub(crate) fn fewer_sequences_than_asked(
+    layout: String,
+    fit: &Fit,
+    ctx: &ContextTarget,
+    length: u64,
+    hint: impl FnOnce() -> String,
+) -> Option<SizingError> {
+    let fits = ctx.arch.sequences_in(fit.capacity_tokens, length);
+    (fits > 0 && fits < ctx.concurrency).then(|| SizingError::TooManySequences {
+        layout,
         held: format!(
             "{} of {} tokens",
             count_of(fits, "sequence"),
             thousands(length)
         ),
         requested: thousands(ctx.concurrency),
-        hint,
+        hint: hint(),
     })
 }
 

@@ -267,6 +267,12 @@ impl Arch {
         u64::from(self.sliding_window) + MAX_NUM_BATCHED_TOKENS + KV_BLOCK_TOKENS
     }
 
+    /// Sequences of `len` tokens that a KV cache of `capacity` tokens holds
+    /// at once, each counted as [`Self::kv_tokens`] counts it.
+    pub(crate) fn sequences_in(&self, capacity: u64, len: u64) -> u64 {
+        capacity / self.kv_tokens(len.max(1), 1).max(1)
+    }
+
     /// The KV cache `sequences` sequences of `len` tokens need, in tokens of
     /// [`Self::kv_bytes_per_token`]: `len x sequences`, except that the
     /// sliding-window and linear-attention groups of a hybrid model hold at

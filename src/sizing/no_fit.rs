@@ -5,13 +5,13 @@
 //! precision, a bigger GPU) and names the ones that work.
 
 use super::candidates::{MAX_NODES, smallest_layout};
+use super::context::fewer_sequences_than_asked;
 use super::error::SizingError;
 use super::fit::{Device, Fit, Sizer, layout_name};
 use super::gpus::{Gpu, gpus};
 use super::plan::DEFAULT_GPU_MEMORY_UTILIZATION;
 use super::precision::WeightPrecision;
 use super::target::ContextTarget;
-use super::text::{count_of, thousands};
 
 /// The error for a model that no candidate layout holds.
 pub(crate) fn no_fit(
@@ -116,17 +116,11 @@ fn context_is_the_problem(
 /// holds at least one full-length sequence, only not that many: then the
 /// error names how many fit (not the model's size, which is not at fault).
 fn fewer_sequences(gpu: &Gpu, best: &Fit, ctx: &ContextTarget) -> Option<String> {
-    let fits = best.capacity_tokens / ctx.arch.kv_tokens(ctx.target, 1).max(1);
-    (fits > 0).then(|| {
-        format!(
-            "the roomiest layout, {}, holds the KV cache of at most {} of {} tokens beside the weights, not {}: \
-             a lower concurrency would fit",
-            layout_name(gpu, best.tp, best.pp),
-            count_of(fits, "sequence"),
-            thousands(ctx.target),
-            thousands(ctx.concurrency),
-        )
-    })
+    let roomiest = format!(
+        "the roomiest layout, {},",
+        layout_name(gpu, best.tp, best.pp)
+    );
+    fewer_sequences_than_asked(roomiest, best, ctx, ctx.target, String::new).map(|e| e.to_string())
 }
 
 /// vLLM's usual share of GPU memory, when the request asked for less and

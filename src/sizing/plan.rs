@@ -267,7 +267,8 @@ impl Plan {
     /// linear-attention layers keep only part of each sequence (gpt-oss-120b
     /// on two H100s holds 39 sequences of 32,768 tokens, not 24).
     pub(crate) fn sequences_held(&self, len: u64) -> u64 {
-        self.estimate.kv_capacity_tokens / self.cached_tokens(len)
+        self.arch
+            .sequences_in(self.estimate.kv_capacity_tokens, len)
     }
 
     /// The same as a fraction, for a table: 2.4 sequences.
