@@ -5,7 +5,6 @@
 //! rely on. The JSON shape is its own struct so that renaming engine
 //! internals never changes the output.
 
-use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -16,8 +15,8 @@ use super::input_file;
 use super::whole_number::whole_number;
 use crate::sizing::{
     self, ConfigError, Gpu, GpuPrices, KvCacheDtype, MigChoice, MigStrategy, ModelConfig,
-    Objective, Plan, ScalingTarget, SizingError, SizingRequest, WeightPrecision, canonical_prices,
-    read_hf_quant_config, weights_index_total_bytes,
+    Objective, Plan, PriceFault, ScalingTarget, SizingError, SizingRequest, WeightPrecision,
+    checked_price, read_hf_quant_config, weights_index_total_bytes,
 };
 use crate::xr::llm_inference::MODEL_MAX;
 use crate::xr::plan_status::{PlanStatus, round2};
@@ -276,23 +275,15 @@ impl SizeArgs {
             let price: f64 = price.trim().parse().map_err(|_| {
                 invalid("the price is not a number; write it as TYPE=PRICE, such as L4=0.8")
             })?;
-            // One pair at a time, so that an error shows the pair at fault.
-            // The reasons lead with the field, which the step input's need;
-            // this error names the flag already.
-            let one = BTreeMap::from([(name.trim().to_string(), price)]);
-            let checked = canonical_prices(&one, "--gpu-price").map_err(|reason| {
-                invalid(
-                    reason
-                        .trim_start_matches("--gpu-price")
-                        .trim_start_matches([':', '.', ' ']),
-                )
+            let name = name.trim();
+            let (gpu, price) = checked_price(name, price).map_err(|fault| match fault {
+                PriceFault::UnknownGpu(e) => invalid(&e),
+                PriceFault::Value(why) => invalid(&format!("{name} {why}")),
             })?;
-            for (gpu, price) in checked {
-                if prices.insert(gpu.clone(), price).is_some() {
-                    return Err(invalid(&format!(
-                        "{gpu} is priced by an earlier --gpu-price already; give each GPU type one price"
-                    )));
-                }
+            if prices.insert(gpu.clone(), price).is_some() {
+                return Err(invalid(&format!(
+                    "{gpu} is priced by an earlier --gpu-price already; give each GPU type one price"
+                )));
             }
         }
         Ok(prices)

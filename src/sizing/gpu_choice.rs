@@ -160,30 +160,47 @@ fn explain(ranked: &[Plan], refused: usize, prices: &GpuPrices) -> String {
 /// still costs a finite number, where 1e308 made every cost `inf`.
 const PRICE_MAX: f64 = 1e9;
 
-/// Prices as a platform writes them, checked and keyed by canonical GPU
-/// type name: each names a known GPU type and is a positive number of at
-/// most [`PRICE_MAX`].
+/// Why one price as written cannot be used.
+pub(crate) enum PriceFault {
+    /// It names no GPU type of the catalog: the catalog's refusal.
+    UnknownGpu(String),
+    /// The number itself, said after the entry it is for: "is -1; give a
+    /// positive price ...".
+    Value(String),
+}
+
+/// One price as written, checked: the catalog's name of its GPU type and
+/// the price, a positive number of at most [`PRICE_MAX`].
+pub(crate) fn checked_price(name: &str, price: f64) -> Result<(String, f64), PriceFault> {
+    let g = gpu(name).map_err(|e| PriceFault::UnknownGpu(e.to_string()))?;
+    if !(price.is_finite() && price > 0.0) {
+        return Err(PriceFault::Value(format!(
+            "is {price}; give a positive price per GPU and hour (any currency, or relative costs such as 1 and 4.5)"
+        )));
+    }
+    if price > PRICE_MAX {
+        return Err(PriceFault::Value(format!(
+            "is {price:e}, more than the {PRICE_MAX:e} per GPU and hour a price may be; give it in a larger unit, or as relative costs such as 1 and 4.5"
+        )));
+    }
+    Ok((g.name.clone(), price))
+}
+
+/// Prices as a platform writes them under `field`, each checked
+/// ([`checked_price`]) and keyed by canonical GPU type name, once.
 pub(crate) fn canonical_prices(
     written: &BTreeMap<String, f64>,
     field: &str,
 ) -> Result<GpuPrices, String> {
     let mut prices = GpuPrices::new();
     for (name, &price) in written {
-        let g = gpu(name).map_err(|e| format!("{field}: {e}"))?;
-        if !(price.is_finite() && price > 0.0) {
+        let (gpu, price) = checked_price(name, price).map_err(|fault| match fault {
+            PriceFault::UnknownGpu(e) => format!("{field}: {e}"),
+            PriceFault::Value(why) => format!("{field}.{name} {why}"),
+        })?;
+        if prices.insert(gpu.clone(), price).is_some() {
             return Err(format!(
-                "{field}.{name} is {price}; give a positive price per GPU and hour (any currency, or relative costs such as 1 and 4.5)"
-            ));
-        }
-        if price > PRICE_MAX {
-            return Err(format!(
-                "{field}.{name} is {price:e}, more than the {PRICE_MAX:e} per GPU and hour a price may be; give it in a larger unit, or as relative costs such as 1 and 4.5"
-            ));
-        }
-        if prices.insert(g.name.clone(), price).is_some() {
-            return Err(format!(
-                "{field} prices {} twice under different names; keep one",
-                g.name
+                "{field} prices {gpu} twice under different names; keep one"
             ));
         }
     }

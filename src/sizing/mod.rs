@@ -69,7 +69,8 @@ pub use config::{
 pub(crate) use error::SizingError;
 pub use gpu_choice::cheapest;
 pub(crate) use gpu_choice::{
-    GpuPrices, canonical_prices, cheapest_of, hourly_cost, shared_refusal,
+    GpuPrices, PriceFault, canonical_prices, cheapest_of, checked_price, hourly_cost,
+    shared_refusal,
 };
 pub(crate) use gpus::{
     AMD_DEVICE_ID_LABEL, AMD_PARTITION_LABEL, ComputeCapability, EKS_AUTO_MODE_GPU_LABELS,
