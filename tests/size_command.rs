@@ -288,8 +288,7 @@ fn a_fixed_layout_holds_a_stated_concurrency_or_says_how_many_fit() {
     assert_eq!(
         e.to_string(),
         "--concurrency: 1 x L4 (TP 1, PP 1) holds the KV cache of at most 104 sequences of 256 tokens beside \
-         the weights, not 200: a lower concurrency would fit; 2 x L4 (TP 2, \
-         PP 1) would hold them"
+         the weights, not 200: a lower concurrency would fit; 2 x L4 (TP 2, PP 1) would hold them"
     );
     // A context the caller set is the length counted.
     let e = run(
@@ -300,8 +299,27 @@ fn a_fixed_layout_holds_a_stated_concurrency_or_says_how_many_fit() {
     assert_eq!(
         e.to_string(),
         "--concurrency: 1 x L4 (TP 1, PP 1) holds the KV cache of at most 6 sequences of 4,096 tokens beside \
-         the weights, not 200: a lower concurrency would fit; 8 x L4 (TP 8, \
-         PP 1) would hold them"
+         the weights, not 200: a lower concurrency would fit; 8 x L4 (TP 8, PP 1) would hold them"
+    );
+    // A MIG slice the caller named says the same, at the 4,096 tokens a
+    // slice must hold each sequence of (it blamed the model's size).
+    let e = run(
+        &args(&[
+            "meta-llama/Llama-3.1-8B-Instruct",
+            "--gpu-type",
+            "A100-80GB",
+            "--mig",
+            "3g.40gb",
+            "--concurrency",
+            "40",
+        ]),
+        &mut Vec::new(),
+    )
+    .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "--concurrency: MIG profile 3g.40gb of A100-80GB holds the KV cache of at most 37 sequences of 4,096 \
+         tokens beside the weights, not 40: a lower concurrency would fit; profile 7g.80gb would hold them"
     );
 }
 

@@ -5,7 +5,7 @@
 //! takes the smallest slice that leaves room for a few sequences, so that
 //! the slice is useful rather than merely able to start.
 
-use super::context::MIN_DEFAULT_CONTEXT;
+use super::context::{MIN_DEFAULT_CONTEXT, fewer_sequences_than_asked};
 use super::error::{MigShortfall, SizingError};
 use super::fit::{Device, Fit, RECIPE_HEADROOM, Sizer};
 use super::gpus::{Gpu, MigProfile};
@@ -92,11 +92,12 @@ fn requested_slice(
         let requested = req.gpu_count.unwrap_or(1).max(layout);
         return Err(SizingError::MigNeedsOneGpu { requested });
     }
-    let need_tokens = if ctx.explicit {
-        ctx.tokens()
+    let need_length = if ctx.explicit {
+        ctx.target
     } else {
-        ctx.tokens_at(MIN_DEFAULT_CONTEXT.min(ctx.target))
+        MIN_DEFAULT_CONTEXT.min(ctx.target)
     };
+    let need_tokens = ctx.tokens_at(need_length);
     let fit = slice_fit(sizer, gpu, p, need_tokens);
     if fit.fits() {
         return Ok(p);
@@ -104,6 +105,9 @@ fn requested_slice(
     let smallest = slices_by_size(gpu)
         .into_iter()
         .find(|q| slice_fit(sizer, gpu, q, need_tokens).fits());
+    if let Some(e) = too_many_sequences(gpu, p, &fit, ctx, need_length, smallest) {
+        return Err(e);
+    }
     let suggestion = match smallest {
         Some(q) => format!("the smallest profile that holds it is {}", q.name),
         None => format!(
@@ -131,6 +135,35 @@ fn requested_slice(
         shortfall,
         suggestion,
     })
+}
+
+/// A stated concurrency is at fault, not the model, when the slice holds
+/// the weights and some sequences of the length it must hold, only not
+/// that many.
+fn too_many_sequences(
+    gpu: &Gpu,
+    p: &MigProfile,
+    fit: &Fit,
+    ctx: &ContextTarget,
+    length: u64,
+    smallest: Option<&MigProfile>,
+) -> Option<SizingError> {
+    if !(ctx.concurrency_stated && fit.recipe_ok) {
+        return None;
+    }
+    fewer_sequences_than_asked(
+        format!("MIG profile {} of {}", p.name, gpu.name),
+        fit,
+        ctx,
+        length,
+        || match smallest {
+            Some(q) => format!("; profile {} would hold them", q.name),
+            None => format!(
+                "; no profile of {} holds them: use whole GPUs (mig none)",
+                gpu.name
+            ),
+        },
+    )
 }
 
 /// `mig auto`: the smallest partial slice that holds a few full-length
@@ -219,6 +252,7 @@ mod tests {
                 suggestion,
                 ..
             } => format!("{profile} ({usable_gib:.1} GiB usable), {shortfall}; {suggestion}"),
+            e @ SizingError::TooManySequences { .. } => e.to_string(),
             e => panic!("not a MIG error: {e}"),
         }
     }
@@ -417,13 +451,22 @@ mod tests {
                 Ok("1g.10gb"),
             ),
             (
-                "the default context times the concurrency",
+                "the default context times a concurrency the slice falls short of",
                 SizingRequest {
                     concurrency: Some(40),
                     ..req(QWEN_1_5B, "A100-80GB")
                 },
                 "1g.10gb",
-                Err("1g.10gb (8.6 GiB usable), which needs 8.9 GiB; the smallest profile that holds it is 1g.20gb".into()),
+                Err("MIG profile 1g.10gb of A100-80GB holds the KV cache of at most 36 sequences of 4,096 tokens beside the weights, not 40: a lower concurrency would fit; profile 1g.20gb would hold them".into()),
+            ),
+            (
+                "a stated concurrency does not hide that the weights overflow",
+                SizingRequest {
+                    concurrency: Some(10),
+                    ..req(LLAMA_8B, "A100-80GB")
+                },
+                "1g.10gb",
+                Err("1g.10gb (8.6 GiB usable), which needs 21.4 GiB; the smallest profile that holds it is 3g.40gb".into()),
             ),
             (
                 "tensor parallel asks for several GPUs",
