@@ -915,8 +915,8 @@ fn the_mig_strategy_names_the_slices_resource() {
     let mut a = args(&["Qwen/Qwen2.5-1.5B-Instruct", "--mig-strategy", "shared"]);
     a.output = OutputFormat::Json;
     assert_eq!(
-        render(&a).unwrap_err().to_string(),
-        "invalid MIG strategy `shared`: use mixed or single"
+        run(&a, &mut Vec::new()).unwrap_err().to_string(),
+        "--mig-strategy: invalid MIG strategy `shared`: use mixed or single"
     );
 }
 
@@ -1032,31 +1032,38 @@ fn kv_cache_dtype_and_objective_reach_the_plan() {
     );
     let throughput = with(&["--kv-cache-dtype", "fp8", "--objective", "throughput"]);
     assert_eq!(throughput["gpuCount"], 2);
-    let e = render(&args(&[
-        "--model",
-        "x/y-7B",
-        "--gpu-type",
-        "L4",
-        "--objective",
-        "fastest",
-    ]))
+    // At a terminal the error is led by the flag to change.
+    let e = run(
+        &args(&[
+            "--model",
+            "x/y-7B",
+            "--gpu-type",
+            "L4",
+            "--objective",
+            "fastest",
+        ]),
+        &mut Vec::new(),
+    )
     .unwrap_err();
     assert_eq!(
         e.to_string(),
-        "invalid objective `fastest`: use minimal, balanced or throughput"
+        "--objective: invalid objective `fastest`: use minimal, balanced or throughput"
     );
-    let e = render(&args(&[
-        "--model",
-        "x/y-7B",
-        "--gpu-type",
-        "L4",
-        "--kv-cache-dtype",
-        "fp4",
-    ]))
+    let e = run(
+        &args(&[
+            "--model",
+            "x/y-7B",
+            "--gpu-type",
+            "L4",
+            "--kv-cache-dtype",
+            "fp4",
+        ]),
+        &mut Vec::new(),
+    )
     .unwrap_err();
     assert_eq!(
         e.to_string(),
-        "invalid KV cache dtype `fp4`: use auto or fp8"
+        "--kv-cache-dtype: invalid KV cache dtype `fp4`: use auto or fp8"
     );
 }
 

@@ -167,6 +167,17 @@ fn led_by_flag(e: &SizingError, quantization_given: bool) -> String {
         | E::InvalidValue {
             field: "gpu count", ..
         } => "--gpu",
+        E::InvalidValue {
+            field: "objective", ..
+        } => "--objective",
+        E::InvalidValue {
+            field: "MIG strategy",
+            ..
+        } => "--mig-strategy",
+        E::InvalidValue {
+            field: "KV cache dtype",
+            ..
+        } => "--kv-cache-dtype",
         E::InvalidTensorParallel { .. } => "--tensor-parallel",
         E::InvalidPipelineParallel { .. } => "--pipeline-parallel",
         E::ParallelismMismatch { .. } => "--gpu, --tensor-parallel and --pipeline-parallel",
