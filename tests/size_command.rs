@@ -1461,3 +1461,35 @@ fn the_config_json_can_come_from_standard_input() {
         )
     );
 }
+
+/// A config.json dtype vLLM does not serve in is said, not read as absent:
+/// the plan sizes 16-bit weights, as vLLM's auto dtype loads them.
+#[test]
+fn a_config_dtype_vllm_does_not_serve_in_is_warned_of() {
+    let config = std::fs::read_to_string(data("codellama-7b-config.json"))
+        .unwrap()
+        .replace(r#""torch_dtype": "bfloat16""#, r#""torch_dtype": "int7""#);
+    let out = support::output_within_given(
+        support::binary().args([
+            "size",
+            "example/my-codellama",
+            "--gpu-type",
+            "H100",
+            "-o",
+            "json",
+            "--config",
+            "-",
+        ]),
+        config.as_bytes(),
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let plan: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(plan["dtype"], "bfloat16");
+    assert_eq!(
+        plan["warnings"],
+        json!([
+            "config.json's torch_dtype `int7` is none of bfloat16, float16 and float32, the dtypes vLLM serves \
+             in: the plan sizes the weights at 16 bits, as vLLM's auto dtype loads them"
+        ])
+    );
+}

@@ -82,6 +82,9 @@ pub struct ModelConfig {
     shape_params_b: (f64, f64),
     /// `torch_dtype` (or `dtype`).
     pub(crate) dtype: Option<WeightPrecision>,
+    /// The field and value of a `torch_dtype` (or `dtype`) that names none
+    /// of the dtypes vLLM serves in, which `dtype` then leaves out.
+    pub(crate) unread_dtype: Option<(&'static str, String)>,
     /// The checkpoint's quantization (`quantization_config`).
     pub(crate) quantization: Option<CheckpointQuantization>,
     /// A vision tower (`vision_config`) is part of the checkpoint.
@@ -352,11 +355,13 @@ struct VisionConfig {
     hidden_act: Lenient<String>,
 }
 
+/// The dtypes vLLM serves in, by their torch names (transformers reads the
+/// field as `getattr(torch, name)`, so `half` and `float` are theirs too).
 fn dtype_of(s: &str) -> Option<WeightPrecision> {
     match s {
         "bfloat16" => Some(WeightPrecision::Bf16),
-        "float16" => Some(WeightPrecision::Fp16),
-        "float32" => Some(WeightPrecision::Fp32),
+        "float16" | "half" => Some(WeightPrecision::Fp16),
+        "float32" | "float" => Some(WeightPrecision::Fp32),
         _ => None,
     }
 }
@@ -498,9 +503,14 @@ impl ModelConfig {
                 (linear, state, RecurrentLayers::LinearAttention)
             }
         };
-        let dtype = [&m.torch_dtype, &m.dtype]
+        let written = [("torch_dtype", &m.torch_dtype), ("dtype", &m.dtype)];
+        let dtype = written
             .iter()
-            .find_map(|d| d.0.as_deref().and_then(dtype_of));
+            .find_map(|(_, d)| d.0.as_deref().and_then(dtype_of));
+        let unread_dtype = written
+            .into_iter()
+            .find_map(|(field, d)| Some((field, d.0.clone()?)))
+            .filter(|_| dtype.is_none());
         let vision = m.vision_config.0.as_ref();
         let mut config = ModelConfig {
             architectures: top
@@ -540,6 +550,7 @@ impl ModelConfig {
                 .unwrap_or(0),
             shape_params_b: (0.0, 0.0),
             dtype,
+            unread_dtype,
             quantization: m
                 .quantization_config
                 .0
@@ -1341,6 +1352,44 @@ mod tests {
         let (total, active) = c.estimated_params_b();
         assert!((total - 6.74).abs() < 0.05, "{total}");
         assert_eq!(total, active);
+    }
+
+    /// transformers reads the dtype as `getattr(torch, name)`: `half` and
+    /// `float` are float16 and float32; any other name is kept aside, for a
+    /// warning, rather than read as a dtype vLLM serves in.
+    #[test]
+    fn the_dtype_by_its_torch_names() {
+        let with = |fields: &str| {
+            let c = ModelConfig::from_json(&format!(
+                r#"{{"model_type":"llama","hidden_size":4096,"num_attention_heads":32,
+                "num_hidden_layers":32,"vocab_size":32000{fields}}}"#
+            ))
+            .unwrap();
+            (c.dtype, c.unread_dtype)
+        };
+        let cases = [
+            ("", (None, None)),
+            (
+                r#","torch_dtype":"bfloat16""#,
+                (Some(WeightPrecision::Bf16), None),
+            ),
+            (
+                r#","torch_dtype":"half""#,
+                (Some(WeightPrecision::Fp16), None),
+            ),
+            (r#","dtype":"float""#, (Some(WeightPrecision::Fp32), None)),
+            (
+                r#","torch_dtype":"int7""#,
+                (None, Some(("torch_dtype", "int7".to_string()))),
+            ),
+            (
+                r#","torch_dtype":"float64","dtype":"float16""#,
+                (Some(WeightPrecision::Fp16), None),
+            ),
+        ];
+        for (fields, want) in cases {
+            assert_eq!(with(fields), want, "{fields}");
+        }
     }
 
     #[test]

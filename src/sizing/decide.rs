@@ -30,7 +30,9 @@ use super::mig::choose_mig;
 use super::plan::{Estimate, Plan, SizingRequest};
 use super::precision::{KvCacheDtype, MigStrategy};
 use super::release_support::{architecture_check, gpu_check};
-use super::resolved_model::{checkpoint_bytes_warning, parameter_count_warning, resolve_model};
+use super::resolved_model::{
+    checkpoint_bytes_warning, config_dtype_warning, parameter_count_warning, resolve_model,
+};
 use super::text::{gib, hundredths, thousands};
 use super::validate::validate;
 use super::weights::{
@@ -74,6 +76,7 @@ pub(crate) fn size(req: &SizingRequest) -> Result<Plan, SizingError> {
     reasons.extend(about_model);
     warnings.extend(checkpoint_bytes_warning(req, &m));
     warnings.extend(parameter_count_warning(req, &m));
+    warnings.extend(config_dtype_warning(req));
 
     let vllm = req.vllm_version.as_deref().and_then(release);
     let (wp, about_precision, slower) = choose_precision(req.quantization, &m, gpu, vllm)?;

@@ -182,6 +182,22 @@ fn rounds_to(given_b: f64, s: &CatalogModel) -> bool {
     ROUNDED_COUNT.contains(&(given_b / s.params_b))
 }
 
+/// An unquantized checkpoint whose config.json dtype names none of the
+/// dtypes vLLM serves in: vLLM's auto dtype loads it in 16 bits, and so the
+/// plan sizes it. (A quantized one's weights are its quantization's.)
+pub(crate) fn config_dtype_warning(req: &SizingRequest) -> Option<String> {
+    let c = req
+        .model_config
+        .as_ref()
+        .filter(|c| c.quantization.is_none())?;
+    let (field, written) = c.unread_dtype.as_ref()?;
+    Some(format!(
+        "config.json's {field} `{}` is none of bfloat16, float16 and float32, the dtypes vLLM serves in: \
+         the plan sizes the weights at 16 bits, as vLLM's auto dtype loads them",
+        crate::quote::cut(written)
+    ))
+}
+
 /// A parameter count given for a catalog model but far from the catalog's
 /// (outside [`ROUNDED_COUNT`]): the plan sizes for the count given, and
 /// such a count is most likely a typo or another model's (70B for an 8B
