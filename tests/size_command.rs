@@ -1033,36 +1033,16 @@ fn kv_cache_dtype_and_objective_reach_the_plan() {
     let throughput = with(&["--kv-cache-dtype", "fp8", "--objective", "throughput"]);
     assert_eq!(throughput["gpuCount"], 2);
     // At a terminal the error is led by the flag to change.
-    let e = run(
-        &args(&[
-            "--model",
-            "x/y-7B",
-            "--gpu-type",
-            "L4",
-            "--objective",
-            "fastest",
-        ]),
-        &mut Vec::new(),
-    )
-    .unwrap_err();
+    let refused = |flag: &str, value: &str| {
+        let argv = ["--model", "x/y-7B", "--gpu-type", "L4", flag, value];
+        run(&args(&argv), &mut Vec::new()).unwrap_err().to_string()
+    };
     assert_eq!(
-        e.to_string(),
+        refused("--objective", "fastest"),
         "--objective: invalid objective `fastest`: use minimal, balanced or throughput"
     );
-    let e = run(
-        &args(&[
-            "--model",
-            "x/y-7B",
-            "--gpu-type",
-            "L4",
-            "--kv-cache-dtype",
-            "fp4",
-        ]),
-        &mut Vec::new(),
-    )
-    .unwrap_err();
     assert_eq!(
-        e.to_string(),
+        refused("--kv-cache-dtype", "fp4"),
         "--kv-cache-dtype: invalid KV cache dtype `fp4`: use auto or fp8"
     );
 }
@@ -1416,31 +1396,35 @@ fn size_states_the_autoscaling_target() {
     }
 }
 
+/// The binary's `size` of a CodeLlama-shaped model on H100 as JSON, with
+/// `--config config_arg` and `stdin`: its exit code, stdout and stderr.
+fn size_with_config(config_arg: &str, stdin: &[u8]) -> (Option<i32>, String, String) {
+    let out = support::output_within_given(
+        support::binary().args([
+            "size",
+            "example/my-codellama",
+            "--gpu-type",
+            "H100",
+            "-o",
+            "json",
+            "--config",
+            config_arg,
+        ]),
+        stdin,
+    );
+    (
+        out.status.code(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
 /// `curl .../config.json | size --config -`: standard input is read as the
 /// file would be, and an endless file is refused at the size limit.
 #[test]
 fn the_config_json_can_come_from_standard_input() {
     let config = data("codellama-7b-config.json");
-    let size = |config_arg: &str, stdin: &[u8]| {
-        let out = support::output_within_given(
-            support::binary().args([
-                "size",
-                "example/my-codellama",
-                "--gpu-type",
-                "H100",
-                "-o",
-                "json",
-                "--config",
-                config_arg,
-            ]),
-            stdin,
-        );
-        (
-            out.status.code(),
-            String::from_utf8(out.stdout).unwrap(),
-            String::from_utf8(out.stderr).unwrap(),
-        )
-    };
+    let size = size_with_config;
     let from_file = size(&config, b"");
     assert_eq!(from_file.0, Some(0), "{}", from_file.2);
     assert!(
@@ -1469,21 +1453,9 @@ fn a_config_dtype_vllm_does_not_serve_in_is_warned_of() {
     let config = std::fs::read_to_string(data("codellama-7b-config.json"))
         .unwrap()
         .replace(r#""torch_dtype": "bfloat16""#, r#""torch_dtype": "int7""#);
-    let out = support::output_within_given(
-        support::binary().args([
-            "size",
-            "example/my-codellama",
-            "--gpu-type",
-            "H100",
-            "-o",
-            "json",
-            "--config",
-            "-",
-        ]),
-        config.as_bytes(),
-    );
-    assert_eq!(out.status.code(), Some(0));
-    let plan: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let (code, stdout, stderr) = size_with_config("-", config.as_bytes());
+    assert_eq!(code, Some(0), "{stderr}");
+    let plan: Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(plan["dtype"], "bfloat16");
     assert_eq!(
         plan["warnings"],
