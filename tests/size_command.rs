@@ -1397,19 +1397,26 @@ fn size_states_the_autoscaling_target() {
 }
 
 /// The binary's `size` of a CodeLlama-shaped model on H100 as JSON, with
-/// `--config config_arg` and `stdin`: its exit code, stdout and stderr.
-fn size_with_config(config_arg: &str, stdin: &[u8]) -> (Option<i32>, String, String) {
+/// `--config config_arg`, `extra` arguments and `stdin`: its exit code,
+/// stdout and stderr.
+fn size_with_config(
+    config_arg: &str,
+    extra: &[&str],
+    stdin: &[u8],
+) -> (Option<i32>, String, String) {
     let out = support::output_within_given(
-        support::binary().args([
-            "size",
-            "example/my-codellama",
-            "--gpu-type",
-            "H100",
-            "-o",
-            "json",
-            "--config",
-            config_arg,
-        ]),
+        support::binary()
+            .args([
+                "size",
+                "example/my-codellama",
+                "--gpu-type",
+                "H100",
+                "-o",
+                "json",
+                "--config",
+                config_arg,
+            ])
+            .args(extra),
         stdin,
     );
     (
@@ -1424,7 +1431,7 @@ fn size_with_config(config_arg: &str, stdin: &[u8]) -> (Option<i32>, String, Str
 #[test]
 fn the_config_json_can_come_from_standard_input() {
     let config = data("codellama-7b-config.json");
-    let size = size_with_config;
+    let size = |config_arg: &str, stdin: &[u8]| size_with_config(config_arg, &[], stdin);
     let from_file = size(&config, b"");
     assert_eq!(from_file.0, Some(0), "{}", from_file.2);
     assert!(
@@ -1453,15 +1460,22 @@ fn a_config_dtype_vllm_does_not_serve_in_is_warned_of() {
     let config = std::fs::read_to_string(data("codellama-7b-config.json"))
         .unwrap()
         .replace(r#""torch_dtype": "bfloat16""#, r#""torch_dtype": "int7""#);
-    let (code, stdout, stderr) = size_with_config("-", config.as_bytes());
-    assert_eq!(code, Some(0), "{stderr}");
-    let plan: Value = serde_json::from_str(&stdout).unwrap();
-    assert_eq!(plan["dtype"], "bfloat16");
+    let plan = |extra: &[&str]| {
+        let (code, stdout, stderr) = size_with_config("-", extra, config.as_bytes());
+        assert_eq!(code, Some(0), "{stderr}");
+        serde_json::from_str::<Value>(&stdout).unwrap()
+    };
+    let auto = plan(&[]);
+    assert_eq!(auto["dtype"], "bfloat16");
     assert_eq!(
-        plan["warnings"],
+        auto["warnings"],
         json!([
             "config.json's torch_dtype `int7` is none of bfloat16, float16 and float32, the dtypes vLLM serves \
              in: the plan sizes the weights at 16 bits, as vLLM's auto dtype loads them"
         ])
     );
+    // A precision the caller asks for is what the plan sizes.
+    let fp8 = plan(&["--quantization", "fp8"]);
+    assert_eq!(fp8["quantization"], "fp8", "{fp8:#}");
+    assert_eq!(fp8.get("warnings"), None, "{fp8:#}");
 }

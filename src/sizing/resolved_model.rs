@@ -184,8 +184,12 @@ fn rounds_to(given_b: f64, s: &CatalogModel) -> bool {
 
 /// An unquantized checkpoint whose config.json dtype names none of the
 /// dtypes vLLM serves in: vLLM's auto dtype loads it in 16 bits, and so the
-/// plan sizes it. (A quantized one's weights are its quantization's.)
+/// plan sizes it. (A quantized one's weights are its quantization's, and a
+/// precision the caller asks for is theirs.)
 pub(crate) fn config_dtype_warning(req: &SizingRequest) -> Option<String> {
+    if req.quantization.is_some() {
+        return None;
+    }
     let c = req
         .model_config
         .as_ref()
