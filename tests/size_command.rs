@@ -139,6 +139,10 @@ fn errors_are_typed() {
 #[test]
 fn errors_lead_with_the_flag_to_change() {
     let error = |argv: &[&str]| run(&args(argv), &mut Vec::new()).unwrap_err().to_string();
+    let seventy_b = |gpu_type: &str, gpus: &str| {
+        let model = "meta-llama/Llama-3.1-70B-Instruct";
+        error(&[model, "--gpu-type", gpu_type, "--gpu", gpus])
+    };
     assert_eq!(
         error(&["foo/bar", "--gpu-type", "L4"]),
         "--parameter-count (or --config with the model's config.json, or --weights-index): cannot tell how many parameters `foo/bar` \
@@ -157,13 +161,7 @@ fn errors_lead_with_the_flag_to_change() {
          most 32768"
     );
     assert_eq!(
-        error(&[
-            "meta-llama/Llama-3.1-70B-Instruct",
-            "--gpu-type",
-            "L4",
-            "--gpu",
-            "1"
-        ]),
+        seventy_b("L4", "1"),
         "--gpu: 1 x L4 (TP 1, PP 1) cannot hold meta-llama/Llama-3.1-70B-Instruct: each GPU's share of the weights \
          is 131.4 GiB, more than its 21.9 GiB, so vLLM cannot load them whatever its flags; 16 x L4 (TP 8, PP 2) \
          would hold it"
@@ -190,6 +188,20 @@ fn errors_lead_with_the_flag_to_change() {
     assert_eq!(
         six_gpus("4"),
         "--gpu: invalid gpu count `6`: it must be a multiple of the pipeline parallel size 4"
+    );
+    // Without --pipeline-parallel, a count no TP makes names the stages
+    // that would run it, with the largest TP that holds the model.
+    assert_eq!(
+        seventy_b("H100-80GB", "6"),
+        "--gpu: 6 GPUs is not a valid tensor-parallel layout for meta-llama/Llama-3.1-70B-Instruct (64 attention \
+         heads, 8 KV heads, 8 H100-80GB per node): use 1, 2, 4, 8 on one node, or a multiple of 8 across nodes; \
+         or --pipeline-parallel 3, which runs them as 3 pipeline stages of TP 2"
+    );
+    // No hint where no split of the count holds the weights.
+    assert_eq!(
+        seventy_b("L4", "3"),
+        "--gpu: 3 GPUs is not a valid tensor-parallel layout for meta-llama/Llama-3.1-70B-Instruct (64 attention \
+         heads, 8 KV heads, 8 L4 per node): use 1, 2, 4, 8 on one node, or a multiple of 8 across nodes"
     );
     assert!(
         error(&["x/y-7B", "--gpu-type", "V100", "--vllm-version", "0.20.1"]).starts_with(

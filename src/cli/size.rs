@@ -452,7 +452,7 @@ pub fn render(args: &SizeArgs) -> Result<String, SizingError> {
             return compare(&request, &gpus, &prices, args.output);
         }
     }
-    let plan = sizing::size(&request)?;
+    let plan = sizing::size(&request).map_err(|e| with_stages_hint(e, &request))?;
     let scaling = plan.scaling_target(
         plan.request_shape(args.prompt_tokens, args.output_tokens),
         None,
@@ -465,6 +465,43 @@ pub fn render(args: &SizeArgs) -> Result<String, SizingError> {
         ),
         OutputFormat::Text => text(&plan, &prices, &scaling),
     })
+}
+
+/// A GPU count that no tensor-parallel layout makes may still run as
+/// pipeline stages, which `size` can ask for and an XR cannot: the error
+/// names the split with the largest TP that holds the model.
+fn with_stages_hint(e: SizingError, req: &SizingRequest) -> SizingError {
+    let SizingError::InvalidGpuCount {
+        count,
+        limits,
+        valid,
+    } = e
+    else {
+        return e;
+    };
+    let staged = (req.tensor_parallel.is_none() && req.pipeline_parallel.is_none())
+        .then(|| {
+            (2..=count).filter(|p| count % p == 0).find(|&p| {
+                let staged = SizingRequest {
+                    pipeline_parallel: Some(p),
+                    ..req.clone()
+                };
+                sizing::size(&staged).is_ok_and(|plan| plan.overflow().is_none())
+            })
+        })
+        .flatten();
+    let valid = match staged {
+        Some(p) => format!(
+            "{valid}; or --pipeline-parallel {p}, which runs them as {p} pipeline stages of TP {}",
+            count / p
+        ),
+        None => valid,
+    };
+    SizingError::InvalidGpuCount {
+        count,
+        limits,
+        valid,
+    }
 }
 
 fn json(value: &impl Serialize) -> String {
