@@ -486,7 +486,7 @@ fn with_stages_hint(e: SizingError, req: &SizingRequest) -> SizingError {
                     pipeline_parallel: Some(p),
                     ..req.clone()
                 };
-                sizing::size(&staged).is_ok_and(|plan| plan.overflow().is_none())
+                serves(&sizing::size(&staged)).is_ok()
             })
         })
         .flatten();
