@@ -116,7 +116,8 @@ pub struct SizeArgs {
     pub(crate) output_tokens: Option<u64>,
     /// Price of one GPU for one hour, as TYPE=PRICE (repeat it: --gpu-price
     /// L4=0.8 --gpu-price H100-80GB=4.1): the comparison shows each
-    /// replica's cost and which priced type is cheapest.
+    /// replica's cost and which priced type is cheapest, on one node where
+    /// one serves.
     #[arg(long = "gpu-price", value_name = "TYPE=PRICE")]
     pub(crate) gpu_prices: Vec<String>,
     /// vLLM gpu-memory-utilization.
@@ -658,7 +659,7 @@ fn compare(
     });
     // Only priced types compete: where some are not, say which did, or
     // "the only one that serves it" would pass over the unpriced ones.
-    let cheapest_of = if gpus.iter().all(|g| prices.contains_key(&g.name)) {
+    let mut cheapest_of = if gpus.iter().all(|g| prices.contains_key(&g.name)) {
         "Cheapest".to_string()
     } else {
         let priced: Vec<&str> = prices.keys().map(String::as_str).collect();
@@ -666,6 +667,16 @@ fn compare(
     };
     match cheapest {
         Some(Ok(p)) => {
+            // One node wins over a cheaper replica spread over several:
+            // plain "Cheapest" would then contradict the costs above it.
+            let cost = |plan: &Plan| sizing::hourly_cost(plan, prices);
+            if rows
+                .iter()
+                .filter_map(|(_, plan)| serves(plan).ok().and_then(cost))
+                .any(|c| cost(&p).is_some_and(|chosen| c < chosen))
+            {
+                cheapest_of.push_str(" on one node");
+            }
             let reason = p.reasons.first().cloned().unwrap_or_default();
             s.push_str(&format!("\n{cheapest_of}: {}. {reason}\n", p.gpu.name));
         }
