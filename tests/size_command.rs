@@ -253,19 +253,34 @@ fn errors_lead_with_the_flag_to_change() {
          holds it, nor would narrower weights or a bigger GPU type; check the model's size (its parameter \
          count or weights index)"
     );
-    // The weights fit and a stated concurrency does not: the advice names
-    // how many sequences fit, not the model's size.
+    // The weights fit and a stated concurrency does not: the refusal is
+    // the concurrency's and names how many sequences fit, of the 4,096
+    // tokens a default context falls back to (or of the maxModelLen
+    // given), not the model's size; then what else would hold them.
+    let concurrency = |n: &str, more: &[&str]| {
+        error(
+            &[
+                &["Qwen/Qwen3-8B", "--gpu-type", "L4", "--concurrency", n][..],
+                more,
+            ]
+            .concat(),
+        )
+    };
     assert_eq!(
-        error(&[
-            "Qwen/Qwen3-8B",
-            "--gpu-type",
-            "L4",
-            "--concurrency",
-            "100000"
-        ]),
-        "Qwen/Qwen3-8B with bf16 weights (15.3 GiB) does not fit on L4: no layout of up to 16 nodes holds it; \
-         the roomiest layout, 128 x L4 (TP 8, PP 16), holds the KV cache of at most 337 sequences of 32,768 \
-         tokens beside the weights, not 100,000: a lower concurrency would fit"
+        concurrency("100000", &[]),
+        "--concurrency: the roomiest layout of up to 16 nodes, 128 x L4 (TP 8, PP 16), holds the KV cache of \
+         at most 2,697 sequences of 4,096 tokens beside the weights, not 100,000: a lower concurrency would fit"
+    );
+    assert_eq!(
+        concurrency("100000", &["--max-model-len", "32768"]),
+        "--concurrency: the roomiest layout of up to 16 nodes, 128 x L4 (TP 8, PP 16), holds the KV cache of \
+         at most 337 sequences of 32,768 tokens beside the weights, not 100,000: a lower concurrency would fit"
+    );
+    assert_eq!(
+        concurrency("5000", &[]),
+        "--concurrency: the roomiest layout of up to 16 nodes, 128 x L4 (TP 8, PP 16), holds the KV cache of \
+         at most 2,697 sequences of 4,096 tokens beside the weights, not 5,000: a lower concurrency would fit; \
+         a bigger GPU would: 16 x B300 (TP 8, PP 2)"
     );
 }
 

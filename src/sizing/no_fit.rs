@@ -5,7 +5,7 @@
 //! precision, a bigger GPU) and names the ones that work.
 
 use super::candidates::{MAX_NODES, smallest_layout};
-use super::context::fewer_sequences_than_asked;
+use super::context::{MIN_DEFAULT_CONTEXT, fewer_sequences_than_asked};
 use super::error::SizingError;
 use super::fit::{Device, Fit, Sizer, layout_name};
 use super::gpus::{Gpu, gpus};
@@ -34,14 +34,24 @@ pub(crate) fn no_fit(
     {
         return e;
     }
-    let tokens = ctx.tokens();
+    // A default context falls back to 4,096 tokens before the engine gives
+    // up, so its sequences are counted at that length.
+    let length = if ctx.explicit {
+        ctx.target
+    } else {
+        ctx.target.min(MIN_DEFAULT_CONTEXT)
+    };
+    // The weights fit and some of a stated concurrency's sequences do: the
+    // concurrency is at fault, not the model's size.
+    let too_many_sequences = roomiest.as_ref().filter(|best| {
+        ctx.concurrency_stated
+            && (1..ctx.concurrency).contains(&ctx.arch.sequences_in(best.capacity_tokens, length))
+    });
+    let tokens = match too_many_sequences {
+        Some(_) => ctx.tokens_at(length),
+        None => ctx.tokens(),
+    };
     let mut ideas = Vec::new();
-    if ctx.concurrency_stated
-        && let Some(best) = &roomiest
-        && let Some(idea) = fewer_sequences(gpu, best, ctx)
-    {
-        ideas.push(idea);
-    }
     if let Some(idea) = usual_utilization(sizer, gpu, tokens) {
         ideas.push(idea);
     }
@@ -53,6 +63,16 @@ pub(crate) fn no_fit(
             "a bigger GPU would: {}",
             layout_name(g, f.tp, f.pp)
         ));
+    }
+    if let Some(best) = too_many_sequences {
+        let roomiest = format!(
+            "the roomiest layout of up to {MAX_NODES} nodes, {},",
+            layout_name(gpu, best.tp, best.pp)
+        );
+        let hint = || ideas.iter().map(|idea| format!("; {idea}")).collect();
+        if let Some(e) = fewer_sequences_than_asked(roomiest, best, ctx, length, hint) {
+            return e;
+        }
     }
     if ctx.explicit {
         ideas.push("a shorter maxModelLen needs less KV cache".to_string());
@@ -110,17 +130,6 @@ fn context_is_the_problem(
         layout: layout_name(gpu, best.tp, best.pp),
         suggestion: "use a shorter maxModelLen or a GPU with more memory".to_string(),
     })
-}
-
-/// A stated concurrency is the problem when the roomiest layout, `best`,
-/// holds at least one full-length sequence, only not that many: then the
-/// error names how many fit (not the model's size, which is not at fault).
-fn fewer_sequences(gpu: &Gpu, best: &Fit, ctx: &ContextTarget) -> Option<String> {
-    let roomiest = format!(
-        "the roomiest layout, {},",
-        layout_name(gpu, best.tp, best.pp)
-    );
-    fewer_sequences_than_asked(roomiest, best, ctx, ctx.target, String::new).map(|e| e.to_string())
 }
 
 /// vLLM's usual share of GPU memory, when the request asked for less and
