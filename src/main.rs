@@ -42,7 +42,7 @@ fn main() -> ExitCode {
     match cli.command {
         Some(Command::Render(args)) => {
             let mut out = std::io::stdout().lock();
-            let outcome = render::run(&args, &mut out);
+            let outcome = render::run(&args, &mut out, &mut std::io::stderr());
             let _ = out.flush();
             match outcome {
                 Ok(()) => ExitCode::SUCCESS,

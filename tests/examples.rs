@@ -88,7 +88,8 @@ fn golden_path(xr: &Path) -> PathBuf {
 
 fn render_example(args: &RenderArgs) -> String {
     let mut out = Vec::new();
-    render::run(args, &mut out).unwrap_or_else(|e| panic!("{}: {e}", args.xr.display()));
+    render::run(args, &mut out, &mut std::io::sink())
+        .unwrap_or_else(|e| panic!("{}: {e}", args.xr.display()));
     String::from_utf8(out).unwrap()
 }
 

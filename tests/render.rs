@@ -394,6 +394,7 @@ fn a_models_config_map_is_read_from_the_required_stream() {
         required.to_str().unwrap(),
     ]);
     assert_eq!(code, Some(0), "{err}");
+    assert_eq!(err, "", "what was required was given");
     assert!(out.contains("phase: Ready"), "{out}");
     assert!(out.contains("architectureGuessed: false"), "{out}");
     assert!(!out.contains("architectureGuessed: true"), "{out}");
@@ -402,12 +403,76 @@ fn a_models_config_map_is_read_from_the_required_stream() {
         "{out}"
     );
 
-    // Without the ConfigMap: the Model waits, and render still succeeds.
-    let (code, out, _) = render(&[xr.to_str().unwrap()]);
+    // Without the ConfigMap: the Model waits, and render still succeeds,
+    // saying on standard error what it went without.
+    let (code, out, err) = render(&[xr.to_str().unwrap()]);
     assert_eq!(code, Some(0));
     assert!(out.contains("phase: Pending"), "{out}");
     assert!(out.contains("ModelConfigNotFound"), "{out}");
+    assert_eq!(
+        err,
+        "function-inference render: warning: the function requires ConfigMap team-a/coder-config \
+         (`model-config`), and no --required file was given: it rendered as if there were none; pass a file \
+         that holds it with --required\n"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// An AgentPool's Model that `--required` holds under another namespace,
+/// or none, is not the one it refers to, as in a cluster; render says which
+/// it found, where the output only says the Model does not exist. The
+/// pods it also asks for, by label, are rightly absent: no warning.
+#[test]
+fn a_required_resource_render_was_not_given_is_named_on_standard_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("examples/configuration/agents/model.yaml"),
+    )
+    .unwrap();
+    let pool = "examples/configuration/agents/agentpool.yaml";
+    for (case, text, found) in [
+        ("its own", model.clone(), None),
+        (
+            "another namespace",
+            model.replace("namespace: team-a", "namespace: team-b"),
+            Some("in namespace team-b"),
+        ),
+        (
+            "no namespace",
+            model.replace("  namespace: team-a\n", ""),
+            Some("with no metadata.namespace"),
+        ),
+        (
+            "another version",
+            model.replace("infer.dev/v1alpha1", "infer.dev/v1beta1"),
+            Some("as apiVersion infer.dev/v1beta1, not infer.dev/v1alpha1"),
+        ),
+    ] {
+        let required = dir.path().join("model.yaml");
+        std::fs::write(&required, text).unwrap();
+        let (code, out, err) = render(&[pool, "--required", required.to_str().unwrap()]);
+        assert_eq!(code, Some(0), "{case}: {err}");
+        match found {
+            None => {
+                assert_eq!(err, "", "{case}");
+                assert!(
+                    out.contains("served as meta-llama/Llama-3.1-8B-Instruct"),
+                    "{case}: {out}"
+                );
+            }
+            Some(found) => assert_eq!(
+                err,
+                format!(
+                    "function-inference render: warning: the function requires Model team-a/llama-3-1-8b \
+                     (`model`), which {} does not hold: it rendered as if there were none; it holds Model \
+                     llama-3-1-8b {found}\n",
+                    required.display()
+                ),
+                "{case}"
+            ),
+        }
+    }
 }
 
 /// `render … | head`: a reader that stops early is not an error, so

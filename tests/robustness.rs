@@ -500,7 +500,7 @@ fn render_text(text: &str) {
         },
     ] {
         let mut out = Vec::new();
-        let _ = render::run(&args, &mut out);
+        let _ = render::run(&args, &mut out, &mut std::io::sink());
     }
 }
 

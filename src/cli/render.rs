@@ -54,8 +54,13 @@ pub enum RenderError {
     Output(#[from] std::io::Error),
 }
 
-/// Runs `render`, writing the YAML stream to `out`.
-pub fn run(args: &RenderArgs, out: &mut impl Write) -> Result<(), RenderError> {
+/// Runs `render`, writing the YAML stream to `out` and, to `warnings`, a
+/// line for each resource the function required that `--required` lacks.
+pub fn run(
+    args: &RenderArgs,
+    out: &mut impl Write,
+    warnings: &mut impl Write,
+) -> Result<(), RenderError> {
     input_file::stdin_once([
         ("the XR", Some(args.xr.as_path())),
         ("--observed", args.observed.as_deref()),
@@ -123,6 +128,15 @@ pub fn run(args: &RenderArgs, out: &mut impl Write) -> Result<(), RenderError> {
         rsp = call(&req, &args.xr)?;
     }
     write_stream(&xr, &rsp, out)?;
+    let wanted = rsp.requirements.clone().unwrap_or_default().resources;
+    for (key, selector) in &wanted {
+        if (knows_crds || selector.kind != CRD_KIND)
+            && select(&required, selector).is_empty()
+            && let Some(missing) = unmet(key, selector, &required, args.required.as_deref())
+        {
+            writeln!(warnings, "function-inference render: warning: {missing}")?;
+        }
+    }
     if let Some(fatal) = rsp
         .results
         .iter()
@@ -569,6 +583,54 @@ fn select(
         })
         .map(resource)
         .collect()
+}
+
+/// The warning for a resource the function required by name that no file
+/// gives: the function then composes as if it did not exist, which in a
+/// cluster is true and here more likely a file left out or a namespace not
+/// set. (A label selector may rightly match nothing, such as the pods of a
+/// server not started yet: no warning.)
+fn unmet(
+    key: &str,
+    selector: &fnv1::ResourceSelector,
+    candidates: &[Map<String, Value>],
+    required: Option<&Path>,
+) -> Option<String> {
+    let Some(fnv1::resource_selector::Match::MatchName(name)) = &selector.r#match else {
+        return None;
+    };
+    let kind = &selector.kind;
+    let wanted = match &selector.namespace {
+        Some(ns) => format!("{kind} {ns}/{name} (`{key}`)"),
+        None => format!("{kind} {name} (`{key}`)"),
+    };
+    let Some(path) = required else {
+        return Some(format!(
+            "the function requires {wanted}, and no --required file was given: it rendered as if \
+             there were none; pass a file that holds it with --required"
+        ));
+    };
+    let mut message = format!(
+        "the function requires {wanted}, which {} does not hold: it rendered as if there were none",
+        input_file::shown(path)
+    );
+    // The same kind and name elsewhere is what the author meant.
+    if let Some(near) = candidates
+        .iter()
+        .find(|o| str_at(o, &["kind"]) == kind && str_at(o, &["metadata", "name"]) == name)
+    {
+        let api_version = str_at(near, &["apiVersion"]);
+        let found = if api_version != selector.api_version {
+            format!("as apiVersion {api_version}, not {}", selector.api_version)
+        } else {
+            match str_at(near, &["metadata", "namespace"]) {
+                "" => "with no metadata.namespace".to_string(),
+                ns => format!("in namespace {ns}"),
+            }
+        };
+        message.push_str(&format!("; it holds {kind} {name} {found}"));
+    }
+    Some(message)
 }
 
 fn write_stream(
