@@ -861,3 +861,70 @@ fn an_autoscaler_that_cannot_scale_says_so_on_the_xr() {
     let never = LlmInference::new("chat").model(LLAMA_8B).build();
     assert_eq!(autoscaling_condition(&call_with(never, "hpa", None)), None);
 }
+
+/// A typical request longer than the server's context is one vLLM refuses:
+/// the XR is warned, naming the fields, and the target is for requests of
+/// the whole context. A target the XR sets is said to be set by its own
+/// field, the AgentPool's as much as the LLMInference's, and the pool's
+/// model server warns as an LLMInference does (it was a status note).
+#[test]
+fn a_request_longer_than_the_context_is_warned_and_a_set_target_names_its_field() {
+    use support::models::{llama_8b, with_model};
+    let mut req = request(
+        "k1",
+        LlmInference::new("chat")
+            .model(LLAMA_8B)
+            .field("hfTokenSecretRef", json!({"name": "hf-token"}))
+            .field("maxModelLen", json!(8192))
+            .field(
+                "autoscaling",
+                json!({"maxReplicas": 8, "promptTokens": 8000, "outputTokens": 1000}),
+            )
+            .build(),
+    );
+    req.input = Some(input(platform("keda", "deployment")));
+    let rsp = call(&req);
+    let warned = "A typical request of 9,000 tokens (spec.autoscaling.promptTokens + outputTokens) is longer than \
+                  maxModelLen 8,192: vLLM refuses such requests, so the autoscaling target is for requests of 8,192 \
+                  tokens; state a request that fits, or set a longer spec.maxModelLen";
+    assert_eq!(rsp.results, vec![warning("SizingWarning", warned)]);
+    let status = desired_status(&rsp);
+    assert_eq!(status["plan"]["warnings"], json!([warned]));
+    assert!(
+        status["autoscaling"]["reason"].as_str().unwrap().contains(
+            "the KV cache holds 54 requests of 8,192 tokens (maxModelLen, shorter than the 9,000 stated, which vLLM refuses)"
+        ),
+        "{status:#}"
+    );
+
+    let pool = AgentPool::new("reviewers")
+        .spec(json!({
+            "agentClass": {"modelRef": {"name": "llama-8b"}, "systemPrompt": "Review.", "maxContextLength": 8192},
+            "image": "ghcr.io/example/agent-runtime:1.0",
+            "minReplicas": 1, "maxReplicas": 2,
+            "gpuRequirements": {"count": 1, "type": "L4"},
+            "modelServerAutoscaling": {"maxReplicas": 4, "promptTokens": 9000, "targetRequestsPerReplica": 5},
+        }))
+        .build();
+    let mut req = with_model(request("a1", pool), vec![llama_8b()]);
+    req.input = Some(input(platform("hpa", "deployment")));
+    let rsp = call(&req);
+    let warned = "A typical request of 9,000 tokens (spec.modelServerAutoscaling.promptTokens + outputTokens) is \
+                  longer than maxModelLen 8,192: vLLM refuses such requests, so the autoscaling target is for requests \
+                  of 8,192 tokens; state a request that fits, or set a longer spec.agentClass.maxContextLength";
+    assert_eq!(rsp.results, vec![warning("AgentPoolWarning", warned)]);
+    let status = desired_status(&rsp);
+    assert_eq!(status["warnings"], json!([warned]));
+    assert_eq!(status.get("notes"), None, "{status:#}");
+    assert!(
+        status["modelServer"]["autoscaling"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains(
+                "it scales out above 5 requests per replica, as spec.modelServerAutoscaling.targetRequestsPerReplica \
+                 says; the plan's target is 2: the KV cache holds 3 requests of 8,192 tokens (maxModelLen, shorter \
+                 than the 9,000 stated, which vLLM refuses)"
+            ),
+        "{status:#}"
+    );
+}

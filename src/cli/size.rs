@@ -453,11 +453,16 @@ pub fn render(args: &SizeArgs) -> Result<String, SizingError> {
             return compare(&request, &gpus, &prices, args.output);
         }
     }
-    let plan = sizing::size(&request).map_err(|e| with_stages_hint(e, &request))?;
-    let scaling = plan.scaling_target(
-        plan.request_shape(args.prompt_tokens, args.output_tokens),
-        None,
-    );
+    let mut plan = sizing::size(&request).map_err(|e| with_stages_hint(e, &request))?;
+    let shape = plan.request_shape(args.prompt_tokens, args.output_tokens);
+    let stated_by = match (args.prompt_tokens, args.output_tokens) {
+        (Some(_), Some(_)) => "--prompt-tokens + --output-tokens",
+        (Some(_), None) => "--prompt-tokens",
+        _ => "--output-tokens",
+    };
+    plan.warnings
+        .extend(shape.beyond_context_warning(stated_by, "a longer --max-model-len"));
+    let scaling = plan.scaling_target(shape, None);
     Ok(match args.output {
         OutputFormat::Json => json(
             &SizeOutput::from(&plan)

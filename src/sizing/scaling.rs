@@ -25,6 +25,26 @@ pub struct RequestShape {
     pub tokens: u64,
     /// True when the caller stated it; false when it is the full context.
     pub stated: bool,
+    /// The prompt plus output stated, when longer than maxModelLen (which
+    /// `tokens` is then capped to): vLLM refuses such a request.
+    pub beyond_context: Option<u64>,
+}
+
+impl RequestShape {
+    /// The warning for a stated request longer than maxModelLen, where
+    /// `stated_by` names the fields that state it and `longer` what sets a
+    /// longer context.
+    pub fn beyond_context_warning(&self, stated_by: &str, longer: &str) -> Option<String> {
+        let stated = self.beyond_context?;
+        Some(format!(
+            "A typical request of {} tokens ({stated_by}) is longer than maxModelLen {}: vLLM refuses such \
+             requests, so the autoscaling target is for requests of {} tokens; state a request that fits, or set \
+             {longer}",
+            thousands(stated),
+            thousands(self.tokens),
+            thousands(self.tokens)
+        ))
+    }
 }
 
 /// The concurrency of one replica and the target derived from it.
@@ -71,18 +91,26 @@ impl Plan {
             (None, None) => RequestShape {
                 tokens: self.max_model_len,
                 stated: false,
+                beyond_context: None,
             },
-            (p, o) => RequestShape {
-                tokens: (p.unwrap_or(0).saturating_add(o.unwrap_or(0)))
-                    .clamp(1, self.max_model_len),
-                stated: true,
-            },
+            (p, o) => {
+                let stated = p.unwrap_or(0).saturating_add(o.unwrap_or(0));
+                RequestShape {
+                    tokens: stated.clamp(1, self.max_model_len),
+                    stated: true,
+                    beyond_context: (stated > self.max_model_len).then_some(stated),
+                }
+            }
         }
     }
 
-    /// The autoscaling target for requests of `shape`, or `overridden` when
-    /// the caller sets it.
-    pub fn scaling_target(&self, shape: RequestShape, overridden: Option<u64>) -> ScalingTarget {
+    /// The autoscaling target for requests of `shape`, or the one the caller
+    /// sets: `overridden` is that target and the field that sets it.
+    pub fn scaling_target(
+        &self,
+        shape: RequestShape,
+        overridden: Option<(u64, &str)>,
+    ) -> ScalingTarget {
         let kv_requests = self.sequences_held(shape.tokens);
         let engine_limit = self.engine_max_num_seqs();
         let limit_from = if self.max_num_seqs.is_some() {
@@ -92,7 +120,13 @@ impl Plan {
         };
         let concurrency = kv_requests.min(engine_limit);
         let derived = ((concurrency as f64 * TARGET_SHARE).floor() as u64).max(1);
-        let length = if shape.stated {
+        let length = if let Some(stated) = shape.beyond_context {
+            format!(
+                "{} tokens (maxModelLen, shorter than the {} stated, which vLLM refuses)",
+                thousands(shape.tokens),
+                thousands(stated)
+            )
+        } else if shape.stated {
             format!("{} tokens (prompt and output)", thousands(shape.tokens))
         } else {
             format!(
@@ -112,10 +146,10 @@ impl Plan {
             )
         };
         let (requests_per_replica, reason) = match overridden {
-            Some(t) => (
+            Some((t, field)) => (
                 t.max(1),
                 format!(
-                    "scales out above {} per replica, as spec.autoscaling.targetRequestsPerReplica says; the plan's target is {derived}: {holds}",
+                    "scales out above {} per replica, as {field} says; the plan's target is {derived}: {holds}",
                     count_of(t.max(1), "request")
                 ),
             ),
@@ -215,13 +249,41 @@ mod tests {
             t.reason
         );
         // A request is never longer than the context, however large the
-        // tokens given.
+        // tokens given, and one stated longer is said to be refused.
+        let long = p.request_shape(Some(u64::MAX), Some(1));
         assert_eq!(
-            p.request_shape(Some(u64::MAX), Some(1)).tokens,
-            p.max_model_len
+            (long.tokens, long.beyond_context),
+            (p.max_model_len, Some(u64::MAX))
         );
-        let o = p.scaling_target(p.request_shape(None, None), Some(12));
+        let long = p.request_shape(Some(30_000), Some(4_000));
+        assert_eq!(long.beyond_context, Some(34_000));
+        assert_eq!(
+            long.beyond_context_warning("--prompt-tokens + --output-tokens", "a longer --max-model-len"),
+            Some(
+                "A typical request of 34,000 tokens (--prompt-tokens + --output-tokens) is longer than maxModelLen \
+                 32,768: vLLM refuses such requests, so the autoscaling target is for requests of 32,768 tokens; \
+                 state a request that fits, or set a longer --max-model-len"
+                    .to_string()
+            )
+        );
+        assert!(p.scaling_target(long, None).reason.contains(
+            "of 32,768 tokens (maxModelLen, shorter than the 34,000 stated, which vLLM refuses)"
+        ));
+        let fits = p.request_shape(Some(30_000), Some(2_768));
+        assert_eq!((fits.tokens, fits.beyond_context), (32_768, None));
+        assert_eq!(fits.beyond_context_warning("", ""), None);
+        let o = p.scaling_target(
+            p.request_shape(None, None),
+            Some((12, "spec.autoscaling.targetRequestsPerReplica")),
+        );
         assert_eq!((o.requests_per_replica, o.overridden), (12, true));
+        assert!(
+            o.reason.starts_with(
+                "scales out above 12 requests per replica, as spec.autoscaling.targetRequestsPerReplica says"
+            ),
+            "{}",
+            o.reason
+        );
         assert!(o.reason.contains("the full context"), "{}", o.reason);
     }
 

@@ -199,6 +199,7 @@ fn compose_pool(
         req,
         spec.model_server_autoscaling.as_ref(),
         "spec.modelServerAutoscaling",
+        "a longer spec.agentClass.maxContextLength",
         "drop it: the model server then runs the replicas of spec.tokensPerSecondBudget",
     )?;
     let mut plan = size(req, spec, &model)?;
@@ -225,8 +226,15 @@ fn compose_pool(
         server_autoscaling.as_ref(),
         &mut plan,
     )?;
-    let server_scaling =
-        pool.scale_model_server(&runtime_name, server_autoscaling.as_ref(), &plan, &server);
+    let mut server_warnings = Vec::new();
+    let server_scaling = pool.scale_model_server(
+        &runtime_name,
+        server_autoscaling.as_ref(),
+        &plan,
+        &server,
+        &mut server_warnings,
+    );
+    plan.warnings.extend(server_warnings);
     let base_url = internal_url(&runtime_name, &req.xr.namespace);
     let agents = pool.agents(&base_url, bounds)?;
     plan.warnings.extend(server_key_replaced(spec));
@@ -379,13 +387,16 @@ impl Pool<'_> {
     }
 
     /// The model server's autoscaler, when the pool asks for one, and its
-    /// PodMonitor, when the platform has the Prometheus Operator.
+    /// PodMonitor, when the platform has the Prometheus Operator; what it
+    /// warns of (a server scaled to zero, a request longer than the
+    /// context) goes to `warnings`, as an LLMInference's does.
     fn scale_model_server(
         &mut self,
         runtime_name: &str,
         autoscaling: Option<&autoscaling::Asked>,
         plan: &Plan,
         server: &Served,
+        warnings: &mut Vec<String>,
     ) -> Option<crate::xr::model_server_autoscaling::AutoscalingStatus> {
         let (placement, labels) = self.model_server_site();
         let at = autoscaling::Scaled {
@@ -402,7 +413,7 @@ impl Pool<'_> {
             server,
             &at,
             &mut self.out,
-            &mut self.notes,
+            warnings,
         )
     }
 

@@ -110,6 +110,7 @@ fn compose_spec(req: &ComposeRequest, spec: &LlmInferenceSpec) -> Result<Composi
         req,
         spec.autoscaling.as_ref(),
         "spec.autoscaling",
+        "a longer spec.maxModelLen",
         "set a fixed spec.replicas",
     )?;
     let facts = referenced.as_ref().map(|m| &m.facts);

@@ -22,6 +22,8 @@ pub(crate) struct Asked<'a> {
     pub(crate) spec: &'a ModelServerAutoscaling,
     /// Where the XR asks for it, for messages.
     pub(crate) field: &'static str,
+    /// What sets a longer context, for a stated request that is longer.
+    pub(crate) context_field: &'static str,
     pub(crate) autoscaler: Autoscaler,
     pub(crate) min_replicas: i32,
     pub(crate) max_replicas: i32,
@@ -29,11 +31,13 @@ pub(crate) struct Asked<'a> {
 
 /// The XR's autoscaling at `field`, refused when the platform has no
 /// autoscaler or the one it has cannot do what is asked; `instead` says
-/// what fixes the replicas without one.
+/// what fixes the replicas without one, `context_field` what sets the
+/// server's context.
 pub(crate) fn check<'a>(
     req: &ComposeRequest,
     spec: Option<&'a ModelServerAutoscaling>,
     field: &'static str,
+    context_field: &'static str,
     instead: &str,
 ) -> Result<Option<Asked<'a>>, Refusal> {
     let Some(spec) = spec else { return Ok(None) };
@@ -57,6 +61,7 @@ pub(crate) fn check<'a>(
     Ok(Some(Asked {
         spec,
         field,
+        context_field,
         autoscaler,
         min_replicas,
         max_replicas,
@@ -104,7 +109,17 @@ pub(crate) fn compose(
         tokens(asked.spec.prompt_tokens),
         tokens(asked.spec.output_tokens),
     );
-    let target = plan.scaling_target(shape, tokens(asked.spec.target_requests_per_replica));
+    let field = asked.field;
+    if let Some(warning) = shape.beyond_context_warning(
+        &format!("{field}.promptTokens + outputTokens"),
+        asked.context_field,
+    ) {
+        notes.push(warning);
+    }
+    let target_field = format!("{field}.targetRequestsPerReplica");
+    let overridden =
+        tokens(asked.spec.target_requests_per_replica).map(|t| (t, target_field.as_str()));
+    let target = plan.scaling_target(shape, overridden);
     let startup = plan.startup_probe_seconds;
     let window = scale_down_window(startup);
     let manifest = model_server_autoscaler(&ModelServerAutoscalerParams {
