@@ -663,6 +663,33 @@ fn a_cache_policy_gives_the_runtime_a_weights_volume_and_says_what_it_cannot_do(
             "cachePolicy.evictionPolicy idle is not applied: the volume is deleted with the runtime, not on idleness or priority",
         ])
     );
+
+    // Three replicas cannot share the operator's one volume without
+    // ReadWriteMany storage: a warning, as an LLMInference gets (it was a
+    // note, among the fields that have no effect, with no event).
+    let mut spec = small_pool();
+    spec["tokensPerSecondBudget"] = json!(150);
+    let mut cached = llama_8b();
+    cached["spec"]["cachePolicy"] = json!({"priority": "critical"});
+    let rsp = call(&with_model(
+        request("k2", AgentPool::new("reviewers").spec(spec).build()),
+        vec![cached],
+    ));
+    let warned = "cachePolicy is not applied: 3 replicas (from spec.tokensPerSecondBudget and the Model's data-parallel \
+                  shards) share the operator's one weights volume, which needs ReadWriteMany, and the platform names \
+                  no ReadWriteMany storage class (input.defaults.weightsCache.sharedStorageClassName); each pod \
+                  downloads the weights itself";
+    assert_eq!(rsp.results, vec![warning("AgentPoolWarning", warned)]);
+    let status = desired_status(&rsp);
+    assert_eq!(status["warnings"], json!([warned]));
+    assert_eq!(status["plan"]["warnings"], json!([warned]));
+    // What has no effect stays a note.
+    assert_eq!(
+        status["notes"],
+        json!([
+            "cachePolicy.priority critical is not applied: Kubernetes has no shared weights cache to rank; the volume holds the weights for as long as the runtime exists"
+        ])
+    );
 }
 
 #[test]

@@ -368,7 +368,19 @@ impl Pool<'_> {
                 .as_ref()
                 .map(|r| ApiKey::of("spec.modelServerApiKeySecretRef", r)),
         };
-        model_server::serve(req, &serve, plan, &mut self.out, &mut self.notes)
+        // The pool's notes are what has no effect; what deserves attention
+        // is a warning, as for an LLMInference.
+        let mut warnings = Vec::new();
+        let served = model_server::serve(
+            req,
+            &serve,
+            plan,
+            &mut self.out,
+            &mut self.notes,
+            &mut warnings,
+        );
+        plan.warnings.append(&mut warnings);
+        served
     }
 
     /// Where the pool's model server goes (the pool's namespace) and the

@@ -404,7 +404,19 @@ impl Server<'_> {
                 .as_ref()
                 .map(|r| ApiKey::of("spec.apiKeySecretRef", r)),
         };
-        model_server::serve(req, &serve, plan, &mut self.out, &mut self.notes)
+        // An LLMInference reports notes and warnings alike as the plan's
+        // warnings, in the order the server step gave them.
+        let mut warnings = Vec::new();
+        let served = model_server::serve(
+            req,
+            &serve,
+            plan,
+            &mut self.out,
+            &mut self.notes,
+            &mut warnings,
+        );
+        self.notes.append(&mut warnings);
+        served
     }
 
     /// The model server's autoscaler, when the spec asks for one, and its

@@ -104,13 +104,15 @@ pub(crate) struct Served {
 
 /// The model server: the runtime that can serve the plan, its weights
 /// volume and its resources, placed, with their readiness, and how it
-/// stands. What the user should know goes to `notes`.
+/// stands. What the Model asks for that has no effect, or that is only
+/// informative, goes to `notes`; what deserves attention to `warnings`.
 pub(crate) fn serve(
     req: &ComposeRequest,
     s: &Serve,
     plan: &mut Plan,
     out: &mut Composition,
     notes: &mut Vec<String>,
+    warnings: &mut Vec<String>,
 ) -> Result<Served, Refusal> {
     let storage_keys = s.facts.and_then(|f| f.storage_secret.as_deref());
     let (runtime, cache) = runtime::choose_with_volume(
@@ -128,7 +130,7 @@ pub(crate) fn serve(
         notes.extend(f.notes.iter().cloned());
         notes.extend(f.cache_not_applied());
     }
-    notes.extend(cache.warnings.iter().cloned());
+    warnings.extend(cache.warnings.iter().cloned());
     let mut serve_args = s.facts.map(|f| f.serve_args(plan)).unwrap_or_default();
     serve_args.extend(s.extra_args.iter().cloned());
     let mut pod_args = s.facts.map(|f| f.load_args.clone()).unwrap_or_default();
@@ -189,7 +191,7 @@ pub(crate) fn serve(
         existing: Existing::observed(&req.observed, s.keys),
     });
     plan.reasons.extend(server.reasons);
-    notes.extend(server.warnings);
+    warnings.extend(server.warnings);
     // The workload's observed state says how the server stands.
     let (workload_key, manifest) = server.workload_manifest;
     debug_assert_eq!(
