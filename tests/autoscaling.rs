@@ -909,9 +909,9 @@ fn a_request_longer_than_the_context_is_warned_and_a_set_target_names_its_field(
     let mut req = with_model(request("a1", pool), vec![llama_8b()]);
     req.input = Some(input(platform("hpa", "deployment")));
     let rsp = call(&req);
-    let warned = "A typical request of 9,000 tokens (spec.modelServerAutoscaling.promptTokens + outputTokens) is \
-                  longer than maxModelLen 8,192: vLLM refuses such requests, so the autoscaling target is for requests \
-                  of 8,192 tokens; state a request that fits, or set a longer spec.agentClass.maxContextLength";
+    let warned = "A typical request of 9,000 tokens (spec.modelServerAutoscaling.promptTokens) is longer than \
+                  maxModelLen 8,192: vLLM refuses such requests, so the autoscaling target is for requests of 8,192 \
+                  tokens; state a request that fits, or set a longer spec.agentClass.maxContextLength";
     assert_eq!(rsp.results, vec![warning("AgentPoolWarning", warned)]);
     let status = desired_status(&rsp);
     assert_eq!(status["warnings"], json!([warned]));

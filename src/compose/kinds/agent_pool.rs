@@ -370,17 +370,10 @@ impl Pool<'_> {
         };
         // The pool's notes are what has no effect; what deserves attention
         // is a warning, as for an LLMInference.
-        let mut warnings = Vec::new();
-        let served = model_server::serve(
-            req,
-            &serve,
-            plan,
-            &mut self.out,
-            &mut self.notes,
-            &mut warnings,
-        );
-        plan.warnings.append(&mut warnings);
-        served
+        let (served, warnings) =
+            model_server::serve(req, &serve, plan, &mut self.out, &mut self.notes)?;
+        plan.warnings.extend(warnings);
+        Ok(served)
     }
 
     /// Where the pool's model server goes (the pool's namespace) and the

@@ -404,19 +404,11 @@ impl Server<'_> {
                 .as_ref()
                 .map(|r| ApiKey::of("spec.apiKeySecretRef", r)),
         };
-        // An LLMInference reports notes and warnings alike as the plan's
-        // warnings, in the order the server step gave them.
-        let mut warnings = Vec::new();
-        let served = model_server::serve(
-            req,
-            &serve,
-            plan,
-            &mut self.out,
-            &mut self.notes,
-            &mut warnings,
-        );
-        self.notes.append(&mut warnings);
-        served
+        // An LLMInference reports notes and warnings alike as the plan's.
+        let (served, warnings) =
+            model_server::serve(req, &serve, plan, &mut self.out, &mut self.notes)?;
+        self.notes.extend(warnings);
+        Ok(served)
     }
 
     /// The model server's autoscaler, when the spec asks for one, and its

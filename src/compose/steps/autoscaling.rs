@@ -110,12 +110,12 @@ pub(crate) fn compose(
         tokens(asked.spec.output_tokens),
     );
     let field = asked.field;
-    if let Some(warning) = shape.beyond_context_warning(
-        &format!("{field}.promptTokens + outputTokens"),
-        asked.context_field,
-    ) {
-        notes.push(warning);
-    }
+    let stated_by = match (asked.spec.prompt_tokens, asked.spec.output_tokens) {
+        (Some(_), Some(_)) => format!("{field}.promptTokens + outputTokens"),
+        (Some(_), None) => format!("{field}.promptTokens"),
+        _ => format!("{field}.outputTokens"),
+    };
+    notes.extend(shape.beyond_context_warning(&stated_by, asked.context_field));
     let target_field = format!("{field}.targetRequestsPerReplica");
     let overridden =
         tokens(asked.spec.target_requests_per_replica).map(|t| (t, target_field.as_str()));

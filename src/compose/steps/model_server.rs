@@ -105,15 +105,15 @@ pub(crate) struct Served {
 /// The model server: the runtime that can serve the plan, its weights
 /// volume and its resources, placed, with their readiness, and how it
 /// stands. What the Model asks for that has no effect, or that is only
-/// informative, goes to `notes`; what deserves attention to `warnings`.
+/// informative, goes to `notes`; what deserves attention is returned
+/// beside it, as warnings.
 pub(crate) fn serve(
     req: &ComposeRequest,
     s: &Serve,
     plan: &mut Plan,
     out: &mut Composition,
     notes: &mut Vec<String>,
-    warnings: &mut Vec<String>,
-) -> Result<Served, Refusal> {
+) -> Result<(Served, Vec<String>), Refusal> {
     let storage_keys = s.facts.and_then(|f| f.storage_secret.as_deref());
     let (runtime, cache) = runtime::choose_with_volume(
         &s.choice,
@@ -130,7 +130,7 @@ pub(crate) fn serve(
         notes.extend(f.notes.iter().cloned());
         notes.extend(f.cache_not_applied());
     }
-    warnings.extend(cache.warnings.iter().cloned());
+    let mut warnings = cache.warnings.clone();
     let mut serve_args = s.facts.map(|f| f.serve_args(plan)).unwrap_or_default();
     serve_args.extend(s.extra_args.iter().cloned());
     let mut pod_args = s.facts.map(|f| f.load_args.clone()).unwrap_or_default();
@@ -238,14 +238,15 @@ pub(crate) fn serve(
         &server.pod_labels,
         out,
     );
-    Ok(Served {
+    let served = Served {
         runtime,
         state,
         serving_pod_labels: server.serving_pod_labels,
         workload: server.workload,
         pod_labels: server.pod_labels,
         replicas: running,
-    })
+    };
+    Ok((served, warnings))
 }
 
 /// The object named `name` that holds a runtime's replicas (its scale
