@@ -193,19 +193,29 @@ fn more_parameters_never_need_fewer_gpus() {
 }
 
 /// More sequences at once never need fewer GPUs, and whatever holds more
-/// holds fewer: every catalog model on three GPU types, 1 to 256 sequences
-/// of 8,192 tokens. gemma-2b once got 4 L4s (TP 4, which copies its one KV
-/// head) for 96 sequences and 2 (PP 2) for 128.
+/// holds fewer: every catalog model on three GPU types, 1 to 2,048
+/// sequences of 8,192 tokens, and of the default context on two. gemma-2b
+/// once got 4 L4s (TP 4, which copies its one KV head) for 96 sequences
+/// and 2 (PP 2) for 128; Llama-3.2-3B 112 L4s for 512 sequences of the
+/// default 32,768 tokens and 32 for 1,024, capped to 4,096.
 #[test]
 fn more_sequences_never_need_fewer_gpus() {
     for spec in sizing::models() {
-        for gpu in ["L4", "H100", "MI300X"] {
+        for (gpu, max_model_len) in [
+            ("L4", Some(8192)),
+            ("H100", Some(8192)),
+            ("MI300X", Some(8192)),
+            ("L4", None),
+            ("H100", None),
+        ] {
             let mut last: Option<(u32, u32)> = Some((0, 0));
-            for concurrency in [1, 2, 4, 8, 16, 32, 48, 64, 96, 128, 192, 256] {
+            for concurrency in [
+                1, 2, 4, 8, 16, 32, 48, 64, 96, 128, 192, 256, 512, 1024, 2048,
+            ] {
                 let r = SizingRequest {
                     model_id: spec.id.clone(),
                     gpu_type: gpu.into(),
-                    max_model_len: Some(8192),
+                    max_model_len,
                     concurrency: Some(concurrency),
                     mig: MigChoice::None,
                     ..SizingRequest::default()
@@ -214,7 +224,7 @@ fn more_sequences_never_need_fewer_gpus() {
                     (Ok(plan), Some((fewer, gpus))) => {
                         assert!(
                             gpus <= plan.gpu_count,
-                            "{} on {gpu}: {fewer} sequences get {gpus} GPUs, {concurrency} {}",
+                            "{} on {gpu} at {max_model_len:?}: {fewer} sequences get {gpus} GPUs, {concurrency} {}",
                             spec.id,
                             plan.gpu_count
                         );

@@ -64,7 +64,9 @@ pub struct SizeArgs {
     /// nvidia.com/gpu, as on GKE).
     #[arg(long = "mig-strategy", default_value = "mixed")]
     pub(crate) mig_strategy: String,
-    /// Full-length sequences the KV cache must hold at once.
+    /// Full-length sequences the KV cache must hold at once; without
+    /// --max-model-len, the context is capped to what the fewest GPUs that
+    /// hold them leave (at least 4,096 tokens).
     #[arg(long, value_parser = sequences)]
     pub(crate) concurrency: Option<u32>,
     /// Tensor-parallel size; default: chosen with the GPU count.

@@ -206,7 +206,12 @@ pub(crate) fn choose_layout(
             }
         }
     }
-    if found.is_none() {
+    // A stated concurrency at the default context is sized at the shortest
+    // default, the context then capped to what that layout holds: GPUs
+    // bought for 32,768 tokens nobody asked for made 500 sequences of an 8B
+    // model take 128 L4s and 1,000 of them 32.
+    let shortest_default = !ctx.explicit && ctx.concurrency_stated;
+    if found.is_none() && !shortest_default {
         (found, miss) = sizer.search(gpu, &cands, tokens);
     }
     let (found, miss) = match found {
@@ -251,10 +256,17 @@ pub(crate) fn choose_layout(
         "{}: the smallest layout that holds it (objective {}{}){why_not}{serving_note}. Valid TP sizes for {} attention heads and {} KV heads on {} GPUs per node: {}.",
         layout_name(gpu, fit.tp, fit.pp),
         sizer.objective,
-        if sizer.objective == Objective::Balanced && !sizer.headroom {
-            ", sized for the stated context without the recipes' headroom"
-        } else {
-            ""
+        match (
+            sizer.objective == Objective::Balanced && !sizer.headroom,
+            shortest_default
+        ) {
+            (false, _) => String::new(),
+            (true, false) =>
+                ", sized for the stated context without the recipes' headroom".to_string(),
+            (true, true) => format!(
+                ", sized for the stated concurrency at {} tokens without the recipes' headroom",
+                thousands(MIN_DEFAULT_CONTEXT.min(ctx.target))
+            ),
         },
         m.arch.attention_heads,
         m.arch.kv_heads,
@@ -758,9 +770,10 @@ mod tests {
                 )),
             ),
             (
-                // 2,500 x 32,768 tokens fit no layout; 2,500 x 4,096 fit
-                // 8 GPUs at 1.5 KiB per token, and the fit is for the target.
-                "a default context that fits nowhere",
+                // A stated concurrency at the default context is sized at
+                // 4,096 tokens: 2,500 of them fit 8 GPUs at 1.5 KiB per
+                // token, and the fit is for the target.
+                "a stated concurrency at the default context",
                 SizingRequest {
                     concurrency: Some(2_500),
                     ..req(QWEN_0_5B, "L4")
@@ -768,7 +781,7 @@ mod tests {
                 (2, 4),
                 false,
                 Ok(format!(
-                    "8 x L4 (TP 2, PP 4): the smallest layout that holds it (objective balanced, sized for the stated context without the recipes' headroom); 4 x L4 (TP 2, PP 2) would need 33.2 GiB per GPU of 19.7 GiB usable. {}",
+                    "8 x L4 (TP 2, PP 4): the smallest layout that holds it (objective balanced, sized for the stated concurrency at 4,096 tokens without the recipes' headroom); 4 x L4 (TP 2, PP 2) would need 33.2 GiB per GPU of 19.7 GiB usable. {}",
                     valid(14, 2, "1, 2")
                 )),
             ),
