@@ -13,7 +13,7 @@ use super::memory::GIB;
 use super::plan::SizingRequest;
 use super::precision::MigChoice;
 use super::target::ContextTarget;
-use super::text::{gpus_with, hundredths, thousands};
+use super::text::{count_of, gpus_with, hundredths, thousands};
 
 /// MIG suits small models (NIM: "works best with <= 8B"); 8.5B keeps the
 /// 8B class (Llama-3.1-8B is 8.03B, Qwen3-8B 8.2B) in.
@@ -188,7 +188,26 @@ fn auto_slice(
             Some("No MIG: more than one GPU was requested.".to_string()),
         );
     }
-    let useful = ctx.tokens().saturating_mul(MIG_USEFUL_SEQUENCES);
+    // A stated concurrency says what the slice must hold: that many
+    // sequences, of 4,096 tokens when no context is stated (it is then
+    // capped to what the slice holds). Else a few full-length sequences
+    // make a slice useful.
+    let (sequences, length, useful) = if ctx.concurrency_stated {
+        let length = if ctx.explicit {
+            ctx.target
+        } else {
+            MIN_DEFAULT_CONTEXT.min(ctx.target)
+        };
+        (ctx.concurrency, length, ctx.tokens_at(length))
+    } else {
+        let useful = ctx.tokens().saturating_mul(MIG_USEFUL_SEQUENCES);
+        (MIG_USEFUL_SEQUENCES, ctx.target, useful)
+    };
+    let holding = format!(
+        "the weights and KV cache for {} of {} tokens",
+        count_of(sequences, "sequence"),
+        thousands(length)
+    );
     // A slice as big as the GPU gains nothing over the GPU.
     let found = slices_by_size(gpu)
         .into_iter()
@@ -198,21 +217,13 @@ fn auto_slice(
     match found {
         Some((q, f)) => {
             let reason = format!(
-                "MIG {}: the smallest slice of {} that holds the weights and KV cache for {MIG_USEFUL_SEQUENCES} sequences of {} tokens ({:.1} of {:.1} GiB).",
-                q.name,
-                gpu.name,
-                thousands(ctx.target),
-                f.need,
-                f.usable
+                "MIG {}: the smallest slice of {} that holds {holding} ({:.1} of {:.1} GiB).",
+                q.name, gpu.name, f.need, f.usable
             );
             (Some(q), Some(reason))
         }
         None => {
-            let reason = format!(
-                "No MIG: no partial slice of {} holds the weights and KV cache for {MIG_USEFUL_SEQUENCES} sequences of {} tokens.",
-                gpu.name,
-                thousands(ctx.target)
-            );
+            let reason = format!("No MIG: no partial slice of {} holds {holding}.", gpu.name);
             (None, Some(reason))
         }
     }
@@ -626,6 +637,39 @@ mod tests {
                 },
                 Some("3g.40gb"),
                 "MIG 3g.40gb: the smallest slice of H100-80GB that holds the weights and KV cache for 4 sequences of 8,192 tokens (21.4 of 35.6 GiB).",
+            ),
+            (
+                // Not 4 x 10 sequences of 32,768 tokens (no partial slice,
+                // said as 4): the 10 asked, of 4,096 tokens, the context
+                // then capped to what the slice holds.
+                "a stated concurrency at the default context",
+                SizingRequest {
+                    concurrency: Some(10),
+                    ..req(QWEN_1_5B, "A100-80GB")
+                },
+                Some("1g.10gb"),
+                "MIG 1g.10gb: the smallest slice of A100-80GB that holds the weights and KV cache for 10 sequences of 4,096 tokens (5.6 of 8.6 GiB).",
+            ),
+            (
+                "a stated concurrency and context",
+                SizingRequest {
+                    concurrency: Some(10),
+                    max_model_len: Some(32_768),
+                    ..req(QWEN_1_5B, "A100-80GB")
+                },
+                Some("1g.20gb"),
+                "MIG 1g.20gb: the smallest slice of A100-80GB that holds the weights and KV cache for 10 sequences of 32,768 tokens (13.3 of 17.6 GiB).",
+            ),
+            (
+                // Where 4 x 65,536 tokens fit no partial slice (above).
+                "one sequence, stated",
+                SizingRequest {
+                    concurrency: Some(1),
+                    max_model_len: Some(65_536),
+                    ..req(LLAMA_8B, "A100-80GB")
+                },
+                Some("3g.40gb"),
+                "MIG 3g.40gb: the smallest slice of A100-80GB that holds the weights and KV cache for 1 sequence of 65,536 tokens (24.4 of 35.3 GiB).",
             ),
             (
                 "a big model",
