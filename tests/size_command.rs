@@ -284,6 +284,59 @@ fn errors_lead_with_the_flag_to_change() {
     );
 }
 
+/// Without a GPU count or a maxModelLen, a stated concurrency gets the
+/// fewest GPUs that hold that many sequences of 4,096 tokens, the context
+/// then capped to what they hold (up to the default): not GPUs bought for
+/// 32,768-token sequences nobody asked for. A model whose context is 4,096
+/// or less is sized at its own (it was refused as fitting nowhere).
+#[test]
+fn a_stated_concurrency_gets_the_fewest_gpus_and_the_context_they_hold() {
+    let plan = |argv: &[&str]| {
+        let p = json_of(argv);
+        (
+            p["gpuCount"].as_u64().unwrap(),
+            p["maxModelLen"].as_u64().unwrap(),
+        )
+    };
+    let llama = |n: &str| {
+        plan(&[
+            "meta-llama/Llama-3.1-8B-Instruct",
+            "--gpu-type",
+            "L4",
+            "--concurrency",
+            n,
+        ])
+    };
+    assert_eq!(llama("10"), (2, 14_336));
+    assert_eq!(llama("100"), (4, 4_096));
+    assert_eq!(llama("500"), (24, 5_888));
+    assert_eq!(llama("1000"), (32, 4_096));
+    assert_eq!(
+        plan(&[
+            "meta-llama/Llama-3.1-8B-Instruct",
+            "--gpu-type",
+            "L4",
+            "--concurrency",
+            "10",
+            "--max-model-len",
+            "32768"
+        ]),
+        (4, 32_768)
+    );
+    assert_eq!(
+        plan(&[
+            "acme/x",
+            "--parameter-count",
+            "7B",
+            "--gpu-type",
+            "L4",
+            "--concurrency",
+            "4"
+        ]),
+        (1, 4_096)
+    );
+}
+
 /// On a GPU count the caller fixed, a stated concurrency shortens the
 /// default context until that many sequences fit, and says so; when not even
 /// sequences of the shortest context (256 tokens) fit that many, the

@@ -20,9 +20,6 @@ pub(crate) const DEFAULT_CONTEXT: u64 = 32_768;
 /// Default context for a model the catalog does not know: the shortest
 /// context of common models, so vLLM never rejects it as too long.
 pub(crate) const UNKNOWN_MODEL_CONTEXT: u64 = 4_096;
-/// When the default context does not fit anywhere, the engine sizes for this
-/// much and caps `maxModelLen` to what fits.
-pub(crate) const MIN_DEFAULT_CONTEXT: u64 = 4_096;
 /// The caller's `maxModelLen`, which must not exceed the model's context, or
 /// the default.
 pub(crate) fn context_target(req: &SizingRequest, m: &Model) -> Result<ContextTarget, SizingError> {

@@ -8,7 +8,6 @@
 //! slowest.
 
 use super::candidates::{candidates, valid_tp};
-use super::context::MIN_DEFAULT_CONTEXT;
 use super::error::{SizingError, TpLimits};
 use super::fit::{Device, Fit, Sizer, layout_name};
 use super::gpus::Gpu;
@@ -17,7 +16,7 @@ use super::no_fit::no_fit;
 use super::plan::SizingRequest;
 use super::precision::{Objective, WeightPrecision};
 use super::resolved_model::Model;
-use super::target::ContextTarget;
+use super::target::{ContextTarget, MIN_DEFAULT_CONTEXT};
 use super::text::{count_of, gib, join_counts, thousands};
 
 /// What an invalid TP or GPU count is checked against, for its error.
@@ -216,8 +215,8 @@ pub(crate) fn choose_layout(
     }
     let (found, miss) = match found {
         Some(f) => (Some(f), miss),
-        None if !ctx.explicit && ctx.target > MIN_DEFAULT_CONTEXT => {
-            let (f, miss) = sizer.search(gpu, &cands, ctx.tokens_at(MIN_DEFAULT_CONTEXT));
+        None if shortest_default || (!ctx.explicit && ctx.target > MIN_DEFAULT_CONTEXT) => {
+            let (f, miss) = sizer.search(gpu, &cands, ctx.tokens_at(ctx.length_to_hold()));
             (f.map(|f| sizer.refit(&f, tokens)), miss)
         }
         None => (None, miss),
@@ -265,7 +264,7 @@ pub(crate) fn choose_layout(
                 ", sized for the stated context without the recipes' headroom".to_string(),
             (true, true) => format!(
                 ", sized for the stated concurrency at {} tokens without the recipes' headroom",
-                thousands(MIN_DEFAULT_CONTEXT.min(ctx.target))
+                thousands(ctx.length_to_hold())
             ),
         },
         m.arch.attention_heads,

@@ -5,7 +5,7 @@
 //! takes the smallest slice that leaves room for a few sequences, so that
 //! the slice is useful rather than merely able to start.
 
-use super::context::{MIN_DEFAULT_CONTEXT, fewer_sequences_than_asked};
+use super::context::fewer_sequences_than_asked;
 use super::error::{MigShortfall, SizingError};
 use super::fit::{Device, Fit, RECIPE_HEADROOM, Sizer};
 use super::gpus::{Gpu, MigProfile};
@@ -92,11 +92,7 @@ fn requested_slice(
         let requested = req.gpu_count.unwrap_or(1).max(layout);
         return Err(SizingError::MigNeedsOneGpu { requested });
     }
-    let need_length = if ctx.explicit {
-        ctx.target
-    } else {
-        MIN_DEFAULT_CONTEXT.min(ctx.target)
-    };
+    let need_length = ctx.length_to_hold();
     let need_tokens = ctx.tokens_at(need_length);
     let fit = slice_fit(sizer, gpu, p, need_tokens);
     if fit.fits() {
@@ -193,11 +189,7 @@ fn auto_slice(
     // capped to what the slice holds). Else a few full-length sequences
     // make a slice useful.
     let (sequences, length, useful) = if ctx.concurrency_stated {
-        let length = if ctx.explicit {
-            ctx.target
-        } else {
-            MIN_DEFAULT_CONTEXT.min(ctx.target)
-        };
+        let length = ctx.length_to_hold();
         (ctx.concurrency, length, ctx.tokens_at(length))
     } else {
         let useful = ctx.tokens().saturating_mul(MIG_USEFUL_SEQUENCES);

@@ -5,7 +5,7 @@
 //! precision, a bigger GPU) and names the ones that work.
 
 use super::candidates::{MAX_NODES, smallest_layout};
-use super::context::{MIN_DEFAULT_CONTEXT, fewer_sequences_than_asked};
+use super::context::fewer_sequences_than_asked;
 use super::error::SizingError;
 use super::fit::{Device, Fit, Sizer, layout_name};
 use super::gpus::{Gpu, gpus};
@@ -36,11 +36,7 @@ pub(crate) fn no_fit(
     }
     // A default context falls back to 4,096 tokens before the engine gives
     // up, so its sequences are counted at that length.
-    let length = if ctx.explicit {
-        ctx.target
-    } else {
-        ctx.target.min(MIN_DEFAULT_CONTEXT)
-    };
+    let length = ctx.length_to_hold();
     // The weights fit and some of a stated concurrency's sequences do: the
     // concurrency is at fault, not the model's size.
     let too_many_sequences = roomiest.as_ref().filter(|best| {

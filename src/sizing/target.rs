@@ -5,6 +5,10 @@ use super::memory::Arch;
 
 /// Capped contexts are rounded down to a multiple of this.
 pub(crate) const CONTEXT_STEP: u64 = 256;
+/// When the default context does not fit anywhere, or a concurrency is
+/// stated without a context, the engine sizes for this much and caps
+/// `maxModelLen` to what fits.
+pub(crate) const MIN_DEFAULT_CONTEXT: u64 = 4_096;
 
 /// The context the engine sizes for.
 #[derive(Debug, Clone, PartialEq)]
@@ -30,6 +34,17 @@ impl ContextTarget {
     /// its concurrency), which the `balanced` objective then sizes for.
     pub(crate) fn need_stated(&self) -> bool {
         self.explicit || self.concurrency_stated
+    }
+
+    /// The length of the sequences a stated concurrency must fit: the
+    /// maxModelLen given, else the shortest default (the context is then
+    /// capped to what the layout holds, as a default is).
+    pub(crate) fn length_to_hold(&self) -> u64 {
+        if self.explicit {
+            self.target
+        } else {
+            MIN_DEFAULT_CONTEXT.min(self.target)
+        }
     }
 
     /// Tokens the KV cache must hold: `target x concurrency`, counted as
