@@ -234,6 +234,19 @@ fn more_sequences_never_need_fewer_gpus() {
                         "{} on {gpu}: {concurrency} sequences fit where fewer did not",
                         spec.id
                     ),
+                    // One sequence, stated, sizes wherever the default does.
+                    (Err(e), _) if concurrency == 1 => {
+                        let unstated = SizingRequest {
+                            concurrency: None,
+                            ..r
+                        };
+                        assert!(
+                            sizing::size(&unstated).is_err(),
+                            "{} on {gpu} at {max_model_len:?}: one stated sequence is refused ({e}) where the default sizes",
+                            spec.id
+                        );
+                        last = None;
+                    }
                     (Err(_), _) => last = None,
                 }
             }
