@@ -1,7 +1,7 @@
 //! Invariants of the sizing engine over generated requests.
 
 use function_inference::sizing::{
-    self, KvCacheDtype, MigChoice, SizingRequest, WeightPrecision, gpus,
+    self, KvCacheDtype, MigChoice, Objective, SizingRequest, WeightPrecision, gpus,
 };
 use proptest::prelude::*;
 
@@ -194,19 +194,23 @@ fn more_parameters_never_need_fewer_gpus() {
 
 /// More sequences at once never need fewer GPUs, and whatever holds more
 /// holds fewer: every catalog model on three GPU types, 1 to 2,048
-/// sequences of 8,192 tokens, and of the default context on two. gemma-2b
+/// sequences of 8,192 tokens, and of the default context on two, with the
+/// balanced objective and the throughput one. gemma-2b
 /// once got 4 L4s (TP 4, which copies its one KV head) for 96 sequences
 /// and 2 (PP 2) for 128; Llama-3.2-3B 112 L4s for 512 sequences of the
-/// default 32,768 tokens and 32 for 1,024, capped to 4,096.
+/// default 32,768 tokens and 32 for 1,024, capped to 4,096; Llama-3.1-8B 8
+/// L4s for 15 sequences at the throughput objective and 2 for 16.
 #[test]
 fn more_sequences_never_need_fewer_gpus() {
     for spec in sizing::models() {
-        for (gpu, max_model_len) in [
-            ("L4", Some(8192)),
-            ("H100", Some(8192)),
-            ("MI300X", Some(8192)),
-            ("L4", None),
-            ("H100", None),
+        for (gpu, max_model_len, objective) in [
+            ("L4", Some(8192), Objective::Balanced),
+            ("H100", Some(8192), Objective::Balanced),
+            ("MI300X", Some(8192), Objective::Balanced),
+            ("L4", None, Objective::Balanced),
+            ("H100", None, Objective::Balanced),
+            ("L4", Some(8192), Objective::Throughput),
+            ("L4", None, Objective::Throughput),
         ] {
             let mut last: Option<(u32, u32)> = Some((0, 0));
             for concurrency in [
@@ -217,6 +221,7 @@ fn more_sequences_never_need_fewer_gpus() {
                     gpu_type: gpu.into(),
                     max_model_len,
                     concurrency: Some(concurrency),
+                    objective,
                     mig: MigChoice::None,
                     ..SizingRequest::default()
                 };
@@ -224,7 +229,7 @@ fn more_sequences_never_need_fewer_gpus() {
                     (Ok(plan), Some((fewer, gpus))) => {
                         assert!(
                             gpus <= plan.gpu_count,
-                            "{} on {gpu} at {max_model_len:?}: {fewer} sequences get {gpus} GPUs, {concurrency} {}",
+                            "{} on {gpu} at {max_model_len:?}, {objective}: {fewer} sequences get {gpus} GPUs, {concurrency} {}",
                             spec.id,
                             plan.gpu_count
                         );

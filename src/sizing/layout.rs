@@ -180,12 +180,22 @@ pub(crate) fn choose_layout(
     let m = sizer.model;
     let tokens = ctx.tokens();
     let cands = candidates(m, gpu, req.tensor_parallel, req.pipeline_parallel);
+    // A stated concurrency at the default context is sized at the shortest
+    // default, the context then capped to what that layout holds: GPUs
+    // bought for 32,768 tokens nobody asked for made 500 sequences of an 8B
+    // model take 128 L4s and 1,000 of them 32.
+    let shortest_default = !ctx.explicit && ctx.concurrency_stated;
+    let length = if shortest_default {
+        ctx.length_to_hold()
+    } else {
+        ctx.target
+    };
     // The throughput objective first looks for room for its batch; when no
     // layout has it, the balanced choice stands and the reason says so.
     let mut serving_note = String::new();
     let (mut found, mut miss) = (None, None);
     if ctx.serving > ctx.concurrency {
-        let (f, m) = sizer.search(gpu, &cands, ctx.serving_tokens());
+        let (f, m) = sizer.search(gpu, &cands, ctx.serving_tokens_at(length));
         match f {
             Some(f) => {
                 found = Some(sizer.refit(&f, tokens));
@@ -193,23 +203,18 @@ pub(crate) fn choose_layout(
                 serving_note = format!(
                     "; its KV cache holds {} sequences of {} tokens (objective throughput)",
                     ctx.serving,
-                    thousands(ctx.target)
+                    thousands(length)
                 );
             }
             None => {
                 serving_note = format!(
                     "; no layout holds {} sequences of {} tokens, so the throughput objective keeps the balanced layout",
                     ctx.serving,
-                    thousands(ctx.target)
+                    thousands(length)
                 );
             }
         }
     }
-    // A stated concurrency at the default context is sized at the shortest
-    // default, the context then capped to what that layout holds: GPUs
-    // bought for 32,768 tokens nobody asked for made 500 sequences of an 8B
-    // model take 128 L4s and 1,000 of them 32.
-    let shortest_default = !ctx.explicit && ctx.concurrency_stated;
     if found.is_none() && !shortest_default {
         (found, miss) = sizer.search(gpu, &cands, tokens);
     }

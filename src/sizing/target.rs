@@ -58,9 +58,9 @@ impl ContextTarget {
         self.arch.kv_tokens(len, self.concurrency)
     }
 
-    /// Tokens the layout is chosen to hold: `target x serving`.
-    pub(crate) fn serving_tokens(&self) -> u64 {
-        self.arch.kv_tokens(self.target, self.serving)
+    /// Tokens the layout is chosen to hold: `serving` sequences of `len`.
+    pub(crate) fn serving_tokens_at(&self, len: u64) -> u64 {
+        self.arch.kv_tokens(len, self.serving)
     }
 
     /// The longest context, in steps of 256 and at most the target, whose
