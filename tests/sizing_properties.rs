@@ -194,8 +194,8 @@ fn more_parameters_never_need_fewer_gpus() {
 
 /// More sequences at once never need fewer GPUs, and whatever holds more
 /// holds fewer: every catalog model on three GPU types, 1 to 2,048
-/// sequences of 8,192 tokens, and of the default context on two, with the
-/// balanced objective and the throughput one. gemma-2b
+/// sequences of 8,192 tokens, and of the default context on two, with each
+/// objective. gemma-2b
 /// once got 4 L4s (TP 4, which copies its one KV head) for 96 sequences
 /// and 2 (PP 2) for 128; Llama-3.2-3B 112 L4s for 512 sequences of the
 /// default 32,768 tokens and 32 for 1,024, capped to 4,096; Llama-3.1-8B 8
@@ -211,6 +211,7 @@ fn more_sequences_never_need_fewer_gpus() {
             ("H100", None, Objective::Balanced),
             ("L4", Some(8192), Objective::Throughput),
             ("L4", None, Objective::Throughput),
+            ("H100", None, Objective::Minimal),
         ] {
             let mut last: Option<(u32, u32)> = Some((0, 0));
             for concurrency in [
