@@ -301,6 +301,13 @@ fn too_many_sequences(
     )
 }
 
+/// The sequences of `length` tokens `fit` holds beside the weights, when
+/// that is some but fewer than the concurrency stated.
+pub(crate) fn some_of_the_sequences(fit: &Fit, ctx: &ContextTarget, length: u64) -> Option<u64> {
+    let fits = ctx.arch.sequences_in(fit.capacity_tokens, length);
+    (fits > 0 && fits < ctx.concurrency).then_some(fits)
+}
+
 /// The error that `layout`, whose fit is `fit`, holds some sequences of
 /// `length` tokens beside the weights but fewer than the concurrency
 /// stated, with `hint` after it; `None` where it holds none, or enough.
@@ -311,8 +318,7 @@ pub(crate) fn fewer_sequences_than_asked(
     length: u64,
     hint: impl FnOnce() -> String,
 ) -> Option<SizingError> {
-    let fits = ctx.arch.sequences_in(fit.capacity_tokens, length);
-    (fits > 0 && fits < ctx.concurrency).then(|| SizingError::TooManySequences {
+    some_of_the_sequences(fit, ctx, length).map(|fits| SizingError::TooManySequences {
         layout,
         held: format!(
             "{} of {} tokens",

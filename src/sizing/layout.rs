@@ -269,7 +269,7 @@ pub(crate) fn choose_layout(
                 ", sized for the stated context without the recipes' headroom".to_string(),
             (true, true) => format!(
                 ", sized for the stated concurrency at {} tokens without the recipes' headroom",
-                thousands(ctx.length_to_hold())
+                thousands(length)
             ),
         },
         m.arch.attention_heads,

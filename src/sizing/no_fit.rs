@@ -5,7 +5,7 @@
 //! precision, a bigger GPU) and names the ones that work.
 
 use super::candidates::{MAX_NODES, smallest_layout};
-use super::context::fewer_sequences_than_asked;
+use super::context::{fewer_sequences_than_asked, some_of_the_sequences};
 use super::error::SizingError;
 use super::fit::{Device, Fit, Sizer, layout_name};
 use super::gpus::{Gpu, gpus};
@@ -40,8 +40,7 @@ pub(crate) fn no_fit(
     // The weights fit and some of a stated concurrency's sequences do: the
     // concurrency is at fault, not the model's size.
     let too_many_sequences = roomiest.as_ref().filter(|best| {
-        ctx.concurrency_stated
-            && (1..ctx.concurrency).contains(&ctx.arch.sequences_in(best.capacity_tokens, length))
+        ctx.concurrency_stated && some_of_the_sequences(best, ctx, length).is_some()
     });
     let tokens = match too_many_sequences {
         Some(_) => ctx.tokens_at(length),
