@@ -106,12 +106,13 @@ pub fn run(
     let knows_crds = required
         .iter()
         .any(|o| o.get("kind").and_then(Value::as_str) == Some(CRD_KIND));
+    let answerable = |selector: &fnv1::ResourceSelector| knows_crds || selector.kind != CRD_KIND;
     let mut rsp = call(&req, &args.xr)?;
     for _ in 0..MAX_REQUIREMENT_ROUNDS {
         let wanted = rsp.requirements.clone().unwrap_or_default().resources;
         let answered: BTreeMap<_, _> = wanted
             .iter()
-            .filter(|(_, selector)| knows_crds || selector.kind != CRD_KIND)
+            .filter(|(_, selector)| answerable(selector))
             .map(|(key, selector)| {
                 (
                     key.clone(),
@@ -128,9 +129,8 @@ pub fn run(
         rsp = call(&req, &args.xr)?;
     }
     write_stream(&xr, &rsp, out)?;
-    let wanted = rsp.requirements.clone().unwrap_or_default().resources;
-    for (key, selector) in &wanted {
-        if (knows_crds || selector.kind != CRD_KIND)
+    for (key, selector) in rsp.requirements.iter().flat_map(|r| &r.resources) {
+        if answerable(selector)
             && select(&required, selector).is_empty()
             && let Some(missing) = unmet(key, selector, &required, args.required.as_deref())
         {
